@@ -1,0 +1,4 @@
+//! Text and JSON output of the one-shot commands.
+
+pub mod get;
+pub mod status;

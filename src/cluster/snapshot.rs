@@ -1,0 +1,257 @@
+//! Loading an offline snapshot of a cluster (`--from PATH`).
+//!
+//! Accepted forms: YAML or JSON files; single objects, `List`/`*List` objects, multi-document
+//! YAML (`oc get -o yaml`); directories read recursively (the must-gather
+//! `cluster-scoped-resources/` layout included); and insights-archive JSON whose objects lack
+//! `kind`/`apiVersion`, whose kind is inferred from the path (`clusteroperator/`, `version.json`,
+//! `machineconfigpools/`, `nodes/`) or from the shape of `status`. Kinds cvo does not read are
+//! skipped. Any unreadable or undecodable file is an error naming the file (and document).
+
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::api::{apps::v1::Deployment, core::v1::Node};
+use serde_json::Value;
+
+use super::ClusterState;
+
+/// A snapshot that could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// The path could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid YAML/JSON, or an object does not decode as its kind.
+    #[error("{path}{}: {message}", doc.map(|d| format!(" (document {d})")).unwrap_or_default())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based document index in a multi-document file, when there are several.
+        doc: Option<usize>,
+        /// What is wrong.
+        message: String,
+    },
+    /// Two ClusterVersions were given.
+    #[error("{path}: a second ClusterVersion ({name}); a snapshot holds one cluster")]
+    DuplicateClusterVersion {
+        /// The file with the second one.
+        path: PathBuf,
+        /// Its name.
+        name: String,
+    },
+}
+
+/// Loads every path (files or directories, recursively) into one [`ClusterState`].
+///
+/// # Errors
+/// [`SnapshotError`] naming the first file that cannot be read or decoded.
+pub fn load(paths: &[PathBuf]) -> Result<ClusterState, SnapshotError> {
+    let mut files = Vec::new();
+    for p in paths {
+        collect_files(p, &mut files)?;
+    }
+    let mut state = ClusterState::default();
+    for f in &files {
+        load_file(f, &mut state)?;
+    }
+    state.sort();
+    state.source = match paths {
+        [one] => format!("snapshot {}", one.display()),
+        _ => format!("snapshot ({} paths)", paths.len()),
+    };
+    Ok(state)
+}
+
+fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotError> {
+    let meta = std::fs::metadata(path).map_err(|source| SnapshotError::Read { path: path.into(), source })?;
+    if meta.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|source| SnapshotError::Read { path: path.into(), source })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for e in entries {
+            let name = e.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.starts_with('.') {
+                continue;
+            }
+            if e.is_dir() {
+                collect_files(&e, out)?;
+            } else if is_data_file(&e) {
+                out.push(e);
+            }
+        }
+    } else {
+        out.push(path.into());
+    }
+    Ok(())
+}
+
+/// Files inside directories are read only when they look like data (`.yaml`, `.yml`, `.json`).
+fn is_data_file(p: &Path) -> bool {
+    matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
+}
+
+fn parse_error(path: &Path, doc: Option<usize>, message: impl std::fmt::Display) -> SnapshotError {
+    SnapshotError::Parse { path: path.into(), doc, message: message.to_string() }
+}
+
+/// Parses a file's text into documents (JSON or, failing that, multi-document YAML).
+fn documents(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        if let Ok(v) = serde_json::from_str::<Value>(text) {
+            return Ok(vec![v]);
+        }
+    }
+    let mut docs = Vec::new();
+    for (i, de) in serde_norway::Deserializer::from_str(text).enumerate() {
+        let v: Value = serde::Deserialize::deserialize(de).map_err(|e| parse_error(path, Some(i + 1), e))?;
+        if !v.is_null() {
+            docs.push(v);
+        }
+    }
+    Ok(docs)
+}
+
+fn load_file(path: &Path, state: &mut ClusterState) -> Result<(), SnapshotError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SnapshotError::Read { path: path.into(), source })?;
+    let docs = documents(path, &text)?;
+    let multi = docs.len() > 1;
+    for (i, doc) in docs.into_iter().enumerate() {
+        let doc_no = multi.then_some(i + 1);
+        add_value(path, doc_no, doc, state)?;
+    }
+    Ok(())
+}
+
+fn add_value(path: &Path, doc: Option<usize>, v: Value, state: &mut ClusterState) -> Result<(), SnapshotError> {
+    if let Value::Array(items) = v {
+        for item in items {
+            add_value(path, doc, item, state)?;
+        }
+        return Ok(());
+    }
+    let Value::Object(ref map) = v else {
+        return Err(parse_error(path, doc, "expected a Kubernetes object (a mapping), found a scalar"));
+    };
+    let kind = map.get("kind").and_then(Value::as_str).map(str::to_owned);
+    let kind = match kind {
+        Some(k) => k,
+        None if map.get("items").is_some_and(Value::is_array) => "List".to_owned(),
+        None => match infer_kind(path, &v) {
+            Some(k) => k.to_owned(),
+            None => return Ok(()),
+        },
+    };
+    if kind == "List" || (kind.ends_with("List") && map.get("items").is_some()) {
+        let items = map.get("items").cloned().unwrap_or(Value::Null);
+        let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty()).map(str::to_owned);
+        if let Value::Array(items) = items {
+            for mut item in items {
+                if let (Some(k), Value::Object(m)) = (&item_kind, &mut item) {
+                    m.entry("kind").or_insert_with(|| Value::String(k.clone()));
+                }
+                add_value(path, doc, item, state)?;
+            }
+        }
+        return Ok(());
+    }
+    let decode_err = |e: serde_json::Error| parse_error(path, doc, format!("{kind}: {e}"));
+    match kind.as_str() {
+        "ClusterVersion" => {
+            let cv: crate::openshift::ClusterVersion = serde_json::from_value(v).map_err(decode_err)?;
+            if let Some(old) = &state.cluster_version {
+                if old.metadata.name != cv.metadata.name || old.metadata.uid != cv.metadata.uid {
+                    return Err(SnapshotError::DuplicateClusterVersion {
+                        path: path.into(),
+                        name: cv.metadata.name.clone().unwrap_or_default(),
+                    });
+                }
+            }
+            state.cluster_version = Some(cv);
+        }
+        "ClusterOperator" => {
+            let co: crate::openshift::ClusterOperator = serde_json::from_value(v).map_err(decode_err)?;
+            upsert(&mut state.cluster_operators, co, |o| o.metadata.name.clone());
+        }
+        "MachineConfigPool" => {
+            let p: crate::openshift::MachineConfigPool = serde_json::from_value(v).map_err(decode_err)?;
+            upsert(&mut state.machine_config_pools, p, |o| o.metadata.name.clone());
+        }
+        "MachineConfig" => {
+            let mut v = v;
+            if let Value::Object(m) = &mut v {
+                m.remove("spec");
+            }
+            let mc: crate::openshift::MachineConfig = serde_json::from_value(v).map_err(decode_err)?;
+            upsert(&mut state.machine_configs, mc, |o| o.metadata.name.clone());
+        }
+        "Node" => {
+            let mut v = v;
+            strip_managed_fields(&mut v);
+            let n: Node = serde_json::from_value(v).map_err(decode_err)?;
+            upsert(&mut state.nodes, n, |o| o.metadata.name.clone());
+        }
+        "Deployment" => {
+            let d: Deployment = serde_json::from_value(v).map_err(decode_err)?;
+            if d.metadata.name.as_deref() == Some("machine-config-operator") {
+                state.mco_deployment = Some(d);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn strip_managed_fields(v: &mut Value) {
+    if let Some(Value::Object(meta)) = v.get_mut("metadata") {
+        meta.remove("managedFields");
+    }
+}
+
+/// Replaces an object of the same name, or appends it (later files win).
+fn upsert<T>(list: &mut Vec<T>, obj: T, name: impl Fn(&T) -> Option<String>) {
+    let n = name(&obj);
+    if let Some(slot) = list.iter_mut().find(|o| name(o) == n) {
+        *slot = obj;
+    } else {
+        list.push(obj);
+    }
+}
+
+/// Infers the kind of an object that lacks `kind` (insights archives), from its path first and
+/// then from the shape of its `status`.
+fn infer_kind(path: &Path, v: &Value) -> Option<&'static str> {
+    let p = path.to_string_lossy().to_ascii_lowercase();
+    let file = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    if p.contains("clusteroperator") {
+        return Some("ClusterOperator");
+    }
+    if p.contains("machineconfigpool") {
+        return Some("MachineConfigPool");
+    }
+    if p.contains("/nodes/") || p.contains("/node/") {
+        return Some("Node");
+    }
+    if file == "version" || p.contains("clusterversion") {
+        return Some("ClusterVersion");
+    }
+    let status = v.get("status")?;
+    if status.get("desired").is_some() || status.get("history").is_some() {
+        Some("ClusterVersion")
+    } else if status.get("versions").is_some() || status.get("relatedObjects").is_some() {
+        Some("ClusterOperator")
+    } else if status.get("machineCount").is_some() {
+        Some("MachineConfigPool")
+    } else if status.get("nodeInfo").is_some() {
+        Some("Node")
+    } else {
+        None
+    }
+}

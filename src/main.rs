@@ -1,0 +1,219 @@
+//! `cvo`: CLI parsing and wiring of the faces; nothing else.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Cluster Version Operator for OpenShift-compatible clusters: dashboard, operator and CLI.
+#[derive(Parser, Debug)]
+#[command(name = "cvo", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// Where cluster state comes from: a live cluster (kubeconfig, like kubectl) or `--from` files.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SourceArgs {
+    /// Read an offline snapshot (file or directory, repeatable) instead of a cluster.
+    #[arg(long = "from", value_name = "PATH")]
+    from: Vec<PathBuf>,
+    /// Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster).
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use.
+    #[arg(long, value_name = "NAME")]
+    context: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show where the cluster update stands (like `oc adm upgrade status`).
+    Status(StatusArgs),
+    /// Print objects as `oc get` does.
+    Get(GetArgs),
+    /// Open the dashboard (watch-only).
+    #[cfg(feature = "tui")]
+    Tui(TuiArgs),
+    /// Open the dashboard on the demo cluster shipped with cvo.
+    Demo(DemoArgs),
+}
+
+#[derive(Args, Debug)]
+struct StatusArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Firing alerts: a Prometheus `/api/v1/alerts` JSON response.
+    #[arg(long, value_name = "FILE")]
+    alerts: Option<PathBuf>,
+    /// Evaluate durations at this instant (RFC 3339). Default: the wall clock for a live
+    /// cluster, the snapshot's own time for `--from`.
+    #[arg(long, value_name = "RFC3339")]
+    now: Option<String>,
+    /// Show more detail for a section.
+    #[arg(long, value_enum)]
+    details: Option<cvo::cli::status::Details>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    output: Output,
+}
+
+#[derive(Args, Debug)]
+struct GetArgs {
+    /// The kind: `clusterversion` (`cv`) or `clusteroperators` (`co`).
+    kind: String,
+    #[command(flatten)]
+    source: SourceArgs,
+}
+
+#[cfg(feature = "tui")]
+#[derive(Args, Debug)]
+struct TuiArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Firing alerts: a Prometheus `/api/v1/alerts` JSON response.
+    #[arg(long, value_name = "FILE")]
+    alerts: Option<PathBuf>,
+    /// Evaluate durations at this instant (RFC 3339) instead of the wall clock / snapshot time.
+    #[arg(long, value_name = "RFC3339")]
+    now: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct DemoArgs {
+    /// Print the demo cluster's status and exit instead of opening the dashboard.
+    #[arg(long)]
+    headless: bool,
+}
+
+/// Output format of one-shot commands.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Output {
+    Text,
+    Json,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => {
+            eprintln!("cvo: no command given; try `cvo demo`, `cvo status` or `cvo --help`");
+            return ExitCode::from(2);
+        }
+        Some(cmd) => run(cmd),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("cvo: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+    match cmd {
+        Command::Status(a) => status(a),
+        Command::Get(a) => get(a),
+        #[cfg(feature = "tui")]
+        Command::Tui(a) => tui(a),
+        Command::Demo(a) => demo(a),
+    }
+}
+
+fn parse_now(now: Option<&str>) -> anyhow::Result<Option<chrono::DateTime<chrono::Utc>>> {
+    now.map(|s| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .map_err(|e| anyhow::anyhow!("--now {s:?}: not an RFC 3339 time ({e})"))
+    })
+    .transpose()
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?)
+}
+
+/// Loads the state once: from `--from` files or from the cluster of the kubeconfig.
+fn load_once(src: &SourceArgs) -> anyhow::Result<cvo::cluster::ClusterState> {
+    if src.from.is_empty() {
+        let rt = runtime()?;
+        rt.block_on(async {
+            let client = cvo::cluster::live::connect(src.kubeconfig.as_deref(), src.context.as_deref()).await?;
+            cvo::cluster::live::fetch_state(&client.client, &client.context).await
+        })
+    } else {
+        Ok(cvo::cluster::snapshot::load(&src.from)?)
+    }
+}
+
+fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
+    let now = parse_now(a.now.as_deref())?;
+    let alerts = a.alerts.as_deref().map(cvo::assess::alerts::load).transpose()?;
+    let state = load_once(&a.source)?;
+    let now = now
+        .or_else(|| if a.source.from.is_empty() { None } else { state.snapshot_time() })
+        .unwrap_or_else(chrono::Utc::now);
+    let assessment = cvo::assess::assess(&state, alerts.as_ref(), now);
+    let out = match a.output {
+        Output::Text => cvo::cli::status::render_text(&assessment, a.details),
+        Output::Json => cvo::cli::status::render_json(&assessment)?,
+    };
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
+    let state = load_once(&a.source)?;
+    let now = if a.source.from.is_empty() { None } else { state.snapshot_time() }.unwrap_or_else(chrono::Utc::now);
+    let out = match a.kind.to_ascii_lowercase().as_str() {
+        "clusterversion" | "clusterversions" | "cv" | "clusterversion.config.openshift.io" => {
+            cvo::cli::get::cluster_version_table(&state, now)?
+        }
+        "clusteroperator" | "clusteroperators" | "co" | "clusteroperators.config.openshift.io" => {
+            cvo::cli::get::cluster_operators_table(&state, now)
+        }
+        other => anyhow::bail!("get {other:?}: unknown kind; use clusterversion (cv) or clusteroperators (co)"),
+    };
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(feature = "tui")]
+fn tui(a: TuiArgs) -> anyhow::Result<ExitCode> {
+    let now = parse_now(a.now.as_deref())?;
+    let alerts = a.alerts.as_deref().map(cvo::assess::alerts::load).transpose()?;
+    let rt = runtime()?;
+    let _log = cvo::ui::logging::init_file_logging()?;
+    rt.block_on(async {
+        let feed = if a.source.from.is_empty() {
+            let client = cvo::cluster::live::connect(a.source.kubeconfig.as_deref(), a.source.context.as_deref()).await?;
+            cvo::cluster::live::watch_state(client.client, client.context)
+        } else {
+            cvo::cluster::static_feed(cvo::cluster::snapshot::load(&a.source.from)?)
+        };
+        cvo::ui::run(cvo::ui::UiOptions { feed, alerts, now }).await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
+    let state = cvo::cluster::demo::demo_state()?;
+    if a.headless || !cfg!(feature = "tui") {
+        let now = state.snapshot_time().unwrap_or_else(chrono::Utc::now);
+        let assessment = cvo::assess::assess(&state, None, now);
+        print!("{}", cvo::cli::status::render_text(&assessment, None));
+        return Ok(ExitCode::SUCCESS);
+    }
+    #[cfg(feature = "tui")]
+    {
+        let rt = runtime()?;
+        let _log = cvo::ui::logging::init_file_logging()?;
+        rt.block_on(cvo::ui::run(cvo::ui::UiOptions {
+            feed: cvo::cluster::static_feed(state),
+            alerts: None,
+            now: None,
+        }))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -18,13 +18,12 @@ use super::ClusterState;
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
     /// The path could not be read.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Read {
         /// The file or directory.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The file is not valid YAML/JSON, or an object does not decode as its kind.
     #[error("{path}{}: {message}", doc.map(|d| format!(" (document {d})")).unwrap_or_default())]
@@ -68,10 +67,10 @@ pub fn load(paths: &[PathBuf]) -> Result<ClusterState, SnapshotError> {
 }
 
 fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotError> {
-    let meta = std::fs::metadata(path).map_err(|source| SnapshotError::Read { path: path.into(), source })?;
+    let meta = std::fs::metadata(path).map_err(|error| SnapshotError::Read { path: path.into(), error })?;
     if meta.is_dir() {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-            .map_err(|source| SnapshotError::Read { path: path.into(), source })?
+            .map_err(|error| SnapshotError::Read { path: path.into(), error })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .collect();
         entries.sort();
@@ -120,7 +119,7 @@ fn documents(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
 }
 
 fn load_file(path: &Path, state: &mut ClusterState) -> Result<(), SnapshotError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SnapshotError::Read { path: path.into(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|error| SnapshotError::Read { path: path.into(), error })?;
     let docs = documents(path, &text)?;
     let multi = docs.len() > 1;
     for (i, doc) in docs.into_iter().enumerate() {

@@ -140,7 +140,9 @@ fn load_once(src: &SourceArgs) -> anyhow::Result<cvo::cluster::ClusterState> {
         let rt = runtime()?;
         rt.block_on(async {
             let client = cvo::cluster::live::connect(src.kubeconfig.as_deref(), src.context.as_deref()).await?;
-            cvo::cluster::live::fetch_state(&client.client, &client.context).await
+            cvo::cluster::live::fetch_state(&client.client, &client.context)
+                .await
+                .map_err(|e| anyhow::anyhow!("{} (context {:?}): {e:#}", client.server, client.context))
         })
     } else {
         Ok(cvo::cluster::snapshot::load(&src.from)?)

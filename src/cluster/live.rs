@@ -44,6 +44,8 @@ pub struct Connection {
     pub client: Client,
     /// Context name, or `in-cluster`.
     pub context: String,
+    /// The API server URL.
+    pub server: String,
 }
 
 /// Connects as kubectl does: `--kubeconfig FILE` if given, else `$KUBECONFIG` (several paths
@@ -73,7 +75,10 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
                 (config, name)
             }
             Err(kc_err) => {
-                if context.is_some() || std::env::var_os("KUBECONFIG").is_some() {
+                if let Some(paths) = std::env::var_os("KUBECONFIG") {
+                    anyhow::bail!("kubeconfig {} (from KUBECONFIG): {}", paths.to_string_lossy(), one_line(&kc_err));
+                }
+                if context.is_some() {
                     anyhow::bail!("kubeconfig: {}", one_line(&kc_err));
                 }
                 let config = kube::Config::incluster().map_err(|ic_err| {
@@ -89,10 +94,11 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
         }
     };
     let mut config = config;
+    let server = config.cluster_url.to_string();
     config.read_timeout = Some(Duration::from_secs(60));
     config.connect_timeout = Some(Duration::from_secs(10));
     let client = Client::try_from(config).map_err(|e| anyhow::anyhow!("client: {}", one_line(&e)))?;
-    Ok(Connection { client, context: context_name })
+    Ok(Connection { client, context: context_name, server })
 }
 
 /// Flattens an error chain into one line.
@@ -107,7 +113,7 @@ fn one_line(e: &dyn std::error::Error) -> String {
         }
         src = inner.source();
     }
-    s.replace('\n', " ")
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn is_not_found(e: &kube::Error) -> bool {

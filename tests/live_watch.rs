@@ -31,7 +31,9 @@ struct FakeApi {
 
 fn full(status: StatusCode, v: &Value) -> Response<Body> {
     let bytes = Bytes::from(serde_json::to_vec(v).unwrap_or_default());
-    let body = http_body_util::Full::new(bytes).map_err(|never| match never {}).boxed_unsync();
+    let body = http_body_util::Full::new(bytes)
+        .map_err(|never| match never {})
+        .boxed_unsync();
     let mut r = Response::new(body);
     *r.status_mut() = status;
     r
@@ -54,7 +56,9 @@ fn handle(api: &Arc<Mutex<FakeApi>>, req: &Request<kube::client::Body>) -> Respo
         let stream = tokio_stream_from(rx).map(|b| Ok::<_, Infallible>(Frame::data(b)));
         return Response::new(StreamBody::new(stream).boxed_unsync());
     }
-    let list = api.lists.get(&path).cloned().unwrap_or_else(|| json!({"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}));
+    let list = api.lists.get(&path).cloned().unwrap_or_else(
+        || json!({"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}),
+    );
     full(StatusCode::OK, &list)
 }
 
@@ -98,12 +102,21 @@ fn fake_cluster() -> Arc<Mutex<FakeApi>> {
         list(
             "ClusterOperator",
             "config.openshift.io/v1",
-            vec![operator("etcd", "4.16.3", "False"), operator("dns", "4.16.3", "False")],
+            vec![
+                operator("etcd", "4.16.3", "False"),
+                operator("dns", "4.16.3", "False"),
+            ],
         ),
     );
     api.lists.insert(
         "/api/v1/nodes".into(),
-        list("Node", "v1", vec![json!({"apiVersion":"v1","kind":"Node","metadata":{"name":"master-0","resourceVersion":"1"}})]),
+        list(
+            "Node",
+            "v1",
+            vec![
+                json!({"apiVersion":"v1","kind":"Node","metadata":{"name":"master-0","resourceVersion":"1"}}),
+            ],
+        ),
     );
     Arc::new(Mutex::new(api))
 }
@@ -141,13 +154,27 @@ async fn initial_lists_fill_the_state_and_watch_events_update_it() {
     let api = fake_cluster();
     let mut rx = watch_state(client_for(&api), "fake".into());
     let state = wait_for(&mut rx, "initial lists", |s| {
-        s.cluster_operators.len() == 2 && matches!(s.feed, FeedStatus::Live { synced: true, error: None })
+        s.cluster_operators.len() == 2
+            && matches!(
+                s.feed,
+                FeedStatus::Live {
+                    synced: true,
+                    error: None
+                }
+            )
     })
     .await;
     assert_eq!(state.source, "context fake");
-    assert_eq!(state.cluster_operators[0].name(), "dns", "operators sorted by name");
+    assert_eq!(
+        state.cluster_operators[0].name(),
+        "dns",
+        "operators sorted by name"
+    );
     assert_eq!(state.nodes.len(), 1);
-    assert_eq!(state.cluster_version.as_ref().and_then(|cv| cv.current_version()), Some("4.16.3"));
+    assert_eq!(
+        state.cluster_version.as_ref().and_then(|cv| cv.current_version()),
+        Some("4.16.3")
+    );
 
     // A MODIFIED event for etcd (now Degraded=True at 4.16.4) reaches the next state.
     let started = std::time::Instant::now();
@@ -162,17 +189,30 @@ async fn initial_lists_fill_the_state_and_watch_events_update_it() {
             .filter(|(p, _)| p.ends_with("/clusteroperators"))
             .map(|(_, tx)| tx.clone())
             .collect();
-        assert!(!senders.is_empty(), "the feed must hold a watch on clusteroperators");
+        assert!(
+            !senders.is_empty(),
+            "the feed must hold a watch on clusteroperators"
+        );
         for tx in senders {
             let _ = tx.send(Bytes::from(line.clone()));
         }
     }
     let state = wait_for(&mut rx, "etcd update", |s| {
-        s.cluster_operators.iter().any(|o| o.name() == "etcd" && o.operator_version() == Some("4.16.4"))
+        s.cluster_operators
+            .iter()
+            .any(|o| o.name() == "etcd" && o.operator_version() == Some("4.16.4"))
     })
     .await;
-    assert!(started.elapsed() < Duration::from_secs(1), "watch event took {:?}", started.elapsed());
-    let etcd = state.cluster_operators.iter().find(|o| o.name() == "etcd").expect("etcd");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "watch event took {:?}",
+        started.elapsed()
+    );
+    let etcd = state
+        .cluster_operators
+        .iter()
+        .find(|o| o.name() == "etcd")
+        .expect("etcd");
     assert!(etcd.condition("Degraded").is_some_and(|c| c.is_true()));
 }
 
@@ -185,7 +225,13 @@ async fn a_failing_api_is_reported_and_the_feed_keeps_going() {
         matches!(&s.feed, FeedStatus::Live { error: Some(_), .. })
     })
     .await;
-    let FeedStatus::Live { error: Some(err), synced } = &state.feed else { unreachable!() };
+    let FeedStatus::Live {
+        error: Some(err),
+        synced,
+    } = &state.feed
+    else {
+        unreachable!()
+    };
     assert!(!synced);
     assert!(err.message.contains("etcd is down"), "{}", err.message);
     let first_since = err.since;

@@ -30,7 +30,11 @@ pub fn human_duration(d: chrono::Duration) -> String {
     let minutes = seconds / 60;
     if minutes < 10 {
         let s = seconds % 60;
-        return if s == 0 { format!("{minutes}m") } else { format!("{minutes}m{s}s") };
+        return if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        };
     }
     if minutes < 60 * 3 {
         return format!("{minutes}m");
@@ -38,28 +42,44 @@ pub fn human_duration(d: chrono::Duration) -> String {
     let hours = seconds / 3600;
     if hours < 8 {
         let m = minutes % 60;
-        return if m == 0 { format!("{hours}h") } else { format!("{hours}h{m}m") };
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
     }
     if hours < 48 {
         return format!("{hours}h");
     }
     if hours < 24 * 8 {
         let h = hours % 24;
-        return if h == 0 { format!("{}d", hours / 24) } else { format!("{}d{h}h", hours / 24) };
+        return if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{h}h", hours / 24)
+        };
     }
     if hours < 24 * 365 * 2 {
         return format!("{}d", hours / 24);
     }
     if hours < 24 * 365 * 8 {
         let dy = (hours / 24) % 365;
-        return if dy == 0 { format!("{}y", hours / 24 / 365) } else { format!("{}y{dy}d", hours / 24 / 365) };
+        return if dy == 0 {
+            format!("{}y", hours / 24 / 365)
+        } else {
+            format!("{}y{dy}d", hours / 24 / 365)
+        };
     }
     format!("{}y", hours / 24 / 365)
 }
 
 /// One table cell: a single line (newlines joined with a space, tabs as spaces).
 fn cell(s: &str) -> String {
-    s.split(['\n', '\r']).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ").replace('\t', " ")
+    s.split(['\n', '\r'])
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('\t', " ")
 }
 
 fn status_of(c: Option<&Condition>) -> String {
@@ -67,7 +87,9 @@ fn status_of(c: Option<&Condition>) -> String {
 }
 
 fn age_of(c: Option<&Condition>, now: DateTime<Utc>) -> String {
-    c.and_then(|c| c.last_transition_time).map(|t| human_duration(now - t)).unwrap_or_default()
+    c.and_then(|c| c.last_transition_time)
+        .map(|t| human_duration(now - t))
+        .unwrap_or_default()
 }
 
 fn table(rows: &[Vec<String>]) -> String {
@@ -88,11 +110,16 @@ fn table(rows: &[Vec<String>]) -> String {
 /// snapshot lacks one): `clusterversions.config.openshift.io "version" not found`.
 pub fn cluster_version_table(state: &ClusterState, now: DateTime<Utc>) -> anyhow::Result<String> {
     let Some(cv) = &state.cluster_version else {
-        anyhow::bail!("clusterversions.config.openshift.io \"version\" not found in {}", state.source);
+        anyhow::bail!(
+            "clusterversions.config.openshift.io \"version\" not found in {}",
+            state.source
+        );
     };
     let progressing = cv.condition("Progressing");
     let rows = vec![
-        ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "SINCE", "STATUS"].map(String::from).to_vec(),
+        ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "SINCE", "STATUS"]
+            .map(String::from)
+            .to_vec(),
         vec![
             cv.metadata.name.clone().unwrap_or_default(),
             cv.current_version().unwrap_or("").to_owned(),
@@ -114,15 +141,23 @@ pub fn cluster_operators_table(state: &ClusterState, now: DateTime<Utc>) -> Stri
         return "No resources found\n".into();
     }
     let mut rows = vec![
-        ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "DEGRADED", "SINCE", "MESSAGE"].map(String::from).to_vec(),
+        [
+            "NAME",
+            "VERSION",
+            "AVAILABLE",
+            "PROGRESSING",
+            "DEGRADED",
+            "SINCE",
+            "MESSAGE",
+        ]
+        .map(String::from)
+        .to_vec(),
     ];
     for co in &state.cluster_operators {
         let message = ["Degraded", "Progressing", "Available"]
             .iter()
             .filter_map(|t| co.condition(t))
-            .find(|c| {
-                (c.type_ == "Available" && !c.is_true()) || (c.type_ != "Available" && c.is_true())
-            })
+            .find(|c| (c.type_ == "Available" && !c.is_true()) || (c.type_ != "Available" && c.is_true()))
             .map(Condition::message)
             .unwrap_or("");
         rows.push(vec![

@@ -37,6 +37,8 @@ use crate::openshift::{ClusterOperator, ClusterVersion, MachineConfig, MachineCo
 /// Namespace and name of the machine-config-operator Deployment.
 const MCO_NAMESPACE: &str = "openshift-machine-config-operator";
 const MCO_NAME: &str = "machine-config-operator";
+/// Server-side timeout of each watch request (seconds); the watcher then re-watches.
+const WATCH_TIMEOUT_SECS: u32 = 60;
 
 /// A connected client and the name of the context it came from.
 pub struct Connection {
@@ -56,11 +58,17 @@ pub struct Connection {
 /// A one-line error naming the kubeconfig file or the context when it cannot be read, has no
 /// such context, or yields no usable client configuration.
 pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow::Result<Connection> {
-    let options = KubeConfigOptions { context: context.map(str::to_owned), ..Default::default() };
+    let options = KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..Default::default()
+    };
     let (config, context_name) = if let Some(path) = kubeconfig {
         let kc = Kubeconfig::read_from(path)
             .map_err(|e| anyhow::anyhow!("kubeconfig {}: {}", path.display(), one_line(&e)))?;
-        let name = context.map(str::to_owned).or_else(|| kc.current_context.clone()).unwrap_or_default();
+        let name = context
+            .map(str::to_owned)
+            .or_else(|| kc.current_context.clone())
+            .unwrap_or_default();
         let config = kube::Config::from_custom_kubeconfig(kc, &options)
             .await
             .map_err(|e| anyhow::anyhow!("kubeconfig {}: {}", path.display(), one_line(&e)))?;
@@ -76,7 +84,11 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
             }
             Err(kc_err) => {
                 if let Some(paths) = std::env::var_os("KUBECONFIG") {
-                    anyhow::bail!("kubeconfig {} (from KUBECONFIG): {}", paths.to_string_lossy(), one_line(&kc_err));
+                    anyhow::bail!(
+                        "kubeconfig {} (from KUBECONFIG): {}",
+                        paths.to_string_lossy(),
+                        one_line(&kc_err)
+                    );
                 }
                 if context.is_some() {
                     anyhow::bail!("kubeconfig: {}", one_line(&kc_err));
@@ -95,10 +107,16 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
     };
     let mut config = config;
     let server = config.cluster_url.to_string();
-    config.read_timeout = Some(Duration::from_secs(60));
+    // Watches end server-side after WATCH_TIMEOUT_SECS; a read that stalls longer than this
+    // means a half-open connection (field note 40), so the watcher reconnects.
+    config.read_timeout = Some(Duration::from_secs(u64::from(WATCH_TIMEOUT_SECS) + 15));
     config.connect_timeout = Some(Duration::from_secs(10));
     let client = Client::try_from(config).map_err(|e| anyhow::anyhow!("client: {}", one_line(&e)))?;
-    Ok(Connection { client, context: context_name, server })
+    Ok(Connection {
+        client,
+        context: context_name,
+        server,
+    })
 }
 
 /// Flattens an error chain into one line.
@@ -155,13 +173,16 @@ pub async fn fetch_state(client: &Client, context: &str) -> anyhow::Result<Clust
         Err(e) if is_not_found(&e) => None,
         Err(e) => anyhow::bail!("get clusterversion version: {}", one_line(&e)),
     };
-    let cluster_operators = list_all::<ClusterOperator>(&Api::all(client.clone()), "clusteroperators").await?;
-    let machine_config_pools = list_all::<MachineConfigPool>(&Api::all(client.clone()), "machineconfigpools").await?;
-    let machine_configs = list_all::<PartialObjectMeta<MachineConfig>>(&Api::all(client.clone()), "machineconfigs")
-        .await?
-        .into_iter()
-        .map(|m| MachineConfig { metadata: m.metadata })
-        .collect();
+    let cluster_operators =
+        list_all::<ClusterOperator>(&Api::all(client.clone()), "clusteroperators").await?;
+    let machine_config_pools =
+        list_all::<MachineConfigPool>(&Api::all(client.clone()), "machineconfigpools").await?;
+    let machine_configs =
+        list_all::<PartialObjectMeta<MachineConfig>>(&Api::all(client.clone()), "machineconfigs")
+            .await?
+            .into_iter()
+            .map(|m| MachineConfig { metadata: m.metadata })
+            .collect();
     let nodes = list_all::<Node>(&Api::all(client.clone()), "nodes").await?;
     let mco_api: Api<Deployment> = Api::namespaced(client.clone(), MCO_NAMESPACE);
     let mco_deployment = mco_api.get_opt(MCO_NAME).await.ok().flatten();
@@ -173,13 +194,21 @@ pub async fn fetch_state(client: &Client, context: &str) -> anyhow::Result<Clust
         machine_configs,
         nodes,
         mco_deployment,
-        feed: FeedStatus::Live { synced: true, error: None },
+        feed: FeedStatus::Live {
+            synced: true,
+            error: None,
+        },
     };
     for n in &mut state.nodes {
         n.metadata.managed_fields = None;
     }
     state.sort();
     Ok(state)
+}
+
+/// Watch parameters: server-side timeout, bookmarks on (kube-runtime default).
+fn watch_config() -> watcher::Config {
+    watcher::Config::default().timeout(WATCH_TIMEOUT_SECS)
 }
 
 /// Shared health of the watches: per-kind readiness and the current error.
@@ -259,37 +288,42 @@ pub fn watch_state(client: Client, context: String) -> watch::Receiver<Arc<Clust
     let (n, h) = (&notify, &health);
     let cv = spawn_reflector::<ClusterVersion>(
         Api::all(client.clone()),
-        watcher::Config::default().fields("metadata.name=version"),
+        watch_config().fields("metadata.name=version"),
         "clusterversions",
         n.clone(),
         h.clone(),
     );
     let co = spawn_reflector::<ClusterOperator>(
         Api::all(client.clone()),
-        watcher::Config::default(),
+        watch_config(),
         "clusteroperators",
         n.clone(),
         h.clone(),
     );
     let mcp = spawn_reflector::<MachineConfigPool>(
         Api::all(client.clone()),
-        watcher::Config::default(),
+        watch_config(),
         "machineconfigpools",
         n.clone(),
         h.clone(),
     );
     let mc = spawn_reflector::<PartialObjectMeta<MachineConfig>>(
         Api::all(client.clone()),
-        watcher::Config::default(),
+        watch_config(),
         "machineconfigs",
         n.clone(),
         h.clone(),
     );
-    let nodes =
-        spawn_reflector::<Node>(Api::all(client.clone()), watcher::Config::default(), "nodes", n.clone(), h.clone());
+    let nodes = spawn_reflector::<Node>(
+        Api::all(client.clone()),
+        watch_config(),
+        "nodes",
+        n.clone(),
+        h.clone(),
+    );
     let mco = spawn_reflector::<Deployment>(
         Api::namespaced(client, MCO_NAMESPACE),
-        watcher::Config::default().fields(&format!("metadata.name={MCO_NAME}")),
+        watch_config().fields(&format!("metadata.name={MCO_NAME}")),
         "deployments",
         n.clone(),
         h.clone(),
@@ -297,7 +331,10 @@ pub fn watch_state(client: Client, context: String) -> watch::Receiver<Arc<Clust
     let source = format!("context {context}");
     let initial = ClusterState {
         source: source.clone(),
-        feed: FeedStatus::Live { synced: false, error: None },
+        feed: FeedStatus::Live {
+            synced: false,
+            error: None,
+        },
         ..Default::default()
     };
     let (tx, rx) = watch::channel(Arc::new(initial));
@@ -318,7 +355,9 @@ pub fn watch_state(client: Client, context: String) -> watch::Receiver<Arc<Clust
                 machine_configs: mc
                     .state()
                     .iter()
-                    .map(|o| MachineConfig { metadata: o.metadata.clone() })
+                    .map(|o| MachineConfig {
+                        metadata: o.metadata.clone(),
+                    })
                     .collect(),
                 nodes: nodes.state().iter().map(|o| (**o).clone()).collect(),
                 mco_deployment: mco.state().first().map(|o| (**o).clone()),

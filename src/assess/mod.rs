@@ -510,8 +510,82 @@ pub struct UpdateHealth {
     pub default_only: bool,
 }
 
-/// Assesses `state` at `now`, with optional firing alerts.
+/// Error text when the ClusterOperator list is empty (`openshift/oc pkg/cli/admin/upgrade/status/status.go`).
+pub const NO_OPERATORS: &str =
+    "no cluster operator information available - you must be connected to an OpenShift version 4 server";
+/// Error text when there is no ClusterVersion.
+pub const NO_CLUSTER_VERSION: &str = "no cluster version information available - you must be connected to an \
+                                      OpenShift version 4 server to fetch the current version";
+/// Error text when the ClusterVersion has no `Progressing` condition.
+pub const NO_PROGRESSING: &str =
+    "no current Progressing info, see `oc describe clusterversion` for more details.";
+
+/// Assesses `state` at `now`, with optional firing alerts
+/// (`openshift/oc pkg/cli/admin/upgrade/status/status.go` `Run`).
+///
+/// Never panics on input data; an assessment that cannot be made carries [`Assessment::error`].
 pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTime<Utc>) -> Assessment {
-    let _ = (state, alerts);
-    Assessment { now: Some(now), ..Default::default() }
+    let mut out = Assessment { now: Some(now), ..Default::default() };
+    let Some(cv) = state.cluster_version.as_ref() else {
+        out.error = Some(NO_CLUSTER_VERSION.to_owned());
+        return out;
+    };
+    out.cluster_version_name = cv.metadata.name.clone().unwrap_or_default();
+    out.current_version = cv.current_version().map(str::to_owned);
+    out.desired_version = Some(cv.status.desired.version.clone()).filter(|v| !v.is_empty());
+    if state.cluster_operators.is_empty() {
+        out.error = Some(NO_OPERATORS.to_owned());
+        return out;
+    }
+    let Some(progressing) = cv.condition("Progressing") else {
+        out.error = Some(NO_PROGRESSING.to_owned());
+        return out;
+    };
+
+    // Pools and nodes.
+    let ctx = nodes::NodeContext { cv, mcs: &state.machine_configs, now };
+    let membership = nodes::assign_nodes(&state.machine_config_pools, &state.nodes);
+    let mut node_insights = Vec::new();
+    for (pool, members) in state.machine_config_pools.iter().zip(&membership) {
+        let pool_nodes: Vec<_> = members.iter().filter_map(|&i| state.nodes.get(i)).collect();
+        let mut r = nodes::assess_pool(&ctx, pool, &pool_nodes);
+        node_insights.append(&mut r.insights);
+        out.pools.push(r.pool);
+    }
+    let worker_outdated =
+        out.worker_pools().any(|p| p.total > 0 && p.completion_percent != 100.0);
+    let show_workers = out.worker_pools().any(|p| p.total > 0);
+    out.show_worker_section = show_workers;
+    out.updating = progressing.is_true() || worker_outdated;
+
+    out.started_at = cv.status.history.first().and_then(|h| h.started_time).or(progressing.last_transition_time);
+    let updating_for = out
+        .started_at
+        .map(|s| durations::round(durations::between(now, s), durations::SECOND))
+        .unwrap_or_default();
+    out.updating_for = DurationValue::new(updating_for);
+    if !out.updating {
+        return out;
+    }
+
+    let mco_image = state
+        .mco_deployment
+        .as_ref()
+        .and_then(|d| d.spec.template.spec.as_ref())
+        .and_then(|s| s.containers.iter().find(|c| c.name == "machine-config-operator"))
+        .and_then(|c| c.image.clone())
+        .unwrap_or_default();
+    let cp = controlplane::assess_control_plane(cv, &state.cluster_operators, &mco_image, now);
+    out.control_plane = cp.control_plane;
+
+    let mut insights = node_insights;
+    if let Some(a) = alerts {
+        insights.extend(health::alert_insights(a, out.started_at));
+    }
+    insights.extend(health::cluster_version_insight(cv, now));
+    insights.extend(cp.co_insights);
+    insights.extend(cp.history_insight);
+    let (insights, default_only) = health::finish(insights, now, updating_for);
+    out.health = UpdateHealth { insights, default_only };
+    out
 }

@@ -15,7 +15,9 @@ use serde::Serialize;
 use crate::openshift::{ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool};
 
 /// Everything cvo knows about a cluster at one moment: the objects `oc adm upgrade status`
-/// reads. Lists are sorted by name so output is stable.
+/// reads. ClusterOperators and MachineConfigs are sorted by name so output is stable;
+/// MachineConfigPools and Nodes keep their list order, which `oc adm upgrade status` uses for
+/// the pool table and the insight order.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ClusterState {
     /// Where the state came from, e.g. `context admin@prod` or `snapshot (5 files)`.
@@ -38,15 +40,16 @@ pub struct ClusterState {
 }
 
 impl ClusterState {
-    /// Sorts every list by object name (the order `oc get` prints).
+    /// Sorts the ClusterOperator and MachineConfig lists by object name (the order `oc get`
+    /// prints). MachineConfigPools and Nodes keep their list order: `oc adm upgrade status`
+    /// (`openshift/oc pkg/cli/admin/upgrade/status/status.go`) prints pools in list order, and a
+    /// snapshot's order (e.g. `master, worker, infra`) is part of its expected output.
     pub fn sort(&mut self) {
         fn key(m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
             m.name.clone().unwrap_or_default()
         }
         self.cluster_operators.sort_by_key(|o| key(&o.metadata));
-        self.machine_config_pools.sort_by_key(|o| key(&o.metadata));
         self.machine_configs.sort_by_key(|o| key(&o.metadata));
-        self.nodes.sort_by_key(|o| key(&o.metadata));
     }
 }
 

@@ -363,7 +363,7 @@ pub fn watch_state(client: Client, context: String) -> watch::Receiver<Arc<Clust
                 mco_deployment: mco.state().first().map(|o| (**o).clone()),
                 feed: FeedStatus::Live { synced, error },
             };
-            state.sort();
+            state.sort_all_by_name();
             if tx.send(Arc::new(state)).is_err() {
                 return;
             }

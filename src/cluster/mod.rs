@@ -51,6 +51,17 @@ impl ClusterState {
         self.cluster_operators.sort_by_key(|o| key(&o.metadata));
         self.machine_configs.sort_by_key(|o| key(&o.metadata));
     }
+
+    /// Sorts every list by name: the order the API server lists objects in. Used for states
+    /// built from watch caches, whose order is arbitrary.
+    pub fn sort_all_by_name(&mut self) {
+        fn key(m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+            m.name.clone().unwrap_or_default()
+        }
+        self.sort();
+        self.machine_config_pools.sort_by_key(|o| key(&o.metadata));
+        self.nodes.sort_by_key(|o| key(&o.metadata));
+    }
 }
 
 /// How fresh a [`ClusterState`] is.

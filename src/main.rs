@@ -155,12 +155,15 @@ fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
         .or_else(|| if a.source.from.is_empty() { None } else { state.snapshot_time() })
         .unwrap_or_else(chrono::Utc::now);
     let assessment = cvo::assess::assess(&state, alerts.as_ref(), now);
+    if let (Output::Text, Some(e)) = (a.output, &assessment.error) {
+        anyhow::bail!("{e}");
+    }
     let out = match a.output {
         Output::Text => cvo::cli::status::render_text(&assessment, a.details),
         Output::Json => cvo::cli::status::render_json(&assessment)?,
     };
     print!("{out}");
-    Ok(ExitCode::SUCCESS)
+    Ok(if assessment.error.is_some() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 fn get(a: GetArgs) -> anyhow::Result<ExitCode> {

@@ -15,8 +15,10 @@ fn fixtures_dir() -> Option<PathBuf> {
 
 /// The input files of scenario `s`: the five required ones plus the optional MCO Deployment.
 fn inputs(dir: &Path, s: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> =
-        ["cv", "co", "mcp", "mc", "node"].iter().map(|k| dir.join(format!("{s}-{k}.yaml"))).collect();
+    let mut v: Vec<PathBuf> = ["cv", "co", "mcp", "mc", "node"]
+        .iter()
+        .map(|k| dir.join(format!("{s}-{k}.yaml")))
+        .collect();
     let mco = dir.join(format!("{s}-mco-deployment.yaml"));
     if mco.is_file() {
         v.push(mco);
@@ -28,7 +30,11 @@ fn inputs(dir: &Path, s: &str) -> Vec<PathBuf> {
 fn diff(expected: &str, actual: &str) -> String {
     let e: Vec<&str> = expected.split('\n').collect();
     let a: Vec<&str> = actual.split('\n').collect();
-    let first = e.iter().zip(&a).position(|(x, y)| x != y).unwrap_or(e.len().min(a.len()));
+    let first = e
+        .iter()
+        .zip(&a)
+        .position(|(x, y)| x != y)
+        .unwrap_or(e.len().min(a.len()));
     let start = first.saturating_sub(3);
     let mut out = format!("@@ first difference at line {} @@\n", first + 1);
     for l in e.iter().take(start + 3 + 10).skip(start) {
@@ -49,9 +55,17 @@ fn check(scenario: &str, details: Option<Details>) {
     let now = state.snapshot_time().expect("fixture has condition times");
     let assessment = cvo::assess::assess(&state, None, now);
     let actual = render_text(&assessment, details);
-    let file = if details.is_some() { format!("{scenario}.detailed-output") } else { format!("{scenario}.output") };
+    let file = if details.is_some() {
+        format!("{scenario}.detailed-output")
+    } else {
+        format!("{scenario}.output")
+    };
     let expected = std::fs::read_to_string(dir.join(&file)).expect("expected output readable");
-    assert!(actual == expected, "{file} differs:\n{}", diff(&expected, &actual));
+    assert!(
+        actual == expected,
+        "{file} differs:\n{}",
+        diff(&expected, &actual)
+    );
 }
 
 macro_rules! fixture_tests {
@@ -112,7 +126,16 @@ fn json_has_documented_top_level_keys() {
     let a = cvo::assess::assess(&state, None, now);
     let json = cvo::cli::status::render_json(&a).expect("serialises");
     let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
-    for key in ["now", "error", "updating", "controlPlane", "pools", "health", "currentVersion", "startedAt"] {
+    for key in [
+        "now",
+        "error",
+        "updating",
+        "controlPlane",
+        "pools",
+        "health",
+        "currentVersion",
+        "startedAt",
+    ] {
         assert!(v.get(key).is_some(), "missing {key}");
     }
     assert_eq!(v["controlPlane"]["assessment"], "Stalled");
@@ -133,8 +156,13 @@ fn binary_end_to_end() {
     }
     cmd.args(["--details", "all"]);
     let out = cmd.output().expect("cvo runs");
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let expected = std::fs::read_to_string(dir.join(format!("{scenario}.detailed-output"))).expect("readable");
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected =
+        std::fs::read_to_string(dir.join(format!("{scenario}.detailed-output"))).expect("readable");
     let actual = String::from_utf8_lossy(&out.stdout);
     assert!(actual == expected, "differs:\n{}", diff(&expected, &actual));
 }
@@ -152,5 +180,8 @@ fn binary_reports_missing_cluster_version() {
         .expect("cvo runs");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no cluster version information available"), "stderr: {err}");
+    assert!(
+        err.contains("no cluster version information available"),
+        "stderr: {err}"
+    );
 }

@@ -89,7 +89,8 @@ pub struct AlertAnnotations {
 /// Decodes an RFC 3339 time; anything else (or null) is the zero time.
 fn lenient_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
     let s: Option<String> = Option::deserialize(d)?;
-    Ok(s.and_then(|s| DateTime::parse_from_rfc3339(&s).ok()).map(|t| t.with_timezone(&Utc)))
+    Ok(s.and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
+        .map(|t| t.with_timezone(&Utc)))
 }
 
 /// Decodes a Prometheus `/api/v1/alerts` JSON response.
@@ -125,6 +126,9 @@ mod tests {
         assert_eq!(al.labels.alertname, "PodDisruptionBudgetAtLimit");
         assert_eq!(al.labels.poddisruptionbudget, "prometheus-k8s");
         assert_eq!(al.state, "firing");
-        assert_eq!(al.active_at.map(|t| t.timestamp_subsec_nanos()), Some(123_456_789));
+        assert_eq!(
+            al.active_at.map(|t| t.timestamp_subsec_nanos()),
+            Some(123_456_789)
+        );
     }
 }

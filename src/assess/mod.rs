@@ -82,7 +82,10 @@ pub struct DurationValue {
 impl DurationValue {
     /// A value from nanoseconds, with `short()` text.
     pub fn new(nanos: i64) -> Self {
-        Self { nanos, text: durations::short(nanos) }
+        Self {
+            nanos,
+            text: durations::short(nanos),
+        }
     }
     /// Whole seconds (truncated toward zero).
     pub fn seconds(&self) -> i64 {
@@ -525,7 +528,10 @@ pub const NO_PROGRESSING: &str =
 ///
 /// Never panics on input data; an assessment that cannot be made carries [`Assessment::error`].
 pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTime<Utc>) -> Assessment {
-    let mut out = Assessment { now: Some(now), ..Default::default() };
+    let mut out = Assessment {
+        now: Some(now),
+        ..Default::default()
+    };
     let Some(cv) = state.cluster_version.as_ref() else {
         out.error = Some(NO_CLUSTER_VERSION.to_owned());
         return out;
@@ -543,7 +549,11 @@ pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTi
     };
 
     // Pools and nodes.
-    let ctx = nodes::NodeContext { cv, mcs: &state.machine_configs, now };
+    let ctx = nodes::NodeContext {
+        cv,
+        mcs: &state.machine_configs,
+        now,
+    };
     let membership = nodes::assign_nodes(&state.machine_config_pools, &state.nodes);
     let mut node_insights = Vec::new();
     for (pool, members) in state.machine_config_pools.iter().zip(&membership) {
@@ -552,13 +562,19 @@ pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTi
         node_insights.append(&mut r.insights);
         out.pools.push(r.pool);
     }
-    let worker_outdated =
-        out.worker_pools().any(|p| p.total > 0 && p.completion_percent != 100.0);
+    let worker_outdated = out
+        .worker_pools()
+        .any(|p| p.total > 0 && p.completion_percent != 100.0);
     let show_workers = out.worker_pools().any(|p| p.total > 0);
     out.show_worker_section = show_workers;
     out.updating = progressing.is_true() || worker_outdated;
 
-    out.started_at = cv.status.history.first().and_then(|h| h.started_time).or(progressing.last_transition_time);
+    out.started_at = cv
+        .status
+        .history
+        .first()
+        .and_then(|h| h.started_time)
+        .or(progressing.last_transition_time);
     let updating_for = out
         .started_at
         .map(|s| durations::round(durations::between(now, s), durations::SECOND))
@@ -586,6 +602,9 @@ pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTi
     insights.extend(cp.co_insights);
     insights.extend(cp.history_insight);
     let (insights, default_only) = health::finish(insights, now, updating_for);
-    out.health = UpdateHealth { insights, default_only };
+    out.health = UpdateHealth {
+        insights,
+        default_only,
+    };
     out
 }

@@ -383,7 +383,7 @@ impl<T, F: Fn(&T, &T) -> bool> Sorter<'_, T, F> {
                 if other >= length {
                     other -= length;
                 }
-                self.swap(idx - 1 + i, a + other);
+                self.swap(idx + i, a + other);
             }
         }
     }

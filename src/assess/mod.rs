@@ -608,3 +608,6 @@ pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTi
     };
     out
 }
+
+#[cfg(test)]
+mod tests;

@@ -45,7 +45,8 @@ pub struct Assessment {
     pub started_at: Option<DateTime<Utc>>,
     /// `now − started_at`, rounded to the second.
     pub updating_for: DurationValue,
-    /// Control-plane assessment (operators, versions, completion, estimate).
+    /// Control-plane assessment (operators, versions, completion, estimate). Computed even
+    /// when not updating (then it describes the last update), though `oc` does not print it.
     pub control_plane: ControlPlane,
     /// Every MachineConfigPool in list order, the `master` pool included
     /// (`openshift/oc pkg/cli/admin/upgrade/status/workerpool.go`).
@@ -53,8 +54,41 @@ pub struct Assessment {
     /// Whether some non-master pool has at least one node: the `= Worker Upgrade =` section.
     pub show_worker_section: bool,
     /// Update-health insights, sorted as `oc` prints them
-    /// (`openshift/oc pkg/cli/admin/upgrade/status/health.go`).
+    /// (`openshift/oc pkg/cli/admin/upgrade/status/health.go`). Empty when not updating.
     pub health: UpdateHealth,
+    /// The ClusterVersion `Failing` condition when it is not `False` (field note 29: a failing
+    /// update must win the headline even while `Progressing=True`); `None` when not failing or
+    /// when the condition is missing (see [`Assessment::failing_condition_missing`]).
+    pub failing: Option<ConditionSummary>,
+    /// Whether the ClusterVersion has no `Failing` condition at all.
+    pub failing_condition_missing: bool,
+    /// The ClusterVersion `Progressing` condition (e.g. `Working towards 4.15.0: 106 of 863 done`).
+    pub progressing: Option<ConditionSummary>,
+}
+
+/// A condition reduced to what a view shows (`openshift/api config/v1 ClusterOperatorStatusCondition`).
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionSummary {
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// Machine-readable reason (may be empty).
+    pub reason: String,
+    /// Human-readable message (may span lines).
+    pub message: String,
+    /// `lastTransitionTime`.
+    pub since: Option<DateTime<Utc>>,
+}
+
+impl From<&crate::openshift::Condition> for ConditionSummary {
+    fn from(c: &crate::openshift::Condition) -> Self {
+        Self {
+            status: c.status.as_str().to_owned(),
+            reason: c.reason().to_owned(),
+            message: c.message().to_owned(),
+            since: c.last_transition_time,
+        }
+    }
 }
 
 impl Assessment {
@@ -543,6 +577,10 @@ pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTi
         out.error = Some(NO_OPERATORS.to_owned());
         return out;
     }
+    let failing = cv.condition("Failing");
+    out.failing_condition_missing = failing.is_none();
+    out.failing = failing.filter(|f| !f.is_false()).map(ConditionSummary::from);
+    out.progressing = cv.condition("Progressing").map(ConditionSummary::from);
     let Some(progressing) = cv.condition("Progressing") else {
         out.error = Some(NO_PROGRESSING.to_owned());
         return out;
@@ -580,10 +618,6 @@ pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTi
         .map(|s| durations::round(durations::between(now, s), durations::SECOND))
         .unwrap_or_default();
     out.updating_for = DurationValue::new(updating_for);
-    if !out.updating {
-        return out;
-    }
-
     let mco_image = state
         .mco_deployment
         .as_ref()
@@ -593,6 +627,11 @@ pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTi
         .unwrap_or_default();
     let cp = controlplane::assess_control_plane(cv, &state.cluster_operators, &mco_image, now);
     out.control_plane = cp.control_plane;
+    // Not updating: `oc` prints only "The cluster is not updating."; the control plane is still
+    // assessed (operator health, versions) for the dashboard, but there are no insights.
+    if !out.updating {
+        return out;
+    }
 
     let mut insights = node_insights;
     if let Some(a) = alerts {

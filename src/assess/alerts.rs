@@ -43,8 +43,8 @@ pub struct Alert {
     /// When the alert became active.
     #[serde(default, deserialize_with = "lenient_time")]
     pub active_at: Option<DateTime<Utc>>,
-    /// The sample value, as a string.
-    #[serde(default)]
+    /// The sample value, as a string (numbers are accepted and kept as text).
+    #[serde(default, deserialize_with = "lenient_string")]
     pub value: String,
 }
 
@@ -84,6 +84,15 @@ pub struct AlertAnnotations {
     /// Runbook link.
     #[serde(default)]
     pub runbook_url: String,
+}
+
+/// Decodes a string, a number (as its text) or null (as `""`).
+fn lenient_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => s,
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    })
 }
 
 /// Decodes an RFC 3339 time; anything else (or null) is the zero time.

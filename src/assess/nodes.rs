@@ -282,7 +282,7 @@ fn assess_node(
     let des_ver = mc_version(ctx.mcs, desired);
     let target0 = ctx.target0();
     let has_desired_key = desired.is_some();
-    let matched = current == desired;
+    let matched = current.unwrap_or("") == desired.unwrap_or("");
     let pool_config = pool
         .spec
         .configuration

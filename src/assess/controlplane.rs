@@ -63,7 +63,7 @@ pub fn estimate(baseline: i64, to_last_observed: i64, updating_for: i64, x: f64)
     };
     let rem = total - secs(updating_for);
     let factor = if rem >= 0.0 { 1.2 } else { 1.0 / 1.2 };
-    let est = (rem * factor).trunc() as i64 * SECOND;
+    let est = ((rem * factor).trunc() as i64).saturating_mul(SECOND);
     if est > 10 * MINUTE {
         round(est, MINUTE)
     } else {

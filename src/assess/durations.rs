@@ -118,11 +118,15 @@ pub fn round(d: i64, unit: i64) -> i64 {
     let r = d % unit;
     if d < 0 {
         let r = -r;
-        if r + r < unit { d + r } else { d + r - unit }
+        if r + r < unit {
+            d + r
+        } else {
+            d.saturating_add(r - unit)
+        }
     } else if r + r < unit {
         d - r
     } else {
-        d + unit - r
+        d.saturating_add(unit - r)
     }
 }
 

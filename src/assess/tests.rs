@@ -376,3 +376,22 @@ fn firing_alerts_become_insights() {
             .starts_with("Alert known to affect updates has been firing since")
     );
 }
+
+#[test]
+fn absurd_times_do_not_overflow() {
+    // History entry without startedTime (the epoch) and a tiny completion: no arithmetic panic.
+    let mut s = base_state(json!([
+        {"state": "Partial", "version": "4.15.0", "image": "img-4.15.0"},
+        {"state": "Completed", "version": "4.14.1", "image": "img-4.14.1"},
+        {"state": "Completed", "version": "4.14.0", "image": "img-4.14.0"},
+    ]));
+    for i in 0..60 {
+        s.cluster_operators
+            .push(from(co(&format!("op-{i:02}"), "4.14.1", ("False", "", ""))));
+    }
+    let a = assess(&s, None, t("2024-01-01T10:10:00Z"));
+    assert!(a.error.is_none());
+    let _ = render_text(&a, Some(Details::All));
+    assert!(durations::round(i64::MAX - 1, durations::MINUTE) > 0);
+    assert!(durations::round(i64::MIN + 1, durations::MINUTE) < 0);
+}

@@ -561,7 +561,21 @@ pub const NO_PROGRESSING: &str =
 /// (`openshift/oc pkg/cli/admin/upgrade/status/status.go` `Run`).
 ///
 /// Never panics on input data; an assessment that cannot be made carries [`Assessment::error`].
+/// Every age is measured against `now` (see [`assess_with_wall_clock`] for `oc`'s one exception).
 pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTime<Utc>) -> Assessment {
+    assess_with_wall_clock(state, alerts, now, now)
+}
+
+/// Like [`assess`], but node "serious unavailability" ages (Not ready for 5 minutes, disk
+/// pressure / network unavailable for 1 minute) are measured against `wall_clock`, as
+/// `oc adm upgrade status --mock-clusterversion` does with the real clock
+/// (`openshift/oc pkg/cli/admin/upgrade/status/mco/layered_node_state.go` `SeriouslyUnavailable`).
+pub fn assess_with_wall_clock(
+    state: &ClusterState,
+    alerts: Option<&alerts::Alerts>,
+    now: DateTime<Utc>,
+    wall_clock: DateTime<Utc>,
+) -> Assessment {
     let mut out = Assessment {
         now: Some(now),
         ..Default::default()
@@ -591,6 +605,7 @@ pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTi
         cv,
         mcs: &state.machine_configs,
         now,
+        wall_clock,
     };
     let membership = nodes::assign_nodes(&state.machine_config_pools, &state.nodes);
     let mut node_insights = Vec::new();

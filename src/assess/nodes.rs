@@ -153,6 +153,9 @@ pub struct NodeContext<'a> {
     pub mcs: &'a [MachineConfig],
     /// The assessment instant.
     pub now: DateTime<Utc>,
+    /// The clock the "serious unavailability" ages are measured against (`oc` uses the real
+    /// wall clock here even in mock mode; see [`super::assess_with_wall_clock`]).
+    pub wall_clock: DateTime<Utc>,
 }
 
 impl NodeContext<'_> {
@@ -416,7 +419,7 @@ fn assess_node(
         .join(" | ");
     let unav_since = bad.iter().filter_map(|b| b.time).min();
     let serious = bad.iter().any(|b| {
-        let age = b.time.map(|t| between(ctx.now, t)).unwrap_or(i64::MAX);
+        let age = b.time.map(|t| between(ctx.wall_clock, t)).unwrap_or(i64::MAX);
         match b.reason.as_str() {
             "Node is marked unschedulable" | "Machine Config Daemon is processing the node" => false,
             "Not ready" => age >= 5 * MINUTE,

@@ -395,3 +395,63 @@ fn absurd_times_do_not_overflow() {
     assert!(durations::round(i64::MAX - 1, durations::MINUTE) > 0);
     assert!(durations::round(i64::MIN + 1, durations::MINUTE) < 0);
 }
+
+#[test]
+fn not_ready_node_is_serious_after_five_minutes_of_wall_clock() {
+    let mut s = base_state(partial_history());
+    let mut n: k8s_openapi::api::core::v1::Node = from(node(
+        "worker-9",
+        "worker",
+        "rendered-worker-old",
+        "rendered-worker-old",
+        "Done",
+        "",
+    ));
+    if let Some(c) = n
+        .status
+        .as_mut()
+        .and_then(|s| s.conditions.as_mut())
+        .and_then(|c| c.first_mut())
+    {
+        c.status = "False".to_owned();
+        c.message = Some("kubelet stopped posting \"status\"".to_owned());
+        c.last_transition_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            "2024-01-01T10:08:00Z".parse().unwrap_or_default(),
+        ));
+    }
+    s.nodes.push(n);
+    let now = t("2024-01-01T10:10:00Z");
+    let fresh = assess(&s, None, now);
+    let row = fresh
+        .worker_pools()
+        .flat_map(|p| &p.nodes)
+        .find(|n| n.name == "worker-9")
+        .cloned();
+    assert_eq!(
+        row.map(|r| (r.assessment, r.message)),
+        Some((NodeAssessmentState::Unavailable, "Not ready".into()))
+    );
+    assert!(
+        !fresh
+            .health
+            .insights
+            .iter()
+            .any(|i| i.summary.contains("worker-9")),
+        "2 minutes: not serious yet"
+    );
+
+    let later = assess_with_wall_clock(&s, None, now, t("2024-01-01T11:00:00Z"));
+    let ins = later
+        .health
+        .insights
+        .iter()
+        .find(|i| i.summary == "Node worker-9 is not ready")
+        .cloned();
+    let ins = ins.unwrap_or_default();
+    assert_eq!(ins.since, "2m");
+    assert_eq!(ins.impact, Impact::UpdateSpeed);
+    assert_eq!(
+        ins.description,
+        "Node has a Ready!=True condition with Reason \"Not ready\" and message \"kubelet stopped posting \\\"status\\\"\""
+    );
+}

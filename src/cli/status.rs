@@ -17,7 +17,14 @@
 //!   `nodes[]` (`name`, `assessment`, `phase`, `version`, `estimate`, `message`, flags);
 //! - `showWorkerSection`;
 //! - `health`: `insights[]` (`startedAt`, `since`, `level`, `impact`, `summary`,
-//!   `description`, `reference`, `resources[]`) and `defaultOnly`.
+//!   `description`, `reference`, `resources[]`) and `defaultOnly`;
+//! - `failing` / `progressing`: the ClusterVersion conditions (`status`, `reason`, `message`,
+//!   `since`), `failing` only when not `False`; `failingConditionMissing`.
+//!
+//! Durations are objects `{nanos, text}` (signed nanoseconds and the text `oc` prints); times are
+//! RFC 3339 strings or `null`; enums are the words `oc` prints (`"Progressing - Slow"`,
+//! `"API Availability"`), except `transition` and `estimate.kind`, which are identifiers.
+//! Keys are only ever added, never renamed.
 
 use std::fmt::Write as _;
 

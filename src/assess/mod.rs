@@ -64,6 +64,10 @@ pub struct Assessment {
     pub failing_condition_missing: bool,
     /// The ClusterVersion `Progressing` condition (e.g. `Working towards 4.15.0: 106 of 863 done`).
     pub progressing: Option<ConditionSummary>,
+    /// There are nodes but no MachineConfigs (e.g. a must-gather without them): node versions are
+    /// unknown (`?`), so every node counts as outdated and, as with `oc`, the workers make the
+    /// cluster look like it is updating. Views should say so rather than trust the node columns.
+    pub node_versions_unknown: bool,
 }
 
 /// A condition reduced to what a view shows (`openshift/api config/v1 ClusterOperatorStatusCondition`).
@@ -607,6 +611,7 @@ pub fn assess_with_wall_clock(
         now,
         wall_clock,
     };
+    out.node_versions_unknown = !state.nodes.is_empty() && state.machine_configs.is_empty();
     let membership = nodes::assign_nodes(&state.machine_config_pools, &state.nodes);
     let mut node_insights = Vec::new();
     for (pool, members) in state.machine_config_pools.iter().zip(&membership) {

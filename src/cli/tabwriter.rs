@@ -38,14 +38,12 @@ fn width(s: &str) -> usize {
 
 fn emit(lines: &[Vec<&str>], minwidth: usize, padding: usize, out: &mut String, newline: bool) {
     let mut widths = Vec::new();
-    let mut rendered = vec![false; lines.len()];
-    format_block(lines, 0, lines.len(), &mut widths, minwidth, padding, out, &mut rendered);
+    format_block(lines, 0, lines.len(), &mut widths, minwidth, padding, out);
     if !newline && out.ends_with('\n') {
         out.pop();
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn format_block(
     lines: &[Vec<&str>],
     mut line0: usize,
@@ -54,7 +52,6 @@ fn format_block(
     minwidth: usize,
     padding: usize,
     out: &mut String,
-    rendered: &mut [bool],
 ) {
     let column = widths.len();
     let mut this = line0;
@@ -75,7 +72,7 @@ fn format_block(
             this += 1;
         }
         widths.push(w);
-        format_block(lines, line0, this, widths, minwidth, padding, out, rendered);
+        format_block(lines, line0, this, widths, minwidth, padding, out);
         widths.pop();
         line0 = this;
     }

@@ -7,5 +7,8 @@ use super::ClusterState;
 /// # Errors
 /// Only if the embedded assets are malformed.
 pub fn demo_state() -> anyhow::Result<ClusterState> {
-    Ok(ClusterState { source: "demo".into(), ..Default::default() })
+    Ok(ClusterState {
+        source: "demo".into(),
+        ..Default::default()
+    })
 }

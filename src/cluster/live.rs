@@ -32,9 +32,5 @@ pub async fn fetch_state(_client: &kube::Client, _context: &str) -> anyhow::Resu
 
 /// Starts watchers; returns the feed. (Stub.)
 pub fn watch_state(_client: kube::Client, context: String) -> watch::Receiver<Arc<ClusterState>> {
-    watch::channel(Arc::new(ClusterState {
-        source: context,
-        ..Default::default()
-    }))
-    .1
+    watch::channel(Arc::new(ClusterState { source: context, ..Default::default() })).1
 }

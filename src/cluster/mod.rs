@@ -81,14 +81,8 @@ impl ClusterState {
     /// `lastTransitionTime` among ClusterVersion and ClusterOperator conditions, plus
     /// 368975 ns. `None` when no condition carries a time.
     pub fn snapshot_time(&self) -> Option<chrono::DateTime<chrono::Utc>> {
-        let cv = self
-            .cluster_version
-            .iter()
-            .flat_map(|cv| cv.status.conditions.iter());
-        let co = self
-            .cluster_operators
-            .iter()
-            .flat_map(|co| co.status.conditions.iter());
+        let cv = self.cluster_version.iter().flat_map(|cv| cv.status.conditions.iter());
+        let co = self.cluster_operators.iter().flat_map(|co| co.status.conditions.iter());
         cv.chain(co)
             .filter_map(|c| c.last_transition_time)
             .max()

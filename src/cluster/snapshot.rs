@@ -68,16 +68,10 @@ pub fn load(paths: &[PathBuf]) -> Result<ClusterState, SnapshotError> {
 }
 
 fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotError> {
-    let meta = std::fs::metadata(path).map_err(|source| SnapshotError::Read {
-        path: path.into(),
-        source,
-    })?;
+    let meta = std::fs::metadata(path).map_err(|source| SnapshotError::Read { path: path.into(), source })?;
     if meta.is_dir() {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-            .map_err(|source| SnapshotError::Read {
-                path: path.into(),
-                source,
-            })?
+            .map_err(|source| SnapshotError::Read { path: path.into(), source })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .collect();
         entries.sort();
@@ -100,27 +94,20 @@ fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotErro
 
 /// Files inside directories are read only when they look like data (`.yaml`, `.yml`, `.json`).
 fn is_data_file(p: &Path) -> bool {
-    matches!(
-        p.extension().and_then(|e| e.to_str()),
-        Some("yaml" | "yml" | "json")
-    )
+    matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
 }
 
 fn parse_error(path: &Path, doc: Option<usize>, message: impl std::fmt::Display) -> SnapshotError {
-    SnapshotError::Parse {
-        path: path.into(),
-        doc,
-        message: message.to_string(),
-    }
+    SnapshotError::Parse { path: path.into(), doc, message: message.to_string() }
 }
 
 /// Parses a file's text into documents (JSON or, failing that, multi-document YAML).
 fn documents(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
     let trimmed = text.trim_start();
-    if (trimmed.starts_with('{') || trimmed.starts_with('['))
-        && let Ok(v) = serde_json::from_str::<Value>(text)
-    {
-        return Ok(vec![v]);
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        if let Ok(v) = serde_json::from_str::<Value>(text) {
+            return Ok(vec![v]);
+        }
     }
     let mut docs = Vec::new();
     for (i, de) in serde_norway::Deserializer::from_str(text).enumerate() {
@@ -133,10 +120,7 @@ fn documents(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
 }
 
 fn load_file(path: &Path, state: &mut ClusterState) -> Result<(), SnapshotError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SnapshotError::Read {
-        path: path.into(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(path).map_err(|source| SnapshotError::Read { path: path.into(), source })?;
     let docs = documents(path, &text)?;
     let multi = docs.len() > 1;
     for (i, doc) in docs.into_iter().enumerate() {
@@ -146,12 +130,7 @@ fn load_file(path: &Path, state: &mut ClusterState) -> Result<(), SnapshotError>
     Ok(())
 }
 
-fn add_value(
-    path: &Path,
-    doc: Option<usize>,
-    v: Value,
-    state: &mut ClusterState,
-) -> Result<(), SnapshotError> {
+fn add_value(path: &Path, doc: Option<usize>, v: Value, state: &mut ClusterState) -> Result<(), SnapshotError> {
     if let Value::Array(items) = v {
         for item in items {
             add_value(path, doc, item, state)?;
@@ -159,11 +138,7 @@ fn add_value(
         return Ok(());
     }
     let Value::Object(ref map) = v else {
-        return Err(parse_error(
-            path,
-            doc,
-            "expected a Kubernetes object (a mapping), found a scalar",
-        ));
+        return Err(parse_error(path, doc, "expected a Kubernetes object (a mapping), found a scalar"));
     };
     let kind = map.get("kind").and_then(Value::as_str).map(str::to_owned);
     let kind = match kind {
@@ -176,10 +151,7 @@ fn add_value(
     };
     if kind == "List" || (kind.ends_with("List") && map.get("items").is_some()) {
         let items = map.get("items").cloned().unwrap_or(Value::Null);
-        let item_kind = kind
-            .strip_suffix("List")
-            .filter(|k| !k.is_empty())
-            .map(str::to_owned);
+        let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty()).map(str::to_owned);
         if let Value::Array(items) = items {
             for mut item in items {
                 if let (Some(k), Value::Object(m)) = (&item_kind, &mut item) {
@@ -194,13 +166,13 @@ fn add_value(
     match kind.as_str() {
         "ClusterVersion" => {
             let cv: crate::openshift::ClusterVersion = serde_json::from_value(v).map_err(decode_err)?;
-            if let Some(old) = &state.cluster_version
-                && (old.metadata.name != cv.metadata.name || old.metadata.uid != cv.metadata.uid)
-            {
-                return Err(SnapshotError::DuplicateClusterVersion {
-                    path: path.into(),
-                    name: cv.metadata.name.clone().unwrap_or_default(),
-                });
+            if let Some(old) = &state.cluster_version {
+                if old.metadata.name != cv.metadata.name || old.metadata.uid != cv.metadata.uid {
+                    return Err(SnapshotError::DuplicateClusterVersion {
+                        path: path.into(),
+                        name: cv.metadata.name.clone().unwrap_or_default(),
+                    });
+                }
             }
             state.cluster_version = Some(cv);
         }

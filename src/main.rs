@@ -131,7 +131,10 @@ fn parse_now(now: Option<&str>) -> anyhow::Result<Option<chrono::DateTime<chrono
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?)
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
 }
 
 /// Loads the state once: from `--from` files or from the cluster of the kubeconfig.
@@ -139,8 +142,11 @@ fn load_once(src: &SourceArgs) -> anyhow::Result<cvo::cluster::ClusterState> {
     if src.from.is_empty() {
         let rt = runtime()?;
         rt.block_on(async {
-            let client = cvo::cluster::live::connect(src.kubeconfig.as_deref(), src.context.as_deref()).await?;
-            cvo::cluster::live::fetch_state(&client.client, &client.context).await
+            let client =
+                cvo::cluster::live::connect(src.kubeconfig.as_deref(), src.context.as_deref()).await?;
+            cvo::cluster::live::fetch_state(&client.client, &client.context)
+                .await
+                .map_err(|e| anyhow::anyhow!("{} (context {:?}): {e:#}", client.server, client.context))
         })
     } else {
         Ok(cvo::cluster::snapshot::load(&src.from)?)
@@ -152,7 +158,13 @@ fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     let alerts = a.alerts.as_deref().map(cvo::assess::alerts::load).transpose()?;
     let state = load_once(&a.source)?;
     let now = now
-        .or_else(|| if a.source.from.is_empty() { None } else { state.snapshot_time() })
+        .or_else(|| {
+            if a.source.from.is_empty() {
+                None
+            } else {
+                state.snapshot_time()
+            }
+        })
         .unwrap_or_else(chrono::Utc::now);
     let assessment = cvo::assess::assess(&state, alerts.as_ref(), now);
     let out = match a.output {
@@ -165,7 +177,12 @@ fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
 
 fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
     let state = load_once(&a.source)?;
-    let now = if a.source.from.is_empty() { None } else { state.snapshot_time() }.unwrap_or_else(chrono::Utc::now);
+    let now = if a.source.from.is_empty() {
+        None
+    } else {
+        state.snapshot_time()
+    }
+    .unwrap_or_else(chrono::Utc::now);
     let out = match a.kind.to_ascii_lowercase().as_str() {
         "clusterversion" | "clusterversions" | "cv" | "clusterversion.config.openshift.io" => {
             cvo::cli::get::cluster_version_table(&state, now)?
@@ -173,7 +190,9 @@ fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
         "clusteroperator" | "clusteroperators" | "co" | "clusteroperators.config.openshift.io" => {
             cvo::cli::get::cluster_operators_table(&state, now)
         }
-        other => anyhow::bail!("get {other:?}: unknown kind; use clusterversion (cv) or clusteroperators (co)"),
+        other => {
+            anyhow::bail!("get {other:?}: unknown kind; use clusterversion (cv) or clusteroperators (co)")
+        }
     };
     print!("{out}");
     Ok(ExitCode::SUCCESS)
@@ -187,7 +206,9 @@ fn tui(a: TuiArgs) -> anyhow::Result<ExitCode> {
     let _log = cvo::ui::logging::init_file_logging()?;
     rt.block_on(async {
         let feed = if a.source.from.is_empty() {
-            let client = cvo::cluster::live::connect(a.source.kubeconfig.as_deref(), a.source.context.as_deref()).await?;
+            let client =
+                cvo::cluster::live::connect(a.source.kubeconfig.as_deref(), a.source.context.as_deref())
+                    .await?;
             cvo::cluster::live::watch_state(client.client, client.context)
         } else {
             cvo::cluster::static_feed(cvo::cluster::snapshot::load(&a.source.from)?)

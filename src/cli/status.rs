@@ -1,6 +1,28 @@
 //! `cvo status`: the text of `oc adm upgrade status` and a stable JSON form.
+//!
+//! The text form reproduces `openshift/oc pkg/cli/admin/upgrade/status/status.go` (and the
+//! `controlplane.go`, `workerpool.go`, `health.go` writers) byte for byte.
+//!
+//! The JSON form is [`Assessment`] serialised with camelCase keys. Top-level keys:
+//! - `now`: RFC 3339 instant the assessment was made at;
+//! - `error`: why no assessment could be made, or `null`;
+//! - `updating`: `false` means "The cluster is not updating.";
+//! - `clusterVersionName`, `currentVersion` (newest Completed history entry or `null`),
+//!   `desiredVersion`, `startedAt`, `updatingFor` (`{nanos, text}`);
+//! - `controlPlane`: `assessment`, `targetVersion`, `previousVersion`, `transition`,
+//!   `versionsText`, `duration`, `completionPercent`, `operatorsTotal/Updated/Waiting`,
+//!   `updatingOperators[]`, `estimate` (`kind`, `remaining`, `estimatedTotal`, `baseline`,
+//!   `text`), `operatorHealth`, `multiArch`, ...;
+//! - `pools[]`: every MachineConfigPool (`isMaster` marks the control plane) with counts and
+//!   `nodes[]` (`name`, `assessment`, `phase`, `version`, `estimate`, `message`, flags);
+//! - `showWorkerSection`;
+//! - `health`: `insights[]` (`startedAt`, `since`, `level`, `impact`, `summary`,
+//!   `description`, `reference`, `resources[]`) and `defaultOnly`.
 
-use crate::assess::Assessment;
+use std::fmt::Write as _;
+
+use super::tabwriter;
+use crate::assess::{Assessment, ControlPlaneAssessment, Insight, Level, PoolAssessment};
 
 /// `--details`: which sections get their detailed form.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -15,15 +37,279 @@ pub enum Details {
     Operators,
 }
 
-/// Renders the text form. (Stub.)
-pub fn render_text(_a: &Assessment, _details: Option<Details>) -> String {
-    String::new()
+/// Which detailed forms are enabled.
+#[derive(Clone, Copy)]
+struct Want {
+    operators: bool,
+    nodes: bool,
+    health: bool,
 }
 
-/// Renders the JSON form.
+impl Want {
+    fn from(d: Option<Details>) -> Self {
+        let all = d == Some(Details::All);
+        Self {
+            operators: all || d == Some(Details::Operators),
+            nodes: all || d == Some(Details::Nodes),
+            health: all || d == Some(Details::Health),
+        }
+    }
+}
+
+/// Go `%.0f` of a percentage: round half to even on the exact binary value.
+fn pct(x: f64) -> String {
+    format!("{x:.0}")
+}
+
+/// `ellipsis(s, n)`: at most `n` runes, the last three `...` when cut.
+fn ellipsis(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(n.saturating_sub(3)).collect();
+    out.push_str("...");
+    out
+}
+
+/// Renders the text form of `oc adm upgrade status [--details ...]`.
+///
+/// An assessment that could not be made renders as its error, prefixed `error: `.
+pub fn render_text(a: &Assessment, details: Option<Details>) -> String {
+    if let Some(e) = &a.error {
+        return format!("error: {e}\n");
+    }
+    if !a.updating {
+        return "The cluster is not updating.\n".to_owned();
+    }
+    let want = Want::from(details);
+    let mut out = String::new();
+    control_plane(a, want, &mut out);
+    if let Some(master) = a.master_pool() {
+        node_table(master, want, &mut out);
+    }
+    if a.show_worker_section {
+        out.push_str("\n= Worker Upgrade =\n");
+        let mut t = String::from("\nWORKER POOL\tASSESSMENT\tCOMPLETION\tSTATUS\n");
+        for p in a.worker_pools() {
+            if p.total == 0 {
+                let _ = writeln!(t, "{}\tEmpty\t\t{} Total", p.name, p.total);
+                continue;
+            }
+            let _ = write!(
+                t,
+                "{}\t{}\t{}% ({}/{})\t{} Available, {} Progressing, {} Draining",
+                p.name,
+                p.assessment.as_str(),
+                pct(p.completion_percent),
+                p.total - p.outdated,
+                p.total,
+                p.available,
+                p.progressing,
+                p.draining
+            );
+            if p.excluded > 0 {
+                let _ = write!(t, ", {} Excluded", p.excluded);
+            }
+            if p.degraded > 0 {
+                let _ = write!(t, ", {} Degraded", p.degraded);
+            }
+            t.push('\n');
+        }
+        out.push_str(&tabwriter::format(&t, 0, 3));
+        for p in a.worker_pools() {
+            node_table(p, want, &mut out);
+        }
+    }
+    out.push_str("\n= Update Health =\n");
+    health(&a.health.insights, want.health && !a.health.default_only, &mut out);
+    out
+}
+
+fn control_plane(a: &Assessment, want: Want, out: &mut String) {
+    let cp = &a.control_plane;
+    out.push_str("= Control Plane =\n");
+    if cp.assessment == ControlPlaneAssessment::Completed {
+        let at = cp.completion_at.map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "Update to {} successfully completed at {at} (duration: {})",
+            cp.target_version, cp.duration.text
+        );
+        return;
+    }
+    let _ = writeln!(out, "Assessment:      {}", cp.assessment.as_str());
+    let _ = writeln!(out, "Target Version:  {}", cp.versions_text);
+    if !cp.updating_operators.is_empty() {
+        let names: Vec<&str> = cp.updating_operators.iter().map(|o| o.name.as_str()).collect();
+        let _ = writeln!(out, "Updating:        {}", names.join(", "));
+    }
+    let _ = writeln!(
+        out,
+        "Completion:      {}% ({} operators updated, {} updating, {} waiting)",
+        pct(cp.completion_percent),
+        cp.operators_updated,
+        cp.updating_operators.len(),
+        cp.operators_waiting
+    );
+    match &cp.estimate.text {
+        Some(eta) => {
+            let _ = writeln!(out, "Duration:        {} (Est. Time Remaining: {eta})", cp.duration.text);
+        }
+        None => {
+            let _ = writeln!(out, "Duration:        {}", cp.duration.text);
+        }
+    }
+    let h = &cp.operator_health;
+    let _ = write!(out, "Operator Health: {} Healthy", h.healthy);
+    if h.unavailable > 0 {
+        let _ = write!(out, ", {} Unavailable", h.unavailable);
+    }
+    if h.degraded > 0 {
+        let _ = write!(out, ", {} Available but degraded", h.degraded);
+    }
+    out.push('\n');
+
+    if want.operators && !cp.updating_operators.is_empty() {
+        out.push_str("\nUpdating Cluster Operators");
+        let mut t = String::from("\nNAME\tSINCE\tREASON\tMESSAGE\n");
+        for o in &cp.updating_operators {
+            let reason = if o.reason.is_empty() { "-" } else { o.reason.as_str() };
+            let mut lines = o.message.split('\n');
+            let first = lines.next().unwrap_or("");
+            let _ = writeln!(t, "{}\t{}\t{}\t{first}", o.name, o.since_duration.text, ellipsis(reason, 20));
+            for l in lines {
+                let _ = writeln!(t, "\t\t\t{l}");
+            }
+        }
+        out.push_str(&tabwriter::format(&t, 0, 3));
+    }
+}
+
+fn node_table(p: &PoolAssessment, want: Want, out: &mut String) {
+    if p.nodes.is_empty() {
+        return;
+    }
+    if p.is_master {
+        if p.completion_percent == 100.0 {
+            let v = p.nodes.first().and_then(|n| n.version.as_deref()).unwrap_or("");
+            let _ = writeln!(out, "\nAll control plane nodes successfully updated to {v}");
+            return;
+        }
+        out.push_str("\nControl Plane Nodes");
+    } else {
+        let _ = write!(out, "\nWorker Pool Nodes: {}", p.name);
+    }
+    let mut t = String::from("\nNAME\tASSESSMENT\tPHASE\tVERSION\tEST\tMESSAGE\n");
+    let (mut total, mut completed, mut available, mut progressing, mut outdated, mut draining, mut excluded) =
+        (0, 0, 0, 0, 0, 0, 0);
+    for (i, n) in p.nodes.iter().enumerate() {
+        let omit = !want.nodes && i >= 10 && !n.is_degraded && (!n.is_unavailable || n.is_updating);
+        if omit {
+            total += 1;
+            if n.is_updated {
+                completed += 1;
+            } else {
+                outdated += 1;
+            }
+            if !n.is_unavailable {
+                available += 1;
+            }
+            if n.assessment == crate::assess::NodeAssessmentState::Progressing {
+                progressing += 1;
+            }
+            match n.phase {
+                crate::assess::NodePhase::Draining => draining += 1,
+                crate::assess::NodePhase::Paused => excluded += 1,
+                _ => {}
+            }
+            continue;
+        }
+        let _ = writeln!(
+            t,
+            "{}\t{}\t{}\t{}\t{}\t{}",
+            n.name,
+            n.assessment.as_str(),
+            n.phase.as_str(),
+            n.version.as_deref().unwrap_or("?"),
+            n.estimate,
+            n.message
+        );
+    }
+    out.push_str(&tabwriter::format(&t, 0, 3));
+    if total > 0 {
+        let _ = writeln!(
+            out,
+            "...\nOmitted additional {total} Total, {completed} Completed, {available} Available, {progressing} \
+             Progressing, {outdated} Outdated, {draining} Draining, {excluded} Excluded, and 0 Degraded nodes.\n\
+             Pass along --details=nodes to see all information."
+        );
+    }
+}
+
+fn health(insights: &[Insight], detailed: bool, out: &mut String) {
+    if detailed {
+        for (i, ins) in insights.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            let _ = writeln!(out, "Message: {}", ins.summary);
+            let _ = writeln!(out, "  {:<13}{}", "Since:", ins.since);
+            let _ = writeln!(out, "  {:<13}{}", "Level:", ins.level.as_str());
+            let _ = writeln!(out, "  {:<13}{}", "Impact:", ins.impact.as_str());
+            let _ = writeln!(out, "  {:<13}{}", "Reference:", ins.reference);
+            if !ins.resources.is_empty() {
+                out.push_str("  Resources:\n");
+                let mut kinds: Vec<&str> = ins.resources.iter().map(|r| r.kind.as_str()).collect();
+                kinds.sort_unstable();
+                kinds.dedup();
+                let longest = kinds.iter().map(|k| k.chars().count() + 2).max().unwrap_or(0);
+                for k in kinds {
+                    let mut names: Vec<&str> =
+                        ins.resources.iter().filter(|r| r.kind == k).map(|r| r.name.as_str()).collect();
+                    names.sort_unstable();
+                    let label = format!("{k}: ");
+                    let _ = writeln!(out, "    {label:<longest$}{}", names.join(", "));
+                }
+            }
+            let desc = ins.description.replace('\n', &format!("\n{}, ", " ".repeat(15)));
+            let _ = writeln!(out, "  {:<13}{desc}", "Description:");
+        }
+        return;
+    }
+    let mut t = String::from("SINCE\tLEVEL\tIMPACT\tMESSAGE\n");
+    for ins in insights {
+        let _ = writeln!(t, "{}\t{}\t{}\t{}", ins.since, ins.level.as_str(), ins.impact.as_str(), ins.summary);
+    }
+    out.push_str(&tabwriter::format(&t, 0, 3));
+    if insights.len() > 1 || insights.first().is_some_and(|i| i.level != Level::Info) {
+        out.push_str("\nRun with --details=health for additional description and links to related online documentation\n");
+    }
+}
+
+/// Renders the JSON form (see the module documentation for the shape).
 ///
 /// # Errors
 /// Only if serialisation fails.
 pub fn render_json(a: &Assessment) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(a)? + "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_ties_round_half_even() {
+        assert_eq!(pct(12.5), "12");
+        assert_eq!(pct(37.5), "38");
+        assert_eq!(pct(62.5), "62");
+        assert_eq!(pct(87.5), "88");
+        assert_eq!(pct(100.0 / 3.0), "33");
+    }
+
+    #[test]
+    fn ellipsis_cuts_at_runes() {
+        assert_eq!(ellipsis("NodeInstaller::PetrDoesNotLikeLongLines", 20), "NodeInstaller::Pe...");
+        assert_eq!(ellipsis("short", 20), "short");
+    }
 }

@@ -15,7 +15,9 @@ use serde::Serialize;
 use crate::openshift::{ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool};
 
 /// Everything cvo knows about a cluster at one moment: the objects `oc adm upgrade status`
-/// reads. Lists are sorted by name so output is stable.
+/// reads. ClusterOperators and MachineConfigs are sorted by name so output is stable;
+/// MachineConfigPools and Nodes keep their list order, which `oc adm upgrade status` uses for
+/// the pool table and the insight order.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ClusterState {
     /// Where the state came from, e.g. `context admin@prod` or `snapshot (5 files)`.
@@ -38,14 +40,26 @@ pub struct ClusterState {
 }
 
 impl ClusterState {
-    /// Sorts every list by object name (the order `oc get` prints).
+    /// Sorts the ClusterOperator and MachineConfig lists by object name (the order `oc get`
+    /// prints). MachineConfigPools and Nodes keep their list order: `oc adm upgrade status`
+    /// (`openshift/oc pkg/cli/admin/upgrade/status/status.go`) prints pools in list order, and a
+    /// snapshot's order (e.g. `master, worker, infra`) is part of its expected output.
     pub fn sort(&mut self) {
         fn key(m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
             m.name.clone().unwrap_or_default()
         }
         self.cluster_operators.sort_by_key(|o| key(&o.metadata));
-        self.machine_config_pools.sort_by_key(|o| key(&o.metadata));
         self.machine_configs.sort_by_key(|o| key(&o.metadata));
+    }
+
+    /// Sorts every list by name: the order the API server lists objects in. Used for states
+    /// built from watch caches, whose order is arbitrary.
+    pub fn sort_all_by_name(&mut self) {
+        fn key(m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+            m.name.clone().unwrap_or_default()
+        }
+        self.sort();
+        self.machine_config_pools.sort_by_key(|o| key(&o.metadata));
         self.nodes.sort_by_key(|o| key(&o.metadata));
     }
 }
@@ -81,8 +95,14 @@ impl ClusterState {
     /// `lastTransitionTime` among ClusterVersion and ClusterOperator conditions, plus
     /// 368975 ns. `None` when no condition carries a time.
     pub fn snapshot_time(&self) -> Option<chrono::DateTime<chrono::Utc>> {
-        let cv = self.cluster_version.iter().flat_map(|cv| cv.status.conditions.iter());
-        let co = self.cluster_operators.iter().flat_map(|co| co.status.conditions.iter());
+        let cv = self
+            .cluster_version
+            .iter()
+            .flat_map(|cv| cv.status.conditions.iter());
+        let co = self
+            .cluster_operators
+            .iter()
+            .flat_map(|co| co.status.conditions.iter());
         cv.chain(co)
             .filter_map(|c| c.last_transition_time)
             .max()

@@ -18,13 +18,12 @@ use super::ClusterState;
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
     /// The path could not be read.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Read {
         /// The file or directory.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The file is not valid YAML/JSON, or an object does not decode as its kind.
     #[error("{path}{}: {message}", doc.map(|d| format!(" (document {d})")).unwrap_or_default())]
@@ -68,10 +67,16 @@ pub fn load(paths: &[PathBuf]) -> Result<ClusterState, SnapshotError> {
 }
 
 fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotError> {
-    let meta = std::fs::metadata(path).map_err(|source| SnapshotError::Read { path: path.into(), source })?;
+    let meta = std::fs::metadata(path).map_err(|error| SnapshotError::Read {
+        path: path.into(),
+        error,
+    })?;
     if meta.is_dir() {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-            .map_err(|source| SnapshotError::Read { path: path.into(), source })?
+            .map_err(|error| SnapshotError::Read {
+                path: path.into(),
+                error,
+            })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .collect();
         entries.sort();
@@ -94,20 +99,27 @@ fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotErro
 
 /// Files inside directories are read only when they look like data (`.yaml`, `.yml`, `.json`).
 fn is_data_file(p: &Path) -> bool {
-    matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
+    matches!(
+        p.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    )
 }
 
 fn parse_error(path: &Path, doc: Option<usize>, message: impl std::fmt::Display) -> SnapshotError {
-    SnapshotError::Parse { path: path.into(), doc, message: message.to_string() }
+    SnapshotError::Parse {
+        path: path.into(),
+        doc,
+        message: message.to_string(),
+    }
 }
 
 /// Parses a file's text into documents (JSON or, failing that, multi-document YAML).
 fn documents(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
     let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        if let Ok(v) = serde_json::from_str::<Value>(text) {
-            return Ok(vec![v]);
-        }
+    if (trimmed.starts_with('{') || trimmed.starts_with('['))
+        && let Ok(v) = serde_json::from_str::<Value>(text)
+    {
+        return Ok(vec![v]);
     }
     let mut docs = Vec::new();
     for (i, de) in serde_norway::Deserializer::from_str(text).enumerate() {
@@ -120,7 +132,10 @@ fn documents(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
 }
 
 fn load_file(path: &Path, state: &mut ClusterState) -> Result<(), SnapshotError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SnapshotError::Read { path: path.into(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|error| SnapshotError::Read {
+        path: path.into(),
+        error,
+    })?;
     let docs = documents(path, &text)?;
     let multi = docs.len() > 1;
     for (i, doc) in docs.into_iter().enumerate() {
@@ -130,7 +145,12 @@ fn load_file(path: &Path, state: &mut ClusterState) -> Result<(), SnapshotError>
     Ok(())
 }
 
-fn add_value(path: &Path, doc: Option<usize>, v: Value, state: &mut ClusterState) -> Result<(), SnapshotError> {
+fn add_value(
+    path: &Path,
+    doc: Option<usize>,
+    v: Value,
+    state: &mut ClusterState,
+) -> Result<(), SnapshotError> {
     if let Value::Array(items) = v {
         for item in items {
             add_value(path, doc, item, state)?;
@@ -138,7 +158,11 @@ fn add_value(path: &Path, doc: Option<usize>, v: Value, state: &mut ClusterState
         return Ok(());
     }
     let Value::Object(ref map) = v else {
-        return Err(parse_error(path, doc, "expected a Kubernetes object (a mapping), found a scalar"));
+        return Err(parse_error(
+            path,
+            doc,
+            "expected a Kubernetes object (a mapping), found a scalar",
+        ));
     };
     let kind = map.get("kind").and_then(Value::as_str).map(str::to_owned);
     let kind = match kind {
@@ -151,7 +175,10 @@ fn add_value(path: &Path, doc: Option<usize>, v: Value, state: &mut ClusterState
     };
     if kind == "List" || (kind.ends_with("List") && map.get("items").is_some()) {
         let items = map.get("items").cloned().unwrap_or(Value::Null);
-        let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty()).map(str::to_owned);
+        let item_kind = kind
+            .strip_suffix("List")
+            .filter(|k| !k.is_empty())
+            .map(str::to_owned);
         if let Value::Array(items) = items {
             for mut item in items {
                 if let (Some(k), Value::Object(m)) = (&item_kind, &mut item) {
@@ -166,13 +193,13 @@ fn add_value(path: &Path, doc: Option<usize>, v: Value, state: &mut ClusterState
     match kind.as_str() {
         "ClusterVersion" => {
             let cv: crate::openshift::ClusterVersion = serde_json::from_value(v).map_err(decode_err)?;
-            if let Some(old) = &state.cluster_version {
-                if old.metadata.name != cv.metadata.name || old.metadata.uid != cv.metadata.uid {
-                    return Err(SnapshotError::DuplicateClusterVersion {
-                        path: path.into(),
-                        name: cv.metadata.name.clone().unwrap_or_default(),
-                    });
-                }
+            if let Some(old) = &state.cluster_version
+                && (old.metadata.name != cv.metadata.name || old.metadata.uid != cv.metadata.uid)
+            {
+                return Err(SnapshotError::DuplicateClusterVersion {
+                    path: path.into(),
+                    name: cv.metadata.name.clone().unwrap_or_default(),
+                });
             }
             state.cluster_version = Some(cv);
         }
@@ -253,5 +280,129 @@ fn infer_kind(path: &Path, v: &Value) -> Option<&'static str> {
         Some("Node")
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
+        let p = dir.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+
+    #[test]
+    fn reads_lists_multi_documents_and_typed_lists() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(
+            dir.path(),
+            "a.yaml",
+            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: config.openshift.io/v1\n  kind: ClusterOperator\n  metadata: {name: dns}\n---\nkind: ClusterOperatorList\nitems:\n- metadata: {name: etcd}\n---\n",
+        );
+        write(
+            dir.path(),
+            "sub/b.json",
+            r#"{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","managedFields":[{"manager":"x"}]}}"#,
+        );
+        write(dir.path(), "sub/notes.txt", "not read: no data extension");
+        let s = load(&[dir.path().to_path_buf()]).expect("load");
+        let names: Vec<&str> = s.cluster_operators.iter().map(|o| o.name()).collect();
+        assert_eq!(names, ["dns", "etcd"]);
+        assert_eq!(s.nodes.len(), 1);
+        assert!(
+            s.nodes[0].metadata.managed_fields.is_none(),
+            "managedFields dropped"
+        );
+        assert!(s.cluster_version.is_none());
+    }
+
+    #[test]
+    fn infers_kind_from_path_and_shape() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(
+            dir.path(),
+            "config/version.json",
+            r#"{"metadata":{"name":"version"},"status":{"desired":{"version":"4.7.16"}}}"#,
+        );
+        write(
+            dir.path(),
+            "config/clusteroperator/dns.json",
+            r#"{"metadata":{"name":"dns"},"status":{}}"#,
+        );
+        write(
+            dir.path(),
+            "x/pool.json",
+            r#"{"metadata":{"name":"worker"},"status":{"machineCount":3}}"#,
+        );
+        let s = load(&[dir.path().to_path_buf()]).expect("load");
+        assert_eq!(
+            s.cluster_version
+                .as_ref()
+                .map(|c| c.status.desired.version.as_str()),
+            Some("4.7.16")
+        );
+        assert_eq!(s.cluster_operators.len(), 1);
+        assert_eq!(s.machine_config_pools.len(), 1);
+        assert_eq!(s.machine_config_pools[0].status.machine_count, 3);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_document() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = write(
+            dir.path(),
+            "two.yaml",
+            "kind: Node\nmetadata: {name: a}\n---\nkind: Node\nmetadata: [\n",
+        );
+        let e = load(&[f]).expect_err("must fail").to_string();
+        assert!(e.contains("two.yaml (document 2)"), "{e}");
+        let f = write(dir.path(), "scalar.yaml", "42\n");
+        let e = load(&[f]).expect_err("must fail").to_string();
+        assert!(e.contains("scalar.yaml") && e.contains("scalar"), "{e}");
+        let f = write(
+            dir.path(),
+            "cv.yaml",
+            "kind: ClusterVersion\nmetadata: {name: version}\nspec: {channel: 5}\n",
+        );
+        let e = load(&[f]).expect_err("must fail").to_string();
+        assert!(e.contains("cv.yaml: ClusterVersion: invalid type"), "{e}");
+    }
+
+    #[test]
+    fn two_different_cluster_versions_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(
+            dir.path(),
+            "a.yaml",
+            "kind: ClusterVersion\nmetadata: {name: version, uid: a}\n",
+        );
+        write(
+            dir.path(),
+            "b.yaml",
+            "kind: ClusterVersion\nmetadata: {name: version, uid: b}\n",
+        );
+        let e = load(&[dir.path().to_path_buf()]).expect_err("must fail");
+        assert!(matches!(e, SnapshotError::DuplicateClusterVersion { .. }), "{e}");
+    }
+
+    #[test]
+    fn snapshot_time_is_latest_condition_plus_offset() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = write(
+            dir.path(),
+            "cv.yaml",
+            "kind: ClusterVersion\nmetadata: {name: version}\nstatus:\n  conditions:\n  - {type: Available, status: 'True', lastTransitionTime: '2024-01-01T00:00:00Z'}\n  - {type: Progressing, status: 'True', lastTransitionTime: '2024-01-02T00:00:00Z'}\n",
+        );
+        let s = load(&[f]).expect("load");
+        let t = s.snapshot_time().expect("time");
+        assert_eq!(
+            t.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true),
+            "2024-01-02T00:00:00.000368975Z"
+        );
     }
 }

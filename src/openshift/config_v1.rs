@@ -22,7 +22,14 @@ pub struct ClusterVersion {
     #[serde(default)]
     pub status: ClusterVersionStatus,
 }
-openshift_resource!(ClusterVersion, "config.openshift.io", "v1", "ClusterVersion", "clusterversions", ClusterResourceScope);
+openshift_resource!(
+    ClusterVersion,
+    "config.openshift.io",
+    "v1",
+    "ClusterVersion",
+    "clusterversions",
+    ClusterResourceScope
+);
 
 /// `spec` of ClusterVersion.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -323,7 +330,14 @@ pub struct ClusterOperator {
     #[serde(default)]
     pub status: ClusterOperatorStatus,
 }
-openshift_resource!(ClusterOperator, "config.openshift.io", "v1", "ClusterOperator", "clusteroperators", ClusterResourceScope);
+openshift_resource!(
+    ClusterOperator,
+    "config.openshift.io",
+    "v1",
+    "ClusterOperator",
+    "clusteroperators",
+    ClusterResourceScope
+);
 
 /// `status` of ClusterOperator.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -382,6 +396,10 @@ impl ClusterOperator {
     }
     /// The version reported under the name `operator`, if any.
     pub fn operator_version(&self) -> Option<&str> {
-        self.status.versions.iter().find(|v| v.name == "operator").map(|v| v.version.as_str())
+        self.status
+            .versions
+            .iter()
+            .find(|v| v.name == "operator")
+            .map(|v| v.version.as_str())
     }
 }

@@ -43,7 +43,9 @@ macro_rules! openshift_resource {
 pub(crate) use openshift_resource;
 
 /// Converts a k8s-openapi (jiff) timestamp into chrono's `DateTime<Utc>`.
-pub fn time_to_chrono(t: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time) -> chrono::DateTime<chrono::Utc> {
+pub fn time_to_chrono(
+    t: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+) -> chrono::DateTime<chrono::Utc> {
     let secs = t.0.as_second();
     let nanos = u32::try_from(t.0.subsec_nanosecond()).unwrap_or(0);
     chrono::DateTime::from_timestamp(secs, nanos).unwrap_or_default()

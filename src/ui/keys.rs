@@ -122,6 +122,8 @@ pub struct KeyBinding {
     modes: u8,
     /// Shown in the footer hint bar.
     pub hint: bool,
+    /// The word the hint bar shows.
+    pub short: &'static str,
     /// The action.
     pub action: KeyAction,
 }
@@ -142,6 +144,18 @@ const fn b(
     hint: bool,
     action: KeyAction,
 ) -> KeyBinding {
+    let short = match action {
+        KeyAction::Quit => "quit",
+        KeyAction::Help => "help",
+        KeyAction::Filter => "filter",
+        KeyAction::Command => "command",
+        KeyAction::NextTab => "view",
+        KeyAction::Open => "details",
+        KeyAction::Yaml => "yaml",
+        KeyAction::Submit => "apply",
+        KeyAction::Back => "cancel",
+        _ => "",
+    };
     KeyBinding {
         keys,
         label,
@@ -149,6 +163,7 @@ const fn b(
         section,
         modes,
         hint,
+        short,
         action,
     }
 }

@@ -151,3 +151,6 @@ async fn event_loop(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -378,6 +378,10 @@ fn operator_row(co: &ClusterOperator, desired: Option<&str>) -> OperatorRow {
     let version = co.operator_version().unwrap_or("").to_owned();
     let at_target = desired.is_none_or(|d| d == version);
     let (status, level, decider) = operator_status(co, at_target);
+    let mut message = decider.map(|c| c.message().to_owned()).unwrap_or_default();
+    if status == "PEND" && message.trim().is_empty() {
+        message = format!("waiting to update to {}", desired.unwrap_or("?"));
+    }
     OperatorRow {
         name: co.name().to_owned(),
         at_target,
@@ -389,7 +393,7 @@ fn operator_row(co: &ClusterOperator, desired: Option<&str>) -> OperatorRow {
         level,
         since: decider.and_then(|c| c.last_transition_time),
         reason: decider.map(|c| c.reason().to_owned()).unwrap_or_default(),
-        message: decider.map(|c| c.message().to_owned()).unwrap_or_default(),
+        message,
         version,
     }
 }

@@ -107,8 +107,9 @@ fn split_v(area: Rect, first: u16) -> (Rect, Rect) {
     )
 }
 
-/// Overview: (completion, conditions, insights).
-fn overview_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect, Rect) {
+/// Overview: (completion, conditions, insights, pools); pools get space only when everything
+/// else fits.
+fn overview_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect, Rect, Rect) {
     let (completion, rest) = split_v(body, 4);
     let want = u16::try_from(dash.conditions.len())
         .unwrap_or(u16::MAX)
@@ -120,8 +121,20 @@ fn overview_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect, Rect) {
     } else {
         (rest.height * 2 / 3).min(want)
     };
-    let (conditions, insights) = split_v(rest, cond_h);
-    (completion, conditions, insights)
+    let (conditions, rest) = split_v(rest, cond_h);
+    let ins_want = u16::try_from(dash.insights.len().max(1))
+        .unwrap_or(u16::MAX)
+        .saturating_add(3);
+    let pools_want = u16::try_from(dash.pools.len())
+        .unwrap_or(u16::MAX)
+        .saturating_add(3);
+    let pools_h = if dash.pools.is_empty() || rest.height < ins_want + pools_want {
+        0
+    } else {
+        pools_want
+    };
+    let (insights, pools) = split_v(rest, rest.height - pools_h);
+    (completion, conditions, insights, pools)
 }
 
 /// Nodes: (pools, nodes).
@@ -251,12 +264,13 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     );
     let mut l4 = Vec::new();
     if let Some(s) = &h.secondary {
+        l4.push(("Update ".into(), p.muted));
         l4.push((format!("{s} · "), p.warn));
     }
     l4.push(("Operators ".into(), p.muted));
     l4.push((d.operator_health.clone(), p.text));
     let errors = d.insights.iter().filter(|i| i.level == Level::Error).count();
-    l4.push(("  Insights ".into(), p.muted));
+    l4.push((" · Insights ".into(), p.muted));
     let ins_style = if errors > 0 { p.err } else { p.text };
     l4.push((format!("{} ({errors} errors)", d.insights.len()), ins_style));
     let l4 = fit_spans(l4, w);
@@ -332,25 +346,21 @@ fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
     let mut spans = Vec::new();
     for b in BINDINGS.iter().filter(|b| b.hint && b.applies(mode)) {
         spans.push((b.label.to_string(), p.key));
-        spans.push((format!(" {}  ", short_desc(b.desc)), p.muted));
+        spans.push((format!(" {}  ", b.short), p.muted));
     }
     frame.render_widget(Paragraph::new(fit_spans(spans, w)), area);
 }
 
-/// The first words of a key description, for the hint bar.
-fn short_desc(desc: &str) -> &str {
-    let end = desc.find([' ', ',', '(', ':']).unwrap_or(desc.len());
-    &desc[..end]
-}
-
-/// A table column: header, width bounds, whether it takes the leftover space, and how early
-/// it is hidden on narrow terminals (0 = never).
+/// A table column: header, width bounds, whether it takes the leftover space, whether it is
+/// a key column that gets its full width first, and how early it is hidden on narrow
+/// terminals (0 = never).
 #[derive(Clone, Copy)]
 struct Col {
     header: &'static str,
     min: u16,
     max: u16,
     fill: bool,
+    key: bool,
     hide: u8,
 }
 
@@ -360,6 +370,7 @@ const fn col(header: &'static str, min: u16, max: u16) -> Col {
         min,
         max,
         fill: false,
+        key: false,
         hide: 0,
     }
 }
@@ -369,6 +380,7 @@ const fn fill(header: &'static str, min: u16) -> Col {
         min,
         max: u16::MAX,
         fill: true,
+        key: false,
         hide: 0,
     }
 }
@@ -376,6 +388,18 @@ impl Col {
     const fn hide(mut self, order: u8) -> Self {
         self.hide = order;
         self
+    }
+    const fn key(mut self) -> Self {
+        self.key = true;
+        self
+    }
+    /// The width the column would like: its widest content or header, within its bounds.
+    fn want(&self, content: usize) -> u16 {
+        let w = content
+            .max(text::width(self.header))
+            .min(usize::from(self.max))
+            .max(usize::from(self.min));
+        u16::try_from(w).unwrap_or(u16::MAX)
     }
 }
 
@@ -387,23 +411,35 @@ fn c(t: impl Into<String>) -> C {
 }
 
 /// Column widths for `avail` columns of space; `None` hides a column.
+///
+/// Optional columns are hidden (highest `hide` first) until the minimum widths plus the full
+/// width of key columns fit. Space then goes to key columns, then up to a third of the row to
+/// the fill column, then to the other columns, and what is left to the fill column.
 fn column_widths(cols: &[Col], content: &[usize], avail: u16) -> Vec<Option<u16>> {
+    let avail = u32::from(avail);
     let mut shown: Vec<bool> = vec![true; cols.len()];
-    let total_min = |shown: &[bool]| -> u32 {
-        let n = shown.iter().filter(|s| **s).count() as u32;
-        cols.iter()
-            .zip(shown)
-            .filter(|(_, s)| **s)
-            .map(|(c, _)| u32::from(c.min))
-            .sum::<u32>()
-            + n.saturating_sub(1)
+    let need = |shown: &[bool], with_keys: bool| -> u32 {
+        let n = u32::try_from(shown.iter().filter(|s| **s).count()).unwrap_or(u32::MAX);
+        let widths: u32 = cols
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| shown[*i])
+            .map(|(i, c)| {
+                u32::from(if with_keys && c.key {
+                    c.want(content[i])
+                } else {
+                    c.min
+                })
+            })
+            .sum();
+        widths + n.saturating_sub(1)
     };
-    while total_min(&shown) > u32::from(avail) {
+    while need(&shown, true) > avail {
         let victim = cols
             .iter()
             .enumerate()
             .filter(|(i, c)| shown[*i] && c.hide > 0)
-            .max_by_key(|(_, c)| c.hide)
+            .min_by_key(|(_, c)| c.hide)
             .map(|(i, _)| i);
         match victim {
             Some(i) => shown[i] = false,
@@ -411,27 +447,30 @@ fn column_widths(cols: &[Col], content: &[usize], avail: u16) -> Vec<Option<u16>
         }
     }
     let mut widths: Vec<Option<u16>> = cols.iter().zip(&shown).map(|(c, s)| s.then_some(c.min)).collect();
-    let mut extra = u32::from(avail).saturating_sub(total_min(&shown));
-    for (i, col) in cols.iter().enumerate() {
-        let Some(w) = widths[i] else { continue };
-        if col.fill {
-            continue;
+    let mut extra = avail.saturating_sub(need(&shown, false));
+    let mut grow = |widths: &mut Vec<Option<u16>>, i: usize, target: u16| {
+        if let Some(w) = widths[i] {
+            let add = u32::from(target.saturating_sub(w)).min(extra);
+            extra -= add;
+            widths[i] = Some(w.saturating_add(u16::try_from(add).unwrap_or(0)));
         }
-        let want = content[i]
-            .max(text::width(col.header))
-            .min(usize::from(col.max))
-            .max(usize::from(col.min));
-        let want = u16::try_from(want).unwrap_or(u16::MAX);
-        let add = u32::from(want.saturating_sub(w)).min(extra);
-        extra -= add;
-        widths[i] = Some(w + u16::try_from(add).unwrap_or(0));
+    };
+    for (i, col) in cols.iter().enumerate().filter(|(_, c)| c.key && !c.fill) {
+        grow(&mut widths, i, col.want(content[i]));
     }
-    if let Some(i) = cols
+    let fill_i = cols
         .iter()
         .enumerate()
-        .position(|(i, c)| c.fill && widths[i].is_some())
-    {
-        widths[i] = widths[i].map(|w| w + u16::try_from(extra).unwrap_or(0));
+        .position(|(i, c)| c.fill && widths[i].is_some());
+    if let Some(i) = fill_i {
+        let third = u16::try_from(avail / 3).unwrap_or(u16::MAX);
+        grow(&mut widths, i, cols[i].want(content[i]).min(third));
+    }
+    for (i, col) in cols.iter().enumerate().filter(|(_, c)| !c.key && !c.fill) {
+        grow(&mut widths, i, col.want(content[i]));
+    }
+    if let Some(i) = fill_i {
+        grow(&mut widths, i, u16::MAX);
     }
     widths
 }
@@ -561,10 +600,10 @@ fn filter_title(app: &App, tab: Tab, name: &str, total: usize, shown: usize) -> 
 }
 
 fn render_overview(app: &App, frame: &mut Frame, body: Rect) {
-    let (completion, conditions, insights) = overview_areas(body, &app.dash);
+    let (completion, conditions, insights, pools) = overview_areas(body, &app.dash);
     render_completion(app, frame, completion);
     const COLS: [Col; 5] = [
-        col("TYPE", 8, 30),
+        col("TYPE", 8, 22).key(),
         col("STATUS", 7, 7),
         col("REASON", 6, 28).hide(2),
         col("SINCE", 5, 7).hide(1),
@@ -615,6 +654,9 @@ fn render_overview(app: &App, frame: &mut Frame, body: Rect) {
     );
     if insights.height >= 3 {
         render_insights(app, frame, insights, false);
+    }
+    if pools.height >= 3 {
+        render_pools(app, frame, pools, " (3 for nodes)");
     }
 }
 
@@ -724,14 +766,14 @@ fn render_insights(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
 fn render_operators(app: &App, frame: &mut Frame, body: Rect) {
     const COLS: [Col; 9] = [
         col("STATUS", 6, 6),
-        col("NAME", 12, 36),
+        col("NAME", 12, 30).key(),
         col("VERSION", 7, 24),
         col("AVAIL", 5, 5),
         col("PROG", 5, 5),
         col("DEGR", 5, 5),
         col("UPGR", 5, 5).hide(2),
         col("SINCE", 5, 7).hide(1),
-        fill("MESSAGE", 10).hide(3),
+        fill("MESSAGE", 12).hide(3),
     ];
     let d = &app.dash;
     let cond_cell = |s: Option<ConditionStatus>, bad: ConditionStatus, lvl: Level| {
@@ -794,6 +836,53 @@ fn render_operators(app: &App, frame: &mut Frame, body: Rect) {
 
 fn render_nodes(app: &App, frame: &mut Frame, body: Rect) {
     let (pools_area, nodes_area) = nodes_areas(body, &app.dash);
+    render_pools(app, frame, pools_area, "");
+    let d = &app.dash;
+    const COLS: [Col; 7] = [
+        col("NAME", 12, 45).key(),
+        col("POOL", 6, 12).hide(2),
+        col("ASSESSMENT", 11, 11),
+        col("PHASE", 9, 9).hide(3),
+        col("VERSION", 7, 20),
+        col("EST", 4, 5).hide(1),
+        fill("MESSAGE", 10).hide(4),
+    ];
+    let rows = d
+        .nodes
+        .iter()
+        .map(|n| {
+            (
+                vec![
+                    c(&n.name),
+                    c(&n.pool),
+                    C(n.assessment.clone(), Some(n.level)),
+                    c(&n.phase),
+                    c(&n.version),
+                    c(&n.estimate),
+                    c(text::one_line(&n.message)),
+                ],
+                n.level,
+            )
+        })
+        .collect();
+    let visible = app.visible_rows(Tab::Nodes);
+    let title = filter_title(app, Tab::Nodes, "nodes", d.nodes.len(), visible.len());
+    render_table(
+        app,
+        frame,
+        nodes_area,
+        TableSpec {
+            title,
+            cols: &COLS,
+            rows,
+            visible,
+            cursor: cursor(app, Tab::Nodes),
+            empty: "no nodes",
+        },
+    );
+}
+
+fn render_pools(app: &App, frame: &mut Frame, area: Rect, note: &str) {
     const POOL_COLS: [Col; 4] = [
         col("POOL", 6, 24),
         col("ASSESSMENT", 11, 11),
@@ -835,56 +924,14 @@ fn render_nodes(app: &App, frame: &mut Frame, body: Rect) {
     render_table(
         app,
         frame,
-        pools_area,
+        area,
         TableSpec {
-            title: format!(" machineconfigpools[{}] ", d.pools.len()),
+            title: format!(" machineconfigpools[{}]{note} ", d.pools.len()),
             cols: &POOL_COLS,
             visible: (0..pool_rows.len()).collect(),
             rows: pool_rows,
             cursor: None,
             empty: "no MachineConfigPools",
-        },
-    );
-    const COLS: [Col; 7] = [
-        col("NAME", 12, 45),
-        col("POOL", 6, 12).hide(2),
-        col("ASSESSMENT", 11, 11),
-        col("PHASE", 9, 9).hide(3),
-        col("VERSION", 7, 20),
-        col("EST", 4, 5).hide(1),
-        fill("MESSAGE", 10).hide(4),
-    ];
-    let rows = d
-        .nodes
-        .iter()
-        .map(|n| {
-            (
-                vec![
-                    c(&n.name),
-                    c(&n.pool),
-                    C(n.assessment.clone(), Some(n.level)),
-                    c(&n.phase),
-                    c(&n.version),
-                    c(&n.estimate),
-                    c(text::one_line(&n.message)),
-                ],
-                n.level,
-            )
-        })
-        .collect();
-    let visible = app.visible_rows(Tab::Nodes);
-    let title = filter_title(app, Tab::Nodes, "nodes", d.nodes.len(), visible.len());
-    render_table(
-        app,
-        frame,
-        nodes_area,
-        TableSpec {
-            title,
-            cols: &COLS,
-            rows,
-            visible,
-            cursor: cursor(app, Tab::Nodes),
-            empty: "no nodes",
         },
     );
 }
@@ -1112,11 +1159,13 @@ mod tests {
 
     #[test]
     fn columns_fit_and_hide_in_order() {
-        let cols = [col("A", 4, 10), col("B", 5, 5).hide(1), fill("MSG", 10)];
+        let cols = [col("A", 4, 10).key(), col("B", 5, 5).hide(1), fill("MSG", 10)];
+        // Wide: key column full, B full, the rest to the message.
         let w = column_widths(&cols, &[8, 5, 50], 40);
         assert_eq!(w, vec![Some(8), Some(5), Some(25)]);
-        let w = column_widths(&cols, &[8, 5, 50], 16);
-        assert_eq!(w, vec![Some(5), None, Some(10)]);
+        // Narrow: B is hidden so the key column keeps its width.
+        let w = column_widths(&cols, &[8, 5, 50], 20);
+        assert_eq!(w, vec![Some(8), None, Some(11)]);
         // Nothing left to hide: widths stay at their minimums, no panic.
         let w = column_widths(&cols, &[8, 5, 50], 3);
         assert_eq!(w, vec![Some(4), None, Some(10)]);

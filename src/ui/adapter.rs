@@ -63,12 +63,12 @@ pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment)
         },
     });
     let h = &cp.operator_health;
-    let mut health = format!("{} Healthy", h.healthy);
+    let mut health = format!("{} healthy", h.healthy);
     if h.unavailable > 0 {
-        health.push_str(&format!(", {} Unavailable", h.unavailable));
+        health.push_str(&format!(", {} unavailable", h.unavailable));
     }
     if h.degraded > 0 {
-        health.push_str(&format!(", {} Available but degraded", h.degraded));
+        health.push_str(&format!(", {} degraded", h.degraded));
     }
     d.operator_health = health;
     d.headline = headline(state, a, ratio);
@@ -91,7 +91,7 @@ fn headline(state: &ClusterState, a: &Assessment, ratio: f64) -> Headline {
     let cp = &a.control_plane;
     let cv = state.cluster_version.as_ref();
     let progress = format!(
-        "control plane {}: {}",
+        "still running, control plane {} {}",
         cp.assessment.as_str(),
         percent_label(ratio)
     );
@@ -108,7 +108,7 @@ fn headline(state: &ClusterState, a: &Assessment, ratio: f64) -> Headline {
             word: "Failing".into(),
             level: Level::Error,
             detail: cond_detail(f),
-            secondary: Some(format!("still running: {progress}")),
+            secondary: Some(progress),
         };
     }
     if cp.assessment == ControlPlaneAssessment::Completed {

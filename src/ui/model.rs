@@ -429,12 +429,12 @@ fn operator_completion(ops: &[OperatorRow]) -> Completion {
 fn operator_health(ops: &[OperatorRow]) -> String {
     let unav = ops.iter().filter(|o| o.status == "UNAV").count();
     let degr = ops.iter().filter(|o| o.status == "DEGR").count();
-    let mut s = format!("{} Healthy", ops.len() - unav - degr);
+    let mut s = format!("{} healthy", ops.len() - unav - degr);
     if unav > 0 {
-        s.push_str(&format!(", {unav} Unavailable"));
+        s.push_str(&format!(", {unav} unavailable"));
     }
     if degr > 0 {
-        s.push_str(&format!(", {degr} Available but degraded"));
+        s.push_str(&format!(", {degr} degraded"));
     }
     s
 }
@@ -458,13 +458,8 @@ fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>) -> Hea
             secondary: None,
         };
     };
-    let progress = completion.map(|c| {
-        format!(
-            "update to {} in progress: {}",
-            cv.status.desired.version,
-            percent_label(c.ratio)
-        )
-    });
+    let progress =
+        completion.map(|c| format!("still running, {} of operators updated", percent_label(c.ratio)));
     if let Some(f) = cv.condition("Failing").filter(|c| c.is_true()) {
         return Headline {
             word: "Failing".into(),

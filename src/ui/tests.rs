@@ -186,6 +186,46 @@ fn snapshot_fixture_degraded() {
     insta::assert_snapshot!("fixture_degraded_operators_160x48", draw(&app).backend());
 }
 
+/// Every `oc adm upgrade status` fixture renders in every view at a few sizes without panics,
+/// with the header on screen.
+#[test]
+fn every_fixture_renders_in_every_view() {
+    let Some(dir) = fixtures_dir() else { return };
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("fixture dir")
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .into_string()
+                .ok()?
+                .strip_suffix("-cv.yaml")
+                .map(str::to_owned)
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 5, "{names:?}");
+    for name in names {
+        let Some(state) = fixture(&name) else { return };
+        for (w, h) in [(80u16, 24u16), (160, 48), (60, 15)] {
+            let mut app = app_for(state.clone(), w, h);
+            for tab in Tab::ALL {
+                app.update(Action::GotoTab(tab));
+                let lines = screen_text(draw(&app).backend().buffer());
+                assert!(
+                    lines[2].starts_with("Assessment "),
+                    "{name} {w}x{h} {tab:?}: {}",
+                    lines[2]
+                );
+                key(&mut app, KeyCode::Enter);
+                let _ = draw(&app);
+                key(&mut app, KeyCode::Char('y'));
+                let _ = draw(&app);
+                key(&mut app, KeyCode::Esc);
+            }
+        }
+    }
+}
+
 #[test]
 fn snapshot_help_overlay() {
     let mut app = app_for(demo(), 80, 24);
@@ -394,7 +434,7 @@ fn field_note_29_failing_wins_over_progressing() {
     let text = screen_text(draw(&app).backend().buffer()).join("\n");
     assert!(text.contains("Assessment Failing"), "{text}");
     assert!(
-        text.contains("still running: control plane Progressing: 94 %"),
+        text.contains("Update still running, control plane Progressing 94 %"),
         "{text}"
     );
 

@@ -33,7 +33,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let msg = format!(
-            "terminal too small: {}x{}, need at least {MIN_WIDTH}x{MIN_HEIGHT} (q quits)",
+            "terminal too small: {}x{} (need {MIN_WIDTH}x{MIN_HEIGHT})",
             area.width, area.height
         );
         let line = Line::styled(text::fit(&msg, usize::from(area.width)), app.palette.warn);
@@ -272,7 +272,11 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     let errors = d.insights.iter().filter(|i| i.level == Level::Error).count();
     l4.push((" · Insights ".into(), p.muted));
     let ins_style = if errors > 0 { p.err } else { p.text };
-    l4.push((format!("{} ({errors} errors)", d.insights.len()), ins_style));
+    let plural = if errors == 1 { "" } else { "s" };
+    l4.push((
+        format!("{} ({errors} error{plural})", d.insights.len()),
+        ins_style,
+    ));
     let l4 = fit_spans(l4, w);
     frame.render_widget(Paragraph::new(vec![l1, l2, l3, l4]), area);
 }
@@ -344,7 +348,12 @@ fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
     }
     let mode = app.mode();
     let mut spans = Vec::new();
-    for b in BINDINGS.iter().filter(|b| b.hint && b.applies(mode)) {
+    // `y` in a popup only works when the popup is about an object.
+    let yaml_ok = app.popup.as_ref().is_none_or(|p| p.yaml.is_some());
+    let shown = BINDINGS
+        .iter()
+        .filter(|b| b.hint && b.applies(mode) && (yaml_ok || b.action != super::keys::KeyAction::Yaml));
+    for b in shown {
         spans.push((b.label.to_string(), p.key));
         spans.push((format!(" {}  ", b.short), p.muted));
     }

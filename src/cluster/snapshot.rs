@@ -136,7 +136,21 @@ fn load_file(path: &Path, state: &mut ClusterState) -> Result<(), SnapshotError>
         path: path.into(),
         error,
     })?;
-    let docs = documents(path, &text)?;
+    load_text(path, &text, state)
+}
+
+/// Loads the objects of one file's text (YAML or JSON, as [`load`] accepts) into `state`;
+/// `name` stands for the file in error messages. Used for embedded assets (the demo cluster).
+/// Call [`ClusterState::sort`] after the last file.
+///
+/// # Errors
+/// [`SnapshotError::Parse`] naming `name` (and the document) when the text does not decode.
+pub fn load_str(name: &str, text: &str, state: &mut ClusterState) -> Result<(), SnapshotError> {
+    load_text(Path::new(name), text, state)
+}
+
+fn load_text(path: &Path, text: &str, state: &mut ClusterState) -> Result<(), SnapshotError> {
+    let docs = documents(path, text)?;
     let multi = docs.len() > 1;
     for (i, doc) in docs.into_iter().enumerate() {
         let doc_no = multi.then_some(i + 1);

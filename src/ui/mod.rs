@@ -1,11 +1,36 @@
-//! The ratatui dashboard (feature `tui`).
+//! The ratatui dashboard (feature `tui`): watch-only, it never writes to the cluster.
+//!
+//! - [`app`]: state and the only mutator, `App::update(Action)` (The Elm Architecture);
+//! - [`view`]: pure rendering of `&App`;
+//! - [`keys`]: the one key registry behind dispatch, help and hints;
+//! - [`model`] / [`adapter`]: the rows and values shown, derived per state change;
+//! - [`theme`], [`text`]: named styles, and width-safe one-line cells;
+//! - [`logging`]: file logging (never to the screen).
+//!
+//! The loop redraws only when input, data or the terminal size change (field note 32), applies
+//! bursts of feed updates at most four times a second, exits cleanly on `q`, Ctrl-c, SIGHUP,
+//! SIGTERM, SIGINT or end of input (field note 36), and restores the terminal on every exit
+//! path, panics included.
 
+pub mod adapter;
+pub mod app;
+pub mod keys;
 pub mod logging;
+pub mod model;
+pub mod text;
+pub mod theme;
+pub mod view;
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 use chrono::{DateTime, Utc};
-use tokio::sync::watch;
+use futures::StreamExt;
+use ratatui::crossterm::event::{Event, EventStream};
+use tokio::{
+    signal::unix::{SignalKind, signal},
+    sync::watch,
+    time::Instant,
+};
 
 use crate::{assess::alerts::Alerts, cluster::ClusterState};
 
@@ -19,10 +44,113 @@ pub struct UiOptions {
     pub now: Option<DateTime<Utc>>,
 }
 
-/// Runs the dashboard until the user quits. (Stub.)
+/// Shortest gap between two applications of feed updates (bursts are coalesced).
+const FEED_INTERVAL: Duration = Duration::from_millis(250);
+/// How often ages are refreshed when they follow the wall clock.
+const CLOCK_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Runs the dashboard until the user quits or the terminal goes away.
 ///
 /// # Errors
-/// Terminal I/O errors.
-pub async fn run(_opts: UiOptions) -> anyhow::Result<()> {
+/// Terminal I/O errors and signal-handler registration failures.
+pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
+    let mut sighup = signal(SignalKind::hangup())?;
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut terminal = ratatui::try_init()?;
+    let result = event_loop(&mut terminal, opts, async move {
+        tokio::select! {
+            _ = sighup.recv() => "SIGHUP",
+            _ = sigterm.recv() => "SIGTERM",
+            _ = sigint.recv() => "SIGINT",
+        }
+    })
+    .await;
+    // The terminal may be gone (SIGHUP): ignore errors while restoring.
+    let _ = ratatui::try_restore();
+    result
+}
+
+async fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    opts: UiOptions,
+    signals: impl std::future::Future<Output = &'static str>,
+) -> anyhow::Result<()> {
+    let UiOptions {
+        mut feed,
+        alerts,
+        now,
+    } = opts;
+    let size = terminal.size()?;
+    let first = feed.borrow_and_update().clone();
+    let mut app = app::App::new(
+        first,
+        alerts,
+        now,
+        theme::Palette::from_env(),
+        (size.width, size.height),
+    );
+    let mut events = EventStream::new();
+    let mut clock = tokio::time::interval(CLOCK_INTERVAL);
+    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(signals);
+    let mut dirty = true;
+    let mut feed_open = true;
+    let mut feed_pending = false;
+    let mut last_feed = Instant::now();
+    loop {
+        if dirty {
+            terminal.draw(|f| view::render(&app, f))?;
+            dirty = false;
+        }
+        if app.quit {
+            break;
+        }
+        let feed_due = last_feed + FEED_INTERVAL;
+        tokio::select! {
+            sig = &mut signals => {
+                tracing::info!(signal = sig, "exiting on signal");
+                break;
+            }
+            ev = events.next() => match ev {
+                Some(Ok(Event::Key(key))) => dirty |= app.handle_key(key),
+                Some(Ok(Event::Resize(w, h))) => {
+                    // Full clear so no stale cells survive a shrink/grow (field note 35).
+                    terminal.autoresize()?;
+                    terminal.clear()?;
+                    app.update(app::Action::Resize(w, h));
+                    dirty = true;
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => {
+                    tracing::warn!(error = %e, "terminal input failed; exiting");
+                    break;
+                }
+                None => {
+                    tracing::info!("terminal input closed; exiting");
+                    break;
+                }
+            },
+            changed = feed.changed(), if feed_open && !feed_pending => match changed {
+                Ok(()) => feed_pending = true,
+                Err(_) => {
+                    tracing::info!("cluster feed closed; keeping the last state");
+                    feed_open = false;
+                }
+            },
+            () = tokio::time::sleep_until(feed_due), if feed_pending => {
+                let state = feed.borrow_and_update().clone();
+                dirty |= app.update(app::Action::State(state));
+                feed_pending = false;
+                last_feed = Instant::now();
+            }
+            _ = clock.tick(), if app.follows_clock() => {
+                dirty |= app.update(app::Action::Tick(Utc::now()));
+            }
+        }
+    }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,426 @@
+//! The one key registry: dispatch, the help overlay and the footer hints all read
+//! [`BINDINGS`], so help never drifts from behaviour.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What the user is doing, which decides which bindings apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Browsing a view (no popup, no prompt).
+    Normal,
+    /// A popup (help, details, YAML) is open.
+    Popup,
+    /// Typing into the `/` filter or `:` command line.
+    Prompt,
+}
+
+impl Mode {
+    const fn bit(self) -> u8 {
+        match self {
+            Self::Normal => 1,
+            Self::Popup => 2,
+            Self::Prompt => 4,
+        }
+    }
+}
+
+const N: u8 = 1;
+const P: u8 = 2;
+const I: u8 = 4;
+
+/// What a key does; the app turns it into an [`Action`](super::app::Action).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyAction {
+    /// Quit from any mode.
+    ForceQuit,
+    /// Quit at the root; close a popup otherwise.
+    Quit,
+    /// Toggle the help overlay.
+    Help,
+    /// Open the `/` filter prompt.
+    Filter,
+    /// Open the `:` command line.
+    Command,
+    /// Back out: prompt, popup, filter.
+    Back,
+    /// Next row / scroll down.
+    Down,
+    /// Previous row / scroll up.
+    Up,
+    /// First row / top.
+    Top,
+    /// Last row / bottom.
+    Bottom,
+    /// One page down.
+    PageDown,
+    /// One page up.
+    PageUp,
+    /// Details of the selected row.
+    Open,
+    /// YAML of the selected object.
+    Yaml,
+    /// Next view.
+    NextTab,
+    /// Previous view.
+    PrevTab,
+    /// Jump to view N (from the digit pressed).
+    GotoTab,
+    /// Run the command / keep the filter.
+    Submit,
+    /// Delete the character before the cursor.
+    DeleteChar,
+}
+
+/// A key: code plus the modifiers that must be held (Shift is ignored for characters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key {
+    /// The key code.
+    pub code: KeyCode,
+    /// Required modifiers.
+    pub mods: KeyModifiers,
+}
+
+const fn k(code: KeyCode) -> Key {
+    Key {
+        code,
+        mods: KeyModifiers::NONE,
+    }
+}
+const fn c(ch: char) -> Key {
+    k(KeyCode::Char(ch))
+}
+const fn ctrl(ch: char) -> Key {
+    Key {
+        code: KeyCode::Char(ch),
+        mods: KeyModifiers::CONTROL,
+    }
+}
+
+impl Key {
+    /// Whether a key event is this key.
+    pub fn matches(&self, ev: &KeyEvent) -> bool {
+        if self.code != ev.code {
+            return false;
+        }
+        let relevant = ev.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT);
+        relevant == self.mods & (KeyModifiers::CONTROL | KeyModifiers::ALT)
+    }
+}
+
+/// One entry of the registry.
+#[derive(Clone, Copy, Debug)]
+pub struct KeyBinding {
+    /// Keys that trigger it.
+    pub keys: &'static [Key],
+    /// How help and hints spell the keys.
+    pub label: &'static str,
+    /// What it does.
+    pub desc: &'static str,
+    /// Help section.
+    pub section: &'static str,
+    /// Modes it applies in (bit set of [`Mode`]).
+    modes: u8,
+    /// Shown in the footer hint bar.
+    pub hint: bool,
+    /// The word the hint bar shows.
+    pub short: &'static str,
+    /// The action.
+    pub action: KeyAction,
+}
+
+impl KeyBinding {
+    /// Whether the binding applies in `mode`.
+    pub const fn applies(&self, mode: Mode) -> bool {
+        self.modes & mode.bit() != 0
+    }
+}
+
+const fn b(
+    keys: &'static [Key],
+    label: &'static str,
+    desc: &'static str,
+    section: &'static str,
+    modes: u8,
+    hint: bool,
+    action: KeyAction,
+) -> KeyBinding {
+    let short = match action {
+        KeyAction::Quit => "quit",
+        KeyAction::Help => "help",
+        KeyAction::Filter => "filter",
+        KeyAction::Command => "command",
+        KeyAction::NextTab => "view",
+        KeyAction::Open => "details",
+        KeyAction::Yaml => "yaml",
+        KeyAction::Submit => "apply",
+        KeyAction::Back => "cancel",
+        _ => "",
+    };
+    KeyBinding {
+        keys,
+        label,
+        desc,
+        section,
+        modes,
+        hint,
+        short,
+        action,
+    }
+}
+
+const DIGITS: [Key; 5] = [c('1'), c('2'), c('3'), c('4'), c('5')];
+
+/// Every key the dashboard understands, in help order.
+pub const BINDINGS: &[KeyBinding] = &[
+    b(
+        &[ctrl('c')],
+        "Ctrl-c",
+        "quit, from anywhere",
+        "General",
+        N | P | I,
+        false,
+        KeyAction::ForceQuit,
+    ),
+    b(
+        &[c('q')],
+        "q",
+        "quit (closes a popup first)",
+        "General",
+        N | P,
+        true,
+        KeyAction::Quit,
+    ),
+    b(
+        &[c('?')],
+        "?",
+        "toggle this help",
+        "General",
+        N | P,
+        true,
+        KeyAction::Help,
+    ),
+    b(
+        &[c('/')],
+        "/",
+        "filter the table (!text inverts)",
+        "General",
+        N,
+        true,
+        KeyAction::Filter,
+    ),
+    b(
+        &[c(':')],
+        ":",
+        "command: :co :cv :nodes :history :health :q",
+        "General",
+        N,
+        true,
+        KeyAction::Command,
+    ),
+    b(
+        &[k(KeyCode::Esc)],
+        "Esc",
+        "back: close popup, clear filter",
+        "General",
+        N | P,
+        false,
+        KeyAction::Back,
+    ),
+    b(
+        &[k(KeyCode::Tab), c('l')],
+        "Tab/l",
+        "next view",
+        "Views",
+        N,
+        true,
+        KeyAction::NextTab,
+    ),
+    b(
+        &[k(KeyCode::BackTab), c('h')],
+        "S-Tab/h",
+        "previous view",
+        "Views",
+        N,
+        false,
+        KeyAction::PrevTab,
+    ),
+    b(
+        &DIGITS,
+        "1-5",
+        "overview, operators, nodes, history, health",
+        "Views",
+        N,
+        false,
+        KeyAction::GotoTab,
+    ),
+    b(
+        &[k(KeyCode::Enter)],
+        "Enter",
+        "details of the selected row",
+        "Views",
+        N,
+        true,
+        KeyAction::Open,
+    ),
+    b(
+        &[c('y')],
+        "y",
+        "YAML of the selected object",
+        "Views",
+        N | P,
+        true,
+        KeyAction::Yaml,
+    ),
+    b(
+        &[c('j'), k(KeyCode::Down)],
+        "j/↓",
+        "next row / scroll down",
+        "Navigation",
+        N | P,
+        false,
+        KeyAction::Down,
+    ),
+    b(
+        &[c('k'), k(KeyCode::Up)],
+        "k/↑",
+        "previous row / scroll up",
+        "Navigation",
+        N | P,
+        false,
+        KeyAction::Up,
+    ),
+    b(
+        &[c('g'), k(KeyCode::Home)],
+        "g/Home",
+        "first row / top",
+        "Navigation",
+        N | P,
+        false,
+        KeyAction::Top,
+    ),
+    b(
+        &[c('G'), k(KeyCode::End)],
+        "G/End",
+        "last row / bottom",
+        "Navigation",
+        N | P,
+        false,
+        KeyAction::Bottom,
+    ),
+    b(
+        &[k(KeyCode::PageDown)],
+        "PgDn",
+        "page down",
+        "Navigation",
+        N | P,
+        false,
+        KeyAction::PageDown,
+    ),
+    b(
+        &[k(KeyCode::PageUp)],
+        "PgUp",
+        "page up",
+        "Navigation",
+        N | P,
+        false,
+        KeyAction::PageUp,
+    ),
+    b(
+        &[k(KeyCode::Enter)],
+        "Enter",
+        "apply filter / run command",
+        "Prompt",
+        I,
+        true,
+        KeyAction::Submit,
+    ),
+    b(
+        &[k(KeyCode::Esc)],
+        "Esc",
+        "cancel (clears the filter)",
+        "Prompt",
+        I,
+        true,
+        KeyAction::Back,
+    ),
+    b(
+        &[k(KeyCode::Backspace)],
+        "Backspace",
+        "delete a character",
+        "Prompt",
+        I,
+        false,
+        KeyAction::DeleteChar,
+    ),
+];
+
+/// The binding a key event triggers in `mode`, if any.
+pub fn lookup(mode: Mode, ev: &KeyEvent) -> Option<&'static KeyBinding> {
+    BINDINGS
+        .iter()
+        .find(|b| b.applies(mode) && b.keys.iter().any(|k| k.matches(ev)))
+}
+
+/// The `:` commands: (aliases, description). `:q` is handled the same way as `q`.
+pub const COMMANDS: &[(&[&str], &str)] = &[
+    (&["q", "q!", "quit", "exit"], "quit"),
+    (
+        &["cv", "clusterversion", "overview", "o"],
+        "overview: ClusterVersion, completion, conditions",
+    ),
+    (
+        &["co", "clusteroperators", "clusteroperator", "operators"],
+        "ClusterOperators",
+    ),
+    (
+        &["nodes", "node", "no", "mcp", "pools", "machineconfigpools"],
+        "pools and nodes",
+    ),
+    (&["history", "hist"], "update history"),
+    (&["health", "insights"], "update-health insights"),
+    (&["help", "h"], "this help"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, mods)
+    }
+
+    #[test]
+    fn ctrl_c_applies_everywhere() {
+        for m in [Mode::Normal, Mode::Popup, Mode::Prompt] {
+            let b = lookup(m, &ev(KeyCode::Char('c'), KeyModifiers::CONTROL));
+            assert_eq!(b.map(|b| b.action), Some(KeyAction::ForceQuit), "{m:?}");
+        }
+    }
+
+    #[test]
+    fn plain_c_is_not_ctrl_c_and_shift_g_is_g() {
+        assert!(lookup(Mode::Normal, &ev(KeyCode::Char('c'), KeyModifiers::NONE)).is_none());
+        let g = lookup(Mode::Normal, &ev(KeyCode::Char('G'), KeyModifiers::SHIFT));
+        assert_eq!(g.map(|b| b.action), Some(KeyAction::Bottom));
+    }
+
+    #[test]
+    fn prompt_mode_does_not_steal_letters() {
+        assert!(lookup(Mode::Prompt, &ev(KeyCode::Char('q'), KeyModifiers::NONE)).is_none());
+        assert!(lookup(Mode::Prompt, &ev(KeyCode::Char('j'), KeyModifiers::NONE)).is_none());
+    }
+
+    #[test]
+    fn no_key_is_bound_twice_in_one_mode() {
+        for m in [Mode::Normal, Mode::Popup, Mode::Prompt] {
+            let keys: Vec<Key> = BINDINGS
+                .iter()
+                .filter(|b| b.applies(m))
+                .flat_map(|b| b.keys.iter().copied())
+                .collect();
+            for (i, a) in keys.iter().enumerate() {
+                assert!(!keys[i + 1..].contains(a), "{a:?} bound twice in {m:?}");
+            }
+        }
+    }
+}

@@ -1,0 +1,809 @@
+//! The view model: every row and value the dashboard shows, derived once per cluster-state
+//! change (never per frame) from [`ClusterState`] and, for the facts of
+//! `oc adm upgrade status`, from the [`Assessment`](crate::assess::Assessment).
+//!
+//! [`Dashboard::build`] reads the cluster state directly (conditions, operators, history,
+//! nodes, pools); [`Dashboard::apply_assessment`] is the single adapter that overlays what the
+//! assessment knows better (headline, completion and estimate, node and pool rows, insights).
+//! Ages are not formatted here: rows keep timestamps and the view formats them against the
+//! app's clock.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use k8s_openapi::api::core::v1::Node;
+
+use super::{text, theme::Level};
+use crate::{
+    cluster::{ClusterState, FeedStatus},
+    openshift::{
+        ClusterOperator, ClusterVersion, Condition, ConditionStatus, MachineConfigPool, UpdateState,
+    },
+};
+
+/// Annotation prefix the machine-config daemon writes on nodes.
+pub const MCO_PREFIX: &str = "machineconfiguration.openshift.io/";
+/// Annotation of rendered MachineConfigs naming their release.
+pub const RELEASE_VERSION_ANNOTATION: &str = "machineconfiguration.openshift.io/release-image-version";
+
+/// Everything the dashboard displays.
+#[derive(Clone, Debug, Default)]
+pub struct Dashboard {
+    /// Where the data comes from (`snapshot …`, a context name, `demo`).
+    pub source: String,
+    /// Feed health line: text and severity.
+    pub feed: (String, Level),
+    /// Newest Completed history entry; `None` when no update ever completed (field note 26).
+    pub current_version: Option<String>,
+    /// The release being applied, when an update is in progress (or no update completed).
+    pub target_version: Option<String>,
+    /// Update channel.
+    pub channel: Option<String>,
+    /// The assessment headline (Failing wins over Progressing, field note 29).
+    pub headline: Headline,
+    /// Control-plane completion, when an update is in progress.
+    pub completion: Option<Completion>,
+    /// `N Healthy, M Unavailable, K Available but degraded`.
+    pub operator_health: String,
+    /// ClusterVersion conditions.
+    pub conditions: Vec<ConditionRow>,
+    /// ClusterOperators, in name order.
+    pub operators: Vec<OperatorRow>,
+    /// Update history, newest first.
+    pub history: Vec<HistoryRow>,
+    /// MachineConfigPools.
+    pub pools: Vec<PoolRow>,
+    /// Nodes, grouped by pool.
+    pub nodes: Vec<NodeRow>,
+    /// Update-health insights, most severe first.
+    pub insights: Vec<InsightRow>,
+}
+
+/// The one-line summary at the top of the screen.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Headline {
+    /// `Failing`, `Progressing`, `Stalled`, `Up to date`, ...
+    pub word: String,
+    /// Severity of the word.
+    pub level: Level,
+    /// Reason and first message line of the deciding condition.
+    pub detail: String,
+    /// Secondary information (progress while failing).
+    pub secondary: Option<String>,
+}
+
+/// Control-plane completion.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Completion {
+    /// Operators at the target version.
+    pub updated: usize,
+    /// Operators counted.
+    pub total: usize,
+    /// Operators progressing toward the target.
+    pub updating: usize,
+    /// Operators not yet started.
+    pub waiting: usize,
+    /// `updated / total`; may be above 1 or not finite in broken inputs (field note 33).
+    pub ratio: f64,
+    /// How long the update has been running.
+    pub duration: Option<String>,
+    /// Estimated time remaining, or why there is none.
+    pub estimate: String,
+}
+
+/// A ClusterVersion condition row.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConditionRow {
+    /// Condition type.
+    pub type_: String,
+    /// Status.
+    pub status: ConditionStatus,
+    /// Reason.
+    pub reason: String,
+    /// Full message (the table shows one line).
+    pub message: String,
+    /// Last transition.
+    pub since: Option<DateTime<Utc>>,
+    /// Severity of this condition in its current status.
+    pub level: Level,
+}
+
+/// A ClusterOperator row.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OperatorRow {
+    /// Name.
+    pub name: String,
+    /// `operator` version.
+    pub version: String,
+    /// Whether `version` is the ClusterVersion's desired version.
+    pub at_target: bool,
+    /// Available status (`None` when missing).
+    pub available: Option<ConditionStatus>,
+    /// Progressing status.
+    pub progressing: Option<ConditionStatus>,
+    /// Degraded status.
+    pub degraded: Option<ConditionStatus>,
+    /// Upgradeable status.
+    pub upgradeable: Option<ConditionStatus>,
+    /// Short status word: `OK`, `PROG`, `DEGR`, `UNAV`, `NOUP`, `PEND`, `UNKN`.
+    pub status: &'static str,
+    /// Severity.
+    pub level: Level,
+    /// Transition time of the condition that decided the status.
+    pub since: Option<DateTime<Utc>>,
+    /// Reason of that condition.
+    pub reason: String,
+    /// Message of that condition.
+    pub message: String,
+}
+
+/// A history entry.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HistoryRow {
+    /// Version (may be empty).
+    pub version: String,
+    /// `Completed` / `Partial`.
+    pub state: &'static str,
+    /// Start.
+    pub started: Option<DateTime<Utc>>,
+    /// Completion.
+    pub completed: Option<DateTime<Utc>>,
+    /// Signature verified.
+    pub verified: bool,
+    /// Release image.
+    pub image: String,
+    /// Accepted risks.
+    pub accepted_risks: String,
+    /// Severity (Partial entries other than the current one are warnings).
+    pub level: Level,
+}
+
+/// A MachineConfigPool row.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PoolRow {
+    /// Name.
+    pub name: String,
+    /// `Completed`, `Progressing`, `Pending`, `Degraded`, `Excluded`, `Empty`.
+    pub assessment: String,
+    /// Nodes at the target.
+    pub updated: usize,
+    /// Nodes in the pool.
+    pub total: usize,
+    /// e.g. `2 Available, 1 Progressing, 0 Draining`.
+    pub status: String,
+    /// `spec.paused`.
+    pub paused: bool,
+    /// Severity.
+    pub level: Level,
+}
+
+/// A node row.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeRow {
+    /// Name.
+    pub name: String,
+    /// Pool the node belongs to.
+    pub pool: String,
+    /// `Completed`, `Progressing`, `Outdated`, `Degraded`, `Unavailable`, `Excluded`.
+    pub assessment: String,
+    /// `Updated`, `Updating`, `Rebooting`, `Draining`, `Pending`, `Paused`.
+    pub phase: String,
+    /// Release of the node's current config (`?` when unknown).
+    pub version: String,
+    /// Estimated time to finish (`-`, `?`, `+5m`).
+    pub estimate: String,
+    /// Full message (the table shows one line).
+    pub message: String,
+    /// Severity.
+    pub level: Level,
+}
+
+/// An update-health insight.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InsightRow {
+    /// `Error`, `Warning`, `Info`, `Critical`.
+    pub level_word: String,
+    /// Severity.
+    pub level: Level,
+    /// Summary line.
+    pub message: String,
+    /// Since when.
+    pub since: Option<DateTime<Utc>>,
+    /// Impact (e.g. `API Availability`).
+    pub impact: String,
+    /// Long description.
+    pub description: String,
+    /// Affected resources (`kind: name`).
+    pub resources: Vec<String>,
+    /// Reference URL.
+    pub reference: String,
+}
+
+impl Dashboard {
+    /// Builds the view model from a cluster state alone.
+    pub fn build(state: &ClusterState) -> Self {
+        let cv = state.cluster_version.as_ref();
+        let desired = cv
+            .map(|cv| cv.status.desired.version.clone())
+            .filter(|v| !v.is_empty());
+        let operators: Vec<OperatorRow> = state
+            .cluster_operators
+            .iter()
+            .map(|co| operator_row(co, desired.as_deref()))
+            .collect();
+        let conditions = cv.map(condition_rows).unwrap_or_default();
+        let history = cv.map(history_rows).unwrap_or_default();
+        let current_version = cv.and_then(ClusterVersion::current_version).map(str::to_owned);
+        let progressing = cv
+            .and_then(|cv| cv.condition("Progressing"))
+            .is_some_and(Condition::is_true);
+        let updating = progressing || (desired.is_some() && desired != current_version);
+        let target_version = if updating { desired.clone() } else { None };
+        let completion = updating.then(|| operator_completion(&operators));
+        let target_for_nodes = cv
+            .and_then(|cv| cv.status.history.first())
+            .map(|h| h.version.clone());
+        let (pools, nodes) = pools_and_nodes(state, target_for_nodes.as_deref());
+        let mut d = Self {
+            source: state.source.clone(),
+            feed: feed_line(&state.feed),
+            current_version,
+            target_version,
+            channel: cv
+                .and_then(|cv| cv.spec.channel.clone())
+                .filter(|c| !c.is_empty()),
+            headline: headline(cv, completion.as_ref()),
+            completion,
+            operator_health: operator_health(&operators),
+            conditions,
+            operators,
+            history,
+            pools,
+            nodes,
+            insights: Vec::new(),
+        };
+        d.insights = fallback_insights(state, &d);
+        d
+    }
+}
+
+fn feed_line(feed: &FeedStatus) -> (String, Level) {
+    match feed {
+        FeedStatus::Static => ("static snapshot".into(), Level::Info),
+        FeedStatus::Live { error: Some(e), .. } => (
+            format!(
+                "API unreachable since {} ({})",
+                e.since.format("%Y-%m-%d %H:%M:%S UTC"),
+                text::one_line(&e.message)
+            ),
+            Level::Error,
+        ),
+        FeedStatus::Live { synced: false, .. } => ("live, syncing…".into(), Level::Warn),
+        FeedStatus::Live { synced: true, .. } => ("live".into(), Level::Ok),
+    }
+}
+
+fn status_of(c: Option<&Condition>) -> Option<ConditionStatus> {
+    c.map(|c| c.status)
+}
+
+/// The severity of a ClusterVersion condition in its status.
+fn cv_condition_level(c: &Condition) -> Level {
+    use ConditionStatus::{False, True, Unknown};
+    match (c.type_.as_str(), c.status) {
+        (_, Unknown) => Level::Unknown,
+        ("Failing", True) | ("Available" | "ReleaseAccepted" | "RetrievedUpdates", False) => Level::Error,
+        ("Progressing", True) => Level::Warn,
+        ("Upgradeable", False) => Level::Blocked,
+        ("Failing" | "Progressing" | "ImplicitlyEnabledCapabilities", False)
+        | ("Available" | "ReleaseAccepted" | "RetrievedUpdates" | "Upgradeable", True) => Level::Ok,
+        _ => Level::Info,
+    }
+}
+
+fn condition_rows(cv: &ClusterVersion) -> Vec<ConditionRow> {
+    cv.status
+        .conditions
+        .iter()
+        .map(|c| ConditionRow {
+            type_: c.type_.clone(),
+            status: c.status,
+            reason: c.reason().to_owned(),
+            message: c.message().to_owned(),
+            since: c.last_transition_time,
+            level: cv_condition_level(c),
+        })
+        .collect()
+}
+
+fn history_rows(cv: &ClusterVersion) -> Vec<HistoryRow> {
+    cv.status
+        .history
+        .iter()
+        .enumerate()
+        .map(|(i, h)| HistoryRow {
+            version: h.version.clone(),
+            state: match h.state {
+                UpdateState::Completed => "Completed",
+                UpdateState::Partial => "Partial",
+            },
+            started: h.started_time,
+            completed: h.completion_time,
+            verified: h.verified,
+            image: h.image.clone(),
+            accepted_risks: h.accepted_risks.clone().unwrap_or_default(),
+            level: match (h.state, i) {
+                (UpdateState::Completed, _) => Level::Ok,
+                (UpdateState::Partial, 0) => Level::Warn,
+                (UpdateState::Partial, _) => Level::Blocked,
+            },
+        })
+        .collect()
+}
+
+/// Status word and severity of a ClusterOperator, with the condition that decided it.
+pub fn operator_status(co: &ClusterOperator, at_target: bool) -> (&'static str, Level, Option<&Condition>) {
+    let available = co.condition("Available");
+    let degraded = co.condition("Degraded");
+    let progressing = co.condition("Progressing");
+    let upgradeable = co.condition("Upgradeable");
+    if available.is_none() && degraded.is_none() && progressing.is_none() {
+        return ("UNKN", Level::Unknown, None);
+    }
+    if !available.is_some_and(Condition::is_true) {
+        return ("UNAV", Level::Error, available);
+    }
+    if degraded.is_some_and(Condition::is_true) {
+        return ("DEGR", Level::Error, degraded);
+    }
+    if progressing.is_some_and(Condition::is_true) {
+        return ("PROG", Level::Warn, progressing);
+    }
+    if !at_target {
+        return ("PEND", Level::Warn, progressing.or(available));
+    }
+    if upgradeable.is_some_and(Condition::is_false) {
+        return ("NOUP", Level::Blocked, upgradeable);
+    }
+    if [available, degraded, progressing]
+        .iter()
+        .any(|c| c.is_some_and(|c| c.status == ConditionStatus::Unknown))
+    {
+        return ("UNKN", Level::Unknown, available);
+    }
+    ("OK", Level::Ok, available)
+}
+
+fn operator_row(co: &ClusterOperator, desired: Option<&str>) -> OperatorRow {
+    let version = co.operator_version().unwrap_or("").to_owned();
+    let at_target = desired.is_none_or(|d| d == version);
+    let (status, level, decider) = operator_status(co, at_target);
+    let mut message = decider.map(|c| c.message().to_owned()).unwrap_or_default();
+    if status == "PEND" && message.trim().is_empty() {
+        message = format!("waiting to update to {}", desired.unwrap_or("?"));
+    }
+    OperatorRow {
+        name: co.name().to_owned(),
+        at_target,
+        available: status_of(co.condition("Available")),
+        progressing: status_of(co.condition("Progressing")),
+        degraded: status_of(co.condition("Degraded")),
+        upgradeable: status_of(co.condition("Upgradeable")),
+        status,
+        level,
+        since: decider.and_then(|c| c.last_transition_time),
+        reason: decider.map(|c| c.reason().to_owned()).unwrap_or_default(),
+        message,
+        version,
+    }
+}
+
+fn operator_completion(ops: &[OperatorRow]) -> Completion {
+    let total = ops.len();
+    let updated = ops.iter().filter(|o| o.at_target).count();
+    let updating = ops
+        .iter()
+        .filter(|o| !o.at_target && o.progressing == Some(ConditionStatus::True))
+        .count();
+    let waiting = ops
+        .iter()
+        .filter(|o| !o.at_target && o.progressing != Some(ConditionStatus::True))
+        .count();
+    #[allow(clippy::cast_precision_loss)]
+    let ratio = if total == 0 {
+        0.0
+    } else {
+        updated as f64 / total as f64
+    };
+    Completion {
+        updated,
+        total,
+        updating,
+        waiting,
+        ratio,
+        duration: None,
+        estimate: "unknown".into(),
+    }
+}
+
+fn operator_health(ops: &[OperatorRow]) -> String {
+    let unav = ops.iter().filter(|o| o.status == "UNAV").count();
+    let degr = ops.iter().filter(|o| o.status == "DEGR").count();
+    let mut s = format!("{} healthy", ops.len() - unav - degr);
+    if unav > 0 {
+        s.push_str(&format!(", {unav} unavailable"));
+    }
+    if degr > 0 {
+        s.push_str(&format!(", {degr} degraded"));
+    }
+    s
+}
+
+fn cond_detail(c: &Condition) -> String {
+    let msg = text::one_line(c.message());
+    match (c.reason(), msg.is_empty()) {
+        ("", _) => msg,
+        (r, true) => r.to_owned(),
+        (r, false) => format!("{r}: {msg}"),
+    }
+}
+
+/// The headline: Failing wins over Progressing (field note 29); progress stays as secondary.
+fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>) -> Headline {
+    let Some(cv) = cv else {
+        return Headline {
+            word: "No ClusterVersion".into(),
+            level: Level::Unknown,
+            detail: "this cluster has no clusterversion/version (not OpenShift?)".into(),
+            secondary: None,
+        };
+    };
+    let progress =
+        completion.map(|c| format!("still running, {} of operators updated", percent_label(c.ratio)));
+    if let Some(f) = cv.condition("Failing").filter(|c| c.is_true()) {
+        return Headline {
+            word: "Failing".into(),
+            level: Level::Error,
+            detail: cond_detail(f),
+            secondary: progress,
+        };
+    }
+    if let Some(a) = cv.condition("Available").filter(|c| c.is_false()) {
+        return Headline {
+            word: "Unavailable".into(),
+            level: Level::Error,
+            detail: cond_detail(a),
+            secondary: progress,
+        };
+    }
+    if let Some(p) = cv.condition("Progressing").filter(|c| c.is_true()) {
+        return Headline {
+            word: "Progressing".into(),
+            level: Level::Warn,
+            detail: cond_detail(p),
+            secondary: None,
+        };
+    }
+    if let Some(u) = cv.condition("Upgradeable").filter(|c| c.is_false()) {
+        return Headline {
+            word: "Up to date".into(),
+            level: Level::Ok,
+            detail: format!("not upgradeable: {}", cond_detail(u)),
+            secondary: None,
+        };
+    }
+    let detail = cv.condition("Available").map(cond_detail).unwrap_or_default();
+    Headline {
+        word: "Up to date".into(),
+        level: Level::Ok,
+        detail,
+        secondary: None,
+    }
+}
+
+/// `42 %`, `100 %`, `over 100 %` or `n/a`, never panicking on odd ratios (field note 33).
+pub fn percent_label(ratio: f64) -> String {
+    if !ratio.is_finite() || ratio < 0.0 {
+        "n/a".into()
+    } else if ratio > 1.0 {
+        "over 100 %".into()
+    } else {
+        format!("{:.0} %", ratio * 100.0)
+    }
+}
+
+/// A ratio safe for a gauge: finite and within `0..=1`.
+pub fn clamp_ratio(ratio: f64) -> f64 {
+    if ratio.is_finite() {
+        ratio.clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+fn annotation<'a>(node: &'a Node, key: &str) -> &'a str {
+    node.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(&format!("{MCO_PREFIX}{key}")))
+        .map_or("", String::as_str)
+}
+
+fn selector_matches(pool: &MachineConfigPool, node: &Node) -> bool {
+    let Some(sel) = &pool.spec.node_selector else {
+        return false;
+    };
+    let labels = node.metadata.labels.clone().unwrap_or_default();
+    let labels_ok = sel
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    let exprs_ok = sel.match_expressions.iter().flatten().all(|e| {
+        let val = labels.get(&e.key);
+        let values = e.values.clone().unwrap_or_default();
+        match e.operator.as_str() {
+            "In" => val.is_some_and(|v| values.contains(v)),
+            "NotIn" => val.is_none_or(|v| !values.contains(v)),
+            "Exists" => val.is_some(),
+            "DoesNotExist" => val.is_none(),
+            _ => false,
+        }
+    });
+    labels_ok && exprs_ok
+}
+
+/// Pool of a node: `master` first, then custom pools, then `worker` (as `oc` does).
+fn pool_of<'a>(pools: &'a [MachineConfigPool], node: &Node) -> Option<&'a MachineConfigPool> {
+    let master = pools.iter().filter(|p| p.name() == "master");
+    let custom = pools
+        .iter()
+        .filter(|p| p.name() != "master" && p.name() != "worker");
+    let worker = pools.iter().filter(|p| p.name() == "worker");
+    master
+        .chain(custom)
+        .chain(worker)
+        .find(|p| selector_matches(p, node))
+}
+
+fn pools_and_nodes(state: &ClusterState, target: Option<&str>) -> (Vec<PoolRow>, Vec<NodeRow>) {
+    let versions: BTreeMap<&str, &str> = state
+        .machine_configs
+        .iter()
+        .filter_map(|mc| {
+            let name = mc.metadata.name.as_deref()?;
+            let v = mc
+                .metadata
+                .annotations
+                .as_ref()?
+                .get(RELEASE_VERSION_ANNOTATION)?;
+            (!v.is_empty()).then_some((name, v.as_str()))
+        })
+        .collect();
+    let mut nodes = Vec::new();
+    for node in &state.nodes {
+        let Some(pool) = pool_of(&state.machine_config_pools, node) else {
+            continue;
+        };
+        nodes.push(node_row(node, pool, &versions, target));
+    }
+    let pools = state
+        .machine_config_pools
+        .iter()
+        .map(|p| {
+            let mine: Vec<&NodeRow> = nodes.iter().filter(|n| n.pool == p.name()).collect();
+            pool_row(p, &mine)
+        })
+        .collect();
+    nodes.sort_by(|a, b| {
+        let pool_rank = |n: &NodeRow| (n.pool != "master", n.pool.clone());
+        pool_rank(a)
+            .cmp(&pool_rank(b))
+            .then(b.level.cmp(&a.level))
+            .then(a.name.cmp(&b.name))
+    });
+    (pools, nodes)
+}
+
+fn node_row(
+    node: &Node,
+    pool: &MachineConfigPool,
+    versions: &BTreeMap<&str, &str>,
+    target: Option<&str>,
+) -> NodeRow {
+    let current = annotation(node, "currentConfig");
+    let desired = annotation(node, "desiredConfig");
+    let state = annotation(node, "state");
+    let version = versions.get(current).copied().unwrap_or("?").to_owned();
+    let desired_version = versions.get(desired).copied();
+    let updated = target.is_some_and(|t| t == version);
+    let updating = !updated && current != desired && desired_version.is_some() && desired_version == target;
+    let draining = {
+        let (d, l) = (
+            annotation(node, "desiredDrain"),
+            annotation(node, "lastAppliedDrain"),
+        );
+        !d.is_empty() && !l.is_empty() && d != l && d.starts_with("drain")
+    };
+    let phase = if updating && draining {
+        "Draining"
+    } else if updating {
+        match state {
+            "Rebooting" => "Rebooting",
+            "Done" => "Updated",
+            _ => "Updating",
+        }
+    } else if updated {
+        "Updated"
+    } else if pool.spec.paused {
+        "Paused"
+    } else {
+        "Pending"
+    };
+    let not_ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+        .filter(|c| c.status != "True");
+    let (mut assessment, mut level, mut estimate, mut message) = match phase {
+        "Paused" => ("Excluded", Level::Blocked, "-", String::new()),
+        "Pending" => ("Outdated", Level::Info, "?", String::new()),
+        "Draining" => ("Progressing", Level::Warn, "+10m", String::new()),
+        "Updating" | "Rebooting" => ("Progressing", Level::Warn, "+5m", String::new()),
+        _ => ("Completed", Level::Ok, "-", String::new()),
+    };
+    if let Some(c) = not_ready.filter(|_| !updating) {
+        assessment = "Unavailable";
+        level = Level::Error;
+        estimate = if updated { "-" } else { "?" };
+        message = format!("Not ready: {}", c.message.clone().unwrap_or_default());
+    }
+    if !desired.is_empty() && matches!(state, "Degraded" | "Unreconcilable") {
+        assessment = "Degraded";
+        level = Level::Error;
+        estimate = if updated { "-" } else { "?" };
+        message = annotation(node, "reason").to_owned();
+    }
+    NodeRow {
+        name: node.metadata.name.clone().unwrap_or_default(),
+        pool: pool.name().to_owned(),
+        assessment: assessment.into(),
+        phase: phase.into(),
+        version,
+        estimate: estimate.into(),
+        message,
+        level,
+    }
+}
+
+fn pool_row(p: &MachineConfigPool, nodes: &[&NodeRow]) -> PoolRow {
+    let total = nodes.len();
+    let updated = nodes.iter().filter(|n| n.phase == "Updated").count();
+    let pending = nodes.iter().filter(|n| n.phase == "Pending").count();
+    let degraded = nodes.iter().filter(|n| n.assessment == "Degraded").count();
+    let excluded = nodes.iter().filter(|n| n.phase == "Paused").count();
+    let progressing = nodes.iter().filter(|n| n.assessment == "Progressing").count();
+    let draining = nodes.iter().filter(|n| n.phase == "Draining").count();
+    let available = nodes
+        .iter()
+        .filter(|n| n.assessment != "Unavailable" && n.assessment != "Progressing")
+        .count();
+    let (assessment, level) = if total == 0 {
+        ("Empty", Level::Unknown)
+    } else if updated == total {
+        ("Completed", Level::Ok)
+    } else if pending == total {
+        ("Pending", Level::Info)
+    } else if degraded > 0 {
+        ("Degraded", Level::Error)
+    } else if excluded > 0 {
+        ("Excluded", Level::Blocked)
+    } else {
+        ("Progressing", Level::Warn)
+    };
+    let mut status = format!("{available} Available, {progressing} Progressing, {draining} Draining");
+    if excluded > 0 {
+        status.push_str(&format!(", {excluded} Excluded"));
+    }
+    if degraded > 0 {
+        status.push_str(&format!(", {degraded} Degraded"));
+    }
+    if p.spec.paused {
+        status.push_str(" (paused)");
+    }
+    PoolRow {
+        name: p.name().to_owned(),
+        assessment: assessment.into(),
+        updated,
+        total,
+        status,
+        paused: p.spec.paused,
+        level,
+    }
+}
+
+/// Insights read straight from the state, used until an assessment provides them.
+fn fallback_insights(state: &ClusterState, d: &Dashboard) -> Vec<InsightRow> {
+    let mut out = Vec::new();
+    let co_ref = "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/";
+    if let Some(f) = state
+        .cluster_version
+        .as_ref()
+        .and_then(|cv| cv.condition("Failing"))
+        .filter(|c| c.is_true())
+    {
+        out.push(InsightRow {
+            level_word: "Warning".into(),
+            level: Level::Warn,
+            message: format!(
+                "Cluster Version version is failing to proceed with the update ({})",
+                f.reason()
+            ),
+            since: f.last_transition_time,
+            impact: "Update Stalled".into(),
+            description: f.message().to_owned(),
+            resources: vec!["clusterversions.config.openshift.io: version".into()],
+            reference: format!("{co_ref}ClusterOperatorDegraded.md"),
+        });
+    }
+    for co in &state.cluster_operators {
+        let row = d.operators.iter().find(|o| o.name == co.name());
+        let Some(row) = row else { continue };
+        let (what, cond, runbook) = match row.status {
+            "UNAV" => ("unavailable", co.condition("Available"), "ClusterOperatorDown.md"),
+            "DEGR" => ("degraded", co.condition("Degraded"), "ClusterOperatorDegraded.md"),
+            _ => continue,
+        };
+        out.push(InsightRow {
+            level_word: "Error".into(),
+            level: Level::Error,
+            message: format!(
+                "Cluster Operator {} is {what} ({})",
+                co.name(),
+                cond.map_or("", Condition::reason)
+            ),
+            since: cond.and_then(|c| c.last_transition_time),
+            impact: "API Availability".into(),
+            description: cond.map(Condition::message).unwrap_or_default().to_owned(),
+            resources: vec![format!("clusteroperators.config.openshift.io: {}", co.name())],
+            reference: format!("{co_ref}{runbook}"),
+        });
+    }
+    for n in d
+        .nodes
+        .iter()
+        .filter(|n| n.assessment == "Degraded" || n.assessment == "Unavailable")
+    {
+        out.push(InsightRow {
+            level_word: "Error".into(),
+            level: Level::Error,
+            message: format!("Node {} is {}", n.name, n.assessment.to_lowercase()),
+            since: None,
+            impact: "Update Stalled".into(),
+            description: n.message.clone(),
+            resources: vec![format!("nodes: {}", n.name)],
+            reference: String::new(),
+        });
+    }
+    for p in d.pools.iter().filter(|p| p.paused && p.updated < p.total) {
+        out.push(InsightRow {
+            level_word: "Info".into(),
+            level: Level::Info,
+            message: format!("Outdated nodes in a paused pool '{}' will not be updated", p.name),
+            since: None,
+            impact: "Update Stalled".into(),
+            description:
+                "Pool is paused, which stops all changes to the nodes in the pool, including updates. \
+                          The nodes will not be updated until the pool is unpaused by the administrator."
+                    .into(),
+            resources: vec![format!(
+                "machineconfigpools.machineconfiguration.openshift.io: {}",
+                p.name
+            )],
+            reference: String::new(),
+        });
+    }
+    out.sort_by_key(|i| std::cmp::Reverse(i.level));
+    out
+}

@@ -1,0 +1,837 @@
+//! Dashboard tests: `TestBackend` + insta snapshots (text), cell-style asserts (colour, which
+//! text snapshots drop), the UI field notes (26, 28, 29, 33, 34, 35), and `App::update`
+//! unit tests (keys in, state out).
+
+use std::{path::PathBuf, sync::Arc};
+
+use chrono::{DateTime, Utc};
+use ratatui::{
+    Terminal,
+    backend::TestBackend,
+    buffer::Buffer,
+    crossterm::event::{KeyCode, KeyEvent, KeyModifiers},
+    style::{Color, Modifier},
+};
+
+use super::{
+    app::{Action, App, PopupKind, PromptKind, Tab},
+    model::Dashboard,
+    theme::Palette,
+    view,
+};
+use crate::{
+    cluster::{ClusterState, demo::demo_state},
+    openshift::{Condition, ConditionStatus, UpdateState},
+};
+
+fn demo() -> ClusterState {
+    demo_state().expect("the embedded demo assets load")
+}
+
+fn app_with(state: ClusterState, w: u16, h: u16, palette: Palette) -> App {
+    App::new(Arc::new(state), None, None, palette, (w, h))
+}
+
+fn app_for(state: ClusterState, w: u16, h: u16) -> App {
+    app_with(state, w, h, Palette::color())
+}
+
+fn draw(app: &App) -> Terminal<TestBackend> {
+    let (w, h) = app.size;
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    t.draw(|f| view::render(app, f)).expect("draw");
+    t
+}
+
+/// The screen as text, one line per row (wide characters counted once).
+fn screen_text(buf: &Buffer) -> Vec<String> {
+    let area = buf.area;
+    (0..area.height)
+        .map(|y| {
+            let mut line = String::new();
+            let mut skip = 0;
+            for x in 0..area.width {
+                if skip > 0 {
+                    skip -= 1;
+                    continue;
+                }
+                let sym = buf[(x, y)].symbol();
+                line.push_str(sym);
+                skip = unicode_width::UnicodeWidthStr::width(sym).saturating_sub(1);
+            }
+            line
+        })
+        .collect()
+}
+
+/// Position of the first cell where `needle` starts.
+fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
+    let area = buf.area;
+    for y in 0..area.height {
+        for x in 0..area.width {
+            let mut s = String::new();
+            let mut cx = x;
+            while cx < area.width && s.len() < needle.len() {
+                s.push_str(buf[(cx, y)].symbol());
+                cx += 1;
+            }
+            if s.starts_with(needle) {
+                return Some((x, y));
+            }
+        }
+    }
+    None
+}
+
+/// Position of the operators-table row whose NAME column (x = 8) starts with `name`.
+fn find_row(buf: &Buffer, name: &str) -> (u16, u16) {
+    (0..buf.area.height)
+        .find(|&y| {
+            let s: String = (8..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+            s.starts_with(name)
+        })
+        .map(|y| (8, y))
+        .unwrap_or_else(|| panic!("{name} is a row on screen"))
+}
+
+fn key(app: &mut App, code: KeyCode) -> bool {
+    app.handle_key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn chars(app: &mut App, s: &str) {
+    for c in s.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+fn fixtures_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/oc-upgrade-status");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        println!(
+            "skipped: {} is missing (shared fixtures not checked out)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// The `oc adm upgrade status` fixture scenario `name` (its five input files).
+fn fixture(name: &str) -> Option<ClusterState> {
+    let dir = fixtures_dir()?;
+    let paths: Vec<PathBuf> = ["cv", "co", "mc", "mcp", "node"]
+        .iter()
+        .map(|k| dir.join(format!("{name}-{k}.yaml")))
+        .collect();
+    Some(crate::cluster::snapshot::load(&paths).expect("fixture loads"))
+}
+
+fn with_cv(state: &mut ClusterState, f: impl FnOnce(&mut crate::openshift::ClusterVersion)) {
+    f(state
+        .cluster_version
+        .as_mut()
+        .expect("state has a ClusterVersion"));
+}
+
+fn set_condition(conds: &mut Vec<Condition>, type_: &str, status: ConditionStatus, reason: &str, msg: &str) {
+    conds.retain(|c| c.type_ != type_);
+    conds.push(Condition {
+        type_: type_.into(),
+        status,
+        reason: Some(reason.into()),
+        message: Some(msg.into()),
+        last_transition_time: DateTime::parse_from_rfc3339("2024-07-20T10:00:00Z")
+            .ok()
+            .map(|t| t.to_utc()),
+        ..Default::default()
+    });
+}
+
+// ---------------------------------------------------------------- snapshots
+
+#[test]
+fn snapshot_demo_main_80x24() {
+    let app = app_for(demo(), 80, 24);
+    insta::assert_snapshot!("demo_main_80x24", draw(&app).backend());
+}
+
+#[test]
+fn snapshot_demo_main_160x48() {
+    let app = app_for(demo(), 160, 48);
+    insta::assert_snapshot!("demo_main_160x48", draw(&app).backend());
+}
+
+#[test]
+fn snapshot_demo_operators_and_nodes_160x48() {
+    let mut app = app_for(demo(), 160, 48);
+    app.update(Action::GotoTab(Tab::Operators));
+    insta::assert_snapshot!("demo_operators_160x48", draw(&app).backend());
+    app.update(Action::GotoTab(Tab::Nodes));
+    insta::assert_snapshot!("demo_nodes_160x48", draw(&app).backend());
+    app.update(Action::GotoTab(Tab::History));
+    insta::assert_snapshot!("demo_history_160x48", draw(&app).backend());
+}
+
+#[test]
+fn snapshot_fixture_degraded() {
+    let Some(state) = fixture("4.14.1-degraded") else {
+        return;
+    };
+    let app = app_for(state.clone(), 80, 24);
+    insta::assert_snapshot!("fixture_degraded_80x24", draw(&app).backend());
+    let mut app = app_for(state, 160, 48);
+    insta::assert_snapshot!("fixture_degraded_160x48", draw(&app).backend());
+    app.update(Action::GotoTab(Tab::Operators));
+    insta::assert_snapshot!("fixture_degraded_operators_160x48", draw(&app).backend());
+}
+
+/// Every `oc adm upgrade status` fixture renders in every view at a few sizes without panics,
+/// with the header on screen.
+#[test]
+fn every_fixture_renders_in_every_view() {
+    let Some(dir) = fixtures_dir() else { return };
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("fixture dir")
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .into_string()
+                .ok()?
+                .strip_suffix("-cv.yaml")
+                .map(str::to_owned)
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 5, "{names:?}");
+    for name in names {
+        let Some(state) = fixture(&name) else { return };
+        for (w, h) in [(80u16, 24u16), (160, 48), (60, 15)] {
+            let mut app = app_for(state.clone(), w, h);
+            for tab in Tab::ALL {
+                app.update(Action::GotoTab(tab));
+                let lines = screen_text(draw(&app).backend().buffer());
+                assert!(
+                    lines[2].starts_with("Assessment "),
+                    "{name} {w}x{h} {tab:?}: {}",
+                    lines[2]
+                );
+                key(&mut app, KeyCode::Enter);
+                let _ = draw(&app);
+                key(&mut app, KeyCode::Char('y'));
+                let _ = draw(&app);
+                key(&mut app, KeyCode::Esc);
+            }
+        }
+    }
+}
+
+#[test]
+fn snapshot_help_overlay() {
+    let mut app = app_for(demo(), 80, 24);
+    key(&mut app, KeyCode::Char('?'));
+    assert!(matches!(
+        app.popup.as_ref().map(|p| &p.kind),
+        Some(PopupKind::Help)
+    ));
+    insta::assert_snapshot!("help_80x24", draw(&app).backend());
+}
+
+#[test]
+fn snapshot_filter() {
+    let mut app = app_for(demo(), 80, 24);
+    key(&mut app, KeyCode::Char('2'));
+    key(&mut app, KeyCode::Char('/'));
+    chars(&mut app, "machine");
+    insta::assert_snapshot!("filter_typing_80x24", draw(&app).backend());
+    key(&mut app, KeyCode::Enter);
+    insta::assert_snapshot!("filter_applied_80x24", draw(&app).backend());
+}
+
+#[test]
+fn snapshot_operator_detail_and_yaml() {
+    let mut app = app_for(demo(), 100, 30);
+    key(&mut app, KeyCode::Char('2'));
+    key(&mut app, KeyCode::Char('/'));
+    chars(&mut app, "machine-config");
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Enter);
+    let Some(popup) = &app.popup else {
+        panic!("Enter opens the operator details")
+    };
+    assert_eq!(popup.title, "clusteroperator/machine-config");
+    insta::assert_snapshot!("operator_detail_100x30", draw(&app).backend());
+    key(&mut app, KeyCode::Char('y'));
+    assert!(matches!(
+        app.popup.as_ref().map(|p| &p.kind),
+        Some(PopupKind::Yaml(_))
+    ));
+    insta::assert_snapshot!("operator_yaml_100x30", draw(&app).backend());
+}
+
+#[test]
+fn snapshot_node_detail_shows_full_message() {
+    let mut app = app_for(demo(), 100, 30);
+    key(&mut app, KeyCode::Char('3'));
+    key(&mut app, KeyCode::Char('/'));
+    chars(&mut app, "Degraded");
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Enter);
+    let t = draw(&app);
+    let text = screen_text(t.backend().buffer()).join("\n");
+    // Field note 28: the detail pane has the full multi-line message.
+    assert!(text.contains("allows 0 disruptions"), "{text}");
+    insta::assert_snapshot!("node_detail_100x30", t.backend());
+}
+
+// ---------------------------------------------------------------- colours
+
+#[test]
+fn operator_rows_are_coloured_by_health_with_a_status_word() {
+    let mut app = app_for(demo(), 160, 48);
+    app.update(Action::GotoTab(Tab::Operators));
+    let t = draw(&app);
+    let buf = t.backend().buffer();
+    let cell_at = |name: &str| {
+        let (x, y) = find_row(buf, name);
+        (
+            buf[(x, y)].fg,
+            buf[(x.saturating_sub(7), y)].symbol().to_owned(),
+            y,
+        )
+    };
+    let (fg, _, y) = cell_at("machine-config ");
+    assert_eq!(fg, Color::Red, "Degraded row is red");
+    let status: String = (1..6).map(|x| buf[(x, y)].symbol()).collect();
+    assert_eq!(status.trim(), "DEGR", "never colour alone: the status word");
+    let (fg, _, _) = cell_at("dns ");
+    assert_eq!(fg, Color::Yellow, "Progressing row is amber");
+    let (fg, _, _) = cell_at("cloud-credential");
+    assert_eq!(fg, Color::Magenta, "Upgradeable=False row is magenta");
+    let (fg, _, y) = cell_at("authentication");
+    assert_eq!(fg, Color::Reset, "healthy rows keep the terminal's colour");
+    assert_eq!(buf[(1, y)].fg, Color::Green, "the OK word is green");
+}
+
+#[test]
+fn headline_failing_is_red_and_bold() {
+    let app = app_for(demo(), 120, 40);
+    let t = draw(&app);
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "Failing").expect("headline on screen");
+    assert_eq!(y, 2);
+    assert_eq!(buf[(x, y)].fg, Color::Red);
+    assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
+}
+
+#[test]
+fn no_color_palette_has_no_colours_anywhere() {
+    let mut app = app_with(
+        demo(),
+        120,
+        40,
+        Palette::for_no_color(Some(std::ffi::OsStr::new("1"))),
+    );
+    for tab in Tab::ALL {
+        app.update(Action::GotoTab(tab));
+        let t = draw(&app);
+        for cell in t.backend().buffer().content() {
+            assert!(matches!(cell.fg, Color::Reset), "fg {:?} in {tab:?}", cell.fg);
+            assert!(matches!(cell.bg, Color::Reset), "bg {:?} in {tab:?}", cell.bg);
+        }
+    }
+    // State still shows: the status word, and bold for errors.
+    app.update(Action::GotoTab(Tab::Operators));
+    let t = draw(&app);
+    let buf = t.backend().buffer();
+    let (_, y) = find_row(buf, "machine-config ");
+    let status: String = (1..6).map(|x| buf[(x, y)].symbol()).collect();
+    assert_eq!(status.trim(), "DEGR");
+    assert!(buf[(1, y)].modifier.contains(Modifier::BOLD));
+}
+
+// ---------------------------------------------------------------- field notes
+
+/// Field note 26: no Completed history entry → say so, never show the desired version as
+/// current, never go blank or panic; also with no history at all.
+#[test]
+fn field_note_26_no_completed_history() {
+    let mut state = demo();
+    with_cv(&mut state, |cv| {
+        for h in &mut cv.status.history {
+            h.state = UpdateState::Partial;
+        }
+    });
+    let app = app_for(state.clone(), 120, 40);
+    assert_eq!(app.dash.current_version, None);
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("Version no completed update"), "{text}");
+    assert!(text.contains("Target 4.16.4"), "{text}");
+
+    with_cv(&mut state, |cv| cv.status.history.clear());
+    let mut app = app_for(state, 120, 40);
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("no completed update"), "{text}");
+    app.update(Action::GotoTab(Tab::History));
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("no update history"), "{text}");
+    key(&mut app, KeyCode::Enter); // nothing selected: no popup, no panic
+    assert!(app.popup.is_none());
+}
+
+/// Field note 28: a multi-line message stays on one line per cell; alignment holds.
+#[test]
+fn field_note_28_multiline_message_one_line_per_cell() {
+    let mut app = app_for(demo(), 160, 48);
+    app.update(Action::GotoTab(Tab::Operators));
+    let t = draw(&app);
+    let lines = screen_text(t.backend().buffer());
+    let mc = lines
+        .iter()
+        .position(|l| l.contains("│DEGR   machine-config"))
+        .expect("machine-config row");
+    assert!(
+        lines[mc + 1].contains("│OK     marketplace"),
+        "next row follows directly: {}",
+        lines[mc + 1]
+    );
+    // The second line of the message is not on screen as a row of its own.
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.trim_start_matches('│').starts_with("Pool worker"))
+    );
+    assert!(
+        lines[mc].contains('…'),
+        "the truncated message ends with an ellipsis"
+    );
+    for l in &lines[6..47] {
+        assert!(
+            l.ends_with('│') || l.ends_with('┐') || l.ends_with('┘'),
+            "border intact: {l}"
+        );
+    }
+    // Node table too.
+    app.update(Action::GotoTab(Tab::Nodes));
+    let lines = screen_text(draw(&app).backend().buffer());
+    let n = lines
+        .iter()
+        .position(|l| l.contains("ip-10-0-87-31"))
+        .expect("degraded node row");
+    assert!(
+        lines[n + 1].contains("ip-10-0-"),
+        "next node row follows: {}",
+        lines[n + 1]
+    );
+    assert!(!lines.iter().any(|l| l.contains("│error when evicting")));
+}
+
+/// Field note 29: Failing wins the headline over Progressing; progress stays visible.
+#[test]
+fn field_note_29_failing_wins_over_progressing() {
+    let app = app_for(demo(), 120, 40);
+    assert_eq!(app.dash.headline.word, "Failing");
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("Assessment Failing"), "{text}");
+    assert!(
+        text.contains("Update still running, control plane Progressing 94 %"),
+        "{text}"
+    );
+
+    // Without Failing, the control-plane assessment is the headline.
+    let mut state = demo();
+    with_cv(&mut state, |cv| {
+        set_condition(
+            &mut cv.status.conditions,
+            "Failing",
+            ConditionStatus::False,
+            "",
+            "",
+        );
+    });
+    let app = app_for(state, 120, 40);
+    assert_ne!(app.dash.headline.word, "Failing");
+    assert!(app.dash.headline.word.starts_with("Progressing") || app.dash.headline.word == "Stalled");
+
+    // Without an assessment (no ClusterOperators) the fallback follows the same rule.
+    let mut state = demo();
+    state.cluster_operators.clear();
+    let app = app_for(state, 120, 40);
+    assert_eq!(app.dash.headline.word, "Failing");
+}
+
+/// Field note 33: ratios above 1 (or not finite) never panic and read "over 100 %".
+#[test]
+fn field_note_33_ratio_over_one() {
+    for ratio in [1.5, f64::INFINITY, f64::NAN, -0.5, 1.0, 0.0] {
+        let mut app = app_for(demo(), 80, 24);
+        if let Some(c) = &mut app.dash.completion {
+            c.ratio = ratio;
+        }
+        let text = screen_text(draw(&app).backend().buffer()).join("\n");
+        if ratio > 1.0 && ratio.is_finite() {
+            assert!(text.contains("over 100 %"), "{text}");
+        }
+    }
+    assert_eq!(super::model::percent_label(1.5), "over 100 %");
+    assert_eq!(super::model::percent_label(f64::NAN), "n/a");
+    assert!((super::model::clamp_ratio(7.0) - 1.0).abs() < f64::EPSILON);
+    assert!(super::model::clamp_ratio(f64::NAN).abs() < f64::EPSILON);
+}
+
+/// Field note 34: CJK and emoji (with joiners and variation selectors) never break borders.
+#[test]
+fn field_note_34_wide_text_keeps_borders() {
+    let mut state = demo();
+    let co = &mut state.cluster_operators[0];
+    co.metadata.name = Some("认证-オペレーター-👩‍💻".into());
+    for c in &mut co.status.conditions {
+        if c.type_ == "Available" {
+            c.message = Some("正常です ✅ all good 👨‍👩‍👧‍👦 ⚠️ résumé 🇩🇪 done\tand\r\nmore".into());
+        }
+    }
+    state.nodes[0].metadata.name = Some("节点-一号-🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀".into());
+    for (w, h) in [(80u16, 24u16), (160, 48), (61, 15)] {
+        let mut app = app_for(state.clone(), w, h);
+        for tab in [Tab::Operators, Tab::Nodes] {
+            app.update(Action::GotoTab(tab));
+            let t = draw(&app);
+            let buf = t.backend().buffer();
+            for y in 6..h - 1 {
+                let right = buf[(w - 1, y)].symbol();
+                assert!(
+                    matches!(right, "│" | "┐" | "┘"),
+                    "{w}x{h} {tab:?} row {y} ends with {right:?}"
+                );
+                let left = buf[(0, y)].symbol();
+                assert!(
+                    matches!(left, "│" | "┌" | "└"),
+                    "{w}x{h} {tab:?} row {y} starts with {left:?}"
+                );
+            }
+        }
+    }
+    let mut app = app_for(state, 80, 24);
+    app.update(Action::GotoTab(Tab::Operators));
+    insta::assert_snapshot!("wide_text_operators_80x24", draw(&app).backend());
+}
+
+/// Field note 35: below the minimum size one line says so; growing again redraws fully.
+#[test]
+fn field_note_35_too_small_terminal() {
+    let mut app = app_for(demo(), 50, 10);
+    let t = draw(&app);
+    let lines = screen_text(t.backend().buffer());
+    assert!(lines[0].starts_with("terminal too small: 50x10"), "{}", lines[0]);
+    assert!(lines[1..].iter().all(|l| l.trim().is_empty()));
+    for (w, h) in [(0u16, 0u16), (1, 1), (59, 40), (200, 14), (60, 15)] {
+        app.update(Action::Resize(w, h));
+        if w > 0 && h > 0 {
+            let _ = draw(&app);
+        }
+    }
+    app.update(Action::Resize(60, 15));
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("Assessment Failing"), "{text}");
+}
+
+// ---------------------------------------------------------------- App::update
+
+#[test]
+fn help_opens_with_question_mark_and_closes_with_esc_or_q() {
+    let mut app = app_for(demo(), 80, 24);
+    assert!(key(&mut app, KeyCode::Char('?')));
+    assert!(app.popup.is_some());
+    assert!(key(&mut app, KeyCode::Esc));
+    assert!(app.popup.is_none());
+    key(&mut app, KeyCode::Char('?'));
+    key(&mut app, KeyCode::Char('q'));
+    assert!(app.popup.is_none());
+    assert!(!app.quit, "q closes the popup first");
+    key(&mut app, KeyCode::Char('q'));
+    assert!(app.quit, "q at the root quits");
+}
+
+#[test]
+fn help_is_generated_from_the_key_registry() {
+    let mut app = app_for(demo(), 120, 60);
+    key(&mut app, KeyCode::Char('?'));
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    for b in super::keys::BINDINGS {
+        assert!(text.contains(b.label), "help lists {}", b.label);
+        assert!(text.contains(b.desc), "help describes {}", b.desc);
+    }
+}
+
+#[test]
+fn filter_narrows_rows_and_esc_clears() {
+    let mut app = app_for(demo(), 120, 40);
+    key(&mut app, KeyCode::Char('2'));
+    assert_eq!(app.tab, Tab::Operators);
+    let all = app.visible_rows(Tab::Operators).len();
+    key(&mut app, KeyCode::Char('/'));
+    assert_eq!(app.prompt.as_ref().map(|p| p.kind), Some(PromptKind::Filter));
+    chars(&mut app, "kube");
+    let rows = app.visible_rows(Tab::Operators);
+    // kube-apiserver, -controller-manager, -scheduler, -storage-version-migrator, and network
+    // (its message names ovn-kubernetes): the filter matches every column.
+    assert_eq!(rows.len(), 5);
+    key(&mut app, KeyCode::Backspace);
+    assert_eq!(app.view().filter, "kub");
+    key(&mut app, KeyCode::Enter);
+    assert!(app.prompt.is_none());
+    assert_eq!(app.view().filter, "kub", "Enter keeps the filter");
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("clusteroperators[5/33] </kub>"), "{text}");
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.view().filter, "");
+    assert_eq!(app.visible_rows(Tab::Operators).len(), all);
+    // Inverted filter, and Esc while typing clears too.
+    key(&mut app, KeyCode::Char('/'));
+    chars(&mut app, "!OK");
+    assert_eq!(
+        app.visible_rows(Tab::Operators).len(),
+        5,
+        "DEGR, PROG x2, PEND, NOUP"
+    );
+    key(&mut app, KeyCode::Esc);
+    assert!(app.prompt.is_none());
+    assert_eq!(app.view().filter, "");
+    // Letters typed in the prompt are text, not commands.
+    key(&mut app, KeyCode::Char('/'));
+    chars(&mut app, "q?jk");
+    assert!(!app.quit);
+    assert!(app.popup.is_none());
+    assert_eq!(app.view().filter, "q?jk");
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("no rows match the filter 'q?jk'"), "{text}");
+}
+
+#[test]
+fn command_line_switches_views_and_quits() {
+    let mut app = app_for(demo(), 120, 40);
+    for (cmd, tab) in [
+        ("co", Tab::Operators),
+        ("nodes", Tab::Nodes),
+        ("history", Tab::History),
+        ("cv", Tab::Overview),
+    ] {
+        key(&mut app, KeyCode::Char(':'));
+        chars(&mut app, cmd);
+        key(&mut app, KeyCode::Enter);
+        assert_eq!(app.tab, tab, ":{cmd}");
+    }
+    key(&mut app, KeyCode::Char(':'));
+    chars(&mut app, "bogus");
+    key(&mut app, KeyCode::Enter);
+    assert!(
+        app.flash
+            .as_ref()
+            .is_some_and(|(m, _)| m.contains("unknown command ':bogus'"))
+    );
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("unknown command"), "{text}");
+    key(&mut app, KeyCode::Char('j'));
+    assert!(app.flash.is_none(), "any key clears the flash");
+    key(&mut app, KeyCode::Char(':'));
+    key(&mut app, KeyCode::Esc);
+    assert!(app.prompt.is_none() && !app.quit);
+    key(&mut app, KeyCode::Char(':'));
+    chars(&mut app, "q");
+    key(&mut app, KeyCode::Enter);
+    assert!(app.quit);
+}
+
+#[test]
+fn ctrl_c_quits_from_every_mode() {
+    for setup in ["", "?", "/", ":"] {
+        let mut app = app_for(demo(), 80, 24);
+        chars(&mut app, setup);
+        app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+        assert!(app.quit, "after {setup:?}");
+    }
+}
+
+#[test]
+fn navigation_moves_and_scrolls_the_selection() {
+    let mut app = app_for(demo(), 80, 24);
+    key(&mut app, KeyCode::Char('2'));
+    let n = app.visible_rows(Tab::Operators).len();
+    let page = app.page_rows();
+    assert!(page < n, "the demo has more operators than fit at 80x24");
+    assert!(
+        !key(&mut app, KeyCode::Char('k')),
+        "already at the top: nothing changes"
+    );
+    key(&mut app, KeyCode::Char('j'));
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.view().selected, 2);
+    key(&mut app, KeyCode::Char('G'));
+    assert_eq!(app.view().selected, n - 1);
+    assert_eq!(app.view().offset, n - page, "the last row is visible");
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("storage"), "{text}");
+    key(&mut app, KeyCode::Char('g'));
+    assert_eq!((app.view().selected, app.view().offset), (0, 0));
+    key(&mut app, KeyCode::PageDown);
+    assert_eq!(app.view().selected, page);
+    key(&mut app, KeyCode::PageUp);
+    assert_eq!(app.view().selected, 0);
+    key(&mut app, KeyCode::End);
+    key(&mut app, KeyCode::Home);
+    assert_eq!(app.view().selected, 0);
+    // Selections are per view.
+    key(&mut app, KeyCode::Char('j'));
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.tab, Tab::Nodes);
+    assert_eq!(app.view().selected, 0);
+    key(&mut app, KeyCode::BackTab);
+    assert_eq!(app.view().selected, 1);
+    // Shrinking the terminal keeps the selection visible.
+    key(&mut app, KeyCode::Char('G'));
+    app.update(Action::Resize(80, 16));
+    let v = app.view();
+    assert!(v.selected >= v.offset && v.selected < v.offset + app.page_rows());
+}
+
+#[test]
+fn enter_opens_details_esc_goes_back_and_popup_scrolls() {
+    let mut app = app_for(demo(), 80, 24);
+    key(&mut app, KeyCode::Char('2'));
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.popup.as_ref().map(|p| p.title.as_str()),
+        Some("clusteroperator/authentication")
+    );
+    key(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.popup.as_ref().map(|p| p.scroll), Some(1));
+    key(&mut app, KeyCode::Char('G'));
+    let max = view::popup_max_scroll(&app);
+    assert_eq!(app.popup.as_ref().map(|p| p.scroll), Some(max));
+    assert!(!key(&mut app, KeyCode::Char('j')), "cannot scroll past the end");
+    key(&mut app, KeyCode::Esc);
+    assert!(app.popup.is_none());
+    assert_eq!(app.tab, Tab::Operators, "Esc closes the popup and keeps the view");
+    // y straight from the table shows the YAML.
+    key(&mut app, KeyCode::Char('y'));
+    let Some(PopupKind::Yaml(y)) = app.popup.as_ref().map(|p| &p.kind) else {
+        panic!("yaml popup")
+    };
+    assert!(y.contains("name: authentication"));
+}
+
+#[test]
+fn every_view_has_something_to_show_in_the_demo() {
+    let app = app_for(demo(), 120, 40);
+    let d: &Dashboard = &app.dash;
+    assert!(!d.conditions.is_empty());
+    assert!(d.operators.len() >= 30);
+    assert!(!d.history.is_empty());
+    assert!(d.pools.len() >= 2);
+    assert!(!d.nodes.is_empty());
+    assert!(!d.insights.is_empty());
+    assert!(d.completion.is_some());
+    assert!(d.channel.is_some());
+    for tab in Tab::ALL {
+        let mut app = app_for(demo(), 120, 40);
+        app.update(Action::GotoTab(tab));
+        key(&mut app, KeyCode::Enter);
+        assert!(app.popup.is_some(), "Enter shows details in {tab:?}");
+    }
+}
+
+#[test]
+fn static_feeds_ignore_the_clock_so_idle_means_no_redraw() {
+    let mut app = app_for(demo(), 80, 24);
+    assert!(!app.follows_clock());
+    assert!(!app.update(Action::Tick(Utc::now())));
+    assert!(
+        !app.update(Action::Resize(80, 24)),
+        "same size: nothing to redraw"
+    );
+    assert!(!key(&mut app, KeyCode::F(5)), "unbound keys change nothing");
+    let now = app.now;
+    assert_eq!(
+        now.format("%H:%M:%S").to_string(),
+        "10:12:03",
+        "static snapshot time"
+    );
+}
+
+#[test]
+fn live_feed_follows_the_clock_and_reports_api_errors() {
+    let mut state = demo();
+    let since = DateTime::parse_from_rfc3339("2024-07-20T10:20:00Z")
+        .map(|t| t.to_utc())
+        .expect("time");
+    state.feed = crate::cluster::FeedStatus::Live {
+        synced: true,
+        error: Some(crate::cluster::FeedError {
+            message: "connection refused".into(),
+            since,
+        }),
+    };
+    let mut app = app_for(state, 120, 40);
+    assert!(app.follows_clock());
+    assert!(app.update(Action::Tick(since + chrono::Duration::minutes(5))));
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(
+        text.contains("API unreachable since 2024-07-20 10:20:00 UTC (connection refused)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn new_state_keeps_selection_in_range() {
+    let mut app = app_for(demo(), 80, 24);
+    key(&mut app, KeyCode::Char('2'));
+    key(&mut app, KeyCode::Char('G'));
+    let mut smaller = demo();
+    smaller.cluster_operators.truncate(3);
+    app.update(Action::State(Arc::new(smaller)));
+    assert_eq!(app.view().selected, 2);
+    app.update(Action::State(Arc::new(ClusterState::default())));
+    assert_eq!(app.view().selected, 0);
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("No ClusterVersion"), "{text}");
+}
+
+/// No key sequence panics, at any size, in any view (a cheap deterministic fuzz).
+#[test]
+fn random_keys_never_panic() {
+    let keys = [
+        KeyCode::Char('j'),
+        KeyCode::Char('k'),
+        KeyCode::Char('G'),
+        KeyCode::Char('g'),
+        KeyCode::Char('/'),
+        KeyCode::Char(':'),
+        KeyCode::Char('?'),
+        KeyCode::Char('y'),
+        KeyCode::Char('x'),
+        KeyCode::Char('3'),
+        KeyCode::Char('5'),
+        KeyCode::Enter,
+        KeyCode::Esc,
+        KeyCode::Tab,
+        KeyCode::BackTab,
+        KeyCode::PageDown,
+        KeyCode::PageUp,
+        KeyCode::Backspace,
+        KeyCode::Up,
+        KeyCode::Down,
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    for (w, h) in [(60u16, 15u16), (80, 24), (33, 7), (200, 60)] {
+        let mut app = app_for(demo(), w, h);
+        for _ in 0..400 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let k = keys[usize::try_from(seed % keys.len() as u64).unwrap_or(0)];
+            key(&mut app, k);
+            app.quit = false;
+            let _ = draw(&app);
+        }
+    }
+}

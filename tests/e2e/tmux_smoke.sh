@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# End-to-end smoke test of the dashboard in a real terminal (tmux), against `cvo demo`.
+#
+# Checks: first screen (header) within a deadline; `?` opens help and Esc closes it; `/` +
+# text filters the operators table; `:co` switches views; resize to 70x20 still renders; a
+# too-small window shows the one-line notice; growing back redraws; `q` quits with exit code
+# 0 and the terminal leaves the alternate screen. Every capture is saved under
+# tests/e2e/artifacts/. Exits non-zero with a message naming the failed step.
+#
+# Usage: tests/e2e/tmux_smoke.sh            (binary: $CVO_BIN, default target/release/cvo)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+CVO_BIN="${CVO_BIN:-target/release/cvo}"
+case "$CVO_BIN" in /*) ;; *) CVO_BIN="$ROOT/$CVO_BIN" ;; esac
+ART="$ROOT/tests/e2e/artifacts"
+SOCK="cvo-e2e"
+SESSION="cvo"
+TIMEOUT="${E2E_TIMEOUT:-10}"
+
+tm() { tmux -L "$SOCK" "$@"; }
+
+cleanup() { tm kill-server >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    capture "failure" >/dev/null 2>&1 || true
+    echo "captures are in $ART" >&2
+    exit 1
+}
+
+[ -x "$CVO_BIN" ] || fail "no executable at $CVO_BIN (build it: cargo build --release, or set CVO_BIN)"
+command -v tmux >/dev/null || fail "tmux is not installed"
+
+mkdir -p "$ART"
+rm -rf "${ART:?}"/*
+
+step=0
+# capture NAME: save the pane text as NN-NAME.txt and print it.
+capture() {
+    step=$((step + 1))
+    local f
+    f="$ART/$(printf '%02d' "$step")-$1.txt"
+    tm capture-pane -p -t "$SESSION" >"$f"
+    cat "$f"
+}
+
+# wait_for TEXT [NAME]: poll the pane until TEXT appears (deadline $TIMEOUT s).
+wait_for() {
+    local text="$1" deadline=$((SECONDS + TIMEOUT))
+    while ((SECONDS < deadline)); do
+        if tm capture-pane -p -t "$SESSION" | grep -qF -- "$text"; then
+            capture "${2:-wait}" >/dev/null
+            return 0
+        fi
+        sleep 0.1
+    done
+    fail "timed out after ${TIMEOUT}s waiting for '$text' (step ${2:-wait})"
+}
+
+# wait_gone TEXT [NAME]: poll until TEXT is no longer on screen.
+wait_gone() {
+    local text="$1" deadline=$((SECONDS + TIMEOUT))
+    while ((SECONDS < deadline)); do
+        if ! tm capture-pane -p -t "$SESSION" | grep -qF -- "$text"; then
+            capture "${2:-gone}" >/dev/null
+            return 0
+        fi
+        sleep 0.1
+    done
+    fail "timed out after ${TIMEOUT}s waiting for '$text' to disappear (step ${2:-gone})"
+}
+
+assert_absent() {
+    local text="$1" what="$2"
+    if tm capture-pane -p -t "$SESSION" | grep -qF -- "$text"; then
+        fail "$what: '$text' is still on screen"
+    fi
+}
+
+keys() { tm send-keys -t "$SESSION" "$@"; }
+
+# 1. Start a shell pane at a fixed size; escape-time 0 so a lone Esc is delivered at once.
+cleanup
+tm -f /dev/null new-session -d -s "$SESSION" -x 120 -y 40 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" bash --norc --noprofile"
+tm set -s escape-time 0
+tm set -g window-size manual
+tm resize-window -t "$SESSION" -x 120 -y 40
+keys "clear; TERM=xterm-256color XDG_STATE_HOME=\"$ART\" '$CVO_BIN' demo; echo rc=\$?" Enter
+
+# 2. First screen: header, headline and the tab line.
+wait_for "Assessment Failing" "first-screen"
+wait_for "1 Overview" "tabs"
+[ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "1" ] || fail "the dashboard is not on the alternate screen"
+grep -qF "Version 4.16.3" "$ART/$(printf '%02d' "$step")-tabs.txt" || fail "header lacks the current version"
+grep -qF "Target 4.16.4" "$ART/$(printf '%02d' "$step")-tabs.txt" || fail "header lacks the target version"
+
+# 3. Help opens with ? and closes with Esc.
+keys '?'
+wait_for "toggle this help" "help-open"
+keys Escape
+wait_gone "toggle this help" "help-closed"
+
+# 4. Filter the operators table.
+keys '2'
+wait_for "clusteroperators[33]" "operators"
+keys '/'
+keys -l 'machine'
+wait_for "clusteroperators[4/33] </machine>" "filter-typed"
+keys Enter
+wait_for "DEGR   machine-config" "filter-applied"
+assert_absent "authentication" "filter"
+keys Escape
+wait_for "clusteroperators[33]" "filter-cleared"
+
+# 5. Command line: :nodes then :co (one key per call, as some apps drop fast input).
+keys ':'
+for c in n o d e s; do keys -l "$c"; done
+keys Enter
+wait_for "nodes[7]" "cmd-nodes"
+keys ':'
+keys -l c
+keys -l o
+keys Enter
+wait_for "clusteroperators[33]" "cmd-co"
+
+# 6. Details of the selected operator, then back.
+keys Enter
+wait_for "clusteroperator/authentication" "detail"
+keys Escape
+wait_gone "clusteroperator/authentication" "detail-closed"
+
+# 7. Resize: smaller still renders; too small shows one line; growing back redraws fully.
+tm resize-window -t "$SESSION" -x 70 -y 20
+wait_for "clusteroperators[33]" "resize-70x20"
+first=$(tm capture-pane -p -t "$SESSION" | head -1)
+[ "${#first}" -le 70 ] || fail "first line wider than the window after resize"
+tm resize-window -t "$SESSION" -x 50 -y 10
+wait_for "terminal too small: 50x10" "too-small"
+tm resize-window -t "$SESSION" -x 120 -y 40
+wait_for "clusteroperators[33]" "regrown"
+assert_absent "terminal too small" "regrow"
+
+# 8. Quit with q: exit code 0 and the terminal restored (alternate screen off).
+keys q
+wait_for "rc=" "quit"
+tm capture-pane -p -t "$SESSION" | grep -qx "rc=0" || fail "cvo demo did not exit 0: $(tm capture-pane -p -t "$SESSION" | grep rc=)"
+[ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "0" ] || fail "alternate screen still on after quit"
+
+# 9. Ctrl-c from inside the filter prompt also quits cleanly.
+keys "clear; '$CVO_BIN' demo; echo rc2=\$?" Enter
+wait_for "Assessment Failing" "second-start"
+keys '/'
+keys -l 'x'
+keys C-c
+wait_for "rc2=" "ctrl-c"
+tm capture-pane -p -t "$SESSION" | grep -qx "rc2=0" || fail "Ctrl-c did not exit 0"
+[ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "0" ] || fail "alternate screen still on after Ctrl-c"
+
+# 10. SIGHUP (terminal closed) ends the process and restores the terminal.
+keys "clear; '$CVO_BIN' demo; echo rc3=\$?" Enter
+wait_for "Assessment Failing" "third-start"
+shell_pid=$(tm display -p -t "$SESSION" '#{pane_pid}')
+cvo_pid=$(pgrep -P "$shell_pid" | head -1)
+[ -n "$cvo_pid" ] || fail "cannot find the cvo process under the pane's shell ($shell_pid)"
+# Idle CPU (field note 32): an idle dashboard must not redraw in a loop. utime+stime in clock
+# ticks (usually 1/100 s) over 3 s of idleness.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+if [ -r "/proc/$cvo_pid/stat" ]; then
+    sleep 1
+    t0=$(cpu_ticks "$cvo_pid")
+    sleep 3
+    t1=$(cpu_ticks "$cvo_pid")
+    echo "idle CPU: $((t1 - t0)) ticks in 3 s" >"$ART/idle-cpu.txt"
+    [ $((t1 - t0)) -le 6 ] || fail "idle dashboard used $((t1 - t0)) CPU ticks in 3 s (expected ~0)"
+fi
+kill -HUP "$cvo_pid"
+wait_for "rc3=" "sighup"
+tm capture-pane -p -t "$SESSION" | grep -qx "rc3=0" || fail "SIGHUP did not end cvo cleanly"
+[ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "0" ] || fail "alternate screen still on after SIGHUP"
+
+echo "PASS: tmux smoke test ($step captures in $ART)"

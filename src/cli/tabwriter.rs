@@ -24,8 +24,14 @@ mod tests {
 
     #[test]
     fn aligns_like_go() {
-        assert_eq!(format("a\tbb\tc\nccc\td\te\n", 0, 3), "a     bb   c\nccc   d    e\n");
-        assert_eq!(format("NAME\tX\nversion\t1\n", 6, 3), "NAME      X\nversion   1\n");
+        assert_eq!(
+            format("a\tbb\tc\nccc\td\te\n", 0, 3),
+            "a     bb   c\nccc   d    e\n"
+        );
+        assert_eq!(
+            format("NAME\tX\nversion\t1\n", 6, 3),
+            "NAME      X\nversion   1\n"
+        );
     }
 
     #[test]

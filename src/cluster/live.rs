@@ -206,6 +206,40 @@ pub async fn fetch_state(client: &Client, context: &str) -> anyhow::Result<Clust
     Ok(state)
 }
 
+/// kube-runtime's default backoff (exponential from 0.8 s to 30 s, with jitter) made to
+/// survive the `Init` event a watcher emits before each relist attempt: kube's
+/// `StreamBackoff` resets its backoff on any successful item, and that `Init` would otherwise
+/// reset it before every retry, making a dead API server cost one request per second per watch
+/// forever (field notes 37, 38). Here a reset counts only once no error has been seen for
+/// [`SteadyBackoff::QUIET`].
+#[derive(Default)]
+struct SteadyBackoff {
+    inner: watcher::DefaultBackoff,
+    last_error: Option<std::time::Instant>,
+}
+
+impl SteadyBackoff {
+    /// How long without errors before the backoff starts again from its shortest delay.
+    const QUIET: Duration = Duration::from_secs(10);
+}
+
+impl Iterator for SteadyBackoff {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        self.last_error = Some(std::time::Instant::now());
+        self.inner.next()
+    }
+}
+
+impl kube::runtime::utils::Backoff for SteadyBackoff {
+    fn reset(&mut self) {
+        if self.last_error.is_none_or(|t| t.elapsed() >= Self::QUIET) {
+            self.last_error = None;
+            self.inner.reset();
+        }
+    }
+}
+
 /// Watch parameters: server-side timeout, bookmarks on (kube-runtime default).
 fn watch_config() -> watcher::Config {
     watcher::Config::default().timeout(WATCH_TIMEOUT_SECS)
@@ -253,7 +287,7 @@ where
 {
     let (store, writer) = reflector::store();
     let stream = watcher(api, config)
-        .default_backoff()
+        .backoff(SteadyBackoff::default())
         .modify(|o: &mut K| o.managed_fields_mut().clear())
         .reflect(writer);
     tokio::spawn(drive(stream, label, notify, health));
@@ -269,10 +303,18 @@ where
         match stream.try_next().await {
             Ok(Some(event)) => {
                 if let Ok(mut h) = health.lock() {
-                    if matches!(event, watcher::Event::InitDone) {
-                        h.synced.insert(label);
+                    match event {
+                        // `Init` only announces a (re)list attempt: it proves nothing about
+                        // the API being reachable, so the error (and its start) stays.
+                        watcher::Event::Init => {}
+                        watcher::Event::InitDone => {
+                            h.synced.insert(label);
+                            h.errors.remove(label);
+                        }
+                        _ => {
+                            h.errors.remove(label);
+                        }
                     }
-                    h.errors.remove(label);
                 }
                 notify.notify_one();
             }

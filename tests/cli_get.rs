@@ -1,6 +1,6 @@
 //! `cvo get` run as a user runs it: the real binary on snapshot files.
 
-use std::{path::PathBuf, process::Command};
+use std::process::Command;
 
 fn cvo(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
@@ -18,16 +18,10 @@ fn local(name: &str) -> String {
     format!("{}/tests/fixtures/snapshots/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+mod common;
+
 fn shared(rel: &str) -> Option<String> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures")
-        .join(rel);
-    if p.exists() {
-        Some(p.to_string_lossy().into_owned())
-    } else {
-        println!("skipping: ../shared/fixtures/{rel} not found");
-        None
-    }
+    common::shared_fixture(rel, rel).map(|p| p.to_string_lossy().into_owned())
 }
 
 #[test]

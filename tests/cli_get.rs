@@ -121,3 +121,34 @@ fn snapshot_without_clusterversion_is_an_error() {
         "{err}"
     );
 }
+
+#[test]
+fn kubeconfig_context_errors_name_the_context() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n\
+         users: [{name: u, user: {token: t}}]\ncontexts: [{name: ctx, context: {cluster: c, user: u}}]\n\
+         current-context: ''\n",
+    )
+    .expect("write");
+    let kcs = kc.to_string_lossy();
+    let (code, _, err) = cvo(&["get", "cv", "--kubeconfig", &kcs]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no current-context set; pass --context NAME (contexts: ctx)"),
+        "{err}"
+    );
+    let (code, _, err) = cvo(&["get", "cv", "--kubeconfig", &kcs, "--context", "prod"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no context named \"prod\" (contexts: ctx)"), "{err}");
+    // A closed port on loopback: the error names the server and context, on one line.
+    let (code, _, err) = cvo(&["get", "cv", "--kubeconfig", &kcs, "--context", "ctx"]);
+    assert_eq!(code, 1);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("cvo: https://127.0.0.1:1/ (context \"ctx\"): "),
+        "{err}"
+    );
+}

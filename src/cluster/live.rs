@@ -62,47 +62,50 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
         context: context.map(str::to_owned),
         ..Default::default()
     };
-    let (config, context_name) = if let Some(path) = kubeconfig {
+    let from_env = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty());
+    let (kc, origin) = if let Some(path) = kubeconfig {
         let kc = Kubeconfig::read_from(path)
             .map_err(|e| anyhow::anyhow!("kubeconfig {}: {}", path.display(), one_line(&e)))?;
-        let name = context
-            .map(str::to_owned)
-            .or_else(|| kc.current_context.clone())
-            .unwrap_or_default();
-        let config = kube::Config::from_custom_kubeconfig(kc, &options)
-            .await
-            .map_err(|e| anyhow::anyhow!("kubeconfig {}: {}", path.display(), one_line(&e)))?;
-        (config, name)
+        (Some(kc), path.display().to_string())
+    } else if let Some(paths) = &from_env {
+        let origin = format!("{} (from KUBECONFIG)", paths.to_string_lossy());
+        let kc = Kubeconfig::read().map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {}", one_line(&e)))?;
+        (Some(kc), origin)
     } else {
-        match kube::Config::from_kubeconfig(&options).await {
-            Ok(config) => {
-                let name = context
-                    .map(str::to_owned)
-                    .or_else(|| Kubeconfig::read().ok().and_then(|k| k.current_context))
-                    .unwrap_or_default();
-                (config, name)
+        let default = home_kubeconfig();
+        let kc = match &default {
+            Some(p) if p.exists() => Some(
+                Kubeconfig::read_from(p)
+                    .map_err(|e| anyhow::anyhow!("kubeconfig {}: {}", p.display(), one_line(&e)))?,
+            ),
+            _ => None,
+        };
+        let origin = default
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "~/.kube/config".into());
+        (kc, origin)
+    };
+    let (config, context_name) = match kc {
+        Some(kc) => {
+            let name =
+                checked_context(&kc, context).map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {e}"))?;
+            let config = kube::Config::from_custom_kubeconfig(kc, &options)
+                .await
+                .map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {}", one_line(&e)))?;
+            (config, name)
+        }
+        None => {
+            if context.is_some() {
+                anyhow::bail!("--context given but there is no kubeconfig at {origin}");
             }
-            Err(kc_err) => {
-                if let Some(paths) = std::env::var_os("KUBECONFIG") {
-                    anyhow::bail!(
-                        "kubeconfig {} (from KUBECONFIG): {}",
-                        paths.to_string_lossy(),
-                        one_line(&kc_err)
-                    );
-                }
-                if context.is_some() {
-                    anyhow::bail!("kubeconfig: {}", one_line(&kc_err));
-                }
-                let config = kube::Config::incluster().map_err(|ic_err| {
-                    anyhow::anyhow!(
-                        "no cluster to reach: kubeconfig: {}; in-cluster: {}; use --kubeconfig, \
-                         KUBECONFIG or --from PATH",
-                        one_line(&kc_err),
-                        one_line(&ic_err)
-                    )
-                })?;
-                (config, "in-cluster".to_owned())
-            }
+            let config = kube::Config::incluster().map_err(|ic_err| {
+                anyhow::anyhow!(
+                    "no cluster to reach: no kubeconfig at {origin} and not running in a cluster ({}); \
+                     use --kubeconfig, KUBECONFIG or --from PATH",
+                    one_line(&ic_err)
+                )
+            })?;
+            (config, "in-cluster".to_owned())
         }
     };
     let mut config = config;
@@ -117,6 +120,39 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
         context: context_name,
         server,
     })
+}
+
+/// `~/.kube/config`, if a home directory is known.
+fn home_kubeconfig() -> Option<std::path::PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| Path::new(&h).join(".kube").join("config"))
+}
+
+/// The context to use: `context`, else `current-context`; it must exist in the kubeconfig.
+fn checked_context(kc: &Kubeconfig, context: Option<&str>) -> Result<String, String> {
+    let names: Vec<&str> = kc.contexts.iter().map(|c| c.name.as_str()).collect();
+    let list = if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    };
+    let name = match context {
+        Some(c) => c.to_owned(),
+        None => match kc.current_context.as_deref().filter(|c| !c.is_empty()) {
+            Some(c) => c.to_owned(),
+            None => {
+                return Err(format!(
+                    "no current-context set; pass --context NAME (contexts: {list})"
+                ));
+            }
+        },
+    };
+    if names.contains(&name.as_str()) {
+        Ok(name)
+    } else {
+        Err(format!("no context named {name:?} (contexts: {list})"))
+    }
 }
 
 /// Flattens an error chain into one line.

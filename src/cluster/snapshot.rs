@@ -71,11 +71,31 @@ pub fn load(paths: &[PathBuf]) -> Result<ClusterState, SnapshotError> {
         load_file(f, &mut state)?;
     }
     state.sort();
-    state.source = match paths {
-        [one] => format!("snapshot {}", one.display()),
-        _ => format!("snapshot ({} paths)", paths.len()),
-    };
+    state.source = describe(paths);
     Ok(state)
+}
+
+/// Names a snapshot for titles: the one path, or the shared file-name prefix of several
+/// (`snapshot 4.14.1-degraded-* (5 files)`), or a count.
+fn describe(paths: &[PathBuf]) -> String {
+    match paths {
+        [] => "snapshot (no files)".into(),
+        [one] => format!("snapshot {}", one.display()),
+        [first, rest @ ..] => {
+            let mut prefix = first.to_string_lossy().into_owned();
+            for p in rest {
+                let p = p.to_string_lossy();
+                let common = prefix.chars().zip(p.chars()).take_while(|(a, b)| a == b).count();
+                prefix = prefix.chars().take(common).collect();
+            }
+            let base = prefix.rsplit('/').next().unwrap_or("");
+            if base.len() >= 3 {
+                format!("snapshot {base}* ({} files)", paths.len())
+            } else {
+                format!("snapshot ({} paths)", paths.len())
+            }
+        }
+    }
 }
 
 fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotError> {

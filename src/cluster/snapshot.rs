@@ -235,10 +235,9 @@ fn add_value(
         }
         return Ok(());
     }
-    let decode_err = |e: serde_json::Error| parse_error(path, doc, format!("{kind}: {e}"));
     match kind.as_str() {
         "ClusterVersion" => {
-            let cv: crate::openshift::ClusterVersion = serde_json::from_value(v).map_err(decode_err)?;
+            let cv: crate::openshift::ClusterVersion = decode_object(path, doc, &kind, v)?;
             if let Some(old) = &state.cluster_version
                 && (old.metadata.name != cv.metadata.name || old.metadata.uid != cv.metadata.uid)
             {
@@ -250,11 +249,11 @@ fn add_value(
             state.cluster_version = Some(cv);
         }
         "ClusterOperator" => {
-            let co: crate::openshift::ClusterOperator = serde_json::from_value(v).map_err(decode_err)?;
+            let co: crate::openshift::ClusterOperator = decode_object(path, doc, &kind, v)?;
             upsert(path, "ClusterOperator", &mut state.cluster_operators, co)?;
         }
         "MachineConfigPool" => {
-            let p: crate::openshift::MachineConfigPool = serde_json::from_value(v).map_err(decode_err)?;
+            let p: crate::openshift::MachineConfigPool = decode_object(path, doc, &kind, v)?;
             upsert(path, "MachineConfigPool", &mut state.machine_config_pools, p)?;
         }
         "MachineConfig" => {
@@ -262,17 +261,17 @@ fn add_value(
             if let Value::Object(m) = &mut v {
                 m.remove("spec");
             }
-            let mc: crate::openshift::MachineConfig = serde_json::from_value(v).map_err(decode_err)?;
+            let mc: crate::openshift::MachineConfig = decode_object(path, doc, &kind, v)?;
             upsert(path, "MachineConfig", &mut state.machine_configs, mc)?;
         }
         "Node" => {
             let mut v = v;
             strip_managed_fields(&mut v);
-            let n: Node = serde_json::from_value(v).map_err(decode_err)?;
+            let n: Node = decode_object(path, doc, &kind, v)?;
             upsert(path, "Node", &mut state.nodes, n)?;
         }
         "Deployment" => {
-            let d: Deployment = serde_json::from_value(v).map_err(decode_err)?;
+            let d: Deployment = decode_object(path, doc, &kind, v)?;
             if d.metadata.name.as_deref() == Some("machine-config-operator") {
                 state.mco_deployment = Some(d);
             }
@@ -280,6 +279,30 @@ fn add_value(
         _ => {}
     }
     Ok(())
+}
+
+/// Decodes one object; an error names the object and the field path within it, e.g.
+/// `ClusterOperator "dns": status.conditions[0].status: invalid type: sequence, ...`.
+fn decode_object<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    doc: Option<usize>,
+    kind: &str,
+    v: Value,
+) -> Result<T, SnapshotError> {
+    let name = v
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let what = name.map_or_else(|| kind.to_owned(), |n| format!("{kind} {n:?}"));
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        if field == "." || field.is_empty() {
+            parse_error(path, doc, format!("{what}: {inner}"))
+        } else {
+            parse_error(path, doc, format!("{what}: {field}: {inner}"))
+        }
+    })
 }
 
 fn strip_managed_fields(v: &mut Value) {
@@ -434,7 +457,10 @@ mod tests {
             "kind: ClusterVersion\nmetadata: {name: version}\nspec: {channel: 5}\n",
         );
         let e = load(&[f]).expect_err("must fail").to_string();
-        assert!(e.contains("cv.yaml: ClusterVersion: invalid type"), "{e}");
+        assert!(
+            e.contains("cv.yaml: ClusterVersion \"version\": spec.channel: invalid type: integer"),
+            "{e}"
+        );
     }
 
     #[test]

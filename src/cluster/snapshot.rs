@@ -35,6 +35,14 @@ pub enum SnapshotError {
         /// What is wrong.
         message: String,
     },
+    /// A path given on the command line holds no object of a kind cvo reads.
+    #[error(
+        "{path}: no ClusterVersion, ClusterOperator, MachineConfigPool, MachineConfig or Node objects found"
+    )]
+    Empty {
+        /// The file or directory.
+        path: PathBuf,
+    },
     /// Two objects of one kind and name with different `uid`s: files from two clusters.
     #[error(
         "{path}: {kind} {name:?} differs in uid from one read before: files of two clusters; a snapshot holds one cluster"
@@ -62,13 +70,17 @@ pub enum SnapshotError {
 /// # Errors
 /// [`SnapshotError`] naming the first file that cannot be read or decoded.
 pub fn load(paths: &[PathBuf]) -> Result<ClusterState, SnapshotError> {
-    let mut files = Vec::new();
-    for p in paths {
-        collect_files(p, &mut files)?;
-    }
     let mut state = ClusterState::default();
-    for f in &files {
-        load_file(f, &mut state)?;
+    for p in paths {
+        let mut files = Vec::new();
+        collect_files(p, &mut files)?;
+        let mut read = 0;
+        for f in &files {
+            read += load_file(f, &mut state)?;
+        }
+        if read == 0 {
+            return Err(SnapshotError::Empty { path: p.clone() });
+        }
     }
     state.sort();
     state.source = describe(paths);
@@ -163,7 +175,7 @@ fn documents(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
     Ok(docs)
 }
 
-fn load_file(path: &Path, state: &mut ClusterState) -> Result<(), SnapshotError> {
+fn load_file(path: &Path, state: &mut ClusterState) -> Result<usize, SnapshotError> {
     let text = std::fs::read_to_string(path).map_err(|error| SnapshotError::Read {
         path: path.into(),
         error,
@@ -178,17 +190,19 @@ fn load_file(path: &Path, state: &mut ClusterState) -> Result<(), SnapshotError>
 /// # Errors
 /// [`SnapshotError::Parse`] naming `name` (and the document) when the text does not decode.
 pub fn load_str(name: &str, text: &str, state: &mut ClusterState) -> Result<(), SnapshotError> {
-    load_text(Path::new(name), text, state)
+    load_text(Path::new(name), text, state).map(|_| ())
 }
 
-fn load_text(path: &Path, text: &str, state: &mut ClusterState) -> Result<(), SnapshotError> {
+/// Returns how many objects of the kinds cvo reads were loaded.
+fn load_text(path: &Path, text: &str, state: &mut ClusterState) -> Result<usize, SnapshotError> {
     let docs = documents(path, text)?;
     let multi = docs.len() > 1;
+    let mut n = 0;
     for (i, doc) in docs.into_iter().enumerate() {
         let doc_no = multi.then_some(i + 1);
-        add_value(path, doc_no, doc, state)?;
+        n += add_value(path, doc_no, doc, state)?;
     }
-    Ok(())
+    Ok(n)
 }
 
 fn add_value(
@@ -196,12 +210,13 @@ fn add_value(
     doc: Option<usize>,
     v: Value,
     state: &mut ClusterState,
-) -> Result<(), SnapshotError> {
+) -> Result<usize, SnapshotError> {
     if let Value::Array(items) = v {
+        let mut n = 0;
         for item in items {
-            add_value(path, doc, item, state)?;
+            n += add_value(path, doc, item, state)?;
         }
-        return Ok(());
+        return Ok(n);
     }
     let Value::Object(ref map) = v else {
         return Err(parse_error(
@@ -216,7 +231,7 @@ fn add_value(
         None if map.get("items").is_some_and(Value::is_array) => "List".to_owned(),
         None => match infer_kind(path, &v) {
             Some(k) => k.to_owned(),
-            None => return Ok(()),
+            None => return Ok(0),
         },
     };
     if kind == "List" || (kind.ends_with("List") && map.get("items").is_some()) {
@@ -225,15 +240,16 @@ fn add_value(
             .strip_suffix("List")
             .filter(|k| !k.is_empty())
             .map(str::to_owned);
+        let mut n = 0;
         if let Value::Array(items) = items {
             for mut item in items {
                 if let (Some(k), Value::Object(m)) = (&item_kind, &mut item) {
                     m.entry("kind").or_insert_with(|| Value::String(k.clone()));
                 }
-                add_value(path, doc, item, state)?;
+                n += add_value(path, doc, item, state)?;
             }
         }
-        return Ok(());
+        return Ok(n);
     }
     match kind.as_str() {
         "ClusterVersion" => {
@@ -272,13 +288,14 @@ fn add_value(
         }
         "Deployment" => {
             let d: Deployment = decode_object(path, doc, &kind, v)?;
-            if d.metadata.name.as_deref() == Some("machine-config-operator") {
-                state.mco_deployment = Some(d);
+            if d.metadata.name.as_deref() != Some("machine-config-operator") {
+                return Ok(0);
             }
+            state.mco_deployment = Some(d);
         }
-        _ => {}
+        _ => return Ok(0),
     }
-    Ok(())
+    Ok(1)
 }
 
 /// Decodes one object; an error names the object and the field path within it, e.g.
@@ -529,5 +546,28 @@ mod mixed_cluster_tests {
             "{e}"
         );
         assert!(e.to_string().contains("c.yaml: ClusterOperator \"dns\""), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod empty_tests {
+    use super::*;
+
+    #[test]
+    fn a_path_with_nothing_cvo_reads_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let empty = dir.path().join("empty.yaml");
+        std::fs::write(&empty, "").expect("write");
+        let other = dir.path().join("cm.yaml");
+        std::fs::write(&other, "kind: ConfigMap\nmetadata: {name: x}\n").expect("write");
+        for p in [&empty, &other] {
+            let e = load(std::slice::from_ref(p)).expect_err("nothing to read");
+            assert!(matches!(e, SnapshotError::Empty { .. }), "{e}");
+            assert!(e.to_string().starts_with(&p.display().to_string()), "{e}");
+        }
+        let node = dir.path().join("node.yaml");
+        std::fs::write(&node, "kind: Node\nmetadata: {name: n}\n").expect("write");
+        // A directory counts as a whole: one readable file is enough.
+        assert!(load(&[dir.path().to_path_buf()]).is_ok());
     }
 }

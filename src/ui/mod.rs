@@ -24,8 +24,12 @@ pub mod view;
 use std::{sync::Arc, time::Duration};
 
 use chrono::{DateTime, Utc};
-use futures::StreamExt;
-use ratatui::crossterm::event::{Event, EventStream};
+use futures::{Stream, StreamExt};
+use ratatui::{
+    Terminal,
+    backend::Backend,
+    crossterm::event::{Event, EventStream},
+};
 use tokio::{
     signal::unix::{SignalKind, signal},
     sync::watch,
@@ -57,25 +61,51 @@ pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
+    // Installs a panic hook that restores the terminal before the panic message is printed.
     let mut terminal = ratatui::try_init()?;
-    let result = event_loop(&mut terminal, opts, async move {
+    let signals = async move {
         tokio::select! {
             _ = sighup.recv() => "SIGHUP",
             _ = sigterm.recv() => "SIGTERM",
             _ = sigint.recv() => "SIGINT",
         }
-    })
+    };
+    let result = event_loop(
+        &mut terminal,
+        EventStream::new(),
+        opts,
+        theme::Palette::from_env(),
+        signals,
+    )
     .await;
     // The terminal may be gone (SIGHUP): ignore errors while restoring.
     let _ = ratatui::try_restore();
-    result
+    result.map(|stats| tracing::info!(frames = stats.frames, "dashboard closed"))
 }
 
-async fn event_loop(
-    terminal: &mut ratatui::DefaultTerminal,
+/// What a run of the loop did (for tests and the log).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoopStats {
+    /// Frames drawn.
+    pub frames: u64,
+    /// Cluster states applied (after coalescing).
+    pub states: u64,
+}
+
+/// The event loop, generic over the terminal backend and the input stream so tests can drive
+/// it. Returns when the app quits, input ends, or `signals` resolves.
+async fn event_loop<B, S>(
+    terminal: &mut Terminal<B>,
+    mut events: S,
     opts: UiOptions,
+    palette: theme::Palette,
     signals: impl std::future::Future<Output = &'static str>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<LoopStats>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    S: Stream<Item = std::io::Result<Event>> + Unpin,
+{
     let UiOptions {
         mut feed,
         alerts,
@@ -83,14 +113,8 @@ async fn event_loop(
     } = opts;
     let size = terminal.size()?;
     let first = feed.borrow_and_update().clone();
-    let mut app = app::App::new(
-        first,
-        alerts,
-        now,
-        theme::Palette::from_env(),
-        (size.width, size.height),
-    );
-    let mut events = EventStream::new();
+    let mut app = app::App::new(first, alerts, now, palette, (size.width, size.height));
+    let mut stats = LoopStats { frames: 0, states: 1 };
     let mut clock = tokio::time::interval(CLOCK_INTERVAL);
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(signals);
@@ -101,6 +125,7 @@ async fn event_loop(
     loop {
         if dirty {
             terminal.draw(|f| view::render(&app, f))?;
+            stats.frames += 1;
             dirty = false;
         }
         if app.quit {
@@ -139,8 +164,10 @@ async fn event_loop(
                 }
             },
             () = tokio::time::sleep_until(feed_due), if feed_pending => {
+                // Only the latest state is applied: a burst of updates costs one rebuild.
                 let state = feed.borrow_and_update().clone();
                 dirty |= app.update(app::Action::State(state));
+                stats.states += 1;
                 feed_pending = false;
                 last_feed = Instant::now();
             }
@@ -149,7 +176,7 @@ async fn event_loop(
             }
         }
     }
-    Ok(())
+    Ok(stats)
 }
 
 #[cfg(test)]

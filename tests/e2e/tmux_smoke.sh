@@ -111,6 +111,12 @@ wait_for "clusteroperators[4/33] </machine>" "filter-typed"
 keys Enter
 wait_for "DEGR   machine-config" "filter-applied"
 assert_absent "authentication" "filter"
+# Colour plus word: the Degraded row is red (SGR 31 / 38;5;1 / 91) in the real terminal.
+row=$(tm capture-pane -p -e -t "$SESSION" | grep -a "DEGR   machine-config" || true)
+case "$row" in
+    *$'\e[31m'* | *$'\e[38;5;1m'* | *$'\e[91m'* | *$'\e[1;31m'*) ;;
+    *) fail "the Degraded machine-config row is not red: $(printf '%q' "$row")" ;;
+esac
 keys Escape
 wait_for "clusteroperators[33]" "filter-cleared"
 

@@ -28,7 +28,7 @@ use futures::{Stream, StreamExt};
 use ratatui::{
     Terminal,
     backend::Backend,
-    crossterm::event::{Event, EventStream},
+    crossterm::event::{Event, EventStream, KeyCode},
 };
 use tokio::{
     signal::unix::{SignalKind, signal},
@@ -47,6 +47,10 @@ pub struct UiOptions {
     /// Fixed "now"; `None` means the wall clock (live) or the snapshot time (static).
     pub now: Option<DateTime<Utc>>,
 }
+
+/// Environment variable naming a key that makes the dashboard panic (end-to-end tests check
+/// that a panic restores the terminal).
+pub const PANIC_KEY_ENV: &str = "CVO_UI_TEST_PANIC_KEY";
 
 /// Shortest gap between two applications of feed updates (bursts are coalesced).
 const FEED_INTERVAL: Duration = Duration::from_millis(250);
@@ -70,14 +74,16 @@ pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
             _ = sigint.recv() => "SIGINT",
         }
     };
-    let result = event_loop(
-        &mut terminal,
-        EventStream::new(),
-        opts,
-        theme::Palette::from_env(),
-        signals,
-    )
-    .await;
+    // Test hook for the end-to-end script: panic on this key to prove the terminal is restored.
+    let panic_key = std::env::var(PANIC_KEY_ENV).ok().and_then(|s| s.chars().next());
+    let events = EventStream::new().inspect(move |ev| {
+        if let (Some(k), Ok(Event::Key(key))) = (panic_key, ev)
+            && key.code == KeyCode::Char(k)
+        {
+            panic!("forced panic on key {k:?} ({PANIC_KEY_ENV})");
+        }
+    });
+    let result = event_loop(&mut terminal, events, opts, theme::Palette::from_env(), signals).await;
     // The terminal may be gone (SIGHUP): ignore errors while restoring.
     let _ = ratatui::try_restore();
     result.map(|stats| tracing::info!(frames = stats.frames, "dashboard closed"))

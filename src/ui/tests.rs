@@ -460,6 +460,65 @@ fn field_note_29_failing_wins_over_progressing() {
     assert_eq!(app.dash.headline.word, "Failing");
 }
 
+/// Field note 27: once the control plane is done, worker progress stays in the headline until
+/// every pool (paused ones included) is at the target.
+#[test]
+fn field_note_27_workers_keep_the_update_visible() {
+    let mut state = demo();
+    with_cv(&mut state, |cv| {
+        set_condition(
+            &mut cv.status.conditions,
+            "Failing",
+            ConditionStatus::False,
+            "",
+            "",
+        );
+        set_condition(
+            &mut cv.status.conditions,
+            "Progressing",
+            ConditionStatus::False,
+            "",
+            "Cluster version is 4.16.4",
+        );
+        cv.status.history[0].state = UpdateState::Completed;
+        cv.status.history[0].completion_time = cv.status.history[0]
+            .started_time
+            .map(|t| t + chrono::Duration::hours(1));
+    });
+    for co in &mut state.cluster_operators {
+        for v in &mut co.status.versions {
+            if v.name == "operator" {
+                v.version = "4.16.4".into();
+            }
+        }
+        set_condition(
+            &mut co.status.conditions,
+            "Progressing",
+            ConditionStatus::False,
+            "AsExpected",
+            "",
+        );
+        set_condition(
+            &mut co.status.conditions,
+            "Degraded",
+            ConditionStatus::False,
+            "AsExpected",
+            "",
+        );
+    }
+    let app = app_for(state, 120, 40);
+    assert_eq!(app.dash.current_version.as_deref(), Some("4.16.4"));
+    assert_eq!(app.dash.headline.word, "Progressing", "{:?}", app.dash.headline);
+    let detail = &app.dash.headline.detail;
+    assert!(detail.contains("control plane updated to 4.16.4"), "{detail}");
+    assert!(
+        detail.contains("worker 1/3") && detail.contains("infra 0/1 paused"),
+        "{detail}"
+    );
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("infra 0/1 paused"), "{text}");
+}
+
 /// Field note 33: ratios above 1 (or not finite) never panic and read "over 100 %".
 #[test]
 fn field_note_33_ratio_over_one() {

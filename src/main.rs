@@ -157,6 +157,7 @@ fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     let now = parse_now(a.now.as_deref())?;
     let alerts = a.alerts.as_deref().map(cvo::assess::alerts::load).transpose()?;
     let state = load_once(&a.source)?;
+    let explicit_now = now.is_some();
     let now = now
         .or_else(|| {
             if a.source.from.is_empty() {
@@ -166,13 +167,23 @@ fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
             }
         })
         .unwrap_or_else(chrono::Utc::now);
-    let assessment = cvo::assess::assess(&state, alerts.as_ref(), now);
+    // Without --now, node "serious unavailability" is aged against the real clock, as oc does
+    // even for snapshots; with --now the whole assessment is reproducible.
+    let wall_clock = if explicit_now { now } else { chrono::Utc::now() };
+    let assessment = cvo::assess::assess_with_wall_clock(&state, alerts.as_ref(), now, wall_clock);
+    if let (Output::Text, Some(e)) = (a.output, &assessment.error) {
+        anyhow::bail!("{e}");
+    }
     let out = match a.output {
         Output::Text => cvo::cli::status::render_text(&assessment, a.details),
         Output::Json => cvo::cli::status::render_json(&assessment)?,
     };
     print!("{out}");
-    Ok(ExitCode::SUCCESS)
+    Ok(if assessment.error.is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn get(a: GetArgs) -> anyhow::Result<ExitCode> {

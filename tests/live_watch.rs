@@ -239,10 +239,17 @@ async fn a_failing_api_is_reported_and_the_feed_keeps_going() {
     // The API comes back: the backoff retries, the state fills and the error clears.
     api.lock().expect("lock").failing = false;
     let state = wait_for(&mut rx, "recovery", |s| {
-        s.cluster_operators.len() == 2 && matches!(&s.feed, FeedStatus::Live { error: None, .. })
+        matches!(
+            &s.feed,
+            FeedStatus::Live {
+                synced: true,
+                error: None
+            }
+        )
     })
     .await;
     assert!(state.cluster_version.is_some());
+    assert_eq!(state.cluster_operators.len(), 2);
     assert!(first_since <= chrono::Utc::now());
     // Backoff: while failing, the watchers did not spin (6 kinds, bounded retries).
     let requests = api.lock().expect("lock").requests;

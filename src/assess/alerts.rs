@@ -43,8 +43,8 @@ pub struct Alert {
     /// When the alert became active.
     #[serde(default, deserialize_with = "lenient_time")]
     pub active_at: Option<DateTime<Utc>>,
-    /// The sample value, as a string.
-    #[serde(default)]
+    /// The sample value, as a string (numbers are accepted and kept as text).
+    #[serde(default, deserialize_with = "lenient_string")]
     pub value: String,
 }
 
@@ -86,10 +86,20 @@ pub struct AlertAnnotations {
     pub runbook_url: String,
 }
 
+/// Decodes a string, a number (as its text) or null (as `""`).
+fn lenient_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => s,
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    })
+}
+
 /// Decodes an RFC 3339 time; anything else (or null) is the zero time.
 fn lenient_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
     let s: Option<String> = Option::deserialize(d)?;
-    Ok(s.and_then(|s| DateTime::parse_from_rfc3339(&s).ok()).map(|t| t.with_timezone(&Utc)))
+    Ok(s.and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
+        .map(|t| t.with_timezone(&Utc)))
 }
 
 /// Decodes a Prometheus `/api/v1/alerts` JSON response.
@@ -125,6 +135,9 @@ mod tests {
         assert_eq!(al.labels.alertname, "PodDisruptionBudgetAtLimit");
         assert_eq!(al.labels.poddisruptionbudget, "prometheus-k8s");
         assert_eq!(al.state, "firing");
-        assert_eq!(al.active_at.map(|t| t.timestamp_subsec_nanos()), Some(123_456_789));
+        assert_eq!(
+            al.active_at.map(|t| t.timestamp_subsec_nanos()),
+            Some(123_456_789)
+        );
     }
 }

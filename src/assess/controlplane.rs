@@ -11,11 +11,9 @@ use super::{
 use crate::openshift::{ClusterOperator, ClusterVersion, Condition, UpdateState};
 
 /// Runbook for degraded operators.
-pub const REF_DEGRADED: &str =
-    "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDegraded.md";
+pub const REF_DEGRADED: &str = "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDegraded.md";
 /// Runbook for unavailable operators.
-pub const REF_DOWN: &str =
-    "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDown.md";
+pub const REF_DOWN: &str = "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDown.md";
 /// Docs on gathering ClusterVersion history.
 pub const REF_HISTORY: &str = "https://docs.openshift.com/container-platform/latest/updating/troubleshooting_updates/gathering-data-cluster-update.html#gathering-clusterversion-history-cli_troubleshooting_updates";
 
@@ -28,7 +26,9 @@ pub const CO_KIND: &str = "clusteroperators.config.openshift.io";
 /// `exclude.release.openshift.io/` or `include.release.openshift.io/`).
 pub fn is_platform_operator(co: &ClusterOperator) -> bool {
     co.metadata.annotations.as_ref().is_some_and(|a| {
-        a.keys().any(|k| k.starts_with("exclude.release.openshift.io/") || k.starts_with("include.release.openshift.io/"))
+        a.keys().any(|k| {
+            k.starts_with("exclude.release.openshift.io/") || k.starts_with("include.release.openshift.io/")
+        })
     })
 }
 
@@ -63,8 +63,12 @@ pub fn estimate(baseline: i64, to_last_observed: i64, updating_for: i64, x: f64)
     };
     let rem = total - secs(updating_for);
     let factor = if rem >= 0.0 { 1.2 } else { 1.0 / 1.2 };
-    let est = (rem * factor).trunc() as i64 * SECOND;
-    if est > 10 * MINUTE { round(est, MINUTE) } else { est }
+    let est = ((rem * factor).trunc() as i64).saturating_mul(SECOND);
+    if est > 10 * MINUTE {
+        round(est, MINUTE)
+    } else {
+        est
+    }
 }
 
 /// Output of [`assess_control_plane`].
@@ -98,9 +102,17 @@ pub fn assess_control_plane(
     for co in cos.iter().filter(|c| is_platform_operator(c)) {
         let name = co.name();
         let image_upgrading = name == "machine-config"
-            && co.status.versions.iter().any(|v| v.name == "operator-image" && v.version != mco_image);
-        let is_updated =
-            !image_upgrading && co.status.versions.iter().any(|v| v.name == "operator" && v.version == target);
+            && co
+                .status
+                .versions
+                .iter()
+                .any(|v| v.name == "operator-image" && v.version != mco_image);
+        let is_updated = !image_upgrading
+            && co
+                .status
+                .versions
+                .iter()
+                .any(|v| v.name == "operator" && v.version == target);
         total += 1;
         if is_updated {
             updated += 1;
@@ -116,7 +128,9 @@ pub fn assess_control_plane(
                     name: name.to_owned(),
                     since: p.last_transition_time,
                     since_duration: DurationValue::new(
-                        p.last_transition_time.map(|t| between(now, t)).unwrap_or(i64::MAX),
+                        p.last_transition_time
+                            .map(|t| between(now, t))
+                            .unwrap_or(i64::MAX),
                     ),
                     reason: p.reason().to_owned(),
                     message: p.message().to_owned(),
@@ -134,14 +148,23 @@ pub fn assess_control_plane(
             (_, Some(d)) if d.is_true() => health.degraded += 1,
             _ => {}
         }
-        let resource = || vec![Resource { kind: CO_KIND.to_owned(), name: name.to_owned() }];
+        let resource = || {
+            vec![Resource {
+                kind: CO_KIND.to_owned(),
+                name: name.to_owned(),
+            }]
+        };
         if let Some(a) = available.filter(|a| a.is_false()) {
             let ltt = a.last_transition_time;
             let age = ltt.map(|t| between(now, t)).unwrap_or(i64::MAX);
             if age > 5 * MINUTE {
                 co_insights.push(Insight {
                     started_at: ltt,
-                    level: if age > 20 * MINUTE { Level::Error } else { Level::Warning },
+                    level: if age > 20 * MINUTE {
+                        Level::Error
+                    } else {
+                        Level::Warning
+                    },
                     impact: Impact::ApiAvailability,
                     summary: format!("Cluster Operator {name} is unavailable ({})", a.reason()),
                     description: non_empty_or(a.message(), "<no message>"),
@@ -157,7 +180,11 @@ pub fn assess_control_plane(
             if age > 5 * MINUTE {
                 co_insights.push(Insight {
                     started_at: ltt,
-                    level: if age > 40 * MINUTE { Level::Error } else { Level::Warning },
+                    level: if age > 40 * MINUTE {
+                        Level::Error
+                    } else {
+                        Level::Warning
+                    },
                     impact: Impact::ApiAvailability,
                     summary: format!("Cluster Operator {name} is degraded ({})", d.reason()),
                     description: non_empty_or(d.message(), "<no message>"),
@@ -174,11 +201,15 @@ pub fn assess_control_plane(
     cp.operators_total = total;
     cp.operators_updated = updated;
     let completed = updated == total;
-    cp.assessment = if completed { ControlPlaneAssessment::Completed } else { ControlPlaneAssessment::Progressing };
-    if let Some(m) = mco_started {
-        if total - updated == 1 {
-            last_observed = Some(m);
-        }
+    cp.assessment = if completed {
+        ControlPlaneAssessment::Completed
+    } else {
+        ControlPlaneAssessment::Progressing
+    };
+    if let Some(m) = mco_started
+        && total - updated == 1
+    {
+        last_observed = Some(m);
     }
 
     let history = &cv.status.history;
@@ -193,12 +224,20 @@ pub fn assess_control_plane(
             _ => now,
         };
         to_last_observed = between(lo, started_ns);
-        let completion_at = if h0.state == UpdateState::Completed { h0.completion_time } else { Some(now) };
+        let completion_at = if h0.state == UpdateState::Completed {
+            h0.completion_time
+        } else {
+            Some(now)
+        };
         cp.completion_at = completion_at;
         updating_for = between(completion_at.unwrap_or_default(), started_ns);
     }
     cp.updating_for_raw = DurationValue::new(updating_for);
-    let duration = if updating_for > 10 * MINUTE { round(updating_for, MINUTE) } else { round(updating_for, SECOND) };
+    let duration = if updating_for > 10 * MINUTE {
+        round(updating_for, MINUTE)
+    } else {
+        round(updating_for, SECOND)
+    };
     cp.duration = DurationValue::new(duration);
 
     // Versions.
@@ -259,17 +298,22 @@ pub fn assess_control_plane(
     }
 
     // Completion and estimate.
-    let x = if total == 0 { 1.0 } else { updated as f64 / total as f64 };
+    let x = if total == 0 {
+        1.0
+    } else {
+        updated as f64 / total as f64
+    };
     cp.completion_percent = x * 100.0;
     let mut est_value = Estimate::default();
     if x <= 1.0 && !completed {
         let mut baseline = HOUR;
-        if history.len() >= 3 {
-            if let Some(h) = history[1..history.len() - 1].iter().find(|h| h.state == UpdateState::Completed) {
-                if let (Some(s), Some(c)) = (h.started_time, h.completion_time) {
-                    baseline = between(c, s);
-                }
-            }
+        if history.len() >= 3
+            && let Some(h) = history[1..history.len() - 1]
+                .iter()
+                .find(|h| h.state == UpdateState::Completed)
+            && let (Some(s), Some(c)) = (h.started_time, h.completion_time)
+        {
+            baseline = between(c, s);
         }
         let est = estimate(baseline, to_last_observed, updating_for, x);
         let est_total = trunc(updating_for.saturating_add(est), MINUTE);
@@ -281,9 +325,15 @@ pub fn assess_control_plane(
         let (kind, text) = if est == 0 {
             (EstimateKind::None, None)
         } else if cp.multi_arch {
-            (EstimateKind::NotAvailableMultiArch, Some("N/A for Multi-Architecture Migration".to_owned()))
+            (
+                EstimateKind::NotAvailableMultiArch,
+                Some("N/A for Multi-Architecture Migration".to_owned()),
+            )
         } else if est < -10 * MINUTE {
-            (EstimateKind::NotAvailableOverdue, Some(format!("N/A; estimate duration was {}", short(est_total))))
+            (
+                EstimateKind::NotAvailableOverdue,
+                Some(format!("N/A; estimate duration was {}", short(est_total))),
+            )
         } else if est < 10 * MINUTE {
             (EstimateKind::UnderTenMinutes, Some("<10m".to_owned()))
         } else {
@@ -298,11 +348,19 @@ pub fn assess_control_plane(
         };
     }
     cp.estimate = est_value;
-    ControlPlaneResult { control_plane: cp, co_insights, history_insight }
+    ControlPlaneResult {
+        control_plane: cp,
+        co_insights,
+        history_insight,
+    }
 }
 
 fn non_empty_or(s: &str, default: &str) -> String {
-    if s.is_empty() { default.to_owned() } else { s.to_owned() }
+    if s.is_empty() {
+        default.to_owned()
+    } else {
+        s.to_owned()
+    }
 }
 
 #[cfg(test)]
@@ -318,7 +376,12 @@ mod tests {
     #[test]
     fn estimate_degraded_fixture() {
         // 4.14.1-degraded: toLastObserved 54m9s, cpUpdatingFor 7130 s (+368975 ns), x = 32/33.
-        let est = estimate(HOUR, 54 * MINUTE + 9 * SECOND, 7130 * SECOND + 368_975, 32.0 / 33.0);
+        let est = estimate(
+            HOUR,
+            54 * MINUTE + 9 * SECOND,
+            7130 * SECOND + 368_975,
+            32.0 / 33.0,
+        );
         assert_eq!(est, -2060 * SECOND);
     }
 }

@@ -50,7 +50,11 @@ pub fn go_string(d: i64) -> String {
         } else {
             let m = mins_total % 60;
             let h = mins_total / 60;
-            if h == 0 { format!("{m}m{sec_text}s") } else { format!("{h}h{m}m{sec_text}s") }
+            if h == 0 {
+                format!("{m}m{sec_text}s")
+            } else {
+                format!("{h}h{m}m{sec_text}s")
+            }
         }
     };
     if neg { format!("-{body}") } else { body }
@@ -114,11 +118,15 @@ pub fn round(d: i64, unit: i64) -> i64 {
     let r = d % unit;
     if d < 0 {
         let r = -r;
-        if r + r < unit { d + r } else { d + r - unit }
+        if r + r < unit {
+            d + r
+        } else {
+            d.saturating_add(r - unit)
+        }
     } else if r + r < unit {
         d - r
     } else {
-        d + unit - r
+        d.saturating_add(unit - r)
     }
 }
 
@@ -129,7 +137,9 @@ pub fn trunc(d: i64, unit: i64) -> i64 {
 
 /// Nanoseconds between two instants (`a − b`), saturating.
 pub fn between(a: chrono::DateTime<chrono::Utc>, b: chrono::DateTime<chrono::Utc>) -> i64 {
-    (a - b).num_nanoseconds().unwrap_or(if a > b { i64::MAX } else { i64::MIN })
+    (a - b)
+        .num_nanoseconds()
+        .unwrap_or(if a > b { i64::MAX } else { i64::MIN })
 }
 
 #[cfg(test)]

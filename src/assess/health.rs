@@ -14,7 +14,10 @@ use crate::openshift::{ClusterVersion, ConditionStatus};
 /// (`openshift/oc pkg/cli/admin/upgrade/status/controlplane.go` `versionUpdateInsights`).
 pub fn cluster_version_insight(cv: &ClusterVersion, now: DateTime<Utc>) -> Option<Insight> {
     let name = cv.metadata.name.clone().unwrap_or_default();
-    let resources = vec![Resource { kind: CV_KIND.to_owned(), name: name.clone() }];
+    let resources = vec![Resource {
+        kind: CV_KIND.to_owned(),
+        name: name.clone(),
+    }];
     match cv.condition("Failing") {
         None => Some(Insight {
             started_at: Some(now),
@@ -57,7 +60,10 @@ pub fn alert_insights(alerts: &Alerts, started_at: Option<DateTime<Utc>>) -> Vec
             continue;
         }
         let during = started_at < a.active_at;
-        let mut description = if matches!(l.alertname.as_str(), "PodDisruptionBudgetLimit" | "PodDisruptionBudgetAtLimit") {
+        let mut description = if matches!(
+            l.alertname.as_str(),
+            "PodDisruptionBudgetLimit" | "PodDisruptionBudgetAtLimit"
+        ) {
             if during {
                 "Alert known to affect updates started firing during the update.".to_owned()
             } else {
@@ -78,13 +84,20 @@ pub fn alert_insights(alerts: &Alerts, started_at: Option<DateTime<Utc>>) -> Vec
         };
         match (an.description.is_empty(), an.message.is_empty()) {
             (false, false) => {
-                description.push_str(&format!(" The alert description is: {} | {}", an.description, an.message));
+                description.push_str(&format!(
+                    " The alert description is: {} | {}",
+                    an.description, an.message
+                ));
             }
             (false, true) => description.push_str(&format!(" The alert description is: {}", an.description)),
             (true, false) => description.push_str(&format!(" The alert description is: {}", an.message)),
             (true, true) => description.push_str(" The alert has no description."),
         }
-        let summary = if an.summary.is_empty() { &l.alertname } else { &an.summary };
+        let summary = if an.summary.is_empty() {
+            &l.alertname
+        } else {
+            &an.summary
+        };
         let reference = if an.runbook_url.is_empty() {
             "<alert does not have a runbook_url annotation>".to_owned()
         } else {
@@ -102,7 +115,10 @@ pub fn alert_insights(alerts: &Alerts, started_at: Option<DateTime<Utc>>) -> Vec
             summary: format!("Alert is firing: {summary}"),
             description,
             reference,
-            resources: vec![Resource { kind: "alerts.config.openshift.io".to_owned(), name }],
+            resources: vec![Resource {
+                kind: "alerts.config.openshift.io".to_owned(),
+                name,
+            }],
             ..Default::default()
         });
     }
@@ -125,7 +141,7 @@ pub fn finish(mut insights: Vec<Insight>, now: DateTime<Utc>, updating_for: i64)
         });
     }
     go_sort_slice(&mut insights, |a, b| a.started_at > b.started_at);
-    insights.sort_by(|a, b| b.level.cmp(&a.level));
+    insights.sort_by_key(|i| std::cmp::Reverse(i.level));
     for i in &mut insights {
         i.since = match i.started_at {
             None => "-".to_owned(),
@@ -232,7 +248,11 @@ impl<T, F: Fn(&T, &T) -> bool> Sorter<'_, T, F> {
                 pivot = (b - 1) - (pivot - a);
                 hint = Hint::Increasing;
             }
-            if was_balanced && was_partitioned && hint == Hint::Increasing && self.partial_insertion_sort(a, b) {
+            if was_balanced
+                && was_partitioned
+                && hint == Hint::Increasing
+                && self.partial_insertion_sort(a, b)
+            {
                 return;
             }
             if a > 0 && !self.less(a - 1, pivot) {
@@ -363,7 +383,7 @@ impl<T, F: Fn(&T, &T) -> bool> Sorter<'_, T, F> {
                 if other >= length {
                     other -= length;
                 }
-                self.swap(idx - 1 + i, a + other);
+                self.swap(idx + i, a + other);
             }
         }
     }

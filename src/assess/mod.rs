@@ -45,7 +45,8 @@ pub struct Assessment {
     pub started_at: Option<DateTime<Utc>>,
     /// `now − started_at`, rounded to the second.
     pub updating_for: DurationValue,
-    /// Control-plane assessment (operators, versions, completion, estimate).
+    /// Control-plane assessment (operators, versions, completion, estimate). Computed even
+    /// when not updating (then it describes the last update), though `oc` does not print it.
     pub control_plane: ControlPlane,
     /// Every MachineConfigPool in list order, the `master` pool included
     /// (`openshift/oc pkg/cli/admin/upgrade/status/workerpool.go`).
@@ -53,8 +54,45 @@ pub struct Assessment {
     /// Whether some non-master pool has at least one node: the `= Worker Upgrade =` section.
     pub show_worker_section: bool,
     /// Update-health insights, sorted as `oc` prints them
-    /// (`openshift/oc pkg/cli/admin/upgrade/status/health.go`).
+    /// (`openshift/oc pkg/cli/admin/upgrade/status/health.go`). Empty when not updating.
     pub health: UpdateHealth,
+    /// The ClusterVersion `Failing` condition when it is not `False` (field note 29: a failing
+    /// update must win the headline even while `Progressing=True`); `None` when not failing or
+    /// when the condition is missing (see [`Assessment::failing_condition_missing`]).
+    pub failing: Option<ConditionSummary>,
+    /// Whether the ClusterVersion has no `Failing` condition at all.
+    pub failing_condition_missing: bool,
+    /// The ClusterVersion `Progressing` condition (e.g. `Working towards 4.15.0: 106 of 863 done`).
+    pub progressing: Option<ConditionSummary>,
+    /// There are nodes but no MachineConfigs (e.g. a must-gather without them): node versions are
+    /// unknown (`?`), so every node counts as outdated and, as with `oc`, the workers make the
+    /// cluster look like it is updating. Views should say so rather than trust the node columns.
+    pub node_versions_unknown: bool,
+}
+
+/// A condition reduced to what a view shows (`openshift/api config/v1 ClusterOperatorStatusCondition`).
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionSummary {
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// Machine-readable reason (may be empty).
+    pub reason: String,
+    /// Human-readable message (may span lines).
+    pub message: String,
+    /// `lastTransitionTime`.
+    pub since: Option<DateTime<Utc>>,
+}
+
+impl From<&crate::openshift::Condition> for ConditionSummary {
+    fn from(c: &crate::openshift::Condition) -> Self {
+        Self {
+            status: c.status.as_str().to_owned(),
+            reason: c.reason().to_owned(),
+            message: c.message().to_owned(),
+            since: c.last_transition_time,
+        }
+    }
 }
 
 impl Assessment {
@@ -82,7 +120,10 @@ pub struct DurationValue {
 impl DurationValue {
     /// A value from nanoseconds, with `short()` text.
     pub fn new(nanos: i64) -> Self {
-        Self { nanos, text: durations::short(nanos) }
+        Self {
+            nanos,
+            text: durations::short(nanos),
+        }
     }
     /// Whole seconds (truncated toward zero).
     pub fn seconds(&self) -> i64 {
@@ -524,8 +565,25 @@ pub const NO_PROGRESSING: &str =
 /// (`openshift/oc pkg/cli/admin/upgrade/status/status.go` `Run`).
 ///
 /// Never panics on input data; an assessment that cannot be made carries [`Assessment::error`].
+/// Every age is measured against `now` (see [`assess_with_wall_clock`] for `oc`'s one exception).
 pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTime<Utc>) -> Assessment {
-    let mut out = Assessment { now: Some(now), ..Default::default() };
+    assess_with_wall_clock(state, alerts, now, now)
+}
+
+/// Like [`assess`], but node "serious unavailability" ages (Not ready for 5 minutes, disk
+/// pressure / network unavailable for 1 minute) are measured against `wall_clock`, as
+/// `oc adm upgrade status --mock-clusterversion` does with the real clock
+/// (`openshift/oc pkg/cli/admin/upgrade/status/mco/layered_node_state.go` `SeriouslyUnavailable`).
+pub fn assess_with_wall_clock(
+    state: &ClusterState,
+    alerts: Option<&alerts::Alerts>,
+    now: DateTime<Utc>,
+    wall_clock: DateTime<Utc>,
+) -> Assessment {
+    let mut out = Assessment {
+        now: Some(now),
+        ..Default::default()
+    };
     let Some(cv) = state.cluster_version.as_ref() else {
         out.error = Some(NO_CLUSTER_VERSION.to_owned());
         return out;
@@ -537,13 +595,23 @@ pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTi
         out.error = Some(NO_OPERATORS.to_owned());
         return out;
     }
+    let failing = cv.condition("Failing");
+    out.failing_condition_missing = failing.is_none();
+    out.failing = failing.filter(|f| !f.is_false()).map(ConditionSummary::from);
+    out.progressing = cv.condition("Progressing").map(ConditionSummary::from);
     let Some(progressing) = cv.condition("Progressing") else {
         out.error = Some(NO_PROGRESSING.to_owned());
         return out;
     };
 
     // Pools and nodes.
-    let ctx = nodes::NodeContext { cv, mcs: &state.machine_configs, now };
+    let ctx = nodes::NodeContext {
+        cv,
+        mcs: &state.machine_configs,
+        now,
+        wall_clock,
+    };
+    out.node_versions_unknown = !state.nodes.is_empty() && state.machine_configs.is_empty();
     let membership = nodes::assign_nodes(&state.machine_config_pools, &state.nodes);
     let mut node_insights = Vec::new();
     for (pool, members) in state.machine_config_pools.iter().zip(&membership) {
@@ -552,22 +620,24 @@ pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTi
         node_insights.append(&mut r.insights);
         out.pools.push(r.pool);
     }
-    let worker_outdated =
-        out.worker_pools().any(|p| p.total > 0 && p.completion_percent != 100.0);
+    let worker_outdated = out
+        .worker_pools()
+        .any(|p| p.total > 0 && p.completion_percent != 100.0);
     let show_workers = out.worker_pools().any(|p| p.total > 0);
     out.show_worker_section = show_workers;
     out.updating = progressing.is_true() || worker_outdated;
 
-    out.started_at = cv.status.history.first().and_then(|h| h.started_time).or(progressing.last_transition_time);
+    out.started_at = cv
+        .status
+        .history
+        .first()
+        .and_then(|h| h.started_time)
+        .or(progressing.last_transition_time);
     let updating_for = out
         .started_at
         .map(|s| durations::round(durations::between(now, s), durations::SECOND))
         .unwrap_or_default();
     out.updating_for = DurationValue::new(updating_for);
-    if !out.updating {
-        return out;
-    }
-
     let mco_image = state
         .mco_deployment
         .as_ref()
@@ -577,6 +647,11 @@ pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTi
         .unwrap_or_default();
     let cp = controlplane::assess_control_plane(cv, &state.cluster_operators, &mco_image, now);
     out.control_plane = cp.control_plane;
+    // Not updating: `oc` prints only "The cluster is not updating."; the control plane is still
+    // assessed (operator health, versions) for the dashboard, but there are no insights.
+    if !out.updating {
+        return out;
+    }
 
     let mut insights = node_insights;
     if let Some(a) = alerts {
@@ -586,6 +661,12 @@ pub fn assess(state: &ClusterState, alerts: Option<&alerts::Alerts>, now: DateTi
     insights.extend(cp.co_insights);
     insights.extend(cp.history_insight);
     let (insights, default_only) = health::finish(insights, now, updating_for);
-    out.health = UpdateHealth { insights, default_only };
+    out.health = UpdateHealth {
+        insights,
+        default_only,
+    };
     out
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,8 +10,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::durations::{MINUTE, between};
 use super::{
-    Impact, Insight, Level, NodeAssessment, NodeAssessmentState, NodePhase, PoolAssessment, PoolAssessmentState,
-    Resource,
+    Impact, Insight, Level, NodeAssessment, NodeAssessmentState, NodePhase, PoolAssessment,
+    PoolAssessmentState, Resource,
 };
 use crate::openshift::{ClusterVersion, MachineConfig, MachineConfigPool, time_to_chrono};
 
@@ -26,10 +26,10 @@ pub const REF_PAUSE: &str = "https://docs.openshift.com/container-platform/lates
 /// selector matches everything.
 pub fn selector_matches(selector: Option<&LabelSelector>, labels: &BTreeMap<String, String>) -> bool {
     let Some(sel) = selector else { return false };
-    if let Some(ml) = &sel.match_labels {
-        if ml.iter().any(|(k, v)| labels.get(k) != Some(v)) {
-            return false;
-        }
+    if let Some(ml) = &sel.match_labels
+        && ml.iter().any(|(k, v)| labels.get(k) != Some(v))
+    {
+        return false;
     }
     for req in sel.match_expressions.iter().flatten() {
         let values = req.values.as_deref().unwrap_or_default();
@@ -62,7 +62,10 @@ pub fn assign_nodes(pools: &[MachineConfigPool], nodes: &[Node]) -> Vec<Vec<usiz
     };
     for (ni, node) in nodes.iter().enumerate() {
         let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
-        if let Some(&pi) = order.iter().find(|&&pi| selector_matches(pools[pi].spec.node_selector.as_ref(), labels)) {
+        if let Some(&pi) = order
+            .iter()
+            .find(|&&pi| selector_matches(pools[pi].spec.node_selector.as_ref(), labels))
+        {
             out[pi].push(ni);
         }
     }
@@ -73,7 +76,11 @@ pub fn assign_nodes(pools: &[MachineConfigPool], nodes: &[Node]) -> Vec<Vec<usiz
 fn mc_version<'a>(mcs: &'a [MachineConfig], name: Option<&str>) -> Option<&'a str> {
     let name = name?;
     let mc = mcs.iter().find(|m| m.metadata.name.as_deref() == Some(name))?;
-    let v = mc.metadata.annotations.as_ref()?.get("machineconfiguration.openshift.io/release-image-version")?;
+    let v = mc
+        .metadata
+        .annotations
+        .as_ref()?
+        .get("machineconfiguration.openshift.io/release-image-version")?;
     (!v.is_empty()).then_some(v.as_str())
 }
 
@@ -146,6 +153,9 @@ pub struct NodeContext<'a> {
     pub mcs: &'a [MachineConfig],
     /// The assessment instant.
     pub now: DateTime<Utc>,
+    /// The clock the "serious unavailability" ages are measured against (`oc` uses the real
+    /// wall clock here even in mock mode; see [`super::assess_with_wall_clock`]).
+    pub wall_clock: DateTime<Utc>,
 }
 
 impl NodeContext<'_> {
@@ -173,7 +183,10 @@ pub fn assess_pool(ctx: &NodeContext<'_>, pool: &MachineConfigPool, nodes: &[&No
         rows.push(row);
     }
     rows.sort_by(|a, b| {
-        a.assessment.cmp(&b.assessment).then(a.phase.cmp(&b.phase)).then_with(|| a.name.cmp(&b.name))
+        a.assessment
+            .cmp(&b.assessment)
+            .then(a.phase.cmp(&b.phase))
+            .then_with(|| a.name.cmp(&b.name))
     });
 
     let mut p = PoolAssessment {
@@ -237,9 +250,10 @@ pub fn assess_pool(ctx: &NodeContext<'_>, pool: &MachineConfigPool, nodes: &[&No
             level: Level::Warning,
             impact: Impact::UpdateStalled,
             summary: format!("Outdated nodes in a paused pool '{}' will not be updated", p.name),
-            description: "Pool is paused, which stops all changes to the nodes in the pool, including updates. \
+            description:
+                "Pool is paused, which stops all changes to the nodes in the pool, including updates. \
                           The nodes will not be updated until the pool is unpaused by the administrator."
-                .to_owned(),
+                    .to_owned(),
             reference: REF_PAUSE.to_owned(),
             resources: vec![Resource {
                 kind: "machineconfigpools.machineconfiguration.openshift.io".to_owned(),
@@ -253,7 +267,11 @@ pub fn assess_pool(ctx: &NodeContext<'_>, pool: &MachineConfigPool, nodes: &[&No
 }
 
 /// Assesses one node (`openshift/oc pkg/cli/admin/upgrade/status/workerpool.go` `assessNode`).
-fn assess_node(ctx: &NodeContext<'_>, pool: &MachineConfigPool, node: &Node) -> (NodeAssessment, Vec<Insight>) {
+fn assess_node(
+    ctx: &NodeContext<'_>,
+    pool: &MachineConfigPool,
+    node: &Node,
+) -> (NodeAssessment, Vec<Insight>) {
     let name = node.metadata.name.clone().unwrap_or_default();
     let empty = BTreeMap::new();
     let ann = node.metadata.annotations.as_ref().unwrap_or(&empty);
@@ -267,8 +285,13 @@ fn assess_node(ctx: &NodeContext<'_>, pool: &MachineConfigPool, node: &Node) -> 
     let des_ver = mc_version(ctx.mcs, desired);
     let target0 = ctx.target0();
     let has_desired_key = desired.is_some();
-    let matched = current == desired;
-    let pool_config = pool.spec.configuration.as_ref().and_then(|c| c.name.as_deref()).unwrap_or("");
+    let matched = current.unwrap_or("") == desired.unwrap_or("");
+    let pool_config = pool
+        .spec
+        .configuration
+        .as_ref()
+        .and_then(|c| c.name.as_deref())
+        .unwrap_or("");
     let desired_is_pool = desired.unwrap_or("") == pool_config;
     let multi_arch = ctx.multi_arch_in_progress();
 
@@ -285,7 +308,13 @@ fn assess_node(ctx: &NodeContext<'_>, pool: &MachineConfigPool, node: &Node) -> 
 
     // Unavailability (mco/node.go).
     let mut bad: Vec<BadCondition> = Vec::new();
-    for c in node.status.as_ref().and_then(|s| s.conditions.as_ref()).into_iter().flatten() {
+    for c in node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .into_iter()
+        .flatten()
+    {
         let reason = match (c.type_.as_str(), c.status.as_str()) {
             ("Ready", s) if s != "True" => "Not ready",
             ("DiskPressure", s) if s != "False" => "Disk pressure",
@@ -299,7 +328,11 @@ fn assess_node(ctx: &NodeContext<'_>, pool: &MachineConfigPool, node: &Node) -> 
         });
     }
     if node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false) {
-        bad.push(BadCondition { reason: "Node is marked unschedulable".into(), message: String::new(), time: None });
+        bad.push(BadCondition {
+            reason: "Node is marked unschedulable".into(),
+            message: String::new(),
+            time: None,
+        });
     }
     let mut unavailable = !bad.is_empty();
     if !unavailable {
@@ -328,8 +361,9 @@ fn assess_node(ctx: &NodeContext<'_>, pool: &MachineConfigPool, node: &Node) -> 
         .and_then(|a| a.get("machineconfiguration.openshift.io/newestImageEquivalentConfig"))
         .map(String::as_str)
         .unwrap_or("");
-    let layered =
-        pool_labels.is_some_and(|l| l.contains_key("machineconfiguration.openshift.io/layering-enabled")) && !newest.is_empty();
+    let layered = pool_labels
+        .is_some_and(|l| l.contains_key("machineconfiguration.openshift.io/layering-enabled"))
+        && !newest.is_empty();
     let desired_image = get("desiredImage").unwrap_or("");
     let image_ok = if layered {
         if desired_image == newest {
@@ -349,7 +383,11 @@ fn assess_node(ctx: &NodeContext<'_>, pool: &MachineConfigPool, node: &Node) -> 
     };
     let is_unavailable = unavailable && image_ok;
 
-    let unav_reason = bad.iter().map(|b| b.reason.as_str()).collect::<Vec<_>>().join(" | ");
+    let unav_reason = bad
+        .iter()
+        .map(|b| b.reason.as_str())
+        .collect::<Vec<_>>()
+        .join(" | ");
     let unav_summary = bad
         .iter()
         .map(|b| match b.reason.as_str() {
@@ -381,7 +419,7 @@ fn assess_node(ctx: &NodeContext<'_>, pool: &MachineConfigPool, node: &Node) -> 
         .join(" | ");
     let unav_since = bad.iter().filter_map(|b| b.time).min();
     let serious = bad.iter().any(|b| {
-        let age = b.time.map(|t| between(ctx.now, t)).unwrap_or(i64::MAX);
+        let age = b.time.map(|t| between(ctx.wall_clock, t)).unwrap_or(i64::MAX);
         match b.reason.as_str() {
             "Node is marked unschedulable" | "Machine Config Daemon is processing the node" => false,
             "Not ready" => age >= 5 * MINUTE,
@@ -424,7 +462,12 @@ fn assess_node(ctx: &NodeContext<'_>, pool: &MachineConfigPool, node: &Node) -> 
     };
     let mut message = String::new();
     let mut insights = Vec::new();
-    let node_resource = || vec![Resource { kind: "nodes".to_owned(), name: name.clone() }];
+    let node_resource = || {
+        vec![Resource {
+            kind: "nodes".to_owned(),
+            name: name.clone(),
+        }]
+    };
     if is_unavailable && !is_updating {
         assessment = NodeAssessmentState::Unavailable;
         message = unav_reason.clone();
@@ -435,7 +478,11 @@ fn assess_node(ctx: &NodeContext<'_>, pool: &MachineConfigPool, node: &Node) -> 
                 level: Level::Warning,
                 impact: Impact::UpdateSpeed,
                 summary: unav_summary,
-                description: if is_degraded { reason_ann.to_owned() } else { unav_desc },
+                description: if is_degraded {
+                    reason_ann.to_owned()
+                } else {
+                    unav_desc
+                },
                 reference: REF_MCO.to_owned(),
                 resources: node_resource(),
                 ..Default::default()
@@ -496,7 +543,10 @@ mod tests {
         assert!(selector_matches(Some(&LabelSelector::default()), &labels));
         let mut ml = BTreeMap::new();
         ml.insert("node-role.kubernetes.io/worker".to_owned(), String::new());
-        let sel = LabelSelector { match_labels: Some(ml), ..Default::default() };
+        let sel = LabelSelector {
+            match_labels: Some(ml),
+            ..Default::default()
+        };
         assert!(selector_matches(Some(&sel), &labels));
         assert!(!selector_matches(Some(&sel), &BTreeMap::new()));
     }

@@ -7,8 +7,6 @@
 //! aligned as kubectl's tab writer aligns them (minimum width 6, padding 3). Where kubectl would
 //! let a multi-line message break the table, cvo joins its lines with a space.
 
-use std::io::Write;
-
 use chrono::{DateTime, Utc};
 
 use crate::{cluster::ClusterState, openshift::Condition};
@@ -93,13 +91,8 @@ fn age_of(c: Option<&Condition>, now: DateTime<Utc>) -> String {
 }
 
 fn table(rows: &[Vec<String>]) -> String {
-    let mut tw = tabwriter::TabWriter::new(Vec::new()).minwidth(3).padding(3);
-    for row in rows {
-        // Write errors into a Vec cannot happen.
-        let _ = writeln!(tw, "{}", row.join("\t"));
-    }
-    let bytes = tw.into_inner().unwrap_or_default();
-    String::from_utf8_lossy(&bytes).into_owned()
+    let text: String = rows.iter().map(|r| r.join("\t") + "\n").collect();
+    super::tabwriter::format(&text, 6, 3)
 }
 
 /// `NAME VERSION AVAILABLE PROGRESSING SINCE STATUS` for the ClusterVersion, ages measured at

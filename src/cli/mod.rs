@@ -1,5 +1,5 @@
 //! Text and JSON output of the one-shot commands.
 
 pub mod get;
-pub mod tabwriter;
 pub mod status;
+pub mod tabwriter;

@@ -17,7 +17,14 @@
 //!   `nodes[]` (`name`, `assessment`, `phase`, `version`, `estimate`, `message`, flags);
 //! - `showWorkerSection`;
 //! - `health`: `insights[]` (`startedAt`, `since`, `level`, `impact`, `summary`,
-//!   `description`, `reference`, `resources[]`) and `defaultOnly`.
+//!   `description`, `reference`, `resources[]`) and `defaultOnly`;
+//! - `failing` / `progressing`: the ClusterVersion conditions (`status`, `reason`, `message`,
+//!   `since`), `failing` only when not `False`; `failingConditionMissing`.
+//!
+//! Durations are objects `{nanos, text}` (signed nanoseconds and the text `oc` prints); times are
+//! RFC 3339 strings or `null`; enums are the words `oc` prints (`"Progressing - Slow"`,
+//! `"API Availability"`), except `transition` and `estimate.kind`, which are identifiers.
+//! Keys are only ever added, never renamed.
 
 use std::fmt::Write as _;
 
@@ -121,7 +128,11 @@ pub fn render_text(a: &Assessment, details: Option<Details>) -> String {
         }
     }
     out.push_str("\n= Update Health =\n");
-    health(&a.health.insights, want.health && !a.health.default_only, &mut out);
+    health(
+        &a.health.insights,
+        want.health && !a.health.default_only,
+        &mut out,
+    );
     out
 }
 
@@ -129,7 +140,10 @@ fn control_plane(a: &Assessment, want: Want, out: &mut String) {
     let cp = &a.control_plane;
     out.push_str("= Control Plane =\n");
     if cp.assessment == ControlPlaneAssessment::Completed {
-        let at = cp.completion_at.map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_default();
+        let at = cp
+            .completion_at
+            .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+            .unwrap_or_default();
         let _ = writeln!(
             out,
             "Update to {} successfully completed at {at} (duration: {})",
@@ -153,7 +167,11 @@ fn control_plane(a: &Assessment, want: Want, out: &mut String) {
     );
     match &cp.estimate.text {
         Some(eta) => {
-            let _ = writeln!(out, "Duration:        {} (Est. Time Remaining: {eta})", cp.duration.text);
+            let _ = writeln!(
+                out,
+                "Duration:        {} (Est. Time Remaining: {eta})",
+                cp.duration.text
+            );
         }
         None => {
             let _ = writeln!(out, "Duration:        {}", cp.duration.text);
@@ -173,10 +191,20 @@ fn control_plane(a: &Assessment, want: Want, out: &mut String) {
         out.push_str("\nUpdating Cluster Operators");
         let mut t = String::from("\nNAME\tSINCE\tREASON\tMESSAGE\n");
         for o in &cp.updating_operators {
-            let reason = if o.reason.is_empty() { "-" } else { o.reason.as_str() };
+            let reason = if o.reason.is_empty() {
+                "-"
+            } else {
+                o.reason.as_str()
+            };
             let mut lines = o.message.split('\n');
             let first = lines.next().unwrap_or("");
-            let _ = writeln!(t, "{}\t{}\t{}\t{first}", o.name, o.since_duration.text, ellipsis(reason, 20));
+            let _ = writeln!(
+                t,
+                "{}\t{}\t{}\t{first}",
+                o.name,
+                o.since_duration.text,
+                ellipsis(reason, 20)
+            );
             for l in lines {
                 let _ = writeln!(t, "\t\t\t{l}");
             }
@@ -264,8 +292,12 @@ fn health(insights: &[Insight], detailed: bool, out: &mut String) {
                 kinds.dedup();
                 let longest = kinds.iter().map(|k| k.chars().count() + 2).max().unwrap_or(0);
                 for k in kinds {
-                    let mut names: Vec<&str> =
-                        ins.resources.iter().filter(|r| r.kind == k).map(|r| r.name.as_str()).collect();
+                    let mut names: Vec<&str> = ins
+                        .resources
+                        .iter()
+                        .filter(|r| r.kind == k)
+                        .map(|r| r.name.as_str())
+                        .collect();
                     names.sort_unstable();
                     let label = format!("{k}: ");
                     let _ = writeln!(out, "    {label:<longest$}{}", names.join(", "));
@@ -278,7 +310,14 @@ fn health(insights: &[Insight], detailed: bool, out: &mut String) {
     }
     let mut t = String::from("SINCE\tLEVEL\tIMPACT\tMESSAGE\n");
     for ins in insights {
-        let _ = writeln!(t, "{}\t{}\t{}\t{}", ins.since, ins.level.as_str(), ins.impact.as_str(), ins.summary);
+        let _ = writeln!(
+            t,
+            "{}\t{}\t{}\t{}",
+            ins.since,
+            ins.level.as_str(),
+            ins.impact.as_str(),
+            ins.summary
+        );
     }
     out.push_str(&tabwriter::format(&t, 0, 3));
     if insights.len() > 1 || insights.first().is_some_and(|i| i.level != Level::Info) {
@@ -309,7 +348,10 @@ mod tests {
 
     #[test]
     fn ellipsis_cuts_at_runes() {
-        assert_eq!(ellipsis("NodeInstaller::PetrDoesNotLikeLongLines", 20), "NodeInstaller::Pe...");
+        assert_eq!(
+            ellipsis("NodeInstaller::PetrDoesNotLikeLongLines", 20),
+            "NodeInstaller::Pe..."
+        );
         assert_eq!(ellipsis("short", 20), "short");
     }
 }

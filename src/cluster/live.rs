@@ -216,8 +216,23 @@ fn watch_config() -> watcher::Config {
 struct Health {
     /// Kinds whose initial list has completed.
     synced: std::collections::BTreeSet<&'static str>,
-    /// Current error, if the last event of some watch was an error.
-    error: Option<FeedError>,
+    /// Per kind, the current error when the last event of its watch was an error.
+    errors: std::collections::BTreeMap<&'static str, FeedError>,
+}
+
+impl Health {
+    /// The error to show: the first failing kind's message, since the earliest failure.
+    fn error(&self) -> Option<FeedError> {
+        let first = self.errors.values().next()?;
+        let since = self.errors.values().map(|e| e.since).min().unwrap_or(first.since);
+        let more = self.errors.len() - 1;
+        let message = if more == 0 {
+            first.message.clone()
+        } else {
+            format!("{} (and {more} more watches failing)", first.message)
+        };
+        Some(FeedError { message, since })
+    }
 }
 
 /// Number of kinds watched.
@@ -257,7 +272,7 @@ where
                     if matches!(event, watcher::Event::InitDone) {
                         h.synced.insert(label);
                     }
-                    h.error = None;
+                    h.errors.remove(label);
                 }
                 notify.notify_one();
             }
@@ -269,8 +284,8 @@ where
                 let message = format!("watch {label}: {}", one_line(&e));
                 tracing::warn!("{message}");
                 if let Ok(mut h) = health.lock() {
-                    let since = h.error.as_ref().map_or_else(chrono::Utc::now, |old| old.since);
-                    h.error = Some(FeedError { message, since });
+                    let since = h.errors.get(label).map_or_else(chrono::Utc::now, |old| old.since);
+                    h.errors.insert(label, FeedError { message, since });
                 }
                 notify.notify_one();
             }
@@ -344,7 +359,7 @@ pub fn watch_state(client: Client, context: String) -> watch::Receiver<Arc<Clust
             // Coalesce a burst of events (a relist brings hundreds) into one state.
             tokio::time::sleep(Duration::from_millis(200)).await;
             let (synced, error) = match health.lock() {
-                Ok(h) => (h.synced.len() >= KINDS, h.error.clone()),
+                Ok(h) => (h.synced.len() >= KINDS, h.error()),
                 Err(_) => (false, None),
             };
             let mut state = ClusterState {

@@ -1,0 +1,187 @@
+//! `cvo status` against the `oc adm upgrade status` fixtures
+//! (`openshift/oc pkg/cli/admin/upgrade/status/examples/`, copied to `../shared/fixtures`).
+//!
+//! One test per scenario × detail level compares the rendered text with the expected output
+//! byte for byte; an end-to-end test runs the built binary.
+
+use std::path::{Path, PathBuf};
+
+use cvo::cli::status::{Details, render_text};
+
+fn fixtures_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/oc-upgrade-status");
+    dir.is_dir().then_some(dir)
+}
+
+/// The input files of scenario `s`: the five required ones plus the optional MCO Deployment.
+fn inputs(dir: &Path, s: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = ["cv", "co", "mcp", "mc", "node"]
+        .iter()
+        .map(|k| dir.join(format!("{s}-{k}.yaml")))
+        .collect();
+    let mco = dir.join(format!("{s}-mco-deployment.yaml"));
+    if mco.is_file() {
+        v.push(mco);
+    }
+    v
+}
+
+/// Prints the first differing lines with some context, unified-diff style.
+fn diff(expected: &str, actual: &str) -> String {
+    let e: Vec<&str> = expected.split('\n').collect();
+    let a: Vec<&str> = actual.split('\n').collect();
+    let first = e
+        .iter()
+        .zip(&a)
+        .position(|(x, y)| x != y)
+        .unwrap_or(e.len().min(a.len()));
+    let start = first.saturating_sub(3);
+    let mut out = format!("@@ first difference at line {} @@\n", first + 1);
+    for l in e.iter().take(start + 3 + 10).skip(start) {
+        out.push_str(&format!("-{l:?}\n"));
+    }
+    for l in a.iter().take(start + 3 + 10).skip(start) {
+        out.push_str(&format!("+{l:?}\n"));
+    }
+    out
+}
+
+fn check(scenario: &str, details: Option<Details>) {
+    let Some(dir) = fixtures_dir() else {
+        println!("skipping: ../shared/fixtures not found");
+        return;
+    };
+    let state = cvo::cluster::snapshot::load(&inputs(&dir, scenario)).expect("fixture loads");
+    let now = state.snapshot_time().expect("fixture has condition times");
+    let assessment = cvo::assess::assess(&state, None, now);
+    let actual = render_text(&assessment, details);
+    let file = if details.is_some() {
+        format!("{scenario}.detailed-output")
+    } else {
+        format!("{scenario}.output")
+    };
+    let expected = std::fs::read_to_string(dir.join(&file)).expect("expected output readable");
+    assert!(
+        actual == expected,
+        "{file} differs:\n{}",
+        diff(&expected, &actual)
+    );
+}
+
+macro_rules! fixture_tests {
+    ($($plain:ident, $detailed:ident => $scenario:literal;)*) => {
+        $(
+            #[test]
+            fn $plain() {
+                check($scenario, None);
+            }
+            #[test]
+            fn $detailed() {
+                check($scenario, Some(Details::All));
+            }
+        )*
+    };
+}
+
+fixture_tests! {
+    degraded, degraded_detailed => "4.14.1-degraded";
+    paused_worker_pool, paused_worker_pool_detailed => "4.14.1-paused-worker-pool";
+    multiple_pools, multiple_pools_detailed => "4.14.1-workers-started-updating-multiple-pools";
+    cos_not_annotated, cos_not_annotated_detailed => "4.15.0-ec2-b02-cos-not-annotated";
+    ec2_early, ec2_early_detailed => "4.15.0-ec2-early";
+    compact, compact_detailed => "4.16.0-compact";
+    single_node, single_node_detailed => "4.16.0-single-node";
+    no_version_upgrading, no_version_upgrading_detailed => "no-version-upgrading";
+    not_upgrading, not_upgrading_detailed => "not-upgrading";
+    to_multi_arch, to_multi_arch_detailed => "to-multi-arch";
+}
+
+#[test]
+fn nodes_detail_shows_operators_table_only_when_asked() {
+    let Some(dir) = fixtures_dir() else {
+        println!("skipping: ../shared/fixtures not found");
+        return;
+    };
+    let state = cvo::cluster::snapshot::load(&inputs(&dir, "4.14.1-degraded")).expect("fixture loads");
+    let now = state.snapshot_time().expect("times");
+    let a = cvo::assess::assess(&state, None, now);
+    let ops = render_text(&a, Some(Details::Operators));
+    assert!(ops.contains("Updating Cluster Operators"));
+    assert!(ops.contains("Run with --details=health"));
+    let nodes = render_text(&a, Some(Details::Nodes));
+    assert!(!nodes.contains("Updating Cluster Operators"));
+    let health = render_text(&a, Some(Details::Health));
+    assert!(health.contains("  Description: "));
+    assert!(!health.contains("Updating Cluster Operators"));
+}
+
+#[test]
+fn json_has_documented_top_level_keys() {
+    let Some(dir) = fixtures_dir() else {
+        println!("skipping: ../shared/fixtures not found");
+        return;
+    };
+    let state = cvo::cluster::snapshot::load(&inputs(&dir, "4.14.1-degraded")).expect("fixture loads");
+    let now = state.snapshot_time().expect("times");
+    let a = cvo::assess::assess(&state, None, now);
+    let json = cvo::cli::status::render_json(&a).expect("serialises");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    for key in [
+        "now",
+        "error",
+        "updating",
+        "controlPlane",
+        "pools",
+        "health",
+        "currentVersion",
+        "startedAt",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["controlPlane"]["assessment"], "Stalled");
+    assert_eq!(v["controlPlane"]["estimate"]["kind"], "NotAvailableOverdue");
+}
+
+#[test]
+fn binary_end_to_end() {
+    let Some(dir) = fixtures_dir() else {
+        println!("skipping: ../shared/fixtures not found");
+        return;
+    };
+    let scenario = "4.16.0-single-node";
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
+    cmd.arg("status");
+    for f in inputs(&dir, scenario) {
+        cmd.arg("--from").arg(f);
+    }
+    cmd.args(["--details", "all"]);
+    let out = cmd.output().expect("cvo runs");
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected =
+        std::fs::read_to_string(dir.join(format!("{scenario}.detailed-output"))).expect("readable");
+    let actual = String::from_utf8_lossy(&out.stdout);
+    assert!(actual == expected, "differs:\n{}", diff(&expected, &actual));
+}
+
+#[test]
+fn binary_reports_missing_cluster_version() {
+    let Some(dir) = fixtures_dir() else {
+        println!("skipping: ../shared/fixtures not found");
+        return;
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
+        .args(["status", "--now", "2024-01-01T00:00:00Z", "--from"])
+        .arg(dir.join("not-upgrading-co.yaml"))
+        .output()
+        .expect("cvo runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no cluster version information available"),
+        "stderr: {err}"
+    );
+}

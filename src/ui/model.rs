@@ -252,7 +252,7 @@ impl Dashboard {
             channel: cv
                 .and_then(|cv| cv.spec.channel.clone())
                 .filter(|c| !c.is_empty()),
-            headline: headline(cv, completion.as_ref()),
+            headline: headline(cv, completion.as_ref(), &state.feed),
             completion,
             operator_health: operator_health(&operators),
             conditions,
@@ -449,12 +449,26 @@ fn cond_detail(c: &Condition) -> String {
 }
 
 /// The headline: Failing wins over Progressing (field note 29); progress stays as secondary.
-fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>) -> Headline {
+fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: &FeedStatus) -> Headline {
     let Some(cv) = cv else {
+        let (word, detail) = match feed {
+            FeedStatus::Live { error: Some(_), .. } => (
+                "Unreachable",
+                "no ClusterVersion received yet: the API server cannot be reached",
+            ),
+            FeedStatus::Live { synced: false, .. } => (
+                "Syncing",
+                "waiting for the first list of ClusterVersion, ClusterOperators, pools and nodes",
+            ),
+            _ => (
+                "No ClusterVersion",
+                "this cluster has no clusterversion/version (not OpenShift?)",
+            ),
+        };
         return Headline {
-            word: "No ClusterVersion".into(),
+            word: word.into(),
             level: Level::Unknown,
-            detail: "this cluster has no clusterversion/version (not OpenShift?)".into(),
+            detail: detail.into(),
             secondary: None,
         };
     };

@@ -841,6 +841,22 @@ fn live_feed_follows_the_clock_and_reports_api_errors() {
 }
 
 #[test]
+fn live_feed_before_the_first_list_says_syncing() {
+    let state = ClusterState {
+        source: "context admin@prod".into(),
+        feed: crate::cluster::FeedStatus::Live {
+            synced: false,
+            error: None,
+        },
+        ..Default::default()
+    };
+    let app = app_for(state, 100, 30);
+    assert_eq!(app.dash.headline.word, "Syncing");
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("context admin@prod │ live, syncing…"), "{text}");
+}
+
+#[test]
 fn new_state_keeps_selection_in_range() {
     let mut app = app_for(demo(), 80, 24);
     key(&mut app, KeyCode::Char('2'));

@@ -685,7 +685,8 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
                 .iter()
                 .find(|c| c.name() == row.name)?;
             l.push(DetailLine::new("Name", &row.name, Level::Info));
-            l.push(DetailLine::new("Status", row.status, row.level));
+            let status = format!("{}: {}", row.status, super::model::status_meaning(row.status));
+            l.push(DetailLine::new("Status", status, row.level));
             l.push(DetailLine::heading("Conditions"));
             for c in &co.status.conditions {
                 let lvl = match (c.type_.as_str(), c.status) {
@@ -695,10 +696,14 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
                     ("Upgradeable", crate::openshift::ConditionStatus::False) => Level::Blocked,
                     _ => Level::Info,
                 };
+                let reason = if c.reason().is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", c.reason())
+                };
                 let mut v = format!(
-                    "{} {} since {}",
+                    "{}{reason} since {}",
                     c.status,
-                    c.reason(),
                     since(c.last_transition_time, now)
                 );
                 if !c.message().is_empty() {

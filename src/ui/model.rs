@@ -341,6 +341,25 @@ fn history_rows(cv: &ClusterVersion) -> Vec<HistoryRow> {
         .collect()
 }
 
+/// The operator status words, with what they mean (help legend and detail popup).
+pub const STATUS_WORDS: [(&str, &str); 7] = [
+    ("OK", "available, not degraded, at the target version"),
+    ("PROG", "progressing (Progressing=True)"),
+    ("PEND", "not at the target version yet, not progressing: waiting"),
+    ("DEGR", "degraded (Degraded=True), still available"),
+    ("UNAV", "not available (Available=False or missing)"),
+    ("NOUP", "Upgradeable=False: blocks the next minor update"),
+    ("UNKN", "conditions missing or Unknown"),
+];
+
+/// What a status word means; empty for unknown words.
+pub fn status_meaning(word: &str) -> &'static str {
+    STATUS_WORDS
+        .iter()
+        .find(|(w, _)| *w == word)
+        .map_or("", |(_, m)| m)
+}
+
 /// Status word and severity of a ClusterOperator, with the condition that decided it.
 pub fn operator_status(co: &ClusterOperator, at_target: bool) -> (&'static str, Level, Option<&Condition>) {
     let available = co.condition("Available");

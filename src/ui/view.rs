@@ -1050,6 +1050,27 @@ fn popup_lines(app: &App, width: usize) -> Vec<Line<'static>> {
                 }
             }
             out.push(Line::default());
+            out.push(Line::styled(
+                "Operator status words (colour is never the only signal)",
+                p.title,
+            ));
+            for (word, meaning) in model::STATUS_WORDS {
+                for (i, line) in text::wrap(meaning, width.saturating_sub(14))
+                    .into_iter()
+                    .enumerate()
+                {
+                    let key = if i == 0 {
+                        format!("  {word:<11} ")
+                    } else {
+                        " ".repeat(14)
+                    };
+                    out.push(Line::from(vec![
+                        Span::styled(key, p.key),
+                        Span::styled(line, p.text),
+                    ]));
+                }
+            }
+            out.push(Line::default());
             out.push(Line::styled("Commands (after :)", p.title));
             for (aliases, desc) in COMMANDS {
                 let names = aliases.join(" ");

@@ -667,6 +667,36 @@ fn filter_narrows_rows_and_esc_clears() {
 }
 
 #[test]
+fn shift_s_sorts_by_severity_and_back() {
+    let mut app = app_for(demo(), 120, 40);
+    key(&mut app, KeyCode::Char('2'));
+    let names = |app: &App| -> Vec<String> {
+        app.visible_rows(Tab::Operators)
+            .iter()
+            .map(|&i| app.dash.operators[i].name.clone())
+            .collect()
+    };
+    assert_eq!(names(&app)[0], "authentication");
+    app.handle_key(KeyEvent::new(KeyCode::Char('S'), KeyModifiers::SHIFT));
+    assert!(app.view().by_severity);
+    assert_eq!(
+        names(&app)[0],
+        "machine-config",
+        "the degraded operator comes first"
+    );
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("clusteroperators[33] ↓severity"), "{text}");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.popup.as_ref().map(|p| p.title.as_str()),
+        Some("clusteroperator/machine-config")
+    );
+    key(&mut app, KeyCode::Esc);
+    app.handle_key(KeyEvent::new(KeyCode::Char('S'), KeyModifiers::SHIFT));
+    assert_eq!(names(&app)[0], "authentication");
+}
+
+#[test]
 fn command_line_switches_views_and_quits() {
     let mut app = app_for(demo(), 120, 40);
     for (cmd, tab) in [

@@ -197,6 +197,17 @@ pub fn row_texts(dash: &Dashboard, tab: Tab) -> Vec<String> {
     }
 }
 
+/// The severity of each row of `tab`'s table, for sorting.
+pub fn row_levels(dash: &Dashboard, tab: Tab) -> Vec<Level> {
+    match tab {
+        Tab::Overview => dash.conditions.iter().map(|r| r.level).collect(),
+        Tab::Operators => dash.operators.iter().map(|r| r.level).collect(),
+        Tab::Nodes => dash.nodes.iter().map(|r| r.level).collect(),
+        Tab::History => dash.history.iter().map(|r| r.level).collect(),
+        Tab::Health => dash.insights.iter().map(|r| r.level).collect(),
+    }
+}
+
 /// Spans fitted into `width` columns, the last one cut with an ellipsis.
 fn fit_spans(spans: Vec<(String, Style)>, width: usize) -> Line<'static> {
     let mut out = Vec::new();
@@ -617,11 +628,12 @@ fn cursor(app: &App, tab: Tab) -> Option<(usize, usize)> {
 }
 
 fn filter_title(app: &App, tab: Tab, name: &str, total: usize, shown: usize) -> String {
-    let f = &app.views[tab.index()].filter;
-    if f.is_empty() {
-        format!(" {name}[{total}] ")
+    let v = &app.views[tab.index()];
+    let sort = if v.by_severity { " ↓severity" } else { "" };
+    if v.filter.is_empty() {
+        format!(" {name}[{total}]{sort} ")
     } else {
-        format!(" {name}[{shown}/{total}] </{f}> ")
+        format!(" {name}[{shown}/{total}] </{}>{sort} ", v.filter)
     }
 }
 

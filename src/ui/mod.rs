@@ -60,8 +60,15 @@ const CLOCK_INTERVAL: Duration = Duration::from_secs(5);
 /// Runs the dashboard until the user quits or the terminal goes away.
 ///
 /// # Errors
-/// Terminal I/O errors and signal-handler registration failures.
+/// No terminal on stdin/stdout, terminal I/O errors and signal-handler registration failures.
 pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "the dashboard needs a terminal (stdin/stdout is not a TTY); \
+             use `cvo status` or `cvo demo --headless` for text output"
+        );
+    }
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;

@@ -369,8 +369,12 @@ impl App {
             }
             Action::PromptDelete => {
                 let Some(p) = &mut self.prompt else { return false };
-                p.text.pop();
-                self.sync_filter();
+                if p.text.pop().is_none() {
+                    // Backspace on an empty prompt closes it (as in k9s).
+                    self.prompt = None;
+                } else {
+                    self.sync_filter();
+                }
             }
             Action::PromptSubmit => {
                 if let Some(p) = self.prompt.take()

@@ -726,6 +726,9 @@ fn command_line_switches_views_and_quits() {
     key(&mut app, KeyCode::Esc);
     assert!(app.prompt.is_none() && !app.quit);
     key(&mut app, KeyCode::Char(':'));
+    key(&mut app, KeyCode::Backspace);
+    assert!(app.prompt.is_none(), "Backspace on an empty prompt closes it");
+    key(&mut app, KeyCode::Char(':'));
     chars(&mut app, "q");
     key(&mut app, KeyCode::Enter);
     assert!(app.quit);

@@ -157,6 +157,22 @@ fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     let now = parse_now(a.now.as_deref())?;
     let alerts = a.alerts.as_deref().map(cvo::assess::alerts::load).transpose()?;
     let state = load_once(&a.source)?;
+    if !a.source.from.is_empty() && state.cluster_version.is_none() {
+        anyhow::bail!(
+            "no ClusterVersion in {}: add the file with clusterversion/version",
+            state.source
+        );
+    }
+    if let (Some(n), Some(t)) = (now, state.snapshot_time())
+        && !a.source.from.is_empty()
+        && n + chrono::Duration::seconds(1) < t
+    {
+        anyhow::bail!(
+            "--now {}: earlier than the snapshot's latest condition change ({}); durations would be negative",
+            n.to_rfc3339(),
+            t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        );
+    }
     let explicit_now = now.is_some();
     let now = now
         .or_else(|| {

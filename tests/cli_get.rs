@@ -1,6 +1,6 @@
 //! `cvo get` run as a user runs it: the real binary on snapshot files.
 
-use std::{path::PathBuf, process::Command};
+use std::process::Command;
 
 fn cvo(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
@@ -18,16 +18,10 @@ fn local(name: &str) -> String {
     format!("{}/tests/fixtures/snapshots/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+mod common;
+
 fn shared(rel: &str) -> Option<String> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures")
-        .join(rel);
-    if p.exists() {
-        Some(p.to_string_lossy().into_owned())
-    } else {
-        println!("skipping: ../shared/fixtures/{rel} not found");
-        None
-    }
+    common::shared_fixture(rel, rel).map(|p| p.to_string_lossy().into_owned())
 }
 
 #[test]
@@ -124,6 +118,37 @@ fn snapshot_without_clusterversion_is_an_error() {
     assert_eq!(code, 1);
     assert!(
         err.contains("clusterversions.config.openshift.io \"version\" not found"),
+        "{err}"
+    );
+}
+
+#[test]
+fn kubeconfig_context_errors_name_the_context() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n\
+         users: [{name: u, user: {token: t}}]\ncontexts: [{name: ctx, context: {cluster: c, user: u}}]\n\
+         current-context: ''\n",
+    )
+    .expect("write");
+    let kcs = kc.to_string_lossy();
+    let (code, _, err) = cvo(&["get", "cv", "--kubeconfig", &kcs]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no current-context set; pass --context NAME (contexts: ctx)"),
+        "{err}"
+    );
+    let (code, _, err) = cvo(&["get", "cv", "--kubeconfig", &kcs, "--context", "prod"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no context named \"prod\" (contexts: ctx)"), "{err}");
+    // A closed port on loopback: the error names the server and context, on one line.
+    let (code, _, err) = cvo(&["get", "cv", "--kubeconfig", &kcs, "--context", "ctx"]);
+    assert_eq!(code, 1);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("cvo: https://127.0.0.1:1/ (context \"ctx\"): "),
         "{err}"
     );
 }

@@ -27,6 +27,8 @@ struct FakeApi {
     watchers: Vec<(String, mpsc::UnboundedSender<Bytes>)>,
     failing: bool,
     requests: usize,
+    /// Requests per URL path.
+    per_path: HashMap<String, usize>,
 }
 
 fn full(status: StatusCode, v: &Value) -> Response<Body> {
@@ -44,6 +46,7 @@ fn handle(api: &Arc<Mutex<FakeApi>>, req: &Request<kube::client::Body>) -> Respo
     let query = req.uri().query().unwrap_or("").to_owned();
     let mut api = api.lock().expect("fake api lock");
     api.requests += 1;
+    *api.per_path.entry(path.clone()).or_default() += 1;
     if api.failing {
         return full(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -254,4 +257,57 @@ async fn a_failing_api_is_reported_and_the_feed_keeps_going() {
     // Backoff: while failing, the watchers did not spin (6 kinds, bounded retries).
     let requests = api.lock().expect("lock").requests;
     assert!(requests < 200, "watchers retried {requests} times: no backoff?");
+}
+
+#[tokio::test]
+async fn a_dead_api_is_retried_with_growing_backoff_and_a_steady_since() {
+    let api = fake_cluster();
+    api.lock().expect("lock").failing = true;
+    let mut rx = watch_state(client_for(&api), "dead".into());
+    let first = wait_for(&mut rx, "error report", |s| {
+        matches!(&s.feed, FeedStatus::Live { error: Some(_), .. })
+    })
+    .await;
+    let FeedStatus::Live {
+        error: Some(first_err),
+        ..
+    } = &first.feed
+    else {
+        unreachable!()
+    };
+    let since = first_err.since;
+    // Ten seconds of a dead API: 0.8 s, 1.6 s, 3.2 s, 6.4 s (+ jitter) between attempts means at most
+    // four attempts per watched kind; a backoff reset before every retry would make seven or more.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while tokio::time::Instant::now() < deadline {
+        if tokio::time::timeout_at(deadline, rx.changed()).await.is_err() {
+            break;
+        }
+        let state = rx.borrow_and_update().clone();
+        if let FeedStatus::Live { error: Some(e), .. } = &state.feed {
+            assert_eq!(
+                e.since, since,
+                "'API unreachable since' must not move while the API stays down"
+            );
+        }
+    }
+    let api = api.lock().expect("lock");
+    let cv = api
+        .per_path
+        .get("/apis/config.openshift.io/v1/clusterversions")
+        .copied()
+        .unwrap_or(0);
+    let co = api
+        .per_path
+        .get("/apis/config.openshift.io/v1/clusteroperators")
+        .copied()
+        .unwrap_or(0);
+    assert!(
+        (1..=5).contains(&cv),
+        "clusterversions requested {cv} times in 10 s"
+    );
+    assert!(
+        (1..=5).contains(&co),
+        "clusteroperators requested {co} times in 10 s"
+    );
 }

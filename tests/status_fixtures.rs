@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 
 use cvo::cli::status::{Details, render_text};
 
-fn fixtures_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/oc-upgrade-status");
-    dir.is_dir().then_some(dir)
+mod common;
+
+/// The oc-upgrade-status fixtures, or `None` after a visible skip notice naming `test`.
+fn fixtures_dir(test: &str) -> Option<PathBuf> {
+    common::shared_fixture("oc-upgrade-status", test)
 }
 
 /// The input files of scenario `s`: the five required ones plus the optional MCO Deployment.
@@ -47,8 +49,7 @@ fn diff(expected: &str, actual: &str) -> String {
 }
 
 fn check(scenario: &str, details: Option<Details>) {
-    let Some(dir) = fixtures_dir() else {
-        println!("skipping: ../shared/fixtures not found");
+    let Some(dir) = fixtures_dir(&format!("{scenario} ({details:?})")) else {
         return;
     };
     let state = cvo::cluster::snapshot::load(&inputs(&dir, scenario)).expect("fixture loads");
@@ -98,8 +99,7 @@ fixture_tests! {
 
 #[test]
 fn nodes_detail_shows_operators_table_only_when_asked() {
-    let Some(dir) = fixtures_dir() else {
-        println!("skipping: ../shared/fixtures not found");
+    let Some(dir) = fixtures_dir("nodes_detail_shows_operators_table_only_when_asked") else {
         return;
     };
     let state = cvo::cluster::snapshot::load(&inputs(&dir, "4.14.1-degraded")).expect("fixture loads");
@@ -117,8 +117,7 @@ fn nodes_detail_shows_operators_table_only_when_asked() {
 
 #[test]
 fn json_has_documented_top_level_keys() {
-    let Some(dir) = fixtures_dir() else {
-        println!("skipping: ../shared/fixtures not found");
+    let Some(dir) = fixtures_dir("json_has_documented_top_level_keys") else {
         return;
     };
     let state = cvo::cluster::snapshot::load(&inputs(&dir, "4.14.1-degraded")).expect("fixture loads");
@@ -144,8 +143,7 @@ fn json_has_documented_top_level_keys() {
 
 #[test]
 fn binary_end_to_end() {
-    let Some(dir) = fixtures_dir() else {
-        println!("skipping: ../shared/fixtures not found");
+    let Some(dir) = fixtures_dir("binary_end_to_end") else {
         return;
     };
     let scenario = "4.16.0-single-node";
@@ -169,8 +167,7 @@ fn binary_end_to_end() {
 
 #[test]
 fn binary_reports_missing_cluster_version() {
-    let Some(dir) = fixtures_dir() else {
-        println!("skipping: ../shared/fixtures not found");
+    let Some(dir) = fixtures_dir("binary_reports_missing_cluster_version") else {
         return;
     };
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
@@ -180,8 +177,10 @@ fn binary_reports_missing_cluster_version() {
         .expect("cvo runs");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "stderr: {err}");
     assert!(
-        err.contains("no cluster version information available"),
+        err.starts_with("cvo: no ClusterVersion in snapshot "),
         "stderr: {err}"
     );
+    assert!(err.contains("not-upgrading-co.yaml"), "stderr: {err}");
 }

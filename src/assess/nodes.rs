@@ -163,6 +163,34 @@ impl NodeContext<'_> {
         self.cv.status.history.first().map(|h| h.version.as_str())
     }
 
+    /// cvo's addition for snapshots without MachineConfigs (must-gather, insights archives),
+    /// where `oc` would call every node outdated at version `?` and the cluster updating: when
+    /// the ClusterVersion is not Progressing, its newest history entry is Completed, and the
+    /// node is settled on its pool's rendered config (`currentConfig == desiredConfig ==
+    /// status.configuration.name`, `state: Done`), the node runs that completed version.
+    /// `None` whenever MachineConfigs are known or any of that does not hold.
+    fn settled_version_without_mcs(
+        &self,
+        pool: &MachineConfigPool,
+        current: Option<&str>,
+        desired: Option<&str>,
+        state: &str,
+    ) -> Option<&str> {
+        if !self.mcs.is_empty() || state != "Done" || current.is_none() || current != desired {
+            return None;
+        }
+        if self.cv.condition("Progressing").is_none_or(|c| c.is_true()) {
+            return None;
+        }
+        let pool_config = pool.status.configuration.name.as_deref();
+        if pool_config != current {
+            return None;
+        }
+        let h0 = self.cv.status.history.first()?;
+        (h0.state == crate::openshift::UpdateState::Completed && !h0.version.is_empty())
+            .then_some(h0.version.as_str())
+    }
+
     fn multi_arch_in_progress(&self) -> bool {
         let h = &self.cv.status.history;
         h.len() > 1
@@ -281,8 +309,9 @@ fn assess_node(
     let state = get("state").unwrap_or("");
     let reason_ann = get("reason").unwrap_or("");
 
-    let cur_ver = mc_version(ctx.mcs, current);
-    let des_ver = mc_version(ctx.mcs, desired);
+    let inferred = ctx.settled_version_without_mcs(pool, current, desired, state);
+    let cur_ver = mc_version(ctx.mcs, current).or(inferred);
+    let des_ver = mc_version(ctx.mcs, desired).or(inferred);
     let target0 = ctx.target0();
     let has_desired_key = desired.is_some();
     let matched = current.unwrap_or("") == desired.unwrap_or("");

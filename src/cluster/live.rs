@@ -62,47 +62,50 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
         context: context.map(str::to_owned),
         ..Default::default()
     };
-    let (config, context_name) = if let Some(path) = kubeconfig {
+    let from_env = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty());
+    let (kc, origin) = if let Some(path) = kubeconfig {
         let kc = Kubeconfig::read_from(path)
             .map_err(|e| anyhow::anyhow!("kubeconfig {}: {}", path.display(), one_line(&e)))?;
-        let name = context
-            .map(str::to_owned)
-            .or_else(|| kc.current_context.clone())
-            .unwrap_or_default();
-        let config = kube::Config::from_custom_kubeconfig(kc, &options)
-            .await
-            .map_err(|e| anyhow::anyhow!("kubeconfig {}: {}", path.display(), one_line(&e)))?;
-        (config, name)
+        (Some(kc), path.display().to_string())
+    } else if let Some(paths) = &from_env {
+        let origin = format!("{} (from KUBECONFIG)", paths.to_string_lossy());
+        let kc = Kubeconfig::read().map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {}", one_line(&e)))?;
+        (Some(kc), origin)
     } else {
-        match kube::Config::from_kubeconfig(&options).await {
-            Ok(config) => {
-                let name = context
-                    .map(str::to_owned)
-                    .or_else(|| Kubeconfig::read().ok().and_then(|k| k.current_context))
-                    .unwrap_or_default();
-                (config, name)
+        let default = home_kubeconfig();
+        let kc = match &default {
+            Some(p) if p.exists() => Some(
+                Kubeconfig::read_from(p)
+                    .map_err(|e| anyhow::anyhow!("kubeconfig {}: {}", p.display(), one_line(&e)))?,
+            ),
+            _ => None,
+        };
+        let origin = default
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "~/.kube/config".into());
+        (kc, origin)
+    };
+    let (config, context_name) = match kc {
+        Some(kc) => {
+            let name =
+                checked_context(&kc, context).map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {e}"))?;
+            let config = kube::Config::from_custom_kubeconfig(kc, &options)
+                .await
+                .map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {}", one_line(&e)))?;
+            (config, name)
+        }
+        None => {
+            if context.is_some() {
+                anyhow::bail!("--context given but there is no kubeconfig at {origin}");
             }
-            Err(kc_err) => {
-                if let Some(paths) = std::env::var_os("KUBECONFIG") {
-                    anyhow::bail!(
-                        "kubeconfig {} (from KUBECONFIG): {}",
-                        paths.to_string_lossy(),
-                        one_line(&kc_err)
-                    );
-                }
-                if context.is_some() {
-                    anyhow::bail!("kubeconfig: {}", one_line(&kc_err));
-                }
-                let config = kube::Config::incluster().map_err(|ic_err| {
-                    anyhow::anyhow!(
-                        "no cluster to reach: kubeconfig: {}; in-cluster: {}; use --kubeconfig, \
-                         KUBECONFIG or --from PATH",
-                        one_line(&kc_err),
-                        one_line(&ic_err)
-                    )
-                })?;
-                (config, "in-cluster".to_owned())
-            }
+            let config = kube::Config::incluster().map_err(|ic_err| {
+                anyhow::anyhow!(
+                    "no cluster to reach: no kubeconfig at {origin} and not running in a cluster ({}); \
+                     use --kubeconfig, KUBECONFIG or --from PATH",
+                    one_line(&ic_err)
+                )
+            })?;
+            (config, "in-cluster".to_owned())
         }
     };
     let mut config = config;
@@ -117,6 +120,39 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
         context: context_name,
         server,
     })
+}
+
+/// `~/.kube/config`, if a home directory is known.
+fn home_kubeconfig() -> Option<std::path::PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| Path::new(&h).join(".kube").join("config"))
+}
+
+/// The context to use: `context`, else `current-context`; it must exist in the kubeconfig.
+fn checked_context(kc: &Kubeconfig, context: Option<&str>) -> Result<String, String> {
+    let names: Vec<&str> = kc.contexts.iter().map(|c| c.name.as_str()).collect();
+    let list = if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    };
+    let name = match context {
+        Some(c) => c.to_owned(),
+        None => match kc.current_context.as_deref().filter(|c| !c.is_empty()) {
+            Some(c) => c.to_owned(),
+            None => {
+                return Err(format!(
+                    "no current-context set; pass --context NAME (contexts: {list})"
+                ));
+            }
+        },
+    };
+    if names.contains(&name.as_str()) {
+        Ok(name)
+    } else {
+        Err(format!("no context named {name:?} (contexts: {list})"))
+    }
 }
 
 /// Flattens an error chain into one line.
@@ -206,6 +242,40 @@ pub async fn fetch_state(client: &Client, context: &str) -> anyhow::Result<Clust
     Ok(state)
 }
 
+/// kube-runtime's default backoff (exponential from 0.8 s to 30 s, with jitter) made to
+/// survive the `Init` event a watcher emits before each relist attempt: kube's
+/// `StreamBackoff` resets its backoff on any successful item, and that `Init` would otherwise
+/// reset it before every retry, making a dead API server cost one request per second per watch
+/// forever (field notes 37, 38). Here a reset counts only once no error has been seen for
+/// [`SteadyBackoff::QUIET`].
+#[derive(Default)]
+struct SteadyBackoff {
+    inner: watcher::DefaultBackoff,
+    last_error: Option<std::time::Instant>,
+}
+
+impl SteadyBackoff {
+    /// How long without errors before the backoff starts again from its shortest delay.
+    const QUIET: Duration = Duration::from_secs(10);
+}
+
+impl Iterator for SteadyBackoff {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        self.last_error = Some(std::time::Instant::now());
+        self.inner.next()
+    }
+}
+
+impl kube::runtime::utils::Backoff for SteadyBackoff {
+    fn reset(&mut self) {
+        if self.last_error.is_none_or(|t| t.elapsed() >= Self::QUIET) {
+            self.last_error = None;
+            self.inner.reset();
+        }
+    }
+}
+
 /// Watch parameters: server-side timeout, bookmarks on (kube-runtime default).
 fn watch_config() -> watcher::Config {
     watcher::Config::default().timeout(WATCH_TIMEOUT_SECS)
@@ -253,7 +323,7 @@ where
 {
     let (store, writer) = reflector::store();
     let stream = watcher(api, config)
-        .default_backoff()
+        .backoff(SteadyBackoff::default())
         .modify(|o: &mut K| o.managed_fields_mut().clear())
         .reflect(writer);
     tokio::spawn(drive(stream, label, notify, health));
@@ -269,10 +339,18 @@ where
         match stream.try_next().await {
             Ok(Some(event)) => {
                 if let Ok(mut h) = health.lock() {
-                    if matches!(event, watcher::Event::InitDone) {
-                        h.synced.insert(label);
+                    match event {
+                        // `Init` only announces a (re)list attempt: it proves nothing about
+                        // the API being reachable, so the error (and its start) stays.
+                        watcher::Event::Init => {}
+                        watcher::Event::InitDone => {
+                            h.synced.insert(label);
+                            h.errors.remove(label);
+                        }
+                        _ => {
+                            h.errors.remove(label);
+                        }
                     }
-                    h.errors.remove(label);
                 }
                 notify.notify_one();
             }

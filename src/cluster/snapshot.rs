@@ -35,6 +35,18 @@ pub enum SnapshotError {
         /// What is wrong.
         message: String,
     },
+    /// Two objects of one kind and name with different `uid`s: files from two clusters.
+    #[error(
+        "{path}: {kind} {name:?} differs in uid from one read before: files of two clusters; a snapshot holds one cluster"
+    )]
+    MixedClusters {
+        /// The file with the second object.
+        path: PathBuf,
+        /// Its kind.
+        kind: &'static str,
+        /// Its name.
+        name: String,
+    },
     /// Two ClusterVersions were given.
     #[error("{path}: a second ClusterVersion ({name}); a snapshot holds one cluster")]
     DuplicateClusterVersion {
@@ -59,11 +71,31 @@ pub fn load(paths: &[PathBuf]) -> Result<ClusterState, SnapshotError> {
         load_file(f, &mut state)?;
     }
     state.sort();
-    state.source = match paths {
-        [one] => format!("snapshot {}", one.display()),
-        _ => format!("snapshot ({} paths)", paths.len()),
-    };
+    state.source = describe(paths);
     Ok(state)
+}
+
+/// Names a snapshot for titles: the one path, or the shared file-name prefix of several
+/// (`snapshot 4.14.1-degraded-* (5 files)`), or a count.
+fn describe(paths: &[PathBuf]) -> String {
+    match paths {
+        [] => "snapshot (no files)".into(),
+        [one] => format!("snapshot {}", one.display()),
+        [first, rest @ ..] => {
+            let mut prefix = first.to_string_lossy().into_owned();
+            for p in rest {
+                let p = p.to_string_lossy();
+                let common = prefix.chars().zip(p.chars()).take_while(|(a, b)| a == b).count();
+                prefix = prefix.chars().take(common).collect();
+            }
+            let base = prefix.rsplit('/').next().unwrap_or("");
+            if base.len() >= 3 {
+                format!("snapshot {base}* ({} files)", paths.len())
+            } else {
+                format!("snapshot ({} paths)", paths.len())
+            }
+        }
+    }
 }
 
 fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotError> {
@@ -219,11 +251,11 @@ fn add_value(
         }
         "ClusterOperator" => {
             let co: crate::openshift::ClusterOperator = serde_json::from_value(v).map_err(decode_err)?;
-            upsert(&mut state.cluster_operators, co, |o| o.metadata.name.clone());
+            upsert(path, "ClusterOperator", &mut state.cluster_operators, co)?;
         }
         "MachineConfigPool" => {
             let p: crate::openshift::MachineConfigPool = serde_json::from_value(v).map_err(decode_err)?;
-            upsert(&mut state.machine_config_pools, p, |o| o.metadata.name.clone());
+            upsert(path, "MachineConfigPool", &mut state.machine_config_pools, p)?;
         }
         "MachineConfig" => {
             let mut v = v;
@@ -231,13 +263,13 @@ fn add_value(
                 m.remove("spec");
             }
             let mc: crate::openshift::MachineConfig = serde_json::from_value(v).map_err(decode_err)?;
-            upsert(&mut state.machine_configs, mc, |o| o.metadata.name.clone());
+            upsert(path, "MachineConfig", &mut state.machine_configs, mc)?;
         }
         "Node" => {
             let mut v = v;
             strip_managed_fields(&mut v);
             let n: Node = serde_json::from_value(v).map_err(decode_err)?;
-            upsert(&mut state.nodes, n, |o| o.metadata.name.clone());
+            upsert(path, "Node", &mut state.nodes, n)?;
         }
         "Deployment" => {
             let d: Deployment = serde_json::from_value(v).map_err(decode_err)?;
@@ -257,13 +289,31 @@ fn strip_managed_fields(v: &mut Value) {
 }
 
 /// Replaces an object of the same name, or appends it (later files win).
-fn upsert<T>(list: &mut Vec<T>, obj: T, name: impl Fn(&T) -> Option<String>) {
-    let n = name(&obj);
-    if let Some(slot) = list.iter_mut().find(|o| name(o) == n) {
+/// Objects of the same kind and name from two different clusters (their `uid`s differ) are
+/// refused: mixing them would show a cluster that does not exist.
+fn upsert<T: kube::Resource>(
+    path: &Path,
+    kind: &'static str,
+    list: &mut Vec<T>,
+    obj: T,
+) -> Result<(), SnapshotError> {
+    let meta = obj.meta();
+    if let Some(slot) = list.iter_mut().find(|o| o.meta().name == meta.name) {
+        let (old_uid, new_uid) = (slot.meta().uid.as_deref(), meta.uid.as_deref());
+        if let (Some(a), Some(b)) = (old_uid, new_uid)
+            && a != b
+        {
+            return Err(SnapshotError::MixedClusters {
+                path: path.into(),
+                kind,
+                name: meta.name.clone().unwrap_or_default(),
+            });
+        }
         *slot = obj;
     } else {
         list.push(obj);
     }
+    Ok(())
 }
 
 /// Infers the kind of an object that lacks `kind` (insights archives), from its path first and
@@ -418,5 +468,40 @@ mod tests {
             t.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true),
             "2024-01-02T00:00:00.000368975Z"
         );
+    }
+}
+
+#[cfg(test)]
+mod mixed_cluster_tests {
+    use super::*;
+
+    #[test]
+    fn operators_of_two_clusters_are_refused_but_rereads_of_one_are_merged() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let a = dir.path().join("a.yaml");
+        let b = dir.path().join("b.yaml");
+        let c = dir.path().join("c.yaml");
+        std::fs::write(&a, "kind: ClusterOperator\nmetadata: {name: dns, uid: one}\n").expect("write");
+        std::fs::write(&b, "kind: ClusterOperator\nmetadata: {name: dns, uid: one}\nstatus: {versions: [{name: operator, version: '2'}]}\n").expect("write");
+        std::fs::write(&c, "kind: ClusterOperator\nmetadata: {name: dns, uid: two}\n").expect("write");
+        let s = load(&[a.clone(), b]).expect("same cluster merges");
+        assert_eq!(s.cluster_operators.len(), 1);
+        assert_eq!(
+            s.cluster_operators[0].operator_version(),
+            Some("2"),
+            "later file wins"
+        );
+        let e = load(&[a, c]).expect_err("two clusters");
+        assert!(
+            matches!(
+                e,
+                SnapshotError::MixedClusters {
+                    kind: "ClusterOperator",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("c.yaml: ClusterOperator \"dns\""), "{e}");
     }
 }

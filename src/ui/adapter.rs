@@ -47,7 +47,17 @@ pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment)
     }
     let cp = &a.control_plane;
     if !cp.target_version.is_empty() && cp.target_version != "unknown" {
-        d.target_version = Some(cp.versions_text.clone());
+        // `4.14.1 (from 4.14.0)` says nothing the Version field does not; keep the other forms
+        // (`from incomplete …`, `to Multi-Architecture`, `a new install`).
+        let redundant = d
+            .current_version
+            .as_ref()
+            .map(|c| format!("{} (from {c})", cp.target_version));
+        d.target_version = if redundant.as_ref() == Some(&cp.versions_text) {
+            Some(cp.target_version.clone())
+        } else {
+            Some(cp.versions_text.clone())
+        };
     }
     let ratio = cp.completion_percent / 100.0;
     d.completion = Some(Completion {

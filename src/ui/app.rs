@@ -137,6 +137,8 @@ pub struct TableView {
     pub offset: usize,
     /// Filter text (`!` prefix inverts); empty for none.
     pub filter: String,
+    /// Rows sorted by severity (problems first) instead of the API order.
+    pub by_severity: bool,
 }
 
 /// A cursor move.
@@ -187,6 +189,8 @@ pub enum Action {
     OpenDetail,
     /// YAML of the selected object.
     OpenYaml,
+    /// Sort the current table by severity, or back to the API order.
+    ToggleSort,
     /// A new cluster state from the feed.
     State(Arc<ClusterState>),
     /// The wall clock moved (live feeds only).
@@ -310,6 +314,7 @@ impl App {
             KeyAction::PageUp => Action::Move(Move::PageUp),
             KeyAction::Open => Action::OpenDetail,
             KeyAction::Yaml => Action::OpenYaml,
+            KeyAction::ToggleSort => Action::ToggleSort,
             KeyAction::NextTab => Action::NextTab,
             KeyAction::PrevTab => Action::PrevTab,
             KeyAction::GotoTab => {
@@ -364,8 +369,12 @@ impl App {
             }
             Action::PromptDelete => {
                 let Some(p) = &mut self.prompt else { return false };
-                p.text.pop();
-                self.sync_filter();
+                if p.text.pop().is_none() {
+                    // Backspace on an empty prompt closes it (as in k9s).
+                    self.prompt = None;
+                } else {
+                    self.sync_filter();
+                }
             }
             Action::PromptSubmit => {
                 if let Some(p) = self.prompt.take()
@@ -398,6 +407,12 @@ impl App {
             Action::PrevTab => self.tab = Tab::ALL[(self.tab.index() + Tab::ALL.len() - 1) % Tab::ALL.len()],
             Action::OpenDetail => return self.open_detail(),
             Action::OpenYaml => return self.open_yaml(),
+            Action::ToggleSort => {
+                let v = self.view_mut();
+                v.by_severity = !v.by_severity;
+                v.selected = 0;
+                v.offset = 0;
+            }
             Action::State(state) => {
                 self.state = state;
                 if self.fixed_now.is_none() && self.state.feed == crate::cluster::FeedStatus::Static {
@@ -496,12 +511,17 @@ impl App {
             Some(rest) => (true, rest.to_lowercase()),
             None => (false, filter.to_lowercase()),
         };
-        texts
+        let mut rows: Vec<usize> = texts
             .iter()
             .enumerate()
             .filter(|(_, t)| needle.is_empty() || t.to_lowercase().contains(&needle) != invert)
             .map(|(i, _)| i)
-            .collect()
+            .collect();
+        if self.views[tab.index()].by_severity {
+            let levels = view::row_levels(&self.dash, tab);
+            rows.sort_by_key(|&i| std::cmp::Reverse(levels.get(i).copied().unwrap_or_default()));
+        }
+        rows
     }
 
     /// Rows the focused table of the current view can show at once.
@@ -685,7 +705,8 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
                 .iter()
                 .find(|c| c.name() == row.name)?;
             l.push(DetailLine::new("Name", &row.name, Level::Info));
-            l.push(DetailLine::new("Status", row.status, row.level));
+            let status = format!("{}: {}", row.status, super::model::status_meaning(row.status));
+            l.push(DetailLine::new("Status", status, row.level));
             l.push(DetailLine::heading("Conditions"));
             for c in &co.status.conditions {
                 let lvl = match (c.type_.as_str(), c.status) {
@@ -695,10 +716,14 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
                     ("Upgradeable", crate::openshift::ConditionStatus::False) => Level::Blocked,
                     _ => Level::Info,
                 };
+                let reason = if c.reason().is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", c.reason())
+                };
                 let mut v = format!(
-                    "{} {} since {}",
+                    "{}{reason} since {}",
                     c.status,
-                    c.reason(),
                     since(c.last_transition_time, now)
                 );
                 if !c.message().is_empty() {

@@ -59,6 +59,8 @@ pub enum KeyAction {
     Open,
     /// YAML of the selected object.
     Yaml,
+    /// Sort by severity / back to API order.
+    ToggleSort,
     /// Next view.
     NextTab,
     /// Previous view.
@@ -152,6 +154,7 @@ const fn b(
         KeyAction::NextTab => "view",
         KeyAction::Open => "details",
         KeyAction::Yaml => "yaml",
+        KeyAction::ToggleSort => "sort",
         KeyAction::Submit => "apply",
         KeyAction::Back => "cancel",
         _ => "",
@@ -270,6 +273,15 @@ pub const BINDINGS: &[KeyBinding] = &[
         N | P,
         true,
         KeyAction::Yaml,
+    ),
+    b(
+        &[c('S')],
+        "S",
+        "sort by severity (problems first) / back to API order",
+        "Views",
+        N,
+        false,
+        KeyAction::ToggleSort,
     ),
     b(
         &[c('j'), k(KeyCode::Down)],

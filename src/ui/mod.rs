@@ -24,8 +24,12 @@ pub mod view;
 use std::{sync::Arc, time::Duration};
 
 use chrono::{DateTime, Utc};
-use futures::StreamExt;
-use ratatui::crossterm::event::{Event, EventStream};
+use futures::{Stream, StreamExt};
+use ratatui::{
+    Terminal,
+    backend::Backend,
+    crossterm::event::{Event, EventStream, KeyCode},
+};
 use tokio::{
     signal::unix::{SignalKind, signal},
     sync::watch,
@@ -44,6 +48,10 @@ pub struct UiOptions {
     pub now: Option<DateTime<Utc>>,
 }
 
+/// Environment variable naming a key that makes the dashboard panic (end-to-end tests check
+/// that a panic restores the terminal).
+pub const PANIC_KEY_ENV: &str = "CVO_UI_TEST_PANIC_KEY";
+
 /// Shortest gap between two applications of feed updates (bursts are coalesced).
 const FEED_INTERVAL: Duration = Duration::from_millis(250);
 /// How often ages are refreshed when they follow the wall clock.
@@ -52,30 +60,65 @@ const CLOCK_INTERVAL: Duration = Duration::from_secs(5);
 /// Runs the dashboard until the user quits or the terminal goes away.
 ///
 /// # Errors
-/// Terminal I/O errors and signal-handler registration failures.
+/// No terminal on stdin/stdout, terminal I/O errors and signal-handler registration failures.
 pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "the dashboard needs a terminal (stdin/stdout is not a TTY); \
+             use `cvo status` or `cvo demo --headless` for text output"
+        );
+    }
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
+    // Installs a panic hook that restores the terminal before the panic message is printed.
     let mut terminal = ratatui::try_init()?;
-    let result = event_loop(&mut terminal, opts, async move {
+    let signals = async move {
         tokio::select! {
             _ = sighup.recv() => "SIGHUP",
             _ = sigterm.recv() => "SIGTERM",
             _ = sigint.recv() => "SIGINT",
         }
-    })
-    .await;
+    };
+    // Test hook for the end-to-end script: panic on this key to prove the terminal is restored.
+    let panic_key = std::env::var(PANIC_KEY_ENV).ok().and_then(|s| s.chars().next());
+    let events = EventStream::new().inspect(move |ev| {
+        if let (Some(k), Ok(Event::Key(key))) = (panic_key, ev)
+            && key.code == KeyCode::Char(k)
+        {
+            panic!("forced panic on key {k:?} ({PANIC_KEY_ENV})");
+        }
+    });
+    let result = event_loop(&mut terminal, events, opts, theme::Palette::from_env(), signals).await;
     // The terminal may be gone (SIGHUP): ignore errors while restoring.
     let _ = ratatui::try_restore();
-    result
+    result.map(|stats| tracing::info!(frames = stats.frames, "dashboard closed"))
 }
 
-async fn event_loop(
-    terminal: &mut ratatui::DefaultTerminal,
+/// What a run of the loop did (for tests and the log).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoopStats {
+    /// Frames drawn.
+    pub frames: u64,
+    /// Cluster states applied (after coalescing).
+    pub states: u64,
+}
+
+/// The event loop, generic over the terminal backend and the input stream so tests can drive
+/// it. Returns when the app quits, input ends, or `signals` resolves.
+async fn event_loop<B, S>(
+    terminal: &mut Terminal<B>,
+    mut events: S,
     opts: UiOptions,
+    palette: theme::Palette,
     signals: impl std::future::Future<Output = &'static str>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<LoopStats>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    S: Stream<Item = std::io::Result<Event>> + Unpin,
+{
     let UiOptions {
         mut feed,
         alerts,
@@ -83,14 +126,8 @@ async fn event_loop(
     } = opts;
     let size = terminal.size()?;
     let first = feed.borrow_and_update().clone();
-    let mut app = app::App::new(
-        first,
-        alerts,
-        now,
-        theme::Palette::from_env(),
-        (size.width, size.height),
-    );
-    let mut events = EventStream::new();
+    let mut app = app::App::new(first, alerts, now, palette, (size.width, size.height));
+    let mut stats = LoopStats { frames: 0, states: 1 };
     let mut clock = tokio::time::interval(CLOCK_INTERVAL);
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(signals);
@@ -101,6 +138,7 @@ async fn event_loop(
     loop {
         if dirty {
             terminal.draw(|f| view::render(&app, f))?;
+            stats.frames += 1;
             dirty = false;
         }
         if app.quit {
@@ -139,8 +177,10 @@ async fn event_loop(
                 }
             },
             () = tokio::time::sleep_until(feed_due), if feed_pending => {
+                // Only the latest state is applied: a burst of updates costs one rebuild.
                 let state = feed.borrow_and_update().clone();
                 dirty |= app.update(app::Action::State(state));
+                stats.states += 1;
                 feed_pending = false;
                 last_feed = Instant::now();
             }
@@ -149,7 +189,7 @@ async fn event_loop(
             }
         }
     }
-    Ok(())
+    Ok(stats)
 }
 
 #[cfg(test)]

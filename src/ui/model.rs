@@ -252,7 +252,7 @@ impl Dashboard {
             channel: cv
                 .and_then(|cv| cv.spec.channel.clone())
                 .filter(|c| !c.is_empty()),
-            headline: headline(cv, completion.as_ref()),
+            headline: headline(cv, completion.as_ref(), &state.feed),
             completion,
             operator_health: operator_health(&operators),
             conditions,
@@ -339,6 +339,25 @@ fn history_rows(cv: &ClusterVersion) -> Vec<HistoryRow> {
             },
         })
         .collect()
+}
+
+/// The operator status words, with what they mean (help legend and detail popup).
+pub const STATUS_WORDS: [(&str, &str); 7] = [
+    ("OK", "available, not degraded, at the target version"),
+    ("PROG", "progressing (Progressing=True)"),
+    ("PEND", "not at the target version yet, not progressing: waiting"),
+    ("DEGR", "degraded (Degraded=True), still available"),
+    ("UNAV", "not available (Available=False or missing)"),
+    ("NOUP", "Upgradeable=False: blocks the next minor update"),
+    ("UNKN", "conditions missing or Unknown"),
+];
+
+/// What a status word means; empty for unknown words.
+pub fn status_meaning(word: &str) -> &'static str {
+    STATUS_WORDS
+        .iter()
+        .find(|(w, _)| *w == word)
+        .map_or("", |(_, m)| m)
 }
 
 /// Status word and severity of a ClusterOperator, with the condition that decided it.
@@ -449,12 +468,26 @@ fn cond_detail(c: &Condition) -> String {
 }
 
 /// The headline: Failing wins over Progressing (field note 29); progress stays as secondary.
-fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>) -> Headline {
+fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: &FeedStatus) -> Headline {
     let Some(cv) = cv else {
+        let (word, detail) = match feed {
+            FeedStatus::Live { error: Some(_), .. } => (
+                "Unreachable",
+                "no ClusterVersion received yet: the API server cannot be reached",
+            ),
+            FeedStatus::Live { synced: false, .. } => (
+                "Syncing",
+                "waiting for the first list of ClusterVersion, ClusterOperators, pools and nodes",
+            ),
+            _ => (
+                "No ClusterVersion",
+                "this cluster has no clusterversion/version (not OpenShift?)",
+            ),
+        };
         return Headline {
-            word: "No ClusterVersion".into(),
+            word: word.into(),
             level: Level::Unknown,
-            detail: "this cluster has no clusterversion/version (not OpenShift?)".into(),
+            detail: detail.into(),
             secondary: None,
         };
     };

@@ -460,6 +460,65 @@ fn field_note_29_failing_wins_over_progressing() {
     assert_eq!(app.dash.headline.word, "Failing");
 }
 
+/// Field note 27: once the control plane is done, worker progress stays in the headline until
+/// every pool (paused ones included) is at the target.
+#[test]
+fn field_note_27_workers_keep_the_update_visible() {
+    let mut state = demo();
+    with_cv(&mut state, |cv| {
+        set_condition(
+            &mut cv.status.conditions,
+            "Failing",
+            ConditionStatus::False,
+            "",
+            "",
+        );
+        set_condition(
+            &mut cv.status.conditions,
+            "Progressing",
+            ConditionStatus::False,
+            "",
+            "Cluster version is 4.16.4",
+        );
+        cv.status.history[0].state = UpdateState::Completed;
+        cv.status.history[0].completion_time = cv.status.history[0]
+            .started_time
+            .map(|t| t + chrono::Duration::hours(1));
+    });
+    for co in &mut state.cluster_operators {
+        for v in &mut co.status.versions {
+            if v.name == "operator" {
+                v.version = "4.16.4".into();
+            }
+        }
+        set_condition(
+            &mut co.status.conditions,
+            "Progressing",
+            ConditionStatus::False,
+            "AsExpected",
+            "",
+        );
+        set_condition(
+            &mut co.status.conditions,
+            "Degraded",
+            ConditionStatus::False,
+            "AsExpected",
+            "",
+        );
+    }
+    let app = app_for(state, 120, 40);
+    assert_eq!(app.dash.current_version.as_deref(), Some("4.16.4"));
+    assert_eq!(app.dash.headline.word, "Progressing", "{:?}", app.dash.headline);
+    let detail = &app.dash.headline.detail;
+    assert!(detail.contains("control plane updated to 4.16.4"), "{detail}");
+    assert!(
+        detail.contains("worker 1/3") && detail.contains("infra 0/1 paused"),
+        "{detail}"
+    );
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("infra 0/1 paused"), "{text}");
+}
+
 /// Field note 33: ratios above 1 (or not finite) never panic and read "over 100 %".
 #[test]
 fn field_note_33_ratio_over_one() {
@@ -608,6 +667,36 @@ fn filter_narrows_rows_and_esc_clears() {
 }
 
 #[test]
+fn shift_s_sorts_by_severity_and_back() {
+    let mut app = app_for(demo(), 120, 40);
+    key(&mut app, KeyCode::Char('2'));
+    let names = |app: &App| -> Vec<String> {
+        app.visible_rows(Tab::Operators)
+            .iter()
+            .map(|&i| app.dash.operators[i].name.clone())
+            .collect()
+    };
+    assert_eq!(names(&app)[0], "authentication");
+    app.handle_key(KeyEvent::new(KeyCode::Char('S'), KeyModifiers::SHIFT));
+    assert!(app.view().by_severity);
+    assert_eq!(
+        names(&app)[0],
+        "machine-config",
+        "the degraded operator comes first"
+    );
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("clusteroperators[33] ↓severity"), "{text}");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.popup.as_ref().map(|p| p.title.as_str()),
+        Some("clusteroperator/machine-config")
+    );
+    key(&mut app, KeyCode::Esc);
+    app.handle_key(KeyEvent::new(KeyCode::Char('S'), KeyModifiers::SHIFT));
+    assert_eq!(names(&app)[0], "authentication");
+}
+
+#[test]
 fn command_line_switches_views_and_quits() {
     let mut app = app_for(demo(), 120, 40);
     for (cmd, tab) in [
@@ -636,6 +725,9 @@ fn command_line_switches_views_and_quits() {
     key(&mut app, KeyCode::Char(':'));
     key(&mut app, KeyCode::Esc);
     assert!(app.prompt.is_none() && !app.quit);
+    key(&mut app, KeyCode::Char(':'));
+    key(&mut app, KeyCode::Backspace);
+    assert!(app.prompt.is_none(), "Backspace on an empty prompt closes it");
     key(&mut app, KeyCode::Char(':'));
     chars(&mut app, "q");
     key(&mut app, KeyCode::Enter);
@@ -782,6 +874,22 @@ fn live_feed_follows_the_clock_and_reports_api_errors() {
 }
 
 #[test]
+fn live_feed_before_the_first_list_says_syncing() {
+    let state = ClusterState {
+        source: "context admin@prod".into(),
+        feed: crate::cluster::FeedStatus::Live {
+            synced: false,
+            error: None,
+        },
+        ..Default::default()
+    };
+    let app = app_for(state, 100, 30);
+    assert_eq!(app.dash.headline.word, "Syncing");
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("context admin@prod │ live, syncing…"), "{text}");
+}
+
+#[test]
 fn new_state_keeps_selection_in_range() {
     let mut app = app_for(demo(), 80, 24);
     key(&mut app, KeyCode::Char('2'));
@@ -833,5 +941,143 @@ fn random_keys_never_panic() {
             app.quit = false;
             let _ = draw(&app);
         }
+    }
+}
+
+// ---------------------------------------------------------------- the event loop
+
+mod event_loop {
+    use std::{io, time::Duration};
+
+    use futures::{StreamExt, channel::mpsc, stream};
+    use ratatui::crossterm::event::Event;
+    use tokio::sync::watch;
+
+    use super::*;
+    use crate::ui::{LoopStats, UiOptions, event_loop};
+
+    fn static_opts() -> UiOptions {
+        UiOptions {
+            feed: crate::cluster::static_feed(demo()),
+            alerts: None,
+            now: None,
+        }
+    }
+
+    fn press(c: char) -> io::Result<Event> {
+        Ok(Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)))
+    }
+
+    async fn run_loop(
+        t: &mut Terminal<TestBackend>,
+        events: impl futures::Stream<Item = io::Result<Event>> + Unpin,
+        opts: UiOptions,
+        signals: impl std::future::Future<Output = &'static str>,
+    ) -> LoopStats {
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            event_loop(t, events, opts, Palette::color(), signals),
+        )
+        .await
+        .expect("the loop ends within 10 s")
+        .expect("the loop ends without error")
+    }
+
+    #[tokio::test]
+    async fn exits_when_input_ends() {
+        let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        let stats = run_loop(&mut t, stream::empty(), static_opts(), std::future::pending()).await;
+        assert_eq!(
+            stats.frames, 1,
+            "one first frame, then the end of input (tty EOF) ends the loop"
+        );
+    }
+
+    #[tokio::test]
+    async fn quits_on_q_and_draws_only_on_change() {
+        let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        // '2' changes the view, 'k' at the top changes nothing, 'q' quits.
+        let events = stream::iter(vec![press('2'), press('k'), press('q')]).chain(stream::pending());
+        let stats = run_loop(&mut t, events, static_opts(), std::future::pending()).await;
+        assert_eq!(
+            stats.frames, 3,
+            "first frame, after '2', after 'q'; none for the no-op 'k'"
+        );
+        let text = screen_text(t.backend().buffer()).join("\n");
+        assert!(text.contains("clusteroperators[33]"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn exits_on_signal() {
+        let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        let sighup = async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            "SIGHUP"
+        };
+        let stats = run_loop(&mut t, stream::pending(), static_opts(), sighup).await;
+        assert_eq!(stats.frames, 1);
+    }
+
+    #[tokio::test]
+    async fn idle_means_no_redraw() {
+        let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        let stop = async {
+            tokio::time::sleep(Duration::from_millis(1200)).await;
+            "test"
+        };
+        let stats = run_loop(&mut t, stream::pending(), static_opts(), stop).await;
+        assert_eq!(stats.frames, 1, "a static snapshot with no input is drawn once");
+    }
+
+    #[tokio::test]
+    async fn resize_redraws_at_the_new_size() {
+        let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        let (tx, rx) = mpsc::unbounded::<io::Result<Event>>();
+        let opts = static_opts();
+        let driver = async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            "test"
+        };
+        // Resize the backend first (what the terminal does), then deliver the event.
+        t.backend_mut().resize(50, 10);
+        tx.unbounded_send(Ok(Event::Resize(50, 10))).expect("send");
+        let stats = run_loop(&mut t, rx, opts, driver).await;
+        assert_eq!(stats.frames, 2);
+        let lines = screen_text(t.backend().buffer());
+        assert!(lines[0].starts_with("terminal too small: 50x10"), "{}", lines[0]);
+    }
+
+    #[tokio::test]
+    async fn bursts_of_feed_updates_are_coalesced() {
+        let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        let (tx, rx) = watch::channel(Arc::new(demo()));
+        let (keys, events) = mpsc::unbounded::<io::Result<Event>>();
+        let opts = UiOptions {
+            feed: rx,
+            alerts: None,
+            now: None,
+        };
+        let base = demo();
+        let producer = async move {
+            for i in 0..200_u32 {
+                let mut s = base.clone();
+                s.cluster_operators
+                    .truncate(usize::try_from(i % 30).unwrap_or(0) + 1);
+                let _ = tx.send(Arc::new(s));
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            keys.unbounded_send(press('q')).expect("send q");
+            // Keep the sender alive until the loop is done.
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        };
+        let (stats, ()) = tokio::select! {
+            s = run_loop(&mut t, events, opts, std::future::pending()) => (s, ()),
+            () = producer => panic!("the loop did not quit"),
+        };
+        // 200 updates over about half a second: at most a few applied (250 ms apart).
+        assert!(stats.states <= 6, "{stats:?}");
+        assert!(stats.frames <= 7, "{stats:?}");
+        assert!(stats.states >= 2, "the last state is applied: {stats:?}");
     }
 }

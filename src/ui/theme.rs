@@ -42,7 +42,9 @@ impl Palette {
     pub fn color() -> Self {
         Self {
             text: Style::new(),
-            muted: Style::new().fg(Color::DarkGray),
+            // Dim instead of a grey colour: "bright black" is invisible on some dark themes
+            // (Solarized), and dim degrades to normal text where unsupported.
+            muted: Style::new().add_modifier(Modifier::DIM),
             ok: Style::new().fg(Color::Green),
             warn: Style::new().fg(Color::Yellow),
             err: Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
@@ -51,7 +53,7 @@ impl Palette {
             key: Style::new().fg(Color::Cyan),
             header: Style::new().add_modifier(Modifier::BOLD),
             selected: Style::new().add_modifier(Modifier::REVERSED),
-            border: Style::new().fg(Color::DarkGray),
+            border: Style::new().add_modifier(Modifier::DIM),
             gauge: Style::new().fg(Color::Cyan),
         }
     }

@@ -197,6 +197,17 @@ pub fn row_texts(dash: &Dashboard, tab: Tab) -> Vec<String> {
     }
 }
 
+/// The severity of each row of `tab`'s table, for sorting.
+pub fn row_levels(dash: &Dashboard, tab: Tab) -> Vec<Level> {
+    match tab {
+        Tab::Overview => dash.conditions.iter().map(|r| r.level).collect(),
+        Tab::Operators => dash.operators.iter().map(|r| r.level).collect(),
+        Tab::Nodes => dash.nodes.iter().map(|r| r.level).collect(),
+        Tab::History => dash.history.iter().map(|r| r.level).collect(),
+        Tab::Health => dash.insights.iter().map(|r| r.level).collect(),
+    }
+}
+
 /// Spans fitted into `width` columns, the last one cut with an ellipsis.
 fn fit_spans(spans: Vec<(String, Style)>, width: usize) -> Line<'static> {
     let mut out = Vec::new();
@@ -493,6 +504,8 @@ struct TableSpec<'a> {
     /// Selection and offset, when the table is focused.
     cursor: Option<(usize, usize)>,
     empty: &'a str,
+    /// Full text of the selected row, shown in the bottom border of a focused table.
+    preview: Option<String>,
 }
 
 fn row_style(p: &Palette, level: Level) -> Style {
@@ -515,6 +528,21 @@ fn render_table(app: &App, frame: &mut Frame, area: Rect, spec: TableSpec<'_>) {
             text::fit(&spec.title, usize::from(area.width.saturating_sub(4))),
             p.title,
         ));
+    let preview = spec
+        .preview
+        .as_deref()
+        .filter(|t| focused && !t.trim().is_empty());
+    let block = match preview {
+        Some(t) => {
+            let joined: Vec<&str> = t.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            let text = format!(" ↳ {} ", joined.join(" ⏎ "));
+            block.title_bottom(Line::styled(
+                text::fit(&text, usize::from(area.width.saturating_sub(4))),
+                p.muted,
+            ))
+        }
+        None => block,
+    };
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.height == 0 || inner.width == 0 {
@@ -600,11 +628,12 @@ fn cursor(app: &App, tab: Tab) -> Option<(usize, usize)> {
 }
 
 fn filter_title(app: &App, tab: Tab, name: &str, total: usize, shown: usize) -> String {
-    let f = &app.views[tab.index()].filter;
-    if f.is_empty() {
-        format!(" {name}[{total}] ")
+    let v = &app.views[tab.index()];
+    let sort = if v.by_severity { " ↓severity" } else { "" };
+    if v.filter.is_empty() {
+        format!(" {name}[{total}]{sort} ")
     } else {
-        format!(" {name}[{shown}/{total}] </{f}> ")
+        format!(" {name}[{shown}/{total}] </{}>{sort} ", v.filter)
     }
 }
 
@@ -659,6 +688,10 @@ fn render_overview(app: &App, frame: &mut Frame, body: Rect) {
             visible,
             cursor: cursor(app, Tab::Overview),
             empty: "no ClusterVersion conditions",
+            preview: app
+                .selected_row()
+                .and_then(|i| d.conditions.get(i))
+                .map(|r| r.message.clone()),
         },
     );
     if insights.height >= 3 {
@@ -768,6 +801,13 @@ fn render_insights(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             visible,
             cursor: if focused { cursor(app, Tab::Health) } else { None },
             empty: "no update-health insights: nothing needs attention",
+            preview: if focused {
+                app.selected_row()
+                    .and_then(|i| d.insights.get(i))
+                    .map(|r| r.description.clone())
+            } else {
+                None
+            },
         },
     );
 }
@@ -839,6 +879,10 @@ fn render_operators(app: &App, frame: &mut Frame, body: Rect) {
             visible,
             cursor: cursor(app, Tab::Operators),
             empty: "no ClusterOperators",
+            preview: app
+                .selected_row()
+                .and_then(|i| d.operators.get(i))
+                .map(|r| r.message.clone()),
         },
     );
 }
@@ -887,6 +931,10 @@ fn render_nodes(app: &App, frame: &mut Frame, body: Rect) {
             visible,
             cursor: cursor(app, Tab::Nodes),
             empty: "no nodes",
+            preview: app
+                .selected_row()
+                .and_then(|i| d.nodes.get(i))
+                .map(|r| r.message.clone()),
         },
     );
 }
@@ -941,6 +989,7 @@ fn render_pools(app: &App, frame: &mut Frame, area: Rect, note: &str) {
             rows: pool_rows,
             cursor: None,
             empty: "no MachineConfigPools",
+            preview: None,
         },
     );
 }
@@ -1000,19 +1049,33 @@ fn render_history(app: &App, frame: &mut Frame, body: Rect) {
             visible,
             cursor: cursor(app, Tab::History),
             empty: "no update history (the ClusterVersion reports none)",
+            preview: app
+                .selected_row()
+                .and_then(|i| d.history.get(i))
+                .map(|r| r.image.clone()),
         },
     );
 }
 
 /// The popup's rectangle inside the screen.
-fn popup_area(area: Rect) -> Rect {
-    let w = (area.width.saturating_mul(9) / 10).max(area.width.min(40));
+fn popup_area(area: Rect, max_width: u16) -> Rect {
+    let w = (area.width.saturating_mul(9) / 10)
+        .max(area.width.min(40))
+        .min(max_width.max(40));
     let h = (area.height.saturating_mul(8) / 10).max(area.height.min(10));
     Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
         width: w,
         height: h,
+    }
+}
+
+/// Help is narrow text; details and YAML use the width they get.
+fn popup_max_width(app: &App) -> u16 {
+    match app.popup.as_ref().map(|p| &p.kind) {
+        Some(PopupKind::Help) => 84,
+        _ => u16::MAX,
     }
 }
 
@@ -1040,6 +1103,27 @@ fn popup_lines(app: &App, width: usize) -> Vec<Line<'static>> {
                 {
                     let key = if i == 0 {
                         format!("  {:<11} ", b.label)
+                    } else {
+                        " ".repeat(14)
+                    };
+                    out.push(Line::from(vec![
+                        Span::styled(key, p.key),
+                        Span::styled(line, p.text),
+                    ]));
+                }
+            }
+            out.push(Line::default());
+            out.push(Line::styled(
+                "Operator status words (colour is never the only signal)",
+                p.title,
+            ));
+            for (word, meaning) in model::STATUS_WORDS {
+                for (i, line) in text::wrap(meaning, width.saturating_sub(14))
+                    .into_iter()
+                    .enumerate()
+                {
+                    let key = if i == 0 {
+                        format!("  {word:<11} ")
                     } else {
                         " ".repeat(14)
                     };
@@ -1117,7 +1201,7 @@ fn popup_lines(app: &App, width: usize) -> Vec<Line<'static>> {
 
 /// Inner (width, height) of the popup on the current terminal.
 fn popup_inner(app: &App) -> (usize, usize) {
-    let area = popup_area(Rect::new(0, 0, app.size.0, app.size.1));
+    let area = popup_area(Rect::new(0, 0, app.size.0, app.size.1), popup_max_width(app));
     (
         usize::from(area.width.saturating_sub(2)),
         usize::from(area.height.saturating_sub(2)),
@@ -1133,7 +1217,7 @@ pub fn popup_max_scroll(app: &App) -> usize {
 fn render_popup(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let Some(popup) = &app.popup else { return };
-    let rect = popup_area(area);
+    let rect = popup_area(area, popup_max_width(app));
     frame.render_widget(Clear, rect);
     let hint = match popup.kind {
         PopupKind::Detail(_) if popup.yaml.is_some() => " j/k scroll · y yaml · Esc close ",

@@ -4,7 +4,8 @@
 # Checks: first screen (header) within a deadline; `?` opens help and Esc closes it; `/` +
 # text filters the operators table; `:co` switches views; resize to 70x20 still renders; a
 # too-small window shows the one-line notice; growing back redraws; `q` quits with exit code
-# 0 and the terminal leaves the alternate screen. Every capture is saved under
+# 0 and the terminal leaves the alternate screen; Ctrl-c, SIGHUP and a forced panic also
+# restore the terminal; an idle dashboard uses ~0 CPU. Every capture is saved under
 # tests/e2e/artifacts/. Exits non-zero with a message naming the failed step.
 #
 # Usage: tests/e2e/tmux_smoke.sh            (binary: $CVO_BIN, default target/release/cvo)
@@ -83,7 +84,7 @@ keys() { tm send-keys -t "$SESSION" "$@"; }
 
 # 1. Start a shell pane at a fixed size; escape-time 0 so a lone Esc is delivered at once.
 cleanup
-tm -f /dev/null new-session -d -s "$SESSION" -x 120 -y 40 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" bash --norc --noprofile"
+tm -f /dev/null new-session -d -s "$SESSION" -x 120 -y 40 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" TERM=tmux-256color bash --norc --noprofile"
 tm set -s escape-time 0
 tm set -g window-size manual
 tm resize-window -t "$SESSION" -x 120 -y 40
@@ -111,6 +112,12 @@ wait_for "clusteroperators[4/33] </machine>" "filter-typed"
 keys Enter
 wait_for "DEGR   machine-config" "filter-applied"
 assert_absent "authentication" "filter"
+# Colour plus word: the Degraded row is red (SGR 31 / 38;5;1 / 91) in the real terminal.
+row=$(tm capture-pane -p -e -t "$SESSION" | grep -a "DEGR   machine-config" || true)
+case "$row" in
+    *$'\e[31m'* | *$'\e[38;5;1m'* | *$'\e[91m'* | *$'\e[1;31m'*) ;;
+    *) fail "the Degraded machine-config row is not red: $(printf '%q' "$row")" ;;
+esac
 keys Escape
 wait_for "clusteroperators[33]" "filter-cleared"
 
@@ -149,6 +156,7 @@ tm capture-pane -p -t "$SESSION" | grep -qx "rc=0" || fail "cvo demo did not exi
 [ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "0" ] || fail "alternate screen still on after quit"
 
 # 9. Ctrl-c from inside the filter prompt also quits cleanly.
+# (this run uses the pane TERM=tmux-256color, the next TERM=screen, the first xterm-256color)
 keys "clear; '$CVO_BIN' demo; echo rc2=\$?" Enter
 wait_for "Assessment Failing" "second-start"
 keys '/'
@@ -159,7 +167,7 @@ tm capture-pane -p -t "$SESSION" | grep -qx "rc2=0" || fail "Ctrl-c did not exit
 [ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "0" ] || fail "alternate screen still on after Ctrl-c"
 
 # 10. SIGHUP (terminal closed) ends the process and restores the terminal.
-keys "clear; '$CVO_BIN' demo; echo rc3=\$?" Enter
+keys "clear; TERM=screen '$CVO_BIN' demo; echo rc3=\$?" Enter
 wait_for "Assessment Failing" "third-start"
 shell_pid=$(tm display -p -t "$SESSION" '#{pane_pid}')
 cvo_pid=$(pgrep -P "$shell_pid" | head -1)
@@ -179,5 +187,35 @@ kill -HUP "$cvo_pid"
 wait_for "rc3=" "sighup"
 tm capture-pane -p -t "$SESSION" | grep -qx "rc3=0" || fail "SIGHUP did not end cvo cleanly"
 [ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "0" ] || fail "alternate screen still on after SIGHUP"
+
+# 11. A panic (forced through the test hook) restores the terminal and shows the message.
+keys "clear; CVO_UI_TEST_PANIC_KEY='!' '$CVO_BIN' demo; echo rc4=\$?" Enter
+wait_for "Assessment Failing" "fourth-start"
+keys -l '!'
+wait_for "rc4=" "panic"
+tm capture-pane -p -t "$SESSION" | grep -qx "rc4=101" || fail "a panic did not exit with 101"
+tm capture-pane -p -t "$SESSION" | grep -qF "forced panic" || fail "the panic message is not visible"
+[ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "0" ] || fail "alternate screen still on after a panic"
+# The shell's tty must be back in canonical (cooked) mode.
+keys "clear; stty -a > '$ART/stty-after-panic.txt'" Enter
+deadline=$((SECONDS + TIMEOUT))
+until [ -s "$ART/stty-after-panic.txt" ] || ((SECONDS >= deadline)); do sleep 0.1; done
+[ -s "$ART/stty-after-panic.txt" ] || fail "could not read the tty mode after the panic"
+grep -qE '(^| )-icanon' "$ART/stty-after-panic.txt" && fail "raw mode still on after a panic"
+
+# 12. `cvo tui --from` on an `oc adm upgrade status` fixture, when the shared fixtures exist.
+FIX="$ROOT/../shared/fixtures/oc-upgrade-status"
+if [ -f "$FIX/4.14.1-degraded-cv.yaml" ]; then
+    from=""
+    for k in cv co mc mcp node; do from="$from --from '$FIX/4.14.1-degraded-$k.yaml'"; done
+    keys "clear; '$CVO_BIN' tui $from; echo rc5=\$?" Enter
+    wait_for "Version 4.14.0-rc.3  Target 4.14.1 " "tui-from"
+    wait_for "control plane Stalled 97 %" "tui-from-headline"
+    keys q
+    wait_for "rc5=" "tui-quit"
+    tm capture-pane -p -t "$SESSION" | grep -qx "rc5=0" || fail "cvo tui --from did not exit 0"
+else
+    echo "skipped: cvo tui --from (no shared fixtures at $FIX)"
+fi
 
 echo "PASS: tmux smoke test ($step captures in $ART)"

@@ -39,8 +39,9 @@ enum Command {
     Demo(DemoArgs),
 }
 
+/// What an assessment is made from: the cluster state, optional alerts, and "now".
 #[derive(Args, Debug)]
-struct StatusArgs {
+struct AssessArgs {
     #[command(flatten)]
     source: SourceArgs,
     /// Firing alerts: a Prometheus `/api/v1/alerts` JSON response.
@@ -50,6 +51,12 @@ struct StatusArgs {
     /// cluster, the snapshot's own time for `--from`.
     #[arg(long, value_name = "RFC3339")]
     now: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct StatusArgs {
+    #[command(flatten)]
+    view: AssessArgs,
     /// Show more detail for a section.
     #[arg(long, value_enum)]
     details: Option<cvo::cli::status::Details>,
@@ -70,13 +77,7 @@ struct GetArgs {
 #[derive(Args, Debug)]
 struct TuiArgs {
     #[command(flatten)]
-    source: SourceArgs,
-    /// Firing alerts: a Prometheus `/api/v1/alerts` JSON response.
-    #[arg(long, value_name = "FILE")]
-    alerts: Option<PathBuf>,
-    /// Evaluate durations at this instant (RFC 3339) instead of the wall clock / snapshot time.
-    #[arg(long, value_name = "RFC3339")]
-    now: Option<String>,
+    view: AssessArgs,
 }
 
 #[derive(Args, Debug)]
@@ -154,17 +155,22 @@ fn load_once(src: &SourceArgs) -> anyhow::Result<cvo::cluster::ClusterState> {
 }
 
 fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
-    let now = parse_now(a.now.as_deref())?;
-    let alerts = a.alerts.as_deref().map(cvo::assess::alerts::load).transpose()?;
-    let state = load_once(&a.source)?;
-    if !a.source.from.is_empty() && state.cluster_version.is_none() {
+    let now = parse_now(a.view.now.as_deref())?;
+    let alerts = a
+        .view
+        .alerts
+        .as_deref()
+        .map(cvo::assess::alerts::load)
+        .transpose()?;
+    let state = load_once(&a.view.source)?;
+    if !a.view.source.from.is_empty() && state.cluster_version.is_none() {
         anyhow::bail!(
             "no ClusterVersion in {}: add the file with clusterversion/version",
             state.source
         );
     }
     if let (Some(n), Some(t)) = (now, state.snapshot_time())
-        && !a.source.from.is_empty()
+        && !a.view.source.from.is_empty()
         && n + chrono::Duration::seconds(1) < t
     {
         anyhow::bail!(
@@ -176,7 +182,7 @@ fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     let explicit_now = now.is_some();
     let now = now
         .or_else(|| {
-            if a.source.from.is_empty() {
+            if a.view.source.from.is_empty() {
                 None
             } else {
                 state.snapshot_time()
@@ -227,18 +233,25 @@ fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
 
 #[cfg(feature = "tui")]
 fn tui(a: TuiArgs) -> anyhow::Result<ExitCode> {
-    let now = parse_now(a.now.as_deref())?;
-    let alerts = a.alerts.as_deref().map(cvo::assess::alerts::load).transpose()?;
+    let now = parse_now(a.view.now.as_deref())?;
+    let alerts = a
+        .view
+        .alerts
+        .as_deref()
+        .map(cvo::assess::alerts::load)
+        .transpose()?;
     let rt = runtime()?;
     let _log = cvo::ui::logging::init_file_logging()?;
     rt.block_on(async {
-        let feed = if a.source.from.is_empty() {
-            let client =
-                cvo::cluster::live::connect(a.source.kubeconfig.as_deref(), a.source.context.as_deref())
-                    .await?;
+        let feed = if a.view.source.from.is_empty() {
+            let client = cvo::cluster::live::connect(
+                a.view.source.kubeconfig.as_deref(),
+                a.view.source.context.as_deref(),
+            )
+            .await?;
             cvo::cluster::live::watch_state(client.client, client.context)
         } else {
-            cvo::cluster::static_feed(cvo::cluster::snapshot::load(&a.source.from)?)
+            cvo::cluster::static_feed(cvo::cluster::snapshot::load(&a.view.source.from)?)
         };
         cvo::ui::run(cvo::ui::UiOptions { feed, alerts, now }).await
     })?;

@@ -53,6 +53,24 @@ struct AssessArgs {
     now: Option<String>,
 }
 
+impl AssessArgs {
+    /// `--now` parsed, and `--alerts` read.
+    fn now_and_alerts(
+        &self,
+    ) -> anyhow::Result<(
+        Option<chrono::DateTime<chrono::Utc>>,
+        Option<cvo::assess::alerts::Alerts>,
+    )> {
+        let now = parse_now(self.now.as_deref())?;
+        let alerts = self
+            .alerts
+            .as_deref()
+            .map(cvo::assess::alerts::load)
+            .transpose()?;
+        Ok((now, alerts))
+    }
+}
+
 #[derive(Args, Debug)]
 struct StatusArgs {
     #[command(flatten)]
@@ -155,13 +173,7 @@ fn load_once(src: &SourceArgs) -> anyhow::Result<cvo::cluster::ClusterState> {
 }
 
 fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
-    let now = parse_now(a.view.now.as_deref())?;
-    let alerts = a
-        .view
-        .alerts
-        .as_deref()
-        .map(cvo::assess::alerts::load)
-        .transpose()?;
+    let (now, alerts) = a.view.now_and_alerts()?;
     let state = load_once(&a.view.source)?;
     if !a.view.source.from.is_empty() && state.cluster_version.is_none() {
         anyhow::bail!(
@@ -233,13 +245,7 @@ fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
 
 #[cfg(feature = "tui")]
 fn tui(a: TuiArgs) -> anyhow::Result<ExitCode> {
-    let now = parse_now(a.view.now.as_deref())?;
-    let alerts = a
-        .view
-        .alerts
-        .as_deref()
-        .map(cvo::assess::alerts::load)
-        .transpose()?;
+    let (now, alerts) = a.view.now_and_alerts()?;
     let rt = runtime()?;
     let _log = cvo::ui::logging::init_file_logging()?;
     rt.block_on(async {

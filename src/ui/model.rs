@@ -57,6 +57,9 @@ pub struct Dashboard {
     pub nodes: Vec<NodeRow>,
     /// Update-health insights, most severe first.
     pub insights: Vec<InsightRow>,
+    /// A live feed that has not received any object yet (syncing or unreachable): every
+    /// panel says so instead of drawing conclusions from empty lists.
+    pub no_data: bool,
 }
 
 /// The one-line summary at the top of the screen.
@@ -261,10 +264,24 @@ impl Dashboard {
             pools,
             nodes,
             insights: Vec::new(),
+            no_data: waiting_for_data(state),
         };
         d.insights = fallback_insights(state, &d);
         d
     }
+}
+
+/// Whether `state` is a live feed that is syncing or failing and has no object yet.
+pub fn waiting_for_data(state: &ClusterState) -> bool {
+    let live_not_ok = matches!(
+        &state.feed,
+        FeedStatus::Live { synced: false, .. } | FeedStatus::Live { error: Some(_), .. }
+    );
+    live_not_ok
+        && state.cluster_version.is_none()
+        && state.cluster_operators.is_empty()
+        && state.machine_config_pools.is_empty()
+        && state.nodes.is_empty()
 }
 
 fn feed_line(feed: &FeedStatus) -> (String, Level) {
@@ -272,9 +289,8 @@ fn feed_line(feed: &FeedStatus) -> (String, Level) {
         FeedStatus::Static => ("static snapshot".into(), Level::Info),
         FeedStatus::Live { error: Some(e), .. } => (
             format!(
-                "API unreachable since {} ({})",
+                "API unreachable since {}",
                 e.since.format("%Y-%m-%d %H:%M:%S UTC"),
-                text::one_line(&e.message)
             ),
             Level::Error,
         ),

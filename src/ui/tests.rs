@@ -868,7 +868,7 @@ fn live_feed_follows_the_clock_and_reports_api_errors() {
     assert!(app.update(Action::Tick(since + chrono::Duration::minutes(5))));
     let text = screen_text(draw(&app).backend().buffer()).join("\n");
     assert!(
-        text.contains("API unreachable since 2024-07-20 10:20:00 UTC (connection refused)"),
+        text.contains("API unreachable since 2024-07-20 10:20:00 UTC (5m0s ago): connection refused"),
         "{text}"
     );
 }
@@ -1080,4 +1080,74 @@ mod event_loop {
         assert!(stats.frames <= 7, "{stats:?}");
         assert!(stats.states >= 2, "the last state is applied: {stats:?}");
     }
+}
+
+/// An unreachable live API with no data yet: every panel says so, none draws conclusions from
+/// the empty lists, and the error has its own line (not only the cut-off title).
+#[test]
+fn unreachable_api_without_data_makes_no_claims() {
+    let since = DateTime::parse_from_rfc3339("2024-07-20T10:20:00Z")
+        .map(|t| t.to_utc())
+        .expect("time");
+    let state = ClusterState {
+        source: "context ctx".into(),
+        feed: crate::cluster::FeedStatus::Live {
+            synced: false,
+            error: Some(crate::cluster::FeedError {
+                message: "watch clusteroperators: tcp connect error: Connection refused".into(),
+                since,
+            }),
+        },
+        ..Default::default()
+    };
+    let mut app = App::new(
+        Arc::new(state),
+        None,
+        Some(since + chrono::Duration::minutes(3)),
+        Palette::color(),
+        (120, 40),
+    );
+    for tab in ['1', '2', '3', '4', '5'] {
+        key(&mut app, KeyCode::Char(tab));
+        let lines = screen_text(draw(&app).backend().buffer());
+        let text = lines.join("\n");
+        for false_claim in [
+            "No ClusterVersion",
+            "not OpenShift",
+            "0 healthy",
+            "No update in progress",
+            "nothing needs attention",
+            "no completed update",
+            "no ClusterOperators",
+            "no nodes",
+            "no update history",
+            "[0]",
+        ] {
+            assert!(
+                !text.contains(false_claim),
+                "tab {tab} claims {false_claim:?}:\n{text}"
+            );
+        }
+        // The error, with since when, on a line of its own that fits at 120 columns.
+        assert!(
+            lines.iter().any(|l| l.starts_with(
+                "API unreachable since 2024-07-20 10:20:00 UTC (3m0s ago): watch clusteroperators"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains("no data: cannot reach the API server"),
+            "tab {tab}:\n{text}"
+        );
+    }
+    key(&mut app, KeyCode::Char('1'));
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(
+        text.contains("Cannot reach the API server since 2024-07-20 10:20:00 UTC"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Assessment Unreachable") || text.contains("Unreachable"),
+        "{text}"
+    );
 }

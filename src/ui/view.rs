@@ -28,6 +28,62 @@ pub const MIN_WIDTH: u16 = 60;
 pub const MIN_HEIGHT: u16 = 15;
 const HEADER_ROWS: u16 = 4;
 
+/// Header height: one more line while the API is unreachable, so the error has its own line.
+fn header_rows(app: &App) -> u16 {
+    HEADER_ROWS + u16::from(feed_error(app).is_some())
+}
+
+fn feed_error(app: &App) -> Option<&crate::cluster::FeedError> {
+    match &app.state.feed {
+        crate::cluster::FeedStatus::Live { error: Some(e), .. } => Some(e),
+        _ => None,
+    }
+}
+
+/// The API error as one line: since when, for how long, and what failed.
+fn feed_error_line(app: &App, e: &crate::cluster::FeedError) -> String {
+    format!(
+        "API unreachable since {} ({} ago): {}",
+        e.since.format("%Y-%m-%d %H:%M:%S UTC"),
+        text::age(Some(e.since), app.now),
+        text::one_line(&e.message)
+    )
+}
+
+/// While a live feed has no data: the long explanation (with the error and since when).
+fn waiting_long(app: &App) -> Option<String> {
+    if !app.dash.no_data {
+        return None;
+    }
+    Some(match feed_error(app) {
+        Some(e) => format!(
+            "Cannot reach the API server since {} ({} ago): nothing is known about this cluster \
+             yet (no data received). Error: {}",
+            e.since.format("%Y-%m-%d %H:%M:%S UTC"),
+            text::age(Some(e.since), app.now),
+            text::one_line(&e.message)
+        ),
+        None => "No data yet: waiting for the first list of ClusterVersion, ClusterOperators, \
+                 pools and nodes from the API server."
+            .into(),
+    })
+}
+
+/// While a live feed has no data: the short form for empty tables.
+fn waiting_short(app: &App) -> Option<String> {
+    if !app.dash.no_data {
+        return None;
+    }
+    Some(match feed_error(app) {
+        Some(e) => format!(
+            "no data: cannot reach the API server (unreachable since {}, {} ago)",
+            e.since.format("%H:%M:%S UTC"),
+            text::age(Some(e.since), app.now)
+        ),
+        None => "no data yet: waiting for the API server (syncing…)".into(),
+    })
+}
+
 /// Draws the whole screen.
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
@@ -40,7 +96,7 @@ pub fn render(app: &App, frame: &mut Frame) {
         frame.render_widget(Paragraph::new(line), area);
         return;
     }
-    let s = screen(area);
+    let s = screen(area, header_rows(app));
     render_header(app, frame, s.header);
     render_tabs(app, frame, s.tabs);
     match app.tab {
@@ -63,13 +119,13 @@ struct Screen {
     footer: Rect,
 }
 
-fn screen(area: Rect) -> Screen {
+fn screen(area: Rect, header_rows: u16) -> Screen {
     let header = Rect {
-        height: HEADER_ROWS.min(area.height),
+        height: header_rows.min(area.height),
         ..area
     };
     let tabs = Rect {
-        y: area.y + HEADER_ROWS,
+        y: area.y + header_rows,
         height: 1,
         ..area
     };
@@ -78,7 +134,7 @@ fn screen(area: Rect) -> Screen {
         height: 1,
         ..area
     };
-    let body_y = area.y + HEADER_ROWS + 1;
+    let body_y = area.y + header_rows + 1;
     let body = Rect {
         y: body_y,
         height: footer.y.saturating_sub(body_y),
@@ -110,8 +166,8 @@ fn split_v(area: Rect, first: u16) -> (Rect, Rect) {
 /// Overview: (completion, conditions, insights, pools); pools get space only when everything
 /// else fits.
 fn overview_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect, Rect, Rect) {
-    let (completion, rest) = split_v(body, 4);
-    let want = u16::try_from(dash.conditions.len())
+    let (completion, rest) = split_v(body, if dash.no_data { 5 } else { 4 });
+    let want = u16::try_from(dash.conditions.len().max(1))
         .unwrap_or(u16::MAX)
         .saturating_add(3);
     let cond_h = if rest.height >= want + 4 {
@@ -148,7 +204,7 @@ fn nodes_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect) {
 
 /// The area of the table whose selection the keys move, for a terminal of `area`.
 fn focused_table_area(app: &App, area: Rect) -> Rect {
-    let body = screen(area).body;
+    let body = screen(area, header_rows(app)).body;
     match app.tab {
         Tab::Overview => overview_areas(body, &app.dash).1,
         Tab::Nodes => nodes_areas(body, &app.dash).1,
@@ -253,6 +309,7 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     let mut v = vec![("Version ".to_string(), p.muted)];
     match &d.current_version {
         Some(c) => v.push((c.clone(), p.text.add_modifier(Modifier::BOLD))),
+        None if d.no_data => v.push(("unknown (no data yet)".into(), p.warn)),
         None => v.push(("no completed update".into(), p.warn)),
     }
     v.push(("  Target ".into(), p.muted));
@@ -274,22 +331,39 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
         w,
     );
     let mut l4 = Vec::new();
-    if let Some(s) = &h.secondary {
+    if d.no_data {
+        l4.push((
+            "Operators, nodes and insights: unknown until the API server answers".into(),
+            p.warn,
+        ));
+    }
+    if !d.no_data
+        && let Some(s) = &h.secondary
+    {
         l4.push(("Update ".into(), p.muted));
         l4.push((format!("{s} · "), p.warn));
     }
-    l4.push(("Operators ".into(), p.muted));
-    l4.push((d.operator_health.clone(), p.text));
-    let errors = d.insights.iter().filter(|i| i.level == Level::Error).count();
-    l4.push((" · Insights ".into(), p.muted));
-    let ins_style = if errors > 0 { p.err } else { p.text };
-    let plural = if errors == 1 { "" } else { "s" };
-    l4.push((
-        format!("{} ({errors} error{plural})", d.insights.len()),
-        ins_style,
-    ));
+    if !d.no_data {
+        l4.push(("Operators ".into(), p.muted));
+        l4.push((d.operator_health.clone(), p.text));
+        let errors = d.insights.iter().filter(|i| i.level == Level::Error).count();
+        l4.push((" · Insights ".into(), p.muted));
+        let ins_style = if errors > 0 { p.err } else { p.text };
+        let plural = if errors == 1 { "" } else { "s" };
+        l4.push((
+            format!("{} ({errors} error{plural})", d.insights.len()),
+            ins_style,
+        ));
+    }
     let l4 = fit_spans(l4, w);
-    frame.render_widget(Paragraph::new(vec![l1, l2, l3, l4]), area);
+    let mut lines = vec![l1, l2, l3, l4];
+    if let Some(e) = feed_error(app) {
+        lines.push(fit_spans(
+            vec![(feed_error_line(app, e), p.err.add_modifier(Modifier::BOLD))],
+            w,
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines), area);
 }
 
 fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
@@ -299,6 +373,7 @@ fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
     for (i, t) in Tab::ALL.iter().enumerate() {
         let count = match t {
             Tab::Overview => String::new(),
+            _ if d.no_data => "[?]".into(),
             Tab::Operators => format!("[{}]", d.operators.len()),
             Tab::Nodes => format!("[{}]", d.nodes.len()),
             Tab::History => format!("[{}]", d.history.len()),
@@ -563,7 +638,9 @@ fn render_table(app: &App, frame: &mut Frame, area: Rect, spec: TableSpec<'_>) {
     )
     .style(p.header);
     if spec.visible.is_empty() {
-        let msg = if app.view().filter.is_empty() || !focused {
+        let msg = if let Some(w) = waiting_short(app) {
+            w
+        } else if app.view().filter.is_empty() || !focused {
             spec.empty.to_owned()
         } else {
             format!("no rows match the filter '{}' (Esc clears it)", app.view().filter)
@@ -630,7 +707,9 @@ fn cursor(app: &App, tab: Tab) -> Option<(usize, usize)> {
 fn filter_title(app: &App, tab: Tab, name: &str, total: usize, shown: usize) -> String {
     let v = &app.views[tab.index()];
     let sort = if v.by_severity { " ↓severity" } else { "" };
-    if v.filter.is_empty() {
+    if app.dash.no_data {
+        format!(" {name}[?] ")
+    } else if v.filter.is_empty() {
         format!(" {name}[{total}]{sort} ")
     } else {
         format!(" {name}[{shown}/{total}] </{}>{sort} ", v.filter)
@@ -715,6 +794,16 @@ fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
     }
     let (gauge_area, info_area) = split_v(inner, 1);
     let w = usize::from(inner.width);
+    if let Some(msg) = waiting_long(app) {
+        let style = if feed_error(app).is_some() { p.err } else { p.warn };
+        let lines: Vec<Line> = text::wrap(&msg, w)
+            .into_iter()
+            .take(usize::from(inner.height))
+            .map(|l| Line::styled(l, style))
+            .collect();
+        frame.render_widget(Paragraph::new(lines), inner);
+        return;
+    }
     match &d.completion {
         Some(comp) => {
             let label = format!(
@@ -788,7 +877,12 @@ fn render_insights(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let title = if focused {
         filter_title(app, Tab::Health, "update health", d.insights.len(), visible.len())
     } else {
-        format!(" update health[{}] (5 for details) ", d.insights.len())
+        let n = if d.no_data {
+            "?".into()
+        } else {
+            d.insights.len().to_string()
+        };
+        format!(" update health[{n}] (5 for details) ")
     };
     render_table(
         app,
@@ -983,7 +1077,11 @@ fn render_pools(app: &App, frame: &mut Frame, area: Rect, note: &str) {
         frame,
         area,
         TableSpec {
-            title: format!(" machineconfigpools[{}]{note} ", d.pools.len()),
+            title: if d.no_data {
+                format!(" machineconfigpools[?]{note} ")
+            } else {
+                format!(" machineconfigpools[{}]{note} ", d.pools.len())
+            },
             cols: &POOL_COLS,
             visible: (0..pool_rows.len()).collect(),
             rows: pool_rows,

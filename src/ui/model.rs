@@ -65,7 +65,10 @@ pub struct Dashboard {
 /// The one-line summary at the top of the screen.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Headline {
-    /// `Failing`, `Progressing`, `Stalled`, `Up to date`, ...
+    /// What the word is: `Assessment` only for the control-plane assessment `cvo status`
+    /// prints; `Cluster`, `Update`, `API`; empty for `FAILING` (the Failing condition).
+    pub label: String,
+    /// `FAILING`, `Progressing`, `Stalled`, `Up to date`, ...
     pub word: String,
     /// Severity of the word.
     pub level: Level,
@@ -483,35 +486,43 @@ fn cond_detail(c: &Condition) -> String {
     }
 }
 
+/// The headline word for a true `Failing` condition (upper case: a condition, not an
+/// assessment).
+pub const FAILING: &str = "FAILING";
+
 /// The headline: Failing wins over Progressing (field note 29); progress stays as secondary.
 fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: &FeedStatus) -> Headline {
     let Some(cv) = cv else {
-        let (word, detail) = match feed {
+        let (label, word, detail) = match feed {
             FeedStatus::Live { error: Some(_), .. } => (
+                "API",
                 "Unreachable",
                 "no ClusterVersion received yet: the API server cannot be reached",
             ),
             FeedStatus::Live { synced: false, .. } => (
+                "API",
                 "Syncing",
                 "waiting for the first list of ClusterVersion, ClusterOperators, pools and nodes",
             ),
             _ => (
+                "",
                 "No ClusterVersion",
                 "this cluster has no clusterversion/version (not OpenShift?)",
             ),
         };
         return Headline {
+            label: label.into(),
             word: word.into(),
             level: Level::Unknown,
             detail: detail.into(),
             secondary: None,
         };
     };
-    let progress =
-        completion.map(|c| format!("still running, {} of operators updated", percent_label(c.ratio)));
+    let progress = completion.map(|c| format!("{} of operators updated", percent_label(c.ratio)));
     if let Some(f) = cv.condition("Failing").filter(|c| c.is_true()) {
         return Headline {
-            word: "Failing".into(),
+            label: String::new(),
+            word: FAILING.into(),
             level: Level::Error,
             detail: cond_detail(f),
             secondary: progress,
@@ -519,6 +530,7 @@ fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: 
     }
     if let Some(a) = cv.condition("Available").filter(|c| c.is_false()) {
         return Headline {
+            label: "Cluster".into(),
             word: "Unavailable".into(),
             level: Level::Error,
             detail: cond_detail(a),
@@ -527,6 +539,7 @@ fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: 
     }
     if let Some(p) = cv.condition("Progressing").filter(|c| c.is_true()) {
         return Headline {
+            label: "Update".into(),
             word: "Progressing".into(),
             level: Level::Warn,
             detail: cond_detail(p),
@@ -535,6 +548,7 @@ fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: 
     }
     if let Some(u) = cv.condition("Upgradeable").filter(|c| c.is_false()) {
         return Headline {
+            label: "Cluster".into(),
             word: "Up to date".into(),
             level: Level::Ok,
             detail: format!("not upgradeable: {}", cond_detail(u)),
@@ -543,6 +557,7 @@ fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: 
     }
     let detail = cv.condition("Available").map(cond_detail).unwrap_or_default();
     Headline {
+        label: "Cluster".into(),
         word: "Up to date".into(),
         level: Level::Ok,
         detail,
@@ -550,14 +565,14 @@ fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: 
     }
 }
 
-/// `42 %`, `100 %`, `over 100 %` or `n/a`, never panicking on odd ratios (field note 33).
+/// `42%`, `100%`, `over 100%` or `n/a` (as `cvo status` prints percentages), never panicking on odd ratios (field note 33).
 pub fn percent_label(ratio: f64) -> String {
     if !ratio.is_finite() || ratio < 0.0 {
         "n/a".into()
     } else if ratio > 1.0 {
-        "over 100 %".into()
+        "over 100%".into()
     } else {
-        format!("{:.0} %", ratio * 100.0)
+        format!("{:.0}%", ratio * 100.0)
     }
 }
 

@@ -212,7 +212,9 @@ fn every_fixture_renders_in_every_view() {
                 app.update(Action::GotoTab(tab));
                 let lines = screen_text(draw(&app).backend().buffer());
                 assert!(
-                    lines[2].starts_with("Assessment "),
+                    ["Assessment ", "FAILING ", "Update ", "Cluster "]
+                        .iter()
+                        .any(|p| lines[2].starts_with(p)),
                     "{name} {w}x{h} {tab:?}: {}",
                     lines[2]
                 );
@@ -318,7 +320,7 @@ fn headline_failing_is_red_and_bold() {
     let app = app_for(demo(), 120, 40);
     let t = draw(&app);
     let buf = t.backend().buffer();
-    let (x, y) = find(buf, "Failing").expect("headline on screen");
+    let (x, y) = find(buf, "FAILING").expect("headline on screen");
     assert_eq!(y, 2);
     assert_eq!(buf[(x, y)].fg, Color::Red);
     assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
@@ -430,11 +432,11 @@ fn field_note_28_multiline_message_one_line_per_cell() {
 #[test]
 fn field_note_29_failing_wins_over_progressing() {
     let app = app_for(demo(), 120, 40);
-    assert_eq!(app.dash.headline.word, "Failing");
+    assert_eq!(app.dash.headline.word, "FAILING");
     let text = screen_text(draw(&app).backend().buffer()).join("\n");
-    assert!(text.contains("Assessment Failing"), "{text}");
+    assert!(text.contains("FAILING  ClusterOperatorDegraded: "), "{text}");
     assert!(
-        text.contains("Update still running, control plane Progressing 94 %"),
+        text.contains("Assessment Progressing · control plane 94% updated"),
         "{text}"
     );
 
@@ -450,14 +452,36 @@ fn field_note_29_failing_wins_over_progressing() {
         );
     });
     let app = app_for(state, 120, 40);
-    assert_ne!(app.dash.headline.word, "Failing");
+    assert_ne!(app.dash.headline.word, "FAILING");
     assert!(app.dash.headline.word.starts_with("Progressing") || app.dash.headline.word == "Stalled");
 
     // Without an assessment (no ClusterOperators) the fallback follows the same rule.
     let mut state = demo();
     state.cluster_operators.clear();
     let app = app_for(state, 120, 40);
-    assert_eq!(app.dash.headline.word, "Failing");
+    assert_eq!(app.dash.headline.word, "FAILING");
+}
+
+/// "Assessment" on screen always carries the value `cvo status` prints as `Assessment:`;
+/// the Failing condition is labelled as such.
+#[test]
+fn assessment_word_is_the_one_cvo_status_prints() {
+    let mut states = vec![("demo", demo())];
+    if let Some(s) = fixture("4.14.1-degraded") {
+        states.push(("4.14.1-degraded", s));
+    }
+    for (name, state) in states {
+        let app = app_for(state.clone(), 120, 40);
+        let a = crate::assess::assess(&state, None, app.now);
+        let want = format!("Assessment {}", a.control_plane.assessment.as_str());
+        let text = screen_text(draw(&app).backend().buffer()).join("\n");
+        assert!(text.contains(&want), "{name}: want {want:?}\n{text}");
+        for (i, _) in text.match_indices("Assessment ") {
+            assert!(text[i..].starts_with(&want), "{name}: {:?}", &text[i..i + 30]);
+        }
+        assert!(text.contains("FAILING  ClusterOperator"), "{name}\n{text}");
+        assert!(!text.contains("still running"), "{name}\n{text}");
+    }
 }
 
 /// Field note 27: once the control plane is done, worker progress stays in the headline until
@@ -510,7 +534,10 @@ fn field_note_27_workers_keep_the_update_visible() {
     assert_eq!(app.dash.current_version.as_deref(), Some("4.16.4"));
     assert_eq!(app.dash.headline.word, "Progressing", "{:?}", app.dash.headline);
     let detail = &app.dash.headline.detail;
-    assert!(detail.contains("control plane updated to 4.16.4"), "{detail}");
+    assert!(
+        detail.contains("control plane Completed (updated to 4.16.4)"),
+        "{detail}"
+    );
     assert!(
         detail.contains("worker 1/3") && detail.contains("infra 0/1 paused"),
         "{detail}"
@@ -529,10 +556,10 @@ fn field_note_33_ratio_over_one() {
         }
         let text = screen_text(draw(&app).backend().buffer()).join("\n");
         if ratio > 1.0 && ratio.is_finite() {
-            assert!(text.contains("over 100 %"), "{text}");
+            assert!(text.contains("over 100%"), "{text}");
         }
     }
-    assert_eq!(super::model::percent_label(1.5), "over 100 %");
+    assert_eq!(super::model::percent_label(1.5), "over 100%");
     assert_eq!(super::model::percent_label(f64::NAN), "n/a");
     assert!((super::model::clamp_ratio(7.0) - 1.0).abs() < f64::EPSILON);
     assert!(super::model::clamp_ratio(f64::NAN).abs() < f64::EPSILON);
@@ -591,7 +618,7 @@ fn field_note_35_too_small_terminal() {
     }
     app.update(Action::Resize(60, 15));
     let text = screen_text(draw(&app).backend().buffer()).join("\n");
-    assert!(text.contains("Assessment Failing"), "{text}");
+    assert!(text.contains("FAILING  ClusterOperatorDegraded"), "{text}");
 }
 
 // ---------------------------------------------------------------- App::update

@@ -321,15 +321,16 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     v.push((d.channel.clone().unwrap_or_else(|| "-".into()), p.text));
     let l2 = fit_spans(v, w);
     let h = &d.headline;
-    let l3 = fit_spans(
-        vec![
-            ("Assessment ".into(), p.muted),
-            (h.word.clone(), p.level(h.level).add_modifier(Modifier::BOLD)),
-            ("  ".into(), p.text),
-            (h.detail.clone(), p.text),
-        ],
-        w,
-    );
+    let mut l3 = Vec::new();
+    if !h.label.is_empty() {
+        l3.push((format!("{} ", h.label), p.muted));
+    }
+    l3.extend([
+        (h.word.clone(), p.level(h.level).add_modifier(Modifier::BOLD)),
+        ("  ".into(), p.text),
+        (h.detail.clone(), p.text),
+    ]);
+    let l3 = fit_spans(l3, w);
     let mut l4 = Vec::new();
     if d.no_data {
         l4.push((
@@ -340,7 +341,6 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     if !d.no_data
         && let Some(s) = &h.secondary
     {
-        l4.push(("Update ".into(), p.muted));
         l4.push((format!("{s} · "), p.warn));
     }
     if !d.no_data {

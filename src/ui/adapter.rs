@@ -225,6 +225,7 @@ fn insight_row(i: &assess::Insight) -> InsightRow {
         level,
         message: i.summary.clone(),
         since: i.started_at,
+        since_text: Some(i.since.clone()),
         impact: i.impact.as_str().into(),
         description: i.description.clone(),
         resources: i

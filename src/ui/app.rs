@@ -799,8 +799,12 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
                 text::timestamp(h.completed),
                 Level::Info,
             ));
-            if let (Some(s), Some(c)) = (h.started, h.completed) {
-                l.push(DetailLine::new("Duration", text::duration(c - s), Level::Info));
+            if h.started.is_some() {
+                l.push(DetailLine::new(
+                    "Duration",
+                    view::history_duration(app, i, h),
+                    Level::Info,
+                ));
             }
             l.push(DetailLine::new(
                 "Verified",
@@ -823,7 +827,13 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
         Tab::Health => {
             let ins = d.insights.get(i)?;
             l.push(DetailLine::new("Message", &ins.message, ins.level));
-            l.push(DetailLine::new("Since", since(ins.since, now), Level::Info));
+            let since_v = match &ins.since_text {
+                Some(t) if ins.since.is_some() => {
+                    format!("{} ({t} ago)", text::timestamp(ins.since))
+                }
+                _ => since(ins.since, now),
+            };
+            l.push(DetailLine::new("Since", since_v, Level::Info));
             l.push(DetailLine::new("Level", &ins.level_word, ins.level));
             l.push(DetailLine::new("Impact", &ins.impact, Level::Info));
             if !ins.reference.is_empty() {

@@ -215,6 +215,8 @@ pub struct InsightRow {
     pub message: String,
     /// Since when.
     pub since: Option<DateTime<Utc>>,
+    /// The SINCE text `cvo status` prints (`58m18s`), when the assessment computed it.
+    pub since_text: Option<String>,
     /// Impact (e.g. `API Availability`).
     pub impact: String,
     /// Long description.
@@ -805,6 +807,7 @@ fn fallback_insights(state: &ClusterState, d: &Dashboard) -> Vec<InsightRow> {
                 f.reason()
             ),
             since: f.last_transition_time,
+            since_text: None,
             impact: "Update Stalled".into(),
             description: f.message().to_owned(),
             resources: vec!["clusterversions.config.openshift.io: version".into()],
@@ -828,6 +831,7 @@ fn fallback_insights(state: &ClusterState, d: &Dashboard) -> Vec<InsightRow> {
                 cond.map_or("", Condition::reason)
             ),
             since: cond.and_then(|c| c.last_transition_time),
+            since_text: None,
             impact: "API Availability".into(),
             description: cond.map(Condition::message).unwrap_or_default().to_owned(),
             resources: vec![format!("clusteroperators.config.openshift.io: {}", co.name())],
@@ -844,6 +848,7 @@ fn fallback_insights(state: &ClusterState, d: &Dashboard) -> Vec<InsightRow> {
             level: Level::Error,
             message: format!("Node {} is {}", n.name, n.assessment.to_lowercase()),
             since: None,
+            since_text: None,
             impact: "Update Stalled".into(),
             description: n.message.clone(),
             resources: vec![format!("nodes: {}", n.name)],
@@ -856,6 +861,7 @@ fn fallback_insights(state: &ClusterState, d: &Dashboard) -> Vec<InsightRow> {
             level: Level::Info,
             message: format!("Outdated nodes in a paused pool '{}' will not be updated", p.name),
             since: None,
+            since_text: None,
             impact: "Update Stalled".into(),
             description:
                 "Pool is paused, which stops all changes to the nodes in the pool, including updates. \

@@ -1178,3 +1178,50 @@ fn unreachable_api_without_data_makes_no_claims() {
         "{text}"
     );
 }
+
+/// The values `cvo status` prints appear unchanged: the update's duration (Overview and
+/// History), insight SINCE, and percentages without a space.
+#[test]
+fn durations_and_since_match_cvo_status() {
+    let state = demo();
+    let mut app = app_for(state.clone(), 200, 50);
+    let a = crate::assess::assess(&state, None, app.now);
+    let dur = a.control_plane.duration.text.clone();
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains(&format!("Duration {dur} ")), "{dur}\n{text}");
+    app.update(Action::GotoTab(Tab::History));
+    let lines = screen_text(draw(&app).backend().buffer());
+    let row = lines
+        .iter()
+        .find(|l| l.contains("in progress"))
+        .expect("current update row");
+    assert!(row.contains(&format!(" {dur} ")), "{dur}: {row}");
+    key(&mut app, KeyCode::Enter);
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(
+        text.contains(&format!("Duration   {dur}")) || text.contains(&dur),
+        "{text}"
+    );
+    key(&mut app, KeyCode::Esc);
+    app.update(Action::GotoTab(Tab::Health));
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(!a.health.insights.is_empty());
+    for ins in &a.health.insights {
+        let summary = &ins.summary[..ins.summary.len().min(30)];
+        let line = text
+            .lines()
+            .find(|l| l.contains(summary))
+            .unwrap_or_else(|| panic!("{summary}\n{text}"));
+        assert!(
+            line.contains(&format!(" {} ", ins.since)),
+            "{:?}: {line}",
+            ins.since
+        );
+    }
+    assert!(
+        a.health
+            .insights
+            .iter()
+            .any(|i| i.since.len() > 3 && i.since.ends_with('s'))
+    );
+}

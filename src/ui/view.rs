@@ -845,7 +845,7 @@ fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
 fn render_insights(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     const COLS: [Col; 4] = [
         col("LEVEL", 7, 8),
-        col("SINCE", 5, 7).hide(1),
+        col("SINCE", 5, 9).hide(1),
         col("IMPACT", 8, 18).hide(2),
         fill("MESSAGE", 12),
     ];
@@ -857,7 +857,9 @@ fn render_insights(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             (
                 vec![
                     C(i.level_word.clone(), Some(i.level)),
-                    c(text::age(i.since, app.now)),
+                    c(i.since_text
+                        .clone()
+                        .unwrap_or_else(|| text::age(i.since, app.now))),
                     c(&i.impact),
                     c(text::one_line(&i.message)),
                 ],
@@ -1092,6 +1094,22 @@ fn render_pools(app: &App, frame: &mut Frame, area: Rect, note: &str) {
     );
 }
 
+/// How long history entry `i` took; for the update in progress, the assessment's duration
+/// (the value the Overview and `cvo status` show).
+pub fn history_duration(app: &App, i: usize, h: &model::HistoryRow) -> String {
+    if i == 0
+        && h.completed.is_none()
+        && let Some(d) = app.dash.completion.as_ref().and_then(|c| c.duration.clone())
+    {
+        return d;
+    }
+    let end = h.completed.or((i == 0).then_some(app.now));
+    match (h.started, end) {
+        (Some(s), Some(e)) => text::duration(e - s),
+        _ => "-".into(),
+    }
+}
+
 fn render_history(app: &App, frame: &mut Frame, body: Rect) {
     const COLS: [Col; 7] = [
         col("VERSION", 7, 24),
@@ -1112,11 +1130,7 @@ fn render_history(app: &App, frame: &mut Frame, body: Rect) {
                 (None, 0) => "in progress".into(),
                 (t, _) => text::timestamp(t),
             };
-            let end = h.completed.or((i == 0).then_some(app.now));
-            let dur = match (h.started, end) {
-                (Some(s), Some(e)) => text::duration(e - s),
-                _ => "-".into(),
-            };
+            let dur = history_duration(app, i, h);
             (
                 vec![
                     c(if h.version.is_empty() { "-" } else { &h.version }),

@@ -511,10 +511,29 @@ impl App {
             Some(rest) => (true, rest.to_lowercase()),
             None => (false, filter.to_lowercase()),
         };
+        // A status word typed as the whole filter matches the STATUS column exactly: `/!OK`
+        // must not hide a degraded operator whose message happens to contain "ok".
+        let status_word = (tab == Tab::Operators)
+            .then(|| {
+                super::model::STATUS_WORDS
+                    .iter()
+                    .find(|(w, _)| w.eq_ignore_ascii_case(needle.trim()))
+                    .map(|(w, _)| *w)
+            })
+            .flatten();
         let mut rows: Vec<usize> = texts
             .iter()
             .enumerate()
-            .filter(|(_, t)| needle.is_empty() || t.to_lowercase().contains(&needle) != invert)
+            .filter(|(i, t)| {
+                if needle.is_empty() {
+                    return true;
+                }
+                let hit = match status_word {
+                    Some(w) => self.dash.operators.get(*i).is_some_and(|o| o.status == w),
+                    None => t.to_lowercase().contains(&needle),
+                };
+                hit != invert
+            })
             .map(|(i, _)| i)
             .collect();
         if self.views[tab.index()].by_severity {

@@ -1225,3 +1225,59 @@ fn durations_and_since_match_cvo_status() {
             .any(|i| i.since.len() > 3 && i.since.ends_with('s'))
     );
 }
+
+/// A status word as the whole filter matches the STATUS column exactly, so `/!OK` keeps a
+/// degraded operator whose message contains "ok"; other text still matches names and messages.
+#[test]
+fn status_word_filter_matches_the_status_column() {
+    let mut state = demo();
+    let co = state
+        .cluster_operators
+        .iter_mut()
+        .find(|c| c.name() == "machine-config")
+        .expect("machine-config in the demo");
+    set_condition(
+        &mut co.status.conditions,
+        "Degraded",
+        ConditionStatus::True,
+        "RequiredPoolsFailed",
+        "Failed to resync: the token is ok but the pool is broken",
+    );
+    let mut app = app_for(state, 120, 40);
+    key(&mut app, KeyCode::Char('2'));
+    let degraded = app
+        .dash
+        .operators
+        .iter()
+        .position(|o| o.name == "machine-config")
+        .expect("row");
+    assert_eq!(app.dash.operators[degraded].status, "DEGR");
+    let not_ok: Vec<usize> = (0..app.dash.operators.len())
+        .filter(|&i| app.dash.operators[i].status != "OK")
+        .collect();
+    for f in ["!OK", "!ok", "!Ok "] {
+        key(&mut app, KeyCode::Char('/'));
+        chars(&mut app, f);
+        key(&mut app, KeyCode::Enter);
+        assert_eq!(app.visible_rows(Tab::Operators), not_ok, "filter {f:?}");
+        key(&mut app, KeyCode::Esc);
+    }
+    key(&mut app, KeyCode::Char('/'));
+    chars(&mut app, "degr");
+    key(&mut app, KeyCode::Enter);
+    assert!(app.visible_rows(Tab::Operators).contains(&degraded));
+    key(&mut app, KeyCode::Esc);
+    // Other text still searches the hidden full message.
+    key(&mut app, KeyCode::Char('/'));
+    chars(&mut app, "token is ok");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.visible_rows(Tab::Operators), vec![degraded]);
+    // The help says so.
+    key(&mut app, KeyCode::Esc);
+    key(&mut app, KeyCode::Char('?'));
+    let (w, h) = (120, 200);
+    app.update(Action::Resize(w, h));
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("Filtering (/)"), "{text}");
+    assert!(text.contains("STATUS column exactly"), "{text}");
+}

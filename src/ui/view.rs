@@ -1225,6 +1225,11 @@ fn popup_lines(app: &App, width: usize) -> Vec<Line<'static>> {
                 }
             }
             out.push(Line::default());
+            out.push(Line::styled("Filtering (/)", p.title));
+            for line in text::wrap(super::keys::FILTER_HELP, width.saturating_sub(2)) {
+                out.push(Line::from(vec![Span::raw("  "), Span::styled(line, p.text)]));
+            }
+            out.push(Line::default());
             out.push(Line::styled(
                 "Operator status words (colour is never the only signal)",
                 p.title,

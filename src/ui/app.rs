@@ -670,8 +670,61 @@ impl App {
     }
 }
 
-fn to_yaml<T: serde::Serialize>(obj: &T) -> String {
-    serde_norway::to_string(obj).unwrap_or_else(|e| format!("# cannot render YAML: {e}"))
+/// An object's YAML, starting with `apiVersion:` and `kind:` as `oc get -o yaml` prints it
+/// (the typed objects do not always carry them).
+fn to_yaml<T: serde::Serialize + k8s_openapi::Resource>(obj: &T) -> String {
+    use serde_norway::{Mapping, Value};
+    let value = match serde_norway::to_value(obj) {
+        Ok(v) => v,
+        Err(e) => return format!("# cannot render YAML: {e}"),
+    };
+    let value = match value {
+        Value::Mapping(m) => {
+            let mut out = Mapping::new();
+            out.insert("apiVersion".into(), T::API_VERSION.into());
+            out.insert("kind".into(), T::KIND.into());
+            for (k, v) in m {
+                if k.as_str() != Some("apiVersion") && k.as_str() != Some("kind") {
+                    out.insert(k, v);
+                }
+            }
+            Value::Mapping(out)
+        }
+        other => other,
+    };
+    serde_norway::to_string(&value).unwrap_or_else(|e| format!("# cannot render YAML: {e}"))
+}
+
+/// `(title, yaml)` of the object an insight is about: its first resource that is a node,
+/// ClusterOperator, MachineConfigPool or the ClusterVersion.
+fn insight_yaml(app: &App, i: usize) -> Option<(String, String)> {
+    let s = &app.state;
+    app.dash.insights.get(i)?.resources.iter().find_map(|r| {
+        let (kind, name) = r.split_once(": ")?;
+        let group = kind.split('.').next().unwrap_or(kind);
+        match group {
+            "nodes" => {
+                let n = s
+                    .nodes
+                    .iter()
+                    .find(|n| n.metadata.name.as_deref() == Some(name))?;
+                Some((format!("node/{name} (yaml)"), to_yaml(n)))
+            }
+            "clusteroperators" => {
+                let co = s.cluster_operators.iter().find(|c| c.name() == name)?;
+                Some((format!("clusteroperator/{name} (yaml)"), to_yaml(co)))
+            }
+            "machineconfigpools" => {
+                let p = s.machine_config_pools.iter().find(|p| p.name() == name)?;
+                Some((format!("machineconfigpool/{name} (yaml)"), to_yaml(p)))
+            }
+            "clusterversions" => {
+                let cv = s.cluster_version.as_ref()?;
+                Some((format!("clusterversion/{name} (yaml)"), to_yaml(cv)))
+            }
+            _ => None,
+        }
+    })
 }
 
 /// `(title, yaml)` of the object behind row `i` of `tab`.
@@ -691,7 +744,8 @@ fn object_yaml(app: &App, tab: Tab, i: usize) -> Option<(String, String)> {
                 .find(|n| n.metadata.name.as_deref() == Some(name))?;
             Some((format!("node/{name} (yaml)"), to_yaml(n)))
         }
-        Tab::Overview | Tab::History | Tab::Health => {
+        Tab::Health => insight_yaml(app, i),
+        Tab::Overview | Tab::History => {
             let cv = s.cluster_version.as_ref()?;
             Some(("clusterversion/version (yaml)".into(), to_yaml(cv)))
         }

@@ -1281,3 +1281,64 @@ fn status_word_filter_matches_the_status_column() {
     assert!(text.contains("Filtering (/)"), "{text}");
     assert!(text.contains("STATUS column exactly"), "{text}");
 }
+
+/// `y` shows the YAML of the object the selected row is about: an insight's resource (node,
+/// ClusterOperator, ClusterVersion), the selected node; YAML starts with apiVersion and kind.
+#[test]
+fn yaml_shows_the_selected_rows_object() {
+    let mut app = app_for(demo(), 120, 40);
+    app.update(Action::GotoTab(Tab::Health));
+    let cases = [
+        ("Node ", "apiVersion: v1\nkind: Node\n", "node/"),
+        (
+            "Cluster Operator ",
+            "apiVersion: config.openshift.io/v1\nkind: ClusterOperator\n",
+            "clusteroperator/",
+        ),
+    ];
+    for (prefix, head, title) in cases {
+        let i = app
+            .visible_rows(Tab::Health)
+            .iter()
+            .position(|&r| app.dash.insights[r].message.starts_with(prefix))
+            .unwrap_or_else(|| panic!("an insight starting with {prefix:?}"));
+        app.views[Tab::Health.index()].selected = i;
+        let row = app.selected_row().expect("selected");
+        let name = app.dash.insights[row].resources[0]
+            .split_once(": ")
+            .map(|(_, n)| n.to_owned())
+            .expect("resource");
+        key(&mut app, KeyCode::Char('y'));
+        let popup = app.popup.as_ref().expect("yaml popup");
+        assert_eq!(popup.title, format!("{title}{name} (yaml)"));
+        let PopupKind::Yaml(y) = &popup.kind else {
+            panic!("not yaml: {popup:?}")
+        };
+        assert!(y.starts_with(head), "{}", &y[..y.len().min(200)]);
+        assert!(y.contains(&format!("name: {name}")), "{name}");
+        key(&mut app, KeyCode::Esc);
+    }
+    // Nodes view: the selected node.
+    app.update(Action::GotoTab(Tab::Nodes));
+    key(&mut app, KeyCode::Char('j'));
+    let row = app.selected_row().expect("a node");
+    let name = app.dash.nodes[row].name.clone();
+    key(&mut app, KeyCode::Char('y'));
+    let popup = app.popup.as_ref().expect("yaml popup");
+    assert_eq!(popup.title, format!("node/{name} (yaml)"));
+    let PopupKind::Yaml(y) = &popup.kind else {
+        panic!("not yaml")
+    };
+    assert!(y.starts_with("apiVersion: v1\nkind: Node\n"), "{y}");
+    key(&mut app, KeyCode::Esc);
+    // Overview: the ClusterVersion, with its apiVersion and kind first.
+    app.update(Action::GotoTab(Tab::Overview));
+    key(&mut app, KeyCode::Char('y'));
+    let Some(PopupKind::Yaml(y)) = app.popup.as_ref().map(|p| &p.kind) else {
+        panic!("no yaml")
+    };
+    assert!(
+        y.starts_with("apiVersion: config.openshift.io/v1\nkind: ClusterVersion\n"),
+        "{y}"
+    );
+}

@@ -1342,3 +1342,37 @@ fn yaml_shows_the_selected_rows_object() {
         "{y}"
     );
 }
+
+/// With room to spare, name and type columns show their longest value; the rest goes to the
+/// message.
+#[test]
+fn wide_screens_show_names_in_full() {
+    let mut app = app_for(demo(), 250, 50);
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    let long_type = app
+        .dash
+        .conditions
+        .iter()
+        .map(|c| c.type_.clone())
+        .max_by_key(String::len)
+        .expect("conditions");
+    assert!(long_type.len() > 22, "{long_type}");
+    assert!(text.contains(&format!("│{long_type} ")), "{long_type}\n{text}");
+    app.update(Action::GotoTab(Tab::Operators));
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    let long: Vec<String> = app
+        .dash
+        .operators
+        .iter()
+        .filter(|o| o.name.len() > 30)
+        .map(|o| o.name.clone())
+        .collect();
+    assert!(!long.is_empty());
+    for name in long {
+        assert!(text.contains(&format!(" {name} ")), "{name}\n{text}");
+    }
+    // The message column still gets most of the row.
+    let header = text.lines().find(|l| l.contains("MESSAGE")).expect("header");
+    let msg_at = header.find("MESSAGE").expect("MESSAGE");
+    assert!(header.len() - msg_at > 100, "{header}");
+}

@@ -508,8 +508,9 @@ fn c(t: impl Into<String>) -> C {
 /// Column widths for `avail` columns of space; `None` hides a column.
 ///
 /// Optional columns are hidden (highest `hide` first) until the minimum widths plus the full
-/// width of key columns fit. Space then goes to key columns, then up to a third of the row to
-/// the fill column, then to the other columns, and what is left to the fill column.
+/// width of key columns fit. Space then goes to key columns (up to their cap), then up to a
+/// third of the row to the fill column, then to the other columns, then to key columns up to
+/// their longest value (past the cap), and what is left to the fill column.
 fn column_widths(cols: &[Col], content: &[usize], avail: u16) -> Vec<Option<u16>> {
     let avail = u32::from(avail);
     let mut shown: Vec<bool> = vec![true; cols.len()];
@@ -563,6 +564,12 @@ fn column_widths(cols: &[Col], content: &[usize], avail: u16) -> Vec<Option<u16>
     }
     for (i, col) in cols.iter().enumerate().filter(|(_, c)| !c.key && !c.fill) {
         grow(&mut widths, i, col.want(content[i]));
+    }
+    // With room to spare (the fill column has its third), key columns show their longest
+    // value in full, past their usual cap: wide screens never cut names.
+    for (i, col) in cols.iter().enumerate().filter(|(_, c)| c.key && !c.fill) {
+        let full = content[i].max(text::width(col.header));
+        grow(&mut widths, i, u16::try_from(full).unwrap_or(u16::MAX));
     }
     if let Some(i) = fill_i {
         grow(&mut widths, i, u16::MAX);

@@ -102,7 +102,7 @@ fn headline(state: &ClusterState, a: &Assessment, ratio: f64) -> Headline {
     let cv = state.cluster_version.as_ref();
     // What `cvo status` prints as `Assessment:` and `Completion:`.
     let progress = format!(
-        "Assessment {} · control plane {} updated",
+        "Assessment {} · control plane {}",
         cp.assessment.as_str(),
         percent_label(ratio)
     );

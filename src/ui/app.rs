@@ -778,7 +778,12 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
                 .iter()
                 .find(|c| c.name() == row.name)?;
             l.push(DetailLine::new("Name", &row.name, Level::Info));
-            let status = format!("{}: {}", row.status, super::model::status_meaning(row.status));
+            let status = format!(
+                "{} ({}): {}",
+                row.status,
+                super::model::status_name(row.status),
+                super::model::status_meaning(row.status)
+            );
             l.push(DetailLine::new("Status", status, row.level));
             l.push(DetailLine::heading("Conditions"));
             for c in &co.status.conditions {
@@ -789,16 +794,9 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
                     ("Upgradeable", crate::openshift::ConditionStatus::False) => Level::Blocked,
                     _ => Level::Info,
                 };
-                let reason = if c.reason().is_empty() {
-                    String::new()
-                } else {
-                    format!(" {}", c.reason())
-                };
-                let mut v = format!(
-                    "{}{reason} since {}",
-                    c.status,
-                    since(c.last_transition_time, now)
-                );
+                let status = c.status.to_string();
+                let since_v = format!("since {}", since(c.last_transition_time, now));
+                let mut v = join_words(&[&status, c.reason(), &since_v]);
                 if !c.message().is_empty() {
                     v.push('\n');
                     v.push_str(c.message());
@@ -847,12 +845,13 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
                 }
                 l.push(DetailLine::heading("Conditions"));
                 for c in node.status.iter().flat_map(|s| s.conditions.iter().flatten()) {
-                    let v = format!(
-                        "{} {}: {}",
-                        c.status,
-                        c.reason.as_deref().unwrap_or(""),
-                        c.message.as_deref().unwrap_or("")
-                    );
+                    let head = join_words(&[&c.status, c.reason.as_deref().unwrap_or("")]);
+                    let msg = c.message.as_deref().unwrap_or("").trim();
+                    let v = if msg.is_empty() {
+                        head
+                    } else {
+                        format!("{head}: {msg}")
+                    };
                     l.push(DetailLine::new(&c.type_, v, Level::Info));
                 }
             }
@@ -922,6 +921,17 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
         }
     };
     Some((title, l, yaml))
+}
+
+/// Words joined by single spaces, empty (or blank) ones left out: no double spaces when a
+/// condition has no reason.
+fn join_words(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| w.trim())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn since(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {

@@ -373,6 +373,20 @@ pub const STATUS_WORDS: [(&str, &str); 7] = [
     ("UNKN", "conditions missing or Unknown"),
 ];
 
+/// The condition-style name of a status word (`DEGR` → `Degraded`); empty for unknown words.
+pub fn status_name(word: &str) -> &'static str {
+    match word {
+        "OK" => "Healthy",
+        "PROG" => "Progressing",
+        "PEND" => "Pending",
+        "DEGR" => "Degraded",
+        "UNAV" => "Unavailable",
+        "NOUP" => "Not upgradeable",
+        "UNKN" => "Unknown",
+        _ => "",
+    }
+}
+
 /// What a status word means; empty for unknown words.
 pub fn status_meaning(word: &str) -> &'static str {
     STATUS_WORDS

@@ -436,7 +436,7 @@ fn field_note_29_failing_wins_over_progressing() {
     let text = screen_text(draw(&app).backend().buffer()).join("\n");
     assert!(text.contains("FAILING  ClusterOperatorDegraded: "), "{text}");
     assert!(
-        text.contains("Assessment Progressing · control plane 94% updated"),
+        text.contains("Assessment Progressing · control plane 94% · Operators"),
         "{text}"
     );
 
@@ -1375,4 +1375,89 @@ fn wide_screens_show_names_in_full() {
     let header = text.lines().find(|l| l.contains("MESSAGE")).expect("header");
     let msg_at = header.find("MESSAGE").expect("MESSAGE");
     assert!(header.len() - msg_at > 100, "{header}");
+}
+
+/// Small things: the status line fits at 120 columns, the Overview says what is below the fold,
+/// no double spaces for empty reasons, status words with their meaning, and the "too small"
+/// line fits narrow terminals.
+#[test]
+fn status_line_fits_at_120_columns() {
+    let Some(state) = fixture("4.14.1-degraded") else {
+        return;
+    };
+    let app = app_for(state, 120, 40);
+    let lines = screen_text(draw(&app).backend().buffer());
+    assert!(
+        lines[3].trim_end().ends_with("Insights 6 (5 errors)"),
+        "{}",
+        lines[3]
+    );
+    assert!(!lines[3].contains('…'), "{}", lines[3]);
+}
+
+#[test]
+fn small_overview_says_what_is_below() {
+    let app = app_for(demo(), 60, 15);
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(
+        text.contains("more below: pools, health — enlarge or press 3/5"),
+        "{text}"
+    );
+    // Large enough: no hint.
+    let app = app_for(demo(), 160, 48);
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(!text.contains("more below"), "{text}");
+}
+
+#[test]
+fn empty_reasons_leave_no_double_space_and_status_words_are_explained() {
+    let mut state = demo();
+    let co = state
+        .cluster_operators
+        .iter_mut()
+        .find(|c| c.name() == "machine-config")
+        .expect("machine-config");
+    set_condition(
+        &mut co.status.conditions,
+        "Progressing",
+        ConditionStatus::True,
+        "",
+        "",
+    );
+    if let Some(c) = co.status.conditions.iter_mut().find(|c| c.type_ == "Progressing") {
+        c.reason = Some(" ".into());
+    }
+    let mut app = app_for(state, 120, 60);
+    app.update(Action::GotoTab(Tab::Operators));
+    let i = app
+        .visible_rows(Tab::Operators)
+        .iter()
+        .position(|&r| app.dash.operators[r].name == "machine-config")
+        .expect("row");
+    app.views[Tab::Operators.index()].selected = i;
+    key(&mut app, KeyCode::Enter);
+    let lines = screen_text(draw(&app).backend().buffer());
+    let text = lines.join("\n");
+    assert!(
+        text.contains("Status  DEGR (Degraded)") || text.contains("DEGR (Degraded): "),
+        "{text}"
+    );
+    let prog = lines
+        .iter()
+        .find(|l| l.contains("Progressing ") && l.contains("since"))
+        .expect("Progressing line");
+    assert!(prog.contains("True since"), "{prog}");
+    assert!(!prog.contains("True  since"), "{prog}");
+}
+
+#[test]
+fn too_small_line_fits_narrow_terminals() {
+    for (w, h) in [(59u16, 14u16), (39, 10), (30, 10), (22, 5), (12, 3), (5, 2)] {
+        let app = app_for(demo(), w, h);
+        let lines = screen_text(draw(&app).backend().buffer());
+        let line = lines[0].trim_end();
+        assert!(!line.contains('…') || w < 13, "{w}x{h}: {line:?}");
+        assert!(line.contains(&format!("{w}x{h}")) || w < 13, "{w}x{h}: {line:?}");
+    }
+    assert_eq!(view::too_small_message(30, 10), "too small: 30x10<60x15");
 }

@@ -88,11 +88,7 @@ fn waiting_short(app: &App) -> Option<String> {
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        let msg = format!(
-            "terminal too small: {}x{} (need {MIN_WIDTH}x{MIN_HEIGHT})",
-            area.width, area.height
-        );
-        let line = Line::styled(text::fit(&msg, usize::from(area.width)), app.palette.warn);
+        let line = Line::styled(too_small_message(area.width, area.height), app.palette.warn);
         frame.render_widget(Paragraph::new(line), area);
         return;
     }
@@ -110,6 +106,21 @@ pub fn render(app: &App, frame: &mut Frame) {
     if app.popup.is_some() {
         render_popup(app, frame, area);
     }
+}
+
+/// The "terminal too small" line, in the longest form that fits `w` columns.
+pub fn too_small_message(w: u16, h: u16) -> String {
+    let forms = [
+        format!("terminal too small: {w}x{h} (need {MIN_WIDTH}x{MIN_HEIGHT})"),
+        format!("too small: {w}x{h}<{MIN_WIDTH}x{MIN_HEIGHT}"),
+        format!("{w}x{h}<{MIN_WIDTH}x{MIN_HEIGHT}"),
+    ];
+    let w = usize::from(w);
+    forms
+        .iter()
+        .find(|f| text::width(f) <= w)
+        .cloned()
+        .unwrap_or_else(|| text::fit(&forms[2], w))
 }
 
 struct Screen {
@@ -206,7 +217,14 @@ fn nodes_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect) {
 fn focused_table_area(app: &App, area: Rect) -> Rect {
     let body = screen(area, header_rows(app)).body;
     match app.tab {
-        Tab::Overview => overview_areas(body, &app.dash).1,
+        Tab::Overview => {
+            let body = if overview_hidden(body, &app.dash).is_empty() || body.height <= 1 {
+                body
+            } else {
+                split_v(body, body.height - 1).0
+            };
+            overview_areas(body, &app.dash).1
+        }
         Tab::Nodes => nodes_areas(body, &app.dash).1,
         Tab::Operators | Tab::History | Tab::Health => body,
     }
@@ -723,7 +741,40 @@ fn filter_title(app: &App, tab: Tab, name: &str, total: usize, shown: usize) -> 
     }
 }
 
+/// What the Overview cannot show at this height (`pools`, `health`), to say so.
+fn overview_hidden(body: Rect, dash: &Dashboard) -> Vec<&'static str> {
+    let (_, _, insights, pools) = overview_areas(body, dash);
+    let mut hidden = Vec::new();
+    if pools.height < 3 && (!dash.pools.is_empty() || dash.no_data) {
+        hidden.push("pools");
+    }
+    if insights.height < 3 {
+        hidden.push("health");
+    }
+    hidden
+}
+
 fn render_overview(app: &App, frame: &mut Frame, body: Rect) {
+    let mut body = body;
+    if !overview_hidden(body, &app.dash).is_empty() && body.height > 1 {
+        // One line says what is below the fold and how to see it.
+        let (rest, hint_area) = split_v(body, body.height - 1);
+        body = rest;
+        let hidden = overview_hidden(body, &app.dash);
+        let keys: Vec<&str> = hidden
+            .iter()
+            .map(|h| if *h == "pools" { "3" } else { "5" })
+            .collect();
+        let msg = format!(
+            "more below: {} — enlarge or press {}",
+            hidden.join(", "),
+            keys.join("/")
+        );
+        frame.render_widget(
+            Paragraph::new(fit_spans(vec![(msg, app.palette.warn)], usize::from(body.width))),
+            hint_area,
+        );
+    }
     let (completion, conditions, insights, pools) = overview_areas(body, &app.dash);
     render_completion(app, frame, completion);
     const COLS: [Col; 5] = [

@@ -109,12 +109,21 @@ fn fixtures_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        println!(
-            "skipped: {} is missing (shared fixtures not checked out)",
+        skip_notice(&format!(
+            "{} is missing (shared fixtures not checked out)",
             dir.display()
-        );
+        ));
         None
     }
+}
+
+/// Says on stderr, past libtest's capture (which hides `println!` of passing tests), that the
+/// running test skipped something, naming the test (libtest names each test's thread after it).
+fn skip_notice(reason: &str) {
+    use std::io::Write;
+    let current = std::thread::current();
+    let test = current.name().unwrap_or("<unnamed test>");
+    let _ = writeln!(std::io::stderr(), "skipping {test}: {reason}");
 }
 
 /// The `oc adm upgrade status` fixture scenario `name` (its five input files).
@@ -1460,4 +1469,20 @@ fn too_small_line_fits_narrow_terminals() {
         assert!(line.contains(&format!("{w}x{h}")) || w < 13, "{w}x{h}: {line:?}");
     }
     assert_eq!(view::too_small_message(30, 10), "too small: 30x10<60x15");
+}
+
+/// The skip notice names the test and goes to stderr, not to the captured stdout.
+#[test]
+fn skip_notice_names_the_test() {
+    let src = include_str!("tests.rs");
+    let body = &src[src.find("fn skip_notice").expect("skip_notice")..];
+    let body = &body[..body.find("\n}\n").expect("end")];
+    assert!(body.contains("writeln!(std::io::stderr(), \"skipping {test}: {reason}\")"));
+    let fixtures = &src[src.find("fn fixtures_dir").expect("fixtures_dir")..];
+    let fixtures = &fixtures[..fixtures.find("\n}\n").expect("end")];
+    assert!(!fixtures.contains(&["print", "ln!"].concat()), "{fixtures}");
+    assert_eq!(
+        std::thread::current().name(),
+        Some("ui::tests::skip_notice_names_the_test")
+    );
 }

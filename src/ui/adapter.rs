@@ -100,8 +100,9 @@ fn cond_detail(c: &Condition) -> String {
 fn headline(state: &ClusterState, a: &Assessment, ratio: f64) -> Headline {
     let cp = &a.control_plane;
     let cv = state.cluster_version.as_ref();
+    // What `cvo status` prints as `Assessment:` and `Completion:`.
     let progress = format!(
-        "still running, control plane {} {}",
+        "Assessment {} · control plane {}",
         cp.assessment.as_str(),
         percent_label(ratio)
     );
@@ -115,7 +116,8 @@ fn headline(state: &ClusterState, a: &Assessment, ratio: f64) -> Headline {
         .collect();
     if let Some(f) = cv.and_then(|cv| cv.condition("Failing")).filter(|c| c.is_true()) {
         return Headline {
-            word: "Failing".into(),
+            label: String::new(),
+            word: super::model::FAILING.into(),
             level: Level::Error,
             detail: cond_detail(f),
             secondary: Some(progress),
@@ -123,10 +125,11 @@ fn headline(state: &ClusterState, a: &Assessment, ratio: f64) -> Headline {
     }
     if cp.assessment == ControlPlaneAssessment::Completed {
         return Headline {
+            label: "Update".into(),
             word: "Progressing".into(),
             level: Level::Warn,
             detail: format!(
-                "control plane updated to {}; worker pools not done: {}",
+                "control plane Completed (updated to {}); worker pools not done: {}",
                 cp.target_version,
                 if workers.is_empty() {
                     "-".into()
@@ -146,6 +149,7 @@ fn headline(state: &ClusterState, a: &Assessment, ratio: f64) -> Headline {
         .map(cond_detail)
         .unwrap_or_else(|| format!("update to {}", cp.target_version));
     Headline {
+        label: "Assessment".into(),
         word: cp.assessment.as_str().into(),
         level,
         detail,
@@ -221,6 +225,7 @@ fn insight_row(i: &assess::Insight) -> InsightRow {
         level,
         message: i.summary.clone(),
         since: i.started_at,
+        since_text: Some(i.since.clone()),
         impact: i.impact.as_str().into(),
         description: i.description.clone(),
         resources: i

@@ -511,10 +511,29 @@ impl App {
             Some(rest) => (true, rest.to_lowercase()),
             None => (false, filter.to_lowercase()),
         };
+        // A status word typed as the whole filter matches the STATUS column exactly: `/!OK`
+        // must not hide a degraded operator whose message happens to contain "ok".
+        let status_word = (tab == Tab::Operators)
+            .then(|| {
+                super::model::STATUS_WORDS
+                    .iter()
+                    .find(|(w, _)| w.eq_ignore_ascii_case(needle.trim()))
+                    .map(|(w, _)| *w)
+            })
+            .flatten();
         let mut rows: Vec<usize> = texts
             .iter()
             .enumerate()
-            .filter(|(_, t)| needle.is_empty() || t.to_lowercase().contains(&needle) != invert)
+            .filter(|(i, t)| {
+                if needle.is_empty() {
+                    return true;
+                }
+                let hit = match status_word {
+                    Some(w) => self.dash.operators.get(*i).is_some_and(|o| o.status == w),
+                    None => t.to_lowercase().contains(&needle),
+                };
+                hit != invert
+            })
             .map(|(i, _)| i)
             .collect();
         if self.views[tab.index()].by_severity {
@@ -651,8 +670,61 @@ impl App {
     }
 }
 
-fn to_yaml<T: serde::Serialize>(obj: &T) -> String {
-    serde_norway::to_string(obj).unwrap_or_else(|e| format!("# cannot render YAML: {e}"))
+/// An object's YAML, starting with `apiVersion:` and `kind:` as `oc get -o yaml` prints it
+/// (the typed objects do not always carry them).
+fn to_yaml<T: serde::Serialize + k8s_openapi::Resource>(obj: &T) -> String {
+    use serde_norway::{Mapping, Value};
+    let value = match serde_norway::to_value(obj) {
+        Ok(v) => v,
+        Err(e) => return format!("# cannot render YAML: {e}"),
+    };
+    let value = match value {
+        Value::Mapping(m) => {
+            let mut out = Mapping::new();
+            out.insert("apiVersion".into(), T::API_VERSION.into());
+            out.insert("kind".into(), T::KIND.into());
+            for (k, v) in m {
+                if k.as_str() != Some("apiVersion") && k.as_str() != Some("kind") {
+                    out.insert(k, v);
+                }
+            }
+            Value::Mapping(out)
+        }
+        other => other,
+    };
+    serde_norway::to_string(&value).unwrap_or_else(|e| format!("# cannot render YAML: {e}"))
+}
+
+/// `(title, yaml)` of the object an insight is about: its first resource that is a node,
+/// ClusterOperator, MachineConfigPool or the ClusterVersion.
+fn insight_yaml(app: &App, i: usize) -> Option<(String, String)> {
+    let s = &app.state;
+    app.dash.insights.get(i)?.resources.iter().find_map(|r| {
+        let (kind, name) = r.split_once(": ")?;
+        let group = kind.split('.').next().unwrap_or(kind);
+        match group {
+            "nodes" => {
+                let n = s
+                    .nodes
+                    .iter()
+                    .find(|n| n.metadata.name.as_deref() == Some(name))?;
+                Some((format!("node/{name} (yaml)"), to_yaml(n)))
+            }
+            "clusteroperators" => {
+                let co = s.cluster_operators.iter().find(|c| c.name() == name)?;
+                Some((format!("clusteroperator/{name} (yaml)"), to_yaml(co)))
+            }
+            "machineconfigpools" => {
+                let p = s.machine_config_pools.iter().find(|p| p.name() == name)?;
+                Some((format!("machineconfigpool/{name} (yaml)"), to_yaml(p)))
+            }
+            "clusterversions" => {
+                let cv = s.cluster_version.as_ref()?;
+                Some((format!("clusterversion/{name} (yaml)"), to_yaml(cv)))
+            }
+            _ => None,
+        }
+    })
 }
 
 /// `(title, yaml)` of the object behind row `i` of `tab`.
@@ -672,7 +744,8 @@ fn object_yaml(app: &App, tab: Tab, i: usize) -> Option<(String, String)> {
                 .find(|n| n.metadata.name.as_deref() == Some(name))?;
             Some((format!("node/{name} (yaml)"), to_yaml(n)))
         }
-        Tab::Overview | Tab::History | Tab::Health => {
+        Tab::Health => insight_yaml(app, i),
+        Tab::Overview | Tab::History => {
             let cv = s.cluster_version.as_ref()?;
             Some(("clusterversion/version (yaml)".into(), to_yaml(cv)))
         }
@@ -705,7 +778,12 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
                 .iter()
                 .find(|c| c.name() == row.name)?;
             l.push(DetailLine::new("Name", &row.name, Level::Info));
-            let status = format!("{}: {}", row.status, super::model::status_meaning(row.status));
+            let status = format!(
+                "{} ({}): {}",
+                row.status,
+                super::model::status_name(row.status),
+                super::model::status_meaning(row.status)
+            );
             l.push(DetailLine::new("Status", status, row.level));
             l.push(DetailLine::heading("Conditions"));
             for c in &co.status.conditions {
@@ -716,16 +794,9 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
                     ("Upgradeable", crate::openshift::ConditionStatus::False) => Level::Blocked,
                     _ => Level::Info,
                 };
-                let reason = if c.reason().is_empty() {
-                    String::new()
-                } else {
-                    format!(" {}", c.reason())
-                };
-                let mut v = format!(
-                    "{}{reason} since {}",
-                    c.status,
-                    since(c.last_transition_time, now)
-                );
+                let status = c.status.to_string();
+                let since_v = format!("since {}", since(c.last_transition_time, now));
+                let mut v = join_words(&[&status, c.reason(), &since_v]);
                 if !c.message().is_empty() {
                     v.push('\n');
                     v.push_str(c.message());
@@ -774,12 +845,13 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
                 }
                 l.push(DetailLine::heading("Conditions"));
                 for c in node.status.iter().flat_map(|s| s.conditions.iter().flatten()) {
-                    let v = format!(
-                        "{} {}: {}",
-                        c.status,
-                        c.reason.as_deref().unwrap_or(""),
-                        c.message.as_deref().unwrap_or("")
-                    );
+                    let head = join_words(&[&c.status, c.reason.as_deref().unwrap_or("")]);
+                    let msg = c.message.as_deref().unwrap_or("").trim();
+                    let v = if msg.is_empty() {
+                        head
+                    } else {
+                        format!("{head}: {msg}")
+                    };
                     l.push(DetailLine::new(&c.type_, v, Level::Info));
                 }
             }
@@ -799,8 +871,12 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
                 text::timestamp(h.completed),
                 Level::Info,
             ));
-            if let (Some(s), Some(c)) = (h.started, h.completed) {
-                l.push(DetailLine::new("Duration", text::duration(c - s), Level::Info));
+            if h.started.is_some() {
+                l.push(DetailLine::new(
+                    "Duration",
+                    view::history_duration(app, i, h),
+                    Level::Info,
+                ));
             }
             l.push(DetailLine::new(
                 "Verified",
@@ -823,7 +899,13 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
         Tab::Health => {
             let ins = d.insights.get(i)?;
             l.push(DetailLine::new("Message", &ins.message, ins.level));
-            l.push(DetailLine::new("Since", since(ins.since, now), Level::Info));
+            let since_v = match &ins.since_text {
+                Some(t) if ins.since.is_some() => {
+                    format!("{} ({t} ago)", text::timestamp(ins.since))
+                }
+                _ => since(ins.since, now),
+            };
+            l.push(DetailLine::new("Since", since_v, Level::Info));
             l.push(DetailLine::new("Level", &ins.level_word, ins.level));
             l.push(DetailLine::new("Impact", &ins.impact, Level::Info));
             if !ins.reference.is_empty() {
@@ -839,6 +921,17 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
         }
     };
     Some((title, l, yaml))
+}
+
+/// Words joined by single spaces, empty (or blank) ones left out: no double spaces when a
+/// condition has no reason.
+fn join_words(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| w.trim())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn since(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {

@@ -205,7 +205,7 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('/')],
         "/",
-        "filter the table (!text inverts)",
+        "filter the table (!text inverts; see Filtering)",
         "General",
         N,
         true,
@@ -372,6 +372,13 @@ pub fn lookup(mode: Mode, ev: &KeyEvent) -> Option<&'static KeyBinding> {
         .iter()
         .find(|b| b.applies(mode) && b.keys.iter().any(|k| k.matches(ev)))
 }
+
+/// How `/` matches rows (shown in the help).
+pub const FILTER_HELP: &str = "Text matches what a row shows (name, version, status word, reason) \
+    and its full message, ignoring case; a leading ! keeps the rows that do not match. On \
+    Operators a status word typed alone (OK, PROG, PEND, DEGR, UNAV, NOUP, UNKN) matches the \
+    STATUS column exactly: /!OK lists every operator that is not OK, even one whose message \
+    contains \"ok\".";
 
 /// The `:` commands: (aliases, description). `:q` is handled the same way as `q`.
 pub const COMMANDS: &[(&[&str], &str)] = &[

@@ -57,12 +57,18 @@ pub struct Dashboard {
     pub nodes: Vec<NodeRow>,
     /// Update-health insights, most severe first.
     pub insights: Vec<InsightRow>,
+    /// A live feed that has not received any object yet (syncing or unreachable): every
+    /// panel says so instead of drawing conclusions from empty lists.
+    pub no_data: bool,
 }
 
 /// The one-line summary at the top of the screen.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Headline {
-    /// `Failing`, `Progressing`, `Stalled`, `Up to date`, ...
+    /// What the word is: `Assessment` only for the control-plane assessment `cvo status`
+    /// prints; `Cluster`, `Update`, `API`; empty for `FAILING` (the Failing condition).
+    pub label: String,
+    /// `FAILING`, `Progressing`, `Stalled`, `Up to date`, ...
     pub word: String,
     /// Severity of the word.
     pub level: Level,
@@ -209,6 +215,8 @@ pub struct InsightRow {
     pub message: String,
     /// Since when.
     pub since: Option<DateTime<Utc>>,
+    /// The SINCE text `cvo status` prints (`58m18s`), when the assessment computed it.
+    pub since_text: Option<String>,
     /// Impact (e.g. `API Availability`).
     pub impact: String,
     /// Long description.
@@ -261,10 +269,24 @@ impl Dashboard {
             pools,
             nodes,
             insights: Vec::new(),
+            no_data: waiting_for_data(state),
         };
         d.insights = fallback_insights(state, &d);
         d
     }
+}
+
+/// Whether `state` is a live feed that is syncing or failing and has no object yet.
+pub fn waiting_for_data(state: &ClusterState) -> bool {
+    let live_not_ok = matches!(
+        &state.feed,
+        FeedStatus::Live { synced: false, .. } | FeedStatus::Live { error: Some(_), .. }
+    );
+    live_not_ok
+        && state.cluster_version.is_none()
+        && state.cluster_operators.is_empty()
+        && state.machine_config_pools.is_empty()
+        && state.nodes.is_empty()
 }
 
 fn feed_line(feed: &FeedStatus) -> (String, Level) {
@@ -272,9 +294,8 @@ fn feed_line(feed: &FeedStatus) -> (String, Level) {
         FeedStatus::Static => ("static snapshot".into(), Level::Info),
         FeedStatus::Live { error: Some(e), .. } => (
             format!(
-                "API unreachable since {} ({})",
+                "API unreachable since {}",
                 e.since.format("%Y-%m-%d %H:%M:%S UTC"),
-                text::one_line(&e.message)
             ),
             Level::Error,
         ),
@@ -351,6 +372,20 @@ pub const STATUS_WORDS: [(&str, &str); 7] = [
     ("NOUP", "Upgradeable=False: blocks the next minor update"),
     ("UNKN", "conditions missing or Unknown"),
 ];
+
+/// The condition-style name of a status word (`DEGR` → `Degraded`); empty for unknown words.
+pub fn status_name(word: &str) -> &'static str {
+    match word {
+        "OK" => "Healthy",
+        "PROG" => "Progressing",
+        "PEND" => "Pending",
+        "DEGR" => "Degraded",
+        "UNAV" => "Unavailable",
+        "NOUP" => "Not upgradeable",
+        "UNKN" => "Unknown",
+        _ => "",
+    }
+}
 
 /// What a status word means; empty for unknown words.
 pub fn status_meaning(word: &str) -> &'static str {
@@ -467,35 +502,43 @@ fn cond_detail(c: &Condition) -> String {
     }
 }
 
+/// The headline word for a true `Failing` condition (upper case: a condition, not an
+/// assessment).
+pub const FAILING: &str = "FAILING";
+
 /// The headline: Failing wins over Progressing (field note 29); progress stays as secondary.
 fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: &FeedStatus) -> Headline {
     let Some(cv) = cv else {
-        let (word, detail) = match feed {
+        let (label, word, detail) = match feed {
             FeedStatus::Live { error: Some(_), .. } => (
+                "API",
                 "Unreachable",
                 "no ClusterVersion received yet: the API server cannot be reached",
             ),
             FeedStatus::Live { synced: false, .. } => (
+                "API",
                 "Syncing",
                 "waiting for the first list of ClusterVersion, ClusterOperators, pools and nodes",
             ),
             _ => (
+                "",
                 "No ClusterVersion",
                 "this cluster has no clusterversion/version (not OpenShift?)",
             ),
         };
         return Headline {
+            label: label.into(),
             word: word.into(),
             level: Level::Unknown,
             detail: detail.into(),
             secondary: None,
         };
     };
-    let progress =
-        completion.map(|c| format!("still running, {} of operators updated", percent_label(c.ratio)));
+    let progress = completion.map(|c| format!("{} of operators updated", percent_label(c.ratio)));
     if let Some(f) = cv.condition("Failing").filter(|c| c.is_true()) {
         return Headline {
-            word: "Failing".into(),
+            label: String::new(),
+            word: FAILING.into(),
             level: Level::Error,
             detail: cond_detail(f),
             secondary: progress,
@@ -503,6 +546,7 @@ fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: 
     }
     if let Some(a) = cv.condition("Available").filter(|c| c.is_false()) {
         return Headline {
+            label: "Cluster".into(),
             word: "Unavailable".into(),
             level: Level::Error,
             detail: cond_detail(a),
@@ -511,6 +555,7 @@ fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: 
     }
     if let Some(p) = cv.condition("Progressing").filter(|c| c.is_true()) {
         return Headline {
+            label: "Update".into(),
             word: "Progressing".into(),
             level: Level::Warn,
             detail: cond_detail(p),
@@ -519,6 +564,7 @@ fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: 
     }
     if let Some(u) = cv.condition("Upgradeable").filter(|c| c.is_false()) {
         return Headline {
+            label: "Cluster".into(),
             word: "Up to date".into(),
             level: Level::Ok,
             detail: format!("not upgradeable: {}", cond_detail(u)),
@@ -527,6 +573,7 @@ fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: 
     }
     let detail = cv.condition("Available").map(cond_detail).unwrap_or_default();
     Headline {
+        label: "Cluster".into(),
         word: "Up to date".into(),
         level: Level::Ok,
         detail,
@@ -534,14 +581,14 @@ fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: 
     }
 }
 
-/// `42 %`, `100 %`, `over 100 %` or `n/a`, never panicking on odd ratios (field note 33).
+/// `42%`, `100%`, `over 100%` or `n/a` (as `cvo status` prints percentages), never panicking on odd ratios (field note 33).
 pub fn percent_label(ratio: f64) -> String {
     if !ratio.is_finite() || ratio < 0.0 {
         "n/a".into()
     } else if ratio > 1.0 {
-        "over 100 %".into()
+        "over 100%".into()
     } else {
-        format!("{:.0} %", ratio * 100.0)
+        format!("{:.0}%", ratio * 100.0)
     }
 }
 
@@ -774,6 +821,7 @@ fn fallback_insights(state: &ClusterState, d: &Dashboard) -> Vec<InsightRow> {
                 f.reason()
             ),
             since: f.last_transition_time,
+            since_text: None,
             impact: "Update Stalled".into(),
             description: f.message().to_owned(),
             resources: vec!["clusterversions.config.openshift.io: version".into()],
@@ -797,6 +845,7 @@ fn fallback_insights(state: &ClusterState, d: &Dashboard) -> Vec<InsightRow> {
                 cond.map_or("", Condition::reason)
             ),
             since: cond.and_then(|c| c.last_transition_time),
+            since_text: None,
             impact: "API Availability".into(),
             description: cond.map(Condition::message).unwrap_or_default().to_owned(),
             resources: vec![format!("clusteroperators.config.openshift.io: {}", co.name())],
@@ -813,6 +862,7 @@ fn fallback_insights(state: &ClusterState, d: &Dashboard) -> Vec<InsightRow> {
             level: Level::Error,
             message: format!("Node {} is {}", n.name, n.assessment.to_lowercase()),
             since: None,
+            since_text: None,
             impact: "Update Stalled".into(),
             description: n.message.clone(),
             resources: vec![format!("nodes: {}", n.name)],
@@ -825,6 +875,7 @@ fn fallback_insights(state: &ClusterState, d: &Dashboard) -> Vec<InsightRow> {
             level: Level::Info,
             message: format!("Outdated nodes in a paused pool '{}' will not be updated", p.name),
             since: None,
+            since_text: None,
             impact: "Update Stalled".into(),
             description:
                 "Pool is paused, which stops all changes to the nodes in the pool, including updates. \

@@ -28,19 +28,71 @@ pub const MIN_WIDTH: u16 = 60;
 pub const MIN_HEIGHT: u16 = 15;
 const HEADER_ROWS: u16 = 4;
 
+/// Header height: one more line while the API is unreachable, so the error has its own line.
+fn header_rows(app: &App) -> u16 {
+    HEADER_ROWS + u16::from(feed_error(app).is_some())
+}
+
+fn feed_error(app: &App) -> Option<&crate::cluster::FeedError> {
+    match &app.state.feed {
+        crate::cluster::FeedStatus::Live { error: Some(e), .. } => Some(e),
+        _ => None,
+    }
+}
+
+/// The API error as one line: since when, for how long, and what failed.
+fn feed_error_line(app: &App, e: &crate::cluster::FeedError) -> String {
+    format!(
+        "API unreachable since {} ({} ago): {}",
+        e.since.format("%Y-%m-%d %H:%M:%S UTC"),
+        text::age(Some(e.since), app.now),
+        text::one_line(&e.message)
+    )
+}
+
+/// While a live feed has no data: the long explanation (with the error and since when).
+fn waiting_long(app: &App) -> Option<String> {
+    if !app.dash.no_data {
+        return None;
+    }
+    Some(match feed_error(app) {
+        Some(e) => format!(
+            "Cannot reach the API server since {} ({} ago): nothing is known about this cluster \
+             yet (no data received). Error: {}",
+            e.since.format("%Y-%m-%d %H:%M:%S UTC"),
+            text::age(Some(e.since), app.now),
+            text::one_line(&e.message)
+        ),
+        None => "No data yet: waiting for the first list of ClusterVersion, ClusterOperators, \
+                 pools and nodes from the API server."
+            .into(),
+    })
+}
+
+/// While a live feed has no data: the short form for empty tables.
+fn waiting_short(app: &App) -> Option<String> {
+    if !app.dash.no_data {
+        return None;
+    }
+    Some(match feed_error(app) {
+        Some(e) => format!(
+            "no data: cannot reach the API server (unreachable since {}, {} ago)",
+            e.since.format("%H:%M:%S UTC"),
+            text::age(Some(e.since), app.now)
+        ),
+        None => "no data yet: waiting for the API server (syncing…)".into(),
+    })
+}
+
 /// Draws the whole screen.
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        let msg = format!(
-            "terminal too small: {}x{} (need {MIN_WIDTH}x{MIN_HEIGHT})",
-            area.width, area.height
-        );
-        let line = Line::styled(text::fit(&msg, usize::from(area.width)), app.palette.warn);
+        let line = Line::styled(too_small_message(area.width, area.height), app.palette.warn);
         frame.render_widget(Paragraph::new(line), area);
         return;
     }
-    let s = screen(area);
+    let s = screen(area, header_rows(app));
     render_header(app, frame, s.header);
     render_tabs(app, frame, s.tabs);
     match app.tab {
@@ -56,6 +108,21 @@ pub fn render(app: &App, frame: &mut Frame) {
     }
 }
 
+/// The "terminal too small" line, in the longest form that fits `w` columns.
+pub fn too_small_message(w: u16, h: u16) -> String {
+    let forms = [
+        format!("terminal too small: {w}x{h} (need {MIN_WIDTH}x{MIN_HEIGHT})"),
+        format!("too small: {w}x{h}<{MIN_WIDTH}x{MIN_HEIGHT}"),
+        format!("{w}x{h}<{MIN_WIDTH}x{MIN_HEIGHT}"),
+    ];
+    let w = usize::from(w);
+    forms
+        .iter()
+        .find(|f| text::width(f) <= w)
+        .cloned()
+        .unwrap_or_else(|| text::fit(&forms[2], w))
+}
+
 struct Screen {
     header: Rect,
     tabs: Rect,
@@ -63,13 +130,13 @@ struct Screen {
     footer: Rect,
 }
 
-fn screen(area: Rect) -> Screen {
+fn screen(area: Rect, header_rows: u16) -> Screen {
     let header = Rect {
-        height: HEADER_ROWS.min(area.height),
+        height: header_rows.min(area.height),
         ..area
     };
     let tabs = Rect {
-        y: area.y + HEADER_ROWS,
+        y: area.y + header_rows,
         height: 1,
         ..area
     };
@@ -78,7 +145,7 @@ fn screen(area: Rect) -> Screen {
         height: 1,
         ..area
     };
-    let body_y = area.y + HEADER_ROWS + 1;
+    let body_y = area.y + header_rows + 1;
     let body = Rect {
         y: body_y,
         height: footer.y.saturating_sub(body_y),
@@ -110,8 +177,8 @@ fn split_v(area: Rect, first: u16) -> (Rect, Rect) {
 /// Overview: (completion, conditions, insights, pools); pools get space only when everything
 /// else fits.
 fn overview_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect, Rect, Rect) {
-    let (completion, rest) = split_v(body, 4);
-    let want = u16::try_from(dash.conditions.len())
+    let (completion, rest) = split_v(body, if dash.no_data { 5 } else { 4 });
+    let want = u16::try_from(dash.conditions.len().max(1))
         .unwrap_or(u16::MAX)
         .saturating_add(3);
     let cond_h = if rest.height >= want + 4 {
@@ -148,9 +215,16 @@ fn nodes_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect) {
 
 /// The area of the table whose selection the keys move, for a terminal of `area`.
 fn focused_table_area(app: &App, area: Rect) -> Rect {
-    let body = screen(area).body;
+    let body = screen(area, header_rows(app)).body;
     match app.tab {
-        Tab::Overview => overview_areas(body, &app.dash).1,
+        Tab::Overview => {
+            let body = if overview_hidden(body, &app.dash).is_empty() || body.height <= 1 {
+                body
+            } else {
+                split_v(body, body.height - 1).0
+            };
+            overview_areas(body, &app.dash).1
+        }
         Tab::Nodes => nodes_areas(body, &app.dash).1,
         Tab::Operators | Tab::History | Tab::Health => body,
     }
@@ -253,6 +327,7 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     let mut v = vec![("Version ".to_string(), p.muted)];
     match &d.current_version {
         Some(c) => v.push((c.clone(), p.text.add_modifier(Modifier::BOLD))),
+        None if d.no_data => v.push(("unknown (no data yet)".into(), p.warn)),
         None => v.push(("no completed update".into(), p.warn)),
     }
     v.push(("  Target ".into(), p.muted));
@@ -264,32 +339,49 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     v.push((d.channel.clone().unwrap_or_else(|| "-".into()), p.text));
     let l2 = fit_spans(v, w);
     let h = &d.headline;
-    let l3 = fit_spans(
-        vec![
-            ("Assessment ".into(), p.muted),
-            (h.word.clone(), p.level(h.level).add_modifier(Modifier::BOLD)),
-            ("  ".into(), p.text),
-            (h.detail.clone(), p.text),
-        ],
-        w,
-    );
+    let mut l3 = Vec::new();
+    if !h.label.is_empty() {
+        l3.push((format!("{} ", h.label), p.muted));
+    }
+    l3.extend([
+        (h.word.clone(), p.level(h.level).add_modifier(Modifier::BOLD)),
+        ("  ".into(), p.text),
+        (h.detail.clone(), p.text),
+    ]);
+    let l3 = fit_spans(l3, w);
     let mut l4 = Vec::new();
-    if let Some(s) = &h.secondary {
-        l4.push(("Update ".into(), p.muted));
+    if d.no_data {
+        l4.push((
+            "Operators, nodes and insights: unknown until the API server answers".into(),
+            p.warn,
+        ));
+    }
+    if !d.no_data
+        && let Some(s) = &h.secondary
+    {
         l4.push((format!("{s} · "), p.warn));
     }
-    l4.push(("Operators ".into(), p.muted));
-    l4.push((d.operator_health.clone(), p.text));
-    let errors = d.insights.iter().filter(|i| i.level == Level::Error).count();
-    l4.push((" · Insights ".into(), p.muted));
-    let ins_style = if errors > 0 { p.err } else { p.text };
-    let plural = if errors == 1 { "" } else { "s" };
-    l4.push((
-        format!("{} ({errors} error{plural})", d.insights.len()),
-        ins_style,
-    ));
+    if !d.no_data {
+        l4.push(("Operators ".into(), p.muted));
+        l4.push((d.operator_health.clone(), p.text));
+        let errors = d.insights.iter().filter(|i| i.level == Level::Error).count();
+        l4.push((" · Insights ".into(), p.muted));
+        let ins_style = if errors > 0 { p.err } else { p.text };
+        let plural = if errors == 1 { "" } else { "s" };
+        l4.push((
+            format!("{} ({errors} error{plural})", d.insights.len()),
+            ins_style,
+        ));
+    }
     let l4 = fit_spans(l4, w);
-    frame.render_widget(Paragraph::new(vec![l1, l2, l3, l4]), area);
+    let mut lines = vec![l1, l2, l3, l4];
+    if let Some(e) = feed_error(app) {
+        lines.push(fit_spans(
+            vec![(feed_error_line(app, e), p.err.add_modifier(Modifier::BOLD))],
+            w,
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines), area);
 }
 
 fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
@@ -299,6 +391,7 @@ fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
     for (i, t) in Tab::ALL.iter().enumerate() {
         let count = match t {
             Tab::Overview => String::new(),
+            _ if d.no_data => "[?]".into(),
             Tab::Operators => format!("[{}]", d.operators.len()),
             Tab::Nodes => format!("[{}]", d.nodes.len()),
             Tab::History => format!("[{}]", d.history.len()),
@@ -433,8 +526,9 @@ fn c(t: impl Into<String>) -> C {
 /// Column widths for `avail` columns of space; `None` hides a column.
 ///
 /// Optional columns are hidden (highest `hide` first) until the minimum widths plus the full
-/// width of key columns fit. Space then goes to key columns, then up to a third of the row to
-/// the fill column, then to the other columns, and what is left to the fill column.
+/// width of key columns fit. Space then goes to key columns (up to their cap), then up to a
+/// third of the row to the fill column, then to the other columns, then to key columns up to
+/// their longest value (past the cap), and what is left to the fill column.
 fn column_widths(cols: &[Col], content: &[usize], avail: u16) -> Vec<Option<u16>> {
     let avail = u32::from(avail);
     let mut shown: Vec<bool> = vec![true; cols.len()];
@@ -488,6 +582,12 @@ fn column_widths(cols: &[Col], content: &[usize], avail: u16) -> Vec<Option<u16>
     }
     for (i, col) in cols.iter().enumerate().filter(|(_, c)| !c.key && !c.fill) {
         grow(&mut widths, i, col.want(content[i]));
+    }
+    // With room to spare (the fill column has its third), key columns show their longest
+    // value in full, past their usual cap: wide screens never cut names.
+    for (i, col) in cols.iter().enumerate().filter(|(_, c)| c.key && !c.fill) {
+        let full = content[i].max(text::width(col.header));
+        grow(&mut widths, i, u16::try_from(full).unwrap_or(u16::MAX));
     }
     if let Some(i) = fill_i {
         grow(&mut widths, i, u16::MAX);
@@ -563,7 +663,9 @@ fn render_table(app: &App, frame: &mut Frame, area: Rect, spec: TableSpec<'_>) {
     )
     .style(p.header);
     if spec.visible.is_empty() {
-        let msg = if app.view().filter.is_empty() || !focused {
+        let msg = if let Some(w) = waiting_short(app) {
+            w
+        } else if app.view().filter.is_empty() || !focused {
             spec.empty.to_owned()
         } else {
             format!("no rows match the filter '{}' (Esc clears it)", app.view().filter)
@@ -630,14 +732,49 @@ fn cursor(app: &App, tab: Tab) -> Option<(usize, usize)> {
 fn filter_title(app: &App, tab: Tab, name: &str, total: usize, shown: usize) -> String {
     let v = &app.views[tab.index()];
     let sort = if v.by_severity { " ↓severity" } else { "" };
-    if v.filter.is_empty() {
+    if app.dash.no_data {
+        format!(" {name}[?] ")
+    } else if v.filter.is_empty() {
         format!(" {name}[{total}]{sort} ")
     } else {
         format!(" {name}[{shown}/{total}] </{}>{sort} ", v.filter)
     }
 }
 
+/// What the Overview cannot show at this height (`pools`, `health`), to say so.
+fn overview_hidden(body: Rect, dash: &Dashboard) -> Vec<&'static str> {
+    let (_, _, insights, pools) = overview_areas(body, dash);
+    let mut hidden = Vec::new();
+    if pools.height < 3 && (!dash.pools.is_empty() || dash.no_data) {
+        hidden.push("pools");
+    }
+    if insights.height < 3 {
+        hidden.push("health");
+    }
+    hidden
+}
+
 fn render_overview(app: &App, frame: &mut Frame, body: Rect) {
+    let mut body = body;
+    if !overview_hidden(body, &app.dash).is_empty() && body.height > 1 {
+        // One line says what is below the fold and how to see it.
+        let (rest, hint_area) = split_v(body, body.height - 1);
+        body = rest;
+        let hidden = overview_hidden(body, &app.dash);
+        let keys: Vec<&str> = hidden
+            .iter()
+            .map(|h| if *h == "pools" { "3" } else { "5" })
+            .collect();
+        let msg = format!(
+            "more below: {} — enlarge or press {}",
+            hidden.join(", "),
+            keys.join("/")
+        );
+        frame.render_widget(
+            Paragraph::new(fit_spans(vec![(msg, app.palette.warn)], usize::from(body.width))),
+            hint_area,
+        );
+    }
     let (completion, conditions, insights, pools) = overview_areas(body, &app.dash);
     render_completion(app, frame, completion);
     const COLS: [Col; 5] = [
@@ -715,6 +852,16 @@ fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
     }
     let (gauge_area, info_area) = split_v(inner, 1);
     let w = usize::from(inner.width);
+    if let Some(msg) = waiting_long(app) {
+        let style = if feed_error(app).is_some() { p.err } else { p.warn };
+        let lines: Vec<Line> = text::wrap(&msg, w)
+            .into_iter()
+            .take(usize::from(inner.height))
+            .map(|l| Line::styled(l, style))
+            .collect();
+        frame.render_widget(Paragraph::new(lines), inner);
+        return;
+    }
     match &d.completion {
         Some(comp) => {
             let label = format!(
@@ -756,7 +903,7 @@ fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
 fn render_insights(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     const COLS: [Col; 4] = [
         col("LEVEL", 7, 8),
-        col("SINCE", 5, 7).hide(1),
+        col("SINCE", 5, 9).hide(1),
         col("IMPACT", 8, 18).hide(2),
         fill("MESSAGE", 12),
     ];
@@ -768,7 +915,9 @@ fn render_insights(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             (
                 vec![
                     C(i.level_word.clone(), Some(i.level)),
-                    c(text::age(i.since, app.now)),
+                    c(i.since_text
+                        .clone()
+                        .unwrap_or_else(|| text::age(i.since, app.now))),
                     c(&i.impact),
                     c(text::one_line(&i.message)),
                 ],
@@ -788,7 +937,12 @@ fn render_insights(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let title = if focused {
         filter_title(app, Tab::Health, "update health", d.insights.len(), visible.len())
     } else {
-        format!(" update health[{}] (5 for details) ", d.insights.len())
+        let n = if d.no_data {
+            "?".into()
+        } else {
+            d.insights.len().to_string()
+        };
+        format!(" update health[{n}] (5 for details) ")
     };
     render_table(
         app,
@@ -983,7 +1137,11 @@ fn render_pools(app: &App, frame: &mut Frame, area: Rect, note: &str) {
         frame,
         area,
         TableSpec {
-            title: format!(" machineconfigpools[{}]{note} ", d.pools.len()),
+            title: if d.no_data {
+                format!(" machineconfigpools[?]{note} ")
+            } else {
+                format!(" machineconfigpools[{}]{note} ", d.pools.len())
+            },
             cols: &POOL_COLS,
             visible: (0..pool_rows.len()).collect(),
             rows: pool_rows,
@@ -992,6 +1150,22 @@ fn render_pools(app: &App, frame: &mut Frame, area: Rect, note: &str) {
             preview: None,
         },
     );
+}
+
+/// How long history entry `i` took; for the update in progress, the assessment's duration
+/// (the value the Overview and `cvo status` show).
+pub fn history_duration(app: &App, i: usize, h: &model::HistoryRow) -> String {
+    if i == 0
+        && h.completed.is_none()
+        && let Some(d) = app.dash.completion.as_ref().and_then(|c| c.duration.clone())
+    {
+        return d;
+    }
+    let end = h.completed.or((i == 0).then_some(app.now));
+    match (h.started, end) {
+        (Some(s), Some(e)) => text::duration(e - s),
+        _ => "-".into(),
+    }
 }
 
 fn render_history(app: &App, frame: &mut Frame, body: Rect) {
@@ -1014,11 +1188,7 @@ fn render_history(app: &App, frame: &mut Frame, body: Rect) {
                 (None, 0) => "in progress".into(),
                 (t, _) => text::timestamp(t),
             };
-            let end = h.completed.or((i == 0).then_some(app.now));
-            let dur = match (h.started, end) {
-                (Some(s), Some(e)) => text::duration(e - s),
-                _ => "-".into(),
-            };
+            let dur = history_duration(app, i, h);
             (
                 vec![
                     c(if h.version.is_empty() { "-" } else { &h.version }),
@@ -1111,6 +1281,11 @@ fn popup_lines(app: &App, width: usize) -> Vec<Line<'static>> {
                         Span::styled(line, p.text),
                     ]));
                 }
+            }
+            out.push(Line::default());
+            out.push(Line::styled("Filtering (/)", p.title));
+            for line in text::wrap(super::keys::FILTER_HELP, width.saturating_sub(2)) {
+                out.push(Line::from(vec![Span::raw("  "), Span::styled(line, p.text)]));
             }
             out.push(Line::default());
             out.push(Line::styled(

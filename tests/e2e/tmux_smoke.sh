@@ -91,7 +91,7 @@ tm resize-window -t "$SESSION" -x 120 -y 40
 keys "clear; TERM=xterm-256color XDG_STATE_HOME=\"$ART\" '$CVO_BIN' demo; echo rc=\$?" Enter
 
 # 2. First screen: header, headline and the tab line.
-wait_for "Assessment Failing" "first-screen"
+wait_for "FAILING  ClusterOperatorDegraded" "first-screen"
 wait_for "1 Overview" "tabs"
 [ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "1" ] || fail "the dashboard is not on the alternate screen"
 grep -qF "Version 4.16.3" "$ART/$(printf '%02d' "$step")-tabs.txt" || fail "header lacks the current version"
@@ -158,7 +158,7 @@ tm capture-pane -p -t "$SESSION" | grep -qx "rc=0" || fail "cvo demo did not exi
 # 9. Ctrl-c from inside the filter prompt also quits cleanly.
 # (this run uses the pane TERM=tmux-256color, the next TERM=screen, the first xterm-256color)
 keys "clear; '$CVO_BIN' demo; echo rc2=\$?" Enter
-wait_for "Assessment Failing" "second-start"
+wait_for "FAILING  ClusterOperatorDegraded" "second-start"
 keys '/'
 keys -l 'x'
 keys C-c
@@ -168,7 +168,7 @@ tm capture-pane -p -t "$SESSION" | grep -qx "rc2=0" || fail "Ctrl-c did not exit
 
 # 10. SIGHUP (terminal closed) ends the process and restores the terminal.
 keys "clear; TERM=screen '$CVO_BIN' demo; echo rc3=\$?" Enter
-wait_for "Assessment Failing" "third-start"
+wait_for "FAILING  ClusterOperatorDegraded" "third-start"
 shell_pid=$(tm display -p -t "$SESSION" '#{pane_pid}')
 cvo_pid=$(pgrep -P "$shell_pid" | head -1)
 [ -n "$cvo_pid" ] || fail "cannot find the cvo process under the pane's shell ($shell_pid)"
@@ -190,7 +190,7 @@ tm capture-pane -p -t "$SESSION" | grep -qx "rc3=0" || fail "SIGHUP did not end 
 
 # 11. A panic (forced through the test hook) restores the terminal and shows the message.
 keys "clear; CVO_UI_TEST_PANIC_KEY='!' '$CVO_BIN' demo; echo rc4=\$?" Enter
-wait_for "Assessment Failing" "fourth-start"
+wait_for "FAILING  ClusterOperatorDegraded" "fourth-start"
 keys -l '!'
 wait_for "rc4=" "panic"
 tm capture-pane -p -t "$SESSION" | grep -qx "rc4=101" || fail "a panic did not exit with 101"
@@ -210,12 +210,39 @@ if [ -f "$FIX/4.14.1-degraded-cv.yaml" ]; then
     for k in cv co mc mcp node; do from="$from --from '$FIX/4.14.1-degraded-$k.yaml'"; done
     keys "clear; '$CVO_BIN' tui $from; echo rc5=\$?" Enter
     wait_for "Version 4.14.0-rc.3  Target 4.14.1 " "tui-from"
-    wait_for "control plane Stalled 97 %" "tui-from-headline"
+    wait_for "Assessment Stalled · control plane 97%" "tui-from-headline"
     keys q
     wait_for "rc5=" "tui-quit"
     tm capture-pane -p -t "$SESSION" | grep -qx "rc5=0" || fail "cvo tui --from did not exit 0"
 else
     echo "skipped: cvo tui --from (no shared fixtures at $FIX)"
 fi
+
+# 13. A live cluster that cannot be reached (closed port on localhost): no conclusions from
+# empty data, the error on its own line.
+cat > "$ART/unreachable.kubeconfig" <<'KUBE'
+apiVersion: v1
+kind: Config
+clusters:
+- name: closed
+  cluster:
+    server: https://127.0.0.1:1
+    insecure-skip-tls-verify: true
+users:
+- name: nobody
+  user:
+    token: none
+contexts:
+- name: closed
+  context: {cluster: closed, user: nobody}
+current-context: closed
+KUBE
+keys "clear; '$CVO_BIN' tui --kubeconfig '$ART/unreachable.kubeconfig'; echo rc6=\$?" Enter
+wait_for "Cannot reach the API server since" "unreachable"
+tm capture-pane -p -t "$SESSION" | grep -q "^API unreachable since .* ago): " || fail "the API error has no line of its own"
+assert_absent "nothing needs attention" "unreachable-no-claims"
+assert_absent "No ClusterVersion" "unreachable-no-cv-claim"
+keys q
+wait_for "rc6=" "unreachable-quit"
 
 echo "PASS: tmux smoke test ($step captures in $ART)"

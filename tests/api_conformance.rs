@@ -136,6 +136,13 @@ async fn duplicate_create_is_already_exists_and_generate_name_works() {
             .name
             .is_some_and(|n| n.starts_with("gen-") && n.len() > 4)
     );
+    // An invalid name is Invalid (422).
+    let r = within(
+        "bad name",
+        api.create(&PostParams::default(), &cm("Bad_Name", json!({}))),
+    )
+    .await;
+    assert_eq!(api_error(r), (422, "Invalid".into()));
     // A namespaced create into a missing namespace is NotFound.
     let other: Api<ConfigMap> = Api::namespaced(api.clone().into_client(), "missing");
     let r = within(
@@ -575,4 +582,36 @@ async fn wait_for(
             Err(_) => panic!("timed out waiting for {what}"),
         }
     }
+}
+
+#[tokio::test]
+async fn finalizers_hold_deletion_until_removed() {
+    let (_sim, c) = with_namespace().await;
+    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let mut held = cm("held", json!({}));
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    within("create", api.create(&PostParams::default(), &held))
+        .await
+        .expect("created");
+    within("delete", api.delete("held", &DeleteParams::default()))
+        .await
+        .expect("delete accepted");
+    let marked = within("get", api.get("held")).await.expect("still there");
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    within(
+        "drop finalizer",
+        api.patch(
+            "held",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        ),
+    )
+    .await
+    .expect("patched");
+    assert!(
+        within("get_opt", api.get_opt("held"))
+            .await
+            .expect("get_opt")
+            .is_none()
+    );
 }

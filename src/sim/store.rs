@@ -263,6 +263,17 @@ fn spec_part(o: &Value) -> Map<String, Value> {
     m
 }
 
+/// Whether `name` is a lowercase RFC 1123 subdomain (what kube-apiserver requires of most
+/// object names).
+pub fn is_dns_subdomain(name: &str) -> bool {
+    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !name.is_empty()
+        && name.len() <= 253
+        && name.starts_with(alnum)
+        && name.ends_with(alnum)
+        && name.chars().all(|c| alnum(c) || c == '-' || c == '.')
+}
+
 fn meta_str<'a>(o: &'a Value, field: &str) -> Option<&'a str> {
     o.get("metadata")?.get(field)?.as_str()
 }
@@ -387,6 +398,17 @@ impl Store {
                 n /= ALPHA.len() as u64;
             }
             name = format!("{prefix}{suffix}");
+        }
+        if !is_dns_subdomain(&name) {
+            return Err(ApiError::invalid(
+                t,
+                &name,
+                &format!(
+                    "metadata.name: Invalid value: {name:?}: a lowercase RFC 1123 subdomain must \
+                     consist of lower case alphanumeric characters, '-' or '.', and must start and \
+                     end with an alphanumeric character"
+                ),
+            ));
         }
         if self.objects.contains_key(&key(t, ns, &name)) {
             return Err(ApiError::new(

@@ -615,3 +615,39 @@ async fn finalizers_hold_deletion_until_removed() {
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn watch_with_selector_reports_objects_entering_and_leaving() {
+    let (_sim, c) = with_namespace().await;
+    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let p = PatchParams::default();
+    within(
+        "create",
+        api.create(&PostParams::default(), &cm("a", json!({"app": "db"}))),
+    )
+    .await
+    .expect("created");
+    let stream = within(
+        "watch",
+        api.watch(&WatchParams::default().labels("app=web").timeout(5), "0"),
+    )
+    .await
+    .expect("watch");
+    let mut stream = stream.boxed();
+    for app in ["web", "db"] {
+        let labels = json!({"metadata": {"labels": {"app": app}}});
+        within("relabel", api.patch("a", &p, &Patch::Merge(labels)))
+            .await
+            .expect("patched");
+    }
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        match within("event", stream.try_next()).await.expect("event") {
+            Some(WatchEvent::Added(_)) => seen.push("ADDED"),
+            Some(WatchEvent::Modified(_)) => seen.push("MODIFIED"),
+            Some(WatchEvent::Deleted(_)) => seen.push("DELETED"),
+            other => panic!("unexpected {other:?} after {seen:?}"),
+        }
+    }
+    assert_eq!(seen, ["ADDED", "DELETED"]);
+}

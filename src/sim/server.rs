@@ -26,7 +26,7 @@ use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::store::{ApiError, BUILTIN, ResourceType, Store, WriteMode, find_type};
+use super::store::{ApiError, BUILTIN, EventType, ResourceType, Store, WriteMode, find_type};
 use crate::cluster::ClusterState;
 
 /// The body of every simulator response.
@@ -651,11 +651,23 @@ impl WatchState {
                 continue;
             }
             let ns = e.object["metadata"]["namespace"].as_str().unwrap_or_default();
-            if self.ns.as_deref().is_some_and(|want| want != ns) || !self.sel.matches(&e.object) {
+            if self.ns.as_deref().is_some_and(|want| want != ns) {
                 continue;
             }
+            // As kube-apiserver does, an object entering the selection is ADDED and one
+            // leaving it is DELETED.
+            let now = self.sel.matches(&e.object);
+            let before = e.previous.as_ref().is_some_and(|p| self.sel.matches(p));
+            let kind = match e.event_type {
+                EventType::Added if now => "ADDED",
+                EventType::Modified if now && before => "MODIFIED",
+                EventType::Modified if now => "ADDED",
+                EventType::Modified if before => "DELETED",
+                EventType::Deleted if now || before => "DELETED",
+                _ => continue,
+            };
             self.pending
-                .push_back(event_line(e.event_type.as_str(), &e.object, self.meta_only));
+                .push_back(event_line(kind, &e.object, self.meta_only));
         }
         self.last = store.resource_version();
     }

@@ -213,6 +213,9 @@ pub struct Event {
     pub resource: &'static ResourceType,
     /// The object after the change (before removal, for `Deleted`, with the new rv).
     pub object: Value,
+    /// The object before the change (`None` for `Added`): lets a watch with a selector turn
+    /// an object entering or leaving the selection into `ADDED` or `DELETED`.
+    pub previous: Option<Value>,
 }
 
 /// Which part of an object a write replaces.
@@ -330,12 +333,19 @@ impl Store {
         format!("00000000-0000-4000-8000-{:012x}", self.uid_counter)
     }
 
-    fn record(&mut self, t: &'static ResourceType, event_type: EventType, object: Value) {
+    fn record(
+        &mut self,
+        t: &'static ResourceType,
+        event_type: EventType,
+        object: Value,
+        previous: Option<Value>,
+    ) {
         self.events.push_back(Event {
             rv: self.rv,
             event_type,
             resource: t,
             object,
+            previous,
         });
         while self.events.len() > self.capacity {
             if let Some(e) = self.events.pop_front() {
@@ -441,7 +451,7 @@ impl Store {
             }
         }
         self.objects.insert(key(t, ns, &name), obj.clone());
-        self.record(t, EventType::Added, obj.clone());
+        self.record(t, EventType::Added, obj.clone(), None);
         Ok(obj)
     }
 
@@ -557,11 +567,11 @@ impl Store {
             .is_some_and(|f| !f.is_empty());
         if meta.contains_key("deletionTimestamp") && !finalizers_left {
             self.objects.remove(&k);
-            self.record(t, EventType::Deleted, new.clone());
+            self.record(t, EventType::Deleted, new.clone(), Some(old));
             return Ok(new);
         }
         self.objects.insert(k, new.clone());
-        self.record(t, EventType::Modified, new.clone());
+        self.record(t, EventType::Modified, new.clone(), Some(old));
         Ok(new)
     }
 
@@ -590,14 +600,14 @@ impl Store {
             self.rv += 1;
             meta.insert("deletionTimestamp".into(), json!(now()));
             meta.insert("resourceVersion".into(), json!(self.rv.to_string()));
-            self.objects.insert(k, obj.clone());
-            self.record(t, EventType::Modified, obj.clone());
+            let previous = self.objects.insert(k, obj.clone());
+            self.record(t, EventType::Modified, obj.clone(), previous);
             return Ok(obj);
         }
         self.rv += 1;
         meta.insert("resourceVersion".into(), json!(self.rv.to_string()));
-        self.objects.remove(&k);
-        self.record(t, EventType::Deleted, obj.clone());
+        let previous = self.objects.remove(&k);
+        self.record(t, EventType::Deleted, obj.clone(), previous);
         Ok(obj)
     }
 }

@@ -651,3 +651,28 @@ async fn watch_with_selector_reports_objects_entering_and_leaving() {
     }
     assert_eq!(seen, ["ADDED", "DELETED"]);
 }
+
+#[tokio::test]
+async fn server_side_apply_creates_then_merges() {
+    let (_sim, c) = with_namespace().await;
+    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let body =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"a": "1"}});
+    let pp = PatchParams::apply("cvo-test");
+    let first = within("apply create", api.patch("applied", &pp, &Patch::Apply(&body)))
+        .await
+        .expect("applied");
+    assert_eq!(first.data, Some([("a".to_owned(), "1".to_owned())].into()));
+    let more =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"b": "2"}});
+    let second = within("apply update", api.patch("applied", &pp, &Patch::Apply(&more)))
+        .await
+        .expect("applied again");
+    assert_eq!(second.data.map(|d| d.len()), Some(2));
+    let r = within(
+        "apply without manager",
+        api.patch("applied", &PatchParams::default(), &Patch::Apply(&more)),
+    )
+    .await;
+    assert_eq!(api_error(r), (422, "Invalid".into()));
+}

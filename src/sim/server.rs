@@ -4,8 +4,9 @@
 //! Served: discovery (`/api`, `/api/v1`, `/apis`, `/apis/{group}/{version}`); for every kind in
 //! [`BUILTIN`], get, list (`labelSelector`, `fieldSelector` on `metadata.name` /
 //! `metadata.namespace`, `limit` + `continue`), watch (`resourceVersion`, `timeoutSeconds`),
-//! create, update, JSON merge patch (strategic merge patch is treated as a merge patch),
-//! delete, and the `/status` subresource. Metadata-only requests (`Accept: ...;as=PartialObjectMetadata`)
+//! create, update, JSON merge patch (strategic merge patch and server-side apply are treated
+//! as merge patches; apply creates a missing object and needs `fieldManager`, but field
+//! ownership is not tracked), delete, and the `/status` subresource. Metadata-only requests (`Accept: ...;as=PartialObjectMetadata`)
 //! get `PartialObjectMetadata`. Errors are `Status` bodies with kube-apiserver's reasons.
 //! Every request is recorded in an [`Audit`] log.
 
@@ -357,7 +358,7 @@ impl Simulator {
                     .get(header::CONTENT_TYPE)
                     .and_then(|h| h.to_str().ok())
                     .unwrap_or_default();
-                ("patch", self.patch(t, &ns_str, &name, ct, body, mode))
+                ("patch", self.patch(t, &ns_str, &name, ct, &query, body, mode))
             }
             (&Method::DELETE, Some(name)) if !status => ("delete", self.delete(t, &ns_str, &name)),
             (&Method::DELETE, None) => ("deletecollection", Err(method_not_allowed(m))),
@@ -493,26 +494,40 @@ impl Simulator {
             .map(|o| Reply::Json(200, o))
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn patch(
         &self,
         t: &'static ResourceType,
         ns: &str,
         name: &str,
         content_type: &str,
+        query: &BTreeMap<String, String>,
         body: &[u8],
         mode: WriteMode,
     ) -> Result<Reply, ApiError> {
         let media = content_type.split(';').next().unwrap_or_default().trim();
-        if !matches!(
-            media,
-            "application/merge-patch+json" | "application/strategic-merge-patch+json"
-        ) {
+        let apply = media == "application/apply-patch+yaml";
+        if !apply
+            && !matches!(
+                media,
+                "application/merge-patch+json" | "application/strategic-merge-patch+json"
+            )
+        {
             return Err(ApiError::new(
                 415,
                 "UnsupportedMediaType",
                 format!(
-                    "the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json (got {media:?})"
+                    "the body of the request was in an unknown format - accepted media types include: \
+                     application/merge-patch+json, application/strategic-merge-patch+json, \
+                     application/apply-patch+yaml (got {media:?})"
                 ),
+            ));
+        }
+        if apply && query.get("fieldManager").is_none_or(|m| m.is_empty()) {
+            return Err(ApiError::new(
+                422,
+                "Invalid",
+                "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
             ));
         }
         if mode == WriteMode::Status && !t.status_subresource {
@@ -523,15 +538,26 @@ impl Simulator {
             ));
         }
         let patch = parse_body(body)?;
-        self.mutate(|s| {
-            let mut obj = s
-                .get(t, ns, name)
-                .cloned()
-                .ok_or_else(|| ApiError::not_found(t, name))?;
+        let mut created = false;
+        let out = self.mutate(|s| {
+            let Some(mut obj) = s.get(t, ns, name).cloned() else {
+                // Server-side apply creates a missing object (not through /status).
+                if apply && mode == WriteMode::Main {
+                    let mut obj = patch.clone();
+                    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                        m.insert("name".into(), json!(name));
+                    } else if let Some(o) = obj.as_object_mut() {
+                        o.insert("metadata".into(), json!({"name": name}));
+                    }
+                    created = true;
+                    return s.create(t, ns, obj, WriteMode::Main);
+                }
+                return Err(ApiError::not_found(t, name));
+            };
             merge_patch(&mut obj, &patch);
             s.update(t, ns, name, obj, mode)
-        })
-        .map(|o| Reply::Json(200, o))
+        })?;
+        Ok(Reply::Json(if created { 201 } else { 200 }, out))
     }
 
     fn delete(&self, t: &'static ResourceType, ns: &str, name: &str) -> Result<Reply, ApiError> {

@@ -676,3 +676,29 @@ async fn server_side_apply_creates_then_merges() {
     .await;
     assert_eq!(api_error(r), (422, "Invalid".into()));
 }
+
+#[tokio::test]
+async fn dry_run_writes_change_nothing() {
+    let (sim, c) = with_namespace().await;
+    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    sim.clear_audit();
+    let rv = sim.resource_version();
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let would = within("dry create", api.create(&dry, &cm("a", json!({}))))
+        .await
+        .expect("dry create answers");
+    assert_eq!(would.metadata.name.as_deref(), Some("a"));
+    assert!(
+        within("get_opt", api.get_opt("a"))
+            .await
+            .expect("get_opt")
+            .is_none()
+    );
+    assert_eq!(sim.resource_version(), rv);
+    let audit = sim.audit();
+    assert_eq!((audit.count("create"), audit.writes()), (1, 0));
+    assert!(audit.entries.iter().any(|e| e.dry_run));
+}

@@ -45,6 +45,8 @@ pub struct AuditEntry {
     /// Kubernetes verb: `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
     /// `deletecollection`, `discovery`, or `unknown`.
     pub verb: &'static str,
+    /// Whether the request was a dry run (`?dryRun=All`): it changed nothing.
+    pub dry_run: bool,
     /// HTTP status code of the response (a watch that later reports an error in its stream
     /// still counts as 200).
     pub code: u16,
@@ -73,10 +75,11 @@ impl Audit {
     }
 
     /// Number of write requests (create, update, patch, delete, deletecollection), whatever
-    /// their outcome.
+    /// their outcome; dry runs are not counted.
     pub fn writes(&self) -> usize {
         self.entries
             .iter()
+            .filter(|e| !e.dry_run)
             .filter(|e| {
                 matches!(
                     e.verb,
@@ -287,6 +290,10 @@ impl Simulator {
             method: parts.method.to_string(),
             path: parts.uri.path().to_owned(),
             query: parts.uri.query().unwrap_or_default().to_owned(),
+            dry_run: parts
+                .uri
+                .query()
+                .is_some_and(|q| parse_query(q).get("dryRun").is_some_and(|d| d == "All")),
             verb,
             code,
         });
@@ -344,29 +351,43 @@ impl Simulator {
             WriteMode::Main
         };
         let m = &parts.method;
+        let dry_run = query.get("dryRun").is_some_and(|d| d == "All");
         match (m, name) {
             (&Method::GET, Some(name)) => ("get", self.get_one(t, &ns_str, &name, meta_only)),
             (&Method::GET, None) if query.get("watch").is_some_and(|w| w == "true" || w == "1") => {
                 ("watch", self.watch(t, ns, &query, meta_only))
             }
             (&Method::GET, None) => ("list", self.list(t, ns.as_deref(), &query, meta_only)),
-            (&Method::POST, None) if !status => ("create", self.create(t, ns.as_deref(), body)),
-            (&Method::PUT, Some(name)) => ("update", self.update(t, &ns_str, &name, body, mode)),
+            (&Method::POST, None) if !status => ("create", self.create(t, ns.as_deref(), body, dry_run)),
+            (&Method::PUT, Some(name)) => ("update", self.update(t, &ns_str, &name, body, mode, dry_run)),
             (&Method::PATCH, Some(name)) => {
                 let ct = parts
                     .headers
                     .get(header::CONTENT_TYPE)
                     .and_then(|h| h.to_str().ok())
                     .unwrap_or_default();
-                ("patch", self.patch(t, &ns_str, &name, ct, &query, body, mode))
+                (
+                    "patch",
+                    self.patch(t, &ns_str, &name, ct, &query, body, mode, dry_run),
+                )
             }
-            (&Method::DELETE, Some(name)) if !status => ("delete", self.delete(t, &ns_str, &name)),
+            (&Method::DELETE, Some(name)) if !status => ("delete", self.delete(t, &ns_str, &name, dry_run)),
             (&Method::DELETE, None) => ("deletecollection", Err(method_not_allowed(m))),
             _ => ("unknown", Err(method_not_allowed(m))),
         }
     }
 
-    fn mutate(&self, f: impl FnOnce(&mut Store) -> Result<Value, ApiError>) -> Result<Value, ApiError> {
+    /// Runs a write on the store, or with `dry_run` (`?dryRun=All`) on a copy of it, so the
+    /// answer is what the write would return and nothing changes.
+    fn mutate(
+        &self,
+        dry_run: bool,
+        f: impl FnOnce(&mut Store) -> Result<Value, ApiError>,
+    ) -> Result<Value, ApiError> {
+        if dry_run {
+            let mut copy = self.lock().clone();
+            return f(&mut copy);
+        }
         let mut store = self.lock();
         let out = f(&mut store);
         let rv = store.resource_version();
@@ -442,7 +463,13 @@ impl Simulator {
         ))
     }
 
-    fn create(&self, t: &'static ResourceType, ns: Option<&str>, body: &[u8]) -> Result<Reply, ApiError> {
+    fn create(
+        &self,
+        t: &'static ResourceType,
+        ns: Option<&str>,
+        body: &[u8],
+        dry_run: bool,
+    ) -> Result<Reply, ApiError> {
         let obj = parse_body(body)?;
         let ns = match (t.namespaced, ns) {
             (true, Some(ns)) => ns.to_owned(),
@@ -470,7 +497,7 @@ impl Simulator {
                 format!("namespaces {ns:?} not found"),
             ));
         }
-        self.mutate(|s| s.create(t, &ns, obj, WriteMode::Main))
+        self.mutate(dry_run, |s| s.create(t, &ns, obj, WriteMode::Main))
             .map(|o| Reply::Json(201, o))
     }
 
@@ -481,6 +508,7 @@ impl Simulator {
         name: &str,
         body: &[u8],
         mode: WriteMode,
+        dry_run: bool,
     ) -> Result<Reply, ApiError> {
         let obj = parse_body(body)?;
         if mode == WriteMode::Status && !t.status_subresource {
@@ -490,7 +518,7 @@ impl Simulator {
                 "the server could not find the requested resource",
             ));
         }
-        self.mutate(|s| s.update(t, ns, name, obj, mode))
+        self.mutate(dry_run, |s| s.update(t, ns, name, obj, mode))
             .map(|o| Reply::Json(200, o))
     }
 
@@ -504,6 +532,7 @@ impl Simulator {
         query: &BTreeMap<String, String>,
         body: &[u8],
         mode: WriteMode,
+        dry_run: bool,
     ) -> Result<Reply, ApiError> {
         let media = content_type.split(';').next().unwrap_or_default().trim();
         let apply = media == "application/apply-patch+yaml";
@@ -539,7 +568,7 @@ impl Simulator {
         }
         let patch = parse_body(body)?;
         let mut created = false;
-        let out = self.mutate(|s| {
+        let out = self.mutate(dry_run, |s| {
             let Some(mut obj) = s.get(t, ns, name).cloned() else {
                 // Server-side apply creates a missing object (not through /status).
                 if apply && mode == WriteMode::Main {
@@ -560,8 +589,14 @@ impl Simulator {
         Ok(Reply::Json(if created { 201 } else { 200 }, out))
     }
 
-    fn delete(&self, t: &'static ResourceType, ns: &str, name: &str) -> Result<Reply, ApiError> {
-        self.mutate(|s| s.delete(t, ns, name))
+    fn delete(
+        &self,
+        t: &'static ResourceType,
+        ns: &str,
+        name: &str,
+        dry_run: bool,
+    ) -> Result<Reply, ApiError> {
+        self.mutate(dry_run, |s| s.delete(t, ns, name))
             .map(|o| Reply::Json(200, o))
     }
 

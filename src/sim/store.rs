@@ -232,7 +232,7 @@ pub enum WriteMode {
 type Key = (&'static str, &'static str, &'static str, String, String);
 
 /// The in-memory object store.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Store {
     objects: BTreeMap<Key, Value>,
     rv: u64,

@@ -372,7 +372,10 @@ impl Simulator {
                 )
             }
             (&Method::DELETE, Some(name)) if !status => ("delete", self.delete(t, &ns_str, &name, dry_run)),
-            (&Method::DELETE, None) => ("deletecollection", Err(method_not_allowed(m))),
+            (&Method::DELETE, None) => (
+                "deletecollection",
+                self.delete_collection(t, ns.as_deref(), &query, dry_run),
+            ),
             _ => ("unknown", Err(method_not_allowed(m))),
         }
     }
@@ -598,6 +601,35 @@ impl Simulator {
     ) -> Result<Reply, ApiError> {
         self.mutate(dry_run, |s| s.delete(t, ns, name))
             .map(|o| Reply::Json(200, o))
+    }
+
+    /// Deletes every object of `t` in `ns` (all namespaces when `None`) that the selectors
+    /// match; answers with the list of deleted (or finalizer-held) objects.
+    fn delete_collection(
+        &self,
+        t: &'static ResourceType,
+        ns: Option<&str>,
+        query: &BTreeMap<String, String>,
+        dry_run: bool,
+    ) -> Result<Reply, ApiError> {
+        let sel = Selectors::parse(query)?;
+        let mut deleted = Vec::new();
+        self.mutate(dry_run, |s| {
+            let targets: Vec<(String, String)> = s
+                .list(t, ns)
+                .into_iter()
+                .filter(|o| sel.matches(o))
+                .map(object_key)
+                .collect();
+            for (ns, name) in targets {
+                deleted.push(s.delete(t, &ns, &name)?);
+            }
+            Ok(Value::Null)
+        })?;
+        Ok(Reply::Json(
+            200,
+            json!({"kind": format!("{}List", t.kind), "apiVersion": t.api_version(), "metadata": {}, "items": deleted}),
+        ))
     }
 
     fn watch(

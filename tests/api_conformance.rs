@@ -379,13 +379,28 @@ async fn watch_sees_added_modified_deleted() {
 
 #[tokio::test]
 async fn watch_timeout_ends_the_stream() {
-    let (_sim, c) = with_namespace().await;
+    let (sim, c) = with_namespace().await;
     let api: Api<ConfigMap> = Api::namespaced(c, "ns");
-    let stream = within("watch", api.watch(&WatchParams::default().timeout(1), "0"))
-        .await
-        .expect("watch");
+    let quiet = WatchParams {
+        bookmarks: false,
+        ..WatchParams::default().timeout(1)
+    };
+    let stream = within("watch", api.watch(&quiet, "0")).await.expect("watch");
     let rest: Vec<_> = within("stream end", stream.collect::<Vec<_>>()).await;
     assert!(rest.is_empty(), "no events expected: {rest:?}");
+    // With bookmarks, the stream ends with one carrying the current version.
+    let with = WatchParams {
+        bookmarks: true,
+        ..WatchParams::default().timeout(1)
+    };
+    let stream = within("watch", api.watch(&with, "0")).await.expect("watch");
+    let rest: Vec<_> = within("stream end", stream.collect::<Vec<_>>()).await;
+    match rest.as_slice() {
+        [Ok(WatchEvent::Bookmark(b))] => {
+            assert_eq!(b.metadata.resource_version, sim.resource_version().to_string());
+        }
+        other => panic!("expected one bookmark, got {other:?}"),
+    }
 }
 
 #[tokio::test]

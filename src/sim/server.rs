@@ -676,6 +676,7 @@ impl Simulator {
             deadline: timeout.map(|s| tokio::time::Instant::now() + Duration::from_secs(s)),
             done: false,
             meta_only,
+            bookmarks: query.get("allowWatchBookmarks").is_some_and(|b| b == "true"),
         };
         let stream = futures::stream::unfold(state, |mut st| async move {
             loop {
@@ -693,7 +694,21 @@ impl Simulator {
                 let changed = match st.deadline {
                     Some(d) => match tokio::time::timeout_at(d, st.rx.changed()).await {
                         Ok(r) => r,
-                        Err(_) => return None,
+                        Err(_) => {
+                            // Timed out: a final BOOKMARK (when asked for) carries the
+                            // current version, so the client resumes without a relist.
+                            if !st.bookmarks {
+                                return None;
+                            }
+                            st.done = true;
+                            let rv = st.sim.resource_version();
+                            let b = json!({"type": "BOOKMARK", "object": {
+                                "kind": st.t.kind, "apiVersion": st.t.api_version(),
+                                "metadata": {"resourceVersion": rv.to_string()},
+                            }});
+                            st.pending.push_back(line_bytes(&b));
+                            continue;
+                        }
                     },
                     None => st.rx.changed().await,
                 };
@@ -717,6 +732,7 @@ struct WatchState {
     deadline: Option<tokio::time::Instant>,
     done: bool,
     meta_only: bool,
+    bookmarks: bool,
 }
 
 impl WatchState {

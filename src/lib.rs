@@ -7,5 +7,6 @@ pub mod assess;
 pub mod cli;
 pub mod cluster;
 pub mod openshift;
+pub mod sim;
 #[cfg(feature = "tui")]
 pub mod ui;

@@ -1,0 +1,20 @@
+//! An in-memory Kubernetes API for the demo and tests: an object store with kube-apiserver
+//! semantics ([`store`]) behind a `tower::Service` that a `kube::Client` talks to
+//! ([`server::Simulator`]), with a request audit log. The reconcile engine never imports it.
+//!
+//! ```no_run
+//! # async fn demo(state: &cvo::cluster::ClusterState) -> anyhow::Result<()> {
+//! let sim = cvo::sim::Simulator::from_state(state)?;
+//! let client = kube::Client::new(sim.clone(), "default");
+//! let seen = cvo::cluster::live::fetch_state(&client, "sim").await?;
+//! assert_eq!(sim.audit().writes(), 0);
+//! # let _ = seen;
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod server;
+pub mod store;
+
+pub use server::{Audit, AuditEntry, Simulator};
+pub use store::{ApiError, ResourceType};

@@ -1,0 +1,1238 @@
+//! [`Simulator`]: the in-memory API server as a `tower::Service`, so
+//! `kube::Client::new(sim.clone(), "default")` talks to it as to a kube-apiserver.
+//!
+//! Served: discovery (`/api`, `/api/v1`, `/apis`, `/apis/{group}/{version}`); for every kind in
+//! [`BUILTIN`], get, list (`labelSelector`, `fieldSelector` on `metadata.name` /
+//! `metadata.namespace`, `limit` + `continue`), watch (`resourceVersion`, `timeoutSeconds`),
+//! create, update, JSON merge patch (strategic merge patch and server-side apply are treated
+//! as merge patches; apply creates a missing object and needs `fieldManager`, but field
+//! ownership is not tracked), delete, and the `/status` subresource. Metadata-only requests (`Accept: ...;as=PartialObjectMetadata`)
+//! get `PartialObjectMetadata`. Errors are `Status` bodies with kube-apiserver's reasons.
+//! Every request is recorded in an [`Audit`] log.
+
+use std::{
+    collections::{BTreeMap, VecDeque},
+    convert::Infallible,
+    future::Future,
+    pin::Pin,
+    sync::{Arc, Mutex, MutexGuard},
+    task::{Context, Poll},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body::Frame;
+use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::store::{ApiError, BUILTIN, EventType, ResourceType, Store, WriteMode, find_type};
+use crate::cluster::ClusterState;
+
+/// The body of every simulator response.
+pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
+
+/// One request as the audit log records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditEntry {
+    /// HTTP method.
+    pub method: String,
+    /// URL path.
+    pub path: String,
+    /// URL query (without `?`), possibly empty.
+    pub query: String,
+    /// Kubernetes verb: `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
+    /// `deletecollection`, `discovery`, or `unknown`.
+    pub verb: &'static str,
+    /// Whether the request was a dry run (`?dryRun=All`): it changed nothing.
+    pub dry_run: bool,
+    /// HTTP status code of the response (a watch that later reports an error in its stream
+    /// still counts as 200).
+    pub code: u16,
+}
+
+/// The request audit log.
+#[derive(Clone, Debug, Default)]
+pub struct Audit {
+    /// Every request, oldest first.
+    pub entries: Vec<AuditEntry>,
+}
+
+impl Audit {
+    /// Number of requests with this verb.
+    pub fn count(&self, verb: &str) -> usize {
+        self.entries.iter().filter(|e| e.verb == verb).count()
+    }
+
+    /// Number of requests per verb.
+    pub fn counts(&self) -> BTreeMap<&'static str, usize> {
+        let mut m = BTreeMap::new();
+        for e in &self.entries {
+            *m.entry(e.verb).or_default() += 1;
+        }
+        m
+    }
+
+    /// Number of write requests (create, update, patch, delete, deletecollection), whatever
+    /// their outcome; dry runs are not counted.
+    pub fn writes(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| !e.dry_run)
+            .filter(|e| {
+                matches!(
+                    e.verb,
+                    "create" | "update" | "patch" | "delete" | "deletecollection"
+                )
+            })
+            .count()
+    }
+}
+
+struct Shared {
+    store: Mutex<Store>,
+    audit: Mutex<Audit>,
+    changes: watch::Sender<u64>,
+}
+
+/// The in-memory Kubernetes API. Cheap to clone; clones share one store.
+#[derive(Clone)]
+pub struct Simulator {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Simulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulator")
+            .field("resource_version", &self.lock().resource_version())
+            .finish()
+    }
+}
+
+impl Default for Simulator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn internal(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(500, "InternalError", e.to_string())
+}
+
+impl Simulator {
+    /// An empty API server (no objects, not even namespaces).
+    pub fn new() -> Self {
+        Self::with_event_capacity(10_000)
+    }
+
+    /// An empty API server whose watch log keeps at most `capacity` events; watches from
+    /// older resourceVersions get `410 Expired`.
+    pub fn with_event_capacity(capacity: usize) -> Self {
+        let (changes, _) = watch::channel(0);
+        Self {
+            shared: Arc::new(Shared {
+                store: Mutex::new(Store::with_event_capacity(capacity)),
+                audit: Mutex::new(Audit::default()),
+                changes,
+            }),
+        }
+    }
+
+    /// An API server holding the objects of `state`, status included.
+    ///
+    /// # Errors
+    /// When an object cannot be stored (it does not serialize, or has no name).
+    pub fn from_state(state: &ClusterState) -> Result<Self, ApiError> {
+        let sim = Self::new();
+        sim.load(state)?;
+        Ok(sim)
+    }
+
+    /// An API server holding an offline snapshot read with [`crate::cluster::snapshot::load`].
+    ///
+    /// # Errors
+    /// When the snapshot cannot be read, or an object cannot be stored.
+    pub fn from_snapshot(paths: &[std::path::PathBuf]) -> anyhow::Result<Self> {
+        let state = crate::cluster::snapshot::load(paths)?;
+        Ok(Self::from_state(&state)?)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Store> {
+        lock(&self.shared.store)
+    }
+
+    fn notify(&self, rv: u64) {
+        self.shared.changes.send_replace(rv);
+    }
+
+    /// Stores the objects of `state` (ClusterVersion, ClusterOperators, MachineConfigPools,
+    /// MachineConfigs, Nodes, the MCO Deployment and its namespace), status included,
+    /// replacing objects of the same name. The audit log is not touched.
+    ///
+    /// # Errors
+    /// When an object cannot be stored (it does not serialize, or has no name).
+    pub fn load(&self, state: &ClusterState) -> Result<(), ApiError> {
+        fn typ(plural: &str) -> Result<&'static ResourceType, ApiError> {
+            BUILTIN
+                .iter()
+                .find(|t| t.plural == plural)
+                .ok_or_else(|| internal(format!("{plural} not served")))
+        }
+        let mut objects: Vec<(&'static ResourceType, Value)> = Vec::new();
+        let v = |o: &dyn erased::Ser| o.to_value();
+        if let Some(cv) = &state.cluster_version {
+            objects.push((typ("clusterversions")?, v(cv)?));
+        }
+        for o in &state.cluster_operators {
+            objects.push((typ("clusteroperators")?, v(o)?));
+        }
+        for o in &state.machine_config_pools {
+            objects.push((typ("machineconfigpools")?, v(o)?));
+        }
+        for o in &state.machine_configs {
+            objects.push((typ("machineconfigs")?, v(o)?));
+        }
+        for o in &state.nodes {
+            objects.push((typ("nodes")?, v(o)?));
+        }
+        if let Some(d) = &state.mco_deployment {
+            let d = v(d)?;
+            let ns = d["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("default")
+                .to_owned();
+            objects.push((typ("namespaces")?, json!({"metadata": {"name": ns}})));
+            objects.push((typ("deployments")?, d));
+        }
+        for (t, o) in objects {
+            self.insert_as(t, o)?;
+        }
+        Ok(())
+    }
+
+    /// Stores `obj` (its kind taken from `apiVersion` and `kind`) as is, status included:
+    /// created, or replacing the object of the same name. For seeding and simulated
+    /// controllers; not recorded in the audit log.
+    ///
+    /// # Errors
+    /// `400 BadRequest` for a kind the simulator does not serve, or an object without a name.
+    pub fn insert(&self, obj: Value) -> Result<Value, ApiError> {
+        let api_version = obj["apiVersion"].as_str().unwrap_or_default();
+        let kind = obj["kind"].as_str().unwrap_or_default();
+        let t = super::store::find_kind(api_version, kind).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "no kind {kind:?} is registered for version {api_version:?}"
+            ))
+        })?;
+        self.insert_as(t, obj)
+    }
+
+    fn insert_as(&self, t: &'static ResourceType, mut obj: Value) -> Result<Value, ApiError> {
+        let ns = if t.namespaced {
+            obj["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("default")
+                .to_owned()
+        } else {
+            String::new()
+        };
+        let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.remove("resourceVersion");
+            m.remove("managedFields");
+        }
+        let mut store = self.lock();
+        let out = if !name.is_empty() && store.get(t, &ns, &name).is_some() {
+            store.update(t, &ns, &name, obj, WriteMode::All)
+        } else {
+            store.create(t, &ns, obj, WriteMode::All)
+        };
+        let rv = store.resource_version();
+        drop(store);
+        self.notify(rv);
+        out
+    }
+
+    /// The current resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.lock().resource_version()
+    }
+
+    /// The stored object, if any (`ns` is ignored for cluster-scoped kinds).
+    pub fn get(&self, group: &str, plural: &str, ns: &str, name: &str) -> Option<Value> {
+        let t = BUILTIN.iter().find(|t| t.group == group && t.plural == plural)?;
+        let ns = if t.namespaced { ns } else { "" };
+        self.lock().get(t, ns, name).cloned()
+    }
+
+    /// Drops the watch event log: watches from any earlier resourceVersion get `410 Expired`.
+    pub fn compact(&self) {
+        self.lock().compact();
+    }
+
+    /// A copy of the request audit log.
+    pub fn audit(&self) -> Audit {
+        lock(&self.shared.audit).clone()
+    }
+
+    /// Empties the request audit log.
+    pub fn clear_audit(&self) {
+        lock(&self.shared.audit).entries.clear();
+    }
+
+    fn record(&self, parts: &http::request::Parts, verb: &'static str, code: u16) {
+        lock(&self.shared.audit).entries.push(AuditEntry {
+            method: parts.method.to_string(),
+            path: parts.uri.path().to_owned(),
+            query: parts.uri.query().unwrap_or_default().to_owned(),
+            dry_run: parts
+                .uri
+                .query()
+                .is_some_and(|q| parse_query(q).get("dryRun").is_some_and(|d| d == "All")),
+            verb,
+            code,
+        });
+    }
+
+    /// Serves one request (the body already read).
+    fn respond(&self, parts: &http::request::Parts, body: &[u8]) -> Response<ResponseBody> {
+        let (verb, result) = self.dispatch(parts, body);
+        let response = match result {
+            Ok(Reply::Json(code, v)) => json_response(code, &v),
+            Ok(Reply::Stream(b)) => {
+                let mut r = Response::new(b);
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    http::HeaderValue::from_static("application/json"),
+                );
+                r
+            }
+            Err(e) => json_response(e.code, &e.to_status()),
+        };
+        self.record(parts, verb, response.status().as_u16());
+        response
+    }
+
+    fn dispatch(&self, parts: &http::request::Parts, body: &[u8]) -> (&'static str, Result<Reply, ApiError>) {
+        let path = parts.uri.path();
+        let query = parse_query(parts.uri.query().unwrap_or_default());
+        let route = match route(path) {
+            Ok(r) => r,
+            Err(e) => return ("unknown", Err(e)),
+        };
+        let (t, ns, name, sub) = match route {
+            Route::Discovery(v) => {
+                return (
+                    "discovery",
+                    if parts.method == Method::GET {
+                        Ok(Reply::Json(200, v))
+                    } else {
+                        Err(method_not_allowed(&parts.method))
+                    },
+                );
+            }
+            Route::Resource { t, ns, name, sub } => (t, ns, name, sub),
+        };
+        let meta_only = parts
+            .headers
+            .get(header::ACCEPT)
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|a| a.contains("as=PartialObjectMetadata"));
+        let ns_str = ns.clone().unwrap_or_default();
+        let status = sub.is_some();
+        let mode = if status {
+            WriteMode::Status
+        } else {
+            WriteMode::Main
+        };
+        let m = &parts.method;
+        let dry_run = query.get("dryRun").is_some_and(|d| d == "All");
+        match (m, name) {
+            (&Method::GET, Some(name)) => ("get", self.get_one(t, &ns_str, &name, meta_only)),
+            (&Method::GET, None) if query.get("watch").is_some_and(|w| w == "true" || w == "1") => {
+                ("watch", self.watch(t, ns, &query, meta_only))
+            }
+            (&Method::GET, None) => ("list", self.list(t, ns.as_deref(), &query, meta_only)),
+            (&Method::POST, None) if !status => ("create", self.create(t, ns.as_deref(), body, dry_run)),
+            (&Method::PUT, Some(name)) => ("update", self.update(t, &ns_str, &name, body, mode, dry_run)),
+            (&Method::PATCH, Some(name)) => {
+                let ct = parts
+                    .headers
+                    .get(header::CONTENT_TYPE)
+                    .and_then(|h| h.to_str().ok())
+                    .unwrap_or_default();
+                (
+                    "patch",
+                    self.patch(t, &ns_str, &name, ct, &query, body, mode, dry_run),
+                )
+            }
+            (&Method::DELETE, Some(name)) if !status => ("delete", self.delete(t, &ns_str, &name, dry_run)),
+            (&Method::DELETE, None) => (
+                "deletecollection",
+                self.delete_collection(t, ns.as_deref(), &query, dry_run),
+            ),
+            _ => ("unknown", Err(method_not_allowed(m))),
+        }
+    }
+
+    /// Runs a write on the store, or with `dry_run` (`?dryRun=All`) on a copy of it, so the
+    /// answer is what the write would return and nothing changes.
+    fn mutate(
+        &self,
+        dry_run: bool,
+        f: impl FnOnce(&mut Store) -> Result<Value, ApiError>,
+    ) -> Result<Value, ApiError> {
+        if dry_run {
+            let mut copy = self.lock().clone();
+            return f(&mut copy);
+        }
+        let mut store = self.lock();
+        let out = f(&mut store);
+        let rv = store.resource_version();
+        drop(store);
+        self.notify(rv);
+        out
+    }
+
+    fn get_one(
+        &self,
+        t: &'static ResourceType,
+        ns: &str,
+        name: &str,
+        meta_only: bool,
+    ) -> Result<Reply, ApiError> {
+        let store = self.lock();
+        let o = store
+            .get(t, ns, name)
+            .ok_or_else(|| ApiError::not_found(t, name))?;
+        Ok(Reply::Json(200, if meta_only { partial(o) } else { o.clone() }))
+    }
+
+    fn list(
+        &self,
+        t: &'static ResourceType,
+        ns: Option<&str>,
+        query: &BTreeMap<String, String>,
+        meta_only: bool,
+    ) -> Result<Reply, ApiError> {
+        let sel = Selectors::parse(query)?;
+        let limit = match query.get("limit").filter(|l| !l.is_empty()) {
+            Some(l) => l
+                .parse::<usize>()
+                .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
+            None => 0,
+        };
+        let after = match query.get("continue").filter(|c| !c.is_empty()) {
+            Some(c) => Some(decode_continue(c)?),
+            None => None,
+        };
+        let store = self.lock();
+        let rv = store.resource_version();
+        let mut items: Vec<&Value> = store
+            .list(t, ns)
+            .into_iter()
+            .filter(|o| sel.matches(o))
+            .filter(|o| after.as_ref().is_none_or(|a| &object_key(o) > a))
+            .collect();
+        let mut list_meta = json!({"resourceVersion": rv.to_string()});
+        if limit > 0 && items.len() > limit {
+            let remaining = items.len() - limit;
+            items.truncate(limit);
+            if let Some(last) = items.last() {
+                list_meta["continue"] = json!(encode_continue(&object_key(last)));
+                list_meta["remainingItemCount"] = json!(remaining);
+            }
+        }
+        let items: Vec<Value> = items
+            .into_iter()
+            .map(|o| if meta_only { partial(o) } else { o.clone() })
+            .collect();
+        let (kind, api_version) = if meta_only {
+            (
+                "PartialObjectMetadataList".to_owned(),
+                "meta.k8s.io/v1".to_owned(),
+            )
+        } else {
+            (format!("{}List", t.kind), t.api_version())
+        };
+        Ok(Reply::Json(
+            200,
+            json!({"kind": kind, "apiVersion": api_version, "metadata": list_meta, "items": items}),
+        ))
+    }
+
+    fn create(
+        &self,
+        t: &'static ResourceType,
+        ns: Option<&str>,
+        body: &[u8],
+        dry_run: bool,
+    ) -> Result<Reply, ApiError> {
+        let obj = parse_body(body)?;
+        let ns = match (t.namespaced, ns) {
+            (true, Some(ns)) => ns.to_owned(),
+            (true, None) => {
+                return Err(ApiError::bad_request(format!(
+                    "a namespace is required to create {}",
+                    t.qualified()
+                )));
+            }
+            (false, _) => String::new(),
+        };
+        if let Some(body_ns) = obj["metadata"]["namespace"].as_str()
+            && t.namespaced
+            && !body_ns.is_empty()
+            && body_ns != ns
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        if t.namespaced && t.plural != "namespaces" && self.lock().get(namespaces(), "", &ns).is_none() {
+            return Err(ApiError::new(
+                404,
+                "NotFound",
+                format!("namespaces {ns:?} not found"),
+            ));
+        }
+        self.mutate(dry_run, |s| s.create(t, &ns, obj, WriteMode::Main))
+            .map(|o| Reply::Json(201, o))
+    }
+
+    fn update(
+        &self,
+        t: &'static ResourceType,
+        ns: &str,
+        name: &str,
+        body: &[u8],
+        mode: WriteMode,
+        dry_run: bool,
+    ) -> Result<Reply, ApiError> {
+        let obj = parse_body(body)?;
+        if mode == WriteMode::Status && !t.status_subresource {
+            return Err(ApiError::new(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+            ));
+        }
+        self.mutate(dry_run, |s| s.update(t, ns, name, obj, mode))
+            .map(|o| Reply::Json(200, o))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn patch(
+        &self,
+        t: &'static ResourceType,
+        ns: &str,
+        name: &str,
+        content_type: &str,
+        query: &BTreeMap<String, String>,
+        body: &[u8],
+        mode: WriteMode,
+        dry_run: bool,
+    ) -> Result<Reply, ApiError> {
+        let media = content_type.split(';').next().unwrap_or_default().trim();
+        let apply = media == "application/apply-patch+yaml";
+        if !apply
+            && !matches!(
+                media,
+                "application/merge-patch+json" | "application/strategic-merge-patch+json"
+            )
+        {
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!(
+                    "the body of the request was in an unknown format - accepted media types include: \
+                     application/merge-patch+json, application/strategic-merge-patch+json, \
+                     application/apply-patch+yaml (got {media:?})"
+                ),
+            ));
+        }
+        if apply && query.get("fieldManager").is_none_or(|m| m.is_empty()) {
+            return Err(ApiError::new(
+                422,
+                "Invalid",
+                "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+            ));
+        }
+        if mode == WriteMode::Status && !t.status_subresource {
+            return Err(ApiError::new(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+            ));
+        }
+        let patch = parse_body(body)?;
+        let mut created = false;
+        let out = self.mutate(dry_run, |s| {
+            let Some(mut obj) = s.get(t, ns, name).cloned() else {
+                // Server-side apply creates a missing object (not through /status).
+                if apply && mode == WriteMode::Main {
+                    let mut obj = patch.clone();
+                    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                        m.insert("name".into(), json!(name));
+                    } else if let Some(o) = obj.as_object_mut() {
+                        o.insert("metadata".into(), json!({"name": name}));
+                    }
+                    created = true;
+                    return s.create(t, ns, obj, WriteMode::Main);
+                }
+                return Err(ApiError::not_found(t, name));
+            };
+            merge_patch(&mut obj, &patch);
+            s.update(t, ns, name, obj, mode)
+        })?;
+        Ok(Reply::Json(if created { 201 } else { 200 }, out))
+    }
+
+    fn delete(
+        &self,
+        t: &'static ResourceType,
+        ns: &str,
+        name: &str,
+        dry_run: bool,
+    ) -> Result<Reply, ApiError> {
+        self.mutate(dry_run, |s| s.delete(t, ns, name))
+            .map(|o| Reply::Json(200, o))
+    }
+
+    /// Deletes every object of `t` in `ns` (all namespaces when `None`) that the selectors
+    /// match; answers with the list of deleted (or finalizer-held) objects.
+    fn delete_collection(
+        &self,
+        t: &'static ResourceType,
+        ns: Option<&str>,
+        query: &BTreeMap<String, String>,
+        dry_run: bool,
+    ) -> Result<Reply, ApiError> {
+        let sel = Selectors::parse(query)?;
+        let mut deleted = Vec::new();
+        self.mutate(dry_run, |s| {
+            let targets: Vec<(String, String)> = s
+                .list(t, ns)
+                .into_iter()
+                .filter(|o| sel.matches(o))
+                .map(object_key)
+                .collect();
+            for (ns, name) in targets {
+                deleted.push(s.delete(t, &ns, &name)?);
+            }
+            Ok(Value::Null)
+        })?;
+        Ok(Reply::Json(
+            200,
+            json!({"kind": format!("{}List", t.kind), "apiVersion": t.api_version(), "metadata": {}, "items": deleted}),
+        ))
+    }
+
+    fn watch(
+        &self,
+        t: &'static ResourceType,
+        ns: Option<String>,
+        query: &BTreeMap<String, String>,
+        meta_only: bool,
+    ) -> Result<Reply, ApiError> {
+        let sel = Selectors::parse(query)?;
+        let timeout = match query.get("timeoutSeconds").filter(|s| !s.is_empty()) {
+            Some(s) => Some(
+                s.parse::<u64>()
+                    .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {s:?}")))?,
+            ),
+            None => None,
+        };
+        let from = query.get("resourceVersion").map(String::as_str).unwrap_or("");
+        let mut rx = self.shared.changes.subscribe();
+        rx.borrow_and_update();
+        let store = self.lock();
+        let mut pending = VecDeque::new();
+        let last = if from.is_empty() || from == "0" {
+            // No version: synthetic ADDED events for the current objects, then changes.
+            for o in store.list(t, ns.as_deref()) {
+                if sel.matches(o) {
+                    pending.push_back(event_line("ADDED", o, meta_only));
+                }
+            }
+            store.resource_version()
+        } else {
+            from.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {from:?}")))?
+        };
+        drop(store);
+        let state = WatchState {
+            sim: self.clone(),
+            t,
+            ns,
+            sel,
+            last,
+            pending,
+            rx,
+            deadline: timeout.map(|s| tokio::time::Instant::now() + Duration::from_secs(s)),
+            done: false,
+            meta_only,
+            bookmarks: query.get("allowWatchBookmarks").is_some_and(|b| b == "true"),
+        };
+        let stream = futures::stream::unfold(state, |mut st| async move {
+            loop {
+                if let Some(b) = st.pending.pop_front() {
+                    return Some((Ok::<_, Infallible>(Frame::data(b)), st));
+                }
+                if st.done {
+                    return None;
+                }
+                st.rx.borrow_and_update();
+                st.poll_store();
+                if !st.pending.is_empty() || st.done {
+                    continue;
+                }
+                let changed = match st.deadline {
+                    Some(d) => match tokio::time::timeout_at(d, st.rx.changed()).await {
+                        Ok(r) => r,
+                        Err(_) => {
+                            // Timed out: a final BOOKMARK (when asked for) carries the
+                            // current version, so the client resumes without a relist.
+                            if !st.bookmarks {
+                                return None;
+                            }
+                            st.done = true;
+                            let rv = st.sim.resource_version();
+                            let b = json!({"type": "BOOKMARK", "object": {
+                                "kind": st.t.kind, "apiVersion": st.t.api_version(),
+                                "metadata": {"resourceVersion": rv.to_string()},
+                            }});
+                            st.pending.push_back(line_bytes(&b));
+                            continue;
+                        }
+                    },
+                    None => st.rx.changed().await,
+                };
+                if changed.is_err() {
+                    return None;
+                }
+            }
+        });
+        Ok(Reply::Stream(StreamBody::new(stream).boxed_unsync()))
+    }
+}
+
+struct WatchState {
+    sim: Simulator,
+    t: &'static ResourceType,
+    ns: Option<String>,
+    sel: Selectors,
+    last: u64,
+    pending: VecDeque<Bytes>,
+    rx: watch::Receiver<u64>,
+    deadline: Option<tokio::time::Instant>,
+    done: bool,
+    meta_only: bool,
+    bookmarks: bool,
+}
+
+impl WatchState {
+    /// Queues the events after `last` that this watch selects, or a `410 Expired` error when
+    /// the log no longer reaches back to `last`.
+    fn poll_store(&mut self) {
+        let store = self.sim.lock();
+        if self.last < store.oldest_watchable() {
+            let e = ApiError::new(
+                410,
+                "Expired",
+                format!(
+                    "too old resource version: {} ({})",
+                    self.last,
+                    store.oldest_watchable()
+                ),
+            );
+            let line = json!({"type": "ERROR", "object": e.to_status()});
+            self.pending.push_back(line_bytes(&line));
+            self.done = true;
+            return;
+        }
+        for e in store.events_since(self.last) {
+            if e.resource != self.t {
+                continue;
+            }
+            let ns = e.object["metadata"]["namespace"].as_str().unwrap_or_default();
+            if self.ns.as_deref().is_some_and(|want| want != ns) {
+                continue;
+            }
+            // As kube-apiserver does, an object entering the selection is ADDED and one
+            // leaving it is DELETED.
+            let now = self.sel.matches(&e.object);
+            let before = e.previous.as_ref().is_some_and(|p| self.sel.matches(p));
+            let kind = match e.event_type {
+                EventType::Added if now => "ADDED",
+                EventType::Modified if now && before => "MODIFIED",
+                EventType::Modified if now => "ADDED",
+                EventType::Modified if before => "DELETED",
+                EventType::Deleted if now || before => "DELETED",
+                _ => continue,
+            };
+            self.pending
+                .push_back(event_line(kind, &e.object, self.meta_only));
+        }
+        self.last = store.resource_version();
+    }
+}
+
+fn line_bytes(v: &Value) -> Bytes {
+    let mut b = serde_json::to_vec(v).unwrap_or_default();
+    b.push(b'\n');
+    Bytes::from(b)
+}
+
+fn event_line(kind: &str, o: &Value, meta_only: bool) -> Bytes {
+    let object = if meta_only { partial(o) } else { o.clone() };
+    line_bytes(&json!({"type": kind, "object": object}))
+}
+
+/// The `PartialObjectMetadata` form of an object.
+fn partial(o: &Value) -> Value {
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": o.get("metadata").cloned().unwrap_or_else(|| json!({})),
+    })
+}
+
+fn namespaces() -> &'static ResourceType {
+    &BUILTIN[0]
+}
+
+enum Reply {
+    Json(u16, Value),
+    Stream(ResponseBody),
+}
+
+fn json_response(code: u16, v: &Value) -> Response<ResponseBody> {
+    let bytes = Bytes::from(serde_json::to_vec(v).unwrap_or_default());
+    let mut r = Response::new(Full::new(bytes).boxed_unsync());
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn method_not_allowed(m: &Method) -> ApiError {
+    ApiError::new(
+        405,
+        "MethodNotAllowed",
+        format!("the server does not allow this method on the requested resource ({m})"),
+    )
+}
+
+fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("the request body is not valid JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(ApiError::bad_request("the request body is not a JSON object"));
+    }
+    Ok(v)
+}
+
+/// RFC 7386 JSON merge patch.
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    let Some(p) = patch.as_object() else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = json!({});
+    }
+    if let Some(t) = target.as_object_mut() {
+        for (k, v) in p {
+            if v.is_null() {
+                t.remove(k);
+            } else {
+                merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+    }
+}
+
+enum Route {
+    Discovery(Value),
+    Resource {
+        t: &'static ResourceType,
+        ns: Option<String>,
+        name: Option<String>,
+        sub: Option<String>,
+    },
+}
+
+fn not_found_path() -> ApiError {
+    ApiError::new(
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+    )
+}
+
+fn group_versions() -> Vec<(&'static str, &'static str)> {
+    let mut v: Vec<(&str, &str)> = Vec::new();
+    for t in BUILTIN {
+        if !t.group.is_empty() && !v.contains(&(t.group, t.version)) {
+            v.push((t.group, t.version));
+        }
+    }
+    v
+}
+
+fn resource_list(group: &str, version: &str) -> Value {
+    let gv = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    let mut resources = Vec::new();
+    for t in BUILTIN
+        .iter()
+        .filter(|t| t.group == group && t.version == version)
+    {
+        resources.push(json!({
+            "name": t.plural, "singularName": t.kind.to_lowercase(), "namespaced": t.namespaced,
+            "kind": t.kind,
+            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+        }));
+        if t.status_subresource {
+            resources.push(json!({
+                "name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced,
+                "kind": t.kind, "verbs": ["get", "patch", "update"],
+            }));
+        }
+    }
+    json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
+}
+
+fn route(path: &str) -> Result<Route, ApiError> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, version, rest) = match segs.as_slice() {
+        ["api"] => {
+            return Ok(Route::Discovery(json!({
+                "kind": "APIVersions", "versions": ["v1"],
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "sim"}],
+            })));
+        }
+        ["api", "v1"] => return Ok(Route::Discovery(resource_list("", "v1"))),
+        ["apis"] => {
+            let groups: Vec<Value> = group_versions()
+                .into_iter()
+                .map(|(g, v)| {
+                    let gv = json!({"groupVersion": format!("{g}/{v}"), "version": v});
+                    json!({"name": g, "versions": [gv.clone()], "preferredVersion": gv})
+                })
+                .collect();
+            return Ok(Route::Discovery(
+                json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
+            ));
+        }
+        ["apis", g, v] => {
+            if group_versions().contains(&(*g, *v)) {
+                return Ok(Route::Discovery(resource_list(g, v)));
+            }
+            return Err(not_found_path());
+        }
+        ["api", "v1", rest @ ..] => ("", "v1", rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return Err(not_found_path()),
+    };
+    let namespace_sub = rest.len() == 3 && matches!(rest[2], "status" | "finalize");
+    let (ns, rest) = if rest.len() >= 3 && rest[0] == "namespaces" && !namespace_sub {
+        (Some(rest[1].to_owned()), &rest[2..])
+    } else {
+        (None, rest)
+    };
+    let (plural, name, sub) = match rest {
+        [p] => (*p, None, None),
+        [p, n] => (*p, Some((*n).to_owned()), None),
+        [p, n, s] => (*p, Some((*n).to_owned()), Some((*s).to_owned())),
+        _ => return Err(not_found_path()),
+    };
+    let t = find_type(group, version, plural).ok_or_else(not_found_path)?;
+    if (ns.is_some() && !t.namespaced) || name.as_deref() == Some("") {
+        return Err(not_found_path());
+    }
+    if let Some(s) = &sub
+        && !(s == "status" && t.status_subresource)
+    {
+        return Err(not_found_path());
+    }
+    Ok(Route::Resource { t, ns, name, sub })
+}
+
+fn hex(c: u8) -> Option<u8> {
+    char::from(c).to_digit(16).and_then(|d| u8::try_from(d).ok())
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(h * 16 + l);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn parse_query(q: &str) -> BTreeMap<String, String> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (percent_decode(k), percent_decode(v)),
+            None => (percent_decode(p), String::new()),
+        })
+        .collect()
+}
+
+/// `(namespace, name)` of an object: the list order and the continue position.
+fn object_key(o: &Value) -> (String, String) {
+    let m = &o["metadata"];
+    (
+        m["namespace"].as_str().unwrap_or_default().to_owned(),
+        m["name"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+fn encode_continue(k: &(String, String)) -> String {
+    format!("{}\u{0}{}", k.0, k.1)
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn decode_continue(token: &str) -> Result<(String, String), ApiError> {
+    let bad = || ApiError::bad_request(format!("invalid continue token {token:?}"));
+    if !token.len().is_multiple_of(2) || !token.is_ascii() {
+        return Err(bad());
+    }
+    let bytes = (0..token.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&token[i..i + 2], 16))
+        .collect::<Result<Vec<u8>, _>>()
+        .map_err(|_| bad())?;
+    let s = String::from_utf8(bytes).map_err(|_| bad())?;
+    let (ns, name) = s.split_once('\u{0}').ok_or_else(bad)?;
+    Ok((ns.to_owned(), name.to_owned()))
+}
+
+/// One label requirement.
+#[derive(Clone, Debug)]
+enum LabelReq {
+    Eq(String, String),
+    NotEq(String, String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    NotExists(String),
+}
+
+/// The label and field selectors of a list or watch.
+#[derive(Clone, Debug, Default)]
+struct Selectors {
+    labels: Vec<LabelReq>,
+    /// `(field, value, equal)`.
+    fields: Vec<(String, String, bool)>,
+}
+
+/// Splits at commas outside parentheses.
+fn split_top(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out.into_iter().map(str::trim).filter(|p| !p.is_empty()).collect()
+}
+
+fn set_values(s: &str) -> Option<Vec<String>> {
+    let inner = s.trim().strip_prefix('(')?.strip_suffix(')')?;
+    Some(inner.split(',').map(|v| v.trim().to_owned()).collect())
+}
+
+impl Selectors {
+    fn parse(query: &BTreeMap<String, String>) -> Result<Self, ApiError> {
+        let mut sel = Self::default();
+        for req in split_top(query.get("labelSelector").map(String::as_str).unwrap_or("")) {
+            let bad = || ApiError::bad_request(format!("unable to parse requirement: {req:?}"));
+            let r = if let Some((k, v)) = req.split_once("!=") {
+                LabelReq::NotEq(k.trim().into(), v.trim().into())
+            } else if let Some((k, v)) = req.split_once("==") {
+                LabelReq::Eq(k.trim().into(), v.trim().into())
+            } else if let Some((k, v)) = req.split_once('=') {
+                LabelReq::Eq(k.trim().into(), v.trim().into())
+            } else if let Some((k, v)) = req.split_once(" notin ") {
+                LabelReq::NotIn(k.trim().into(), set_values(v).ok_or_else(bad)?)
+            } else if let Some((k, v)) = req.split_once(" in ") {
+                LabelReq::In(k.trim().into(), set_values(v).ok_or_else(bad)?)
+            } else if let Some(k) = req.strip_prefix('!') {
+                LabelReq::NotExists(k.trim().into())
+            } else if req.contains(char::is_whitespace) || req.contains(['(', ')']) {
+                return Err(bad());
+            } else {
+                LabelReq::Exists(req.into())
+            };
+            sel.labels.push(r);
+        }
+        for req in split_top(query.get("fieldSelector").map(String::as_str).unwrap_or("")) {
+            let (k, v, eq) = if let Some((k, v)) = req.split_once("!=") {
+                (k, v, false)
+            } else if let Some((k, v)) = req.split_once("==") {
+                (k, v, true)
+            } else if let Some((k, v)) = req.split_once('=') {
+                (k, v, true)
+            } else {
+                return Err(ApiError::bad_request(format!("invalid field selector: {req:?}")));
+            };
+            let k = k.trim();
+            if !matches!(k, "metadata.name" | "metadata.namespace") {
+                return Err(ApiError::bad_request(format!("field label not supported: {k}")));
+            }
+            sel.fields.push((k.to_owned(), v.trim().to_owned(), eq));
+        }
+        Ok(sel)
+    }
+
+    fn matches(&self, o: &Value) -> bool {
+        let labels = o["metadata"]["labels"].as_object();
+        let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+        let labels_ok = self.labels.iter().all(|r| match r {
+            LabelReq::Eq(k, v) => label(k) == Some(v.as_str()),
+            LabelReq::NotEq(k, v) => label(k) != Some(v.as_str()),
+            LabelReq::In(k, vs) => label(k).is_some_and(|l| vs.iter().any(|v| v == l)),
+            LabelReq::NotIn(k, vs) => label(k).is_none_or(|l| vs.iter().all(|v| v != l)),
+            LabelReq::Exists(k) => label(k).is_some(),
+            LabelReq::NotExists(k) => label(k).is_none(),
+        });
+        labels_ok
+            && self.fields.iter().all(|(k, v, eq)| {
+                let field = k.strip_prefix("metadata.").unwrap_or(k);
+                let actual = o["metadata"][field].as_str().unwrap_or_default();
+                (actual == v) == *eq
+            })
+    }
+}
+
+/// Serializing any typed object to JSON (object-safe helper for [`Simulator::load`]).
+mod erased {
+    use super::{ApiError, Value, internal};
+
+    pub trait Ser {
+        fn to_value(&self) -> Result<Value, ApiError>;
+    }
+
+    impl<T: serde::Serialize> Ser for T {
+        fn to_value(&self) -> Result<Value, ApiError> {
+            serde_json::to_value(self).map_err(internal)
+        }
+    }
+}
+
+impl tower::Service<Request<kube::client::Body>> for Simulator {
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<kube::client::Body>) -> Self::Future {
+        let sim = self.clone();
+        Box::pin(async move {
+            let (parts, body) = req.into_parts();
+            let response = match body.collect_bytes().await {
+                Ok(bytes) => sim.respond(&parts, &bytes),
+                Err(e) => {
+                    let err = ApiError::bad_request(format!("reading the request body: {e}"));
+                    sim.record(&parts, "unknown", 400);
+                    json_response(400, &err.to_status())
+                }
+            };
+            Ok(response)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_and_continue_round_trip() -> Result<(), ApiError> {
+        let q = parse_query("labelSelector=app%3Dweb%2Ctier+in+(a%2Cb)&limit=2");
+        assert_eq!(
+            q.get("labelSelector").map(String::as_str),
+            Some("app=web,tier in (a,b)")
+        );
+        let k = ("ns".to_owned(), "name".to_owned());
+        assert_eq!(decode_continue(&encode_continue(&k))?, k);
+        assert!(decode_continue("zz").is_err());
+        assert_eq!(percent_decode("%"), "%");
+        assert_eq!(percent_decode("a%2"), "a%2");
+        Ok(())
+    }
+
+    #[test]
+    fn merge_patch_rfc7386() {
+        let mut t = json!({"a": 1, "b": {"c": 2, "d": 3}});
+        merge_patch(&mut t, &json!({"a": null, "b": {"c": 4}, "e": [1]}));
+        assert_eq!(t, json!({"b": {"c": 4, "d": 3}, "e": [1]}));
+    }
+
+    #[test]
+    fn routes() {
+        assert!(matches!(
+            route("/api/v1/namespaces/ns/configmaps/x"),
+            Ok(Route::Resource {
+                ns: Some(_),
+                name: Some(_),
+                sub: None,
+                ..
+            })
+        ));
+        assert!(matches!(
+            route("/api/v1/namespaces/ns/status"),
+            Ok(Route::Resource {
+                ns: None,
+                sub: Some(_),
+                ..
+            })
+        ));
+        assert!(matches!(
+            route("/apis/config.openshift.io/v1/clusterversions/version/status"),
+            Ok(Route::Resource { sub: Some(_), .. })
+        ));
+        assert!(route("/apis/config.openshift.io/v1/namespaces/x/clusterversions").is_err());
+        assert!(route("/api/v1/configmaps/x/status").is_err());
+        assert!(route("/apis/nope/v1").is_err());
+    }
+}

@@ -3,7 +3,7 @@
 //! selectors, pagination, watches, the audit log, and cvo's own live feed against a simulator
 //! loaded with the `oc adm upgrade status` fixtures.
 
-use std::{future::Future, path::Path, time::Duration};
+use std::{future::Future, time::Duration};
 
 use cvo::sim::Simulator;
 use futures::{StreamExt, TryStreamExt};
@@ -509,19 +509,6 @@ async fn unsupported_methods_are_method_not_allowed_and_delete_collection_works(
     assert_eq!(sim.audit().entries.last().map(|e| e.code), Some(405));
 }
 
-/// The input files of fixture scenario `s`.
-fn scenario_inputs(dir: &Path, s: &str) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = ["cv", "co", "mcp", "mc", "node"]
-        .iter()
-        .map(|k| dir.join(format!("{s}-{k}.yaml")))
-        .collect();
-    let mco = dir.join(format!("{s}-mco-deployment.yaml"));
-    if mco.is_file() {
-        v.push(mco);
-    }
-    v
-}
-
 /// `cvo status` text for `state` at the fixture's moment.
 fn render(state: &cvo::cluster::ClusterState) -> String {
     let now = state.snapshot_time().expect("fixture has condition times");
@@ -535,7 +522,7 @@ async fn fetch_state_over_the_simulator_renders_the_fixture_output() {
     let Some(dir) = common::shared_fixture("oc-upgrade-status", "fetch_state_over_the_simulator") else {
         return;
     };
-    let sim = Simulator::from_snapshot(&scenario_inputs(&dir, SCENARIO)).expect("fixture loads");
+    let sim = Simulator::from_snapshot(&common::scenario_inputs(&dir, SCENARIO)).expect("fixture loads");
     let state = within(
         "fetch_state",
         cvo::cluster::live::fetch_state(&client(&sim), "sim"),
@@ -573,7 +560,8 @@ async fn every_fixture_round_trips_through_the_simulator() {
     scenarios.sort();
     assert!(!scenarios.is_empty());
     for s in scenarios {
-        let mut snapshot = cvo::cluster::snapshot::load(&scenario_inputs(&dir, &s)).expect("fixture loads");
+        let mut snapshot =
+            cvo::cluster::snapshot::load(&common::scenario_inputs(&dir, &s)).expect("fixture loads");
         let sim = Simulator::from_state(&snapshot).expect("simulator loads");
         let state = within(
             "fetch_state",
@@ -592,9 +580,9 @@ async fn watch_state_over_the_simulator_follows_changes() {
     let Some(dir) = common::shared_fixture("oc-upgrade-status", "watch_state_over_the_simulator") else {
         return;
     };
-    let sim = Simulator::from_snapshot(&scenario_inputs(&dir, SCENARIO)).expect("fixture loads");
+    let sim = Simulator::from_snapshot(&common::scenario_inputs(&dir, SCENARIO)).expect("fixture loads");
     let mut rx = cvo::cluster::live::watch_state(client(&sim), "sim".into());
-    let synced = wait_for(&mut rx, "synced", |s| {
+    let synced = common::wait_for(&mut rx, "synced", |s| {
         matches!(s.feed, cvo::cluster::FeedStatus::Live { synced: true, .. })
     })
     .await;
@@ -609,7 +597,7 @@ async fn watch_state_over_the_simulator_follows_changes() {
         .expect("cv stored");
     cv["spec"]["channel"] = json!("sim-test-channel");
     sim.insert(cv).expect("cv updated");
-    wait_for(&mut rx, "channel change", |s| {
+    common::wait_for(&mut rx, "channel change", |s| {
         s.cluster_version
             .as_ref()
             .and_then(|cv| cv.spec.channel.as_deref())
@@ -617,25 +605,6 @@ async fn watch_state_over_the_simulator_follows_changes() {
     })
     .await;
     assert_eq!(sim.audit().writes(), 0);
-}
-
-async fn wait_for(
-    rx: &mut tokio::sync::watch::Receiver<std::sync::Arc<cvo::cluster::ClusterState>>,
-    what: &str,
-    pred: impl Fn(&cvo::cluster::ClusterState) -> bool,
-) -> std::sync::Arc<cvo::cluster::ClusterState> {
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    loop {
-        let current = rx.borrow_and_update().clone();
-        if pred(&current) {
-            return current;
-        }
-        match tokio::time::timeout_at(deadline, rx.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => panic!("feed closed while waiting for {what}"),
-            Err(_) => panic!("timed out waiting for {what}"),
-        }
-    }
 }
 
 #[tokio::test]

@@ -10,13 +10,15 @@ use std::{
 };
 
 use bytes::Bytes;
-use cvo::cluster::{ClusterState, FeedStatus, live::watch_state};
+use cvo::cluster::{FeedStatus, live::watch_state};
 use futures::StreamExt;
 use http::{Request, Response, StatusCode};
 use http_body::Frame;
 use http_body_util::{BodyExt, StreamBody, combinators::UnsyncBoxBody};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
+
+mod common;
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -133,30 +135,11 @@ fn client_for(api: &Arc<Mutex<FakeApi>>) -> kube::Client {
     kube::Client::new(svc, "default")
 }
 
-async fn wait_for(
-    rx: &mut watch::Receiver<Arc<ClusterState>>,
-    what: &str,
-    pred: impl Fn(&ClusterState) -> bool,
-) -> Arc<ClusterState> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let current = rx.borrow_and_update().clone();
-        if pred(&current) {
-            return current;
-        }
-        match tokio::time::timeout_at(deadline, rx.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => panic!("feed closed while waiting for {what}"),
-            Err(_) => panic!("timed out waiting for {what}; last state: {current:?}"),
-        }
-    }
-}
-
 #[tokio::test]
 async fn initial_lists_fill_the_state_and_watch_events_update_it() {
     let api = fake_cluster();
     let mut rx = watch_state(client_for(&api), "fake".into());
-    let state = wait_for(&mut rx, "initial lists", |s| {
+    let state = common::wait_for(&mut rx, "initial lists", |s| {
         s.cluster_operators.len() == 2
             && matches!(
                 s.feed,
@@ -200,7 +183,7 @@ async fn initial_lists_fill_the_state_and_watch_events_update_it() {
             let _ = tx.send(Bytes::from(line.clone()));
         }
     }
-    let state = wait_for(&mut rx, "etcd update", |s| {
+    let state = common::wait_for(&mut rx, "etcd update", |s| {
         s.cluster_operators
             .iter()
             .any(|o| o.name() == "etcd" && o.operator_version() == Some("4.16.4"))
@@ -224,7 +207,7 @@ async fn a_failing_api_is_reported_and_the_feed_keeps_going() {
     let api = fake_cluster();
     api.lock().expect("lock").failing = true;
     let mut rx = watch_state(client_for(&api), "down".into());
-    let state = wait_for(&mut rx, "error report", |s| {
+    let state = common::wait_for(&mut rx, "error report", |s| {
         matches!(&s.feed, FeedStatus::Live { error: Some(_), .. })
     })
     .await;
@@ -241,7 +224,7 @@ async fn a_failing_api_is_reported_and_the_feed_keeps_going() {
 
     // The API comes back: the backoff retries, the state fills and the error clears.
     api.lock().expect("lock").failing = false;
-    let state = wait_for(&mut rx, "recovery", |s| {
+    let state = common::wait_for(&mut rx, "recovery", |s| {
         matches!(
             &s.feed,
             FeedStatus::Live {
@@ -264,7 +247,7 @@ async fn a_dead_api_is_retried_with_growing_backoff_and_a_steady_since() {
     let api = fake_cluster();
     api.lock().expect("lock").failing = true;
     let mut rx = watch_state(client_for(&api), "dead".into());
-    let first = wait_for(&mut rx, "error report", |s| {
+    let first = common::wait_for(&mut rx, "error report", |s| {
         matches!(&s.feed, FeedStatus::Live { error: Some(_), .. })
     })
     .await;

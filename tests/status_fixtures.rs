@@ -4,7 +4,7 @@
 //! One test per scenario × detail level compares the rendered text with the expected output
 //! byte for byte; an end-to-end test runs the built binary.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cvo::cli::status::{Details, render_text};
 
@@ -13,19 +13,6 @@ mod common;
 /// The oc-upgrade-status fixtures, or `None` after a visible skip notice naming `test`.
 fn fixtures_dir(test: &str) -> Option<PathBuf> {
     common::shared_fixture("oc-upgrade-status", test)
-}
-
-/// The input files of scenario `s`: the five required ones plus the optional MCO Deployment.
-fn inputs(dir: &Path, s: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = ["cv", "co", "mcp", "mc", "node"]
-        .iter()
-        .map(|k| dir.join(format!("{s}-{k}.yaml")))
-        .collect();
-    let mco = dir.join(format!("{s}-mco-deployment.yaml"));
-    if mco.is_file() {
-        v.push(mco);
-    }
-    v
 }
 
 /// Prints the first differing lines with some context, unified-diff style.
@@ -52,7 +39,8 @@ fn check(scenario: &str, details: Option<Details>) {
     let Some(dir) = fixtures_dir(&format!("{scenario} ({details:?})")) else {
         return;
     };
-    let state = cvo::cluster::snapshot::load(&inputs(&dir, scenario)).expect("fixture loads");
+    let state =
+        cvo::cluster::snapshot::load(&common::scenario_inputs(&dir, scenario)).expect("fixture loads");
     let now = state.snapshot_time().expect("fixture has condition times");
     let assessment = cvo::assess::assess(&state, None, now);
     let actual = render_text(&assessment, details);
@@ -102,7 +90,8 @@ fn nodes_detail_shows_operators_table_only_when_asked() {
     let Some(dir) = fixtures_dir("nodes_detail_shows_operators_table_only_when_asked") else {
         return;
     };
-    let state = cvo::cluster::snapshot::load(&inputs(&dir, "4.14.1-degraded")).expect("fixture loads");
+    let state = cvo::cluster::snapshot::load(&common::scenario_inputs(&dir, "4.14.1-degraded"))
+        .expect("fixture loads");
     let now = state.snapshot_time().expect("times");
     let a = cvo::assess::assess(&state, None, now);
     let ops = render_text(&a, Some(Details::Operators));
@@ -120,7 +109,8 @@ fn json_has_documented_top_level_keys() {
     let Some(dir) = fixtures_dir("json_has_documented_top_level_keys") else {
         return;
     };
-    let state = cvo::cluster::snapshot::load(&inputs(&dir, "4.14.1-degraded")).expect("fixture loads");
+    let state = cvo::cluster::snapshot::load(&common::scenario_inputs(&dir, "4.14.1-degraded"))
+        .expect("fixture loads");
     let now = state.snapshot_time().expect("times");
     let a = cvo::assess::assess(&state, None, now);
     let json = cvo::cli::status::render_json(&a).expect("serialises");
@@ -149,7 +139,7 @@ fn binary_end_to_end() {
     let scenario = "4.16.0-single-node";
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
     cmd.arg("status");
-    for f in inputs(&dir, scenario) {
+    for f in common::scenario_inputs(&dir, scenario) {
         cmd.arg("--from").arg(f);
     }
     cmd.args(["--details", "all"]);

@@ -6,8 +6,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{
-    model::{Completion, Dashboard, Headline, InsightRow, NodeRow, PoolRow, percent_label},
-    text,
+    model::{Completion, Dashboard, Headline, InsightRow, NodeRow, PoolRow, cond_detail, percent_label},
     theme::Level,
 };
 use crate::{
@@ -16,7 +15,6 @@ use crate::{
         alerts::Alerts,
     },
     cluster::ClusterState,
-    openshift::Condition,
 };
 
 /// The view model for `state` at `now`.
@@ -83,15 +81,6 @@ pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment)
     d.operator_health = health;
     d.headline = headline(state, a, ratio);
     d.insights = a.health.insights.iter().map(insight_row).collect();
-}
-
-fn cond_detail(c: &Condition) -> String {
-    let msg = text::one_line(c.message());
-    match (c.reason(), msg.is_empty()) {
-        ("", _) => msg,
-        (r, true) => r.to_owned(),
-        (r, false) => format!("{r}: {msg}"),
-    }
 }
 
 /// Failing wins the headline; the control-plane assessment and progress stay visible as

@@ -493,7 +493,8 @@ fn operator_health(ops: &[OperatorRow]) -> String {
     s
 }
 
-fn cond_detail(c: &Condition) -> String {
+/// A condition as one line: `Reason: message`, or whichever of the two is present.
+pub(crate) fn cond_detail(c: &Condition) -> String {
     let msg = text::one_line(c.message());
     match (c.reason(), msg.is_empty()) {
         ("", _) => msg,

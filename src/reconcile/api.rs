@@ -1,0 +1,226 @@
+//! THE contract between the reconcile engine and the outside (design.md "Boundaries"): a
+//! `watch` channel of [`StatusSnapshot`]s (latest value only, so a slow reader never backs up
+//! the engine) and an `mpsc` channel of [`Command`]s. The engine validates each command and
+//! reports its outcome in the next snapshot ([`StatusSnapshot::last_command`]).
+//!
+//! ```no_run
+//! # async fn demo(client: kube::Client) -> anyhow::Result<()> {
+//! use cvo::reconcile::api::{Command, Engine, EngineConfig};
+//! let cfg = EngineConfig::local("/release".into(), None)?;
+//! let mut h = Engine::spawn(client, cfg);
+//! h.status.changed().await?;
+//! println!("{:.0}%", h.status.borrow().fraction * 100.0);
+//! h.commands.send(Command::Shutdown).await?;
+//! # Ok(()) }
+//! ```
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tokio::sync::{mpsc, watch};
+
+pub use super::engine::{Engine, EngineConfig, LocalPayloads, PayloadResolver};
+pub use super::sync_worker::{Drift, DriftRecord, EngineTimings, FieldChange, TaskProgress, TaskState};
+use crate::openshift::{ClusterVersionStatus, Release};
+
+/// Whether the engine writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EngineMode {
+    /// Observe and compute drift; never write (dry-run apply + a client refusing writes).
+    #[default]
+    WatchOnly,
+    /// Apply the payload and write ClusterVersion status (only while holding the lease).
+    ActiveApply,
+}
+
+/// What the engine is doing.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", content = "detail", rename_all = "camelCase")]
+pub enum EngineState {
+    /// Reading the ClusterVersion and loading the payload.
+    #[default]
+    Starting,
+    /// Active-apply without the lease; the holder is in [`StatusSnapshot::lease_holder`].
+    WaitingForLease,
+    /// First install of the release.
+    Initializing,
+    /// Moving to a new release.
+    Updating,
+    /// At level, re-applying periodically.
+    Reconciling,
+    /// No ClusterVersion and not allowed to create one; the text says what is missing.
+    Blocked(String),
+    /// Shut down.
+    Stopped,
+}
+
+/// Progress of one run level (tasks without a parsed level are under `None`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunLevelProgress {
+    /// The `NN` of `0000_NN_component_*`.
+    pub level: Option<u32>,
+    /// Tasks in this level.
+    pub total: usize,
+    /// Applied.
+    pub done: usize,
+    /// Failed.
+    pub failed: usize,
+    /// Skipped at apply time.
+    pub skipped: usize,
+}
+
+/// A current failure in one line: reason and message.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Failure {
+    /// Reason, e.g. `ClusterOperatorDegraded` (empty for untyped errors).
+    pub reason: String,
+    /// Message.
+    pub message: String,
+}
+
+/// The outcome of the last command.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CommandOutcome {
+    /// The command as text.
+    pub command: String,
+    /// `Ok(message)` or `Err(why)`.
+    pub result: Result<String, String>,
+    /// When it was handled.
+    pub at: DateTime<Utc>,
+}
+
+/// Counters since the engine started.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Counters {
+    /// Apply passes finished.
+    pub passes: u64,
+    /// Writes the apply layer sent.
+    pub apply_writes: u64,
+    /// ClusterVersion status writes.
+    pub status_writes: u64,
+    /// API requests by verb (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`).
+    pub requests: BTreeMap<String, u64>,
+    /// Non-read requests the watch-only client refused.
+    pub refused_writes: u64,
+}
+
+/// Everything the UI and the CLI see of the engine.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusSnapshot {
+    /// What the engine is doing.
+    pub state: EngineState,
+    /// Watch-only or active-apply.
+    pub mode: EngineMode,
+    /// The release being applied.
+    pub desired: Option<Release>,
+    /// done / total.
+    pub fraction: f32,
+    /// Tasks applied in the current pass.
+    pub done: usize,
+    /// Tasks in the payload.
+    pub total: usize,
+    /// Consecutive complete passes.
+    pub completed: u32,
+    /// Consecutive failed passes.
+    pub attempt: u32,
+    /// A pass is running.
+    pub running: bool,
+    /// Per run level.
+    pub run_levels: Vec<RunLevelProgress>,
+    /// Per task.
+    pub tasks: Arc<Vec<TaskProgress>>,
+    /// The current failure, summarised.
+    pub failure: Option<Failure>,
+    /// The failing tasks of the current pass with their errors.
+    pub failures: Vec<Failure>,
+    /// Drift of the last pass (watch-only: what would change; active: what changed).
+    pub drift: Arc<Vec<DriftRecord>>,
+    /// Holder of the CVO lease, if known.
+    pub lease_holder: Option<String>,
+    /// Whether this engine holds the lease.
+    pub leader: bool,
+    /// The last command's outcome.
+    pub last_command: Option<CommandOutcome>,
+    /// Counters.
+    pub counters: Counters,
+    /// The ClusterVersion status as last read or written.
+    pub cluster_version: Option<ClusterVersionStatus>,
+    /// The last error of the engine loop itself (reading / writing the ClusterVersion).
+    pub last_error: Option<String>,
+    /// When this snapshot was made.
+    pub at: Option<DateTime<Utc>>,
+}
+
+impl StatusSnapshot {
+    /// Whether the ClusterVersion says the desired release is applied: a Completed history entry
+    /// for it on top and Failing not True.
+    pub fn is_completed(&self) -> bool {
+        let Some(cv) = &self.cluster_version else {
+            return false;
+        };
+        let top = cv.history.first();
+        top.is_some_and(|h| h.state == crate::openshift::UpdateState::Completed)
+            && self
+                .desired
+                .as_ref()
+                .is_none_or(|d| top.is_some_and(|h| h.image == d.image))
+            && !crate::openshift::condition::find(&cv.conditions, super::status::FAILING)
+                .is_some_and(|c| c.is_true())
+    }
+
+    /// The Failing condition when it is True: `(reason, message)`.
+    pub fn failing(&self) -> Option<(String, String)> {
+        let cv = self.cluster_version.as_ref()?;
+        let c = crate::openshift::condition::find(&cv.conditions, super::status::FAILING)?;
+        c.is_true()
+            .then(|| (c.reason().to_string(), c.message().to_string()))
+    }
+}
+
+/// A request to the engine (design.md "Boundaries").
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Command {
+    /// Run an apply pass now.
+    ReconcileNow,
+    /// Set `spec.desiredUpdate`.
+    SetDesiredUpdate {
+        /// Target version.
+        version: Option<String>,
+        /// Target image.
+        image: Option<String>,
+        /// Skip verification and blocking preconditions.
+        force: bool,
+    },
+    /// Clear `spec.desiredUpdate`.
+    ClearDesiredUpdate,
+    /// Set `spec.channel` (empty clears it).
+    SetChannel(String),
+    /// Set `spec.desiredUpdate.acceptRisks` to these names.
+    AcceptRisks(Vec<String>),
+    /// Switch between watch-only and active-apply.
+    SetMode(EngineMode),
+    /// Stop the engine.
+    Shutdown,
+}
+
+/// The engine as the outside holds it.
+#[derive(Debug)]
+pub struct EngineHandle {
+    /// Latest snapshot.
+    pub status: watch::Receiver<Arc<StatusSnapshot>>,
+    /// Commands to the engine.
+    pub commands: mpsc::Sender<Command>,
+    /// The engine task; ends after [`Command::Shutdown`].
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+impl EngineHandle {
+    /// Sends [`Command::Shutdown`] and waits for the engine to stop.
+    pub async fn shutdown(self) {
+        let _ = self.commands.send(Command::Shutdown).await;
+        let _ = self.task.await;
+    }
+}

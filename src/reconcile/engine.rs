@@ -202,6 +202,7 @@ impl Engine {
             loaded: None,
             own_release: Release::default(),
             co_start_times: HashMap::new(),
+            _worker_guard: shutdown.clone().drop_guard(),
             shutdown,
             last_publish: None,
         };
@@ -236,6 +237,8 @@ struct EngineLoop {
     co_start_times: HashMap<String, chrono::DateTime<Utc>>,
     shutdown: CancellationToken,
     last_publish: Option<Instant>,
+    /// Stops the worker when the loop is dropped (also on abort).
+    _worker_guard: tokio_util::sync::DropGuard,
 }
 
 fn err_text(e: &kube::Error) -> String {
@@ -376,7 +379,11 @@ impl EngineLoop {
             image: own.image.clone(),
         };
         let mut force = false;
-        if current.is_some() && !desired_invalid {
+        // Upstream resolves spec.desiredUpdate only once the worker is initialized (C78); our
+        // payload resolution is synchronous, so the first turn already takes it. This keeps a
+        // restarted engine on the update it was doing instead of bouncing through its own
+        // release (which would add a history entry).
+        if !desired_invalid {
             if let Some(du) = &cv.spec.desired_update {
                 let image = du.image.clone().unwrap_or_default();
                 let version = du.version.clone().unwrap_or_default();

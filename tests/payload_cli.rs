@@ -127,8 +127,8 @@ fn fixture_payloads_load_with_expected_counts() {
     let cases: &[(&str, usize)] = &[
         ("release-payload/openshift-api-payload-manifests", 96),
         ("release-payload/oc-mirror-release-manifests", 1),
-        ("release-payload/operator-manifests/cluster-dns-operator", 21),
-        ("cvo-repo/install", 20),
+        ("release-payload/operator-manifests/cluster-dns-operator", 20),
+        ("cvo-repo/install", 19),
     ];
     for (rel, want) in cases {
         let Some(dir) = common::shared_fixture(rel, "fixture_payloads_load_with_expected_counts") else {

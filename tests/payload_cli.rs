@@ -191,12 +191,23 @@ proptest! {
         for (i, n) in g.nodes.iter().enumerate() {
             for o in &n.out {
                 prop_assert!(g.nodes[*o].in_.contains(&i), "edge {} -> {} not mirrored", i, o);
-                if mode == PayloadState::Updating {
-                    let from = n.tasks.iter().filter_map(level).max();
-                    let to = g.nodes[*o].tasks.iter().filter_map(level).min();
-                    if let (Some(f), Some(t)) = (from, to) {
-                        prop_assert!(f <= t, "edge {} -> {} runs from level {} to {}", i, o, f, t);
-                    }
+            }
+        }
+        if mode == PayloadState::Updating {
+            // Highest run level among a node's tasks and all its ancestors' (fixpoint over the DAG).
+            let own: Vec<Option<u32>> = g.nodes.iter().map(|n| n.tasks.iter().filter_map(level).max()).collect();
+            let mut upto = own.clone();
+            for _ in 0..=g.nodes.len() {
+                for (i, node) in g.nodes.iter().enumerate() {
+                    let best = node.in_.iter().filter_map(|p| upto[*p]).chain(own[i]).max();
+                    upto[i] = best;
+                }
+            }
+            for (i, n) in g.nodes.iter().enumerate() {
+                let lowest = n.tasks.iter().filter_map(level).min();
+                let before = n.in_.iter().filter_map(|p| upto[*p]).max();
+                if let (Some(lo), Some(b)) = (lowest, before) {
+                    prop_assert!(b <= lo, "node {} (level {}) runs after a level-{} task", i, lo, b);
                 }
             }
         }

@@ -151,8 +151,7 @@ pub fn steps(graph: &TaskGraph) -> Vec<Vec<usize>> {
     // iterate to a fixpoint (the graph is acyclic).
     for _ in 0..=n {
         let mut changed = false;
-        for i in 0..n {
-            let node = &graph.nodes[i];
+        for (i, node) in graph.nodes.iter().enumerate() {
             let mut d = 0;
             let mut ready = true;
             for p in &node.in_ {

@@ -111,12 +111,9 @@ fn format_manifest_errors(dir: &Path, errors: &[ManifestError]) -> String {
 }
 
 impl LoadError {
-    /// The `UpdateError` reason upstream reports for this failure.
+    /// The `UpdateError` reason upstream reports for a failed payload load.
     pub fn reason(&self) -> &'static str {
-        match self {
-            LoadError::Manifests { .. } => "UpdatePayloadIntegrity",
-            _ => "UpdatePayloadIntegrity",
-        }
+        "UpdatePayloadIntegrity"
     }
 
     /// One line per problem (each naming the file, and for manifests the document index).

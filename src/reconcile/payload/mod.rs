@@ -28,7 +28,7 @@ pub use load::{
 };
 pub use manifest::{Manifest, ManifestError, ResourceId, parse_manifests};
 pub use task_graph::{
-    GraphError, PayloadState, Task, TaskGraph, TaskNode, TaskRunner, by_number_and_component,
+    Buckets, GraphError, PayloadState, Task, TaskGraph, TaskNode, TaskRunner, by_number_and_component,
     flatten_by_number_and_component, graph_for_state, permute_order, run_graph, run_level_and_component,
     shift_order,
 };

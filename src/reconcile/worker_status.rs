@@ -89,26 +89,22 @@ impl SyncWorkerStatus {
     }
 }
 
-/// What [`report`] decided about a worker report.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ReportDecision {
-    /// Dropped: an earlier, less advanced report arriving after a failure.
-    Dropped,
-    /// Publish this (possibly adjusted) status.
-    Publish(SyncWorkerStatus),
-}
-
 /// The status-wrapper rules (`statusWrapper.Report`, C21–C22) for a new report `next` after the
-/// previously published `prev`:
+/// previously published `prev`. Returns the status to publish, or `None` when the report is
+/// dropped:
 /// - prev had a failure, next has none, same image, lower fraction ⇒ dropped;
 /// - fraction up, completed up, or (no failure and image changed) ⇒ `last_progress = now`;
 /// - generation 0 ⇒ keeps the previous generation;
 /// - the load-payload status is carried over from `prev` (it is reported separately).
-pub fn report(prev: &SyncWorkerStatus, mut next: SyncWorkerStatus, now: DateTime<Utc>) -> ReportDecision {
+pub fn report(
+    prev: &SyncWorkerStatus,
+    mut next: SyncWorkerStatus,
+    now: DateTime<Utc>,
+) -> Option<SyncWorkerStatus> {
     next.load_payload_status = prev.load_payload_status.clone();
     let (f, pf) = (next.fraction(), prev.fraction());
     if prev.failure.is_some() && next.failure.is_none() && prev.actual.image == next.actual.image && f < pf {
-        return ReportDecision::Dropped;
+        return None;
     }
     if f > pf
         || next.completed > prev.completed
@@ -119,7 +115,7 @@ pub fn report(prev: &SyncWorkerStatus, mut next: SyncWorkerStatus, now: DateTime
     if next.generation == 0 {
         next.generation = prev.generation;
     }
-    ReportDecision::Publish(next)
+    Some(next)
 }
 
 /// Token-bucket throttle of worker-status notifications (`runThrottledStatusNotifier`,

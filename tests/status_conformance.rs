@@ -1674,3 +1674,81 @@ fn c70_validate_cluster_version() {
         vec!["spec.desiredUpdate.version: Invalid value: \"4.1\": must be a semantic version (1.2.3[-...])"]
     );
 }
+
+// ---------------------------------------------------------------- C86, C87 admin gates
+
+#[test]
+fn c86_admin_gate_applicable_to_current_version() {
+    use cvo::reconcile::upgradeable::admin_gate_applies;
+    for bad in [
+        "ack-4>8-foo",
+        "ack-4..8-foo",
+        "ck-4.8-foo",
+        "ack-3.8-foo",
+        "ack-4.x-foo",
+        "ack-4.8.1-foo",
+        "ack-4.x--foo",
+        "ack-4.x-",
+    ] {
+        assert!(
+            admin_gate_applies(bad, "4.8.1").is_err(),
+            "{bad} must be a format error"
+        );
+    }
+    assert_eq!(admin_gate_applies("ack-4.8-foo", "4.8.3"), Ok(true));
+    assert_eq!(admin_gate_applies("ack-4.123456-foo", "4.123456.0"), Ok(true));
+    assert_eq!(admin_gate_applies("ack-4.8-foo", "4.9.0"), Ok(false));
+}
+
+#[test]
+fn c87_admin_gate_not_acknowledged() {
+    use std::collections::BTreeMap;
+
+    use cvo::reconcile::upgradeable::admin_gate_risk;
+    let value = "Sigstore is coming, see https://docs.example.com/sigstore\nfor details.";
+    let acks = BTreeMap::new();
+    let r = admin_gate_risk("ack-4.20-sigstore-in-4.21", value, &acks).expect("a risk");
+    assert_eq!(r.name, "AdminAck-ack-4.20-sigstore-in-4.21");
+    assert_eq!(r.message, value);
+    assert_eq!(r.url, "https://docs.example.com/sigstore");
+    let acks = BTreeMap::from([("ack-4.20-sigstore-in-4.21".to_string(), "true".to_string())]);
+    assert_eq!(admin_gate_risk("ack-4.20-sigstore-in-4.21", value, &acks), None);
+}
+
+// ---------------------------------------------------------------- converged pass
+
+#[test]
+fn converged_status_is_a_fixed_point() {
+    let own = rel("4.14.1", "quay.io/ocp@sha256:aa");
+    let mut f = Fixture::new();
+    f.operator_release = own.clone();
+    f.risks = Some(vec![Risk::new("ClusterVersionOverrides", "overrides")]);
+    let w = SyncWorkerStatus {
+        generation: 3,
+        reconciling: true,
+        completed: 4,
+        done: 800,
+        total: 800,
+        actual: own,
+        verified: true,
+        version_hash: "DL-FFQ2Uem8=".into(),
+        ..SyncWorkerStatus::default()
+    };
+    let first = f.run(&ClusterVersionStatus::default(), &w);
+    let inputs = StatusInputs {
+        now: now() + Duration::minutes(5),
+        operator_release: &f.operator_release,
+        release_metadata: &[],
+        status_release_architecture: false,
+        validation_errors: &[],
+        upgradeable_risks: f.risks.as_deref(),
+        upgradeable_error: None,
+        co_update_start_times: &f.starts,
+    };
+    let second = compute_status(&first, &w, &inputs);
+    assert!(
+        !cvo::reconcile::status::status_changed(&first, &second),
+        "a second pass over a converged cluster must not change status: {first:#?} vs {second:#?}"
+    );
+    assert!(second.history[0].verified);
+}

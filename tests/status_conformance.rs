@@ -1752,3 +1752,87 @@ fn converged_status_is_a_fixed_point() {
     );
     assert!(second.history[0].verified);
 }
+
+// ---------------------------------------------------------------- C76, C77 ReleaseAccepted texts
+
+#[test]
+fn c76_c77_release_accepted_messages() {
+    let r = rel("1.0.1-abc", "image/image:1");
+    let st = LoadPayloadStatus::failed(
+        "RetrievePayload",
+        &r,
+        UpdateError::new(
+            "ImageVerificationFailed",
+            "The update cannot be verified: some random error",
+        )
+        .into(),
+        now(),
+    );
+    assert_eq!(
+        st.message,
+        "Retrieving payload failed version=\"1.0.1-abc\" image=\"image/image:1\" failure=The update cannot be verified: some random error"
+    );
+    let st = LoadPayloadStatus::failed(
+        "PreconditionChecks",
+        &r,
+        UpdateError::new(
+            "UpgradePreconditionCheckFailed",
+            "Precondition \"TestPrecondition SuccessAfter: 3\" failed because of \"CheckFailure\": failing, attempt: 1 will succeeed after 3 attempt",
+        )
+        .into(),
+        now(),
+    );
+    assert_eq!(
+        st.message,
+        "Preconditions failed for payload loaded version=\"1.0.1-abc\" image=\"image/image:1\": Precondition \"TestPrecondition SuccessAfter: 3\" failed because of \"CheckFailure\": failing, attempt: 1 will succeeed after 3 attempt"
+    );
+    let w = SyncWorkerStatus {
+        actual: rel("1.0.0-abc", "image/image:0"),
+        load_payload_status: st,
+        ..SyncWorkerStatus::default()
+    };
+    let released = Fixture::new().run(&ClusterVersionStatus::default(), &w);
+    assert_eq!(crm(&released, "ReleaseAccepted").0, F);
+    assert_eq!(crm(&released, "ReleaseAccepted").1, "PreconditionChecks");
+    assert_eq!(
+        LoadPayloadStatus::retrieving(&r, now()).message,
+        "Retrieving and verifying payload version=\"1.0.1-abc\" image=\"image/image:1\""
+    );
+    let ok = LoadPayloadStatus::loaded(&r, "amd64", "", false, true, now());
+    assert_eq!(
+        ok.message,
+        "Payload loaded version=\"1.0.1-abc\" image=\"image/image:1\" architecture=\"amd64\""
+    );
+    assert!(ok.success && ok.verified);
+    assert_eq!(
+        LoadPayloadStatus::loaded(&r, "", "", false, false, now()).message,
+        "Payload loaded version=\"1.0.1-abc\" image=\"image/image:1\""
+    );
+}
+
+#[test]
+fn c76_forced_update_records_accepted_risks_in_history() {
+    let r = rel("1.0.1-abc", "image/image:1");
+    let risk = "Target release version=\"1.0.1-abc\" image=\"image/image:1\" cannot be verified, but continuing anyway because the update was forced: some random error";
+    let existing = ClusterVersionStatus {
+        history: vec![
+            hist(UpdateState::Partial, "1.0.1-abc", "image/image:1"),
+            hist(UpdateState::Completed, "1.0.0-abc", "image/image:0"),
+        ],
+        ..ClusterVersionStatus::default()
+    };
+    let w = SyncWorkerStatus {
+        reconciling: true,
+        completed: 1,
+        actual: r.clone(),
+        load_payload_status: LoadPayloadStatus::loaded(&r, "amd64", risk, false, false, now()),
+        ..SyncWorkerStatus::default()
+    };
+    let st = Fixture::new().run(&existing, &w);
+    assert_eq!(st.history[0].state, UpdateState::Completed);
+    assert_eq!(st.history[0].accepted_risks.as_deref(), Some(risk));
+    assert_eq!(
+        crm(&st, "Progressing"),
+        (F, String::new(), "Cluster version is 1.0.1-abc".into())
+    );
+}

@@ -497,3 +497,69 @@ pub fn summarize(errs: &[PreconditionFailure], force: bool) -> Option<(UpdateErr
         blocking,
     ))
 }
+
+/// Whether admin gate `gate` (a key of ConfigMap `openshift-config-managed/admin-gates`)
+/// applies to a cluster at `current_version` (`pkg/risk/adminack gateApplicableToCurrentVersion`,
+/// C86). Gates are named `ack-{4|5}.{minor}-{description}`; they apply when their major.minor
+/// equals the current one. A malformed name is an error naming the gate.
+pub fn admin_gate_applies(gate: &str, current_version: &str) -> Result<bool, String> {
+    let bad = || {
+        Err(format!(
+            "{gate} configmap gate name has invalid format; must comply with \"ack-[4-5].<minor>-<description>\""
+        ))
+    };
+    let Some(rest) = gate.strip_prefix("ack-") else {
+        return bad();
+    };
+    let mut chars = rest.char_indices();
+    let Some((_, major)) = chars.next().filter(|(_, c)| *c == '4' || *c == '5') else {
+        return bad();
+    };
+    if rest.as_bytes().get(1) != Some(&b'.') {
+        return bad();
+    }
+    let after_dot = &rest[2..];
+    let digits = after_dot.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return bad();
+    }
+    let minor = &after_dot[..digits];
+    let tail = &after_dot[digits..];
+    let Some(desc) = tail.strip_prefix('-') else {
+        return bad();
+    };
+    if desc.is_empty() || desc.starts_with('-') {
+        return bad();
+    }
+    let mut parts = current_version.split('.');
+    let (cur_major, cur_minor) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    Ok(cur_major == major.to_string() && cur_minor == minor)
+}
+
+/// The risk of one applicable admin gate (C87): `None` when `acks` holds `gate: "true"`;
+/// otherwise risk `AdminAck-{gate}` with the gate's value as message and the first `https://`
+/// URI in it (up to whitespace) as URL.
+pub fn admin_gate_risk(
+    gate: &str,
+    value: &str,
+    acks: &std::collections::BTreeMap<String, String>,
+) -> Option<Risk> {
+    if acks.get(gate).is_some_and(|v| v == "true") {
+        return None;
+    }
+    let url = value
+        .find("https://")
+        .map(|i| {
+            value[i..]
+                .split(char::is_whitespace)
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .unwrap_or_default();
+    Some(Risk {
+        name: format!("AdminAck-{gate}"),
+        message: value.to_string(),
+        url,
+    })
+}

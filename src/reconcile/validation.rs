@@ -79,11 +79,7 @@ pub fn validate_cluster_version(cv: &ClusterVersion, accept_risks_gate: bool) ->
                 kind: FieldErrorKind::Forbidden,
                 detail: "acceptRisks must not be specified".into(),
             });
-        } else if arch.is_empty()
-            && version.is_empty()
-            && image.is_empty()
-            && !(accept_risks_gate && !u.accept_risks.is_empty())
-        {
+        } else if arch.is_empty() && version.is_empty() && image.is_empty() && u.accept_risks.is_empty() {
             let detail = if accept_risks_gate {
                 "must specify architecture, version, image, or acceptRisks"
             } else {

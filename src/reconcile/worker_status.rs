@@ -35,6 +35,83 @@ pub struct LoadPayloadStatus {
     pub last_transition_time: Option<DateTime<Utc>>,
 }
 
+impl LoadPayloadStatus {
+    /// Step `RetrievePayload` in progress (ReleaseAccepted Unknown): `Retrieving and verifying
+    /// payload version="{V}" image="{I}"`.
+    pub fn retrieving(release: &Release, now: DateTime<Utc>) -> Self {
+        Self {
+            step: "RetrievePayload".into(),
+            message: format!(
+                "Retrieving and verifying payload version=\"{}\" image=\"{}\"",
+                release.version, release.image
+            ),
+            release: release.clone(),
+            last_transition_time: Some(now),
+            ..Self::default()
+        }
+    }
+
+    /// A failed step (ReleaseAccepted False) with upstream's message (cvo-spec §2.3, C76):
+    /// `RetrievePayload` ⇒ `Retrieving payload failed version="{V}" image="{I}" failure={err}`,
+    /// `LoadPayload` ⇒ `Loading payload failed …`, `VerifyPayloadVersion` ⇒ `Verifying payload
+    /// failed …`, `PreconditionChecks` ⇒ `Preconditions failed for payload loaded version="{V}"
+    /// image="{I}": {err}` (C77). Any other step uses the `Loading` wording.
+    pub fn failed(step: &str, release: &Release, failure: SyncError, now: DateTime<Utc>) -> Self {
+        let (v, i) = (&release.version, &release.image);
+        let message = match step {
+            "RetrievePayload" => {
+                format!("Retrieving payload failed version=\"{v}\" image=\"{i}\" failure={failure}")
+            }
+            "VerifyPayloadVersion" => {
+                format!("Verifying payload failed version=\"{v}\" image=\"{i}\" failure={failure}")
+            }
+            "PreconditionChecks" => {
+                format!("Preconditions failed for payload loaded version=\"{v}\" image=\"{i}\": {failure}")
+            }
+            _ => format!("Loading payload failed version=\"{v}\" image=\"{i}\" failure={failure}"),
+        };
+        Self {
+            step: step.into(),
+            message,
+            failure: Some(failure),
+            release: release.clone(),
+            last_transition_time: Some(now),
+            ..Self::default()
+        }
+    }
+
+    /// Step `PayloadLoaded` (ReleaseAccepted True): `Payload loaded version="{V}" image="{I}"
+    /// architecture="{arch}"`, or without the architecture part when `architecture` is empty
+    /// (the reset of a stale status for the same image).
+    pub fn loaded(
+        release: &Release,
+        architecture: &str,
+        accepted_risks: &str,
+        local: bool,
+        verified: bool,
+        now: DateTime<Utc>,
+    ) -> Self {
+        let mut message = format!(
+            "Payload loaded version=\"{}\" image=\"{}\"",
+            release.version, release.image
+        );
+        if !architecture.is_empty() {
+            message.push_str(&format!(" architecture=\"{architecture}\""));
+        }
+        Self {
+            success: true,
+            step: "PayloadLoaded".into(),
+            message,
+            accepted_risks: accepted_risks.into(),
+            local,
+            verified,
+            release: release.clone(),
+            last_transition_time: Some(now),
+            failure: None,
+        }
+    }
+}
+
 /// Capability status the worker computed (`CapabilityStatus`): the `status.capabilities` value
 /// and the capabilities enabled only because they could not be disabled.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -89,26 +166,22 @@ impl SyncWorkerStatus {
     }
 }
 
-/// What [`report`] decided about a worker report.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ReportDecision {
-    /// Dropped: an earlier, less advanced report arriving after a failure.
-    Dropped,
-    /// Publish this (possibly adjusted) status.
-    Publish(SyncWorkerStatus),
-}
-
 /// The status-wrapper rules (`statusWrapper.Report`, C21–C22) for a new report `next` after the
-/// previously published `prev`:
+/// previously published `prev`. Returns the status to publish, or `None` when the report is
+/// dropped:
 /// - prev had a failure, next has none, same image, lower fraction ⇒ dropped;
 /// - fraction up, completed up, or (no failure and image changed) ⇒ `last_progress = now`;
 /// - generation 0 ⇒ keeps the previous generation;
 /// - the load-payload status is carried over from `prev` (it is reported separately).
-pub fn report(prev: &SyncWorkerStatus, mut next: SyncWorkerStatus, now: DateTime<Utc>) -> ReportDecision {
+pub fn report(
+    prev: &SyncWorkerStatus,
+    mut next: SyncWorkerStatus,
+    now: DateTime<Utc>,
+) -> Option<SyncWorkerStatus> {
     next.load_payload_status = prev.load_payload_status.clone();
     let (f, pf) = (next.fraction(), prev.fraction());
     if prev.failure.is_some() && next.failure.is_none() && prev.actual.image == next.actual.image && f < pf {
-        return ReportDecision::Dropped;
+        return None;
     }
     if f > pf
         || next.completed > prev.completed
@@ -119,7 +192,7 @@ pub fn report(prev: &SyncWorkerStatus, mut next: SyncWorkerStatus, now: DateTime
     if next.generation == 0 {
         next.generation = prev.generation;
     }
-    ReportDecision::Publish(next)
+    Some(next)
 }
 
 /// Token-bucket throttle of worker-status notifications (`runThrottledStatusNotifier`,

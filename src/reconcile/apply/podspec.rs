@@ -20,6 +20,9 @@ pub fn ensure_pod_template_spec(
     required: &PodTemplateSpec,
 ) {
     ensure_object_meta_opt(modified, &mut existing.metadata, &required.metadata);
+    if existing.spec.is_none() && required.spec.is_none() {
+        return;
+    }
     let req = required.spec.clone().unwrap_or_default();
     ensure_pod_spec(modified, existing.spec.get_or_insert_with(Default::default), &req);
 }

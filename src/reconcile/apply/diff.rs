@@ -27,7 +27,7 @@ pub enum Drift {
     },
     /// The live object differs in these fields.
     Update {
-        /// Changed fields, in document order.
+        /// Changed fields: keys present on the live object in key order, then added keys.
         diff: Vec<FieldChange>,
     },
     /// The object would be deleted.
@@ -91,8 +91,8 @@ mod tests {
             &json!({"spec": {"replicas": 1, "x": [1, 3], "new": "y"}}),
         );
         let paths: Vec<_> = d.iter().map(|c| c.path.as_str()).collect();
-        assert_eq!(paths, [".spec.replicas", ".spec.x[1]", ".spec.gone", ".spec.new"]);
-        assert_eq!(d[0].from, Some(json!(2)));
-        assert_eq!(d[2].to, None);
+        assert_eq!(paths, [".spec.gone", ".spec.replicas", ".spec.x[1]", ".spec.new"]);
+        assert_eq!(d[1].from, Some(json!(2)));
+        assert_eq!(d[0].to, None);
     }
 }

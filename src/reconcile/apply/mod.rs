@@ -8,12 +8,17 @@
 //! health check instead; deletion manifests ([`delete`]) a DELETE in Updating mode. In watch-only
 //! (dry-run) mode nothing is written: the outcome's [`Drift`] says what would change.
 
+// `UpdateError` keeps upstream's shape (reason, message, effect, nested, name, task); it is only
+// built on failure paths, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
 pub mod builders;
 pub mod delete;
 pub mod diff;
 pub mod error;
 pub mod kinds;
 pub mod merge;
+pub mod openshift_kinds;
 pub mod podspec;
 pub mod readiness;
 
@@ -181,6 +186,9 @@ enum Typed {
     ValidatingWebhook,
     MutatingWebhook,
     ClusterOperator,
+    ImageStream,
+    OperatorGroup,
+    SecurityContextConstraints,
 }
 
 fn typed_kind(group: &str, kind: &str) -> Option<(Typed, &'static str, bool)> {
@@ -209,6 +217,13 @@ fn typed_kind(group: &str, kind: &str) -> Option<(Typed, &'static str, bool)> {
             (Typed::MutatingWebhook, "mutatingwebhookconfigurations", false)
         }
         ("config.openshift.io", "ClusterOperator") => (Typed::ClusterOperator, "clusteroperators", false),
+        ("image.openshift.io", "ImageStream") => (Typed::ImageStream, "imagestreams", true),
+        ("operators.coreos.com", "OperatorGroup") => (Typed::OperatorGroup, "operatorgroups", true),
+        ("security.openshift.io", "SecurityContextConstraints") => (
+            Typed::SecurityContextConstraints,
+            "securitycontextconstraints",
+            false,
+        ),
         _ => return None,
     })
 }
@@ -216,12 +231,17 @@ fn typed_kind(group: &str, kind: &str) -> Option<(Typed, &'static str, bool)> {
 /// How long a discovery answer is trusted (upstream resets its REST mapper every minute).
 pub const DISCOVERY_TTL: Duration = Duration::from_secs(60);
 
+/// (group, version, kind) of a discovery cache entry.
+type GvkKey = (String, String, String);
+/// A discovered resource, whether it is namespaced, and when it was discovered.
+type Discovered = (ApiResource, bool, Instant);
+
 /// Applies manifests through one `kube::Client`: typed kinds by their known resource, every
 /// other kind through discovery (cached for [`DISCOVERY_TTL`], asked again on a miss), deletions
 /// tracked across calls. Cheap to share behind an `Arc`; all methods take `&self`.
 pub struct Applier {
     client: Client,
-    discovery: Mutex<HashMap<(String, String, String), (ApiResource, bool, Instant)>>,
+    discovery: Mutex<HashMap<GvkKey, Discovered>>,
     deletions: Mutex<DeletionTracker>,
 }
 
@@ -305,6 +325,17 @@ pub fn merge_manifest(
         Typed::Crd => merge_as(t, live, required, ok(ensure_custom_resource_definition)),
         Typed::ValidatingWebhook => merge_as(t, live, required, ok(ensure_validating_webhook_configuration)),
         Typed::MutatingWebhook => merge_as(t, live, required, ok(ensure_mutating_webhook_configuration)),
+        Typed::ImageStream | Typed::OperatorGroup | Typed::SecurityContextConstraints => {
+            let ensure = match typed {
+                Typed::ImageStream => openshift_kinds::ensure_image_stream,
+                Typed::OperatorGroup => openshift_kinds::ensure_operator_group,
+                _ => openshift_kinds::ensure_security_context_constraints,
+            };
+            let mut merged = live.clone();
+            let mut modified = false;
+            ensure(&mut modified, &mut merged, required);
+            Ok((modified, live.clone(), merged))
+        }
         Typed::ClusterOperator => {
             // metadata only, and only when reconciling (row 91); status is never written
             let before: ClusterOperator = decode(t, "live object", live)?;

@@ -3,6 +3,8 @@
 //!
 //! - [`payload`]: load a release payload directory, filter its manifests, build the task graph
 //!   and run it;
+//! - [`apply`]: per-kind merge ("ensure"), readiness, ClusterOperator health and the apply
+//!   step with dry-run drift;
 //! - [`capability`]: known / enabled / implicitly enabled capabilities;
 //! - the pure core of the ClusterVersion status writer: the error vocabulary ([`errors`]), the
 //!   sync worker's report ([`worker_status`]), the status algorithm ([`status`]), spec
@@ -11,6 +13,7 @@
 //!   guards ([`client`]), a generic applier ([`basic_apply`]) and the contract with the outside
 //!   ([`api`]).
 
+pub mod apply;
 pub mod capability;
 pub mod errors;
 pub mod payload;

@@ -458,7 +458,7 @@ impl Runner {
                     holder = h;
                     None
                 }
-                Ok(Err(e)) => Some(e.to_string()),
+                Ok(Err(e)) => Some(describe(&e)),
                 Err(_) => Some(format!("no answer within {:?}", t.lease_duration)),
             };
             self.publish(LeaderState::Acquiring {
@@ -507,7 +507,7 @@ impl Runner {
                 }
                 Ok(Err(e)) => {
                     tracing::warn!(lease = %self.config.lease_ref(), "renewing the lease failed: {e}");
-                    last_error = e.to_string();
+                    last_error = describe(&e);
                     next = Instant::now() + t.retry_period;
                 }
                 Err(_) => {
@@ -648,6 +648,14 @@ fn valid_holder(spec: &LeaseSpec, now: Timestamp) -> Option<&str> {
     let secs = i64::from(spec.lease_duration_seconds?);
     let expires_ms = last.0.as_millisecond().saturating_add(secs.saturating_mul(1000));
     (now.as_millisecond() <= expires_ms).then_some(holder)
+}
+
+/// One line for an API error: `{code} {reason}: {message}` for a Status, else kube's text.
+fn describe(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
+        e => e.to_string(),
+    }
 }
 
 /// Now, at the microsecond precision a MicroTime keeps on the wire.

@@ -5,6 +5,7 @@
 //!   and run it;
 //! - [`apply`]: per-kind merge ("ensure"), readiness, ClusterOperator health and the apply
 //!   step with dry-run drift;
+//! - [`leader`]: Lease-based leader election, so only one active cvo writes to a cluster;
 //! - [`capability`]: known / enabled / implicitly enabled capabilities;
 //! - the pure core of the ClusterVersion status writer: the error vocabulary ([`errors`]), the
 //!   sync worker's report ([`worker_status`]), the status algorithm ([`status`]), spec
@@ -16,6 +17,7 @@
 pub mod apply;
 pub mod capability;
 pub mod errors;
+pub mod leader;
 pub mod payload;
 pub mod status;
 pub mod upgradeable;

@@ -70,6 +70,7 @@ pub const BUILTIN: &[ResourceType] = &[
     rt("", "v1", "nodes", "Node", false, true),
     rt("", "v1", "pods", "Pod", true, true),
     rt("apps", "v1", "deployments", "Deployment", true, true),
+    rt("coordination.k8s.io", "v1", "leases", "Lease", true, false),
     rt(
         "config.openshift.io",
         "v1",

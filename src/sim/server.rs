@@ -27,7 +27,7 @@ use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::store::{ApiError, BUILTIN, EventType, ResourceType, Store, WriteMode, find_type};
+use super::store::{ApiError, EventType, NamespaceState, Store, TypeRef, WriteMode};
 use crate::cluster::ClusterState;
 
 /// The body of every simulator response.
@@ -177,13 +177,16 @@ impl Simulator {
     /// # Errors
     /// When an object cannot be stored (it does not serialize, or has no name).
     pub fn load(&self, state: &ClusterState) -> Result<(), ApiError> {
-        fn typ(plural: &str) -> Result<&'static ResourceType, ApiError> {
-            BUILTIN
+        let typ = |plural: &str| -> Result<TypeRef, ApiError> {
+            let store = self.lock();
+            store
+                .types()
                 .iter()
-                .find(|t| t.plural == plural)
+                .find(|t| t.plural == plural && t.crd.is_none())
+                .cloned()
                 .ok_or_else(|| internal(format!("{plural} not served")))
-        }
-        let mut objects: Vec<(&'static ResourceType, Value)> = Vec::new();
+        };
+        let mut objects: Vec<(TypeRef, Value)> = Vec::new();
         let v = |o: &dyn erased::Ser| o.to_value();
         if let Some(cv) = &state.cluster_version {
             objects.push((typ("clusterversions")?, v(cv)?));
@@ -210,7 +213,7 @@ impl Simulator {
             objects.push((typ("deployments")?, d));
         }
         for (t, o) in objects {
-            self.insert_as(t, o)?;
+            self.insert_as(&t, o)?;
         }
         Ok(())
     }
@@ -224,15 +227,15 @@ impl Simulator {
     pub fn insert(&self, obj: Value) -> Result<Value, ApiError> {
         let api_version = obj["apiVersion"].as_str().unwrap_or_default();
         let kind = obj["kind"].as_str().unwrap_or_default();
-        let t = super::store::find_kind(api_version, kind).ok_or_else(|| {
+        let t = self.lock().find_kind(api_version, kind).ok_or_else(|| {
             ApiError::bad_request(format!(
                 "no kind {kind:?} is registered for version {api_version:?}"
             ))
         })?;
-        self.insert_as(t, obj)
+        self.insert_as(&t, obj)
     }
 
-    fn insert_as(&self, t: &'static ResourceType, mut obj: Value) -> Result<Value, ApiError> {
+    fn insert_as(&self, t: &TypeRef, mut obj: Value) -> Result<Value, ApiError> {
         let ns = if t.namespaced {
             obj["metadata"]["namespace"]
                 .as_str()
@@ -265,9 +268,10 @@ impl Simulator {
 
     /// The stored object, if any (`ns` is ignored for cluster-scoped kinds).
     pub fn get(&self, group: &str, plural: &str, ns: &str, name: &str) -> Option<Value> {
-        let t = BUILTIN.iter().find(|t| t.group == group && t.plural == plural)?;
+        let store = self.lock();
+        let t = store.find_plural(group, plural)?;
         let ns = if t.namespaced { ns } else { "" };
-        self.lock().get(t, ns, name).cloned()
+        store.get(&t, ns, name).cloned()
     }
 
     /// Drops the watch event log: watches from any earlier resourceVersion get `410 Expired`.
@@ -321,7 +325,7 @@ impl Simulator {
     fn dispatch(&self, parts: &http::request::Parts, body: &[u8]) -> (&'static str, Result<Reply, ApiError>) {
         let path = parts.uri.path();
         let query = parse_query(parts.uri.query().unwrap_or_default());
-        let route = match route(path) {
+        let route = match route(path, &self.lock()) {
             Ok(r) => r,
             Err(e) => return ("unknown", Err(e)),
         };
@@ -353,13 +357,13 @@ impl Simulator {
         let m = &parts.method;
         let dry_run = query.get("dryRun").is_some_and(|d| d == "All");
         match (m, name) {
-            (&Method::GET, Some(name)) => ("get", self.get_one(t, &ns_str, &name, meta_only)),
+            (&Method::GET, Some(name)) => ("get", self.get_one(&t, &ns_str, &name, meta_only)),
             (&Method::GET, None) if query.get("watch").is_some_and(|w| w == "true" || w == "1") => {
-                ("watch", self.watch(t, ns, &query, meta_only))
+                ("watch", self.watch(&t, ns, &query, meta_only))
             }
-            (&Method::GET, None) => ("list", self.list(t, ns.as_deref(), &query, meta_only)),
-            (&Method::POST, None) if !status => ("create", self.create(t, ns.as_deref(), body, dry_run)),
-            (&Method::PUT, Some(name)) => ("update", self.update(t, &ns_str, &name, body, mode, dry_run)),
+            (&Method::GET, None) => ("list", self.list(&t, ns.as_deref(), &query, meta_only)),
+            (&Method::POST, None) if !status => ("create", self.create(&t, ns.as_deref(), body, dry_run)),
+            (&Method::PUT, Some(name)) => ("update", self.update(&t, &ns_str, &name, body, mode, dry_run)),
             (&Method::PATCH, Some(name)) => {
                 let ct = parts
                     .headers
@@ -368,13 +372,13 @@ impl Simulator {
                     .unwrap_or_default();
                 (
                     "patch",
-                    self.patch(t, &ns_str, &name, ct, &query, body, mode, dry_run),
+                    self.patch(&t, &ns_str, &name, ct, &query, body, mode, dry_run),
                 )
             }
-            (&Method::DELETE, Some(name)) if !status => ("delete", self.delete(t, &ns_str, &name, dry_run)),
+            (&Method::DELETE, Some(name)) if !status => ("delete", self.delete(&t, &ns_str, &name, dry_run)),
             (&Method::DELETE, None) => (
                 "deletecollection",
-                self.delete_collection(t, ns.as_deref(), &query, dry_run),
+                self.delete_collection(&t, ns.as_deref(), &query, dry_run),
             ),
             _ => ("unknown", Err(method_not_allowed(m))),
         }
@@ -399,13 +403,7 @@ impl Simulator {
         out
     }
 
-    fn get_one(
-        &self,
-        t: &'static ResourceType,
-        ns: &str,
-        name: &str,
-        meta_only: bool,
-    ) -> Result<Reply, ApiError> {
+    fn get_one(&self, t: &TypeRef, ns: &str, name: &str, meta_only: bool) -> Result<Reply, ApiError> {
         let store = self.lock();
         let o = store
             .get(t, ns, name)
@@ -415,7 +413,7 @@ impl Simulator {
 
     fn list(
         &self,
-        t: &'static ResourceType,
+        t: &TypeRef,
         ns: Option<&str>,
         query: &BTreeMap<String, String>,
         meta_only: bool,
@@ -466,13 +464,7 @@ impl Simulator {
         ))
     }
 
-    fn create(
-        &self,
-        t: &'static ResourceType,
-        ns: Option<&str>,
-        body: &[u8],
-        dry_run: bool,
-    ) -> Result<Reply, ApiError> {
+    fn create(&self, t: &TypeRef, ns: Option<&str>, body: &[u8], dry_run: bool) -> Result<Reply, ApiError> {
         let obj = parse_body(body)?;
         let ns = match (t.namespaced, ns) {
             (true, Some(ns)) => ns.to_owned(),
@@ -493,20 +485,17 @@ impl Simulator {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
-        if t.namespaced && t.plural != "namespaces" && self.lock().get(namespaces(), "", &ns).is_none() {
-            return Err(ApiError::new(
-                404,
-                "NotFound",
-                format!("namespaces {ns:?} not found"),
-            ));
-        }
-        self.mutate(dry_run, |s| s.create(t, &ns, obj, WriteMode::Main))
-            .map(|o| Reply::Json(201, o))
+        let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        self.mutate(dry_run, |s| {
+            check_namespace(s, t, &ns, &name)?;
+            s.create(t, &ns, obj, WriteMode::Main)
+        })
+        .map(|o| Reply::Json(201, o))
     }
 
     fn update(
         &self,
-        t: &'static ResourceType,
+        t: &TypeRef,
         ns: &str,
         name: &str,
         body: &[u8],
@@ -528,7 +517,7 @@ impl Simulator {
     #[allow(clippy::too_many_arguments)]
     fn patch(
         &self,
-        t: &'static ResourceType,
+        t: &TypeRef,
         ns: &str,
         name: &str,
         content_type: &str,
@@ -592,13 +581,7 @@ impl Simulator {
         Ok(Reply::Json(if created { 201 } else { 200 }, out))
     }
 
-    fn delete(
-        &self,
-        t: &'static ResourceType,
-        ns: &str,
-        name: &str,
-        dry_run: bool,
-    ) -> Result<Reply, ApiError> {
+    fn delete(&self, t: &TypeRef, ns: &str, name: &str, dry_run: bool) -> Result<Reply, ApiError> {
         self.mutate(dry_run, |s| s.delete(t, ns, name))
             .map(|o| Reply::Json(200, o))
     }
@@ -607,7 +590,7 @@ impl Simulator {
     /// match; answers with the list of deleted (or finalizer-held) objects.
     fn delete_collection(
         &self,
-        t: &'static ResourceType,
+        t: &TypeRef,
         ns: Option<&str>,
         query: &BTreeMap<String, String>,
         dry_run: bool,
@@ -634,7 +617,7 @@ impl Simulator {
 
     fn watch(
         &self,
-        t: &'static ResourceType,
+        t: &TypeRef,
         ns: Option<String>,
         query: &BTreeMap<String, String>,
         meta_only: bool,
@@ -667,7 +650,7 @@ impl Simulator {
         drop(store);
         let state = WatchState {
             sim: self.clone(),
-            t,
+            t: t.clone(),
             ns,
             sel,
             last,
@@ -723,7 +706,7 @@ impl Simulator {
 
 struct WatchState {
     sim: Simulator,
-    t: &'static ResourceType,
+    t: TypeRef,
     ns: Option<String>,
     sel: Selectors,
     last: u64,
@@ -756,7 +739,7 @@ impl WatchState {
             return;
         }
         for e in store.events_since(self.last) {
-            if e.resource != self.t {
+            if !e.concerns(&self.t) {
                 continue;
             }
             let ns = e.object["metadata"]["namespace"].as_str().unwrap_or_default();
@@ -802,8 +785,26 @@ fn partial(o: &Value) -> Value {
     })
 }
 
-fn namespaces() -> &'static ResourceType {
-    &BUILTIN[0]
+/// kube-apiserver's NamespaceLifecycle admission: new objects need an existing namespace
+/// that is not being deleted (`404 NotFound` / `403 Forbidden`). Upstream:
+/// `plugin/pkg/admission/namespace/lifecycle/admission.go`.
+fn check_namespace(s: &Store, t: &TypeRef, ns: &str, name: &str) -> Result<(), ApiError> {
+    if !t.namespaced {
+        return Ok(());
+    }
+    match s.namespace_state(ns) {
+        NamespaceState::Active => Ok(()),
+        NamespaceState::Missing => Err(ApiError::new(
+            404,
+            "NotFound",
+            format!("namespaces {ns:?} not found"),
+        )),
+        NamespaceState::Terminating => Err(ApiError::forbidden(
+            t,
+            name,
+            &format!("unable to create new content in namespace {ns} because it is being terminated"),
+        )),
+    }
 }
 
 enum Reply {
@@ -862,7 +863,7 @@ pub fn merge_patch(target: &mut Value, patch: &Value) {
 enum Route {
     Discovery(Value),
     Resource {
-        t: &'static ResourceType,
+        t: TypeRef,
         ns: Option<String>,
         name: Option<String>,
         sub: Option<String>,
@@ -877,32 +878,43 @@ fn not_found_path() -> ApiError {
     )
 }
 
-fn group_versions() -> Vec<(&'static str, &'static str)> {
-    let mut v: Vec<(&str, &str)> = Vec::new();
-    for t in BUILTIN {
-        if !t.group.is_empty() && !v.contains(&(t.group, t.version)) {
-            v.push((t.group, t.version));
+/// `(group, versions)` of the served API groups, in registration order.
+fn group_versions(store: &Store) -> Vec<(String, Vec<String>)> {
+    let mut v: Vec<(String, Vec<String>)> = Vec::new();
+    for t in store.types() {
+        if t.group.is_empty() {
+            continue;
+        }
+        match v.iter_mut().find(|(g, _)| *g == t.group) {
+            Some((_, vs)) if !vs.contains(&t.version) => vs.push(t.version.clone()),
+            Some(_) => {}
+            None => v.push((t.group.clone(), vec![t.version.clone()])),
         }
     }
     v
 }
 
-fn resource_list(group: &str, version: &str) -> Value {
+fn resource_list(store: &Store, group: &str, version: &str) -> Value {
     let gv = if group.is_empty() {
         version.to_owned()
     } else {
         format!("{group}/{version}")
     };
     let mut resources = Vec::new();
-    for t in BUILTIN
+    for t in store
+        .types()
         .iter()
         .filter(|t| t.group == group && t.version == version)
     {
-        resources.push(json!({
-            "name": t.plural, "singularName": t.kind.to_lowercase(), "namespaced": t.namespaced,
+        let mut r = json!({
+            "name": t.plural, "singularName": t.singular, "namespaced": t.namespaced,
             "kind": t.kind,
-            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-        }));
+            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+        });
+        if !t.short_names.is_empty() {
+            r["shortNames"] = json!(t.short_names);
+        }
+        resources.push(r);
         if t.status_subresource {
             resources.push(json!({
                 "name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced,
@@ -913,7 +925,7 @@ fn resource_list(group: &str, version: &str) -> Value {
     json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
 }
 
-fn route(path: &str) -> Result<Route, ApiError> {
+fn route(path: &str, store: &Store) -> Result<Route, ApiError> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, version, rest) = match segs.as_slice() {
         ["api"] => {
@@ -922,13 +934,16 @@ fn route(path: &str) -> Result<Route, ApiError> {
                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "sim"}],
             })));
         }
-        ["api", "v1"] => return Ok(Route::Discovery(resource_list("", "v1"))),
+        ["api", "v1"] => return Ok(Route::Discovery(resource_list(store, "", "v1"))),
         ["apis"] => {
-            let groups: Vec<Value> = group_versions()
+            let groups: Vec<Value> = group_versions(store)
                 .into_iter()
-                .map(|(g, v)| {
-                    let gv = json!({"groupVersion": format!("{g}/{v}"), "version": v});
-                    json!({"name": g, "versions": [gv.clone()], "preferredVersion": gv})
+                .map(|(g, vs)| {
+                    let gvs: Vec<Value> = vs
+                        .iter()
+                        .map(|v| json!({"groupVersion": format!("{g}/{v}"), "version": v}))
+                        .collect();
+                    json!({"name": g, "preferredVersion": gvs[0].clone(), "versions": gvs})
                 })
                 .collect();
             return Ok(Route::Discovery(
@@ -936,8 +951,8 @@ fn route(path: &str) -> Result<Route, ApiError> {
             ));
         }
         ["apis", g, v] => {
-            if group_versions().contains(&(*g, *v)) {
-                return Ok(Route::Discovery(resource_list(g, v)));
+            if store.types().iter().any(|t| t.group == *g && t.version == *v) {
+                return Ok(Route::Discovery(resource_list(store, g, v)));
             }
             return Err(not_found_path());
         }
@@ -957,7 +972,9 @@ fn route(path: &str) -> Result<Route, ApiError> {
         [p, n, s] => (*p, Some((*n).to_owned()), Some((*s).to_owned())),
         _ => return Err(not_found_path()),
     };
-    let t = find_type(group, version, plural).ok_or_else(not_found_path)?;
+    let t = store
+        .find_type(group, version, plural)
+        .ok_or_else(not_found_path)?;
     if (ns.is_some() && !t.namespaced) || name.as_deref() == Some("") {
         return Err(not_found_path());
     }
@@ -1210,8 +1227,9 @@ mod tests {
 
     #[test]
     fn routes() {
+        let s = Store::default();
         assert!(matches!(
-            route("/api/v1/namespaces/ns/configmaps/x"),
+            route("/api/v1/namespaces/ns/configmaps/x", &s),
             Ok(Route::Resource {
                 ns: Some(_),
                 name: Some(_),
@@ -1220,7 +1238,7 @@ mod tests {
             })
         ));
         assert!(matches!(
-            route("/api/v1/namespaces/ns/status"),
+            route("/api/v1/namespaces/ns/status", &s),
             Ok(Route::Resource {
                 ns: None,
                 sub: Some(_),
@@ -1228,11 +1246,11 @@ mod tests {
             })
         ));
         assert!(matches!(
-            route("/apis/config.openshift.io/v1/clusterversions/version/status"),
+            route("/apis/config.openshift.io/v1/clusterversions/version/status", &s),
             Ok(Route::Resource { sub: Some(_), .. })
         ));
-        assert!(route("/apis/config.openshift.io/v1/namespaces/x/clusterversions").is_err());
-        assert!(route("/api/v1/configmaps/x/status").is_err());
-        assert!(route("/apis/nope/v1").is_err());
+        assert!(route("/apis/config.openshift.io/v1/namespaces/x/clusterversions", &s).is_err());
+        assert!(route("/api/v1/configmaps/x/status", &s).is_err());
+        assert!(route("/apis/nope/v1", &s).is_err());
     }
 }

@@ -13,6 +13,7 @@
 //! # }
 //! ```
 
+pub mod patch;
 pub mod server;
 pub mod store;
 

@@ -27,8 +27,13 @@ use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use super::patch::{self, Part, PatchType};
 use super::store::{ApiError, EventType, NamespaceState, Store, TypeRef, WriteMode};
 use crate::cluster::ClusterState;
+
+/// How often an idle watch with bookmarks gets one, unless
+/// [`Simulator::set_bookmark_interval`] says otherwise.
+pub const DEFAULT_BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 
 /// The body of every simulator response.
 pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
@@ -94,6 +99,7 @@ struct Shared {
     store: Mutex<Store>,
     audit: Mutex<Audit>,
     changes: watch::Sender<u64>,
+    bookmark_interval: Mutex<Duration>,
 }
 
 /// The in-memory Kubernetes API. Cheap to clone; clones share one store.
@@ -139,6 +145,7 @@ impl Simulator {
                 store: Mutex::new(Store::with_event_capacity(capacity)),
                 audit: Mutex::new(Audit::default()),
                 changes,
+                bookmark_interval: Mutex::new(DEFAULT_BOOKMARK_INTERVAL),
             }),
         }
     }
@@ -261,6 +268,13 @@ impl Simulator {
         out
     }
 
+    /// Sets how often watches that allow bookmarks (`allowWatchBookmarks=true`) get a
+    /// periodic `BOOKMARK` event while idle (default [`DEFAULT_BOOKMARK_INTERVAL`], about what
+    /// kube-apiserver's watch cache does). Applies to watches started afterwards.
+    pub fn set_bookmark_interval(&self, every: Duration) {
+        *lock(&self.shared.bookmark_interval) = every.max(Duration::from_millis(10));
+    }
+
     /// The current resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.lock().resource_version()
@@ -356,14 +370,20 @@ impl Simulator {
         };
         let m = &parts.method;
         let dry_run = query.get("dryRun").is_some_and(|d| d == "All");
+        let manager = field_manager(parts, &query);
         match (m, name) {
             (&Method::GET, Some(name)) => ("get", self.get_one(&t, &ns_str, &name, meta_only)),
             (&Method::GET, None) if query.get("watch").is_some_and(|w| w == "true" || w == "1") => {
                 ("watch", self.watch(&t, ns, &query, meta_only))
             }
             (&Method::GET, None) => ("list", self.list(&t, ns.as_deref(), &query, meta_only)),
-            (&Method::POST, None) if !status => ("create", self.create(&t, ns.as_deref(), body, dry_run)),
-            (&Method::PUT, Some(name)) => ("update", self.update(&t, &ns_str, &name, body, mode, dry_run)),
+            (&Method::POST, None) if !status => {
+                ("create", self.create(&t, ns.as_deref(), body, dry_run, &manager))
+            }
+            (&Method::PUT, Some(name)) => (
+                "update",
+                self.update(&t, &ns_str, &name, body, mode, dry_run, &manager),
+            ),
             (&Method::PATCH, Some(name)) => {
                 let ct = parts
                     .headers
@@ -372,7 +392,7 @@ impl Simulator {
                     .unwrap_or_default();
                 (
                     "patch",
-                    self.patch(&t, &ns_str, &name, ct, &query, body, mode, dry_run),
+                    self.patch(&t, &ns_str, &name, ct, &query, body, mode, dry_run, &manager),
                 )
             }
             (&Method::DELETE, Some(name)) if !status => ("delete", self.delete(&t, &ns_str, &name, dry_run)),
@@ -464,7 +484,14 @@ impl Simulator {
         ))
     }
 
-    fn create(&self, t: &TypeRef, ns: Option<&str>, body: &[u8], dry_run: bool) -> Result<Reply, ApiError> {
+    fn create(
+        &self,
+        t: &TypeRef,
+        ns: Option<&str>,
+        body: &[u8],
+        dry_run: bool,
+        manager: &str,
+    ) -> Result<Reply, ApiError> {
         let obj = parse_body(body)?;
         let ns = match (t.namespaced, ns) {
             (true, Some(ns)) => ns.to_owned(),
@@ -486,6 +513,11 @@ impl Simulator {
             ));
         }
         let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let mut obj = obj;
+        if let Some(m) = obj["metadata"].as_object_mut() {
+            m.remove("managedFields");
+        }
+        patch::managed_update(t, None, &mut obj, manager, Part::Main);
         self.mutate(dry_run, |s| {
             check_namespace(s, t, &ns, &name)?;
             s.create(t, &ns, obj, WriteMode::Main)
@@ -501,6 +533,7 @@ impl Simulator {
         body: &[u8],
         mode: WriteMode,
         dry_run: bool,
+        manager: &str,
     ) -> Result<Reply, ApiError> {
         let obj = parse_body(body)?;
         if mode == WriteMode::Status && !t.status_subresource {
@@ -510,8 +543,21 @@ impl Simulator {
                 "the server could not find the requested resource",
             ));
         }
-        self.mutate(dry_run, |s| s.update(t, ns, name, obj, mode))
-            .map(|o| Reply::Json(200, o))
+        let part = if mode == WriteMode::Status {
+            Part::Status
+        } else {
+            Part::Main
+        };
+        let mut obj = obj;
+        self.mutate(dry_run, |s| {
+            if let Some(current) = s.get(t, ns, name) {
+                // managedFields are the server's: a client's copy is ignored.
+                obj["metadata"]["managedFields"] = current["metadata"]["managedFields"].clone();
+                patch::managed_update(t, Some(current), &mut obj, manager, part);
+            }
+            s.update(t, ns, name, obj, mode)
+        })
+        .map(|o| Reply::Json(200, o))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -525,26 +571,10 @@ impl Simulator {
         body: &[u8],
         mode: WriteMode,
         dry_run: bool,
+        manager: &str,
     ) -> Result<Reply, ApiError> {
-        let media = content_type.split(';').next().unwrap_or_default().trim();
-        let apply = media == "application/apply-patch+yaml";
-        if !apply
-            && !matches!(
-                media,
-                "application/merge-patch+json" | "application/strategic-merge-patch+json"
-            )
-        {
-            return Err(ApiError::new(
-                415,
-                "UnsupportedMediaType",
-                format!(
-                    "the body of the request was in an unknown format - accepted media types include: \
-                     application/merge-patch+json, application/strategic-merge-patch+json, \
-                     application/apply-patch+yaml (got {media:?})"
-                ),
-            ));
-        }
-        if apply && query.get("fieldManager").is_none_or(|m| m.is_empty()) {
+        let kind = PatchType::from_content_type(content_type, t)?;
+        if kind == PatchType::Apply && query.get("fieldManager").is_none_or(|m| m.is_empty()) {
             return Err(ApiError::new(
                 422,
                 "Invalid",
@@ -552,30 +582,59 @@ impl Simulator {
             ));
         }
         if mode == WriteMode::Status && !t.status_subresource {
-            return Err(ApiError::new(
-                404,
-                "NotFound",
-                "the server could not find the requested resource",
-            ));
+            return Err(not_found_path());
         }
-        let patch = parse_body(body)?;
+        let part = if mode == WriteMode::Status {
+            Part::Status
+        } else {
+            Part::Main
+        };
+        let force = query.get("force").is_some_and(|f| f == "true");
+        let patch = match kind {
+            PatchType::Json => Value::Null,
+            PatchType::Apply => {
+                let v: Value = serde_norway::from_slice(body)
+                    .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+                if !v.is_object() {
+                    return Err(ApiError::bad_request("the apply body is not an object"));
+                }
+                if let Some(n) = v["metadata"]["name"].as_str()
+                    && n != name
+                {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({n}) does not match the name on the URL ({name})"
+                    )));
+                }
+                v
+            }
+            PatchType::Merge | PatchType::Strategic => parse_body(body)?,
+        };
         let mut created = false;
         let out = self.mutate(dry_run, |s| {
-            let Some(mut obj) = s.get(t, ns, name).cloned() else {
+            let Some(current) = s.get(t, ns, name).cloned() else {
                 // Server-side apply creates a missing object (not through /status).
-                if apply && mode == WriteMode::Main {
-                    let mut obj = patch.clone();
-                    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-                        m.insert("name".into(), json!(name));
-                    } else if let Some(o) = obj.as_object_mut() {
-                        o.insert("metadata".into(), json!({"name": name}));
-                    }
+                if kind == PatchType::Apply && mode == WriteMode::Main {
+                    check_namespace(s, t, ns, name)?;
+                    let mut obj = patch::apply(t, None, &patch, manager, part, force)?;
+                    obj["metadata"]["name"] = json!(name);
                     created = true;
                     return s.create(t, ns, obj, WriteMode::Main);
                 }
                 return Err(ApiError::not_found(t, name));
             };
-            merge_patch(&mut obj, &patch);
+            let obj = match kind {
+                PatchType::Apply => patch::apply(t, Some(&current), &patch, manager, part, force)?,
+                other => {
+                    let mut obj = current.clone();
+                    match other {
+                        PatchType::Json => patch::json_patch(&mut obj, body)?,
+                        PatchType::Strategic => patch::strategic_merge(&mut obj, &patch)?,
+                        _ => patch::merge_patch(&mut obj, &patch),
+                    }
+                    patch::managed_update(t, Some(&current), &mut obj, manager, part);
+                    obj
+                }
+            };
             s.update(t, ns, name, obj, mode)
         })?;
         Ok(Reply::Json(if created { 201 } else { 200 }, out))
@@ -648,6 +707,7 @@ impl Simulator {
                 .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {from:?}")))?
         };
         drop(store);
+        let bookmark_every = *lock(&self.shared.bookmark_interval);
         let state = WatchState {
             sim: self.clone(),
             t: t.clone(),
@@ -660,6 +720,8 @@ impl Simulator {
             done: false,
             meta_only,
             bookmarks: query.get("allowWatchBookmarks").is_some_and(|b| b == "true"),
+            bookmark_every,
+            next_bookmark: tokio::time::Instant::now() + bookmark_every,
         };
         let stream = futures::stream::unfold(state, |mut st| async move {
             loop {
@@ -674,9 +736,24 @@ impl Simulator {
                 if !st.pending.is_empty() || st.done {
                     continue;
                 }
-                let changed = match st.deadline {
-                    Some(d) => match tokio::time::timeout_at(d, st.rx.changed()).await {
+                let next_bookmark = st.bookmarks.then_some(st.next_bookmark);
+                let wake = match (st.deadline, next_bookmark) {
+                    (Some(d), Some(b)) => Some(d.min(b)),
+                    (d, b) => d.or(b),
+                };
+                let changed = match wake {
+                    Some(w) => match tokio::time::timeout_at(w, st.rx.changed()).await {
                         Ok(r) => r,
+                        Err(_) if st.deadline.is_none_or(|d| tokio::time::Instant::now() < d) => {
+                            // A periodic BOOKMARK with the version this watch has seen.
+                            st.next_bookmark = tokio::time::Instant::now() + st.bookmark_every;
+                            let b = json!({"type": "BOOKMARK", "object": {
+                                "kind": st.t.kind, "apiVersion": st.t.api_version(),
+                                "metadata": {"resourceVersion": st.last.to_string()},
+                            }});
+                            st.pending.push_back(line_bytes(&b));
+                            continue;
+                        }
                         Err(_) => {
                             // Timed out: a final BOOKMARK (when asked for) carries the
                             // current version, so the client resumes without a relist.
@@ -716,6 +793,8 @@ struct WatchState {
     done: bool,
     meta_only: bool,
     bookmarks: bool,
+    bookmark_every: Duration,
+    next_bookmark: tokio::time::Instant,
 }
 
 impl WatchState {
@@ -785,6 +864,33 @@ fn partial(o: &Value) -> Value {
     })
 }
 
+/// The field manager of a write: `?fieldManager=`, else what kube-apiserver derives from the
+/// `User-Agent` (its part before the first `/`, at most 128 characters), else `unknown`.
+/// Upstream: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go`
+/// (`managerOrUserAgent`).
+fn field_manager(parts: &http::request::Parts, query: &BTreeMap<String, String>) -> String {
+    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
+        return m.clone();
+    }
+    let ua = parts
+        .headers
+        .get(header::USER_AGENT)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    let prefix: String = ua
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(128)
+        .collect();
+    if prefix.is_empty() {
+        "unknown".into()
+    } else {
+        prefix
+    }
+}
+
 /// kube-apiserver's NamespaceLifecycle admission: new objects need an existing namespace
 /// that is not being deleted (`404 NotFound` / `403 Forbidden`). Upstream:
 /// `plugin/pkg/admission/namespace/lifecycle/admission.go`.
@@ -840,25 +946,7 @@ fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
     Ok(v)
 }
 
-/// RFC 7386 JSON merge patch.
-pub fn merge_patch(target: &mut Value, patch: &Value) {
-    let Some(p) = patch.as_object() else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = json!({});
-    }
-    if let Some(t) = target.as_object_mut() {
-        for (k, v) in p {
-            if v.is_null() {
-                t.remove(k);
-            } else {
-                merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
-    }
-}
+pub use super::patch::merge_patch;
 
 enum Route {
     Discovery(Value),

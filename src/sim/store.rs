@@ -1065,6 +1065,7 @@ impl Store {
             .cloned()
             .ok_or_else(|| ApiError::not_found(t, name))?;
         let meta = meta_mut(t, &mut obj)?;
+        let sent_managed = meta.get("managedFields").cloned();
         if let Some(n) = meta.get("name").and_then(Value::as_str)
             && !n.is_empty()
             && n != name
@@ -1140,6 +1141,11 @@ impl Store {
         }
         if mode == WriteMode::Status {
             meta.clone_from(&old_meta);
+            // The field managers of the status write, as the server computed them.
+            match &sent_managed {
+                Some(m) => meta.insert("managedFields".into(), m.clone()),
+                None => meta.remove("managedFields"),
+            };
         }
         if t.generation {
             meta.insert(

@@ -1,13 +1,14 @@
 //! [`Simulator`]: the in-memory API server as a `tower::Service`, so
 //! `kube::Client::new(sim.clone(), "default")` talks to it as to a kube-apiserver.
 //!
-//! Served: discovery (`/api`, `/api/v1`, `/apis`, `/apis/{group}/{version}`); for every kind in
-//! [`BUILTIN`], get, list (`labelSelector`, `fieldSelector` on `metadata.name` /
-//! `metadata.namespace`, `limit` + `continue`), watch (`resourceVersion`, `timeoutSeconds`),
-//! create, update, JSON merge patch (strategic merge patch and server-side apply are treated
-//! as merge patches; apply creates a missing object and needs `fieldManager`, but field
-//! ownership is not tracked), delete, and the `/status` subresource. Metadata-only requests (`Accept: ...;as=PartialObjectMetadata`)
-//! get `PartialObjectMetadata`. Errors are `Status` bodies with kube-apiserver's reasons.
+//! Served: discovery (`/api`, `/api/v1`, `/apis`, `/apis/{group}/{version}`) of the kinds in
+//! the store's registry (built-in and CRD-defined); for every kind, get, list
+//! (`labelSelector`, `fieldSelector` on `metadata.name` / `metadata.namespace`, `limit` +
+//! `continue`), watch (`resourceVersion`, `timeoutSeconds`, `allowWatchBookmarks`), create,
+//! update, patch (JSON, merge, strategic merge, server-side apply; see [`super::patch`]),
+//! delete, deletecollection, and the `/status` subresource. Metadata-only requests
+//! (`Accept: ...;as=PartialObjectMetadata`) get `PartialObjectMetadata`. Errors are `Status`
+//! bodies with kube-apiserver's reasons.
 //! Every request is recorded in an [`Audit`] log.
 
 use std::{

@@ -33,18 +33,167 @@ fn client(sim: &Simulator) -> Client {
     Client::new(sim.clone(), "default")
 }
 
-/// A simulator with namespace `ns` and a client for it.
-async fn with_namespace() -> (Simulator, Client) {
-    let sim = Simulator::new();
-    let c = client(&sim);
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "ns"}})).expect("namespace");
+/// Where a test runs: the in-process simulator, or the real cluster `CVO_TEST_KUBECONFIG`
+/// names. Either way the test gets its own namespace (random suffix), removed by [`Env::done`].
+struct Env {
+    sim: Option<Simulator>,
+    client: Client,
+    ns: String,
+    crds: std::sync::Mutex<Vec<String>>,
+}
+
+/// A random-enough lowercase suffix for names that must not collide on a shared cluster.
+fn suffix() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() as u64 ^ d.as_secs());
+    let n = nanos
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(
+            N.fetch_add(1, Ordering::Relaxed)
+                .wrapping_mul(1_442_695_040_888_963_407),
+        )
+        .wrapping_add(u64::from(std::process::id()));
+    format!("{:08x}", n >> 32)
+}
+
+async fn real_client() -> Option<Client> {
+    let path = std::env::var_os("CVO_TEST_KUBECONFIG")?;
+    let kc = kube::config::Kubeconfig::read_from(&path).expect("CVO_TEST_KUBECONFIG readable");
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+        .await
+        .expect("kubeconfig usable");
+    Some(Client::try_from(cfg).expect("client"))
+}
+
+/// A fresh environment with an empty namespace of its own.
+async fn env() -> Env {
+    let (sim, client) = match real_client().await {
+        Some(c) => (None, c),
+        None => {
+            let sim = Simulator::new();
+            (Some(sim.clone()), client(&sim))
+        }
+    };
+    let ns = format!("cvo-conf-{}", suffix());
+    let obj: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).expect("namespace");
     within(
         "create namespace",
-        Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns),
+        Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &obj),
     )
     .await
     .expect("namespace created");
-    (sim, c)
+    Env {
+        sim,
+        client,
+        ns,
+        crds: std::sync::Mutex::new(Vec::new()),
+    }
+}
+
+impl Env {
+    fn cms(&self) -> Api<ConfigMap> {
+        Api::namespaced(self.client.clone(), &self.ns)
+    }
+
+    /// The simulator, or `None` after printing why `test` is skipped on a real cluster.
+    fn sim_only(&self, test: &str) -> Option<&Simulator> {
+        if self.sim.is_none() {
+            eprintln!("skipping {test} on a real cluster: it checks simulator internals");
+        }
+        self.sim.as_ref()
+    }
+
+    /// Creates an established CRD `widgets.<unique group>` (kind Widget, v1, status
+    /// subresource) of `scope`; returns its ApiResource.
+    async fn widget_crd(&self, scope: &str) -> ApiResource {
+        let group = format!("t{}.cvo.example.com", suffix());
+        let name = format!("widgets.{group}");
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": name},
+            "spec": {"group": group, "scope": scope,
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]},
+        });
+        let api = crd_api(&self.client);
+        let obj: DynamicObject = serde_json::from_value(crd).expect("crd");
+        within("create crd", api.create(&PostParams::default(), &obj))
+            .await
+            .expect("crd created");
+        self.crds.lock().expect("crds").push(name.clone());
+        poll("crd established", || async {
+            let c = api.get(&name).await.ok()?;
+            let conds = c.data["status"]["conditions"].as_array()?.clone();
+            conds
+                .iter()
+                .any(|c| c["type"] == "Established" && c["status"] == "True")
+                .then_some(())
+        })
+        .await;
+        // Discovery and the new endpoints follow a moment later on a real server.
+        let gvk = GroupVersionKind::gvk(&group, "v1", "Widget");
+        let ar = ApiResource::from_gvk_with_plural(&gvk, "widgets");
+        let probe: Api<DynamicObject> = Api::all_with(self.client.clone(), &ar);
+        poll("crd served", || async {
+            probe.list(&ListParams::default()).await.ok().map(|_| ())
+        })
+        .await;
+        ar
+    }
+
+    /// Removes the namespace and CRDs this test made.
+    async fn done(self) {
+        let crds = crd_api(&self.client);
+        let names = self.crds.lock().expect("crds").clone();
+        for n in names {
+            let _ = crds.delete(&n, &DeleteParams::default()).await;
+        }
+        let _ = Api::<Namespace>::all(self.client.clone())
+            .delete(&self.ns, &DeleteParams::default())
+            .await;
+    }
+}
+
+fn crd_api(c: &Client) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+    Api::all_with(
+        c.clone(),
+        &ApiResource::from_gvk_with_plural(&gvk, "customresourcedefinitions"),
+    )
+}
+
+fn dyn_api(c: &Client, ar: &ApiResource, ns: Option<&str>) -> Api<DynamicObject> {
+    match ns {
+        Some(ns) => Api::namespaced_with(c.clone(), ns, ar),
+        None => Api::all_with(c.clone(), ar),
+    }
+}
+
+/// Polls `f` every 100 ms until it gives `Some`, failing the test after 60 s (a real
+/// cluster's controllers take a moment).
+async fn poll<T, F, Fut>(what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 fn cm(name: &str, labels: serde_json::Value) -> ConfigMap {
@@ -53,8 +202,14 @@ fn cm(name: &str, labels: serde_json::Value) -> ConfigMap {
 }
 
 fn api_error(r: Result<impl std::fmt::Debug, kube::Error>) -> (u16, String) {
+    let (code, reason, _) = api_error_full(r);
+    (code, reason)
+}
+
+/// `(code, reason, message)` of the Status a failed request got.
+fn api_error_full(r: Result<impl std::fmt::Debug, kube::Error>) -> (u16, String, String) {
     match r {
-        Err(kube::Error::Api(s)) => (s.code, s.reason.clone()),
+        Err(kube::Error::Api(s)) => (s.code, s.reason.clone(), s.message.clone()),
         other => panic!("expected an API error, got {other:?}"),
     }
 }
@@ -79,14 +234,14 @@ fn cv_object(channel: &str) -> DynamicObject {
 
 #[tokio::test]
 async fn configmap_create_get_list_delete() {
-    let (sim, c) = with_namespace().await;
-    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let e = env().await;
+    let api = e.cms();
     let created = within("create", api.create(&PostParams::default(), &cm("a", json!({}))))
         .await
         .expect("created");
     assert!(created.metadata.uid.is_some());
     assert!(created.metadata.creation_timestamp.is_some());
-    assert_eq!(created.metadata.namespace.as_deref(), Some("ns"));
+    assert_eq!(created.metadata.namespace.as_deref(), Some(e.ns.as_str()));
     let got = within("get", api.get("a")).await.expect("get");
     assert_eq!(got.data, created.data);
     let list = within("list", api.list(&ListParams::default()))
@@ -106,16 +261,19 @@ async fn configmap_create_get_list_delete() {
         api_error(within("get", api.get("a")).await),
         (404, "NotFound".into())
     );
-    let audit = sim.audit();
-    assert_eq!(audit.count("create"), 2);
-    assert_eq!(audit.count("delete"), 1);
-    assert_eq!(audit.writes(), 3);
+    if let Some(sim) = e.sim_only("audit counts") {
+        let audit = sim.audit();
+        assert_eq!(audit.count("create"), 2);
+        assert_eq!(audit.count("delete"), 1);
+        assert_eq!(audit.writes(), 3);
+    }
+    e.done().await;
 }
 
 #[tokio::test]
 async fn duplicate_create_is_already_exists_and_generate_name_works() {
-    let (_sim, c) = with_namespace().await;
-    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let e = env().await;
+    let api = e.cms();
     within("create", api.create(&PostParams::default(), &cm("a", json!({}))))
         .await
         .expect("created");
@@ -151,12 +309,13 @@ async fn duplicate_create_is_already_exists_and_generate_name_works() {
     )
     .await;
     assert_eq!(api_error(r).0, 404);
+    e.done().await;
 }
 
 #[tokio::test]
 async fn stale_update_is_conflict() {
-    let (_sim, c) = with_namespace().await;
-    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let e = env().await;
+    let api = e.cms();
     let first = within("create", api.create(&PostParams::default(), &cm("a", json!({}))))
         .await
         .expect("created");
@@ -168,21 +327,27 @@ async fn stale_update_is_conflict() {
     assert_ne!(second.metadata.resource_version, first.metadata.resource_version);
     let stale = within("stale replace", api.replace("a", &PostParams::default(), &first)).await;
     assert_eq!(api_error(stale), (409, "Conflict".into()));
+    e.done().await;
 }
 
 #[tokio::test]
 async fn generation_bumps_on_spec_change_only() {
-    let sim = Simulator::new();
-    let api = cv_api(&client(&sim));
-    let cv = within("create", api.create(&PostParams::default(), &cv_object("a")))
+    let e = env().await;
+    let ar = e.widget_crd("Namespaced").await;
+    let api = dyn_api(&e.client, &ar, Some(&e.ns));
+    let w: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": ar.api_version, "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1},
+    }))
+    .expect("widget");
+    let created = within("create", api.create(&PostParams::default(), &w))
         .await
         .expect("created");
-    assert_eq!(cv.metadata.generation, Some(1));
+    assert_eq!(created.metadata.generation, Some(1));
     let p = PatchParams::default();
     let labelled = within(
         "label patch",
         api.patch(
-            "version",
+            "w",
             &p,
             &Patch::Merge(json!({"metadata": {"labels": {"x": "y"}}})),
         ),
@@ -192,59 +357,65 @@ async fn generation_bumps_on_spec_change_only() {
     assert_eq!(labelled.metadata.generation, Some(1));
     let status = within(
         "status patch",
-        api.patch_status(
-            "version",
-            &p,
-            &Patch::Merge(json!({"status": {"desired": {"version": "1"}}})),
-        ),
+        api.patch_status("w", &p, &Patch::Merge(json!({"status": {"seen": 1}}))),
     )
     .await
     .expect("status patched");
     assert_eq!(status.metadata.generation, Some(1));
     let spec = within(
         "spec patch",
-        api.patch("version", &p, &Patch::Merge(json!({"spec": {"channel": "b"}}))),
+        api.patch("w", &p, &Patch::Merge(json!({"spec": {"size": 2}}))),
     )
     .await
     .expect("spec patched");
     assert_eq!(spec.metadata.generation, Some(2));
-    assert_eq!(spec.data["spec"]["channel"], "b");
+    assert_eq!(spec.data["spec"]["size"], 2);
+    // ConfigMaps do not keep a generation at all.
+    let c = within("cm", e.cms().create(&PostParams::default(), &cm("a", json!({}))))
+        .await
+        .expect("cm");
+    assert_eq!(c.metadata.generation, None);
+    e.done().await;
 }
 
 #[tokio::test]
 async fn status_subresource_is_isolated() {
-    let sim = Simulator::new();
-    let api = cv_api(&client(&sim));
+    let e = env().await;
+    let ar = e.widget_crd("Cluster").await;
+    let api = dyn_api(&e.client, &ar, None);
     let p = PostParams::default();
-    let cv = within("create", api.create(&p, &cv_object("a")))
-        .await
-        .expect("created");
+    let w: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": ar.api_version, "kind": "Widget", "metadata": {"name": "w"},
+        "spec": {"channel": "a"}, "status": {"version": "ignored"},
+    }))
+    .expect("widget");
+    let created = within("create", api.create(&p, &w)).await.expect("created");
     assert!(
-        cv.data.get("status").is_none(),
+        created.data.get("status").is_none(),
         "create ignores status: {:?}",
-        cv.data
+        created.data
     );
+    assert_eq!(created.metadata.namespace, None, "cluster-scoped");
     // A status write changes only status.
-    let mut s = cv.clone();
-    s.data["status"] = json!({"desired": {"version": "4.16.1"}});
+    let mut s = created.clone();
+    s.data["status"] = json!({"version": "4.16.1"});
     s.data["spec"]["channel"] = json!("ignored");
-    let after = within("replace_status", api.replace_status("version", &p, &s))
+    let after = within("replace_status", api.replace_status("w", &p, &s))
         .await
         .expect("status replaced");
-    assert_eq!(after.data["status"]["desired"]["version"], "4.16.1");
+    assert_eq!(after.data["status"]["version"], "4.16.1");
     assert_eq!(after.data["spec"]["channel"], "a");
     // A main-resource write ignores status.
     let mut m = after.clone();
-    m.data["status"] = json!({"desired": {"version": "0.0.0"}});
+    m.data["status"] = json!({"version": "0.0.0"});
     m.data["spec"]["channel"] = json!("b");
-    let after = within("replace", api.replace("version", &p, &m))
+    let after = within("replace", api.replace("w", &p, &m))
         .await
         .expect("replaced");
-    assert_eq!(after.data["status"]["desired"]["version"], "4.16.1");
+    assert_eq!(after.data["status"]["version"], "4.16.1");
     assert_eq!(after.data["spec"]["channel"], "b");
     // ConfigMaps have no status subresource.
-    let (_sim, c) = with_namespace().await;
-    let cms: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let cms = e.cms();
     within("create cm", cms.create(&p, &cm("a", json!({}))))
         .await
         .expect("cm created");
@@ -253,13 +424,43 @@ async fn status_subresource_is_isolated() {
         cms.patch_status("a", &PatchParams::default(), &Patch::Merge(json!({"status": {}}))),
     )
     .await;
-    assert_eq!(api_error(r).0, 404);
+    assert_eq!(api_error(r), (404, "NotFound".into()));
+    e.done().await;
+}
+
+#[tokio::test]
+async fn cluster_version_is_creatable_without_set_up() {
+    let e = env().await;
+    let Some(sim) = e.sim_only("cluster_version_is_creatable_without_set_up") else {
+        return e.done().await;
+    };
+    let api = cv_api(&client(sim));
+    let cv = within(
+        "create",
+        api.create(&PostParams::default(), &cv_object("stable-4.16")),
+    )
+    .await
+    .expect("created");
+    assert_eq!((cv.metadata.generation, cv.data.get("status")), (Some(1), None));
+    let st = within(
+        "status",
+        api.patch_status(
+            "version",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"desired": {"version": "4.16.1"}}})),
+        ),
+    )
+    .await
+    .expect("status patched");
+    assert_eq!(st.data["status"]["desired"]["version"], "4.16.1");
+    e.done().await;
 }
 
 #[tokio::test]
 async fn label_and_field_selectors() {
-    let (_sim, c) = with_namespace().await;
-    let api: Api<ConfigMap> = Api::namespaced(c.clone(), "ns");
+    let e = env().await;
+    let api = e.cms();
+    let c = e.client.clone();
     let p = PostParams::default();
     for (n, l) in [
         ("a", json!({"app": "web", "tier": "a"})),
@@ -304,12 +505,13 @@ async fn label_and_field_selectors() {
     assert!(l.items.is_empty());
     let r = within("bad field", api.list(&ListParams::default().fields("data.k=v"))).await;
     assert_eq!(api_error(r), (400, "BadRequest".into()));
+    e.done().await;
 }
 
 #[tokio::test]
 async fn pagination_with_limit_and_continue() {
-    let (_sim, c) = with_namespace().await;
-    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let e = env().await;
+    let api = e.cms();
     for n in ["e", "d", "c", "b", "a"] {
         within("create", api.create(&PostParams::default(), &cm(n, json!({}))))
             .await
@@ -332,12 +534,13 @@ async fn pagination_with_limit_and_continue() {
         assert!(pages.len() < 10, "pagination does not end");
     }
     assert_eq!(pages, [vec!["a", "b"], vec!["c", "d"], vec!["e"]]);
+    e.done().await;
 }
 
 #[tokio::test]
 async fn watch_sees_added_modified_deleted() {
-    let (_sim, c) = with_namespace().await;
-    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let e = env().await;
+    let api = e.cms();
     let rv = within("list", api.list(&ListParams::default()))
         .await
         .expect("list")
@@ -375,12 +578,13 @@ async fn watch_sees_added_modified_deleted() {
         seen,
         [("ADDED", a.clone()), ("MODIFIED", a.clone()), ("DELETED", a)]
     );
+    e.done().await;
 }
 
 #[tokio::test]
 async fn watch_timeout_ends_the_stream() {
-    let (sim, c) = with_namespace().await;
-    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let e = env().await;
+    let api = e.cms();
     let quiet = WatchParams {
         bookmarks: false,
         ..WatchParams::default().timeout(1)
@@ -396,25 +600,34 @@ async fn watch_timeout_ends_the_stream() {
     let stream = within("watch", api.watch(&with, "0")).await.expect("watch");
     let rest: Vec<_> = within("stream end", stream.collect::<Vec<_>>()).await;
     match rest.as_slice() {
-        [Ok(WatchEvent::Bookmark(b))] => {
-            assert_eq!(b.metadata.resource_version, sim.resource_version().to_string());
-        }
+        [Ok(WatchEvent::Bookmark(b))] => match &e.sim {
+            Some(sim) => assert_eq!(b.metadata.resource_version, sim.resource_version().to_string()),
+            None => assert!(!b.metadata.resource_version.is_empty()),
+        },
         other => panic!("expected one bookmark, got {other:?}"),
     }
+    e.done().await;
 }
 
 #[tokio::test]
 async fn watch_from_too_old_version_is_expired() {
-    let sim = Simulator::with_event_capacity(2);
-    let c = client(&sim);
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "ns"}})).expect("ns");
-    within(
-        "ns",
-        Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns),
-    )
-    .await
-    .expect("ns created");
-    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let e = env().await;
+    // The simulator keeps two events here; a real server compacts rv 1 long ago.
+    let (api, small) = match &e.sim {
+        Some(_) => {
+            let sim = Simulator::with_event_capacity(2);
+            let c = client(&sim);
+            let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": e.ns}})).expect("ns");
+            within(
+                "ns",
+                Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns),
+            )
+            .await
+            .expect("ns created");
+            (Api::<ConfigMap>::namespaced(c, &e.ns), Some(sim))
+        }
+        None => (e.cms(), None),
+    };
     for n in ["a", "b", "c", "d"] {
         within("create", api.create(&PostParams::default(), &cm(n, json!({}))))
             .await
@@ -428,40 +641,98 @@ async fn watch_from_too_old_version_is_expired() {
         Ok(Some(WatchEvent::Error(s))) => {
             assert_eq!((s.code, s.reason.as_str()), (410, "Expired"));
         }
+        Err(kube::Error::Api(s)) => assert_eq!((s.code, s.reason.as_str()), (410, "Expired")),
         other => panic!("expected a 410 Expired error event, got {other:?}"),
     }
+    drop(small);
+    e.done().await;
 }
 
 #[tokio::test]
 async fn discovery_lists_served_kinds() {
-    let sim = Simulator::new();
-    let c = client(&sim);
+    let e = env().await;
+    let c = &e.client;
     let core = within("core", c.list_core_api_versions()).await.expect("/api");
     assert_eq!(core.versions, ["v1"]);
     let v1 = within("v1", c.list_core_api_resources("v1"))
         .await
         .expect("/api/v1");
-    assert!(
-        v1.resources
-            .iter()
-            .any(|r| r.name == "configmaps" && r.namespaced)
-    );
+    let has = |l: &k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList, name: &str, ns: bool| {
+        l.resources.iter().any(|r| r.name == name && r.namespaced == ns)
+    };
+    for (name, ns) in [
+        ("configmaps", true),
+        ("namespaces", false),
+        ("namespaces/status", false),
+        ("pods/status", true),
+        ("services", true),
+        ("serviceaccounts", true),
+        ("nodes", false),
+    ] {
+        assert!(has(&v1, name, ns), "/api/v1 lacks {name}");
+    }
     let groups = within("groups", c.list_api_groups()).await.expect("/apis");
     let names: Vec<&str> = groups.groups.iter().map(|g| g.name.as_str()).collect();
-    assert_eq!(
-        names,
-        ["apps", "config.openshift.io", "machineconfiguration.openshift.io"]
-    );
-    let cfg = within("config", c.list_api_group_resources("config.openshift.io/v1"))
-        .await
-        .expect("/apis/config.openshift.io/v1");
-    assert!(cfg.resources.iter().any(|r| r.name == "clusterversions/status"));
+    for g in [
+        "apps",
+        "batch",
+        "coordination.k8s.io",
+        "rbac.authorization.k8s.io",
+        "apiextensions.k8s.io",
+        "admissionregistration.k8s.io",
+        "policy",
+        "scheduling.k8s.io",
+    ] {
+        assert!(names.contains(&g), "/apis lacks {g}: {names:?}");
+    }
+    for (gv, name, ns) in [
+        ("apps/v1", "deployments/status", true),
+        ("apps/v1", "daemonsets", true),
+        ("apps/v1", "statefulsets", true),
+        ("apps/v1", "replicasets", true),
+        ("batch/v1", "jobs", true),
+        ("batch/v1", "cronjobs", true),
+        ("coordination.k8s.io/v1", "leases", true),
+        ("rbac.authorization.k8s.io/v1", "roles", true),
+        ("rbac.authorization.k8s.io/v1", "clusterrolebindings", false),
+        (
+            "apiextensions.k8s.io/v1",
+            "customresourcedefinitions/status",
+            false,
+        ),
+        (
+            "admissionregistration.k8s.io/v1",
+            "validatingwebhookconfigurations",
+            false,
+        ),
+        ("policy/v1", "poddisruptionbudgets/status", true),
+        ("scheduling.k8s.io/v1", "priorityclasses", false),
+    ] {
+        let l = within(gv, c.list_api_group_resources(gv))
+            .await
+            .expect("group resources");
+        assert!(has(&l, name, ns), "/apis/{gv} lacks {name} (namespaced {ns})");
+    }
+    if e.sim.is_some() {
+        let cfg = within("config", c.list_api_group_resources("config.openshift.io/v1"))
+            .await
+            .expect("/apis/config.openshift.io/v1");
+        for name in [
+            "clusterversions/status",
+            "clusteroperators",
+            "infrastructures",
+            "featuregates",
+        ] {
+            assert!(has(&cfg, name, false), "config.openshift.io lacks {name}");
+        }
+    }
+    e.done().await;
 }
 
 #[tokio::test]
 async fn unsupported_methods_are_method_not_allowed_and_delete_collection_works() {
-    let (sim, c) = with_namespace().await;
-    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let e = env().await;
+    let api = e.cms();
     let p = PostParams::default();
     for (n, app) in [("a", "web"), ("b", "web"), ("c", "db")] {
         within("create", api.create(&p, &cm(n, json!({"app": app}))))
@@ -478,35 +749,38 @@ async fn unsupported_methods_are_method_not_allowed_and_delete_collection_works(
         .await
         .expect("list");
     assert_eq!(left.items.len(), 1);
-    // POST to a named object is not a route kube-apiserver serves: 405 with a Status body.
-    let req = http::Request::post("/api/v1/namespaces/ns/configmaps/c")
-        .header("content-type", "application/json")
-        .body(kube::client::Body::from(b"{}".to_vec()))
-        .expect("request");
-    let resp = within("raw post", tower::ServiceExt::oneshot(sim.clone(), req))
-        .await
-        .expect("infallible");
-    assert_eq!(resp.status().as_u16(), 405);
-    let body = within("body", http_body_util::BodyExt::collect(resp.into_body()))
-        .await
-        .expect("body")
-        .to_bytes();
-    let status: serde_json::Value = serde_json::from_slice(&body).expect("json status");
-    assert_eq!(
-        (
-            &status["kind"],
-            &status["status"],
-            &status["reason"],
-            &status["code"]
-        ),
-        (
-            &json!("Status"),
-            &json!("Failure"),
-            &json!("MethodNotAllowed"),
-            &json!(405)
-        )
-    );
-    assert_eq!(sim.audit().entries.last().map(|e| e.code), Some(405));
+    if let Some(sim) = e.sim_only("raw 405 Status body") {
+        // POST to a named object is not a route kube-apiserver serves: 405 with a Status body.
+        let req = http::Request::post(format!("/api/v1/namespaces/{}/configmaps/c", e.ns))
+            .header("content-type", "application/json")
+            .body(kube::client::Body::from(b"{}".to_vec()))
+            .expect("request");
+        let resp = within("raw post", tower::ServiceExt::oneshot(sim.clone(), req))
+            .await
+            .expect("infallible");
+        assert_eq!(resp.status().as_u16(), 405);
+        let body = within("body", http_body_util::BodyExt::collect(resp.into_body()))
+            .await
+            .expect("body")
+            .to_bytes();
+        let status: serde_json::Value = serde_json::from_slice(&body).expect("json status");
+        assert_eq!(
+            (
+                &status["kind"],
+                &status["status"],
+                &status["reason"],
+                &status["code"]
+            ),
+            (
+                &json!("Status"),
+                &json!("Failure"),
+                &json!("MethodNotAllowed"),
+                &json!(405)
+            )
+        );
+        assert_eq!(sim.audit().entries.last().map(|e| e.code), Some(405));
+    }
+    e.done().await;
 }
 
 /// `cvo status` text for `state` at the fixture's moment.
@@ -609,8 +883,8 @@ async fn watch_state_over_the_simulator_follows_changes() {
 
 #[tokio::test]
 async fn finalizers_hold_deletion_until_removed() {
-    let (_sim, c) = with_namespace().await;
-    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let e = env().await;
+    let api = e.cms();
     let mut held = cm("held", json!({}));
     held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
     within("create", api.create(&PostParams::default(), &held))
@@ -637,12 +911,13 @@ async fn finalizers_hold_deletion_until_removed() {
             .expect("get_opt")
             .is_none()
     );
+    e.done().await;
 }
 
 #[tokio::test]
 async fn watch_with_selector_reports_objects_entering_and_leaving() {
-    let (_sim, c) = with_namespace().await;
-    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let e = env().await;
+    let api = e.cms();
     let p = PatchParams::default();
     within(
         "create",
@@ -673,12 +948,13 @@ async fn watch_with_selector_reports_objects_entering_and_leaving() {
         }
     }
     assert_eq!(seen, ["ADDED", "DELETED"]);
+    e.done().await;
 }
 
 #[tokio::test]
 async fn server_side_apply_creates_then_merges() {
-    let (_sim, c) = with_namespace().await;
-    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
+    let e = env().await;
+    let api = e.cms();
     let body =
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"a": "1"}});
     let pp = PatchParams::apply("cvo-test");
@@ -688,9 +964,13 @@ async fn server_side_apply_creates_then_merges() {
     assert_eq!(first.data, Some([("a".to_owned(), "1".to_owned())].into()));
     let more =
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"b": "2"}});
-    let second = within("apply update", api.patch("applied", &pp, &Patch::Apply(&more)))
-        .await
-        .expect("applied again");
+    // Another manager's apply merges with the first one's fields.
+    let second = within(
+        "apply update",
+        api.patch("applied", &PatchParams::apply("cvo-test-2"), &Patch::Apply(&more)),
+    )
+    .await
+    .expect("applied again");
     assert_eq!(second.data.map(|d| d.len()), Some(2));
     let r = within(
         "apply without manager",
@@ -698,14 +978,17 @@ async fn server_side_apply_creates_then_merges() {
     )
     .await;
     assert_eq!(api_error(r), (422, "Invalid".into()));
+    e.done().await;
 }
 
 #[tokio::test]
 async fn dry_run_writes_change_nothing() {
-    let (sim, c) = with_namespace().await;
-    let api: Api<ConfigMap> = Api::namespaced(c, "ns");
-    sim.clear_audit();
-    let rv = sim.resource_version();
+    let e = env().await;
+    let api = e.cms();
+    if let Some(sim) = &e.sim {
+        sim.clear_audit();
+    }
+    let rv = e.sim.as_ref().map(Simulator::resource_version);
     let dry = PostParams {
         dry_run: true,
         ..Default::default()
@@ -720,8 +1003,420 @@ async fn dry_run_writes_change_nothing() {
             .expect("get_opt")
             .is_none()
     );
-    assert_eq!(sim.resource_version(), rv);
-    let audit = sim.audit();
-    assert_eq!((audit.count("create"), audit.writes()), (1, 0));
-    assert!(audit.entries.iter().any(|e| e.dry_run));
+    if let Some(sim) = e.sim_only("dry_run audit counts") {
+        assert_eq!(Some(sim.resource_version()), rv);
+        let audit = sim.audit();
+        assert_eq!((audit.count("create"), audit.writes()), (1, 0));
+        assert!(audit.entries.iter().any(|e| e.dry_run));
+    }
+    e.done().await;
+}
+
+fn managers(o: &kube::api::ObjectMeta) -> Vec<(String, String)> {
+    o.managed_fields
+        .iter()
+        .flatten()
+        .map(|m| {
+            (
+                m.manager.clone().unwrap_or_default(),
+                m.operation.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn built_in_kinds_are_served_with_their_scope() {
+    let e = env().await;
+    let p = PostParams::default();
+    let rbac = |kind: &str, plural: &str| {
+        ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("rbac.authorization.k8s.io", "v1", kind),
+            plural,
+        )
+    };
+    let lease = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("coordination.k8s.io", "v1", "Lease"),
+        "leases",
+    );
+    let sa = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("", "v1", "ServiceAccount"),
+        "serviceaccounts",
+    );
+    for (ar, body) in [
+        (lease, json!({"spec": {"holderIdentity": "cvo"}})),
+        (sa, json!({})),
+        (rbac("Role", "roles"), json!({"rules": []})),
+    ] {
+        let api = dyn_api(&e.client, &ar, Some(&e.ns));
+        let mut o = body;
+        o["apiVersion"] = json!(ar.api_version);
+        o["kind"] = json!(ar.kind);
+        o["metadata"] = json!({"name": "x"});
+        let obj: DynamicObject = serde_json::from_value(o).expect("object");
+        let made = within("create", api.create(&p, &obj)).await.expect("created");
+        assert_eq!(
+            made.metadata.namespace.as_deref(),
+            Some(e.ns.as_str()),
+            "{}",
+            ar.kind
+        );
+        assert!(made.metadata.uid.is_some() && made.metadata.creation_timestamp.is_some());
+        let got = within("get", api.get("x")).await.expect("get");
+        assert_eq!(got.metadata.uid, made.metadata.uid);
+    }
+    // A cluster-scoped kind has no namespace.
+    let name = format!("cvo-conf-{}", suffix());
+    let cr = dyn_api(&e.client, &rbac("ClusterRole", "clusterroles"), None);
+    let obj: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": name}, "rules": [],
+    }))
+    .expect("clusterrole");
+    let made = within("create clusterrole", cr.create(&p, &obj))
+        .await
+        .expect("created");
+    assert_eq!(made.metadata.namespace, None);
+    within("delete clusterrole", cr.delete(&name, &DeleteParams::default()))
+        .await
+        .expect("deleted");
+    e.done().await;
+}
+
+#[tokio::test]
+async fn crd_defines_a_served_kind_until_deleted() {
+    let e = env().await;
+    let ar = e.widget_crd("Namespaced").await;
+    let crd_name = format!("widgets.{}", ar.group);
+    let crd = within("get crd", crd_api(&e.client).get(&crd_name))
+        .await
+        .expect("crd");
+    let status = &crd.data["status"];
+    for t in ["Established", "NamesAccepted"] {
+        let c = status["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == t))
+            .unwrap_or_else(|| panic!("no {t} condition: {status}"));
+        assert_eq!(c["status"], "True", "{t}");
+    }
+    assert_eq!(status["acceptedNames"]["kind"], "Widget");
+    assert_eq!(status["acceptedNames"]["plural"], "widgets");
+    let groups = within("groups", e.client.list_api_groups()).await.expect("/apis");
+    assert!(groups.groups.iter().any(|g| g.name == ar.group));
+    let gv = format!("{}/v1", ar.group);
+    let l = within("resources", e.client.list_api_group_resources(&gv))
+        .await
+        .expect("group resources");
+    let names: Vec<(&str, bool)> = l
+        .resources
+        .iter()
+        .map(|r| (r.name.as_str(), r.namespaced))
+        .collect();
+    assert!(
+        names.contains(&("widgets", true)) && names.contains(&("widgets/status", true)),
+        "{names:?}"
+    );
+    // Served, namespaced; strategic merge is refused for custom resources.
+    let api = dyn_api(&e.client, &ar, Some(&e.ns));
+    let w: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": ar.api_version, "kind": "Widget", "metadata": {"name": "w"}, "spec": {"a": 1},
+    }))
+    .expect("widget");
+    within("create", api.create(&PostParams::default(), &w))
+        .await
+        .expect("created");
+    let r = within(
+        "strategic on CR",
+        api.patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"spec": {"a": 2}})),
+        ),
+    )
+    .await;
+    assert_eq!(api_error(r), (415, "UnsupportedMediaType".into()));
+    // Deleting the CRD deletes its objects (a watcher sees DELETED) and the kind.
+    let rv = within("list", api.list(&ListParams::default()))
+        .await
+        .expect("list")
+        .metadata
+        .resource_version
+        .expect("rv");
+    let mut stream = within("watch", api.watch(&WatchParams::default().timeout(30), &rv))
+        .await
+        .expect("watch")
+        .boxed();
+    within(
+        "delete crd",
+        crd_api(&e.client).delete(&crd_name, &DeleteParams::default()),
+    )
+    .await
+    .expect("crd deleted");
+    loop {
+        match within("event", stream.try_next()).await {
+            Ok(Some(WatchEvent::Deleted(o))) => {
+                assert_eq!(o.metadata.name.as_deref(), Some("w"));
+                break;
+            }
+            Ok(Some(WatchEvent::Modified(_) | WatchEvent::Bookmark(_))) => {}
+            other => panic!("expected DELETED of w, got {other:?}"),
+        }
+    }
+    let crds = crd_api(&e.client);
+    poll("crd gone", || async {
+        crds.get_opt(&crd_name)
+            .await
+            .ok()
+            .flatten()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    let client = e.client.clone();
+    poll("group gone", || async {
+        let g = client.list_api_groups().await.ok()?;
+        (!g.groups.iter().any(|g| g.name == ar.group)).then_some(())
+    })
+    .await;
+    e.done().await;
+}
+
+fn deployment(name: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [
+                {"name": "app", "image": "registry.example/app:1",
+                 "env": [{"name": "A", "value": "1"}], "ports": [{"containerPort": 8080}]},
+                {"name": "side", "image": "registry.example/side:1"},
+            ]}}},
+    })
+}
+
+#[tokio::test]
+async fn json_and_strategic_merge_patches() {
+    let e = env().await;
+    let api: Api<k8s_openapi::api::apps::v1::Deployment> = Api::namespaced(e.client.clone(), &e.ns);
+    let d = serde_json::from_value(deployment("d")).expect("deployment");
+    let made = within("create", api.create(&PostParams::default(), &d))
+        .await
+        .expect("created");
+    assert_eq!(made.metadata.generation, Some(1));
+    let p = PatchParams::default();
+    // Strategic merge: containers by name, env by name, ports by containerPort, $patch delete.
+    let smp = json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "app", "image": "registry.example/app:2", "env": [{"name": "B", "value": "2"}],
+         "ports": [{"containerPort": 9090}]},
+        {"name": "side", "$patch": "delete"},
+    ]}}}});
+    let after = within("strategic", api.patch("d", &p, &Patch::Strategic(smp)))
+        .await
+        .expect("patched");
+    let v = serde_json::to_value(&after).expect("json");
+    let cs = &v["spec"]["template"]["spec"]["containers"];
+    assert_eq!(cs.as_array().map(Vec::len), Some(1), "{cs}");
+    assert_eq!(cs[0]["image"], "registry.example/app:2");
+    let env_names: Vec<&str> = cs[0]["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert_eq!(env_names, ["A", "B"]);
+    let ports: Vec<i64> = cs[0]["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["containerPort"].as_i64())
+        .collect();
+    assert_eq!(ports, [8080, 9090]);
+    assert_eq!(after.metadata.generation, Some(2));
+    // JSON patch: test + replace; a failed test is 422 Invalid.
+    let jp: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": "/spec/replicas", "value": 0},
+        {"op": "replace", "path": "/spec/replicas", "value": 0},
+        {"op": "add", "path": "/metadata/labels", "value": {"patched": "yes"}},
+    ]))
+    .expect("json patch");
+    let after = within("json patch", api.patch("d", &p, &Patch::<()>::Json(jp)))
+        .await
+        .expect("patched");
+    assert_eq!(
+        after
+            .metadata
+            .labels
+            .and_then(|l| l.get("patched").cloned())
+            .as_deref(),
+        Some("yes")
+    );
+    assert_eq!(after.metadata.generation, Some(2), "labels are not spec");
+    let bad: json_patch::Patch =
+        serde_json::from_value(json!([{"op": "test", "path": "/spec/replicas", "value": 5}]))
+            .expect("json patch");
+    let r = within("failed test op", api.patch("d", &p, &Patch::<()>::Json(bad))).await;
+    assert_eq!(api_error(r), (422, "Invalid".into()));
+    e.done().await;
+}
+
+#[tokio::test]
+async fn server_side_apply_tracks_field_managers_and_conflicts() {
+    let e = env().await;
+    let api = e.cms();
+    let applied = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"}, "data": {"a": "1", "b": "1"}});
+    let first = within(
+        "apply",
+        api.patch("ssa", &PatchParams::apply("mgr-a"), &Patch::Apply(&applied)),
+    )
+    .await
+    .expect("applied");
+    assert_eq!(
+        managers(&first.metadata),
+        [("mgr-a".to_owned(), "Apply".to_owned())]
+    );
+    let mf = &first.metadata.managed_fields.as_ref().expect("managed fields")[0];
+    assert_eq!(mf.fields_type.as_deref(), Some("FieldsV1"));
+    assert_eq!(mf.api_version.as_deref(), Some("v1"));
+    assert!(mf.time.is_some());
+    let f = mf.fields_v1.as_ref().map(|f| f.0.clone()).expect("fieldsV1");
+    assert!(
+        f["f:data"]["f:a"].is_object() && f["f:data"]["f:b"].is_object(),
+        "{f}"
+    );
+    // Another manager changes data.a with a merge patch: an Update entry.
+    let other = PatchParams {
+        field_manager: Some("mgr-b".into()),
+        ..PatchParams::default()
+    };
+    let changed = within(
+        "merge by b",
+        api.patch("ssa", &other, &Patch::Merge(json!({"data": {"a": "2"}}))),
+    )
+    .await
+    .expect("patched");
+    assert!(managers(&changed.metadata).contains(&("mgr-b".to_owned(), "Update".to_owned())));
+    // Re-applying a's value conflicts, naming b and the field.
+    let r = within(
+        "conflicting apply",
+        api.patch("ssa", &PatchParams::apply("mgr-a"), &Patch::Apply(&applied)),
+    )
+    .await;
+    let (code, reason, message) = api_error_full(r);
+    assert_eq!((code, reason.as_str()), (409, "Conflict"));
+    assert!(
+        message.contains("conflict with \"mgr-b\"") && message.contains(".data.a"),
+        "{message}"
+    );
+    // Forced, a takes the field back.
+    let forced = within(
+        "forced apply",
+        api.patch(
+            "ssa",
+            &PatchParams::apply("mgr-a").force(),
+            &Patch::Apply(&applied),
+        ),
+    )
+    .await
+    .expect("forced");
+    assert_eq!(
+        forced.data.as_ref().and_then(|d| d.get("a")).map(String::as_str),
+        Some("1")
+    );
+    assert_eq!(
+        managers(&forced.metadata),
+        [("mgr-a".to_owned(), "Apply".to_owned())]
+    );
+    // Dropping a field from the applied configuration removes it.
+    let less =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"}, "data": {"a": "1"}});
+    let after = within(
+        "apply less",
+        api.patch("ssa", &PatchParams::apply("mgr-a"), &Patch::Apply(&less)),
+    )
+    .await
+    .expect("applied");
+    assert_eq!(
+        after.data.map(|d| d.into_keys().collect::<Vec<_>>()),
+        Some(vec!["a".to_owned()])
+    );
+    e.done().await;
+}
+
+#[tokio::test]
+async fn namespace_deletion_terminates_then_removes_it() {
+    let e = env().await;
+    let api = e.cms();
+    let mut held = cm("held", json!({}));
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    within("create held", api.create(&PostParams::default(), &held))
+        .await
+        .expect("created");
+    within(
+        "create free",
+        api.create(&PostParams::default(), &cm("free", json!({}))),
+    )
+    .await
+    .expect("created");
+    let nss: Api<Namespace> = Api::all(e.client.clone());
+    within("delete ns", nss.delete(&e.ns, &DeleteParams::default()))
+        .await
+        .expect("delete accepted");
+    let ns = within("get ns", nss.get(&e.ns)).await.expect("terminating ns");
+    assert!(ns.metadata.deletion_timestamp.is_some());
+    assert_eq!(ns.status.and_then(|s| s.phase).as_deref(), Some("Terminating"));
+    let r = within(
+        "create in terminating",
+        api.create(&PostParams::default(), &cm("late", json!({}))),
+    )
+    .await;
+    let (code, reason, message) = api_error_full(r);
+    assert_eq!((code, reason.as_str()), (403, "Forbidden"));
+    assert!(message.contains("because it is being terminated"), "{message}");
+    poll("free deleted", || async {
+        api.get_opt("free").await.ok().flatten().is_none().then_some(())
+    })
+    .await;
+    within(
+        "drop finalizer",
+        api.patch(
+            "held",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        ),
+    )
+    .await
+    .expect("patched");
+    poll("namespace gone", || async {
+        nss.get_opt(&e.ns).await.ok().flatten().is_none().then_some(())
+    })
+    .await;
+    e.done().await;
+}
+
+#[tokio::test]
+async fn idle_watches_get_periodic_bookmarks() {
+    let e = env().await;
+    let Some(sim) = e.sim_only("idle_watches_get_periodic_bookmarks (interval is a simulator setting)")
+    else {
+        return e.done().await;
+    };
+    sim.set_bookmark_interval(Duration::from_millis(200));
+    let api = e.cms();
+    let with = WatchParams {
+        bookmarks: true,
+        ..WatchParams::default().timeout(1)
+    };
+    let events: Vec<_> = within("watch", api.watch(&with, "0"))
+        .await
+        .expect("watch")
+        .collect()
+        .await;
+    let bookmarks = events
+        .iter()
+        .filter(|e| matches!(e, Ok(WatchEvent::Bookmark(_))))
+        .count();
+    assert!(
+        (3..=7).contains(&bookmarks),
+        "expected ~5 periodic + 1 final bookmarks: {events:?}"
+    );
+    e.done().await;
 }

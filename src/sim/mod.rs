@@ -2,6 +2,32 @@
 //! semantics ([`store`]) behind a `tower::Service` that a `kube::Client` talks to
 //! ([`server::Simulator`]), with a request audit log. The reconcile engine never imports it.
 //!
+//! What it does as kube-apiserver does (`tests/api_conformance.rs` checks each, and runs the
+//! same cases against a real cluster when `CVO_TEST_KUBECONFIG` is set):
+//! - kinds: core, apps, batch, coordination, RBAC, apiextensions, admissionregistration,
+//!   policy, scheduling, events, apiregistration, and the OpenShift `config.openshift.io` /
+//!   `machineconfiguration.openshift.io` kinds ([`store::builtin_types`]); creating a
+//!   CustomResourceDefinition serves its kind (scope, versions, status subresource) and marks
+//!   it `Established`; deleting it removes its objects and kind;
+//! - discovery, get, list (label/field selectors, `limit`/`continue`), watch (from a
+//!   resourceVersion, `410 Expired`, `timeoutSeconds`, bookmarks at the end and every
+//!   [`server::DEFAULT_BOOKMARK_INTERVAL`]), create (`generateName`, `409 AlreadyExists`),
+//!   update (`409 Conflict`), delete (finalizers, `deletionTimestamp`), deletecollection,
+//!   `dryRun`, the status subresource, `metadata.generation` on spec changes of the kinds that
+//!   keep one, `uid`, `creationTimestamp`;
+//! - patches ([`patch`]): JSON patch, JSON merge patch, strategic merge patch with the
+//!   built-in merge keys (`415` for CRD-defined kinds), server-side apply with
+//!   `managedFields`, conflicts naming the manager, and `force`; other writes record `Update`
+//!   entries for their `fieldManager` (or the `User-Agent` prefix, else `unknown`);
+//! - namespaces: `Terminating` on delete, contents deleted, then removed; creating in a
+//!   terminating namespace is `403 Forbidden`, in a missing one `404 NotFound`.
+//!
+//! Differences: controllers run synchronously inside the write that triggers them (a CRD is
+//! established, a namespace emptied, at once); CRD schemas are not validated or pruned; a
+//! CRD's objects are removed without waiting on their finalizers; built-in kinds are not
+//! validated beyond names; list semantics for server-side apply come from the merge-key
+//! table, not OpenAPI.
+//!
 //! ```no_run
 //! # async fn demo(state: &cvo::cluster::ClusterState) -> anyhow::Result<()> {
 //! let sim = cvo::sim::Simulator::from_state(state)?;
@@ -13,6 +39,7 @@
 //! # }
 //! ```
 
+pub mod patch;
 pub mod server;
 pub mod store;
 

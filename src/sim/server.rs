@@ -1,13 +1,14 @@
 //! [`Simulator`]: the in-memory API server as a `tower::Service`, so
 //! `kube::Client::new(sim.clone(), "default")` talks to it as to a kube-apiserver.
 //!
-//! Served: discovery (`/api`, `/api/v1`, `/apis`, `/apis/{group}/{version}`); for every kind in
-//! [`BUILTIN`], get, list (`labelSelector`, `fieldSelector` on `metadata.name` /
-//! `metadata.namespace`, `limit` + `continue`), watch (`resourceVersion`, `timeoutSeconds`),
-//! create, update, JSON merge patch (strategic merge patch and server-side apply are treated
-//! as merge patches; apply creates a missing object and needs `fieldManager`, but field
-//! ownership is not tracked), delete, and the `/status` subresource. Metadata-only requests (`Accept: ...;as=PartialObjectMetadata`)
-//! get `PartialObjectMetadata`. Errors are `Status` bodies with kube-apiserver's reasons.
+//! Served: discovery (`/api`, `/api/v1`, `/apis`, `/apis/{group}/{version}`) of the kinds in
+//! the store's registry (built-in and CRD-defined); for every kind, get, list
+//! (`labelSelector`, `fieldSelector` on `metadata.name` / `metadata.namespace`, `limit` +
+//! `continue`), watch (`resourceVersion`, `timeoutSeconds`, `allowWatchBookmarks`), create,
+//! update, patch (JSON, merge, strategic merge, server-side apply; see [`super::patch`]),
+//! delete, deletecollection, and the `/status` subresource. Metadata-only requests
+//! (`Accept: ...;as=PartialObjectMetadata`) get `PartialObjectMetadata`. Errors are `Status`
+//! bodies with kube-apiserver's reasons.
 //! Every request is recorded in an [`Audit`] log.
 
 use std::{
@@ -27,8 +28,13 @@ use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::store::{ApiError, BUILTIN, EventType, ResourceType, Store, WriteMode, find_type};
+use super::patch::{self, Part, PatchType};
+use super::store::{ApiError, EventType, NamespaceState, Store, TypeRef, WriteMode};
 use crate::cluster::ClusterState;
+
+/// How often an idle watch with bookmarks gets one, unless
+/// [`Simulator::set_bookmark_interval`] says otherwise.
+pub const DEFAULT_BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 
 /// The body of every simulator response.
 pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
@@ -94,6 +100,7 @@ struct Shared {
     store: Mutex<Store>,
     audit: Mutex<Audit>,
     changes: watch::Sender<u64>,
+    bookmark_interval: Mutex<Duration>,
 }
 
 /// The in-memory Kubernetes API. Cheap to clone; clones share one store.
@@ -139,6 +146,7 @@ impl Simulator {
                 store: Mutex::new(Store::with_event_capacity(capacity)),
                 audit: Mutex::new(Audit::default()),
                 changes,
+                bookmark_interval: Mutex::new(DEFAULT_BOOKMARK_INTERVAL),
             }),
         }
     }
@@ -177,13 +185,16 @@ impl Simulator {
     /// # Errors
     /// When an object cannot be stored (it does not serialize, or has no name).
     pub fn load(&self, state: &ClusterState) -> Result<(), ApiError> {
-        fn typ(plural: &str) -> Result<&'static ResourceType, ApiError> {
-            BUILTIN
+        let typ = |plural: &str| -> Result<TypeRef, ApiError> {
+            let store = self.lock();
+            store
+                .types()
                 .iter()
-                .find(|t| t.plural == plural)
+                .find(|t| t.plural == plural && t.crd.is_none())
+                .cloned()
                 .ok_or_else(|| internal(format!("{plural} not served")))
-        }
-        let mut objects: Vec<(&'static ResourceType, Value)> = Vec::new();
+        };
+        let mut objects: Vec<(TypeRef, Value)> = Vec::new();
         let v = |o: &dyn erased::Ser| o.to_value();
         if let Some(cv) = &state.cluster_version {
             objects.push((typ("clusterversions")?, v(cv)?));
@@ -210,7 +221,7 @@ impl Simulator {
             objects.push((typ("deployments")?, d));
         }
         for (t, o) in objects {
-            self.insert_as(t, o)?;
+            self.insert_as(&t, o)?;
         }
         Ok(())
     }
@@ -224,15 +235,15 @@ impl Simulator {
     pub fn insert(&self, obj: Value) -> Result<Value, ApiError> {
         let api_version = obj["apiVersion"].as_str().unwrap_or_default();
         let kind = obj["kind"].as_str().unwrap_or_default();
-        let t = super::store::find_kind(api_version, kind).ok_or_else(|| {
+        let t = self.lock().find_kind(api_version, kind).ok_or_else(|| {
             ApiError::bad_request(format!(
                 "no kind {kind:?} is registered for version {api_version:?}"
             ))
         })?;
-        self.insert_as(t, obj)
+        self.insert_as(&t, obj)
     }
 
-    fn insert_as(&self, t: &'static ResourceType, mut obj: Value) -> Result<Value, ApiError> {
+    fn insert_as(&self, t: &TypeRef, mut obj: Value) -> Result<Value, ApiError> {
         let ns = if t.namespaced {
             obj["metadata"]["namespace"]
                 .as_str()
@@ -258,6 +269,13 @@ impl Simulator {
         out
     }
 
+    /// Sets how often watches that allow bookmarks (`allowWatchBookmarks=true`) get a
+    /// periodic `BOOKMARK` event while idle (default [`DEFAULT_BOOKMARK_INTERVAL`], about what
+    /// kube-apiserver's watch cache does). Applies to watches started afterwards.
+    pub fn set_bookmark_interval(&self, every: Duration) {
+        *lock(&self.shared.bookmark_interval) = every.max(Duration::from_millis(10));
+    }
+
     /// The current resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.lock().resource_version()
@@ -265,9 +283,10 @@ impl Simulator {
 
     /// The stored object, if any (`ns` is ignored for cluster-scoped kinds).
     pub fn get(&self, group: &str, plural: &str, ns: &str, name: &str) -> Option<Value> {
-        let t = BUILTIN.iter().find(|t| t.group == group && t.plural == plural)?;
+        let store = self.lock();
+        let t = store.find_plural(group, plural)?;
         let ns = if t.namespaced { ns } else { "" };
-        self.lock().get(t, ns, name).cloned()
+        store.get(&t, ns, name).cloned()
     }
 
     /// Drops the watch event log: watches from any earlier resourceVersion get `410 Expired`.
@@ -321,7 +340,7 @@ impl Simulator {
     fn dispatch(&self, parts: &http::request::Parts, body: &[u8]) -> (&'static str, Result<Reply, ApiError>) {
         let path = parts.uri.path();
         let query = parse_query(parts.uri.query().unwrap_or_default());
-        let route = match route(path) {
+        let route = match route(path, &self.lock()) {
             Ok(r) => r,
             Err(e) => return ("unknown", Err(e)),
         };
@@ -352,14 +371,20 @@ impl Simulator {
         };
         let m = &parts.method;
         let dry_run = query.get("dryRun").is_some_and(|d| d == "All");
+        let manager = field_manager(parts, &query);
         match (m, name) {
-            (&Method::GET, Some(name)) => ("get", self.get_one(t, &ns_str, &name, meta_only)),
+            (&Method::GET, Some(name)) => ("get", self.get_one(&t, &ns_str, &name, meta_only)),
             (&Method::GET, None) if query.get("watch").is_some_and(|w| w == "true" || w == "1") => {
-                ("watch", self.watch(t, ns, &query, meta_only))
+                ("watch", self.watch(&t, ns, &query, meta_only))
             }
-            (&Method::GET, None) => ("list", self.list(t, ns.as_deref(), &query, meta_only)),
-            (&Method::POST, None) if !status => ("create", self.create(t, ns.as_deref(), body, dry_run)),
-            (&Method::PUT, Some(name)) => ("update", self.update(t, &ns_str, &name, body, mode, dry_run)),
+            (&Method::GET, None) => ("list", self.list(&t, ns.as_deref(), &query, meta_only)),
+            (&Method::POST, None) if !status => {
+                ("create", self.create(&t, ns.as_deref(), body, dry_run, &manager))
+            }
+            (&Method::PUT, Some(name)) => (
+                "update",
+                self.update(&t, &ns_str, &name, body, mode, dry_run, &manager),
+            ),
             (&Method::PATCH, Some(name)) => {
                 let ct = parts
                     .headers
@@ -368,13 +393,13 @@ impl Simulator {
                     .unwrap_or_default();
                 (
                     "patch",
-                    self.patch(t, &ns_str, &name, ct, &query, body, mode, dry_run),
+                    self.patch(&t, &ns_str, &name, ct, &query, body, mode, dry_run, &manager),
                 )
             }
-            (&Method::DELETE, Some(name)) if !status => ("delete", self.delete(t, &ns_str, &name, dry_run)),
+            (&Method::DELETE, Some(name)) if !status => ("delete", self.delete(&t, &ns_str, &name, dry_run)),
             (&Method::DELETE, None) => (
                 "deletecollection",
-                self.delete_collection(t, ns.as_deref(), &query, dry_run),
+                self.delete_collection(&t, ns.as_deref(), &query, dry_run),
             ),
             _ => ("unknown", Err(method_not_allowed(m))),
         }
@@ -399,13 +424,7 @@ impl Simulator {
         out
     }
 
-    fn get_one(
-        &self,
-        t: &'static ResourceType,
-        ns: &str,
-        name: &str,
-        meta_only: bool,
-    ) -> Result<Reply, ApiError> {
+    fn get_one(&self, t: &TypeRef, ns: &str, name: &str, meta_only: bool) -> Result<Reply, ApiError> {
         let store = self.lock();
         let o = store
             .get(t, ns, name)
@@ -415,7 +434,7 @@ impl Simulator {
 
     fn list(
         &self,
-        t: &'static ResourceType,
+        t: &TypeRef,
         ns: Option<&str>,
         query: &BTreeMap<String, String>,
         meta_only: bool,
@@ -468,10 +487,11 @@ impl Simulator {
 
     fn create(
         &self,
-        t: &'static ResourceType,
+        t: &TypeRef,
         ns: Option<&str>,
         body: &[u8],
         dry_run: bool,
+        manager: &str,
     ) -> Result<Reply, ApiError> {
         let obj = parse_body(body)?;
         let ns = match (t.namespaced, ns) {
@@ -493,25 +513,28 @@ impl Simulator {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
-        if t.namespaced && t.plural != "namespaces" && self.lock().get(namespaces(), "", &ns).is_none() {
-            return Err(ApiError::new(
-                404,
-                "NotFound",
-                format!("namespaces {ns:?} not found"),
-            ));
+        let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let mut obj = obj;
+        if let Some(m) = obj["metadata"].as_object_mut() {
+            m.remove("managedFields");
         }
-        self.mutate(dry_run, |s| s.create(t, &ns, obj, WriteMode::Main))
-            .map(|o| Reply::Json(201, o))
+        patch::managed_update(t, None, &mut obj, manager, Part::Main);
+        self.mutate(dry_run, |s| {
+            check_namespace(s, t, &ns, &name)?;
+            s.create(t, &ns, obj, WriteMode::Main)
+        })
+        .map(|o| Reply::Json(201, o))
     }
 
     fn update(
         &self,
-        t: &'static ResourceType,
+        t: &TypeRef,
         ns: &str,
         name: &str,
         body: &[u8],
         mode: WriteMode,
         dry_run: bool,
+        manager: &str,
     ) -> Result<Reply, ApiError> {
         let obj = parse_body(body)?;
         if mode == WriteMode::Status && !t.status_subresource {
@@ -521,14 +544,27 @@ impl Simulator {
                 "the server could not find the requested resource",
             ));
         }
-        self.mutate(dry_run, |s| s.update(t, ns, name, obj, mode))
-            .map(|o| Reply::Json(200, o))
+        let part = if mode == WriteMode::Status {
+            Part::Status
+        } else {
+            Part::Main
+        };
+        let mut obj = obj;
+        self.mutate(dry_run, |s| {
+            if let Some(current) = s.get(t, ns, name) {
+                // managedFields are the server's: a client's copy is ignored.
+                obj["metadata"]["managedFields"] = current["metadata"]["managedFields"].clone();
+                patch::managed_update(t, Some(current), &mut obj, manager, part);
+            }
+            s.update(t, ns, name, obj, mode)
+        })
+        .map(|o| Reply::Json(200, o))
     }
 
     #[allow(clippy::too_many_arguments)]
     fn patch(
         &self,
-        t: &'static ResourceType,
+        t: &TypeRef,
         ns: &str,
         name: &str,
         content_type: &str,
@@ -536,26 +572,10 @@ impl Simulator {
         body: &[u8],
         mode: WriteMode,
         dry_run: bool,
+        manager: &str,
     ) -> Result<Reply, ApiError> {
-        let media = content_type.split(';').next().unwrap_or_default().trim();
-        let apply = media == "application/apply-patch+yaml";
-        if !apply
-            && !matches!(
-                media,
-                "application/merge-patch+json" | "application/strategic-merge-patch+json"
-            )
-        {
-            return Err(ApiError::new(
-                415,
-                "UnsupportedMediaType",
-                format!(
-                    "the body of the request was in an unknown format - accepted media types include: \
-                     application/merge-patch+json, application/strategic-merge-patch+json, \
-                     application/apply-patch+yaml (got {media:?})"
-                ),
-            ));
-        }
-        if apply && query.get("fieldManager").is_none_or(|m| m.is_empty()) {
+        let kind = PatchType::from_content_type(content_type, t)?;
+        if kind == PatchType::Apply && query.get("fieldManager").is_none_or(|m| m.is_empty()) {
             return Err(ApiError::new(
                 422,
                 "Invalid",
@@ -563,42 +583,65 @@ impl Simulator {
             ));
         }
         if mode == WriteMode::Status && !t.status_subresource {
-            return Err(ApiError::new(
-                404,
-                "NotFound",
-                "the server could not find the requested resource",
-            ));
+            return Err(not_found_path());
         }
-        let patch = parse_body(body)?;
+        let part = if mode == WriteMode::Status {
+            Part::Status
+        } else {
+            Part::Main
+        };
+        let force = query.get("force").is_some_and(|f| f == "true");
+        let patch = match kind {
+            PatchType::Json => Value::Null,
+            PatchType::Apply => {
+                let v: Value = serde_norway::from_slice(body)
+                    .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+                if !v.is_object() {
+                    return Err(ApiError::bad_request("the apply body is not an object"));
+                }
+                if let Some(n) = v["metadata"]["name"].as_str()
+                    && n != name
+                {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({n}) does not match the name on the URL ({name})"
+                    )));
+                }
+                v
+            }
+            PatchType::Merge | PatchType::Strategic => parse_body(body)?,
+        };
         let mut created = false;
         let out = self.mutate(dry_run, |s| {
-            let Some(mut obj) = s.get(t, ns, name).cloned() else {
+            let Some(current) = s.get(t, ns, name).cloned() else {
                 // Server-side apply creates a missing object (not through /status).
-                if apply && mode == WriteMode::Main {
-                    let mut obj = patch.clone();
-                    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-                        m.insert("name".into(), json!(name));
-                    } else if let Some(o) = obj.as_object_mut() {
-                        o.insert("metadata".into(), json!({"name": name}));
-                    }
+                if kind == PatchType::Apply && mode == WriteMode::Main {
+                    check_namespace(s, t, ns, name)?;
+                    let mut obj = patch::apply(t, None, &patch, manager, part, force)?;
+                    obj["metadata"]["name"] = json!(name);
                     created = true;
                     return s.create(t, ns, obj, WriteMode::Main);
                 }
                 return Err(ApiError::not_found(t, name));
             };
-            merge_patch(&mut obj, &patch);
+            let obj = match kind {
+                PatchType::Apply => patch::apply(t, Some(&current), &patch, manager, part, force)?,
+                other => {
+                    let mut obj = current.clone();
+                    match other {
+                        PatchType::Json => patch::json_patch(&mut obj, body)?,
+                        PatchType::Strategic => patch::strategic_merge(&mut obj, &patch)?,
+                        _ => patch::merge_patch(&mut obj, &patch),
+                    }
+                    patch::managed_update(t, Some(&current), &mut obj, manager, part);
+                    obj
+                }
+            };
             s.update(t, ns, name, obj, mode)
         })?;
         Ok(Reply::Json(if created { 201 } else { 200 }, out))
     }
 
-    fn delete(
-        &self,
-        t: &'static ResourceType,
-        ns: &str,
-        name: &str,
-        dry_run: bool,
-    ) -> Result<Reply, ApiError> {
+    fn delete(&self, t: &TypeRef, ns: &str, name: &str, dry_run: bool) -> Result<Reply, ApiError> {
         self.mutate(dry_run, |s| s.delete(t, ns, name))
             .map(|o| Reply::Json(200, o))
     }
@@ -607,7 +650,7 @@ impl Simulator {
     /// match; answers with the list of deleted (or finalizer-held) objects.
     fn delete_collection(
         &self,
-        t: &'static ResourceType,
+        t: &TypeRef,
         ns: Option<&str>,
         query: &BTreeMap<String, String>,
         dry_run: bool,
@@ -634,7 +677,7 @@ impl Simulator {
 
     fn watch(
         &self,
-        t: &'static ResourceType,
+        t: &TypeRef,
         ns: Option<String>,
         query: &BTreeMap<String, String>,
         meta_only: bool,
@@ -665,9 +708,10 @@ impl Simulator {
                 .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {from:?}")))?
         };
         drop(store);
+        let bookmark_every = *lock(&self.shared.bookmark_interval);
         let state = WatchState {
             sim: self.clone(),
-            t,
+            t: t.clone(),
             ns,
             sel,
             last,
@@ -677,6 +721,8 @@ impl Simulator {
             done: false,
             meta_only,
             bookmarks: query.get("allowWatchBookmarks").is_some_and(|b| b == "true"),
+            bookmark_every,
+            next_bookmark: tokio::time::Instant::now() + bookmark_every,
         };
         let stream = futures::stream::unfold(state, |mut st| async move {
             loop {
@@ -691,9 +737,24 @@ impl Simulator {
                 if !st.pending.is_empty() || st.done {
                     continue;
                 }
-                let changed = match st.deadline {
-                    Some(d) => match tokio::time::timeout_at(d, st.rx.changed()).await {
+                let next_bookmark = st.bookmarks.then_some(st.next_bookmark);
+                let wake = match (st.deadline, next_bookmark) {
+                    (Some(d), Some(b)) => Some(d.min(b)),
+                    (d, b) => d.or(b),
+                };
+                let changed = match wake {
+                    Some(w) => match tokio::time::timeout_at(w, st.rx.changed()).await {
                         Ok(r) => r,
+                        Err(_) if st.deadline.is_none_or(|d| tokio::time::Instant::now() < d) => {
+                            // A periodic BOOKMARK with the version this watch has seen.
+                            st.next_bookmark = tokio::time::Instant::now() + st.bookmark_every;
+                            let b = json!({"type": "BOOKMARK", "object": {
+                                "kind": st.t.kind, "apiVersion": st.t.api_version(),
+                                "metadata": {"resourceVersion": st.last.to_string()},
+                            }});
+                            st.pending.push_back(line_bytes(&b));
+                            continue;
+                        }
                         Err(_) => {
                             // Timed out: a final BOOKMARK (when asked for) carries the
                             // current version, so the client resumes without a relist.
@@ -723,7 +784,7 @@ impl Simulator {
 
 struct WatchState {
     sim: Simulator,
-    t: &'static ResourceType,
+    t: TypeRef,
     ns: Option<String>,
     sel: Selectors,
     last: u64,
@@ -733,6 +794,8 @@ struct WatchState {
     done: bool,
     meta_only: bool,
     bookmarks: bool,
+    bookmark_every: Duration,
+    next_bookmark: tokio::time::Instant,
 }
 
 impl WatchState {
@@ -756,7 +819,7 @@ impl WatchState {
             return;
         }
         for e in store.events_since(self.last) {
-            if e.resource != self.t {
+            if !e.concerns(&self.t) {
                 continue;
             }
             let ns = e.object["metadata"]["namespace"].as_str().unwrap_or_default();
@@ -802,8 +865,53 @@ fn partial(o: &Value) -> Value {
     })
 }
 
-fn namespaces() -> &'static ResourceType {
-    &BUILTIN[0]
+/// The field manager of a write: `?fieldManager=`, else what kube-apiserver derives from the
+/// `User-Agent` (its part before the first `/`, at most 128 characters), else `unknown`.
+/// Upstream: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go`
+/// (`managerOrUserAgent`).
+fn field_manager(parts: &http::request::Parts, query: &BTreeMap<String, String>) -> String {
+    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
+        return m.clone();
+    }
+    let ua = parts
+        .headers
+        .get(header::USER_AGENT)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    let prefix: String = ua
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(128)
+        .collect();
+    if prefix.is_empty() {
+        "unknown".into()
+    } else {
+        prefix
+    }
+}
+
+/// kube-apiserver's NamespaceLifecycle admission: new objects need an existing namespace
+/// that is not being deleted (`404 NotFound` / `403 Forbidden`). Upstream:
+/// `plugin/pkg/admission/namespace/lifecycle/admission.go`.
+fn check_namespace(s: &Store, t: &TypeRef, ns: &str, name: &str) -> Result<(), ApiError> {
+    if !t.namespaced {
+        return Ok(());
+    }
+    match s.namespace_state(ns) {
+        NamespaceState::Active => Ok(()),
+        NamespaceState::Missing => Err(ApiError::new(
+            404,
+            "NotFound",
+            format!("namespaces {ns:?} not found"),
+        )),
+        NamespaceState::Terminating => Err(ApiError::forbidden(
+            t,
+            name,
+            &format!("unable to create new content in namespace {ns} because it is being terminated"),
+        )),
+    }
 }
 
 enum Reply {
@@ -839,30 +947,12 @@ fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
     Ok(v)
 }
 
-/// RFC 7386 JSON merge patch.
-pub fn merge_patch(target: &mut Value, patch: &Value) {
-    let Some(p) = patch.as_object() else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = json!({});
-    }
-    if let Some(t) = target.as_object_mut() {
-        for (k, v) in p {
-            if v.is_null() {
-                t.remove(k);
-            } else {
-                merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
-    }
-}
+pub use super::patch::merge_patch;
 
 enum Route {
     Discovery(Value),
     Resource {
-        t: &'static ResourceType,
+        t: TypeRef,
         ns: Option<String>,
         name: Option<String>,
         sub: Option<String>,
@@ -877,32 +967,43 @@ fn not_found_path() -> ApiError {
     )
 }
 
-fn group_versions() -> Vec<(&'static str, &'static str)> {
-    let mut v: Vec<(&str, &str)> = Vec::new();
-    for t in BUILTIN {
-        if !t.group.is_empty() && !v.contains(&(t.group, t.version)) {
-            v.push((t.group, t.version));
+/// `(group, versions)` of the served API groups, in registration order.
+fn group_versions(store: &Store) -> Vec<(String, Vec<String>)> {
+    let mut v: Vec<(String, Vec<String>)> = Vec::new();
+    for t in store.types() {
+        if t.group.is_empty() {
+            continue;
+        }
+        match v.iter_mut().find(|(g, _)| *g == t.group) {
+            Some((_, vs)) if !vs.contains(&t.version) => vs.push(t.version.clone()),
+            Some(_) => {}
+            None => v.push((t.group.clone(), vec![t.version.clone()])),
         }
     }
     v
 }
 
-fn resource_list(group: &str, version: &str) -> Value {
+fn resource_list(store: &Store, group: &str, version: &str) -> Value {
     let gv = if group.is_empty() {
         version.to_owned()
     } else {
         format!("{group}/{version}")
     };
     let mut resources = Vec::new();
-    for t in BUILTIN
+    for t in store
+        .types()
         .iter()
         .filter(|t| t.group == group && t.version == version)
     {
-        resources.push(json!({
-            "name": t.plural, "singularName": t.kind.to_lowercase(), "namespaced": t.namespaced,
+        let mut r = json!({
+            "name": t.plural, "singularName": t.singular, "namespaced": t.namespaced,
             "kind": t.kind,
-            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-        }));
+            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+        });
+        if !t.short_names.is_empty() {
+            r["shortNames"] = json!(t.short_names);
+        }
+        resources.push(r);
         if t.status_subresource {
             resources.push(json!({
                 "name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced,
@@ -913,7 +1014,7 @@ fn resource_list(group: &str, version: &str) -> Value {
     json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
 }
 
-fn route(path: &str) -> Result<Route, ApiError> {
+fn route(path: &str, store: &Store) -> Result<Route, ApiError> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, version, rest) = match segs.as_slice() {
         ["api"] => {
@@ -922,13 +1023,16 @@ fn route(path: &str) -> Result<Route, ApiError> {
                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "sim"}],
             })));
         }
-        ["api", "v1"] => return Ok(Route::Discovery(resource_list("", "v1"))),
+        ["api", "v1"] => return Ok(Route::Discovery(resource_list(store, "", "v1"))),
         ["apis"] => {
-            let groups: Vec<Value> = group_versions()
+            let groups: Vec<Value> = group_versions(store)
                 .into_iter()
-                .map(|(g, v)| {
-                    let gv = json!({"groupVersion": format!("{g}/{v}"), "version": v});
-                    json!({"name": g, "versions": [gv.clone()], "preferredVersion": gv})
+                .map(|(g, vs)| {
+                    let gvs: Vec<Value> = vs
+                        .iter()
+                        .map(|v| json!({"groupVersion": format!("{g}/{v}"), "version": v}))
+                        .collect();
+                    json!({"name": g, "preferredVersion": gvs[0].clone(), "versions": gvs})
                 })
                 .collect();
             return Ok(Route::Discovery(
@@ -936,8 +1040,8 @@ fn route(path: &str) -> Result<Route, ApiError> {
             ));
         }
         ["apis", g, v] => {
-            if group_versions().contains(&(*g, *v)) {
-                return Ok(Route::Discovery(resource_list(g, v)));
+            if store.types().iter().any(|t| t.group == *g && t.version == *v) {
+                return Ok(Route::Discovery(resource_list(store, g, v)));
             }
             return Err(not_found_path());
         }
@@ -957,7 +1061,9 @@ fn route(path: &str) -> Result<Route, ApiError> {
         [p, n, s] => (*p, Some((*n).to_owned()), Some((*s).to_owned())),
         _ => return Err(not_found_path()),
     };
-    let t = find_type(group, version, plural).ok_or_else(not_found_path)?;
+    let t = store
+        .find_type(group, version, plural)
+        .ok_or_else(not_found_path)?;
     if (ns.is_some() && !t.namespaced) || name.as_deref() == Some("") {
         return Err(not_found_path());
     }
@@ -1210,8 +1316,9 @@ mod tests {
 
     #[test]
     fn routes() {
+        let s = Store::default();
         assert!(matches!(
-            route("/api/v1/namespaces/ns/configmaps/x"),
+            route("/api/v1/namespaces/ns/configmaps/x", &s),
             Ok(Route::Resource {
                 ns: Some(_),
                 name: Some(_),
@@ -1220,7 +1327,7 @@ mod tests {
             })
         ));
         assert!(matches!(
-            route("/api/v1/namespaces/ns/status"),
+            route("/api/v1/namespaces/ns/status", &s),
             Ok(Route::Resource {
                 ns: None,
                 sub: Some(_),
@@ -1228,11 +1335,11 @@ mod tests {
             })
         ));
         assert!(matches!(
-            route("/apis/config.openshift.io/v1/clusterversions/version/status"),
+            route("/apis/config.openshift.io/v1/clusterversions/version/status", &s),
             Ok(Route::Resource { sub: Some(_), .. })
         ));
-        assert!(route("/apis/config.openshift.io/v1/namespaces/x/clusterversions").is_err());
-        assert!(route("/api/v1/configmaps/x/status").is_err());
-        assert!(route("/apis/nope/v1").is_err());
+        assert!(route("/apis/config.openshift.io/v1/namespaces/x/clusterversions", &s).is_err());
+        assert!(route("/api/v1/configmaps/x/status", &s).is_err());
+        assert!(route("/apis/nope/v1", &s).is_err());
     }
 }

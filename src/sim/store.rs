@@ -1,33 +1,60 @@
 //! The simulator's object store: JSON objects keyed by resource type, namespace and name, with
 //! kube-apiserver semantics for `resourceVersion`, `uid`, `creationTimestamp`,
 //! `metadata.generation`, finalizers, optimistic concurrency and an event log for watches.
+//!
+//! The served kinds live in a registry inside the store: the [`builtin_types`] plus the kinds
+//! that stored CustomResourceDefinitions define. Lifecycles the real control plane runs in
+//! controllers happen here synchronously, at the write that triggers them:
+//! - a CustomResourceDefinition is registered and gets `Established` / `NamesAccepted`
+//!   conditions (upstream: apiextensions-apiserver `pkg/controller/establish`,
+//!   `pkg/controller/status`); deleting it removes its objects and its kinds
+//!   (`pkg/controller/finalizer`, finalizer `customresourcecleanup.apiextensions.k8s.io`);
+//! - a Namespace gets `spec.finalizers: [kubernetes]` and `status.phase: Active`; deleting it
+//!   marks it `Terminating`, deletes its objects, and removes it once they are gone
+//!   (kubernetes `pkg/controller/namespace`).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::{
+    collections::{BTreeMap, VecDeque},
+    sync::Arc,
+};
 
 use serde_json::{Map, Value, json};
 
 /// A kind the simulator serves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceType {
     /// API group (`""` for the core group).
-    pub group: &'static str,
+    pub group: String,
     /// API version, e.g. `v1`.
-    pub version: &'static str,
+    pub version: String,
     /// Plural resource name used in URLs, e.g. `configmaps`.
-    pub plural: &'static str,
+    pub plural: String,
+    /// Singular resource name, e.g. `configmap`.
+    pub singular: String,
     /// Kind, e.g. `ConfigMap`.
-    pub kind: &'static str,
+    pub kind: String,
+    /// Short names served in discovery (`cm`).
+    pub short_names: Vec<String>,
     /// Whether objects live in a namespace.
     pub namespaced: bool,
     /// Whether the kind has a `/status` subresource.
     pub status_subresource: bool,
+    /// Whether the kind keeps `metadata.generation` (Deployments, CRD-defined kinds, ...;
+    /// not ConfigMaps, Secrets, Namespaces, RBAC, ...).
+    pub generation: bool,
+    /// Defined by a CustomResourceDefinition (named here): strategic merge patch is refused
+    /// with `415`, as kube-apiserver does for custom resources.
+    pub crd: Option<String>,
 }
+
+/// A shared handle on a served kind.
+pub type TypeRef = Arc<ResourceType>;
 
 impl ResourceType {
     /// `apiVersion` of objects of this kind (`v1` or `group/version`).
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
-            self.version.to_owned()
+            self.version.clone()
         } else {
             format!("{}/{}", self.group, self.version)
         }
@@ -37,86 +64,356 @@ impl ResourceType {
     /// `clusterversions.config.openshift.io`).
     pub fn qualified(&self) -> String {
         if self.group.is_empty() {
-            self.plural.to_owned()
+            self.plural.clone()
         } else {
             format!("{}.{}", self.plural, self.group)
         }
     }
-}
 
-const fn rt(
-    group: &'static str,
-    version: &'static str,
-    plural: &'static str,
-    kind: &'static str,
-    namespaced: bool,
-    status_subresource: bool,
-) -> ResourceType {
-    ResourceType {
-        group,
-        version,
-        plural,
-        kind,
-        namespaced,
-        status_subresource,
+    /// The qualified kind used in `Invalid` messages (`ConfigMap`,
+    /// `ClusterVersion.config.openshift.io`).
+    pub fn qualified_kind(&self) -> String {
+        if self.group.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}.{}", self.kind, self.group)
+        }
+    }
+
+    /// Whether this is the core `Namespace` kind.
+    pub fn is_namespace(&self) -> bool {
+        self.group.is_empty() && self.plural == "namespaces"
+    }
+
+    /// Whether this is `CustomResourceDefinition` (`apiextensions.k8s.io`).
+    pub fn is_crd(&self) -> bool {
+        self.group == CRD_GROUP && self.plural == "customresourcedefinitions"
+    }
+
+    /// Storage key of the kind: objects are shared by every version of a group's resource.
+    fn storage_key(&self) -> String {
+        format!("{}/{}", self.group, self.plural)
     }
 }
 
-/// The kinds the simulator serves.
-pub const BUILTIN: &[ResourceType] = &[
-    rt("", "v1", "namespaces", "Namespace", false, true),
-    rt("", "v1", "configmaps", "ConfigMap", true, false),
-    rt("", "v1", "secrets", "Secret", true, false),
-    rt("", "v1", "nodes", "Node", false, true),
-    rt("", "v1", "pods", "Pod", true, true),
-    rt("apps", "v1", "deployments", "Deployment", true, true),
-    rt("coordination.k8s.io", "v1", "leases", "Lease", true, false),
-    rt(
-        "config.openshift.io",
+const CRD_GROUP: &str = "apiextensions.k8s.io";
+/// The finalizer kube-apiserver puts on CustomResourceDefinitions.
+pub const CRD_CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+/// `(group, version, plural, kind, short names, namespaced, status subresource, generation)`
+/// of the built-in kinds, as kube-apiserver 1.3x and the OpenShift CRDs declare them.
+type Spec = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    bool,
+    bool,
+    bool,
+);
+
+const OCP_CONFIG: &str = "config.openshift.io";
+const MCO: &str = "machineconfiguration.openshift.io";
+
+const BUILTIN: &[Spec] = &[
+    ("", "v1", "namespaces", "Namespace", &["ns"], false, true, false),
+    ("", "v1", "configmaps", "ConfigMap", &["cm"], true, false, false),
+    ("", "v1", "secrets", "Secret", &[], true, false, false),
+    ("", "v1", "nodes", "Node", &["no"], false, true, false),
+    ("", "v1", "pods", "Pod", &["po"], true, true, true),
+    ("", "v1", "services", "Service", &["svc"], true, true, false),
+    (
+        "",
+        "v1",
+        "serviceaccounts",
+        "ServiceAccount",
+        &["sa"],
+        true,
+        false,
+        false,
+    ),
+    ("", "v1", "events", "Event", &["ev"], true, false, false),
+    (
+        "apps",
+        "v1",
+        "deployments",
+        "Deployment",
+        &["deploy"],
+        true,
+        true,
+        true,
+    ),
+    ("apps", "v1", "daemonsets", "DaemonSet", &["ds"], true, true, true),
+    (
+        "apps",
+        "v1",
+        "replicasets",
+        "ReplicaSet",
+        &["rs"],
+        true,
+        true,
+        true,
+    ),
+    (
+        "apps",
+        "v1",
+        "statefulsets",
+        "StatefulSet",
+        &["sts"],
+        true,
+        true,
+        true,
+    ),
+    ("batch", "v1", "jobs", "Job", &[], true, true, true),
+    ("batch", "v1", "cronjobs", "CronJob", &["cj"], true, true, true),
+    (
+        "coordination.k8s.io",
+        "v1",
+        "leases",
+        "Lease",
+        &[],
+        true,
+        false,
+        false,
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "roles",
+        "Role",
+        &[],
+        true,
+        false,
+        false,
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "rolebindings",
+        "RoleBinding",
+        &[],
+        true,
+        false,
+        false,
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterroles",
+        "ClusterRole",
+        &[],
+        false,
+        false,
+        false,
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        &[],
+        false,
+        false,
+        false,
+    ),
+    (
+        CRD_GROUP,
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        &["crd", "crds"],
+        false,
+        true,
+        true,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        &[],
+        false,
+        false,
+        true,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration",
+        &[],
+        false,
+        false,
+        true,
+    ),
+    (
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "PodDisruptionBudget",
+        &["pdb"],
+        true,
+        true,
+        true,
+    ),
+    (
+        "scheduling.k8s.io",
+        "v1",
+        "priorityclasses",
+        "PriorityClass",
+        &["pc"],
+        false,
+        false,
+        false,
+    ),
+    (
+        "events.k8s.io",
+        "v1",
+        "events",
+        "Event",
+        &["ev"],
+        true,
+        false,
+        false,
+    ),
+    (
+        "apiregistration.k8s.io",
+        "v1",
+        "apiservices",
+        "APIService",
+        &[],
+        false,
+        true,
+        false,
+    ),
+    (
+        OCP_CONFIG,
         "v1",
         "clusterversions",
         "ClusterVersion",
+        &[],
         false,
         true,
+        true,
     ),
-    rt(
-        "config.openshift.io",
+    (
+        OCP_CONFIG,
         "v1",
         "clusteroperators",
         "ClusterOperator",
+        &["co"],
         false,
         true,
+        true,
     ),
-    rt(
-        "machineconfiguration.openshift.io",
+    (
+        OCP_CONFIG,
+        "v1",
+        "infrastructures",
+        "Infrastructure",
+        &[],
+        false,
+        true,
+        true,
+    ),
+    (
+        OCP_CONFIG,
+        "v1",
+        "featuregates",
+        "FeatureGate",
+        &[],
+        false,
+        true,
+        true,
+    ),
+    (OCP_CONFIG, "v1", "proxies", "Proxy", &[], false, true, true),
+    (OCP_CONFIG, "v1", "networks", "Network", &[], false, true, true),
+    (OCP_CONFIG, "v1", "dnses", "DNS", &[], false, true, true),
+    (OCP_CONFIG, "v1", "ingresses", "Ingress", &[], false, true, true),
+    (
+        OCP_CONFIG,
+        "v1",
+        "apiservers",
+        "APIServer",
+        &[],
+        false,
+        true,
+        true,
+    ),
+    (
+        OCP_CONFIG,
+        "v1",
+        "authentications",
+        "Authentication",
+        &[],
+        false,
+        true,
+        true,
+    ),
+    (OCP_CONFIG, "v1", "images", "Image", &[], false, true, true),
+    (OCP_CONFIG, "v1", "oauths", "OAuth", &[], false, true, true),
+    (
+        OCP_CONFIG,
+        "v1",
+        "schedulers",
+        "Scheduler",
+        &[],
+        false,
+        true,
+        true,
+    ),
+    (OCP_CONFIG, "v1", "consoles", "Console", &[], false, true, true),
+    (OCP_CONFIG, "v1", "builds", "Build", &[], false, false, true),
+    (OCP_CONFIG, "v1", "projects", "Project", &[], false, true, true),
+    (
+        MCO,
         "v1",
         "machineconfigpools",
         "MachineConfigPool",
+        &["mcp"],
         false,
         true,
+        true,
     ),
-    rt(
-        "machineconfiguration.openshift.io",
+    (
+        MCO,
         "v1",
         "machineconfigs",
         "MachineConfig",
+        &["mc"],
         false,
         false,
+        true,
     ),
 ];
 
-/// The served kind with this group, version and plural.
-pub fn find_type(group: &str, version: &str, plural: &str) -> Option<&'static ResourceType> {
+/// The kinds every simulator serves: core (Namespace, ConfigMap, Secret, Node, Pod, Service,
+/// ServiceAccount, Event), apps (Deployment, DaemonSet, ReplicaSet, StatefulSet), batch (Job,
+/// CronJob), Lease, RBAC, CustomResourceDefinition, webhook configurations,
+/// PodDisruptionBudget, PriorityClass, events.k8s.io Event, APIService, and the OpenShift
+/// `config.openshift.io` and `machineconfiguration.openshift.io` kinds (cluster-scoped, with
+/// a status subresource, as their CRDs in openshift/api declare).
+pub fn builtin_types() -> Vec<TypeRef> {
     BUILTIN
         .iter()
-        .find(|t| t.group == group && t.version == version && t.plural == plural)
-}
-
-/// The served kind with this `apiVersion` and `kind`.
-pub fn find_kind(api_version: &str, kind: &str) -> Option<&'static ResourceType> {
-    BUILTIN
-        .iter()
-        .find(|t| t.api_version() == api_version && t.kind == kind)
+        .map(
+            |&(group, version, plural, kind, short, namespaced, status, generation)| {
+                Arc::new(ResourceType {
+                    group: group.into(),
+                    version: version.into(),
+                    plural: plural.into(),
+                    singular: kind.to_lowercase(),
+                    kind: kind.into(),
+                    short_names: short.iter().map(|s| (*s).to_owned()).collect(),
+                    namespaced,
+                    status_subresource: status,
+                    generation,
+                    crd: None,
+                })
+            },
+        )
+        .collect()
 }
 
 /// An API error, rendered as a Kubernetes `Status` body.
@@ -155,7 +452,16 @@ impl ApiError {
         Self::new(
             422,
             "Invalid",
-            format!("{} \"{name}\" is invalid: {detail}", t.kind),
+            format!("{} \"{name}\" is invalid: {detail}", t.qualified_kind()),
+        )
+    }
+
+    /// `403 Forbidden` for `name` of `t`.
+    pub fn forbidden(t: &ResourceType, name: &str, detail: &str) -> Self {
+        Self::new(
+            403,
+            "Forbidden",
+            format!("{} {name:?} is forbidden: {detail}", t.qualified()),
         )
     }
 
@@ -211,12 +517,19 @@ pub struct Event {
     /// What happened.
     pub event_type: EventType,
     /// The kind of the object.
-    pub resource: &'static ResourceType,
+    pub resource: TypeRef,
     /// The object after the change (before removal, for `Deleted`, with the new rv).
     pub object: Value,
     /// The object before the change (`None` for `Added`): lets a watch with a selector turn
     /// an object entering or leaving the selection into `ADDED` or `DELETED`.
     pub previous: Option<Value>,
+}
+
+impl Event {
+    /// Whether the event concerns objects of `t` (any served version of its resource).
+    pub fn concerns(&self, t: &ResourceType) -> bool {
+        self.resource.group == t.group && self.resource.plural == t.plural
+    }
 }
 
 /// Which part of an object a write replaces.
@@ -230,12 +543,25 @@ pub enum WriteMode {
     All,
 }
 
-type Key = (&'static str, &'static str, &'static str, String, String);
+/// Whether a namespace can take new objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NamespaceState {
+    /// No such namespace.
+    Missing,
+    /// Present and active.
+    Active,
+    /// Being deleted (`status.phase: Terminating`).
+    Terminating,
+}
+
+type Objects = BTreeMap<(String, String), Value>;
 
 /// The in-memory object store.
 #[derive(Clone, Debug)]
 pub struct Store {
-    objects: BTreeMap<Key, Value>,
+    types: Vec<TypeRef>,
+    /// Storage key (`group/plural`) -> (namespace, name) -> object.
+    objects: BTreeMap<String, Objects>,
     rv: u64,
     uid_counter: u64,
     events: VecDeque<Event>,
@@ -250,19 +576,19 @@ impl Default for Store {
     }
 }
 
-fn key(t: &'static ResourceType, ns: &str, name: &str) -> Key {
-    (t.group, t.version, t.plural, ns.to_owned(), name.to_owned())
-}
-
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// Everything of an object but `metadata` and `status`: what a `generation` bump tracks.
-fn spec_part(o: &Value) -> Map<String, Value> {
+/// What a `generation` bump tracks: everything but `metadata` (and `status`, for kinds with a
+/// status subresource).
+fn spec_part(t: &ResourceType, o: &Value) -> Map<String, Value> {
     let mut m = o.as_object().cloned().unwrap_or_default();
-    for k in ["metadata", "status", "apiVersion", "kind"] {
+    for k in ["metadata", "apiVersion", "kind"] {
         m.remove(k);
+    }
+    if t.status_subresource {
+        m.remove("status");
     }
     m
 }
@@ -282,6 +608,12 @@ fn meta_str<'a>(o: &'a Value, field: &str) -> Option<&'a str> {
     o.get("metadata")?.get(field)?.as_str()
 }
 
+fn has_finalizers(o: &Value) -> bool {
+    o["metadata"]["finalizers"]
+        .as_array()
+        .is_some_and(|f| !f.is_empty())
+}
+
 /// The object's `metadata` map, created if missing. Errors when `o` is not an object.
 fn meta_mut<'a>(t: &ResourceType, o: &'a mut Value) -> Result<&'a mut Map<String, Value>, ApiError> {
     let obj = o
@@ -295,10 +627,119 @@ fn meta_mut<'a>(t: &ResourceType, o: &'a mut Value) -> Result<&'a mut Map<String
         .ok_or_else(|| ApiError::bad_request("metadata is not an object"))
 }
 
+/// The kinds a CustomResourceDefinition defines (one per served version), or the `Invalid`
+/// detail naming the bad field.
+fn crd_types(crd: &Value) -> Result<Vec<ResourceType>, String> {
+    let spec = &crd["spec"];
+    let name = meta_str(crd, "name").unwrap_or_default();
+    let field = |f: &str| -> Result<String, String> {
+        match spec.pointer(f).and_then(Value::as_str) {
+            Some(s) if !s.is_empty() => Ok(s.to_owned()),
+            _ => Err(format!("spec{}: Required value", f.replace('/', "."))),
+        }
+    };
+    let group = field("/group")?;
+    let plural = field("/names/plural")?;
+    let kind = field("/names/kind")?;
+    if name != format!("{plural}.{group}") {
+        return Err(format!(
+            "metadata.name: Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"
+        ));
+    }
+    let namespaced = match spec["scope"].as_str() {
+        Some("Namespaced") => true,
+        Some("Cluster") => false,
+        other => {
+            return Err(format!(
+                "spec.scope: Unsupported value: {:?}: supported values: \"Cluster\", \"Namespaced\"",
+                other.unwrap_or_default()
+            ));
+        }
+    };
+    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    if versions.is_empty() {
+        return Err(
+            "spec.versions: Invalid value: null: must have exactly one version marked as storage version"
+                .into(),
+        );
+    }
+    let singular = spec["names"]["singular"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .map_or_else(|| kind.to_lowercase(), str::to_owned);
+    let short_names: Vec<String> = spec["names"]["shortNames"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for v in &versions {
+        let Some(version) = v["name"].as_str().filter(|s| !s.is_empty()) else {
+            return Err("spec.versions[].name: Required value".into());
+        };
+        if v["served"].as_bool() != Some(true) {
+            continue;
+        }
+        out.push(ResourceType {
+            group: group.clone(),
+            version: version.to_owned(),
+            plural: plural.clone(),
+            singular: singular.clone(),
+            kind: kind.clone(),
+            short_names: short_names.clone(),
+            namespaced,
+            status_subresource: v["subresources"]["status"].is_object(),
+            generation: true,
+            crd: Some(name.to_owned()),
+        });
+    }
+    Ok(out)
+}
+
+/// The status kube-apiserver's CRD controllers give an accepted CustomResourceDefinition;
+/// `old` keeps condition transition times.
+fn crd_status(crd: &Value) -> Value {
+    let names = &crd["spec"]["names"];
+    let kind = names["kind"].as_str().unwrap_or_default();
+    let mut accepted = names.clone();
+    if accepted["singular"].as_str().is_none_or(str::is_empty) {
+        accepted["singular"] = json!(kind.to_lowercase());
+    }
+    if accepted["listKind"].as_str().is_none_or(str::is_empty) {
+        accepted["listKind"] = json!(format!("{kind}List"));
+    }
+    let old = &crd["status"]["conditions"];
+    let time = |ty: &str| -> Value {
+        old.as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == ty && c["status"] == "True"))
+            .map_or_else(|| json!(now()), |c| c["lastTransitionTime"].clone())
+    };
+    let stored: Vec<Value> = crd["spec"]["versions"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v["storage"].as_bool() == Some(true))
+                .map(|v| v["name"].clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+             "message": "no conflicts found", "lastTransitionTime": time("NamesAccepted")},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+             "message": "the initial names have been accepted", "lastTransitionTime": time("Established")},
+        ],
+        "acceptedNames": accepted,
+        "storedVersions": stored,
+    })
+}
+
 impl Store {
-    /// An empty store keeping at most `capacity` events for watches.
+    /// An empty store serving the [`builtin_types`], keeping at most `capacity` events for
+    /// watches.
     pub fn with_event_capacity(capacity: usize) -> Self {
         Self {
+            types: builtin_types(),
             objects: BTreeMap::new(),
             rv: 0,
             uid_counter: 0,
@@ -306,6 +747,35 @@ impl Store {
             capacity: capacity.max(1),
             oldest_watchable: 0,
         }
+    }
+
+    /// Every served kind: built-in first, then CRD-defined ones in registration order.
+    pub fn types(&self) -> &[TypeRef] {
+        &self.types
+    }
+
+    /// The served kind with this group, version and plural.
+    pub fn find_type(&self, group: &str, version: &str, plural: &str) -> Option<TypeRef> {
+        self.types
+            .iter()
+            .find(|t| t.group == group && t.version == version && t.plural == plural)
+            .cloned()
+    }
+
+    /// The served kind with this `apiVersion` and `kind`.
+    pub fn find_kind(&self, api_version: &str, kind: &str) -> Option<TypeRef> {
+        self.types
+            .iter()
+            .find(|t| t.kind == kind && t.api_version() == api_version)
+            .cloned()
+    }
+
+    /// The first served version of `group`'s resource `plural`.
+    pub fn find_plural(&self, group: &str, plural: &str) -> Option<TypeRef> {
+        self.types
+            .iter()
+            .find(|t| t.group == group && t.plural == plural)
+            .cloned()
     }
 
     /// The current (latest) resourceVersion.
@@ -326,7 +796,8 @@ impl Store {
 
     /// Events after `rv`, oldest first.
     pub fn events_since(&self, rv: u64) -> impl Iterator<Item = &Event> {
-        self.events.iter().filter(move |e| e.rv > rv)
+        let start = self.events.partition_point(|e| e.rv <= rv);
+        self.events.range(start..)
     }
 
     fn next_uid(&mut self) -> String {
@@ -334,17 +805,11 @@ impl Store {
         format!("00000000-0000-4000-8000-{:012x}", self.uid_counter)
     }
 
-    fn record(
-        &mut self,
-        t: &'static ResourceType,
-        event_type: EventType,
-        object: Value,
-        previous: Option<Value>,
-    ) {
+    fn record(&mut self, t: &TypeRef, event_type: EventType, object: Value, previous: Option<Value>) {
         self.events.push_back(Event {
             rv: self.rv,
             event_type,
-            resource: t,
+            resource: t.clone(),
             object,
             previous,
         });
@@ -356,30 +821,85 @@ impl Store {
     }
 
     /// The object, if present.
-    pub fn get(&self, t: &'static ResourceType, ns: &str, name: &str) -> Option<&Value> {
-        self.objects.get(&key(t, ns, name))
+    pub fn get(&self, t: &ResourceType, ns: &str, name: &str) -> Option<&Value> {
+        self.objects
+            .get(&t.storage_key())?
+            .get(&(ns.to_owned(), name.to_owned()))
     }
 
     /// Objects of `t`, in `ns` (or all namespaces when `None`), ordered by namespace and name.
-    pub fn list(&self, t: &'static ResourceType, ns: Option<&str>) -> Vec<&Value> {
+    pub fn list(&self, t: &ResourceType, ns: Option<&str>) -> Vec<&Value> {
+        let Some(objs) = self.objects.get(&t.storage_key()) else {
+            return Vec::new();
+        };
+        match ns {
+            None => objs.values().collect(),
+            Some(ns) => objs
+                .range((ns.to_owned(), String::new())..)
+                .take_while(|((n, _), _)| n == ns)
+                .map(|(_, o)| o)
+                .collect(),
+        }
+    }
+
+    /// Whether namespace `ns` exists and takes new objects.
+    pub fn namespace_state(&self, ns: &str) -> NamespaceState {
+        let key = ("/namespaces".to_owned(), (String::new(), ns.to_owned()));
+        match self.objects.get(&key.0).and_then(|o| o.get(&key.1)) {
+            None => NamespaceState::Missing,
+            Some(o) if o["metadata"]["deletionTimestamp"].is_string() => NamespaceState::Terminating,
+            Some(_) => NamespaceState::Active,
+        }
+    }
+
+    /// `(kind, name)` of every object in namespace `ns`.
+    fn namespace_contents(&self, ns: &str) -> Vec<(TypeRef, String)> {
+        let mut out = Vec::new();
+        for (key, objs) in &self.objects {
+            let Some(t) = self
+                .types
+                .iter()
+                .find(|t| t.namespaced && &t.storage_key() == key)
+            else {
+                continue;
+            };
+            for ((_, name), _) in objs
+                .range((ns.to_owned(), String::new())..)
+                .take_while(|((n, _), _)| n == ns)
+            {
+                out.push((t.clone(), name.clone()));
+            }
+        }
+        out
+    }
+
+    fn insert_object(&mut self, t: &ResourceType, ns: &str, name: &str, obj: Value) -> Option<Value> {
         self.objects
-            .iter()
-            .filter(|((g, v, p, n, _), _)| {
-                *g == t.group && *v == t.version && *p == t.plural && ns.is_none_or(|ns| ns == n)
-            })
-            .map(|(_, o)| o)
-            .collect()
+            .entry(t.storage_key())
+            .or_default()
+            .insert((ns.to_owned(), name.to_owned()), obj)
+    }
+
+    fn remove_object(&mut self, t: &ResourceType, ns: &str, name: &str) -> Option<Value> {
+        let objs = self.objects.get_mut(&t.storage_key())?;
+        let out = objs.remove(&(ns.to_owned(), name.to_owned()));
+        if objs.is_empty() {
+            self.objects.remove(&t.storage_key());
+        }
+        out
     }
 
     /// Creates an object. `ns` is `""` for cluster-scoped kinds. The name comes from
     /// `metadata.name`, else `metadata.generateName` plus a suffix. With [`WriteMode::Main`] a
-    /// kind with a status subresource starts with no `status`.
+    /// kind with a status subresource starts with no `status`. Namespaces get
+    /// `spec.finalizers: [kubernetes]` and phase `Active`; CustomResourceDefinitions are
+    /// registered and established.
     ///
     /// # Errors
-    /// `409 AlreadyExists`, or `422 Invalid` when there is no name.
+    /// `409 AlreadyExists`, or `422 Invalid` when there is no name or a CRD is malformed.
     pub fn create(
         &mut self,
-        t: &'static ResourceType,
+        t: &TypeRef,
         ns: &str,
         mut obj: Value,
         mode: WriteMode,
@@ -421,15 +941,19 @@ impl Store {
                 ),
             ));
         }
-        if self.objects.contains_key(&key(t, ns, &name)) {
+        if self.get(t, ns, &name).is_some() {
             return Err(ApiError::new(
                 409,
                 "AlreadyExists",
                 format!("{} {name:?} already exists", t.qualified()),
             ));
         }
-        self.rv += 1;
         meta.insert("name".into(), json!(name));
+        if t.is_crd() {
+            crd_types(&obj).map_err(|d| ApiError::invalid(t, &name, &d))?;
+        }
+        let meta = meta_mut(t, &mut obj)?;
+        self.rv += 1;
         if t.namespaced {
             meta.insert("namespace".into(), json!(ns));
         } else {
@@ -442,8 +966,20 @@ impl Store {
             meta.insert("creationTimestamp".into(), json!(now()));
         }
         meta.insert("resourceVersion".into(), json!(self.rv.to_string()));
-        meta.insert("generation".into(), json!(1));
+        if !t.generation {
+            meta.remove("generation");
+        } else if mode != WriteMode::All || !meta.get("generation").is_some_and(Value::is_i64) {
+            meta.insert("generation".into(), json!(1));
+        }
         meta.remove("deletionTimestamp");
+        if t.is_crd() {
+            let f = meta.entry("finalizers").or_insert_with(|| json!([]));
+            if let Some(f) = f.as_array_mut()
+                && !f.iter().any(|x| x == CRD_CLEANUP_FINALIZER)
+            {
+                f.push(json!(CRD_CLEANUP_FINALIZER));
+            }
+        }
         if let Some(o) = obj.as_object_mut() {
             o.insert("apiVersion".into(), json!(t.api_version()));
             o.insert("kind".into(), json!(t.kind));
@@ -451,34 +987,85 @@ impl Store {
                 o.remove("status");
             }
         }
-        self.objects.insert(key(t, ns, &name), obj.clone());
+        if t.is_namespace() {
+            if !obj["spec"]["finalizers"].is_array() {
+                obj["spec"]["finalizers"] = json!(["kubernetes"]);
+            }
+            if !obj["status"]["phase"].is_string() {
+                obj["status"]["phase"] = json!("Active");
+            }
+        }
+        self.insert_object(t, ns, &name, obj.clone());
         self.record(t, EventType::Added, obj.clone(), None);
+        if t.is_crd() {
+            self.sync_crd(t, &name)?;
+        }
         Ok(obj)
+    }
+
+    /// Registers the kinds of CRD `name` (replacing earlier ones) and writes its accepted
+    /// status when it changed.
+    fn sync_crd(&mut self, t: &TypeRef, name: &str) -> Result<(), ApiError> {
+        let Some(crd) = self.get(t, "", name).cloned() else {
+            return Ok(());
+        };
+        if crd["metadata"]["deletionTimestamp"].is_string() {
+            return Ok(());
+        }
+        let types = crd_types(&crd).map_err(|d| ApiError::invalid(t, name, &d))?;
+        self.types.retain(|x| x.crd.as_deref() != Some(name));
+        self.types.extend(types.into_iter().map(Arc::new));
+        let status = crd_status(&crd);
+        if crd["status"] != status {
+            let mut with = crd.clone();
+            with["status"] = status;
+            self.write(t, "", name, with, WriteMode::Status)?;
+        }
+        Ok(())
     }
 
     /// Replaces an object (or, with [`WriteMode::Status`], its `status`). A non-empty
     /// `metadata.resourceVersion` in `obj` must match the stored one. `generation` is bumped
-    /// when anything but `metadata` and `status` changes. Removing the last finalizer of an
-    /// object being deleted removes it.
+    /// when anything but `metadata` (and `status`, for kinds with a status subresource)
+    /// changes. Removing the last finalizer of an object being deleted removes it.
     ///
     /// # Errors
     /// `404 NotFound`, `409 Conflict` on a stale resourceVersion, `400 BadRequest` when the
-    /// body names another object.
+    /// body names another object, `422 Invalid` for a malformed CRD.
     pub fn update(
         &mut self,
-        t: &'static ResourceType,
+        t: &TypeRef,
+        ns: &str,
+        name: &str,
+        obj: Value,
+        mode: WriteMode,
+    ) -> Result<Value, ApiError> {
+        if t.is_crd() && mode != WriteMode::Status {
+            let mut check = obj.clone();
+            check["metadata"]["name"] = json!(name);
+            crd_types(&check).map_err(|d| ApiError::invalid(t, name, &d))?;
+        }
+        let out = self.write(t, ns, name, obj, mode)?;
+        if t.is_crd() && self.get(t, ns, name).is_some() {
+            self.sync_crd(t, name)?;
+        }
+        Ok(out)
+    }
+
+    fn write(
+        &mut self,
+        t: &TypeRef,
         ns: &str,
         name: &str,
         mut obj: Value,
         mode: WriteMode,
     ) -> Result<Value, ApiError> {
-        let k = key(t, ns, name);
         let old = self
-            .objects
-            .get(&k)
+            .get(t, ns, name)
             .cloned()
             .ok_or_else(|| ApiError::not_found(t, name))?;
         let meta = meta_mut(t, &mut obj)?;
+        let sent_managed = meta.get("managedFields").cloned();
         if let Some(n) = meta.get("name").and_then(Value::as_str)
             && !n.is_empty()
             && n != name
@@ -534,7 +1121,11 @@ impl Store {
             .cloned()
             .unwrap_or_default();
         let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
-        let bump = spec_part(&old) != spec_part(&new);
+        let bump = spec_part(t, &old) != spec_part(t, &new);
+        if t.is_namespace() && mode != WriteMode::All {
+            // spec.finalizers only changes through /finalize.
+            new["spec"]["finalizers"] = old["spec"]["finalizers"].clone();
+        }
         let meta = meta_mut(t, &mut new)?;
         for f in [
             "name",
@@ -548,10 +1139,22 @@ impl Store {
                 None => meta.remove(f),
             };
         }
-        meta.insert(
-            "generation".into(),
-            json!(if bump { generation + 1 } else { generation }),
-        );
+        if mode == WriteMode::Status {
+            meta.clone_from(&old_meta);
+            // The field managers of the status write, as the server computed them.
+            match &sent_managed {
+                Some(m) => meta.insert("managedFields".into(), m.clone()),
+                None => meta.remove("managedFields"),
+            };
+        }
+        if t.generation {
+            meta.insert(
+                "generation".into(),
+                json!(if bump { generation + 1 } else { generation }),
+            );
+        } else {
+            meta.remove("generation");
+        }
         meta.insert(
             "resourceVersion".into(),
             old_meta.get("resourceVersion").cloned().unwrap_or(json!("")),
@@ -562,54 +1165,127 @@ impl Store {
         self.rv += 1;
         let meta = meta_mut(t, &mut new)?;
         meta.insert("resourceVersion".into(), json!(self.rv.to_string()));
-        let finalizers_left = meta
-            .get("finalizers")
-            .and_then(Value::as_array)
-            .is_some_and(|f| !f.is_empty());
-        if meta.contains_key("deletionTimestamp") && !finalizers_left {
-            self.objects.remove(&k);
+        let held = has_finalizers(&new)
+            || (t.is_namespace()
+                && new["spec"]["finalizers"]
+                    .as_array()
+                    .is_some_and(|f| !f.is_empty()));
+        if new["metadata"]["deletionTimestamp"].is_string() && !held {
+            self.remove_object(t, ns, name);
             self.record(t, EventType::Deleted, new.clone(), Some(old));
+            self.after_removal(t, ns);
             return Ok(new);
         }
-        self.objects.insert(k, new.clone());
+        self.insert_object(t, ns, name, new.clone());
         self.record(t, EventType::Modified, new.clone(), Some(old));
         Ok(new)
     }
 
     /// Deletes an object: removed at once, or, when it has finalizers, marked with
     /// `deletionTimestamp` until the last finalizer is removed. Returns the object as of the
-    /// deletion.
+    /// deletion. A namespace goes `Terminating`, its objects are deleted and it goes away
+    /// once they are; a CustomResourceDefinition takes its objects and kinds with it.
     ///
     /// # Errors
     /// `404 NotFound`.
-    pub fn delete(&mut self, t: &'static ResourceType, ns: &str, name: &str) -> Result<Value, ApiError> {
-        let k = key(t, ns, name);
+    pub fn delete(&mut self, t: &TypeRef, ns: &str, name: &str) -> Result<Value, ApiError> {
         let mut obj = self
-            .objects
-            .get(&k)
+            .get(t, ns, name)
             .cloned()
             .ok_or_else(|| ApiError::not_found(t, name))?;
-        let meta = meta_mut(t, &mut obj)?;
-        let has_finalizers = meta
-            .get("finalizers")
-            .and_then(Value::as_array)
-            .is_some_and(|f| !f.is_empty());
-        if has_finalizers {
-            if meta.contains_key("deletionTimestamp") {
+        let held = has_finalizers(&obj) || t.is_namespace();
+        if held {
+            if obj["metadata"]["deletionTimestamp"].is_string() {
                 return Ok(obj);
             }
             self.rv += 1;
+            let meta = meta_mut(t, &mut obj)?;
             meta.insert("deletionTimestamp".into(), json!(now()));
             meta.insert("resourceVersion".into(), json!(self.rv.to_string()));
-            let previous = self.objects.insert(k, obj.clone());
+            if t.is_namespace() {
+                obj["status"]["phase"] = json!("Terminating");
+            }
+            let previous = self.insert_object(t, ns, name, obj.clone());
             self.record(t, EventType::Modified, obj.clone(), previous);
+            if t.is_namespace() {
+                for (ct, cname) in self.namespace_contents(name) {
+                    self.delete(&ct, name, &cname)?;
+                }
+                self.finalize_namespace(name)?;
+            } else if t.is_crd() {
+                self.cleanup_crd(t, name)?;
+            }
             return Ok(obj);
         }
         self.rv += 1;
-        meta.insert("resourceVersion".into(), json!(self.rv.to_string()));
-        let previous = self.objects.remove(&k);
+        meta_mut(t, &mut obj)?.insert("resourceVersion".into(), json!(self.rv.to_string()));
+        let previous = self.remove_object(t, ns, name);
         self.record(t, EventType::Deleted, obj.clone(), previous);
+        self.after_removal(t, ns);
         Ok(obj)
+    }
+
+    fn after_removal(&mut self, t: &ResourceType, ns: &str) {
+        if t.namespaced && self.namespace_state(ns) == NamespaceState::Terminating {
+            // Errors here would only mean the namespace vanished meanwhile.
+            let _ = self.finalize_namespace(ns);
+        }
+    }
+
+    /// Removes a terminating namespace's `kubernetes` finalizer once it holds no objects
+    /// (what the namespace controller does through `/finalize`).
+    fn finalize_namespace(&mut self, ns: &str) -> Result<(), ApiError> {
+        if !self.namespace_contents(ns).is_empty() {
+            return Ok(());
+        }
+        let Some(t) = self.find_plural("", "namespaces") else {
+            return Ok(());
+        };
+        let Some(mut obj) = self.get(&t, "", ns).cloned() else {
+            return Ok(());
+        };
+        if obj["spec"]["finalizers"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty())
+        {
+            obj["spec"]["finalizers"] = json!([]);
+            self.write(&t, "", ns, obj, WriteMode::All)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes every object of a deleted CRD's kinds, unregisters them, and drops the cleanup
+    /// finalizer (what apiextensions-apiserver's finalizer controller does).
+    fn cleanup_crd(&mut self, t: &TypeRef, name: &str) -> Result<(), ApiError> {
+        let kinds: Vec<TypeRef> = self
+            .types
+            .iter()
+            .filter(|x| x.crd.as_deref() == Some(name))
+            .cloned()
+            .collect();
+        if let Some(ct) = kinds.first() {
+            let targets: Vec<(String, String)> = self
+                .objects
+                .get(&ct.storage_key())
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default();
+            for (ns, n) in targets {
+                if let Some(mut o) = self.remove_object(ct, &ns, &n) {
+                    self.rv += 1;
+                    o["metadata"]["resourceVersion"] = json!(self.rv.to_string());
+                    self.record(ct, EventType::Deleted, o.clone(), Some(o));
+                    self.after_removal(ct, &ns);
+                }
+            }
+        }
+        self.types.retain(|x| x.crd.as_deref() != Some(name));
+        if let Some(mut crd) = self.get(t, "", name).cloned() {
+            if let Some(f) = crd["metadata"]["finalizers"].as_array_mut() {
+                f.retain(|x| x != CRD_CLEANUP_FINALIZER);
+            }
+            self.write(t, "", name, crd, WriteMode::All)?;
+        }
+        Ok(())
     }
 }
 
@@ -617,25 +1293,29 @@ impl Store {
 mod tests {
     use super::*;
 
-    fn cm() -> &'static ResourceType {
-        find_type("", "v1", "configmaps").expect("configmaps served")
+    fn typ(s: &Store, group: &str, plural: &str) -> TypeRef {
+        s.find_plural(group, plural).expect("served")
     }
 
     #[test]
     fn create_update_delete_semantics() -> Result<(), ApiError> {
         let mut s = Store::default();
+        let cm = typ(&s, "", "configmaps");
         let o = s.create(
-            cm(),
+            &cm,
             "ns",
             json!({"metadata":{"name":"a"},"data":{"k":"v"}}),
             WriteMode::Main,
         )?;
         assert_eq!(meta_str(&o, "resourceVersion"), Some("1"));
-        assert_eq!(o["metadata"]["generation"], json!(1));
-        let dup = s.create(cm(), "ns", json!({"metadata":{"name":"a"}}), WriteMode::Main);
+        assert!(
+            o["metadata"].get("generation").is_none(),
+            "ConfigMaps have no generation"
+        );
+        let dup = s.create(&cm, "ns", json!({"metadata":{"name":"a"}}), WriteMode::Main);
         assert_eq!(dup.map_err(|e| e.reason), Err("AlreadyExists"));
         let g = s.create(
-            cm(),
+            &cm,
             "ns",
             json!({"metadata":{"generateName":"x-"}}),
             WriteMode::Main,
@@ -643,23 +1323,18 @@ mod tests {
         assert!(meta_str(&g, "name").is_some_and(|n| n.starts_with("x-") && n.len() == 7));
         let mut upd = o.clone();
         upd["metadata"]["labels"] = json!({"l": "1"});
-        let u = s.update(cm(), "ns", "a", upd, WriteMode::Main)?;
-        assert_eq!(u["metadata"]["generation"], json!(1));
-        let stale = s.update(cm(), "ns", "a", o.clone(), WriteMode::Main);
+        let u = s.update(&cm, "ns", "a", upd, WriteMode::Main)?;
+        let stale = s.update(&cm, "ns", "a", o.clone(), WriteMode::Main);
         assert_eq!(stale.map_err(|e| e.code), Err(409));
-        let mut upd = u.clone();
-        upd["data"]["k"] = json!("w");
-        let u = s.update(cm(), "ns", "a", upd, WriteMode::Main)?;
-        assert_eq!(u["metadata"]["generation"], json!(2));
-        s.delete(cm(), "ns", "a")?;
-        assert!(s.get(cm(), "ns", "a").is_none());
+        s.delete(&cm, "ns", "a")?;
+        assert!(s.get(&cm, "ns", "a").is_none());
+        assert_eq!(u["metadata"]["labels"]["l"], "1");
         let kinds: Vec<_> = s.events_since(0).map(|e| e.event_type).collect();
         assert_eq!(
             kinds,
             [
                 EventType::Added,
                 EventType::Added,
-                EventType::Modified,
                 EventType::Modified,
                 EventType::Deleted
             ]
@@ -668,30 +1343,122 @@ mod tests {
     }
 
     #[test]
+    fn generation_tracks_spec_of_kinds_that_keep_it() -> Result<(), ApiError> {
+        let mut s = Store::default();
+        let d = typ(&s, "apps", "deployments");
+        let o = s.create(
+            &d,
+            "ns",
+            json!({"metadata":{"name":"a"},"spec":{"replicas":1}}),
+            WriteMode::Main,
+        )?;
+        assert_eq!(o["metadata"]["generation"], json!(1));
+        let mut upd = o.clone();
+        upd["metadata"]["labels"] = json!({"l": "1"});
+        let u = s.update(&d, "ns", "a", upd, WriteMode::Main)?;
+        assert_eq!(u["metadata"]["generation"], json!(1));
+        let mut upd = u.clone();
+        upd["spec"]["replicas"] = json!(2);
+        let u = s.update(&d, "ns", "a", upd, WriteMode::Main)?;
+        assert_eq!(u["metadata"]["generation"], json!(2));
+        let mut st = u.clone();
+        st["status"] = json!({"replicas": 2});
+        let u = s.update(&d, "ns", "a", st, WriteMode::Status)?;
+        assert_eq!(u["metadata"]["generation"], json!(2));
+        Ok(())
+    }
+
+    #[test]
     fn finalizers_delay_deletion() -> Result<(), ApiError> {
         let mut s = Store::default();
+        let cm = typ(&s, "", "configmaps");
         s.create(
-            cm(),
+            &cm,
             "ns",
             json!({"metadata":{"name":"a","finalizers":["f"]}}),
             WriteMode::Main,
         )?;
-        let d = s.delete(cm(), "ns", "a")?;
+        let d = s.delete(&cm, "ns", "a")?;
         assert!(d["metadata"]["deletionTimestamp"].is_string());
         let mut u = d.clone();
         u["metadata"]["finalizers"] = json!([]);
-        s.update(cm(), "ns", "a", u, WriteMode::Main)?;
-        assert!(s.get(cm(), "ns", "a").is_none());
+        s.update(&cm, "ns", "a", u, WriteMode::Main)?;
+        assert!(s.get(&cm, "ns", "a").is_none());
         Ok(())
     }
 
     #[test]
     fn event_capacity_expires_old_versions() -> Result<(), ApiError> {
         let mut s = Store::with_event_capacity(2);
+        let cm = typ(&s, "", "configmaps");
         for n in ["a", "b", "c"] {
-            s.create(cm(), "ns", json!({"metadata":{"name":n}}), WriteMode::Main)?;
+            s.create(&cm, "ns", json!({"metadata":{"name":n}}), WriteMode::Main)?;
         }
         assert_eq!(s.oldest_watchable(), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn crd_registers_and_cleans_up_its_kind() -> Result<(), ApiError> {
+        let mut s = Store::default();
+        let crd_t = typ(&s, CRD_GROUP, "customresourcedefinitions");
+        let crd = json!({"metadata": {"name": "widgets.example.com"}, "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}}}],
+        }});
+        s.create(&crd_t, "", crd, WriteMode::Main)?;
+        let w = s.find_type("example.com", "v1", "widgets").expect("registered");
+        assert!(w.namespaced && w.status_subresource && w.crd.is_some());
+        let stored = s.get(&crd_t, "", "widgets.example.com").expect("crd");
+        assert_eq!(stored["status"]["conditions"][1]["type"], "Established");
+        assert_eq!(stored["status"]["acceptedNames"]["listKind"], "WidgetList");
+        s.create(&w, "ns", json!({"metadata": {"name": "w1"}}), WriteMode::Main)?;
+        let rv = s.resource_version();
+        s.delete(&crd_t, "", "widgets.example.com")?;
+        assert!(s.find_type("example.com", "v1", "widgets").is_none());
+        assert!(s.get(&w, "ns", "w1").is_none());
+        assert!(s.get(&crd_t, "", "widgets.example.com").is_none());
+        let deleted: Vec<_> = s
+            .events_since(rv)
+            .filter(|e| e.event_type == EventType::Deleted)
+            .map(|e| e.resource.kind.clone())
+            .collect();
+        assert_eq!(deleted, ["Widget", "CustomResourceDefinition"]);
+        let bad = json!({"metadata": {"name": "x"}, "spec": {"group": "g.io", "scope": "Cluster",
+            "names": {"plural": "ys", "kind": "Y"}, "versions": [{"name": "v1", "served": true}]}});
+        assert_eq!(
+            s.create(&crd_t, "", bad, WriteMode::Main).map_err(|e| e.code),
+            Err(422)
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn namespace_terminates_after_its_objects_go() -> Result<(), ApiError> {
+        let mut s = Store::default();
+        let ns_t = typ(&s, "", "namespaces");
+        let cm = typ(&s, "", "configmaps");
+        let ns = s.create(&ns_t, "", json!({"metadata": {"name": "n"}}), WriteMode::Main)?;
+        assert_eq!(
+            (ns["status"]["phase"].as_str(), &ns["spec"]["finalizers"]),
+            (Some("Active"), &json!(["kubernetes"]))
+        );
+        s.create(
+            &cm,
+            "n",
+            json!({"metadata": {"name": "held", "finalizers": ["f"]}}),
+            WriteMode::Main,
+        )?;
+        s.create(&cm, "n", json!({"metadata": {"name": "free"}}), WriteMode::Main)?;
+        let d = s.delete(&ns_t, "", "n")?;
+        assert_eq!(d["status"]["phase"], "Terminating");
+        assert_eq!(s.namespace_state("n"), NamespaceState::Terminating);
+        assert!(s.get(&cm, "n", "free").is_none());
+        let mut held = s.get(&cm, "n", "held").cloned().expect("held by finalizer");
+        held["metadata"]["finalizers"] = json!([]);
+        s.update(&cm, "n", "held", held, WriteMode::Main)?;
+        assert_eq!(s.namespace_state("n"), NamespaceState::Missing);
         Ok(())
     }
 }

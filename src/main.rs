@@ -40,6 +40,39 @@ enum Command {
     /// Work with release payloads.
     #[command(subcommand)]
     Payload(PayloadCommand),
+    /// Apply a release payload to the cluster (the reconcile engine), or show its drift.
+    Reconcile(ReconcileArgs),
+}
+
+#[derive(Args, Debug)]
+struct ReconcileArgs {
+    /// The payload directory (`manifests/` + `release-manifests/`).
+    #[arg(long, value_name = "DIR")]
+    payload: PathBuf,
+    /// Pull spec of the payload's release image (default: `file://<canonical DIR>`, a pseudo
+    /// pull spec naming the directory).
+    #[arg(long, value_name = "PULLSPEC")]
+    release_image: Option<String>,
+    /// Watch-only: print the drift like `kubectl diff` and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Stop after one apply pass (the default).
+    #[arg(long, conflicts_with = "until_complete")]
+    once: bool,
+    /// Run until the release is Completed (exit 0); Failing exits 1, the timeout 2.
+    #[arg(long)]
+    until_complete: bool,
+    /// Give up after this many seconds (exit 2).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
+    /// Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster).
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use.
+    #[arg(long, value_name = "NAME")]
+    context: Option<String>,
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    output: Output,
 }
 
 #[derive(Subcommand, Debug)]
@@ -190,6 +223,7 @@ fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Tui(a) => tui(a),
         Command::Demo(a) => demo(a),
         Command::Payload(PayloadCommand::Inspect(a)) => payload_inspect(a),
+        Command::Reconcile(a) => reconcile(a),
     }
 }
 
@@ -372,4 +406,42 @@ fn payload_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
+    use cvo::cli::reconcile::{ReconcileOptions, Until};
+    let timeout = match a.timeout {
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            anyhow::bail!("--timeout {t}: must be a positive number of seconds")
+        }
+        Some(t) => Some(std::time::Duration::from_secs_f64(t)),
+        None => None,
+    };
+    if !a.payload.is_dir() {
+        anyhow::bail!("--payload {}: not a directory", a.payload.display());
+    }
+    let mut timings = cvo::reconcile::api::EngineTimings::upstream();
+    timings.cv_poll = std::time::Duration::from_secs(1);
+    let opts = ReconcileOptions {
+        payload: a.payload,
+        release_image: a.release_image,
+        dry_run: a.dry_run,
+        until: if a.until_complete && !a.once {
+            Until::Complete
+        } else {
+            Until::Once
+        },
+        timeout,
+        timings,
+    };
+    let rt = runtime()?;
+    let summary = rt.block_on(async {
+        let conn = cvo::cluster::live::connect(a.kubeconfig.as_deref(), a.context.as_deref()).await?;
+        cvo::cli::reconcile::run(conn.client, &opts).await
+    })?;
+    match a.output {
+        Output::Text => print!("{}", cvo::cli::reconcile::render_text(&summary)),
+        Output::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+    }
+    Ok(ExitCode::from(summary.exit_code))
 }

@@ -567,3 +567,122 @@ async fn crash_mid_update_then_restart_resumes_without_duplicate_history() {
     );
     h2.shutdown().await;
 }
+
+fn cli_opts(
+    dir: &Path,
+    until: cvo::cli::reconcile::Until,
+    dry_run: bool,
+) -> cvo::cli::reconcile::ReconcileOptions {
+    cvo::cli::reconcile::ReconcileOptions {
+        payload: dir.to_path_buf(),
+        release_image: None,
+        dry_run,
+        until,
+        timeout: Some(Duration::from_secs(60)),
+        timings: EngineTimings::scaled(0.05),
+    }
+}
+
+/// A payload of `n` ConfigMaps over 10 run levels and 5 components, no ClusterOperator.
+fn big_payload(dir: &Path, n: usize) {
+    write_payload(dir, "1.0.0", &[]);
+    let rm = dir.join("release-manifests");
+    std::fs::remove_file(rm.join("0000_30_op_clusteroperator.yaml")).expect("rm co");
+    for i in 0..n {
+        let body = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n  namespace: {NS}\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\ndata:\n  index: \"{i}\"\n"
+        );
+        std::fs::write(
+            rm.join(format!("0000_{:02}_comp{}_cm{i:04}.yaml", 40 + i % 10, i % 5)),
+            body,
+        )
+        .expect("write");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift() {
+    use cvo::cli::reconcile::{Until, render_text, run};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("big");
+    big_payload(&dir, 1000);
+    let sim = Simulator::new();
+    let s = run(client(&sim), &cli_opts(&dir, Until::Complete, false))
+        .await
+        .expect("runs");
+    assert_eq!(
+        (s.outcome.as_str(), s.exit_code),
+        ("complete", 0),
+        "{}",
+        render_text(&s)
+    );
+    assert_eq!((s.done, s.total), (1003, 1003));
+    assert!(
+        s.requests.get("create").copied().unwrap_or(0) >= 1003,
+        "{:?}",
+        s.requests
+    );
+    eprintln!(
+        "until-complete, 1003 manifests: {:.3}s {:?}",
+        s.seconds, s.requests
+    );
+    let image = s.image.clone();
+    assert!(image.starts_with("file:///"), "{image}");
+
+    sim.clear_audit();
+    let before = sim.get("config.openshift.io", "clusterversions", "", "version");
+    let s = run(client(&sim), &cli_opts(&dir, Until::Once, false))
+        .await
+        .expect("runs");
+    let after = sim.get("config.openshift.io", "clusterversions", "", "version");
+    if before != after {
+        std::fs::write(
+            "/tmp/cv_before.json",
+            format!("{:#}", before.unwrap_or_default()["status"]),
+        )
+        .ok();
+        std::fs::write(
+            "/tmp/cv_after.json",
+            format!("{:#}", after.unwrap_or_default()["status"]),
+        )
+        .ok();
+    }
+    assert_eq!(s.exit_code, 0, "{}", render_text(&s));
+    assert_eq!(
+        sim.audit().writes(),
+        0,
+        "converged pass writes: {:?}",
+        sim.audit().counts()
+    );
+    assert_eq!(s.writes, 0);
+    assert_eq!(s.image, image, "the pseudo pull spec is stable");
+    eprintln!("converged --once: {:.3}s {:?}", s.seconds, s.requests);
+
+    // Drift: change one ConfigMap, delete another; dry-run reports both and writes nothing.
+    let mut cm = sim.get("", "configmaps", NS, "cm-7").expect("cm-7");
+    cm["data"]["index"] = json!("changed");
+    sim.insert(cm).expect("edit");
+    let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = kube::Api::namespaced(client(&sim), NS);
+    api.delete("cm-8", &Default::default())
+        .await
+        .expect("delete cm-8");
+    sim.clear_audit();
+    let s = run(client(&sim), &cli_opts(&dir, Until::Once, true))
+        .await
+        .expect("runs");
+    assert_eq!(sim.audit().writes(), 0);
+    assert_eq!(s.drift.len(), 2, "{:?}", s.drift);
+    let text = render_text(&s);
+    assert!(
+        text.contains("-.data.index: \"changed\"\n+.data.index: \"7\""),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("--- ConfigMap {NS}/cm-8 (absent)")),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 objects would change (watch-only: nothing was written)"),
+        "{text}"
+    );
+}

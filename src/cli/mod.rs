@@ -2,5 +2,6 @@
 
 pub mod get;
 pub mod payload;
+pub mod reconcile;
 pub mod status;
 pub mod tabwriter;

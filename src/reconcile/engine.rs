@@ -610,26 +610,35 @@ impl EngineLoop {
         st
     }
 
+    /// The new status. The Upgradeable risks are evaluated against the status being written
+    /// (its Progressing), so one write reaches a fixed point instead of trailing by one.
     fn compute(
         &self,
         existing: &ClusterVersion,
         worker: &super::worker_status::SyncWorkerStatus,
     ) -> ClusterVersionStatus {
         let errs = validate_cluster_version(existing, false);
-        let risks: Vec<_> = [cluster_version_updating_risk(existing), overrides_risk(existing)]
-            .into_iter()
-            .flatten()
-            .collect();
-        let inputs = StatusInputs {
+        let mut inputs = StatusInputs {
             now: Utc::now(),
             operator_release: &self.own_release,
             release_metadata: &[],
             status_release_architecture: false,
             validation_errors: &errs,
-            upgradeable_risks: Some(&risks),
+            upgradeable_risks: None,
             upgradeable_error: None,
             co_update_start_times: &self.co_start_times,
         };
+        let first = compute_status(&existing.status, worker, &inputs);
+        let probe = ClusterVersion {
+            metadata: existing.metadata.clone(),
+            spec: existing.spec.clone(),
+            status: first,
+        };
+        let risks: Vec<_> = [cluster_version_updating_risk(&probe), overrides_risk(&probe)]
+            .into_iter()
+            .flatten()
+            .collect();
+        inputs.upgradeable_risks = Some(&risks);
         compute_status(&existing.status, worker, &inputs)
     }
 

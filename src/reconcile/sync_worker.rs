@@ -588,8 +588,11 @@ impl SyncWorker {
             let result = tokio::select! {
                 r = pass.run(attempt) => r,
                 () = tokio::time::sleep(timeout) => {
+                    // A timed-out pass is a failed pass whose context errors summarise to no
+                    // failure (sync_worker.go `apply` with the deadline of `Start`).
                     cancel.cancel();
-                    PassResult::Interrupted(format!("context deadline exceeded after {timeout:?}"))
+                    tracing::info!("sync worker: pass timed out after {timeout:?}");
+                    PassResult::Failed(None)
                 }
             };
             cancel.cancel();

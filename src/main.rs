@@ -433,6 +433,7 @@ fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
         },
         timeout,
         timings,
+        lease: true,
     };
     let rt = runtime()?;
     let summary = rt.block_on(async {

@@ -105,6 +105,7 @@ fn config(f: &Fixture, mode: EngineMode) -> EngineConfig {
         timings: timings(),
         load_options: Default::default(),
         applier: None,
+        lease: None,
     }
 }
 
@@ -580,6 +581,7 @@ fn cli_opts(
         until,
         timeout: Some(Duration::from_secs(60)),
         timings: EngineTimings::scaled(0.05),
+        lease: true,
     }
 }
 
@@ -635,26 +637,24 @@ async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift
         .await
         .expect("runs");
     let after = sim.get("config.openshift.io", "clusterversions", "", "version");
-    if before != after {
-        std::fs::write(
-            "/tmp/cv_before.json",
-            format!("{:#}", before.unwrap_or_default()["status"]),
-        )
-        .ok();
-        std::fs::write(
-            "/tmp/cv_after.json",
-            format!("{:#}", after.unwrap_or_default()["status"]),
-        )
-        .ok();
-    }
+    assert_eq!(before, after, "a converged pass leaves the ClusterVersion alone");
     assert_eq!(s.exit_code, 0, "{}", render_text(&s));
-    assert_eq!(
-        sim.audit().writes(),
-        0,
-        "converged pass writes: {:?}",
-        sim.audit().counts()
+    // The only writes are the Lease's: acquire and release.
+    let writes: Vec<_> = sim
+        .audit()
+        .entries
+        .into_iter()
+        .filter(|e| cvo::reconcile::client::is_write_verb(e.verb))
+        .collect();
+    assert!(
+        writes.len() <= 2 && writes.iter().all(|e| e.path.contains("/leases/")),
+        "converged pass writes: {writes:?}"
     );
-    assert_eq!(s.writes, 0);
+    assert_eq!(s.status_writes, 0);
+    assert!(
+        s.writes as usize <= writes.len(),
+        "the summary is taken before the lease is released"
+    );
     assert_eq!(s.image, image, "the pseudo pull spec is stable");
     eprintln!("converged --once: {:.3}s {:?}", s.seconds, s.requests);
 
@@ -685,4 +685,60 @@ async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift
         text.contains("2 objects would change (watch-only: nothing was written)"),
         "{text}"
     );
+}
+
+fn lease(identity: &str) -> cvo::reconcile::leader::LeaseConfig {
+    let t = cvo::reconcile::leader::LeaseTimings::new(
+        Duration::from_secs(1),
+        Duration::from_millis(800),
+        Duration::from_millis(100),
+    )
+    .expect("valid timings");
+    cvo::reconcile::leader::LeaseConfig::cvo(identity, t)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_engines_one_lease() {
+    let f = payloads(&[], &[]);
+    let sim = Simulator::new();
+    play_operator(&sim, healthy(), Duration::from_millis(30));
+    let mut a_cfg = config(&f, EngineMode::ActiveApply);
+    a_cfg.lease = Some(lease("engine-a"));
+    let mut a = Engine::spawn(client(&sim), a_cfg);
+    wait_snapshot(&mut a, "A leads and completes", 20, |s| {
+        s.leader && s.is_completed()
+    })
+    .await;
+    let mut b_cfg = config(&f, EngineMode::ActiveApply);
+    b_cfg.lease = Some(lease("engine-b"));
+    let mut b = Engine::spawn(client(&sim), b_cfg);
+    let s = wait_snapshot(&mut b, "B waits naming A", 10, |s| {
+        s.state == cvo::reconcile::api::EngineState::WaitingForLease
+            && s.lease_holder.as_deref() == Some("engine-a")
+    })
+    .await;
+    assert!(!s.leader);
+    // B keeps waiting through several retry periods and writes nothing but its own campaign.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let s = b.status.borrow().clone();
+    assert!(!s.leader);
+    assert_eq!((s.counters.apply_writes, s.counters.status_writes), (0, 0));
+    assert_eq!(
+        s.counters.refused_writes, 0,
+        "dry-run passes send no writes to refuse"
+    );
+    // A steps down (releases the lease); B takes over at once.
+    a.shutdown().await;
+    let s = wait_snapshot(&mut b, "B leads", 10, |s| s.leader).await;
+    assert_eq!(s.lease_holder.as_deref(), Some("engine-b"));
+    let lease = sim
+        .get(
+            "coordination.k8s.io",
+            "leases",
+            "openshift-cluster-version",
+            "version",
+        )
+        .expect("lease");
+    assert_eq!(lease["spec"]["holderIdentity"], "engine-b");
+    b.shutdown().await;
 }

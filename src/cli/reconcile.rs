@@ -37,6 +37,9 @@ pub struct ReconcileOptions {
     pub timeout: Option<Duration>,
     /// Engine intervals.
     pub timings: EngineTimings,
+    /// Take the CVO Lease `openshift-cluster-version/version` (upstream HA timings) before
+    /// writing; `cvo reconcile` does.
+    pub lease: bool,
 }
 
 /// What `cvo reconcile` reports.
@@ -90,6 +93,12 @@ pub async fn run(client: kube::Client, opts: &ReconcileOptions) -> anyhow::Resul
     } else {
         EngineMode::ActiveApply
     };
+    if opts.lease {
+        cfg.lease = Some(crate::reconcile::leader::LeaseConfig::cvo(
+            crate::reconcile::leader::default_identity(),
+            crate::reconcile::leader::LeaseTimings::HA,
+        ));
+    }
     let started = std::time::Instant::now();
     let mut h = Engine::spawn(client, cfg);
     let deadline = opts.timeout.map(|t| tokio::time::Instant::now() + t);

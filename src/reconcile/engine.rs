@@ -114,6 +114,10 @@ pub struct EngineConfig {
     pub load_options: LoadOptions,
     /// The apply layer; `None` ⇒ [`BasicApplier`] over the engine's guarded client.
     pub applier: Option<Arc<dyn TaskApplier>>,
+    /// Leader election for active-apply: `Some` ⇒ the engine writes only while it holds this
+    /// Lease (a non-leader runs watch-only passes and reports the holder); `None` ⇒ no
+    /// election (tests, single-writer tools).
+    pub lease: Option<super::leader::LeaseConfig>,
 }
 
 impl std::fmt::Debug for EngineConfig {
@@ -151,6 +155,7 @@ impl EngineConfig {
             timings: EngineTimings::upstream(),
             load_options: LoadOptions::default(),
             applier: None,
+            lease: None,
         })
     }
 }
@@ -164,8 +169,10 @@ impl Engine {
     /// counter and the watch-only guard ([`guarded_client`]).
     pub fn spawn(client: Client, cfg: EngineConfig) -> EngineHandle {
         let counters = RequestCounters::default();
-        let switch = ReadOnlySwitch::new(cfg.mode == EngineMode::WatchOnly);
-        let client = guarded_client(client, counters.clone(), switch.clone());
+        let leading_needed = cfg.lease.is_some() && cfg.mode == EngineMode::ActiveApply;
+        let switch = ReadOnlySwitch::new(cfg.mode == EngineMode::WatchOnly || leading_needed);
+        let raw = client;
+        let client = guarded_client(raw.clone(), counters.clone(), switch.clone());
         let applier: Arc<dyn TaskApplier> = match &cfg.applier {
             Some(a) => a.clone(),
             None => Arc::new(BasicApplier::new(client.clone())),
@@ -174,7 +181,7 @@ impl Engine {
         let worker = SyncWorker::start(
             applier,
             cfg.timings.clone(),
-            cfg.mode == EngineMode::WatchOnly,
+            cfg.mode == EngineMode::WatchOnly || leading_needed,
             shutdown.clone(),
         );
         let (snap_tx, snap_rx) = watch::channel(Arc::new(StatusSnapshot {
@@ -183,7 +190,12 @@ impl Engine {
         }));
         let (cmd_tx, cmd_rx) = mpsc::channel(16);
         let throttle = StatusThrottle::new(cfg.timings.status_interval, cfg.timings.status_burst);
+        // The elector writes its Lease whatever the mode: it gets a client with the counter but
+        // without the watch-only guard.
+        let lease_client = guarded_client(raw.clone(), counters.clone(), ReadOnlySwitch::new(false));
         let mut lp = EngineLoop {
+            lease_client,
+            leader: None,
             api: Api::all(client.clone()),
             mode: cfg.mode,
             cfg,
@@ -216,6 +228,11 @@ impl Engine {
 }
 
 struct EngineLoop {
+    lease_client: Client,
+    leader: Option<(
+        watch::Receiver<super::leader::LeaderState>,
+        super::leader::LeaderHandle,
+    )>,
     api: Api<ClusterVersion>,
     cfg: EngineConfig,
     mode: EngineMode,
@@ -251,6 +268,7 @@ fn err_text(e: &kube::Error) -> String {
 impl EngineLoop {
     async fn run(&mut self, mut cmds: mpsc::Receiver<Command>) {
         let mut worker_rx = self.worker.subscribe();
+        self.start_elector().await;
         let poll = self.cfg.timings.cv_poll;
         let mut next_poll = tokio::time::Instant::now();
         loop {
@@ -259,7 +277,22 @@ impl EngineLoop {
                 None => next_poll,
             };
             let publish_at = tokio::time::Instant::now() + self.cfg.timings.snapshot_interval;
+            let mut leader_rx = self.leader.as_ref().map(|(rx, _)| rx.clone());
+            let leader_changed = async {
+                match leader_rx.as_mut() {
+                    Some(rx) => {
+                        if rx.changed().await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
             tokio::select! {
+                () = leader_changed => {
+                    self.apply_leadership().await;
+                    self.sync().await;
+                }
                 () = tokio::time::sleep_until(wake_at) => {
                     if tokio::time::Instant::now() >= next_poll {
                         next_poll = tokio::time::Instant::now() + poll;
@@ -291,7 +324,71 @@ impl EngineLoop {
             self.publish(false);
         }
         self.shutdown.cancel();
+        // Stop writing before giving the lease up.
+        self.switch.set(true);
+        if let Some((_, h)) = self.leader.take()
+            && let Err(e) = h.release().await
+        {
+            tracing::debug!("releasing the lease: {e}");
+        }
         self.publish(true);
+    }
+
+    /// Starts the elector in active-apply mode when a lease is configured; with
+    /// `create_cluster_version` the Lease namespace is created if absent.
+    async fn start_elector(&mut self) {
+        let Some(lc) = self.cfg.lease.clone() else {
+            return;
+        };
+        if self.mode != EngineMode::ActiveApply || self.leader.is_some() {
+            return;
+        }
+        if self.cfg.create_cluster_version {
+            let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(self.lease_client.clone());
+            if let Ok(None) = ns.get_opt(&lc.namespace).await {
+                let obj = k8s_openapi::api::core::v1::Namespace {
+                    metadata: kube::api::ObjectMeta {
+                        name: Some(lc.namespace.clone()),
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                };
+                if let Err(e) = ns.create(&PostParams::default(), &obj).await {
+                    tracing::debug!("creating namespace {}: {e}", lc.namespace);
+                }
+            }
+        }
+        match super::leader::LeaderElector::new(self.lease_client.clone(), lc) {
+            Ok(e) => self.leader = Some(e.spawn()),
+            Err(e) => self.last_error = Some(format!("leader election: {e}")),
+        }
+    }
+
+    fn leading(&self) -> bool {
+        match &self.leader {
+            Some((rx, _)) => rx.borrow().is_leading(),
+            None => self.cfg.lease.is_none(),
+        }
+    }
+
+    /// Follows the lease: writes are allowed only while leading; a lost lease stops them at
+    /// once and starts a new campaign.
+    async fn apply_leadership(&mut self) {
+        if self.mode != EngineMode::ActiveApply {
+            return;
+        }
+        let leading = self.leading();
+        self.switch.set(!leading);
+        self.worker.set_dry_run(!leading);
+        let ended = self
+            .leader
+            .as_ref()
+            .is_some_and(|(rx, _)| matches!(*rx.borrow(), super::leader::LeaderState::Lost { .. }));
+        if ended {
+            tracing::warn!("lost the lease; campaigning again");
+            self.leader = None;
+            self.start_elector().await;
+        }
     }
 
     fn own_release(&mut self) -> Release {
@@ -644,7 +741,7 @@ impl EngineLoop {
 
     /// Writes the status when it changed, throttled and conflict-safe (row 84, 87).
     async fn write_status(&mut self) {
-        if self.mode != EngineMode::ActiveApply || self.switch.is_read_only() {
+        if self.mode != EngineMode::ActiveApply || !self.leading() || self.switch.is_read_only() {
             return;
         }
         let Some(cv) = self.cv.clone() else {
@@ -731,8 +828,15 @@ impl EngineLoop {
             }
             Command::SetMode(m) => {
                 self.mode = m;
-                self.switch.set(m == EngineMode::WatchOnly);
-                self.worker.set_dry_run(m == EngineMode::WatchOnly);
+                if m == EngineMode::ActiveApply {
+                    self.start_elector().await;
+                } else if let Some((_, h)) = self.leader.take() {
+                    self.switch.set(true);
+                    let _ = h.release().await;
+                }
+                let write = m == EngineMode::ActiveApply && self.leading();
+                self.switch.set(!write);
+                self.worker.set_dry_run(!write);
                 return Ok(format!("mode {m:?}"));
             }
             Command::Shutdown => return Ok("stopping".into()),
@@ -795,6 +899,8 @@ impl EngineLoop {
     fn snapshot_of(&self, v: &WorkerView, stopped: bool) -> StatusSnapshot {
         let state = if stopped {
             EngineState::Stopped
+        } else if self.mode == EngineMode::ActiveApply && !self.leading() {
+            EngineState::WaitingForLease
         } else if let Some(b) = &self.blocked {
             EngineState::Blocked(b.clone())
         } else {
@@ -852,13 +958,24 @@ impl EngineLoop {
             failure,
             failures,
             drift: v.drift.clone(),
-            lease_holder: None,
-            leader: self.mode == EngineMode::ActiveApply,
+            lease_holder: self.lease_holder(),
+            leader: self.mode == EngineMode::ActiveApply && self.leading(),
             last_command: self.last_command.clone(),
             counters,
             cluster_version: self.cv.as_ref().map(|c| c.status.clone()),
             last_error: self.last_error.clone(),
             at: Some(Utc::now()),
+        }
+    }
+}
+
+impl EngineLoop {
+    fn lease_holder(&self) -> Option<String> {
+        let (rx, _) = self.leader.as_ref()?;
+        match &*rx.borrow() {
+            super::leader::LeaderState::Leading { .. } => self.cfg.lease.as_ref().map(|l| l.identity.clone()),
+            super::leader::LeaderState::Acquiring { holder, .. } => holder.clone(),
+            _ => None,
         }
     }
 }

@@ -1,6 +1,8 @@
 //! `cvo payload inspect` run as a user runs it, plus fixture loading counts and property tests
 //! of the task graph.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::{collections::BTreeMap, process::Command, sync::Arc};

@@ -1,5 +1,7 @@
 //! Conformance cases C01–C17, C69, C81, C82 of `cvo-spec.md` §3 for `reconcile::payload`.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::{

@@ -265,6 +265,7 @@ pub fn set_capabilities(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

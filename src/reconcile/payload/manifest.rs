@@ -441,6 +441,7 @@ fn write_go_string(s: &str, out: &mut String) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -101,17 +101,18 @@ fn eval(action: &str, cfg: &RenderConfig) -> Result<String, String> {
         ".ClusterProfile" => return Ok(cfg.cluster_profile.clone()),
         _ => {}
     }
-    if let Some(tag) = action.strip_prefix(".Images.") {
-        if tag.chars().all(|c| c.is_alphanumeric() || c == '_') && !tag.is_empty() {
-            return Ok(cfg.images.get(tag).cloned().unwrap_or_default());
-        }
+    if let Some(tag) = action.strip_prefix(".Images.")
+        && !tag.is_empty()
+        && tag.chars().all(|c| c.is_alphanumeric() || c == '_')
+    {
+        return Ok(cfg.images.get(tag).cloned().unwrap_or_default());
     }
     if let Some(args) = action.strip_prefix("index ") {
         let args = args.trim();
-        if let Some(key) = args.strip_prefix(".Images ") {
-            if let Some(k) = parse_literal(key.trim())? {
-                return Ok(cfg.images.get(&k).cloned().unwrap_or_default());
-            }
+        if let Some(key) = args.strip_prefix(".Images ")
+            && let Some(k) = parse_literal(key.trim())?
+        {
+            return Ok(cfg.images.get(&k).cloned().unwrap_or_default());
         }
     }
     Err(format!(
@@ -153,6 +154,7 @@ fn parse_literal(s: &str) -> Result<Option<String>, String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

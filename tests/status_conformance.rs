@@ -1240,6 +1240,10 @@ fn c41_prune_partial_update_within_minor_transition() {
     let spec =
         "C 4.6.3, C 4.5.3, C 4.4.3, C 4.3.3, C 4.3.2, C 4.3.1, C 4.2.1, P 4.1.4, P 4.1.3, P 4.1.2, C 4.1.1";
     assert_eq!(pruned(spec), ("4.1.2".into(), UpdateState::Partial));
+    // The minor-transition bonus decides: without it the old Partial 4.4.5 would go.
+    let spec =
+        "C 4.10.0, C 4.9.0, C 4.8.0, C 4.7.3, C 4.7.2, C 4.7.1, C 4.7.0, C 4.6.0, C 4.5.0, P 4.4.5, C 4.3.0";
+    assert_eq!(pruned(spec), ("4.7.1".into(), UpdateState::Completed));
 }
 
 #[test]
@@ -1267,6 +1271,10 @@ fn c44_prune_z_stream_partial_over_minor_partial() {
         h.iter()
             .any(|e| e.version == "4.3.0" && e.state == UpdateState::Partial)
     );
+    // The z-stream penalty decides: without it the mid-minor Completed 4.6.1 would go.
+    let spec =
+        "C 4.10.0, C 4.9.0, C 4.8.0, C 4.7.0, C 4.6.3, P 4.6.2, C 4.6.1, C 4.6.0, C 4.5.0, C 4.4.0, C 4.3.0";
+    assert_eq!(pruned(spec), ("4.6.2".into(), UpdateState::Partial));
     let mut short = parse_history("C 4.2.0, C 4.1.0");
     prune_history(&mut short, 10);
     assert_eq!(short.len(), 2, "no pruning below the cap");

@@ -657,6 +657,7 @@ async fn second_apply_over_unchanged_cluster_makes_zero_writes() {
     let audit = sim.audit();
     assert_eq!(audit.writes(), 0, "{:?}", audit.counts());
     assert_eq!(audit.count("get"), 4);
+    assert_eq!(audit.count("discovery"), 0, "the MachineConfig resource comes from the discovery cache");
 }
 
 #[tokio::test]

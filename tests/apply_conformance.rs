@@ -657,6 +657,11 @@ async fn second_apply_over_unchanged_cluster_makes_zero_writes() {
     let audit = sim.audit();
     assert_eq!(audit.writes(), 0, "{:?}", audit.counts());
     assert_eq!(audit.count("get"), 4);
+    assert_eq!(
+        audit.count("discovery"),
+        0,
+        "the MachineConfig resource comes from the discovery cache"
+    );
 }
 
 #[tokio::test]
@@ -963,4 +968,47 @@ fn real_payload_manifests_merge_into_themselves_unmodified() {
     ] {
         assert!(kinds.contains_key(k), "{k} missing from {kinds:?}");
     }
+}
+
+/// 1,000 manifests (ConfigMaps and Deployments): the first pass creates them all, the second
+/// (converged) pass sends one GET each and no write. Prints both durations.
+#[tokio::test]
+async fn thousand_manifests_converge_then_zero_writes() {
+    let (sim, client) = sim_client();
+    let applier = Applier::new(client);
+    let ctx = ApplyContext {
+        mode: SyncMode::Updating,
+        cluster_version_uid: Some("cv".into()),
+        ..Default::default()
+    };
+    let mut all = vec![json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bulk"}})];
+    for i in 0..999 {
+        all.push(if i % 3 == 0 {
+            let mut d = manifests()[2].clone();
+            d["metadata"] = json!({"name": format!("d{i}"), "namespace": "bulk"});
+            d
+        } else {
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("c{i}"), "namespace": "bulk"},
+                   "data": {"i": i.to_string()}})
+        });
+    }
+    let t = std::time::Instant::now();
+    for m in &all {
+        within("apply", applier.apply(&ctx, m)).await.expect("applied");
+    }
+    let first = t.elapsed();
+    assert_eq!(sim.audit().count("create"), 1000);
+    sim.clear_audit();
+    let t = std::time::Instant::now();
+    for m in &all {
+        let out = within("apply", applier.apply(&ctx, m)).await.expect("applied");
+        assert!(out.drift.is_none(), "{:?}", out.drift);
+    }
+    let second = t.elapsed();
+    let audit = sim.audit();
+    assert_eq!(audit.writes(), 0);
+    assert_eq!(audit.count("get"), 1000);
+    eprintln!(
+        "1000 manifests: first pass {first:?} (1000 creates), converged pass {second:?} (1000 gets, 0 writes)"
+    );
 }

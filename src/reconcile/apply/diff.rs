@@ -39,6 +39,26 @@ impl Drift {
     pub fn is_none(&self) -> bool {
         matches!(self, Self::None)
     }
+
+    /// A `kubectl diff`-like text for the object described by `task` (such as `deployment
+    /// "ns/op"`): `+ create {task}`, `- delete {task}`, or `~ update {task}` followed by one
+    /// indented `{path}: {from} -> {to}` line per field (`<absent>` for a missing side, values as
+    /// compact JSON); `None` when there is no change.
+    pub fn render(&self, task: &str) -> Option<String> {
+        let side = |v: &Option<Value>| v.as_ref().map_or_else(|| "<absent>".to_owned(), Value::to_string);
+        match self {
+            Self::None => None,
+            Self::Create { .. } => Some(format!("+ create {task}")),
+            Self::Delete => Some(format!("- delete {task}")),
+            Self::Update { diff } => {
+                let mut out = format!("~ update {task}");
+                for c in diff {
+                    out.push_str(&format!("\n    {}: {} -> {}", c.path, side(&c.from), side(&c.to)));
+                }
+                Some(out)
+            }
+        }
+    }
 }
 
 /// Field-level differences from `from` to `to`: objects compared key by key, arrays of equal
@@ -94,5 +114,14 @@ mod tests {
         assert_eq!(paths, [".spec.gone", ".spec.replicas", ".spec.x[1]", ".spec.new"]);
         assert_eq!(d[1].from, Some(json!(2)));
         assert_eq!(d[0].to, None);
+        let text = Drift::Update { diff: d }.render("deployment \"ns/op\"");
+        assert_eq!(
+            text.as_deref(),
+            Some(
+                "~ update deployment \"ns/op\"\n    .spec.gone: true -> <absent>\n    .spec.replicas: 2 -> 1\n    .spec.x[1]: 2 -> 3\n    .spec.new: <absent> -> \"y\""
+            )
+        );
+        assert_eq!(Drift::Delete.render("x").as_deref(), Some("- delete x"));
+        assert_eq!(Drift::None.render("x"), None);
     }
 }

@@ -265,8 +265,8 @@ fn encode<K: Serialize>(task: &str, k: &K) -> Result<Value, UpdateError> {
 }
 
 /// Merges `required` into `live` as `K` with `ensure`; returns (modified, live as K re-encoded,
-/// merged).
-fn merge_as<K: Serialize + DeserializeOwned>(
+/// merged). When unmodified both values are `live` itself (no re-encoding).
+fn merge_as<K: Serialize + DeserializeOwned + Clone>(
     task: &str,
     live: &Value,
     required: &Value,
@@ -274,10 +274,13 @@ fn merge_as<K: Serialize + DeserializeOwned>(
 ) -> Result<(bool, Value, Value), UpdateError> {
     let before: K = decode(task, "live object", live)?;
     let req: K = decode(task, "manifest", required)?;
-    let mut merged: K = decode(task, "live object", live)?;
+    let mut merged = before.clone();
     let mut modified = false;
     ensure(&mut modified, &mut merged, &req)?;
-    Ok((modified, encode(task, &before)?, encode(task, &merged)?))
+    if !modified {
+        return Ok((false, live.clone(), live.clone()));
+    }
+    Ok((true, encode(task, &before)?, encode(task, &merged)?))
 }
 
 fn ok<T>(
@@ -290,7 +293,8 @@ fn ok<T>(
 }
 
 /// Merges a manifest into a live object with the rule of its kind (typed kinds of row 88, the
-/// generic rule otherwise). Returns (modified, live as the merge sees it, merged object). Pure.
+/// generic rule otherwise). Returns (modified, live as the merge sees it, merged object); when
+/// unmodified both objects are `live` as given. Pure.
 ///
 /// Errors when either side does not decode as the kind (`UpdatePayloadFailed` naming the field)
 /// or the kind's rule rejects the manifest (a Job with `spec.selector`).

@@ -410,7 +410,7 @@ impl LeaderHandle {
 /// The outcome of one acquire attempt.
 enum Attempt {
     /// We hold it now (the object as written).
-    Acquired(Lease),
+    Acquired(Box<Lease>),
     /// Someone else holds a valid lease (`None`: we lost a race and do not know to whom yet).
     Held(Option<String>),
 }
@@ -453,7 +453,7 @@ impl Runner {
         let (mut lease, mut last_ok) = loop {
             let started = Instant::now();
             let error = match tokio::time::timeout(t.lease_duration, self.try_acquire()).await {
-                Ok(Ok(Attempt::Acquired(lease))) => break (lease, started),
+                Ok(Ok(Attempt::Acquired(lease))) => break (*lease, started),
                 Ok(Ok(Attempt::Held(h))) => {
                     holder = h;
                     None
@@ -551,7 +551,7 @@ impl Runner {
                 }),
             };
             return match self.api.create(&PostParams::default(), &lease).await {
-                Ok(l) => Ok(Attempt::Acquired(l)),
+                Ok(l) => Ok(Attempt::Acquired(Box::new(l))),
                 Err(kube::Error::Api(s)) if s.is_already_exists() || s.is_conflict() => {
                     Ok(Attempt::Held(None))
                 }
@@ -575,7 +575,7 @@ impl Runner {
             .replace(&self.config.name, &PostParams::default(), &lease)
             .await
         {
-            Ok(l) => Ok(Attempt::Acquired(l)),
+            Ok(l) => Ok(Attempt::Acquired(Box::new(l))),
             Err(kube::Error::Api(s)) if s.is_conflict() => Ok(Attempt::Held(None)),
             Err(e) => Err(e),
         }

@@ -25,11 +25,14 @@ use super::{
 };
 use crate::openshift::{ClusterOperator, ConditionStatus};
 
+/// Discovery cache: (group, version, kind) → (resource, namespaced).
+type ResourceCache = HashMap<(String, String, String), (ApiResource, bool)>;
+
 /// The generic applier (see the module docs). Discovery results are cached per
 /// group/version/kind for the applier's life.
 pub struct BasicApplier {
     client: Client,
-    resources: Mutex<HashMap<(String, String, String), (ApiResource, bool)>>,
+    resources: Mutex<ResourceCache>,
 }
 
 impl std::fmt::Debug for BasicApplier {
@@ -344,6 +347,7 @@ fn walk(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<FieldCha
 /// `ClusterOperatorNoVersions` (Fail), `ClusterOperatorNotAvailable` (Fail),
 /// `ClusterOperatorDegraded` (FailAfterInterval; Report while initializing) or
 /// `ClusterOperatorUpdating` (None; not while initializing), each with its plural form.
+#[allow(clippy::result_large_err)] // UpdateError is the worker's error type everywhere
 pub fn check_operator_health(
     manifest: &Value,
     live: &DynamicObject,

@@ -480,8 +480,8 @@ impl EngineLoop {
         // payload resolution is synchronous, so the first turn already takes it. This keeps a
         // restarted engine on the update it was doing instead of bouncing through its own
         // release (which would add a history entry).
-        if !desired_invalid {
-            if let Some(du) = &cv.spec.desired_update {
+        if !desired_invalid && let Some(du) = &cv.spec.desired_update {
+            {
                 let image = du.image.clone().unwrap_or_default();
                 let version = du.version.clone().unwrap_or_default();
                 if !image.is_empty() {

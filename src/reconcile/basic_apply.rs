@@ -467,3 +467,144 @@ pub fn check_operator_health(
     }
     Ok(())
 }
+
+/// The per-kind apply layer ([`super::apply::Applier`]: typed "ensure" merges, readiness,
+/// ClusterOperator health, deletions) as a [`TaskApplier`]: modes, drift and errors converted
+/// to the sync worker's vocabulary (the apply layer's `UpdateError` → [`UpdateError`], with
+/// the plural reason and message of the ClusterOperator errors for condensing).
+pub struct KubeApplier {
+    inner: super::apply::Applier,
+}
+
+impl std::fmt::Debug for KubeApplier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubeApplier").finish_non_exhaustive()
+    }
+}
+
+impl KubeApplier {
+    /// The apply layer over `client`.
+    pub fn new(client: Client) -> Self {
+        Self {
+            inner: super::apply::Applier::new(client),
+        }
+    }
+
+    fn context(ctx: TaskContext<'_>) -> super::apply::ApplyContext {
+        super::apply::ApplyContext {
+            mode: match ctx.state {
+                PayloadState::Initializing => super::apply::SyncMode::Initializing,
+                PayloadState::Updating => super::apply::SyncMode::Updating,
+                PayloadState::Reconciling => super::apply::SyncMode::Reconciling,
+            },
+            dry_run: ctx.dry_run,
+            ..super::apply::ApplyContext::default()
+        }
+    }
+}
+
+/// The apply layer's error in the worker's vocabulary.
+pub fn convert_apply_error(e: super::apply::UpdateError) -> UpdateError {
+    use super::apply::UpdateEffect as E;
+    let effect = match e.effect {
+        Some(E::None) => UpdateEffect::None,
+        Some(E::Report) => UpdateEffect::Report,
+        Some(E::Fail) => UpdateEffect::Fail,
+        Some(E::FailAfterInterval) => UpdateEffect::FailAfterInterval,
+        None => UpdateEffect::Unset,
+    };
+    let plural = match e.reason.as_str() {
+        "ClusterOperatorNotAvailable" => Some((
+            "ClusterOperatorsNotAvailable",
+            "Cluster operators %s are not available",
+        )),
+        "ClusterOperatorDegraded" => Some(("ClusterOperatorsDegraded", "Cluster operators %s are degraded")),
+        "ClusterOperatorUpdating" => Some((
+            "ClusterOperatorsUpdating",
+            "Cluster operators %s are updating versions",
+        )),
+        "ClusterOperatorNoVersions" => Some((
+            "ClusterOperatorsNoVersions",
+            "Cluster operators %s do not declare expected versions",
+        )),
+        _ => None,
+    };
+    let mut u = UpdateError::new(e.reason, e.message)
+        .with_effect(effect)
+        .with_name(e.name);
+    if let Some((r, f)) = plural {
+        u = u.with_plural(r, f);
+    }
+    if let Some(n) = e.nested {
+        u.nested = vec![super::errors::SyncError::plain(n)];
+    }
+    u
+}
+
+/// `Could not update {kind} "{ns/name}"...` of the apply layer gets the task's position:
+/// `Could not update {kind} "{ns/name}" ({i} of {n})...` (task.go `Task.String`).
+fn with_task_position(mut e: UpdateError, task: &Task) -> UpdateError {
+    let full = task.to_string();
+    if let Some((short, _)) = full.rsplit_once(" (") {
+        let from = format!("Could not update {short}");
+        if e.message.starts_with(&from) && !e.message.starts_with(&format!("Could not update {full}")) {
+            e.message = e.message.replacen(&from, &format!("Could not update {full}"), 1);
+        }
+    }
+    e
+}
+
+fn convert_drift(d: super::apply::Drift) -> Drift {
+    match d {
+        super::apply::Drift::None => Drift::None,
+        super::apply::Drift::Create { object } => Drift::Create { object },
+        super::apply::Drift::Update { diff } => Drift::Update {
+            diff: diff
+                .into_iter()
+                .map(|c| FieldChange {
+                    path: c.path,
+                    from: c.from,
+                    to: c.to,
+                })
+                .collect(),
+        },
+        super::apply::Drift::Delete => Drift::Delete,
+    }
+}
+
+impl TaskApplier for KubeApplier {
+    fn apply<'a>(
+        &'a self,
+        task: &'a Task,
+        ctx: TaskContext<'a>,
+    ) -> BoxFuture<'a, Result<TaskOutcome, UpdateError>> {
+        async move {
+            let actx = Self::context(ctx);
+            let out = self
+                .inner
+                .apply(&actx, &task.manifest.object)
+                .await
+                .map_err(|e| with_task_position(convert_apply_error(e), task))?;
+            Ok(TaskOutcome {
+                drift: convert_drift(out.drift),
+                wrote: out.wrote,
+            })
+        }
+        .boxed()
+    }
+
+    fn precreate_cluster_operator<'a>(
+        &'a self,
+        task: &'a Task,
+        ctx: TaskContext<'a>,
+    ) -> BoxFuture<'a, Result<bool, UpdateError>> {
+        async move {
+            let actx = Self::context(ctx);
+            self.inner
+                .precreate_cluster_operator(&actx, &task.manifest.object)
+                .await
+                .map_err(convert_apply_error)
+        }
+        .boxed()
+    }
+}

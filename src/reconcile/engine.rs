@@ -27,7 +27,7 @@ use super::{
         Command, CommandOutcome, Counters, EngineHandle, EngineMode, EngineState, Failure, RunLevelProgress,
         StatusSnapshot,
     },
-    basic_apply::BasicApplier,
+    basic_apply::KubeApplier,
     capability::{CapabilitiesSpec, CapabilitiesStatus, set_capabilities},
     client::{ReadOnlySwitch, RequestCounters, guarded_client},
     errors::SyncError,
@@ -112,7 +112,8 @@ pub struct EngineConfig {
     pub timings: EngineTimings,
     /// Payload load options (profile, exclude id, feature set).
     pub load_options: LoadOptions,
-    /// The apply layer; `None` ⇒ [`BasicApplier`] over the engine's guarded client.
+    /// The apply layer; `None` ⇒ [`KubeApplier`] (the per-kind apply layer) over the
+    /// engine's guarded client. [`super::basic_apply::BasicApplier`] is the generic-only one.
     pub applier: Option<Arc<dyn TaskApplier>>,
     /// Leader election for active-apply: `Some` ⇒ the engine writes only while it holds this
     /// Lease (a non-leader runs watch-only passes and reports the holder); `None` ⇒ no
@@ -175,7 +176,7 @@ impl Engine {
         let client = guarded_client(raw.clone(), counters.clone(), switch.clone());
         let applier: Arc<dyn TaskApplier> = match &cfg.applier {
             Some(a) => a.clone(),
-            None => Arc::new(BasicApplier::new(client.clone())),
+            None => Arc::new(KubeApplier::new(client.clone())),
         };
         let shutdown = CancellationToken::new();
         let worker = SyncWorker::start(

@@ -742,3 +742,68 @@ async fn two_engines_one_lease() {
     assert_eq!(lease["spec"]["holderIdentity"], "engine-b");
     b.shutdown().await;
 }
+
+/// C77 in spirit: a blocking precondition (a major-version hop, ClusterVersionGiantHop) keeps
+/// the old work and reports ReleaseAccepted False `PreconditionChecks`; forcing goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocking_precondition_rejects_the_release_until_forced() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let v1 = tmp.path().join("v1");
+    let v2 = tmp.path().join("v2");
+    write_payload(&v1, "1.0.0", &[]);
+    write_payload(&v2, "2.0.0", &[]);
+    let f = Fixture { _tmp: tmp, v1, v2 };
+    let sim = Simulator::new();
+    play_operator(&sim, healthy(), Duration::from_millis(30));
+    let mut h = Engine::spawn(client(&sim), config(&f, EngineMode::ActiveApply));
+    wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
+    let api: kube::Api<ClusterVersion> = kube::Api::all(client(&sim));
+    let patch = |force: bool| json!({"spec": {"desiredUpdate": {"version": "2.0.0", "image": IMAGE_2, "force": force}}});
+    api.patch(
+        "version",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(patch(false)),
+    )
+    .await
+    .expect("patch");
+    wait_snapshot(&mut h, "ReleaseAccepted False", 10, |s| {
+        s.cluster_version
+            .as_ref()
+            .is_some_and(|c| find(&c.conditions, "ReleaseAccepted").is_some_and(|r| r.is_false()))
+    })
+    .await;
+    let cv = cv_of(&sim);
+    let (st, reason, msg) = cond(&cv, "ReleaseAccepted");
+    assert_eq!((st.as_str(), reason.as_str()), ("False", "PreconditionChecks"));
+    assert_eq!(
+        msg,
+        format!(
+            "Preconditions failed for payload loaded version=\"2.0.0\" image=\"{IMAGE_2}\": Multiple precondition checks failed:\n\
+             * Precondition \"ClusterVersionGiantHop\" failed because of \"MajorVersionUpdate\": 2.0.0 has a larger major version than the current target 1.0.0 (2 > 1), and only updates within the current major version are supported.\n\
+             * Precondition \"ClusterVersionRecommendedUpdate\" failed because of \"NoChannel\": Configured channel is unset, so the recommended status of updating from 1.0.0 to 2.0.0 is unknown."
+        )
+    );
+    assert_eq!(cv.status.desired.version, "1.0.0", "the old work is kept");
+    api.patch(
+        "version",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(patch(true)),
+    )
+    .await
+    .expect("patch");
+    wait_snapshot(&mut h, "forced update Completed", 20, |s| {
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == "2.0.0")
+    })
+    .await;
+    let cv = cv_of(&sim);
+    assert_eq!(cond(&cv, "ReleaseAccepted").1, "PayloadLoaded");
+    assert!(
+        cv.status.history[0]
+            .accepted_risks
+            .as_deref()
+            .is_some_and(|r| r.starts_with("Forced through blocking failures: ")),
+        "{:?}",
+        cv.status.history[0].accepted_risks
+    );
+    h.shutdown().await;
+}

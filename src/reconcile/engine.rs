@@ -7,12 +7,7 @@
 //! through the `/status` subresource only when it changed, throttled (15 s, burst 2, edges
 //! bypass) and conflict-safe (409 ⇒ re-GET, abort if the uid changed, retry once).
 
-use std::{
-    collections::{BTreeMap, HashMap},
-    path::PathBuf,
-    sync::Arc,
-    time::Instant,
-};
+use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Instant};
 
 use chrono::Utc;
 use kube::{
@@ -214,7 +209,6 @@ impl Engine {
             blocked: None,
             loaded: None,
             own_release: Release::default(),
-            co_start_times: HashMap::new(),
             _worker_guard: shutdown.clone().drop_guard(),
             shutdown,
             last_publish: None,
@@ -252,7 +246,6 @@ struct EngineLoop {
     /// The payload loaded last, by image.
     loaded: Option<(String, Arc<Payload>)>,
     own_release: Release,
-    co_start_times: HashMap<String, chrono::DateTime<Utc>>,
     shutdown: CancellationToken,
     last_publish: Option<Instant>,
     /// Stops the worker when the loop is dropped (also on abort).
@@ -716,6 +709,7 @@ impl EngineLoop {
         worker: &super::worker_status::SyncWorkerStatus,
     ) -> ClusterVersionStatus {
         let errs = validate_cluster_version(existing, false);
+        let co_start = self.worker.view().co_update_start_times;
         let mut inputs = StatusInputs {
             now: Utc::now(),
             operator_release: &self.own_release,
@@ -724,7 +718,7 @@ impl EngineLoop {
             validation_errors: &errs,
             upgradeable_risks: None,
             upgradeable_error: None,
-            co_update_start_times: &self.co_start_times,
+            co_update_start_times: &co_start,
         };
         let first = compute_status(&existing.status, worker, &inputs);
         let probe = ClusterVersion {

@@ -374,6 +374,10 @@ pub struct WorkerView {
     pub running: bool,
     /// When the last pass finished.
     pub last_pass_end: Option<DateTime<Utc>>,
+    /// When each ClusterOperator's check started in the current apply series (recorded on the
+    /// first check, cleared on success, reset when a series starts with `attempt == 0`); feeds
+    /// the 30/40/90-minute rules of the status (internal/operatorstatus.go).
+    pub co_update_start_times: Arc<std::collections::HashMap<String, DateTime<Utc>>>,
 }
 
 /// The payload state the worker starts a new release in (cvo-spec row 76): no Completed entry
@@ -684,6 +688,7 @@ struct Pass<'a> {
 }
 
 struct PassState {
+    co_start: std::collections::HashMap<String, DateTime<Utc>>,
     tasks: Vec<TaskProgress>,
     drift: Vec<DriftRecord>,
     reported: Vec<SyncError>,
@@ -723,7 +728,13 @@ impl Pass<'_> {
                 node_of.insert(t.index, i);
             }
         }
+        let co_start = if attempt == 0 {
+            Default::default()
+        } else {
+            (*self.worker.inner.view.borrow().co_update_start_times).clone()
+        };
         let state = Mutex::new(PassState {
+            co_start,
             tasks: progress,
             drift: Vec::new(),
             reported: Vec::new(),
@@ -769,8 +780,10 @@ impl Pass<'_> {
         let drift = Arc::new(s.drift.clone());
         let done = s.done;
         let writes = s.writes;
+        let co_start = Arc::new(s.co_start.clone());
         drop(s);
         self.worker.inner.view.send_modify(|v| {
+            v.co_update_start_times = co_start;
             v.tasks = tasks;
             v.drift = drift;
             v.status.done = done;
@@ -842,6 +855,15 @@ impl Runner<'_> {
         };
         self.precreate(task, ctx).await;
         self.set_state(task, TaskState::Running);
+        let co_name = (task.manifest.id.kind == "ClusterOperator"
+            && task.manifest.group == "config.openshift.io")
+            .then(|| task.manifest.id.name.clone());
+        if let Some(n) = &co_name {
+            lock(self.state)
+                .co_start
+                .entry(n.clone())
+                .or_insert_with(Utc::now);
+        }
         let policy = if ctx.state == PayloadState::Initializing {
             pass.timings.retry_initializing
         } else {
@@ -868,6 +890,9 @@ impl Runner<'_> {
         match result {
             Ok(outcome) => {
                 let mut s = lock(self.state);
+                if let Some(n) = &co_name {
+                    s.co_start.remove(n);
+                }
                 s.done += 1;
                 if outcome.wrote {
                     s.writes += 1;

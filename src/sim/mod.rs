@@ -13,8 +13,11 @@
 //! # }
 //! ```
 
+pub mod faults;
+pub mod serve;
 pub mod server;
 pub mod store;
 
+pub use faults::Faults;
 pub use server::{Audit, AuditEntry, Simulator};
 pub use store::{ApiError, ResourceType};

@@ -464,21 +464,30 @@ impl Simulator {
 /// milliseconds), `method`, `path`, `query`, `verb`, `status`, `duration_ms`, and `fault` when
 /// one was injected.
 pub fn audit_json(e: &AuditEntry) -> String {
-    let mut v = json!({
-        "time": e.time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        "method": e.method,
-        "path": e.path,
-        "verb": e.verb,
-        "status": e.code,
-        "duration_ms": (e.duration.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
-    });
-    if !e.query.is_empty() {
-        v["query"] = json!(e.query);
+    #[derive(Serialize)]
+    struct Line<'a> {
+        time: String,
+        method: &'a str,
+        path: &'a str,
+        #[serde(skip_serializing_if = "str::is_empty")]
+        query: &'a str,
+        verb: &'a str,
+        status: u16,
+        duration_ms: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fault: Option<&'a str>,
     }
-    if let Some(f) = &e.fault {
-        v["fault"] = json!(f);
-    }
-    v.to_string()
+    let line = Line {
+        time: e.time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        method: &e.method,
+        path: &e.path,
+        query: &e.query,
+        verb: e.verb,
+        status: e.code,
+        duration_ms: (e.duration.as_secs_f64() * 1e6).round() / 1000.0,
+        fault: e.fault.as_deref(),
+    };
+    serde_json::to_string(&line).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -55,8 +55,10 @@ pub struct AuditEntry {
     /// Time to the response head (for a watch: to the start of its stream), injected latency
     /// included.
     pub duration: Duration,
-    /// The fault injected into this request, if any (see [`super::faults`]), e.g.
-    /// `error 429`, `timeout`, `gone`, `conflict`, `watch drop after 5 events`.
+    /// The fault injected into this request, if any (see [`super::faults`]): `error 429`,
+    /// `error 500`, `error 503`, `timeout` (hung, then 504), `gone` (410 Expired event),
+    /// `conflict`, or for a served watch `watch drop after N events` / `... after S s` (the
+    /// drop is armed; the stream may end earlier on its own).
     pub fault: Option<String>,
 }
 

@@ -190,6 +190,37 @@ fn get_co_over_https() {
     };
     assert_eq!(cols(&got), cols(&want));
     assert!(got.lines().count() > 1, "{got}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&server.kubeconfig)
+            .expect("kubeconfig")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "the kubeconfig holds a token");
+        // SIGINT stops the server with exit code 0.
+        let mut server = server;
+        let pid = server.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-INT", &pid])
+                .status()
+                .expect("kill")
+                .success()
+        );
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let status = loop {
+            if let Some(st) = server.child.try_wait().expect("try_wait") {
+                break st;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "still running 5 s after SIGINT"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.success(), "{status:?}");
+    }
 }
 
 fn client_with_token(rt: &tokio::runtime::Runtime, kubeconfig: &Path, token: Option<&str>) -> kube::Client {

@@ -37,6 +37,15 @@ enum Command {
     Tui(TuiArgs),
     /// Open the dashboard on the demo cluster shipped with cvo.
     Demo(DemoArgs),
+    /// The Kubernetes API simulator.
+    #[command(subcommand)]
+    Sim(SimCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum SimCommand {
+    /// Serve a simulated cluster over HTTPS on 127.0.0.1 and write a kubeconfig for it.
+    Serve(cvo::sim::serve::ServeArgs),
 }
 
 /// What an assessment is made from: the cluster state, optional alerts, and "now".
@@ -137,6 +146,10 @@ fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         #[cfg(feature = "tui")]
         Command::Tui(a) => tui(a),
         Command::Demo(a) => demo(a),
+        Command::Sim(SimCommand::Serve(a)) => {
+            runtime()?.block_on(cvo::sim::serve::serve(a))?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -7,6 +7,7 @@ pub mod assess;
 pub mod cli;
 pub mod cluster;
 pub mod openshift;
+pub mod reconcile;
 pub mod sim;
 #[cfg(feature = "tui")]
 pub mod ui;

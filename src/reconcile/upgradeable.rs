@@ -1,0 +1,565 @@
+//! The Upgradeable condition and the update preconditions (cvo-spec §2.12, upstream
+//! `pkg/risk/**`, `pkg/cvo/status.go setUpgradeableCondition`, `pkg/payload/precondition/**`;
+//! C33, C58, C62). Pure functions over the ClusterVersion and the target release.
+
+use semver::Version;
+
+use super::errors::{UpdateEffect, UpdateError};
+use crate::openshift::{ClusterOperator, ClusterVersion, ConditionStatus, UpdateState, condition::find};
+
+/// An Upgradeable risk: a reason-like name and a message (`matchingRules: [Always]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Risk {
+    /// Risk name, e.g. `ClusterVersionOverrides`, `AdminAck-ack-4.20-foo`.
+    pub name: String,
+    /// Human-readable description.
+    pub message: String,
+    /// Link to more information, if any.
+    pub url: String,
+}
+
+impl Risk {
+    /// A risk with a name and message.
+    pub fn new(name: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            message: message.into(),
+            url: String::new(),
+        }
+    }
+}
+
+/// Whether `s` may be a condition reason: `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`.
+pub fn is_reason_safe(s: &str) -> bool {
+    let b = s.as_bytes();
+    let Some((&first, rest)) = b.split_first() else {
+        return false;
+    };
+    if !first.is_ascii_alphabetic() {
+        return false;
+    }
+    if let Some(&last) = rest.last()
+        && !(last.is_ascii_alphanumeric() || last == b'_')
+    {
+        return false;
+    }
+    rest.iter()
+        .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b',' || c == b':')
+}
+
+/// The Upgradeable condition for the applicable `risks` (C33): none and no error ⇒ `None`
+/// (remove the condition); none with an evaluation error ⇒ Unknown `EvaluationFailed`; one ⇒
+/// False with the risk name as reason (or `RiskNameNotCompatibleWithReasonProperty`) and its
+/// message; several ⇒ False `MultipleReasons` `Cluster should not be upgraded between minor or
+/// major versions for multiple reasons:\n* {m1}\n* {m2}`. Returns `(status, reason, message)`.
+pub fn upgradeable_condition(
+    risks: &[Risk],
+    error: Option<&str>,
+) -> Option<(ConditionStatus, String, String)> {
+    match risks {
+        [] => error.map(|e| {
+            (
+                ConditionStatus::Unknown,
+                "EvaluationFailed".to_string(),
+                e.to_string(),
+            )
+        }),
+        [one] => {
+            let reason = if is_reason_safe(&one.name) {
+                one.name.clone()
+            } else {
+                "RiskNameNotCompatibleWithReasonProperty".into()
+            };
+            Some((ConditionStatus::False, reason, one.message.clone()))
+        }
+        many => {
+            let mut msg = String::from(
+                "Cluster should not be upgraded between minor or major versions for multiple reasons:",
+            );
+            for r in many {
+                msg.push_str("\n* ");
+                msg.push_str(&r.message);
+            }
+            Some((ConditionStatus::False, "MultipleReasons".into(), msg))
+        }
+    }
+}
+
+/// Risk `ClusterVersionUpdating` when the CV's Progressing is True.
+pub fn cluster_version_updating_risk(cv: &ClusterVersion) -> Option<Risk> {
+    cv.condition("Progressing").filter(|c| c.is_true()).map(|_| {
+        Risk::new(
+            "ClusterVersionUpdating",
+            "An update is already in progress and the details are in the Progressing condition.",
+        )
+    })
+}
+
+/// Risk `ClusterVersionOverrides` when any `spec.overrides` entry is unmanaged.
+pub fn overrides_risk(cv: &ClusterVersion) -> Option<Risk> {
+    cv.spec.overrides.iter().any(|o| o.unmanaged).then(|| {
+        Risk::new(
+            "ClusterVersionOverrides",
+            "Disabling ownership via cluster version overrides prevents updates between minor or major versions. Please remove overrides before requesting a minor or major version update.",
+        )
+    })
+}
+
+/// Risk `ResourceDeletionInProgress` for deletions in progress (entries like
+/// `deployment "ns/name"`; sorted and comma-joined).
+pub fn deletion_risk(in_progress: &[String]) -> Option<Risk> {
+    if in_progress.is_empty() {
+        return None;
+    }
+    let mut v = in_progress.to_vec();
+    v.sort();
+    Some(Risk::new(
+        "ResourceDeletionInProgress",
+        format!(
+            "Cluster minor or major version upgrades are not allowed while resource deletions are in progress; resources={}",
+            v.join(",")
+        ),
+    ))
+}
+
+/// Risks `ClusterOperatorUpgradeable-{co}` for each ClusterOperator whose Upgradeable is False
+/// (message = that condition's message), in name order.
+pub fn cluster_operator_upgradeable_risks(cos: &[ClusterOperator]) -> Vec<Risk> {
+    let mut out: Vec<Risk> = cos
+        .iter()
+        .filter_map(|co| {
+            let c = co.condition("Upgradeable").filter(|c| c.is_false())?;
+            Some(Risk::new(
+                format!("ClusterOperatorUpgradeable-{}", co.name()),
+                c.message().to_string(),
+            ))
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// A failed precondition (`precondition.Error`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreconditionError {
+    /// Precondition name, e.g. `ClusterVersionRollback`.
+    pub name: String,
+    /// CamelCase reason, e.g. `LowDesiredVersion`.
+    pub reason: String,
+    /// Message.
+    pub message: String,
+    /// A warning: recorded as an accepted risk, does not block.
+    pub non_blocking: bool,
+}
+
+impl std::fmt::Display for PreconditionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Precondition {:?} failed because of {:?}: {}",
+            self.name, self.reason, self.message
+        )
+    }
+}
+
+/// The release being targeted by an update.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Target {
+    /// Target version (from the loaded payload).
+    pub version: String,
+    /// Target image.
+    pub image: String,
+}
+
+fn perr(name: &str, reason: &str, message: String, non_blocking: bool) -> PreconditionError {
+    PreconditionError {
+        name: name.into(),
+        reason: reason.into(),
+        message,
+        non_blocking,
+    }
+}
+
+fn parse(v: &str) -> Result<Version, String> {
+    Version::parse(v).map_err(|e| e.to_string())
+}
+
+/// `ClusterVersionRollback`: only when target < current (`status.desired.version`).
+pub fn check_rollback(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
+    const N: &str = "ClusterVersionRollback";
+    let cur_s = &cv.status.desired.version;
+    let (Ok(cur), Ok(t)) = (parse(cur_s), parse(&target.version)) else {
+        return None;
+    };
+    if t >= cur {
+        return None;
+    }
+    let desired_image = &cv.status.desired.image;
+    let previous = cv
+        .status
+        .history
+        .iter()
+        .find(|h| !(h.version == *cur_s && h.image == *desired_image));
+    let Some(prev) = previous else {
+        return Some(perr(
+            N,
+            "LowDesiredVersion",
+            format!(
+                "{} is less than the current target {cur_s}, and the cluster has no previous Semantic Version",
+                target.version
+            ),
+            false,
+        ));
+    };
+    if prev.version != target.version {
+        return Some(perr(
+            N,
+            "LowDesiredVersion",
+            format!(
+                "{} is less than the current target {cur_s}, and the only supported rollback is to the cluster's previous version {} ({})",
+                target.version, prev.version, prev.image
+            ),
+            false,
+        ));
+    }
+    if t.major == cur.major && t.minor == cur.minor {
+        return None;
+    }
+    Some(perr(
+        N,
+        "LowDesiredVersion",
+        format!(
+            "{} is less than the current target {cur_s} and matches the cluster's previous version, but rollbacks that change major or minor versions are not recommended",
+            target.version
+        ),
+        false,
+    ))
+}
+
+/// `ClusterVersionGiantHop`: major up (4→5.0.x allowed) or more than one minor up.
+pub fn check_giant_hop(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
+    const N: &str = "ClusterVersionGiantHop";
+    let cur_s = &cv.status.desired.version;
+    let (Ok(cur), Ok(t)) = (parse(cur_s), parse(&target.version)) else {
+        return None;
+    };
+    if t.major > cur.major {
+        if cur.major == 4 && t.major == 5 && t.minor == 0 {
+            return None;
+        }
+        let tail = if cur.major == 4 && t.major == 5 {
+            "and only updates within the current major version or to 5.0 are supported."
+        } else {
+            "and only updates within the current major version are supported."
+        };
+        return Some(perr(
+            N,
+            "MajorVersionUpdate",
+            format!(
+                "{} has a larger major version than the current target {cur_s} ({} > {}), {tail}",
+                target.version, t.major, cur.major
+            ),
+            false,
+        ));
+    }
+    if t.major == cur.major && t.minor > cur.minor + 1 {
+        return Some(perr(
+            N,
+            "MultipleMinorVersionsUpdate",
+            format!(
+                "{} is more than one minor version beyond the current target {cur_s} ({}.{} > {}.({}+1)), and only updates within the current minor version or to the next minor version are supported.",
+                target.version, t.major, t.minor, cur.major, cur.minor
+            ),
+            false,
+        ));
+    }
+    None
+}
+
+/// `ClusterVersionUpgradeable`: blocks minor/major updates while the CV's Upgradeable is False
+/// (cvo-spec §2.12), with the retarget warnings for overrides and patch retargets.
+pub fn check_upgradeable(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
+    const N: &str = "ClusterVersionUpgradeable";
+    let up = cv.condition("Upgradeable").filter(|c| c.is_false())?;
+    let cur_s = &cv.status.desired.version;
+    let cur = match parse(cur_s) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(perr(
+                N,
+                "InvalidCurrentVersion",
+                format!("The current cluster version {cur_s:?} is not a valid semantic version: {e}"),
+                true,
+            ));
+        }
+    };
+    let t = match parse(&target.version) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(perr(
+                N,
+                "InvalidDesiredVersion",
+                format!(
+                    "The desired version {:?} is not a valid semantic version: {e}",
+                    target.version
+                ),
+                false,
+            ));
+        }
+    };
+    if t <= cur || (t.major == cur.major && t.minor == cur.minor) {
+        if let Some(r) = overrides_risk(cv) {
+            return Some(perr(
+                N,
+                "ClusterVersionOverridesSet",
+                format!(
+                    "Retarget from {cur_s} to {} is not blocked by ClusterVersionOverridesSet. But the cluster-version operator is not managing these resources; they are currently the responsibility of the agent that set the overrides: {}",
+                    target.version, r.message
+                ),
+                true,
+            ));
+        }
+        let progressing = cv.condition("Progressing").is_some_and(|c| c.is_true());
+        let completed = cv
+            .status
+            .history
+            .iter()
+            .find(|h| h.state == UpdateState::Completed)
+            .and_then(|h| parse(&h.version).ok().map(|v| (h.version.clone(), v)));
+        if progressing
+            && t.major == cur.major
+            && t.minor == cur.minor
+            && let Some((cs, c)) = completed
+        {
+            let kind = if c.major != cur.major {
+                Some("Major")
+            } else if c.minor != cur.minor {
+                Some("Minor")
+            } else {
+                None
+            };
+            if let Some(kind) = kind {
+                return Some(perr(
+                    N,
+                    &format!("{kind}VersionClusterUpdateInProgress"),
+                    format!(
+                        "Retarget to {} while a {} version update from {cs} to {cur_s} is in progress",
+                        target.version,
+                        kind.to_lowercase()
+                    ),
+                    true,
+                ));
+            }
+        }
+        return None;
+    }
+    Some(perr(N, up.reason(), up.message().to_string(), false))
+}
+
+/// `ClusterVersionRecommendedUpdate` (always a warning, C62): whether the target is a
+/// recommended update of the current version.
+pub fn check_recommended_update(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
+    const N: &str = "ClusterVersionRecommendedUpdate";
+    let c = &cv.status.desired.version;
+    let t = &target.version;
+    let warn = |reason: &str, message: String| Some(perr(N, reason, message, true));
+    if cv
+        .status
+        .available_updates
+        .iter()
+        .flatten()
+        .any(|r| r.version == *t)
+    {
+        return None;
+    }
+    if let Some(cu) = cv
+        .status
+        .conditional_updates
+        .iter()
+        .find(|u| u.release.version == *t)
+    {
+        return match find(&cu.conditions, "Recommended") {
+            Some(rc) if rc.is_true() => None,
+            Some(rc) if rc.is_false() => warn(
+                rc.reason(),
+                format!("Update from {c} to {t} is not recommended:\n\n{}", rc.message()),
+            ),
+            Some(rc) => warn(
+                rc.reason(),
+                format!(
+                    "Update from {c} to {t} is Recommended={}: {}: {}",
+                    rc.status,
+                    rc.reason(),
+                    rc.message()
+                ),
+            ),
+            None => warn(
+                "UnknownConditionType",
+                format!(
+                    "Update from {c} to {t} has a status.conditionalUpdates entry, but no Recommended condition."
+                ),
+            ),
+        };
+    }
+    if cv.spec.channel.as_deref().unwrap_or("").is_empty() {
+        return warn(
+            "NoChannel",
+            format!(
+                "Configured channel is unset, so the recommended status of updating from {c} to {t} is unknown."
+            ),
+        );
+    }
+    let msg = match cv.condition("RetrievedUpdates") {
+        None => {
+            format!("No RetrievedUpdates, so the recommended status of updating from {c} to {t} is unknown.")
+        }
+        Some(ru) if ru.is_true() => format!(
+            "RetrievedUpdates=True ({}), so the update from {c} to {t} is probably neither recommended nor supported.",
+            ru.reason()
+        ),
+        Some(ru) => format!(
+            "RetrievedUpdates={} ({}), so the recommended status of updating from {c} to {t} is unknown.",
+            ru.status,
+            ru.reason()
+        ),
+    };
+    warn("UnknownUpdate", msg)
+}
+
+/// Runs all preconditions in upstream order (Rollback, GiantHop, Upgradeable,
+/// RecommendedUpdate) and returns the failures.
+pub fn run_preconditions(cv: &ClusterVersion, target: &Target) -> Vec<PreconditionError> {
+    [
+        check_rollback(cv, target),
+        check_giant_hop(cv, target),
+        check_upgradeable(cv, target),
+        check_recommended_update(cv, target),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// One precondition failure as `Summarize` sees it: a precondition error or a plain error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PreconditionFailure {
+    /// A precondition error, rendered `Precondition "{name}" failed because of "{reason}": {msg}`.
+    Check(PreconditionError),
+    /// Any other error (e.g. the check could not run), rendered as-is; blocking.
+    Other(String),
+}
+
+impl std::fmt::Display for PreconditionFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Check(e) => e.fmt(f),
+            Self::Other(s) => f.write_str(s),
+        }
+    }
+}
+
+/// `precondition.Summarize` (C58): `None` when nothing failed; otherwise the UE
+/// `UpgradePreconditionCheckFailed` (name `PreconditionCheck`, effect `Fail` when blocking,
+/// `None` otherwise) and whether it blocks. One failure ⇒ its text; several ⇒ `Multiple
+/// precondition checks failed:\n* …`; forced + blocking ⇒ prefix `Forced through blocking
+/// failures: ` and non-blocking.
+pub fn summarize(errs: &[PreconditionFailure], force: bool) -> Option<(UpdateError, bool)> {
+    if errs.is_empty() {
+        return None;
+    }
+    let mut blocking = errs
+        .iter()
+        .any(|e| !matches!(e, PreconditionFailure::Check(p) if p.non_blocking));
+    let mut msg = match errs {
+        [one] => one.to_string(),
+        many => {
+            let mut s = String::from("Multiple precondition checks failed:");
+            for e in many {
+                s.push_str("\n* ");
+                s.push_str(&e.to_string());
+            }
+            s
+        }
+    };
+    if force && blocking {
+        msg = format!("Forced through blocking failures: {msg}");
+        blocking = false;
+    }
+    let effect = if blocking {
+        UpdateEffect::Fail
+    } else {
+        UpdateEffect::None
+    };
+    Some((
+        UpdateError::new("UpgradePreconditionCheckFailed", msg)
+            .with_name("PreconditionCheck")
+            .with_effect(effect),
+        blocking,
+    ))
+}
+
+/// Whether admin gate `gate` (a key of ConfigMap `openshift-config-managed/admin-gates`)
+/// applies to a cluster at `current_version` (`pkg/risk/adminack gateApplicableToCurrentVersion`,
+/// C86). Gates are named `ack-{4|5}.{minor}-{description}`; they apply when their major.minor
+/// equals the current one. A malformed name is an error naming the gate.
+pub fn admin_gate_applies(gate: &str, current_version: &str) -> Result<bool, String> {
+    let bad = || {
+        Err(format!(
+            "{gate} configmap gate name has invalid format; must comply with \"ack-[4-5].<minor>-<description>\""
+        ))
+    };
+    let Some(rest) = gate.strip_prefix("ack-") else {
+        return bad();
+    };
+    let mut chars = rest.char_indices();
+    let Some((_, major)) = chars.next().filter(|(_, c)| *c == '4' || *c == '5') else {
+        return bad();
+    };
+    if rest.as_bytes().get(1) != Some(&b'.') {
+        return bad();
+    }
+    let after_dot = &rest[2..];
+    let digits = after_dot.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return bad();
+    }
+    let minor = &after_dot[..digits];
+    let tail = &after_dot[digits..];
+    let Some(desc) = tail.strip_prefix('-') else {
+        return bad();
+    };
+    if desc.is_empty() || desc.starts_with('-') {
+        return bad();
+    }
+    let mut parts = current_version.split('.');
+    let (cur_major, cur_minor) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    Ok(cur_major == major.to_string() && cur_minor == minor)
+}
+
+/// The risk of one applicable admin gate (C87): `None` when `acks` holds `gate: "true"`;
+/// otherwise risk `AdminAck-{gate}` with the gate's value as message and the first `https://`
+/// URI in it (up to whitespace) as URL.
+pub fn admin_gate_risk(
+    gate: &str,
+    value: &str,
+    acks: &std::collections::BTreeMap<String, String>,
+) -> Option<Risk> {
+    if acks.get(gate).is_some_and(|v| v == "true") {
+        return None;
+    }
+    let url = value
+        .find("https://")
+        .map(|i| {
+            value[i..]
+                .split(char::is_whitespace)
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .unwrap_or_default();
+    Some(Risk {
+        name: format!("AdminAck-{gate}"),
+        message: value.to_string(),
+        url,
+    })
+}

@@ -1,11 +1,16 @@
-//! The reconcile engine, with no UI dependency (design.md "Layout").
+//! The reconcile engine (design.md "Layout"), with no UI dependency: it compiles without the
+//! `tui` feature and never imports `crate::sim`.
 //!
-//! This part holds the pure core of the ClusterVersion status writer: the error vocabulary
-//! ([`errors`]), the sync worker's report ([`worker_status`]), the status algorithm
-//! ([`status`]), spec validation ([`validation`]) and Upgradeable / preconditions
-//! ([`upgradeable`]). None of them does I/O.
+//! - [`apply`]: resource merge ("ensure") per kind, builders, readiness and ClusterOperator health
+//!   checks, and the apply step with its dry-run drift;
+//! - the pure core of the ClusterVersion status writer: the error vocabulary ([`errors`]), the
+//!   sync worker's report ([`worker_status`]), the status algorithm ([`status`]), spec
+//!   validation ([`validation`]) and Upgradeable / preconditions ([`upgradeable`]);
+//! - [`leader`]: Lease-based leader election.
 
+pub mod apply;
 pub mod errors;
+pub mod leader;
 pub mod status;
 pub mod upgradeable;
 pub mod validation;

@@ -1,0 +1,309 @@
+//! Manifest modifiers applied before the merge (spec §1.F rows 61–66, C88–C90): proxy
+//! injection, the CVO Deployment's internal load-balancer rewrite, TLS profile injection into
+//! ConfigMaps, and the ClusterVersion owner reference. Upstream: `lib/resourcebuilder/podspec.go`,
+//! `lib/resourcebuilder/core.go`, `lib/resourcebuilder/apps.go`, `pkg/cvo/cvo.go`
+//! `ownerReferenceModifier`.
+
+use k8s_openapi::{
+    api::core::v1::{ConfigMap, Container, EnvVar, PodSpec},
+    apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference},
+};
+use serde_json::Value;
+
+use super::error::UpdateError;
+
+/// Annotation listing containers that get the cluster proxy environment.
+pub const INJECT_PROXY: &str = "config.openshift.io/inject-proxy";
+/// Annotation asking for TLS profile injection into a ConfigMap.
+pub const INJECT_TLS: &str = "config.openshift.io/inject-tls";
+/// Annotation making a manifest create-only.
+pub const CREATE_ONLY: &str = "release.openshift.io/create-only";
+
+/// The cluster-wide proxy, from `proxies.config.openshift.io/cluster` `status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProxyStatus {
+    /// `status.httpProxy`.
+    pub http_proxy: String,
+    /// `status.httpsProxy`.
+    pub https_proxy: String,
+    /// `status.noProxy`.
+    pub no_proxy: String,
+}
+
+impl ProxyStatus {
+    /// Reads `status` of a Proxy object; missing fields are empty.
+    pub fn from_object(obj: &Value) -> Self {
+        let s = |k: &str| obj["status"][k].as_str().unwrap_or_default().to_owned();
+        Self {
+            http_proxy: s("httpProxy"),
+            https_proxy: s("httpsProxy"),
+            no_proxy: s("noProxy"),
+        }
+    }
+}
+
+/// Whether `meta` carries `release.openshift.io/create-only: true` (case-insensitive).
+pub fn is_create_only(meta: &Value) -> bool {
+    meta["annotations"][CREATE_ONLY]
+        .as_str()
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+}
+
+/// Appends `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY` (the non-empty ones) to each container and
+/// init container named in `names` (C88 `TestUpdatePodSpecWithProxy`). Nothing happens when all
+/// three values are empty.
+///
+/// Errors with `requested injection for non-existent container: "{c}"` for a name that is neither
+/// a container nor an init container.
+pub fn inject_proxy(spec: &mut PodSpec, names: &[&str], proxy: &ProxyStatus) -> Result<(), UpdateError> {
+    if proxy.http_proxy.is_empty() && proxy.https_proxy.is_empty() && proxy.no_proxy.is_empty() {
+        return Ok(());
+    }
+    let vars: Vec<EnvVar> = [
+        ("HTTP_PROXY", &proxy.http_proxy),
+        ("HTTPS_PROXY", &proxy.https_proxy),
+        ("NO_PROXY", &proxy.no_proxy),
+    ]
+    .into_iter()
+    .filter(|(_, v)| !v.is_empty())
+    .map(|(n, v)| EnvVar {
+        name: n.to_owned(),
+        value: Some(v.clone()),
+        value_from: None,
+    })
+    .collect();
+    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        let mut found = false;
+        let inits = spec.init_containers.get_or_insert_with(Vec::new);
+        for c in spec
+            .containers
+            .iter_mut()
+            .chain(inits.iter_mut())
+            .filter(|c| c.name == name)
+        {
+            c.env.get_or_insert_with(Vec::new).extend(vars.iter().cloned());
+            found = true;
+        }
+        if spec.init_containers.as_ref().is_some_and(Vec::is_empty) {
+            spec.init_containers = None;
+        }
+        if !found {
+            return Err(UpdateError::failed(format!(
+                "requested injection for non-existent container: {name:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Host and port of `infrastructures.config.openshift.io/cluster` `status.apiServerInternalURL`
+/// (`https://api-int.example.com:6443` ⇒ (`api-int.example.com`, `6443`)); port `443` when the
+/// URL has none; `None` when there is no host.
+pub fn internal_lb_from_url(url: &str) -> Option<(String, String)> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let hostport = rest.split('/').next().unwrap_or_default();
+    if hostport.is_empty() {
+        return None;
+    }
+    // IPv6 literal in brackets
+    if let Some(stripped) = hostport.strip_prefix('[') {
+        let (h, after) = stripped.split_once(']')?;
+        let port = after.strip_prefix(':').filter(|p| !p.is_empty()).unwrap_or("443");
+        return Some((h.to_owned(), port.to_owned()));
+    }
+    match hostport.rsplit_once(':') {
+        Some((h, p)) if !p.is_empty() => Some((h.to_owned(), p.to_owned())),
+        Some((h, _)) => Some((h.to_owned(), "443".to_owned())),
+        None => Some((hostport.to_owned(), "443".to_owned())),
+    }
+}
+
+fn set_env(c: &mut Container, name: &str, value: &str) {
+    let env = c.env.get_or_insert_with(Vec::new);
+    match env.iter_mut().find(|e| e.name == name) {
+        Some(e) => {
+            e.value = Some(value.to_owned());
+            e.value_from = None;
+        }
+        None => env.push(EnvVar {
+            name: name.to_owned(),
+            value: Some(value.to_owned()),
+            value_from: None,
+        }),
+    }
+}
+
+/// Points container `container` at the internal API load balancer (C89
+/// `TestUpdatePodSpecWithInternalLoadBalancerKubeService`): existing `KUBERNETES_SERVICE_PORT` /
+/// `KUBERNETES_SERVICE_HOST` values are replaced and missing ones appended (PORT before HOST);
+/// an empty host changes nothing; an empty port means `443`.
+pub fn update_pod_spec_with_internal_lb(spec: &mut PodSpec, container: &str, host: &str, port: &str) {
+    if host.is_empty() {
+        return;
+    }
+    let port = if port.is_empty() { "443" } else { port };
+    for c in spec.containers.iter_mut().filter(|c| c.name == container) {
+        set_env(c, "KUBERNETES_SERVICE_PORT", port);
+        set_env(c, "KUBERNETES_SERVICE_HOST", host);
+    }
+}
+
+/// The namespace/name of the CVO's own Deployment, and its container, that get the rewrite.
+pub const CVO_DEPLOYMENT: (&str, &str, &str) = (
+    "openshift-cluster-version",
+    "cluster-version-operator",
+    "cluster-version-operator",
+);
+
+/// A TLS profile (`apiservers.config.openshift.io/cluster` `spec.tlsSecurityProfile`, resolved).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsProfile {
+    /// `VersionTLS12` etc.; `None` removes the field.
+    pub min_tls_version: Option<String>,
+    /// Cipher names; `None` removes the field.
+    pub cipher_suites: Option<Vec<String>>,
+}
+
+impl TlsProfile {
+    /// The default (Intermediate) profile of openshift/api `config/v1/types_tlssecurityprofile.go`,
+    /// used when the APIServer object is missing or names no profile.
+    pub fn intermediate() -> Self {
+        Self {
+            min_tls_version: Some("VersionTLS12".to_owned()),
+            cipher_suites: Some(
+                [
+                    "TLS_AES_128_GCM_SHA256",
+                    "TLS_AES_256_GCM_SHA384",
+                    "TLS_CHACHA20_POLY1305_SHA256",
+                    "ECDHE-ECDSA-AES128-GCM-SHA256",
+                    "ECDHE-RSA-AES128-GCM-SHA256",
+                    "ECDHE-ECDSA-AES256-GCM-SHA384",
+                    "ECDHE-RSA-AES256-GCM-SHA384",
+                    "ECDHE-ECDSA-CHACHA20-POLY1305",
+                    "ECDHE-RSA-CHACHA20-POLY1305",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ),
+        }
+    }
+
+    /// The profile of an APIServer object (`spec.tlsSecurityProfile`): `Custom` uses its
+    /// `custom` fields, `Intermediate`, a missing object or no profile give [`Self::intermediate`];
+    /// `Old` and `Modern` use their `old`/`modern` blocks when present, otherwise the defaults.
+    pub fn from_apiserver(obj: Option<&Value>) -> Self {
+        let Some(p) = obj.map(|o| &o["spec"]["tlsSecurityProfile"]) else {
+            return Self::intermediate();
+        };
+        let block = match p["type"].as_str().unwrap_or_default() {
+            "Custom" => &p["custom"],
+            "Old" => &p["old"],
+            "Modern" => &p["modern"],
+            _ => return Self::intermediate(),
+        };
+        if !block.is_object() {
+            return Self::intermediate();
+        }
+        Self {
+            min_tls_version: block["minTLSVersion"].as_str().map(str::to_owned),
+            cipher_suites: block["ciphers"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|c| c.as_str().map(str::to_owned)).collect()),
+        }
+    }
+}
+
+/// Injects the TLS profile into a ConfigMap annotated `config.openshift.io/inject-tls: "true"`
+/// (C90 `TestModifyConfigMap`): each data entry holding a `GenericOperatorConfig`
+/// (`operator.openshift.io/v1alpha1`) or `GenericControllerConfig` (`config.openshift.io/v1`)
+/// gets `servingInfo.minTLSVersion` and `servingInfo.cipherSuites` set (or removed when the
+/// profile lacks them). Entries that do not parse as YAML, other kinds, wrong apiVersions, and
+/// entries that already match are left byte-for-byte untouched. Returns whether it changed `cm`.
+pub fn inject_tls(cm: &mut ConfigMap, profile: &TlsProfile) -> bool {
+    let annotated = cm
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(INJECT_TLS))
+        .is_some_and(|v| v == "true");
+    if !annotated {
+        return false;
+    }
+    let mut changed = false;
+    for text in cm.data.iter_mut().flat_map(|d| d.values_mut()) {
+        let Ok(mut doc) = serde_norway::from_str::<Value>(text) else {
+            continue;
+        };
+        let kind = doc["kind"].as_str().unwrap_or_default();
+        let api = doc["apiVersion"].as_str().unwrap_or_default();
+        let matches = matches!(
+            (kind, api),
+            ("GenericOperatorConfig", "operator.openshift.io/v1alpha1")
+                | ("GenericControllerConfig", "config.openshift.io/v1")
+        );
+        if !matches {
+            continue;
+        }
+        let Some(obj) = doc.as_object_mut() else { continue };
+        let serving = obj
+            .entry("servingInfo")
+            .or_insert_with(|| Value::Object(Default::default()));
+        let Some(s) = serving.as_object_mut() else {
+            continue;
+        };
+        let before = s.clone();
+        match &profile.min_tls_version {
+            Some(v) => s.insert("minTLSVersion".into(), Value::String(v.clone())),
+            None => s.remove("minTLSVersion"),
+        };
+        match &profile.cipher_suites {
+            Some(v) => s.insert("cipherSuites".into(), Value::from(v.clone())),
+            None => s.remove("cipherSuites"),
+        };
+        if *s == before {
+            continue;
+        }
+        if let Ok(out) = serde_norway::to_string(&doc) {
+            *text = out;
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// The owner reference every applied object gets (row 66): ClusterVersion `version` with `uid`,
+/// `controller: true` unless the manifest is create-only.
+pub fn cluster_version_owner_ref(uid: &str, create_only: bool) -> OwnerReference {
+    OwnerReference {
+        api_version: "config.openshift.io/v1".to_owned(),
+        kind: "ClusterVersion".to_owned(),
+        name: "version".to_owned(),
+        uid: uid.to_owned(),
+        controller: (!create_only).then_some(true),
+        block_owner_deletion: None,
+    }
+}
+
+/// Adds the ClusterVersion owner reference to a manifest's metadata (upstream
+/// `ownerReferenceModifier`), unless the manifest already lists owners that are not the
+/// ClusterVersion (those are kept as they are).
+pub fn add_owner_reference(meta: &mut ObjectMeta, uid: &str, create_only: bool) {
+    let refs = meta.owner_references.get_or_insert_with(Vec::new);
+    if refs.iter().any(|r| r.kind != "ClusterVersion") {
+        return;
+    }
+    refs.retain(|r| r.kind != "ClusterVersion");
+    refs.push(cluster_version_owner_ref(uid, create_only));
+}
+
+/// [`add_owner_reference`] on a raw manifest (`metadata.ownerReferences`).
+pub fn add_owner_reference_value(manifest: &mut Value, uid: &str, create_only: bool) {
+    let mut meta: ObjectMeta = serde_json::from_value(manifest["metadata"].clone()).unwrap_or_default();
+    add_owner_reference(&mut meta, uid, create_only);
+    if let (Some(m), Ok(refs)) = (
+        manifest["metadata"].as_object_mut(),
+        serde_json::to_value(&meta.owner_references),
+    ) {
+        m.insert("ownerReferences".to_owned(), refs);
+    }
+}

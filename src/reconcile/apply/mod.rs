@@ -1,0 +1,744 @@
+//! The apply layer of the reconcile engine (spec §1.F rows 60–66, §1.I, §2.8, §2.10; upstream
+//! `lib/resourceapply`, `lib/resourcemerge`, `lib/resourcebuilder`, `lib/resourcedelete`,
+//! `pkg/cvo/internal`).
+//!
+//! [`Applier::apply`] runs one manifest: GET → CREATE if absent → stop if create-only → merge the
+//! manifest into the live object with the per-kind "ensure" rules ([`kinds`], [`podspec`]) →
+//! UPDATE only if modified → readiness check ([`readiness`]). ClusterOperator manifests get the
+//! health check instead; deletion manifests ([`delete`]) a DELETE in Updating mode. In watch-only
+//! (dry-run) mode nothing is written: the outcome's [`Drift`] says what would change.
+
+// `UpdateError` keeps upstream's shape (reason, message, effect, nested, name, task); it is only
+// built on failure paths, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
+pub mod builders;
+pub mod delete;
+pub mod diff;
+pub mod error;
+pub mod kinds;
+pub mod merge;
+pub mod openshift_kinds;
+pub mod podspec;
+pub mod readiness;
+
+use std::{
+    collections::HashMap,
+    sync::Mutex,
+    time::{Duration, Instant},
+};
+
+use k8s_openapi::api::{
+    apps::v1::{DaemonSet, Deployment},
+    batch::v1::Job,
+    core::v1::ConfigMap,
+};
+use kube::{
+    Api, Client,
+    api::{ApiResource, DynamicObject, GroupVersionKind, PostParams},
+    discovery::Scope,
+};
+use serde::{Serialize, de::DeserializeOwned};
+use serde_json::Value;
+
+pub use builders::{ProxyStatus, TlsProfile};
+pub use delete::DeletionTracker;
+pub use diff::{Drift, FieldChange, diff_values};
+pub use error::{UpdateEffect, UpdateError};
+
+use crate::openshift::config_v1::ClusterOperator;
+
+/// The sync worker's mode for this pass (upstream `State`: Initializing / Updating /
+/// Reconciling), which changes readiness, deletion and ClusterOperator handling.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum SyncMode {
+    /// First install: no readiness checks, degraded operators only reported.
+    Initializing,
+    /// Moving to a new release: deletions run.
+    Updating,
+    /// Keeping the current release applied.
+    #[default]
+    Reconciling,
+}
+
+/// Cluster facts and switches for one apply pass.
+#[derive(Clone, Debug)]
+pub struct ApplyContext {
+    /// Sync mode of the pass.
+    pub mode: SyncMode,
+    /// Watch-only: send no write request, report [`Drift`] instead.
+    pub dry_run: bool,
+    /// UID of ClusterVersion `version`; when set every manifest gets the owner reference (row 66).
+    pub cluster_version_uid: Option<String>,
+    /// Cluster proxy for `config.openshift.io/inject-proxy`.
+    pub proxy: ProxyStatus,
+    /// `(host, port)` of the internal API load balancer for the CVO Deployment rewrite.
+    pub internal_lb: Option<(String, String)>,
+    /// TLS profile for `config.openshift.io/inject-tls`.
+    pub tls_profile: TlsProfile,
+}
+
+impl Default for ApplyContext {
+    fn default() -> Self {
+        Self {
+            mode: SyncMode::Reconciling,
+            dry_run: false,
+            cluster_version_uid: None,
+            proxy: ProxyStatus::default(),
+            internal_lb: None,
+            tls_profile: TlsProfile::intermediate(),
+        }
+    }
+}
+
+/// What [`Applier::apply`] did (or, dry-run, would do) for one manifest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApplyOutcome {
+    /// The change: created, updated with field diffs, deleted, or none.
+    pub drift: Drift,
+    /// Whether a write request was sent (always false in dry-run).
+    pub wrote: bool,
+    /// The live object after the apply (the merged object in dry-run), if it exists.
+    pub live: Option<Value>,
+}
+
+/// The identity of a manifest: apiVersion, kind, namespace (empty if cluster-scoped), name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ManifestId {
+    /// `group/version` or `v1`.
+    pub api_version: String,
+    /// Kind.
+    pub kind: String,
+    /// Namespace, empty for cluster-scoped objects.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl ManifestId {
+    /// Reads apiVersion, kind, metadata.namespace and metadata.name.
+    ///
+    /// Errors (`UpdatePayloadFailed`) naming the missing field when apiVersion, kind or name is
+    /// absent.
+    pub fn of(manifest: &Value) -> Result<Self, UpdateError> {
+        let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        let id = Self {
+            api_version: s(&manifest["apiVersion"]),
+            kind: s(&manifest["kind"]),
+            namespace: s(&manifest["metadata"]["namespace"]),
+            name: s(&manifest["metadata"]["name"]),
+        };
+        for (field, v) in [
+            ("apiVersion", &id.api_version),
+            ("kind", &id.kind),
+            ("metadata.name", &id.name),
+        ] {
+            if v.is_empty() {
+                return Err(UpdateError::failed(format!("manifest has no {field}")));
+            }
+        }
+        Ok(id)
+    }
+
+    /// API group (empty for the core group).
+    pub fn group(&self) -> &str {
+        self.api_version.rsplit_once('/').map_or("", |(g, _)| g)
+    }
+
+    /// API version without group.
+    pub fn version(&self) -> &str {
+        self.api_version
+            .rsplit_once('/')
+            .map_or(self.api_version.as_str(), |(_, v)| v)
+    }
+
+    /// Upstream's task wording: `{kind lowercase} "{ns}/{name}"` (`"{name}"` when cluster-scoped).
+    pub fn task(&self) -> String {
+        if self.namespace.is_empty() {
+            format!("{} {:?}", self.kind.to_lowercase(), self.name)
+        } else {
+            format!(
+                "{} \"{}/{}\"",
+                self.kind.to_lowercase(),
+                self.namespace,
+                self.name
+            )
+        }
+    }
+}
+
+/// The kinds with a typed merge (row 88) and the plural / scope used to reach them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Typed {
+    Namespace,
+    ServiceAccount,
+    ConfigMap,
+    Service,
+    Deployment,
+    DaemonSet,
+    Job,
+    CronJob,
+    ClusterRole,
+    ClusterRoleBinding,
+    Role,
+    RoleBinding,
+    Crd,
+    ValidatingWebhook,
+    MutatingWebhook,
+    ClusterOperator,
+    ImageStream,
+    OperatorGroup,
+    SecurityContextConstraints,
+}
+
+fn typed_kind(group: &str, kind: &str) -> Option<(Typed, &'static str, bool)> {
+    Some(match (group, kind) {
+        ("", "Namespace") => (Typed::Namespace, "namespaces", false),
+        ("", "ServiceAccount") => (Typed::ServiceAccount, "serviceaccounts", true),
+        ("", "ConfigMap") => (Typed::ConfigMap, "configmaps", true),
+        ("", "Service") => (Typed::Service, "services", true),
+        ("apps", "Deployment") => (Typed::Deployment, "deployments", true),
+        ("apps", "DaemonSet") => (Typed::DaemonSet, "daemonsets", true),
+        ("batch", "Job") => (Typed::Job, "jobs", true),
+        ("batch", "CronJob") => (Typed::CronJob, "cronjobs", true),
+        ("rbac.authorization.k8s.io", "ClusterRole") => (Typed::ClusterRole, "clusterroles", false),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => {
+            (Typed::ClusterRoleBinding, "clusterrolebindings", false)
+        }
+        ("rbac.authorization.k8s.io", "Role") => (Typed::Role, "roles", true),
+        ("rbac.authorization.k8s.io", "RoleBinding") => (Typed::RoleBinding, "rolebindings", true),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            (Typed::Crd, "customresourcedefinitions", false)
+        }
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
+            (Typed::ValidatingWebhook, "validatingwebhookconfigurations", false)
+        }
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => {
+            (Typed::MutatingWebhook, "mutatingwebhookconfigurations", false)
+        }
+        ("config.openshift.io", "ClusterOperator") => (Typed::ClusterOperator, "clusteroperators", false),
+        ("image.openshift.io", "ImageStream") => (Typed::ImageStream, "imagestreams", true),
+        ("operators.coreos.com", "OperatorGroup") => (Typed::OperatorGroup, "operatorgroups", true),
+        ("security.openshift.io", "SecurityContextConstraints") => (
+            Typed::SecurityContextConstraints,
+            "securitycontextconstraints",
+            false,
+        ),
+        _ => return None,
+    })
+}
+
+/// How long a discovery answer is trusted (upstream resets its REST mapper every minute).
+pub const DISCOVERY_TTL: Duration = Duration::from_secs(60);
+
+/// (group, version, kind) of a discovery cache entry.
+type GvkKey = (String, String, String);
+/// A discovered resource, whether it is namespaced, and when it was discovered.
+type Discovered = (ApiResource, bool, Instant);
+
+/// Applies manifests through one `kube::Client`: typed kinds by their known resource, every
+/// other kind through discovery (cached for [`DISCOVERY_TTL`], asked again on a miss), deletions
+/// tracked across calls. Cheap to share behind an `Arc`; all methods take `&self`.
+pub struct Applier {
+    client: Client,
+    discovery: Mutex<HashMap<GvkKey, Discovered>>,
+    deletions: Mutex<DeletionTracker>,
+}
+
+impl std::fmt::Debug for Applier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Applier").finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn decode<K: DeserializeOwned>(task: &str, what: &str, v: &Value) -> Result<K, UpdateError> {
+    serde_path_to_error::deserialize(v.clone())
+        .map_err(|e| UpdateError::failed(format!("{task}: {what} field {}: {}", e.path(), e.inner())))
+}
+
+fn encode<K: Serialize>(task: &str, k: &K) -> Result<Value, UpdateError> {
+    serde_json::to_value(k).map_err(|e| UpdateError::failed(format!("{task}: cannot encode: {e}")))
+}
+
+/// Merges `required` into `live` as `K` with `ensure`; returns (modified, live as K re-encoded,
+/// merged). When unmodified both values are `live` itself (no re-encoding).
+fn merge_as<K: Serialize + DeserializeOwned + Clone>(
+    task: &str,
+    live: &Value,
+    required: &Value,
+    ensure: impl FnOnce(&mut bool, &mut K, &K) -> Result<(), UpdateError>,
+) -> Result<(bool, Value, Value), UpdateError> {
+    let before: K = decode(task, "live object", live)?;
+    let req: K = decode(task, "manifest", required)?;
+    let mut merged = before.clone();
+    let mut modified = false;
+    ensure(&mut modified, &mut merged, &req)?;
+    if !modified {
+        return Ok((false, live.clone(), live.clone()));
+    }
+    Ok((true, encode(task, &before)?, encode(task, &merged)?))
+}
+
+fn ok<T>(
+    f: impl FnOnce(&mut bool, &mut T, &T),
+) -> impl FnOnce(&mut bool, &mut T, &T) -> Result<(), UpdateError> {
+    move |m, e, r| {
+        f(m, e, r);
+        Ok(())
+    }
+}
+
+/// Merges a manifest into a live object with the rule of its kind (typed kinds of row 88, the
+/// generic rule otherwise). Returns (modified, live as the merge sees it, merged object); when
+/// unmodified both objects are `live` as given. Pure.
+///
+/// Errors when either side does not decode as the kind (`UpdatePayloadFailed` naming the field)
+/// or the kind's rule rejects the manifest (a Job with `spec.selector`).
+pub fn merge_manifest(
+    mode: SyncMode,
+    live: &Value,
+    required: &Value,
+) -> Result<(bool, Value, Value), UpdateError> {
+    use kinds::*;
+    let id = ManifestId::of(required)?;
+    let task = id.task();
+    let t = &task;
+    let Some((typed, _, _)) = typed_kind(id.group(), &id.kind) else {
+        let mut merged = live.clone();
+        let mut modified = false;
+        ensure_generic(&mut modified, &mut merged, required);
+        return Ok((modified, live.clone(), merged));
+    };
+    match typed {
+        Typed::Namespace => merge_as(t, live, required, ok(ensure_namespace)),
+        Typed::ServiceAccount => merge_as(t, live, required, ok(ensure_service_account)),
+        Typed::ConfigMap => merge_as(t, live, required, ok(ensure_config_map)),
+        Typed::Service => merge_as(t, live, required, ok(ensure_service)),
+        Typed::Deployment => merge_as(t, live, required, ok(ensure_deployment)),
+        Typed::DaemonSet => merge_as(t, live, required, ok(ensure_daemon_set)),
+        Typed::Job => merge_as(t, live, required, ensure_job),
+        Typed::CronJob => merge_as(t, live, required, ensure_cron_job),
+        Typed::ClusterRole => merge_as(t, live, required, ok(ensure_cluster_role)),
+        Typed::ClusterRoleBinding => merge_as(t, live, required, ok(ensure_cluster_role_binding)),
+        Typed::Role => merge_as(t, live, required, ok(ensure_role)),
+        Typed::RoleBinding => merge_as(t, live, required, ok(ensure_role_binding)),
+        Typed::Crd => merge_as(t, live, required, ok(ensure_custom_resource_definition)),
+        Typed::ValidatingWebhook => merge_as(t, live, required, ok(ensure_validating_webhook_configuration)),
+        Typed::MutatingWebhook => merge_as(t, live, required, ok(ensure_mutating_webhook_configuration)),
+        Typed::ImageStream | Typed::OperatorGroup | Typed::SecurityContextConstraints => {
+            let ensure = match typed {
+                Typed::ImageStream => openshift_kinds::ensure_image_stream,
+                Typed::OperatorGroup => openshift_kinds::ensure_operator_group,
+                _ => openshift_kinds::ensure_security_context_constraints,
+            };
+            let mut merged = live.clone();
+            let mut modified = false;
+            ensure(&mut modified, &mut merged, required);
+            Ok((modified, live.clone(), merged))
+        }
+        Typed::ClusterOperator => {
+            // metadata only, and only when reconciling (row 91); status is never written
+            let before: ClusterOperator = decode(t, "live object", live)?;
+            let req: ClusterOperator = decode(t, "manifest", required)?;
+            let mut merged = before.clone();
+            let mut modified = false;
+            if mode == SyncMode::Reconciling {
+                merge::ensure_object_meta(&mut modified, &mut merged.metadata, &req.metadata);
+            }
+            Ok((modified, encode(t, &before)?, encode(t, &merged)?))
+        }
+    }
+}
+
+/// Applies the manifest modifiers of §1.F rows 62–66 to a copy of `manifest`: ClusterVersion
+/// owner reference, `inject-proxy` and the CVO Deployment's internal LB rewrite on
+/// Deployments/DaemonSets, `inject-tls` on ConfigMaps.
+///
+/// Errors: an unknown container in `inject-proxy`, or a manifest that does not decode as its
+/// kind.
+pub fn build_required(ctx: &ApplyContext, manifest: &Value) -> Result<Value, UpdateError> {
+    let id = ManifestId::of(manifest)?;
+    let task = id.task();
+    let mut required = manifest.clone();
+    let create_only = builders::is_create_only(&manifest["metadata"]);
+    if let Some(uid) = &ctx.cluster_version_uid {
+        builders::add_owner_reference_value(&mut required, uid, create_only);
+    }
+    let proxy_names: Option<Vec<String>> = manifest["metadata"]["annotations"][builders::INJECT_PROXY]
+        .as_str()
+        .map(|s| {
+            s.split(',')
+                .map(|n| n.trim().to_owned())
+                .filter(|n| !n.is_empty())
+                .collect()
+        });
+    match (id.group(), id.kind.as_str()) {
+        ("apps", "Deployment") => {
+            let mut d: Deployment = decode(&task, "manifest", &required)?;
+            if let Some(spec) = d.spec.template.spec.as_mut() {
+                if let Some(names) = &proxy_names {
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    builders::inject_proxy(spec, &names, &ctx.proxy)?;
+                }
+                let (ns, name, container) = builders::CVO_DEPLOYMENT;
+                if id.namespace == ns
+                    && id.name == name
+                    && let Some((host, port)) = &ctx.internal_lb
+                {
+                    builders::update_pod_spec_with_internal_lb(spec, container, host, port);
+                }
+            }
+            required = encode(&task, &d)?;
+        }
+        ("apps", "DaemonSet") => {
+            if let Some(names) = &proxy_names {
+                let mut d: DaemonSet = decode(&task, "manifest", &required)?;
+                if let Some(spec) = d.spec.template.spec.as_mut() {
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    builders::inject_proxy(spec, &names, &ctx.proxy)?;
+                }
+                required = encode(&task, &d)?;
+            }
+        }
+        ("", "ConfigMap") => {
+            let mut cm: ConfigMap = decode(&task, "manifest", &required)?;
+            if builders::inject_tls(&mut cm, &ctx.tls_profile) {
+                required = encode(&task, &cm)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(required)
+}
+
+/// Runs the readiness check of the object's kind (§2.8.2) on a live object; kinds without a
+/// check are ready.
+pub fn check_readiness(live: &Value) -> Result<(), UpdateError> {
+    let id = ManifestId::of(live)?;
+    let task = id.task();
+    match (id.group(), id.kind.as_str()) {
+        ("apps", "Deployment") => readiness::check_deployment(&decode(&task, "live object", live)?),
+        ("apps", "DaemonSet") => readiness::check_daemon_set(&decode(&task, "live object", live)?),
+        ("batch", "Job") => readiness::check_job(&decode::<Job>(&task, "live object", live)?),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            readiness::check_custom_resource_definition(&decode(&task, "live object", live)?)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether `manifest` is a deletion manifest (`release.openshift.io/delete: "true"`).
+///
+/// Errors with `invalid delete annotation "{key}" with value "{v}"` for any other value.
+pub fn is_delete_manifest(manifest: &Value) -> Result<bool, UpdateError> {
+    match manifest["metadata"]["annotations"][delete::DELETE_ANNOTATION].as_str() {
+        None => Ok(false),
+        Some("true") => Ok(true),
+        Some(v) => Err(UpdateError::failed(format!(
+            "invalid delete annotation {:?} with value {v:?}",
+            delete::DELETE_ANNOTATION
+        ))),
+    }
+}
+
+impl Applier {
+    /// An applier talking through `client`.
+    pub fn new(client: Client) -> Self {
+        Self {
+            client,
+            discovery: Mutex::new(HashMap::new()),
+            deletions: Mutex::new(DeletionTracker::default()),
+        }
+    }
+
+    /// The client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Deletions requested but not yet verified, as `{kind lowercase} "{ns/name}"`, sorted (feeds
+    /// risk `ResourceDeletionInProgress`, §2.10).
+    pub fn deletions_in_progress(&self) -> Vec<String> {
+        lock(&self.deletions).in_progress()
+    }
+
+    /// The resource of `id` and whether it is namespaced: the typed table, else discovery.
+    async fn resource(&self, id: &ManifestId) -> Result<(ApiResource, bool), UpdateError> {
+        let gvk = GroupVersionKind::gvk(id.group(), id.version(), &id.kind);
+        if let Some((_, plural, namespaced)) = typed_kind(id.group(), &id.kind) {
+            return Ok((ApiResource::from_gvk_with_plural(&gvk, plural), namespaced));
+        }
+        let key = (id.group().to_owned(), id.version().to_owned(), id.kind.clone());
+        if let Some((ar, ns, at)) = lock(&self.discovery).get(&key)
+            && at.elapsed() < DISCOVERY_TTL
+        {
+            return Ok((ar.clone(), *ns));
+        }
+        match kube::discovery::pinned_kind(&self.client, &gvk).await {
+            Ok((ar, caps)) => {
+                let ns = caps.scope == Scope::Namespaced;
+                lock(&self.discovery).insert(key, (ar.clone(), ns, Instant::now()));
+                Ok((ar, ns))
+            }
+            Err(e) => {
+                lock(&self.discovery).remove(&key);
+                let class = match &e {
+                    kube::Error::Api(s) if s.code == 404 => error::ApiErrorClass::NoKindMatch,
+                    kube::Error::Discovery(_) => error::ApiErrorClass::NoKindMatch,
+                    other => error::ApiErrorClass::of(other),
+                };
+                let (reason, cause) = class.reason_and_cause();
+                let task = id.task();
+                let msg = match cause {
+                    Some(c) => format!("Could not update {task}: {c}"),
+                    None => format!("Could not update {task}"),
+                };
+                let mut err = UpdateError::new(reason, msg).with_nested(e.to_string());
+                err.task = task;
+                Err(err)
+            }
+        }
+    }
+
+    fn api(&self, ar: &ApiResource, namespaced: bool, ns: &str) -> Api<DynamicObject> {
+        if namespaced {
+            Api::namespaced_with(self.client.clone(), ns, ar)
+        } else {
+            Api::all_with(self.client.clone(), ar)
+        }
+    }
+
+    async fn get(&self, api: &Api<DynamicObject>, id: &ManifestId) -> Result<Option<Value>, UpdateError> {
+        match api.get_opt(&id.name).await {
+            Ok(o) => o.map(|o| encode(&id.task(), &o)).transpose(),
+            Err(e) => Err(UpdateError::from_api(&id.task(), &e)),
+        }
+    }
+
+    /// Applies one manifest (row 89): GET; absent ⇒ CREATE (dry-run: [`Drift::Create`]);
+    /// create-only ⇒ stop; merge ([`merge_manifest`]); UPDATE only if modified (dry-run:
+    /// [`Drift::Update`] with the field diff); then the readiness check (not while
+    /// Initializing). ClusterOperator manifests are not created here: they get the metadata merge
+    /// (Reconciling) and the health check ([`readiness::check_operator_health`]). Deletion
+    /// manifests go to [`Self::delete`].
+    ///
+    /// Errors: API errors mapped per §2.4.1 (`Could not update {task}: {cause}`), an unknown kind
+    /// `UpdatePayloadResourceTypeMissing`, undecodable manifests `UpdatePayloadFailed`, readiness
+    /// and health check errors as [`readiness`] documents.
+    pub async fn apply(&self, ctx: &ApplyContext, manifest: &Value) -> Result<ApplyOutcome, UpdateError> {
+        if is_delete_manifest(manifest)? {
+            return self.delete(ctx, manifest).await;
+        }
+        let id = ManifestId::of(manifest)?;
+        let task = id.task();
+        let required = build_required(ctx, manifest)?;
+        let (ar, namespaced) = self.resource(&id).await?;
+        let api = self.api(&ar, namespaced, &id.namespace);
+        let live = self.get(&api, &id).await?;
+        let is_co = id.group() == "config.openshift.io" && id.kind == "ClusterOperator";
+        if is_co {
+            return self.apply_cluster_operator(ctx, &api, &id, &required, live).await;
+        }
+        let Some(live) = live else {
+            if ctx.dry_run {
+                return Ok(ApplyOutcome {
+                    drift: Drift::Create {
+                        object: required.clone(),
+                    },
+                    wrote: false,
+                    live: None,
+                });
+            }
+            let obj: DynamicObject = decode(&task, "manifest", &required)?;
+            let created = api
+                .create(&PostParams::default(), &obj)
+                .await
+                .map_err(|e| UpdateError::from_api(&task, &e))?;
+            let created = encode(&task, &created)?;
+            if ctx.mode != SyncMode::Initializing {
+                check_readiness(&created)?;
+            }
+            return Ok(ApplyOutcome {
+                drift: Drift::Create { object: required },
+                wrote: true,
+                live: Some(created),
+            });
+        };
+        if builders::is_create_only(&manifest["metadata"]) {
+            return Ok(ApplyOutcome {
+                drift: Drift::None,
+                wrote: false,
+                live: Some(live),
+            });
+        }
+        let (modified, before, merged) = merge_manifest(ctx.mode, &live, &required)?;
+        let (drift, wrote, after) = if !modified {
+            (Drift::None, false, live)
+        } else {
+            let diff = diff_values(&before, &merged);
+            if ctx.dry_run {
+                (Drift::Update { diff }, false, merged)
+            } else {
+                let obj: DynamicObject = decode(&task, "merged object", &merged)?;
+                let updated = api
+                    .replace(&id.name, &PostParams::default(), &obj)
+                    .await
+                    .map_err(|e| UpdateError::from_api(&task, &e))?;
+                (Drift::Update { diff }, true, encode(&task, &updated)?)
+            }
+        };
+        if ctx.mode != SyncMode::Initializing {
+            check_readiness(&after)?;
+        }
+        Ok(ApplyOutcome {
+            drift,
+            wrote,
+            live: Some(after),
+        })
+    }
+
+    async fn apply_cluster_operator(
+        &self,
+        ctx: &ApplyContext,
+        api: &Api<DynamicObject>,
+        id: &ManifestId,
+        required: &Value,
+        live: Option<Value>,
+    ) -> Result<ApplyOutcome, UpdateError> {
+        let task = id.task();
+        let expected: ClusterOperator = decode(&task, "manifest", required)?;
+        let mut drift = Drift::None;
+        let mut wrote = false;
+        let mut after = live.clone();
+        if let Some(live) = &live {
+            let (modified, before, merged) = merge_manifest(ctx.mode, live, required)?;
+            if modified {
+                drift = Drift::Update {
+                    diff: diff_values(&before, &merged),
+                };
+                if ctx.dry_run {
+                    after = Some(merged);
+                } else {
+                    let obj: DynamicObject = decode(&task, "merged object", &merged)?;
+                    let updated = api
+                        .replace(&id.name, &PostParams::default(), &obj)
+                        .await
+                        .map_err(|e| UpdateError::from_api(&task, &e))?;
+                    after = Some(encode(&task, &updated)?);
+                    wrote = true;
+                }
+            }
+        }
+        let live_co: Option<ClusterOperator> = after
+            .as_ref()
+            .map(|v| decode(&task, "live object", v))
+            .transpose()?;
+        readiness::check_operator_health(&expected, live_co.as_ref(), ctx.mode)?;
+        Ok(ApplyOutcome {
+            drift,
+            wrote,
+            live: after,
+        })
+    }
+
+    /// Creates a ClusterOperator of the payload that does not exist yet, with the manifest's
+    /// `status.relatedObjects` written through `/status` (upstream pre-creation before a run
+    /// level, Initializing and Updating modes). Returns whether it wrote; dry-run never writes.
+    ///
+    /// Errors: API errors mapped per §2.4.1.
+    pub async fn precreate_cluster_operator(
+        &self,
+        ctx: &ApplyContext,
+        manifest: &Value,
+    ) -> Result<bool, UpdateError> {
+        let id = ManifestId::of(manifest)?;
+        let task = id.task();
+        let (ar, namespaced) = self.resource(&id).await?;
+        let api = self.api(&ar, namespaced, &id.namespace);
+        if ctx.dry_run || self.get(&api, &id).await?.is_some() {
+            return Ok(false);
+        }
+        let mut obj = manifest.clone();
+        let related = manifest["status"]["relatedObjects"].clone();
+        if let Some(o) = obj.as_object_mut() {
+            o.remove("status");
+        }
+        let obj: DynamicObject = decode(&task, "manifest", &obj)?;
+        let mut created = api
+            .create(&PostParams::default(), &obj)
+            .await
+            .map_err(|e| UpdateError::from_api(&task, &e))?;
+        if related.is_array() {
+            created.data["status"] = serde_json::json!({ "relatedObjects": related });
+            api.replace_status(&id.name, &PostParams::default(), &created)
+                .await
+                .map_err(|e| UpdateError::from_api(&task, &e))?;
+        }
+        Ok(true)
+    }
+
+    /// A deletion manifest (§2.10): only in Updating mode, GET; present and not yet requested ⇒
+    /// DELETE (dry-run: [`Drift::Delete`], nothing sent) and remember it; absent ⇒ verified.
+    /// Never creates anything and never blocks.
+    ///
+    /// Errors: API errors of the GET or DELETE mapped per §2.4.1.
+    pub async fn delete(&self, ctx: &ApplyContext, manifest: &Value) -> Result<ApplyOutcome, UpdateError> {
+        let id = ManifestId::of(manifest)?;
+        let task = id.task();
+        if ctx.mode != SyncMode::Updating {
+            return Ok(ApplyOutcome {
+                drift: Drift::None,
+                wrote: false,
+                live: None,
+            });
+        }
+        let (ar, namespaced) = self.resource(&id).await?;
+        let api = self.api(&ar, namespaced, &id.namespace);
+        let live = self.get(&api, &id).await?;
+        let key = id.task();
+        let Some(live) = live else {
+            lock(&self.deletions).verified(&key);
+            return Ok(ApplyOutcome {
+                drift: Drift::None,
+                wrote: false,
+                live: None,
+            });
+        };
+        if ctx.dry_run {
+            return Ok(ApplyOutcome {
+                drift: Drift::Delete,
+                wrote: false,
+                live: Some(live),
+            });
+        }
+        if lock(&self.deletions).is_requested(&key) {
+            return Ok(ApplyOutcome {
+                drift: Drift::None,
+                wrote: false,
+                live: Some(live),
+            });
+        }
+        api.delete(&id.name, &Default::default())
+            .await
+            .map_err(|e| UpdateError::from_api(&task, &e))?;
+        lock(&self.deletions).requested(&key);
+        Ok(ApplyOutcome {
+            drift: Drift::Delete,
+            wrote: true,
+            live: Some(live),
+        })
+    }
+}
+
+/// Applies one manifest with `applier` (see [`Applier::apply`]).
+pub async fn apply_manifest(
+    ctx: &ApplyContext,
+    applier: &Applier,
+    manifest: &Value,
+) -> Result<ApplyOutcome, UpdateError> {
+    applier.apply(ctx, manifest).await
+}

@@ -40,12 +40,64 @@ enum Command {
     /// The Kubernetes API simulator.
     #[command(subcommand)]
     Sim(SimCommand),
+    /// Work with release payloads.
+    #[command(subcommand)]
+    Payload(PayloadCommand),
 }
 
 #[derive(Subcommand, Debug)]
 enum SimCommand {
     /// Serve a simulated cluster over HTTPS on 127.0.0.1 and write a kubeconfig for it.
     Serve(cvo::sim::serve::ServeArgs),
+}
+
+#[derive(Subcommand, Debug)]
+enum PayloadCommand {
+    /// Show what the CVO would apply from a payload directory: release, included and excluded
+    /// manifests with reasons, and the task graph.
+    Inspect(InspectArgs),
+}
+
+#[derive(Args, Debug)]
+struct InspectArgs {
+    /// A release image root (`manifests/` + `release-manifests/`), a `release-manifests/`
+    /// directory, or a plain manifest directory.
+    dir: PathBuf,
+    /// Cluster profile.
+    #[arg(long, default_value = "self-managed-high-availability")]
+    profile: String,
+    /// `spec.capabilities.baselineCapabilitySet` (None, v4.11 ... v4.18, vCurrent).
+    #[arg(long, value_name = "SET")]
+    capabilities_baseline: Option<String>,
+    /// `spec.capabilities.additionalEnabledCapabilities`.
+    #[arg(long, value_name = "CAP,...", value_delimiter = ',')]
+    capabilities_additional: Vec<String>,
+    /// Cluster feature set (Default, TechPreviewNoUpgrade, DevPreviewNoUpgrade, CustomNoUpgrade, OKD).
+    #[arg(long, value_name = "SET", default_value = "")]
+    feature_set: String,
+    /// Enabled feature gates.
+    #[arg(long, value_name = "GATE,...", value_delimiter = ',')]
+    feature_gates: Vec<String>,
+    /// `EXCLUDE_MANIFESTS` identifier.
+    #[arg(long, value_name = "ID", default_value = "")]
+    exclude: String,
+    /// Release image pull spec rendered into the CVO's own manifests.
+    #[arg(long, value_name = "PULLSPEC", default_value = "")]
+    release_image: String,
+    /// Which task graph to show.
+    #[arg(long, value_enum, default_value_t = Mode::Updating)]
+    mode: Mode,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    output: Output,
+}
+
+/// How the payload is applied.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Mode {
+    Updating,
+    Reconciling,
+    Initializing,
 }
 
 /// What an assessment is made from: the cluster state, optional alerts, and "now".
@@ -150,6 +202,7 @@ fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             runtime()?.block_on(cvo::sim::serve::serve(a))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Payload(PayloadCommand::Inspect(a)) => payload_inspect(a),
     }
 }
 
@@ -296,4 +349,40 @@ fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
         }))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn payload_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
+    use cvo::reconcile::payload::PayloadState;
+    let opts = cvo::cli::payload::InspectOptions {
+        profile: a.profile,
+        capabilities_baseline: a.capabilities_baseline,
+        capabilities_additional: a.capabilities_additional,
+        feature_set: a.feature_set,
+        feature_gates: a.feature_gates,
+        exclude: a.exclude,
+        mode: match a.mode {
+            Mode::Updating => PayloadState::Updating,
+            Mode::Reconciling => PayloadState::Reconciling,
+            Mode::Initializing => PayloadState::Initializing,
+        },
+        release_image: a.release_image,
+    };
+    match cvo::cli::payload::inspect(&a.dir, &opts) {
+        Ok(i) => {
+            match a.output {
+                Output::Text => print!("{}", cvo::cli::payload::render_text(&i)),
+                Output::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&cvo::cli::payload::render_json(&i))?
+                ),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(lines) => {
+            for l in lines {
+                eprintln!("cvo: {l}");
+            }
+            Ok(ExitCode::FAILURE)
+        }
+    }
 }

@@ -1,0 +1,374 @@
+//! `cvo payload inspect DIR`: what the engine would apply from a payload directory, in which
+//! order and with what parallelism (text and JSON rendering; loading and filtering live in
+//! `reconcile::payload`).
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fmt::Write as _,
+    path::Path,
+    sync::Arc,
+};
+
+use serde_json::{Value, json};
+
+use crate::reconcile::{
+    capability::{self, CapabilitiesSpec},
+    payload::{
+        self, ExclusionReason, InclusionConfig, LoadOptions, LoadedPayload, Manifest, PayloadState, Task,
+        TaskGraph, filter::DEFAULT_CLUSTER_PROFILE,
+    },
+};
+
+/// The cluster an inspection assumes.
+#[derive(Clone, Debug)]
+pub struct InspectOptions {
+    /// Cluster profile (`include.release.openshift.io/<profile>`).
+    pub profile: String,
+    /// `baselineCapabilitySet` (`None` ⇒ vCurrent).
+    pub capabilities_baseline: Option<String>,
+    /// `additionalEnabledCapabilities`.
+    pub capabilities_additional: Vec<String>,
+    /// Cluster feature set (`""` = Default).
+    pub feature_set: String,
+    /// Enabled feature gates.
+    pub feature_gates: Vec<String>,
+    /// `EXCLUDE_MANIFESTS` id.
+    pub exclude: String,
+    /// Which graph to show.
+    pub mode: PayloadState,
+    /// Release image pull spec used for `{{.ReleaseImage}}`.
+    pub release_image: String,
+}
+
+impl Default for InspectOptions {
+    fn default() -> Self {
+        InspectOptions {
+            profile: DEFAULT_CLUSTER_PROFILE.to_string(),
+            capabilities_baseline: None,
+            capabilities_additional: Vec::new(),
+            feature_set: String::new(),
+            feature_gates: Vec::new(),
+            exclude: String::new(),
+            mode: PayloadState::Updating,
+            release_image: String::new(),
+        }
+    }
+}
+
+/// The result of an inspection.
+#[derive(Clone, Debug)]
+pub struct Inspection {
+    /// The loaded directory.
+    pub loaded: LoadedPayload,
+    /// Each manifest with its inclusion verdict, in load order.
+    pub verdicts: Vec<(Arc<Manifest>, Result<(), ExclusionReason>)>,
+    /// `versionHash` of the included manifests.
+    pub hash: String,
+    /// The graph of the included manifests for `mode`.
+    pub graph: TaskGraph,
+    /// Workers for `mode`.
+    pub workers: usize,
+    /// The options used.
+    pub options: InspectOptions,
+    /// Enabled capabilities assumed.
+    pub enabled_capabilities: BTreeSet<String>,
+}
+
+/// Loads `dir` and applies every filter (load-time and apply-time) of a cluster described by
+/// `opts`, then builds the task graph of the included manifests.
+///
+/// # Errors
+/// Unknown capability baseline, or the load errors (one line each).
+pub fn inspect(dir: &Path, opts: &InspectOptions) -> Result<Inspection, Vec<String>> {
+    if let Some(b) = &opts.capabilities_baseline
+        && capability::baseline_set(b).is_none()
+    {
+        return Err(vec![format!(
+            "--capabilities-baseline {b:?}: unknown; use one of {}",
+            capability::BASELINE_SETS.join(", ")
+        )]);
+    }
+    let gates: BTreeSet<String> = opts.feature_gates.iter().cloned().collect();
+    let load_opts = LoadOptions {
+        release_image: opts.release_image.clone(),
+        exclude_identifier: opts.exclude.clone(),
+        required_feature_set: opts.feature_set.clone(),
+        profile: opts.profile.clone(),
+        known_capabilities: None,
+        enabled_feature_gates: gates.clone(),
+    };
+    let loaded = payload::load_dir(dir, &load_opts).map_err(|e| e.lines())?;
+    let spec = CapabilitiesSpec {
+        baseline_capability_set: opts.capabilities_baseline.clone(),
+        additional_enabled_capabilities: opts.capabilities_additional.clone(),
+    };
+    let caps = capability::set_capabilities(Some(&spec), &[], &gates);
+    let cfg = InclusionConfig {
+        capabilities: Some(caps.status()),
+        ..load_opts.inclusion(loaded.major_version())
+    };
+    let verdicts = loaded.filter(&cfg);
+    let included: Vec<Arc<Manifest>> = verdicts
+        .iter()
+        .filter(|(_, r)| r.is_ok())
+        .map(|(m, _)| m.clone())
+        .collect();
+    let hash = payload::manifest_hash(included.iter().map(|m| m.as_ref()));
+    let (graph, workers) = payload::graph_for_state(Task::from_manifests(&included), opts.mode, 0);
+    Ok(Inspection {
+        loaded,
+        verdicts,
+        hash,
+        graph,
+        workers,
+        options: opts.clone(),
+        enabled_capabilities: caps.enabled,
+    })
+}
+
+/// A node's label from its tasks' file names: `NN-component`, `first … last` for a serial node
+/// spanning several, `unnumbered` for names without a run level.
+fn node_label(tasks: &[Task]) -> String {
+    let label = |t: &Task| match payload::run_level_and_component(&t.manifest.file) {
+        Some((l, c)) => format!("{l:02}-{c}"),
+        None => "unnumbered".to_string(),
+    };
+    match (tasks.first(), tasks.last()) {
+        (Some(f), Some(l)) => {
+            let (a, b) = (label(f), label(l));
+            if a == b { a } else { format!("{a} … {b}") }
+        }
+        _ => String::new(),
+    }
+}
+
+/// Steps of the graph: nodes with tasks grouped by depth (nodes of one step may run in
+/// parallel once the previous steps are done; empty anchor/spacer nodes are not counted).
+pub fn steps(graph: &TaskGraph) -> Vec<Vec<usize>> {
+    let n = graph.nodes.len();
+    let mut depth: Vec<Option<usize>> = vec![None; n];
+    // Nodes are appended after their anchors, but edges can point backwards (Split), so
+    // iterate to a fixpoint (the graph is acyclic).
+    for _ in 0..=n {
+        let mut changed = false;
+        for (i, node) in graph.nodes.iter().enumerate() {
+            let mut d = 0;
+            let mut ready = true;
+            for p in &node.in_ {
+                match depth.get(*p).copied().flatten() {
+                    Some(x) => d = d.max(x),
+                    None => ready = false,
+                }
+            }
+            if !ready {
+                continue;
+            }
+            let own = d + usize::from(!node.tasks.is_empty());
+            if depth[i] != Some(own) {
+                depth[i] = Some(own);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut by: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, d) in depth.iter().enumerate() {
+        if let Some(d) = d
+            && !graph.nodes[i].tasks.is_empty()
+        {
+            by.entry(*d).or_default().push(i);
+        }
+    }
+    by.into_values().collect()
+}
+
+fn describe(m: &Manifest) -> String {
+    let ns = if m.id.namespace.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", m.id.namespace)
+    };
+    format!("{} {ns}{}", m.id.kind, m.id.name)
+}
+
+/// The text form.
+pub fn render_text(i: &Inspection) -> String {
+    let mut s = String::new();
+    let md = i.loaded.metadata.as_ref();
+    match md {
+        Some(md) => {
+            let _ = writeln!(s, "Release:       {}", md.release.version);
+            let arch = md
+                .release
+                .architecture
+                .clone()
+                .unwrap_or_else(|| payload::load::runtime_architecture().to_string());
+            let _ = writeln!(s, "Architecture:  {arch}");
+            let ch = if md.release.channels.is_empty() {
+                "<none>".to_string()
+            } else {
+                md.release.channels.join(", ")
+            };
+            let _ = writeln!(s, "Channels:      {ch}");
+            if let Some(u) = &md.release.url {
+                let _ = writeln!(s, "URL:           {u}");
+            }
+        }
+        None => {
+            let _ = writeln!(s, "Release:       unknown (no release-metadata)");
+        }
+    }
+    let included = i.verdicts.iter().filter(|(_, r)| r.is_ok()).count();
+    let _ = writeln!(s, "Hash:          {} (of {included} included manifests)", i.hash);
+    let _ = writeln!(
+        s,
+        "Directory:     {} ({})",
+        i.loaded.dir.display(),
+        i.loaded.layout
+    );
+    let o = &i.options;
+    let fs = if o.feature_set.is_empty() {
+        "Default"
+    } else {
+        o.feature_set.as_str()
+    };
+    let gates = if o.feature_gates.is_empty() {
+        "<none>".to_string()
+    } else {
+        o.feature_gates.join(",")
+    };
+    let _ = writeln!(
+        s,
+        "Cluster:       profile={} feature-set={fs} feature-gates={gates} capabilities={}{}",
+        o.profile,
+        o.capabilities_baseline
+            .as_deref()
+            .unwrap_or(capability::DEFAULT_BASELINE),
+        if o.capabilities_additional.is_empty() {
+            String::new()
+        } else {
+            format!("+{}", o.capabilities_additional.join(","))
+        }
+    );
+    for w in &i.loaded.warnings {
+        let _ = writeln!(s, "Warning:       {w}");
+    }
+    let excluded: Vec<_> = i
+        .verdicts
+        .iter()
+        .filter_map(|(m, r)| r.as_ref().err().map(|e| (m, e)))
+        .collect();
+    let _ = writeln!(
+        s,
+        "\nManifests: {} loaded, {included} included, {} excluded",
+        i.verdicts.len(),
+        excluded.len()
+    );
+    let mut by_cat: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, e) in &excluded {
+        *by_cat.entry(e.category()).or_default() += 1;
+    }
+    for (c, n) in &by_cat {
+        let _ = writeln!(s, "  excluded by {c}: {n}");
+    }
+    let (steps, nodes_with_tasks) = (
+        steps(&i.graph),
+        i.graph.nodes.iter().filter(|n| !n.tasks.is_empty()).count(),
+    );
+    let _ = writeln!(
+        s,
+        "\nTask graph ({}, {} workers): {} nodes ({nodes_with_tasks} with tasks), {} steps",
+        o.mode.to_string().to_lowercase(),
+        i.workers,
+        i.graph.nodes.len(),
+        steps.len()
+    );
+    for (k, step) in steps.iter().enumerate() {
+        let parts: Vec<String> = step
+            .iter()
+            .map(|id| {
+                let n = &i.graph.nodes[*id];
+                format!("[{id}] {} ({})", node_label(&n.tasks), n.tasks.len())
+            })
+            .collect();
+        let _ = writeln!(s, "  step {:>2}: {}", k + 1, parts.join(" | "));
+    }
+    if !excluded.is_empty() {
+        let _ = writeln!(s, "\nExcluded manifests:");
+        for (m, e) in &excluded {
+            let _ = writeln!(s, "  {}  {}: {e}", m.label(), describe(m));
+        }
+    }
+    s
+}
+
+/// The JSON form (documented in the README, section "cvo payload inspect").
+pub fn render_json(i: &Inspection) -> Value {
+    let md = i.loaded.metadata.as_ref();
+    let release = json!({
+        "version": md.map(|m| m.release.version.clone()),
+        "image": md.map(|m| m.release.image.clone()).filter(|s| !s.is_empty()),
+        "url": md.and_then(|m| m.release.url.clone()),
+        "channels": md.map(|m| m.release.channels.clone()).unwrap_or_default(),
+        "previous": md.map(|m| m.previous.clone()).unwrap_or_default(),
+        "architecture": md.map(|m| m.release.architecture.clone()
+            .unwrap_or_else(|| payload::load::runtime_architecture().to_string())),
+        "hash": i.hash,
+        "layout": i.loaded.layout,
+    });
+    let manifests: Vec<Value> = i
+        .verdicts
+        .iter()
+        .map(|(m, r)| {
+            json!({
+                "file": m.path,
+                "index": m.index,
+                "item": m.item,
+                "group": m.group,
+                "kind": m.id.kind,
+                "namespace": if m.id.namespace.is_empty() { Value::Null } else { json!(m.id.namespace) },
+                "name": m.id.name,
+                "included": r.is_ok(),
+                "excluded_reason": r.as_ref().err().map(ToString::to_string),
+                "excluded_by": r.as_ref().err().map(ExclusionReason::category),
+                "delete": m.delete_requested().unwrap_or(false),
+                "create_only": m.create_only(),
+            })
+        })
+        .collect();
+    let nodes: Vec<Value> = i
+        .graph
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(id, n)| {
+            json!({
+                "id": id,
+                "tasks": n.tasks.iter().map(|t| t.manifest.label()).collect::<Vec<_>>(),
+                "in": n.in_,
+                "out": n.out,
+            })
+        })
+        .collect();
+    let o = &i.options;
+    json!({
+        "release": release,
+        "cluster": {
+            "profile": o.profile,
+            "feature_set": if o.feature_set.is_empty() { "Default" } else { o.feature_set.as_str() },
+            "feature_gates": o.feature_gates,
+            "capabilities_baseline": o.capabilities_baseline.as_deref().unwrap_or(capability::DEFAULT_BASELINE),
+            "enabled_capabilities": i.enabled_capabilities,
+        },
+        "manifests": manifests,
+        "graph": {
+            "mode": o.mode,
+            "workers": i.workers,
+            "steps": steps(&i.graph),
+            "nodes": nodes,
+        },
+        "warnings": i.loaded.warnings,
+    })
+}

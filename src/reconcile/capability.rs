@@ -1,0 +1,306 @@
+//! Port of lib/capability/capability.go: known capabilities, the baseline sets of
+//! `spec.capabilities.baselineCapabilitySet`, and `SetCapabilities` (known / enabled /
+//! implicitly enabled).
+//!
+//! Capability names and baseline sets are those of openshift/api `config/v1`
+//! (`KnownClusterVersionCapabilities`, `ClusterVersionCapabilitySets`). Sets are `BTreeSet`s, so
+//! their order is Go's `sets.List` byte order (uppercase before lowercase).
+
+use std::collections::BTreeSet;
+
+/// Every capability openshift/api knows, in its declaration order.
+pub const KNOWN_CAPABILITIES: &[&str] = &[
+    "openshift-samples",
+    "baremetal",
+    "marketplace",
+    "Console",
+    "Insights",
+    "Storage",
+    "CSISnapshot",
+    "NodeTuning",
+    "MachineAPI",
+    "Build",
+    "DeploymentConfig",
+    "ImageRegistry",
+    "OperatorLifecycleManager",
+    "CloudCredential",
+    "Ingress",
+    "CloudControllerManager",
+    "OperatorLifecycleManagerV1",
+    "ClusterAPI",
+    "CompatibilityRequirements",
+];
+
+/// Capabilities that exist only when one of the listed feature gates is enabled
+/// (capability.go `featureGatedCapabilities`).
+pub const FEATURE_GATED_CAPABILITIES: &[(&str, &[&str])] = &[
+    (
+        "CompatibilityRequirements",
+        &[
+            "CRDCompatibilityRequirementOperator",
+            "ClusterAPIMachineManagement",
+        ],
+    ),
+    ("ClusterAPI", &["ClusterAPIMachineManagement"]),
+];
+
+/// The values of `baselineCapabilitySet`, oldest first.
+pub const BASELINE_SETS: &[&str] = &[
+    "None", "v4.11", "v4.12", "v4.13", "v4.14", "v4.15", "v4.16", "v4.17", "v4.18", "vCurrent",
+];
+
+/// The default baseline when `spec.capabilities` or its baseline is unset.
+pub const DEFAULT_BASELINE: &str = "vCurrent";
+
+/// The capabilities a baseline set enables, or `None` for an unknown set name.
+pub fn baseline_set(name: &str) -> Option<&'static [&'static str]> {
+    const V4_11: &[&str] = &["baremetal", "marketplace", "openshift-samples", "MachineAPI"];
+    const V4_12: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "MachineAPI",
+    ];
+    const V4_13: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "NodeTuning",
+        "MachineAPI",
+    ];
+    const V4_14: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "NodeTuning",
+        "MachineAPI",
+        "Build",
+        "DeploymentConfig",
+        "ImageRegistry",
+    ];
+    const V4_15: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "NodeTuning",
+        "MachineAPI",
+        "Build",
+        "DeploymentConfig",
+        "ImageRegistry",
+        "OperatorLifecycleManager",
+        "CloudCredential",
+    ];
+    const V4_16: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "NodeTuning",
+        "MachineAPI",
+        "Build",
+        "DeploymentConfig",
+        "ImageRegistry",
+        "OperatorLifecycleManager",
+        "CloudCredential",
+        "Ingress",
+        "CloudControllerManager",
+    ];
+    const V4_18: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "NodeTuning",
+        "MachineAPI",
+        "Build",
+        "DeploymentConfig",
+        "ImageRegistry",
+        "OperatorLifecycleManager",
+        "OperatorLifecycleManagerV1",
+        "CloudCredential",
+        "Ingress",
+        "CloudControllerManager",
+    ];
+    Some(match name {
+        "None" => &[],
+        "v4.11" => V4_11,
+        "v4.12" => V4_12,
+        "v4.13" => V4_13,
+        "v4.14" => V4_14,
+        "v4.15" => V4_15,
+        "v4.16" | "v4.17" => V4_16,
+        "v4.18" | "vCurrent" => V4_18,
+        _ => return None,
+    })
+}
+
+/// `spec.capabilities` of a ClusterVersion.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CapabilitiesSpec {
+    /// `baselineCapabilitySet`; `None` or empty ⇒ `vCurrent`. An unknown name enables nothing
+    /// from the baseline (as a Go map miss does).
+    pub baseline_capability_set: Option<String>,
+    /// `additionalEnabledCapabilities`.
+    pub additional_enabled_capabilities: Vec<String>,
+}
+
+/// The capabilities of a cluster (capability.go `ClusterCapabilities`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterCapabilities {
+    /// Every capability this version knows (minus feature-gated ones whose gates are off).
+    pub known: BTreeSet<String>,
+    /// Enabled: baseline ∪ additional ∪ implicitly enabled.
+    pub enabled: BTreeSet<String>,
+    /// Enabled only because they were enabled before and can never be disabled.
+    pub implicitly_enabled: BTreeSet<String>,
+}
+
+impl ClusterCapabilities {
+    /// `status.capabilities` in the shape the filters take: `(known, enabled)` sorted.
+    pub fn status(&self) -> CapabilitiesStatus {
+        CapabilitiesStatus {
+            known: self.known.clone(),
+            enabled: self.enabled.clone(),
+        }
+    }
+}
+
+/// `status.capabilities` (`knownCapabilities`, `enabledCapabilities`), what the manifest filters
+/// compare against.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CapabilitiesStatus {
+    /// `knownCapabilities`.
+    pub known: BTreeSet<String>,
+    /// `enabledCapabilities`.
+    pub enabled: BTreeSet<String>,
+}
+
+impl CapabilitiesStatus {
+    /// Known = enabled = every capability openshift/api knows (with every feature-gated one): the
+    /// filter used at the initial local load, which drops only unknown capability names.
+    pub fn all_known() -> CapabilitiesStatus {
+        let all: BTreeSet<String> = KNOWN_CAPABILITIES.iter().map(|s| s.to_string()).collect();
+        CapabilitiesStatus {
+            known: all.clone(),
+            enabled: all,
+        }
+    }
+}
+
+/// Capabilities none of whose enabling gates is in `enabled_gates`.
+fn excluded_capabilities(enabled_gates: &BTreeSet<String>) -> BTreeSet<String> {
+    FEATURE_GATED_CAPABILITIES
+        .iter()
+        .filter(|(_, gates)| !gates.iter().any(|g| enabled_gates.contains(*g)))
+        .map(|(c, _)| c.to_string())
+        .collect()
+}
+
+/// Computes known / enabled / implicitly enabled capabilities (capability.go `SetCapabilities`).
+///
+/// - `spec`: `spec.capabilities` (`None` ⇒ baseline `vCurrent`, no additional ones);
+/// - `previously_enabled`: capabilities enabled so far (status enabled ∪ implicitly enabled ∪
+///   `--always-enable-capabilities`); any of them the spec does not enable becomes implicitly
+///   enabled, since a capability can never be disabled;
+/// - `enabled_gates`: enabled feature gates; gated capabilities without an enabled gate are
+///   removed from all three sets.
+pub fn set_capabilities(
+    spec: Option<&CapabilitiesSpec>,
+    previously_enabled: &[String],
+    enabled_gates: &BTreeSet<String>,
+) -> ClusterCapabilities {
+    let excluded = excluded_capabilities(enabled_gates);
+    let known: BTreeSet<String> = KNOWN_CAPABILITIES
+        .iter()
+        .map(|s| s.to_string())
+        .filter(|c| !excluded.contains(c))
+        .collect();
+    let baseline = spec
+        .and_then(|s| s.baseline_capability_set.as_deref())
+        .filter(|b| !b.is_empty())
+        .unwrap_or(DEFAULT_BASELINE);
+    let mut enabled: BTreeSet<String> = baseline_set(baseline)
+        .unwrap_or_default()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if let Some(s) = spec {
+        enabled.extend(s.additional_enabled_capabilities.iter().cloned());
+    }
+    let mut implicitly_enabled = BTreeSet::new();
+    for c in previously_enabled {
+        if enabled.insert(c.clone()) {
+            implicitly_enabled.insert(c.clone());
+        }
+    }
+    enabled.retain(|c| !excluded.contains(c));
+    implicitly_enabled.retain(|c| !excluded.contains(c));
+    ClusterCapabilities {
+        known,
+        enabled,
+        implicitly_enabled,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn set(v: &[&str]) -> BTreeSet<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn every_baseline_name_resolves_and_only_known_names_appear() {
+        for b in BASELINE_SETS {
+            let caps = baseline_set(b).unwrap();
+            for c in caps {
+                assert!(KNOWN_CAPABILITIES.contains(c), "{b}: {c}");
+            }
+        }
+        assert!(baseline_set("v4.99").is_none());
+        assert_eq!(baseline_set("vCurrent").unwrap().len(), 17);
+    }
+
+    #[test]
+    fn previously_enabled_outside_spec_become_implicit() {
+        let spec = CapabilitiesSpec {
+            baseline_capability_set: Some("None".into()),
+            additional_enabled_capabilities: vec![],
+        };
+        let c = set_capabilities(Some(&spec), &["Console".into()], &BTreeSet::new());
+        assert_eq!(c.enabled, set(&["Console"]));
+        assert_eq!(c.implicitly_enabled, set(&["Console"]));
+    }
+
+    #[test]
+    fn gated_capability_appears_with_its_gate() {
+        let gates = set(&["ClusterAPIMachineManagement"]);
+        let c = set_capabilities(None, &[], &gates);
+        assert!(c.known.contains("ClusterAPI"));
+        assert!(c.known.contains("CompatibilityRequirements"));
+    }
+}

@@ -1,0 +1,503 @@
+//! Port of openshift/library-go `pkg/manifest/manifest.go` (`ParseManifests`, `Manifest`).
+//!
+//! A manifest is one Kubernetes object of a payload file: its raw object as
+//! [`serde_json::Value`], its identity (group, kind, namespace, name), the file it came from and
+//! its document index there, its annotations, and its `raw` bytes: the JSON form upstream keeps
+//! in `Manifest.Raw` and hashes into the payload's `versionHash`.
+
+use std::{collections::BTreeMap, fmt, path::Path};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The identity of a manifest's object, unique within one file
+/// (library-go `resourceId`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ResourceId {
+    /// API group (`""` for the core group).
+    pub group: String,
+    /// Kind, e.g. `Deployment`.
+    pub kind: String,
+    /// Namespace, `""` for cluster-scoped objects.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+}
+
+impl fmt::Display for ResourceId {
+    /// `Group: "g" Kind: "k" [Namespace: "ns" ]Name: "n"`, as library-go prints it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.namespace.is_empty() {
+            write!(
+                f,
+                "Group: {:?} Kind: {:?} Name: {:?}",
+                self.group, self.kind, self.name
+            )
+        } else {
+            write!(
+                f,
+                "Group: {:?} Kind: {:?} Namespace: {:?} Name: {:?}",
+                self.group, self.kind, self.namespace, self.name
+            )
+        }
+    }
+}
+
+/// One object of a payload file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Manifest {
+    /// Base name of the file the object came from (upstream `OriginalFilename`); run level and
+    /// component are parsed from it.
+    pub file: String,
+    /// Path of the file relative to the directory given to the loader (differs from `file` only
+    /// when subdirectories were merged, see [`super::load::PayloadLayout::Tree`]).
+    pub path: String,
+    /// 0-based index of the document in its file (empty documents count too).
+    pub index: usize,
+    /// For an item of a `kind: List` document: its 0-based position in `items`.
+    pub item: Option<usize>,
+    /// `apiVersion` split: group (`""` for core) ...
+    pub group: String,
+    /// ... and version.
+    pub version: String,
+    /// Kind, namespace and name (and group again) as the identity upstream compares.
+    pub id: ResourceId,
+    /// `metadata.annotations` (all values are strings).
+    pub annotations: BTreeMap<String, String>,
+    /// The whole object.
+    pub object: Value,
+    /// The bytes upstream hashes: for a JSON document its text (trimmed), for a YAML document
+    /// the compact JSON Go's `sigs.k8s.io/yaml` produces (sorted keys, `<>&` escaped).
+    pub raw: Vec<u8>,
+}
+
+/// What is wrong with one document of a file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}#{index}: {message}")]
+pub struct ManifestError {
+    /// The file (as given to the loader, relative to its directory).
+    pub path: String,
+    /// 0-based document index (for errors about the whole file: the document where reading
+    /// stopped).
+    pub index: usize,
+    /// What is wrong, e.g. `missing metadata.name`.
+    pub message: String,
+}
+
+/// The annotation that marks a manifest for deletion (lib/resourcedelete).
+pub const DELETE_ANNOTATION: &str = "release.openshift.io/delete";
+/// The annotation that makes a manifest create-only (lib/resourceapply).
+pub const CREATE_ONLY_ANNOTATION: &str = "release.openshift.io/create-only";
+/// The annotation naming a manifest's capabilities (`a+b`).
+pub const CAPABILITY_ANNOTATION: &str = "capability.openshift.io/name";
+
+impl Manifest {
+    /// Builds a manifest from an object, checking the identity as library-go does: `kind` and
+    /// `metadata.name` are required (except for `List`s, whose items are separate manifests),
+    /// annotations must be strings. `raw` is computed with [`go_json`].
+    ///
+    /// # Errors
+    /// A one-line description of the first problem (the caller adds file and index).
+    pub fn from_object(object: Value, file: &str, index: usize) -> Result<Manifest, String> {
+        let raw = go_json(&object).into_bytes();
+        Self::from_object_raw(object, raw, file, index)
+    }
+
+    /// Like [`Manifest::from_object`] with the raw bytes given (a JSON document's own text).
+    ///
+    /// # Errors
+    /// As [`Manifest::from_object`].
+    pub fn from_object_raw(
+        object: Value,
+        raw: Vec<u8>,
+        file: &str,
+        index: usize,
+    ) -> Result<Manifest, String> {
+        let Value::Object(map) = &object else {
+            return Err(format!("not an object but {}", kind_of(&object)));
+        };
+        let api_version = match map.get("apiVersion") {
+            None | Some(Value::Null) => "",
+            Some(Value::String(s)) => s.as_str(),
+            Some(v) => return Err(format!("apiVersion is {}, not a string", kind_of(v))),
+        };
+        let kind = match map.get("kind") {
+            None | Some(Value::Null) => "",
+            Some(Value::String(s)) => s.as_str(),
+            Some(v) => return Err(format!("kind is {}, not a string", kind_of(v))),
+        };
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g.to_string(), v.to_string()),
+            None => (String::new(), api_version.to_string()),
+        };
+        let meta = match map.get("metadata") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m),
+            Some(v) => return Err(format!("metadata is {}, not an object", kind_of(v))),
+        };
+        let meta_str = |key: &str| -> Result<String, String> {
+            match meta.and_then(|m| m.get(key)) {
+                None | Some(Value::Null) => Ok(String::new()),
+                Some(Value::String(s)) => Ok(s.clone()),
+                Some(v) => Err(format!("metadata.{key} is {}, not a string", kind_of(v))),
+            }
+        };
+        let name = meta_str("name")?;
+        let namespace = meta_str("namespace")?;
+        let mut annotations = BTreeMap::new();
+        match meta.and_then(|m| m.get("annotations")) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(a)) => {
+                for (k, v) in a {
+                    match v {
+                        Value::String(s) => {
+                            annotations.insert(k.clone(), s.clone());
+                        }
+                        other => {
+                            return Err(format!(
+                                "metadata.annotations[{k:?}] is {}, not a string",
+                                kind_of(other)
+                            ));
+                        }
+                    }
+                }
+            }
+            Some(v) => return Err(format!("metadata.annotations is {}, not an object", kind_of(v))),
+        }
+        let id = ResourceId {
+            group: group.clone(),
+            kind: kind.to_string(),
+            namespace,
+            name,
+        };
+        if id.kind.is_empty() || id.name.is_empty() {
+            return Err(format!(
+                "resource with fields {id} must contain kubernetes required fields kind and name"
+            ));
+        }
+        Ok(Manifest {
+            file: file.to_string(),
+            path: file.to_string(),
+            index,
+            item: None,
+            group,
+            version,
+            id,
+            annotations,
+            object,
+            raw,
+        })
+    }
+
+    /// `file#index` (or `file#index.item` for a List item): how tasks are named in
+    /// `cvo payload inspect`.
+    pub fn label(&self) -> String {
+        match self.item {
+            Some(i) => format!("{}#{}.{}", self.path, self.index, i),
+            None => format!("{}#{}", self.path, self.index),
+        }
+    }
+
+    /// True for a `batch/v1` Job (upstream `SplitOnJobs`).
+    pub fn is_job(&self) -> bool {
+        self.group == "batch" && self.version == "v1" && self.id.kind == "Job"
+    }
+
+    /// The capabilities named by `capability.openshift.io/name` (split on `+`; empty value ⇒
+    /// none).
+    pub fn capabilities(&self) -> Vec<String> {
+        match self.annotations.get(CAPABILITY_ANNOTATION) {
+            None => Vec::new(),
+            Some(v) if v.is_empty() => Vec::new(),
+            Some(v) => v.split('+').map(str::to_string).collect(),
+        }
+    }
+
+    /// Whether the manifest asks for deletion (`release.openshift.io/delete: "true"`).
+    ///
+    /// # Errors
+    /// Any other value of the annotation (lib/resourcedelete `ValidDeleteAnnotation`).
+    pub fn delete_requested(&self) -> Result<bool, String> {
+        match self.annotations.get(DELETE_ANNOTATION) {
+            None => Ok(false),
+            Some(v) if v == "true" => Ok(true),
+            Some(v) => Err(format!(
+                "invalid delete annotation {DELETE_ANNOTATION:?} value: {v:?}"
+            )),
+        }
+    }
+
+    /// Whether the manifest is create-only (`release.openshift.io/create-only`, `true` in any
+    /// case).
+    pub fn create_only(&self) -> bool {
+        self.annotations
+            .get(CREATE_ONLY_ANNOTATION)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parses the documents of one file (library-go `ParseManifests`): a JSON stream when the first
+/// non-blank byte is `{`, multi-document YAML otherwise. Empty and `null` documents are skipped;
+/// a `kind: List` document yields one manifest per item. Identity is unique within a file.
+///
+/// `path` names the file in errors and in [`Manifest::path`]; the run-level name is its base
+/// name.
+///
+/// # Errors
+/// Every bad document of the file (reading stops at a YAML/JSON syntax error, since the
+/// document boundaries after it are unknown).
+pub fn parse_manifests(data: &[u8], path: &str) -> Result<Vec<Manifest>, Vec<ManifestError>> {
+    let file = Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |f| f.to_string_lossy().into_owned());
+    let mut docs: Vec<(usize, Value, Option<Vec<u8>>)> = Vec::new();
+    let mut errors = Vec::new();
+    let err = |index: usize, message: String| ManifestError {
+        path: path.to_string(),
+        index,
+        message,
+    };
+    let first = data.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'{') {
+        let mut stream = serde_json::Deserializer::from_slice(data).into_iter::<Value>();
+        let mut index = 0;
+        loop {
+            let start = stream.byte_offset();
+            match stream.next() {
+                None => break,
+                Some(Ok(v)) => {
+                    let end = stream.byte_offset();
+                    let raw = data.get(start..end).unwrap_or_default().trim_ascii().to_vec();
+                    docs.push((index, v, Some(raw)));
+                }
+                Some(Err(e)) => {
+                    errors.push(err(index, format!("invalid JSON: {e}")));
+                    break;
+                }
+            }
+            index += 1;
+        }
+    } else {
+        let text = match std::str::from_utf8(data) {
+            Ok(t) => t,
+            Err(e) => return Err(vec![err(0, format!("not UTF-8 text: {e}"))]),
+        };
+        for (index, de) in serde_norway::Deserializer::from_str(text).enumerate() {
+            match Value::deserialize(de) {
+                Ok(v) => docs.push((index, v, None)),
+                Err(e) => {
+                    errors.push(err(index, format!("invalid YAML: {e}")));
+                    break;
+                }
+            }
+        }
+    }
+
+    let mut out: Vec<Manifest> = Vec::new();
+    let mut seen: BTreeMap<ResourceId, usize> = BTreeMap::new();
+    let mut push = |m: Manifest, errors: &mut Vec<ManifestError>| {
+        if let Some(prev) = seen.get(&m.id) {
+            errors.push(err(
+                m.index,
+                format!("duplicate resource: ({}), first in document {prev}", m.id),
+            ));
+        } else {
+            seen.insert(m.id.clone(), m.index);
+            out.push(m);
+        }
+    };
+    for (index, value, raw) in docs {
+        if value.is_null() {
+            continue;
+        }
+        let is_list = value.get("kind").and_then(Value::as_str) == Some("List")
+            && value.get("items").is_some_and(Value::is_array);
+        if is_list {
+            let items = value
+                .get("items")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for (i, item) in items.into_iter().enumerate() {
+                match Manifest::from_object(item, &file, index) {
+                    Ok(mut m) => {
+                        m.item = Some(i);
+                        m.path = path.to_string();
+                        push(m, &mut errors);
+                    }
+                    Err(e) => errors.push(err(index, format!("items[{i}]: {e}"))),
+                }
+            }
+            continue;
+        }
+        let parsed = match raw {
+            Some(r) => Manifest::from_object_raw(value, r, &file, index),
+            None => Manifest::from_object(value, &file, index),
+        };
+        match parsed {
+            Ok(mut m) => {
+                m.path = path.to_string();
+                push(m, &mut errors);
+            }
+            Err(e) => errors.push(err(index, e)),
+        }
+    }
+    if errors.is_empty() { Ok(out) } else { Err(errors) }
+}
+
+/// Serialises a value as Go's `encoding/json` `Marshal` of the same data does after
+/// `sigs.k8s.io/yaml.YAMLToJSON`: compact, object keys sorted by bytes, `<`, `>`, `&`, U+2028 and
+/// U+2029 escaped as `\u00XX`/`\u20XX`, floats in Go's shortest form (`1e+21`, `1e-07`).
+pub fn go_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_go_json(v, &mut out);
+    out
+}
+
+fn write_go_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                out.push_str(&i.to_string());
+            } else if let Some(u) = n.as_u64() {
+                out.push_str(&u.to_string());
+            } else if let Some(f) = n.as_f64() {
+                out.push_str(&go_float(f));
+            }
+        }
+        Value::String(s) => write_go_string(s, out),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_string(k, out);
+                out.push(':');
+                if let Some(x) = m.get(k) {
+                    write_go_json(x, out);
+                }
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn go_float(f: f64) -> String {
+    let a = f.abs();
+    if a != 0.0 && !(1e-6..1e21).contains(&a) {
+        let s = format!("{f:e}");
+        let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+        let (sign, digits) = match exp.strip_prefix('-') {
+            Some(d) => ('-', d),
+            None => ('+', exp),
+        };
+        format!("{mant}e{sign}{digits:0>2}")
+    } else {
+        format!("{f}")
+    }
+}
+
+fn write_go_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_json_sorts_keys_and_escapes_like_go() {
+        let v: Value = serde_json::from_str(r#"{"b":1,"a":"<x&y>","c":[1.5,1e21,1e-7,2.0]}"#).unwrap();
+        assert_eq!(
+            go_json(&v),
+            r#"{"a":"\u003cx\u0026y\u003e","b":1,"c":[1.5,1e+21,1e-07,2]}"#
+        );
+    }
+
+    #[test]
+    fn yaml_multi_doc_skips_empty_and_counts_indexes() {
+        let y = "kind: A\nmetadata: {name: a}\n---\n---\nkind: B\nmetadata: {name: b, namespace: n}\n";
+        let ms = parse_manifests(y.as_bytes(), "dir/0000_10_x_y.yaml").unwrap();
+        assert_eq!(ms.len(), 2);
+        assert_eq!(ms[1].index, 2);
+        assert_eq!(ms[1].file, "0000_10_x_y.yaml");
+        assert_eq!(ms[1].label(), "dir/0000_10_x_y.yaml#2");
+        assert_eq!(
+            ms[1].raw,
+            br#"{"kind":"B","metadata":{"name":"b","namespace":"n"}}"#
+        );
+    }
+
+    #[test]
+    fn list_items_become_manifests() {
+        let y = "apiVersion: v1\nkind: List\nitems:\n- {kind: A, metadata: {name: a}}\n- {kind: A, metadata: {name: b}}\n";
+        let ms = parse_manifests(y.as_bytes(), "l.yaml").unwrap();
+        assert_eq!(
+            ms.iter().map(|m| m.label()).collect::<Vec<_>>(),
+            ["l.yaml#0.0", "l.yaml#0.1"]
+        );
+    }
+
+    #[test]
+    fn bad_documents_all_reported() {
+        let y = "kind: A\n---\nkind: A\nmetadata: {name: a}\n---\nkind: A\nmetadata: {name: a}\n---\n[1]\n";
+        let errs = parse_manifests(y.as_bytes(), "f.yaml").unwrap_err();
+        let text: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        assert_eq!(text.len(), 3, "{text:?}");
+        assert!(
+            text[0].starts_with("f.yaml#0: resource with fields"),
+            "{}",
+            text[0]
+        );
+        assert!(text[1].starts_with("f.yaml#2: duplicate resource"), "{}", text[1]);
+        assert_eq!(text[2], "f.yaml#3: not an object but a list");
+    }
+
+    #[test]
+    fn json_raw_is_the_document_text() {
+        let j = b"  {\"kind\": \"A\", \"metadata\": {\"name\": \"a\"}}\n{\"kind\":\"B\",\"metadata\":{\"name\":\"b\"}}";
+        let ms = parse_manifests(j, "f.json").unwrap();
+        assert_eq!(ms[0].raw, br#"{"kind": "A", "metadata": {"name": "a"}}"#);
+        assert_eq!(ms[1].index, 1);
+    }
+}

@@ -588,6 +588,7 @@ impl Simulator {
         .map(|o| Reply::Json(201, o))
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn update(
         &self,
         t: &TypeRef,

@@ -37,6 +37,9 @@ enum Command {
     Tui(TuiArgs),
     /// Open the dashboard on the demo cluster shipped with cvo.
     Demo(DemoArgs),
+    /// The Kubernetes API simulator.
+    #[command(subcommand)]
+    Sim(SimCommand),
     /// Work with release payloads.
     #[command(subcommand)]
     Payload(PayloadCommand),
@@ -73,6 +76,12 @@ struct ReconcileArgs {
     context: Option<String>,
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
     output: Output,
+}
+
+#[derive(Subcommand, Debug)]
+enum SimCommand {
+    /// Serve a simulated cluster over HTTPS on 127.0.0.1 and write a kubeconfig for it.
+    Serve(cvo::sim::serve::ServeArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -222,6 +231,10 @@ fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         #[cfg(feature = "tui")]
         Command::Tui(a) => tui(a),
         Command::Demo(a) => demo(a),
+        Command::Sim(SimCommand::Serve(a)) => {
+            runtime()?.block_on(cvo::sim::serve::serve(a))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Payload(PayloadCommand::Inspect(a)) => payload_inspect(a),
         Command::Reconcile(a) => reconcile(a),
     }

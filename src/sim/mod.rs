@@ -1,6 +1,9 @@
 //! An in-memory Kubernetes API for the demo and tests: an object store with kube-apiserver
 //! semantics ([`store`]) behind a `tower::Service` that a `kube::Client` talks to
 //! ([`server::Simulator`]), with a request audit log. The reconcile engine never imports it.
+//! [`faults`] injects latency, errors, dropped watches, `410 Gone` and `409 Conflict`
+//! ([`Simulator::set_faults`]); [`serve`] is `cvo sim serve`, the simulator over HTTPS with a
+//! kubeconfig, an audit log file and scripted scenarios.
 //!
 //! What it does as kube-apiserver does (`tests/api_conformance.rs` checks each, and runs the
 //! same cases against a real cluster when `CVO_TEST_KUBECONFIG` is set):
@@ -39,9 +42,12 @@
 //! # }
 //! ```
 
+pub mod faults;
 pub mod patch;
+pub mod serve;
 pub mod server;
 pub mod store;
 
+pub use faults::Faults;
 pub use server::{Audit, AuditEntry, Simulator};
 pub use store::{ApiError, ResourceType};

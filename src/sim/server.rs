@@ -56,6 +56,16 @@ pub struct AuditEntry {
     /// HTTP status code of the response (a watch that later reports an error in its stream
     /// still counts as 200).
     pub code: u16,
+    /// When the request arrived.
+    pub time: chrono::DateTime<chrono::Utc>,
+    /// Time to the response head (for a watch: to the start of its stream), injected latency
+    /// included.
+    pub duration: Duration,
+    /// The fault injected into this request, if any (see [`super::faults`]): `error 429`,
+    /// `error 500`, `error 503`, `timeout` (hung, then 504), `gone` (410 Expired event),
+    /// `conflict`, or for a served watch `watch drop after N events` / `... after S s` (the
+    /// drop is armed; the stream may end earlier on its own).
+    pub fault: Option<String>,
 }
 
 /// The request audit log.
@@ -101,6 +111,7 @@ struct Shared {
     audit: Mutex<Audit>,
     changes: watch::Sender<u64>,
     bookmark_interval: Mutex<Duration>,
+    hooks: super::faults::Hooks,
 }
 
 /// The in-memory Kubernetes API. Cheap to clone; clones share one store.
@@ -147,6 +158,7 @@ impl Simulator {
                 audit: Mutex::new(Audit::default()),
                 changes,
                 bookmark_interval: Mutex::new(DEFAULT_BOOKMARK_INTERVAL),
+                hooks: super::faults::Hooks::default(),
             }),
         }
     }
@@ -304,8 +316,54 @@ impl Simulator {
         lock(&self.shared.audit).entries.clear();
     }
 
-    fn record(&self, parts: &http::request::Parts, verb: &'static str, code: u16) {
-        lock(&self.shared.audit).entries.push(AuditEntry {
+    /// The fault-injection and audit hooks.
+    pub(super) fn hooks(&self) -> &super::faults::Hooks {
+        &self.shared.hooks
+    }
+
+    /// Removes the object `r` names (`apiVersion`, `kind`, `metadata.name`,
+    /// `metadata.namespace`), as a simulated controller would; not recorded in the audit log.
+    ///
+    /// # Errors
+    /// `400 BadRequest` for a kind the simulator does not serve, `404 NotFound` for a missing
+    /// object.
+    pub fn remove(&self, r: &Value) -> Result<Value, ApiError> {
+        let api_version = r["apiVersion"].as_str().unwrap_or_default();
+        let kind = r["kind"].as_str().unwrap_or_default();
+        let t = self.lock().find_kind(api_version, kind).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "no kind {kind:?} is registered for version {api_version:?}"
+            ))
+        })?;
+        let ns = if t.namespaced {
+            r["metadata"]["namespace"].as_str().unwrap_or("default")
+        } else {
+            ""
+        };
+        let name = r["metadata"]["name"].as_str().unwrap_or_default();
+        self.mutate(false, |s| s.delete(&t, ns, name))
+    }
+
+    /// The served kind with this `apiVersion` and `kind` (built in or CRD-defined), if any.
+    pub fn find_kind(&self, api_version: &str, kind: &str) -> Option<super::store::TypeRef> {
+        self.lock().find_kind(api_version, kind)
+    }
+
+    /// The number of stored objects, all kinds.
+    pub fn object_count(&self) -> usize {
+        let store = self.lock();
+        store.types().iter().map(|t| store.list(t, None).len()).sum()
+    }
+
+    fn record(
+        &self,
+        parts: &http::request::Parts,
+        verb: &'static str,
+        code: u16,
+        start: (chrono::DateTime<chrono::Utc>, std::time::Instant),
+        fault: Option<String>,
+    ) {
+        let entry = AuditEntry {
             method: parts.method.to_string(),
             path: parts.uri.path().to_owned(),
             query: parts.uri.query().unwrap_or_default().to_owned(),
@@ -315,11 +373,16 @@ impl Simulator {
                 .is_some_and(|q| parse_query(q).get("dryRun").is_some_and(|d| d == "All")),
             verb,
             code,
-        });
+            time: start.0,
+            duration: start.1.elapsed(),
+            fault,
+        };
+        self.shared.hooks.audited(&entry);
+        lock(&self.shared.audit).entries.push(entry);
     }
 
-    /// Serves one request (the body already read).
-    fn respond(&self, parts: &http::request::Parts, body: &[u8]) -> Response<ResponseBody> {
+    /// Serves one request (the body already read); returns the verb and the response.
+    fn respond(&self, parts: &http::request::Parts, body: &[u8]) -> (&'static str, Response<ResponseBody>) {
         let (verb, result) = self.dispatch(parts, body);
         let response = match result {
             Ok(Reply::Json(code, v)) => json_response(code, &v),
@@ -333,8 +396,7 @@ impl Simulator {
             }
             Err(e) => json_response(e.code, &e.to_status()),
         };
-        self.record(parts, verb, response.status().as_u16());
-        response
+        (verb, response)
     }
 
     fn dispatch(&self, parts: &http::request::Parts, body: &[u8]) -> (&'static str, Result<Reply, ApiError>) {
@@ -920,7 +982,31 @@ enum Reply {
     Stream(ResponseBody),
 }
 
-fn json_response(code: u16, v: &Value) -> Response<ResponseBody> {
+/// The Kubernetes verb of a request, as [`Simulator::respond`] will name it (`unknown` for
+/// a path that is not served).
+pub(super) fn request_verb(parts: &http::request::Parts, store: &Store) -> &'static str {
+    let (name, status) = match route(parts.uri.path(), store) {
+        Ok(Route::Discovery(_)) => return "discovery",
+        Ok(Route::Resource { name, sub, .. }) => (name, sub.is_some()),
+        Err(_) => return "unknown",
+    };
+    let watch = parse_query(parts.uri.query().unwrap_or_default())
+        .get("watch")
+        .is_some_and(|w| w == "true" || w == "1");
+    match (&parts.method, name.is_some()) {
+        (&Method::GET, true) => "get",
+        (&Method::GET, false) if watch => "watch",
+        (&Method::GET, false) => "list",
+        (&Method::POST, false) if !status => "create",
+        (&Method::PUT, true) => "update",
+        (&Method::PATCH, true) => "patch",
+        (&Method::DELETE, true) if !status => "delete",
+        (&Method::DELETE, false) => "deletecollection",
+        _ => "unknown",
+    }
+}
+
+pub(super) fn json_response(code: u16, v: &Value) -> Response<ResponseBody> {
     let bytes = Bytes::from(serde_json::to_vec(v).unwrap_or_default());
     let mut r = Response::new(Full::new(bytes).boxed_unsync());
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -1275,15 +1361,28 @@ impl tower::Service<Request<kube::client::Body>> for Simulator {
     fn call(&mut self, req: Request<kube::client::Body>) -> Self::Future {
         let sim = self.clone();
         Box::pin(async move {
+            let start = (chrono::Utc::now(), std::time::Instant::now());
             let (parts, body) = req.into_parts();
-            let response = match body.collect_bytes().await {
-                Ok(bytes) => sim.respond(&parts, &bytes),
+            let bytes = match body.collect_bytes().await {
+                Ok(bytes) => bytes,
                 Err(e) => {
                     let err = ApiError::bad_request(format!("reading the request body: {e}"));
-                    sim.record(&parts, "unknown", 400);
-                    json_response(400, &err.to_status())
+                    sim.record(&parts, "unknown", 400, start, None);
+                    return Ok(json_response(400, &err.to_status()));
                 }
             };
+            // Injected faults (latency, errors, forced 410 / 409) come first; a watch that
+            // is served may be cut short by an injected drop.
+            let verb = request_verb(&parts, &sim.lock());
+            let (verb, response, fault) = match sim.hooks().before(&sim, &parts, verb).await {
+                Some((response, fault)) => (verb, response, Some(fault)),
+                None => {
+                    let (verb, response) = sim.respond(&parts, &bytes);
+                    let (response, fault) = sim.hooks().after(verb, response);
+                    (verb, response, fault)
+                }
+            };
+            sim.record(&parts, verb, response.status().as_u16(), start, fault);
             Ok(response)
         })
     }

@@ -1,0 +1,533 @@
+//! Fault injection for the [`Simulator`]: added latency, error answers per verb (429 with
+//! `Retry-After`, 500, 503, and timeouts that hang then answer 504), watches cut short,
+//! forced `410 Gone` on watches and forced `409 Conflict` on writes. Decisions come from a
+//! seeded RNG, so a test that sends the same requests in the same order sees the same faults.
+//!
+//! Faults are set at runtime with [`Simulator::set_faults`] (in-process tests) or read from a
+//! scenario file / `cvo sim serve` flags. Every injected fault is named in the request's
+//! [`AuditEntry::fault`].
+//!
+//! The injected answers are what kube-apiserver sends in those cases: `Status` bodies with
+//! reasons `TooManyRequests` (apiserver max-in-flight filter, `Retry-After` header),
+//! `InternalError`, `ServiceUnavailable`, `Timeout` (504), `Conflict` (optimistic
+//! concurrency, `k8s.io/apiserver/pkg/registry/generic/registry/store.go`), and for an expired
+//! watch a `200` stream holding one `ERROR` event whose object is a `410 Expired` `Status`
+//! (`k8s.io/apiserver/pkg/storage/cacher`).
+//!
+//! YAML form (the `faults:` key of a scenario file; every field optional):
+//!
+//! ```yaml
+//! seed: 42                 # RNG seed (default 0)
+//! latency_ms: 50           # added to every request
+//! jitter_ms: 20            # plus a uniform 0..=jitter_ms
+//! errors:                  # per verb: get list watch create update patch delete, or "*"
+//!   - {verb: list, code: 429, rate: 0.1}
+//!   - {verb: "*", code: 500, rate: 0.01}
+//!   - {verb: get, code: 504, rate: 0.05}   # 504 = a timeout: hang timeout_ms, then 504
+//! retry_after_secs: 1      # Retry-After of a 429 (default 1)
+//! timeout_ms: 3000         # how long a timeout hangs (default 3000)
+//! watch:
+//!   drop_after_events: 5   # close every watch after 5 events
+//!   drop_after_secs: 10    # ... or after 10 s, whichever comes first
+//!   gone_next: 2           # the next 2 watches get 410 Expired
+//!   gone_rate: 0.1         # then each watch with this probability
+//! conflict_next: 3         # the next 3 updates/patches get 409 Conflict
+//! ```
+
+use std::{
+    convert::Infallible,
+    pin::Pin,
+    sync::{Mutex, MutexGuard},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use http::{Response, header};
+use http_body::Frame;
+use http_body_util::{BodyExt, BodyStream, Full, StreamBody};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::server::{AuditEntry, ResponseBody, Simulator, json_response};
+
+/// The verbs faults can be aimed at.
+pub const VERBS: [&str; 7] = ["get", "list", "watch", "create", "update", "patch", "delete"];
+
+/// Error codes an [`ErrorRule`] may inject.
+pub const CODES: [u16; 4] = [429, 500, 503, 504];
+
+/// What faults to inject. `Default` injects none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Faults {
+    /// Seed of the RNG deciding rate-based faults.
+    pub seed: u64,
+    /// Latency added to every request (milliseconds).
+    pub latency_ms: u64,
+    /// Extra latency, uniform in `0..=jitter_ms` milliseconds.
+    pub jitter_ms: u64,
+    /// Error answers per verb; the first rule that fires wins.
+    pub errors: Vec<ErrorRule>,
+    /// `Retry-After` of an injected 429 (seconds).
+    pub retry_after_secs: u64,
+    /// How long an injected timeout hangs before its 504 (milliseconds).
+    pub timeout_ms: u64,
+    /// Watch faults.
+    pub watch: WatchFaults,
+    /// The next N updates and patches (status included) get `409 Conflict`.
+    pub conflict_next: u32,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            latency_ms: 0,
+            jitter_ms: 0,
+            errors: Vec::new(),
+            retry_after_secs: 1,
+            timeout_ms: 3000,
+            watch: WatchFaults::default(),
+            conflict_next: 0,
+        }
+    }
+}
+
+/// An error answer injected into a share of the requests with one verb.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorRule {
+    /// A verb of [`VERBS`], or `*` for all.
+    pub verb: String,
+    /// HTTP code, one of [`CODES`]; 504 hangs [`Faults::timeout_ms`] first.
+    pub code: u16,
+    /// Share of the requests answered so, `0.0..=1.0`.
+    pub rate: f64,
+}
+
+impl std::str::FromStr for ErrorRule {
+    type Err = String;
+
+    /// Parses `VERB=CODE:RATE`, e.g. `list=429:0.1` or `*=500:0.05`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("{s:?}: expected VERB=CODE:RATE, e.g. list=429:0.1");
+        let (verb, rest) = s.split_once('=').ok_or_else(bad)?;
+        let (code, rate) = rest.split_once(':').ok_or_else(bad)?;
+        let rule = Self {
+            verb: verb.trim().to_owned(),
+            code: code.trim().parse().map_err(|_| bad())?,
+            rate: rate.trim().parse().map_err(|_| bad())?,
+        };
+        rule.validate().map_err(|e| format!("{s:?}: {e}"))?;
+        Ok(rule)
+    }
+}
+
+impl ErrorRule {
+    fn validate(&self) -> Result<(), String> {
+        if self.verb != "*" && !VERBS.contains(&self.verb.as_str()) {
+            return Err(format!(
+                "verb {:?}: use one of {} or *",
+                self.verb,
+                VERBS.join(", ")
+            ));
+        }
+        if !CODES.contains(&self.code) {
+            return Err(format!("code {}: use 429, 500, 503 or 504", self.code));
+        }
+        check_rate("rate", self.rate)
+    }
+
+    fn applies(&self, verb: &str) -> bool {
+        self.verb == "*" || self.verb == verb
+    }
+}
+
+fn check_rate(field: &str, r: f64) -> Result<(), String> {
+    if (0.0..=1.0).contains(&r) {
+        Ok(())
+    } else {
+        Err(format!("{field} {r}: must be between 0 and 1"))
+    }
+}
+
+/// Faults of watch requests.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WatchFaults {
+    /// Close every watch stream after this many events (bookmarks count).
+    pub drop_after_events: Option<u64>,
+    /// Close every watch stream after this many seconds.
+    pub drop_after_secs: Option<f64>,
+    /// The next N watches get a `410 Expired` ERROR event and end.
+    pub gone_next: u32,
+    /// After those, each watch gets one with this probability (`0.0..=1.0`).
+    pub gone_rate: f64,
+}
+
+impl Faults {
+    /// Checks ranges: rates in `0..=1`, known verbs and codes, positive drop limits.
+    ///
+    /// # Errors
+    /// A one-line message naming the field.
+    pub fn validate(&self) -> Result<(), String> {
+        for (i, r) in self.errors.iter().enumerate() {
+            r.validate().map_err(|e| format!("errors[{i}]: {e}"))?;
+        }
+        check_rate("watch.gone_rate", self.watch.gone_rate)?;
+        if self.watch.drop_after_events == Some(0) {
+            return Err("watch.drop_after_events: must be at least 1".into());
+        }
+        if let Some(s) = self.watch.drop_after_secs
+            && !(s.is_finite() && s > 0.0)
+        {
+            return Err(format!("watch.drop_after_secs {s}: must be a positive number"));
+        }
+        Ok(())
+    }
+
+    /// Whether any fault is configured.
+    pub fn is_empty(&self) -> bool {
+        self.latency_ms == 0
+            && self.jitter_ms == 0
+            && self.errors.iter().all(|r| r.rate == 0.0)
+            && self.watch.drop_after_events.is_none()
+            && self.watch.drop_after_secs.is_none()
+            && self.watch.gone_next == 0
+            && self.watch.gone_rate == 0.0
+            && self.conflict_next == 0
+    }
+}
+
+/// Faults in force and what is left of the "next N" counters.
+struct FaultState {
+    faults: Faults,
+    rng: StdRng,
+    gone_left: u32,
+    conflict_left: u32,
+}
+
+type AuditSink = Box<dyn Fn(&AuditEntry) + Send + Sync>;
+
+/// Per-simulator fault state and audit sink (held by the simulator's shared state).
+#[derive(Default)]
+pub(crate) struct Hooks {
+    state: Mutex<Option<FaultState>>,
+    sink: Mutex<Option<AuditSink>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A fault decided for one request.
+enum Injected {
+    Error(u16),
+    Conflict,
+    Gone,
+}
+
+impl Hooks {
+    /// Sends a new audit entry to the sink, if one is set.
+    pub(super) fn audited(&self, e: &AuditEntry) {
+        if let Some(sink) = lock(&self.sink).as_ref() {
+            sink(e);
+        }
+    }
+
+    /// Applies latency, then answers with an injected fault if one fires: the response and
+    /// the fault's name. `None`: serve the request normally.
+    pub(super) async fn before(
+        &self,
+        sim: &Simulator,
+        parts: &http::request::Parts,
+        verb: &'static str,
+    ) -> Option<(Response<ResponseBody>, String)> {
+        let (delay, injected, faults) = {
+            let mut guard = lock(&self.state);
+            let st = guard.as_mut()?;
+            let f = &st.faults;
+            let jitter = if f.jitter_ms > 0 {
+                st.rng.gen_range(0..=f.jitter_ms)
+            } else {
+                0
+            };
+            let delay = Duration::from_millis(f.latency_ms + jitter);
+            let mut injected = None;
+            if matches!(verb, "update" | "patch") && st.conflict_left > 0 {
+                st.conflict_left -= 1;
+                injected = Some(Injected::Conflict);
+            } else if verb == "watch" && st.gone_left > 0 {
+                st.gone_left -= 1;
+                injected = Some(Injected::Gone);
+            } else if verb == "watch" && f.watch.gone_rate > 0.0 && st.rng.gen_bool(f.watch.gone_rate) {
+                injected = Some(Injected::Gone);
+            }
+            if injected.is_none() {
+                for r in f.errors.iter().filter(|r| r.applies(verb) && r.rate > 0.0) {
+                    if st.rng.gen_bool(r.rate.min(1.0)) {
+                        injected = Some(Injected::Error(r.code));
+                        break;
+                    }
+                }
+            }
+            (delay, injected, st.faults.clone())
+        };
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        Some(match injected? {
+            Injected::Error(429) => {
+                let secs = faults.retry_after_secs;
+                let mut r = json_response(
+                    429,
+                    &status(
+                        429,
+                        "TooManyRequests",
+                        "Too many requests, please try again later.",
+                        json!({"retryAfterSeconds": secs}),
+                    ),
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, http::HeaderValue::from(secs));
+                (r, "error 429".to_owned())
+            }
+            Injected::Error(504) => {
+                tokio::time::sleep(Duration::from_millis(faults.timeout_ms)).await;
+                let msg = "the server was unable to return a response in the time allotted, \
+                           but may still be processing the request";
+                (
+                    json_response(504, &status(504, "Timeout", msg, json!({}))),
+                    "timeout".to_owned(),
+                )
+            }
+            Injected::Error(code) => {
+                let (reason, msg) = if code == 503 {
+                    (
+                        "ServiceUnavailable",
+                        "the server is currently unable to handle the request",
+                    )
+                } else {
+                    ("InternalError", "Internal error occurred: injected fault")
+                };
+                (
+                    json_response(code, &status(code, reason, msg, json!({}))),
+                    format!("error {code}"),
+                )
+            }
+            Injected::Conflict => {
+                let (resource, name) = resource_and_name(parts.uri.path());
+                let msg = format!(
+                    "Operation cannot be fulfilled on {resource} {name:?}: the object has been \
+                     modified; please apply your changes to the latest version and try again"
+                );
+                let (kind, group) = resource.split_once('.').unwrap_or((resource.as_str(), ""));
+                let details = json!({"name": name, "group": group, "kind": kind});
+                (
+                    json_response(409, &status(409, "Conflict", &msg, details)),
+                    "conflict".to_owned(),
+                )
+            }
+            Injected::Gone => {
+                let query = parts.uri.query().unwrap_or_default();
+                let from = query
+                    .split('&')
+                    .find_map(|p| p.strip_prefix("resourceVersion="))
+                    .unwrap_or("0")
+                    .to_owned();
+                let msg = format!("too old resource version: {from} ({})", sim.resource_version());
+                let event = json!({"type": "ERROR", "object": status(410, "Expired", &msg, json!({}))});
+                let mut line = serde_json::to_vec(&event).unwrap_or_default();
+                line.push(b'\n');
+                let mut r = Response::new(Full::new(Bytes::from(line)).boxed_unsync());
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    http::HeaderValue::from_static("application/json"),
+                );
+                (r, "gone".to_owned())
+            }
+        })
+    }
+
+    /// Arms the watch drop on a served watch: the response with its stream cut short, and the
+    /// fault's name.
+    pub(super) fn after(
+        &self,
+        verb: &'static str,
+        response: Response<ResponseBody>,
+    ) -> (Response<ResponseBody>, Option<String>) {
+        if verb != "watch" || response.status() != http::StatusCode::OK {
+            return (response, None);
+        }
+        let w = match lock(&self.state).as_ref() {
+            Some(st) => st.faults.watch.clone(),
+            None => return (response, None),
+        };
+        if w.drop_after_events.is_none() && w.drop_after_secs.is_none() {
+            return (response, None);
+        }
+        let (head, body) = response.into_parts();
+        type Frames = Pin<Box<dyn Stream<Item = Result<Frame<Bytes>, Infallible>> + Send>>;
+        let mut frames: Frames = Box::pin(BodyStream::new(body));
+        let mut name = Vec::new();
+        if let Some(n) = w.drop_after_events {
+            frames = Box::pin(frames.take(usize::try_from(n).unwrap_or(usize::MAX)));
+            name.push(format!("{n} events"));
+        }
+        if let Some(s) = w.drop_after_secs {
+            frames = Box::pin(frames.take_until(tokio::time::sleep(Duration::from_secs_f64(s))));
+            name.push(format!("{s} s"));
+        }
+        let fault = format!("watch drop after {}", name.join(" or "));
+        (
+            Response::from_parts(head, StreamBody::new(frames).boxed_unsync()),
+            Some(fault),
+        )
+    }
+}
+
+/// A kube-apiserver `Status` failure body.
+fn status(code: u16, reason: &str, message: &str, details: Value) -> Value {
+    let mut s = json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": reason, "code": code,
+    });
+    if details.as_object().is_some_and(|d| !d.is_empty()) {
+        s["details"] = details;
+    }
+    s
+}
+
+/// `plural.group` and the object name of a request path, e.g.
+/// `("clusteroperators.config.openshift.io", "dns")`.
+fn resource_and_name(path: &str) -> (String, String) {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, rest): (&str, &[&str]) = match segs.as_slice() {
+        ["api", _, rest @ ..] => ("", rest),
+        ["apis", g, _, rest @ ..] => (g, rest),
+        _ => ("", &[]),
+    };
+    let rest = match rest {
+        ["namespaces", _, r @ ..] if r.len() >= 2 => r,
+        r => r,
+    };
+    let plural = rest.first().copied().unwrap_or_default();
+    let name = rest.get(1).copied().unwrap_or_default().to_owned();
+    let resource = if group.is_empty() {
+        plural.to_owned()
+    } else {
+        format!("{plural}.{group}")
+    };
+    (resource, name)
+}
+
+impl Simulator {
+    /// Puts `faults` in force from now on (resetting the RNG to its seed and the "next N"
+    /// counters). Empty faults switch injection off.
+    ///
+    /// # Errors
+    /// A one-line message when [`Faults::validate`] fails; the faults in force do not change.
+    pub fn set_faults(&self, faults: Faults) -> Result<(), String> {
+        faults.validate()?;
+        let mut st = lock(&self.hooks().state);
+        *st = if faults.is_empty() {
+            None
+        } else {
+            Some(FaultState {
+                rng: StdRng::seed_from_u64(faults.seed),
+                gone_left: faults.watch.gone_next,
+                conflict_left: faults.conflict_next,
+                faults,
+            })
+        };
+        Ok(())
+    }
+
+    /// The faults in force (`Faults::default()` when none).
+    pub fn faults(&self) -> Faults {
+        lock(&self.hooks().state)
+            .as_ref()
+            .map(|s| s.faults.clone())
+            .unwrap_or_default()
+    }
+
+    /// Calls `sink` with every new audit entry (after the response head is ready), e.g. to
+    /// write an audit log file. Replaces an earlier sink.
+    pub fn on_audit(&self, sink: impl Fn(&AuditEntry) + Send + Sync + 'static) {
+        *lock(&self.hooks().sink) = Some(Box::new(sink));
+    }
+}
+
+/// An audit entry as one JSON line (no trailing newline): `time` (RFC 3339, UTC,
+/// milliseconds), `method`, `path`, `query`, `verb`, `status`, `duration_ms`, and `fault` when
+/// one was injected.
+pub fn audit_json(e: &AuditEntry) -> String {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        time: String,
+        method: &'a str,
+        path: &'a str,
+        #[serde(skip_serializing_if = "str::is_empty")]
+        query: &'a str,
+        verb: &'a str,
+        status: u16,
+        duration_ms: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fault: Option<&'a str>,
+    }
+    let line = Line {
+        time: e.time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        method: &e.method,
+        path: &e.path,
+        query: &e.query,
+        verb: e.verb,
+        status: e.code,
+        duration_ms: (e.duration.as_secs_f64() * 1e6).round() / 1000.0,
+        fault: e.fault.as_deref(),
+    };
+    serde_json::to_string(&line).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_rule_parses_and_checks() {
+        let r: ErrorRule = "list=429:0.25".parse().expect("parses");
+        assert_eq!((r.verb.as_str(), r.code, r.rate), ("list", 429, 0.25));
+        assert!("*=504:1".parse::<ErrorRule>().is_ok());
+        assert!("list=418:0.1".parse::<ErrorRule>().is_err());
+        assert!("lists=429:0.1".parse::<ErrorRule>().is_err());
+        assert!("list=429:1.5".parse::<ErrorRule>().is_err());
+        assert!("list429".parse::<ErrorRule>().is_err());
+    }
+
+    #[test]
+    fn resource_and_name_of_paths() {
+        assert_eq!(
+            resource_and_name("/apis/config.openshift.io/v1/clusteroperators/dns/status"),
+            ("clusteroperators.config.openshift.io".into(), "dns".into())
+        );
+        assert_eq!(
+            resource_and_name("/api/v1/namespaces/ns/configmaps/x"),
+            ("configmaps".into(), "x".into())
+        );
+    }
+
+    #[test]
+    fn faults_yaml_round_trip() {
+        let f: Faults = serde_norway::from_str(
+            "seed: 7\nerrors: [{verb: list, code: 429, rate: 0.5}]\nwatch: {gone_next: 2}\n",
+        )
+        .expect("parses");
+        assert_eq!(f.seed, 7);
+        assert_eq!(f.watch.gone_next, 2);
+        assert_eq!(f.retry_after_secs, 1);
+        assert!(!f.is_empty());
+        assert!(Faults::default().is_empty());
+        assert!(serde_norway::from_str::<Faults>("latency: 5\n").is_err());
+    }
+}

@@ -446,7 +446,8 @@ fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
         },
         timeout,
         timings,
-        lease: true,
+        // Watch-only never writes, so it has no lease to take (the guarded client would refuse it).
+        lease: !a.dry_run,
     };
     let rt = runtime()?;
     let summary = rt.block_on(async {

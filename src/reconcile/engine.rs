@@ -284,12 +284,22 @@ impl EngineLoop {
             };
             tokio::select! {
                 () = leader_changed => {
+                    // The select waited on a clone; mark the value seen on the kept receiver too,
+                    // or every later clone would report this same change again at once.
+                    if let Some((rx, _)) = self.leader.as_mut() {
+                        rx.borrow_and_update();
+                    }
                     self.apply_leadership().await;
                     self.sync().await;
                 }
                 () = tokio::time::sleep_until(wake_at) => {
                     if tokio::time::Instant::now() >= next_poll {
                         next_poll = tokio::time::Instant::now() + poll;
+                    }
+                    // A deferred status write that is due is taken (or found unneeded) by this
+                    // sync; left set, its past instant would wake the loop at once, forever.
+                    if self.deferred_write.is_some_and(|t| Instant::now() >= t) {
+                        self.deferred_write = None;
                     }
                     self.sync().await;
                 }

@@ -588,7 +588,7 @@ def gen_cluster(d):
                  "version": "4.16.0"},
             ],
             "observedGeneration": 3,
-            "versionHash": "kx1Zc4m0Vn3=",
+            "versionHash": "C6zX6kilRYE=",  # `cvo payload inspect assets/payloads/4.16.3` Hash
         },
     }
     write(os.path.join(d, "cv.yaml"), yaml_doc(cv))

@@ -11,6 +11,7 @@ Outputs (regenerated from scratch each run; python3 stdlib only):
   update-graph.json                    Cincinnati graph of the demo channel: 4.16.3 -> 4.16.4
                                        recommended, 4.16.3 -> 4.16.5 conditional (Always risk)
   demo-cluster/{cv,co,mc,mcp,node}.yaml  the cluster at 4.16.3, same shapes as assets/demo/
+  demo-cluster/workloads.yaml          the 4.16.3 payload's objects as applied (rolled out)
 
 Digests are sha256 of fixed strings, so every run writes byte-identical files.
 """
@@ -276,6 +277,14 @@ def operand_versions(c, version):
     return vs
 
 
+def namespace_owners():
+    """Namespace -> the first component using it; only that one ships the Namespace manifest."""
+    owners = {}
+    for c in COMPONENTS:
+        owners.setdefault(c[3], c[1])
+    return owners
+
+
 def component_manifests(c, version):
     """Yields (file name, object) for one cluster operator."""
     (co, comp, level, ns, tag, cap, sno, changed, _, crds, kind) = c
@@ -283,11 +292,12 @@ def component_manifests(c, version):
     ann = annotations(cap, sno)
     sa = comp
     img = image(tag, version, changed)
-    yield f"{pre}_00_namespace.yaml", {
-        "apiVersion": "v1", "kind": "Namespace",
-        "metadata": meta(ns, ann=ann, labels={"openshift.io/cluster-monitoring": "true",
-                                             "openshift.io/run-level": ""}),
-    }
+    if namespace_owners()[ns] == comp:
+        yield f"{pre}_00_namespace.yaml", {
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": meta(ns, ann=ann, labels={"openshift.io/cluster-monitoring": "true",
+                                                 "openshift.io/run-level": ""}),
+        }
     for i, (plural, k, group) in enumerate(crds):
         yield f"{pre}_01_crd-{plural}.{group.split('.')[0]}.yaml", crd(plural, k, group, ann)
     yield f"{pre}_02_serviceaccount.yaml", {
@@ -361,8 +371,7 @@ def component_manifests(c, version):
 
 
 def extras(version):
-    """A few manifests beyond the per-operator set: dashboards at 90, a TechPreview CRD, and a
-    ConfigMap that 4.16.4 deletes."""
+    """A few manifests beyond the per-operator set: dashboards at 90, a TechPreview CRD, and a ConfigMap that 4.16.4 deletes."""
     yield "0000_90_cluster-monitoring-operator_01_dashboards.yaml", {
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": meta("grafana-dashboard-cluster-total", "openshift-config-managed",
@@ -397,6 +406,11 @@ def cvo_manifests():
         "metadata": meta(ns, ann=ann, labels={"openshift.io/run-level": "",
                                              "openshift.io/cluster-monitoring": "true"}),
     }
+    for cfg in ("openshift-config", "openshift-config-managed"):
+        yield f"0000_00_cluster-version-operator_00_namespace-{cfg}.yaml", {
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": meta(cfg, ann=ann, labels={"openshift.io/run-level": ""}),
+        }
     yield "0000_00_cluster-version-operator_01_adminack_configmap.yaml", {
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": meta("admin-acks", "openshift-config", dict(ann, **{
@@ -588,7 +602,7 @@ def gen_cluster(d):
                  "version": "4.16.0"},
             ],
             "observedGeneration": 3,
-            "versionHash": "C6zX6kilRYE=",  # `cvo payload inspect assets/payloads/4.16.3` Hash
+            "versionHash": "6urEECkQZxI=",  # `cvo payload inspect assets/payloads/4.16.3` Hash
         },
     }
     write(os.path.join(d, "cv.yaml"), yaml_doc(cv))
@@ -708,6 +722,65 @@ def gen_cluster(d):
             },
         })
     write(os.path.join(d, "node.yaml"), yaml_doc(k8s_list(nodes)))
+    write(os.path.join(d, "workloads.yaml"), yaml_doc(k8s_list(applied_workloads())))
+
+
+def applied_workloads():
+    """Every 4.16.3 payload object the cluster holds after 4.16.3 completed, as the API server would
+    return it (uid, resourceVersion, generation; Deployments rolled out, CRDs Established).
+    ClusterOperators are in co.yaml; the TechPreviewNoUpgrade manifest is not applied."""
+    objs = [o for _, o in cvo_manifests()]
+    for c in COMPONENTS:
+        objs.extend(o for _, o in component_manifests(c, OLD))
+    objs.extend(o for _, o in extras(OLD))
+    release = f"{RELEASE_REPO}@{RELEASE_DIGESTS[OLD]}"
+    out = []
+    for o in objs:
+        ann = o["metadata"].get("annotations") or {}
+        if o["kind"] == "ClusterOperator" or "release.openshift.io/feature-set" in ann:
+            continue
+        o = json.loads(json.dumps(o).replace("{{.ReleaseImage}}", release))
+        m = o["metadata"]
+        key = "/".join([o["kind"], m.get("namespace", ""), m["name"]])
+        m["creationTimestamp"] = T0 if o["kind"] != "Deployment" else "2024-06-27T08:12:00Z"
+        m["resourceVersion"] = str(3900000 + int(hashlib.sha256(key.encode()).hexdigest()[:5], 16) % 60000)
+        m["uid"] = uid("applied", key)
+        if o["kind"] == "Namespace":
+            o["spec"] = {"finalizers": ["kubernetes"]}
+            o["status"] = {"phase": "Active"}
+        elif o["kind"] == "Deployment":
+            m["generation"] = 3
+            replicas = o["spec"].get("replicas", 1)
+            o["status"] = {
+                "availableReplicas": replicas,
+                "conditions": [
+                    {"lastTransitionTime": "2024-07-10T14:20:00Z", "lastUpdateTime": "2024-07-10T14:20:00Z",
+                     "message": "Deployment has minimum availability.", "reason": "MinimumReplicasAvailable",
+                     "status": "True", "type": "Available"},
+                    {"lastTransitionTime": "2024-06-27T08:12:00Z", "lastUpdateTime": "2024-07-10T14:20:00Z",
+                     "message": f'ReplicaSet "{m["name"]}-{uid("rs", key)[:10]}" has successfully progressed.',
+                     "reason": "NewReplicaSetAvailable", "status": "True", "type": "Progressing"},
+                ],
+                "observedGeneration": 3,
+                "readyReplicas": replicas,
+                "replicas": replicas,
+                "updatedReplicas": replicas,
+            }
+        elif o["kind"] == "CustomResourceDefinition":
+            m["generation"] = 1
+            names = o["spec"]["names"]
+            o["status"] = {
+                "acceptedNames": names,
+                "conditions": [
+                    {"lastTransitionTime": T0, "message": "no conflicts found", "reason": "NoConflicts",
+                     "status": "True", "type": "NamesAccepted"},
+                    {"lastTransitionTime": T0, "message": "the initial names have been accepted",
+                     "reason": "InitialNamesAccepted", "status": "True", "type": "Established"},
+                ],
+                "storedVersions": ["v1"],
+            }
+        out.append(o)
+    return out
 
 
 def machine_config(name, role, release, created):
@@ -737,7 +810,7 @@ def main():
     cluster = os.path.join(assets, "demo-cluster")
     shutil.rmtree(cluster, ignore_errors=True)
     gen_cluster(cluster)
-    print("demo-cluster/{cv,co,mc,mcp,node}.yaml")
+    print("demo-cluster/{cv,co,mc,mcp,node,workloads}.yaml")
 
 
 if __name__ == "__main__":

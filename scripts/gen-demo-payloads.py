@@ -291,6 +291,7 @@ def component_manifests(c, version):
     pre = f"0000_{level:02d}_{comp}"
     ann = annotations(cap, sno)
     sa = comp
+    rbac = comp if comp.startswith(("openshift-", "cluster-")) else f"openshift-{comp}"
     img = image(tag, version, changed)
     if namespace_owners()[ns] == comp:
         yield f"{pre}_00_namespace.yaml", {
@@ -305,7 +306,7 @@ def component_manifests(c, version):
     }
     yield f"{pre}_03_clusterrole.yaml", {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": meta(f"system:openshift:operator:{comp}", ann=ann),
+        "metadata": meta(rbac, ann=ann),
         "rules": [
             {"apiGroups": [""], "resources": ["configmaps", "secrets", "services", "events"],
              "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
@@ -317,9 +318,9 @@ def component_manifests(c, version):
     }
     yield f"{pre}_04_clusterrolebinding.yaml", {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": meta(f"system:openshift:operator:{comp}", ann=ann),
+        "metadata": meta(rbac, ann=ann),
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": f"system:openshift:operator:{comp}"},
+                    "name": rbac},
         "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
     }
     yield f"{pre}_05_configmap.yaml", {
@@ -602,7 +603,7 @@ def gen_cluster(d):
                  "version": "4.16.0"},
             ],
             "observedGeneration": 3,
-            "versionHash": "6urEECkQZxI=",  # `cvo payload inspect assets/payloads/4.16.3` Hash
+            "versionHash": "1duacQMncaA=",  # `cvo payload inspect assets/payloads/4.16.3` Hash
         },
     }
     write(os.path.join(d, "cv.yaml"), yaml_doc(cv))

@@ -91,6 +91,37 @@ pub struct CommandOutcome {
     pub at: DateTime<Utc>,
 }
 
+/// Severity of an [`EngineEvent`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EventLevel {
+    /// Normal progress (state change, pass finished, command handled).
+    #[default]
+    Info,
+    /// Something to look at (a task retried, a lease lost).
+    Warning,
+    /// A failure (pass failed, Failing set, command refused).
+    Error,
+}
+
+/// One line of the engine's event log, as the dashboard's log pane and `cvo demo --headless`
+/// print it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EngineEvent {
+    /// Increasing sequence number (1 for the first event), so a reader of successive snapshots
+    /// prints each event once.
+    pub seq: u64,
+    /// When it happened.
+    pub at: DateTime<Utc>,
+    /// Severity.
+    pub level: EventLevel,
+    /// One line of text, e.g. `state Updating → Reconciling` or `pass 3 failed: ...`.
+    pub text: String,
+}
+
+/// How many events a snapshot keeps (oldest dropped first).
+pub const EVENT_LOG_LEN: usize = 200;
+
 /// Counters since the engine started.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Counters {
@@ -152,6 +183,8 @@ pub struct StatusSnapshot {
     pub last_error: Option<String>,
     /// When this snapshot was made.
     pub at: Option<DateTime<Utc>>,
+    /// The last [`EVENT_LOG_LEN`] engine events, oldest first.
+    pub events: Arc<Vec<EngineEvent>>,
 }
 
 impl StatusSnapshot {

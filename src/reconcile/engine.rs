@@ -968,10 +968,10 @@ impl EngineLoop {
             last_command: self.last_command.clone(),
             counters,
             cluster_version: self.cv.as_ref().map(|c| c.status.clone()),
+            last_error: self.last_error.clone(),
             at: Some(Utc::now()),
             // Filled by the engine loop (issue 6).
             events: Default::default(),
-            at: Some(Utc::now()),
         }
     }
 }

@@ -359,7 +359,13 @@ fn tui(a: TuiArgs) -> anyhow::Result<ExitCode> {
         } else {
             cvo::cluster::static_feed(cvo::cluster::snapshot::load(&a.view.source.from)?)
         };
-        cvo::ui::run(cvo::ui::UiOptions { feed, alerts, now }).await
+        cvo::ui::run(cvo::ui::UiOptions {
+            feed,
+            alerts,
+            now,
+            engine: None,
+        })
+        .await
     })?;
     Ok(ExitCode::SUCCESS)
 }
@@ -380,6 +386,7 @@ fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
             feed: cvo::cluster::static_feed(state),
             alerts: None,
             now: None,
+            engine: None,
         }))?;
     }
     Ok(ExitCode::SUCCESS)

@@ -46,6 +46,19 @@ pub struct UiOptions {
     pub alerts: Option<Alerts>,
     /// Fixed "now"; `None` means the wall clock (live) or the snapshot time (static).
     pub now: Option<DateTime<Utc>>,
+    /// The embedded reconcile engine, when the dashboard drives one (`cvo demo`); `None` for a
+    /// dashboard that only watches a cluster or a snapshot.
+    pub engine: Option<EngineLink>,
+}
+
+/// The dashboard's end of the engine contract (design.md "Boundaries"): the latest snapshot and
+/// the command channel. Everything the engine views show comes from the snapshot.
+#[derive(Clone, Debug)]
+pub struct EngineLink {
+    /// Latest engine snapshot.
+    pub status: watch::Receiver<Arc<crate::reconcile::api::StatusSnapshot>>,
+    /// Commands to the engine (mode switch, reconcile now, ...).
+    pub commands: tokio::sync::mpsc::Sender<crate::reconcile::api::Command>,
 }
 
 /// Environment variable naming a key that makes the dashboard panic (end-to-end tests check
@@ -123,6 +136,7 @@ where
         mut feed,
         alerts,
         now,
+        engine: _engine,
     } = opts;
     let size = terminal.size()?;
     let first = feed.borrow_and_update().clone();

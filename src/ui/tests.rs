@@ -997,6 +997,7 @@ mod event_loop {
             feed: crate::cluster::static_feed(demo()),
             alerts: None,
             now: None,
+            engine: None,
         }
     }
 
@@ -1092,6 +1093,7 @@ mod event_loop {
             feed: rx,
             alerts: None,
             now: None,
+            engine: None,
         };
         let base = demo();
         let producer = async move {

@@ -604,6 +604,22 @@ pub fn is_dns_subdomain(name: &str) -> bool {
         && name.chars().all(|c| alnum(c) || c == '-' || c == '.')
 }
 
+/// Why `name` is not a valid path segment name (kube-apiserver `path.ValidatePathSegmentName`,
+/// used for RBAC object names), or `None` when it is.
+pub fn path_segment_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("name or generateName is required")
+    } else if name == "." || name == ".." {
+        Some("may not be '.' or '..'")
+    } else if name.contains('/') {
+        Some("may not contain '/'")
+    } else if name.contains('%') {
+        Some("may not contain '%'")
+    } else {
+        None
+    }
+}
+
 fn meta_str<'a>(o: &'a Value, field: &str) -> Option<&'a str> {
     o.get("metadata")?.get(field)?.as_str()
 }
@@ -930,7 +946,17 @@ impl Store {
             }
             name = format!("{prefix}{suffix}");
         }
-        if !is_dns_subdomain(&name) {
+        if t.group == "rbac.authorization.k8s.io" {
+            // RBAC objects only need to be a valid path segment (`system:openshift:...` is fine):
+            // kube-apiserver pkg/apis/rbac/validation uses path.ValidatePathSegmentName.
+            if let Some(why) = path_segment_problem(&name) {
+                return Err(ApiError::invalid(
+                    t,
+                    &name,
+                    &format!("metadata.name: Invalid value: {name:?}: {why}"),
+                ));
+            }
+        } else if !is_dns_subdomain(&name) {
             return Err(ApiError::invalid(
                 t,
                 &name,
@@ -1295,6 +1321,25 @@ mod tests {
 
     fn typ(s: &Store, group: &str, plural: &str) -> TypeRef {
         s.find_plural(group, plural).expect("served")
+    }
+
+    #[test]
+    fn rbac_names_are_path_segments_others_dns_subdomains() -> Result<(), ApiError> {
+        let mut s = Store::default();
+        let cr = typ(&s, "rbac.authorization.k8s.io", "clusterroles");
+        let o = s.create(
+            &cr,
+            "",
+            json!({"metadata":{"name":"system:openshift:scc:privileged"}}),
+            WriteMode::Main,
+        )?;
+        assert_eq!(meta_str(&o, "name"), Some("system:openshift:scc:privileged"));
+        let slash = s.create(&cr, "", json!({"metadata":{"name":"a/b"}}), WriteMode::Main);
+        assert_eq!(slash.map_err(|e| e.code), Err(422));
+        let cm = typ(&s, "", "configmaps");
+        let colon = s.create(&cm, "ns", json!({"metadata":{"name":"a:b"}}), WriteMode::Main);
+        assert_eq!(colon.map_err(|e| e.code), Err(422));
+        Ok(())
     }
 
     #[test]

@@ -212,6 +212,7 @@ impl Engine {
             _worker_guard: shutdown.clone().drop_guard(),
             shutdown,
             last_publish: None,
+            events: super::events::EventLog::new(),
         };
         let task = tokio::spawn(async move { lp.run(cmd_rx).await });
         EngineHandle {
@@ -248,6 +249,8 @@ struct EngineLoop {
     own_release: Release,
     shutdown: CancellationToken,
     last_publish: Option<Instant>,
+    /// The event log ([`StatusSnapshot::events`]).
+    events: super::events::EventLog,
     /// Stops the worker when the loop is dropped (also on abort).
     _worker_guard: tokio_util::sync::DropGuard,
 }
@@ -888,7 +891,15 @@ impl EngineLoop {
 
     fn publish(&mut self, force: bool) {
         let now = Instant::now();
+        // Every turn is observed for the event log (so short-lived changes are logged), but
+        // snapshots are sent at most every half snapshot interval unless an event was added.
+        let v = self.worker.view();
+        let mut snap = self.snapshot_of(&v, force);
+        let before = self.events.seq();
+        self.events.observe(&snap);
+        let logged = self.events.seq() != before;
         if !force
+            && !logged
             && self
                 .last_publish
                 .is_some_and(|t| now.duration_since(t) < self.cfg.timings.snapshot_interval / 2)
@@ -896,8 +907,7 @@ impl EngineLoop {
             return;
         }
         self.last_publish = Some(now);
-        let v = self.worker.view();
-        let snap = self.snapshot_of(&v, force);
+        snap.events = self.events.events();
         self.snapshot.send_replace(Arc::new(snap));
     }
 
@@ -970,7 +980,7 @@ impl EngineLoop {
             cluster_version: self.cv.as_ref().map(|c| c.status.clone()),
             last_error: self.last_error.clone(),
             at: Some(Utc::now()),
-            // Filled by the engine loop (issue 6).
+            // Filled by `publish` from the event log.
             events: Default::default(),
         }
     }

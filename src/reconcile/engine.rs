@@ -114,6 +114,11 @@ pub struct EngineConfig {
     /// Lease (a non-leader runs watch-only passes and reports the holder); `None` ⇒ no
     /// election (tests, single-writer tools).
     pub lease: Option<super::leader::LeaseConfig>,
+    /// A local update graph: `Some` ⇒ the status gets `availableUpdates`,
+    /// `conditionalUpdates` and `RetrievedUpdates` from it for the desired version and
+    /// `spec.channel` ([`super::update_graph::UpdateGraph::merge_into`]); `None` ⇒ those fields
+    /// are left as they are (upstream would query the update service).
+    pub update_graph: Option<Arc<super::update_graph::UpdateGraph>>,
 }
 
 impl std::fmt::Debug for EngineConfig {
@@ -152,6 +157,7 @@ impl EngineConfig {
             load_options: LoadOptions::default(),
             applier: None,
             lease: None,
+            update_graph: None,
         })
     }
 }
@@ -744,7 +750,12 @@ impl EngineLoop {
             .flatten()
             .collect();
         inputs.upgradeable_risks = Some(&risks);
-        compute_status(&existing.status, worker, &inputs)
+        let mut st = compute_status(&existing.status, worker, &inputs);
+        if let Some(g) = &self.cfg.update_graph {
+            let channel = existing.spec.channel.clone().unwrap_or_default();
+            g.merge_into(&mut st, &channel, inputs.now);
+        }
+        st
     }
 
     /// Writes the status when it changed, throttled and conflict-safe (row 84, 87).

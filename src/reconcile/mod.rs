@@ -30,3 +30,4 @@ pub mod client;
 pub mod engine;
 pub mod events;
 pub mod sync_worker;
+pub mod update_graph;

@@ -34,7 +34,15 @@ fn fixture(name: &str) -> String {
 
 #[test]
 fn headless_until_complete_reaches_completed_4_16_4() {
-    let (o, took) = cvo(&["demo", "--headless", "--until-complete", "--speed", "20", "--timeout", "55"]);
+    let (o, took) = cvo(&[
+        "demo",
+        "--headless",
+        "--until-complete",
+        "--speed",
+        "20",
+        "--timeout",
+        "55",
+    ]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "stdout:\n{out}\nstderr:\n{err}");
     assert!(took < Duration::from_secs(60), "took {took:?}");
@@ -53,16 +61,31 @@ fn headless_until_complete_reaches_completed_4_16_4() {
         .skip_while(|l| !l.starts_with("STATE"))
         .map(|l| l.split_whitespace().collect())
         .collect();
-    assert_eq!(table.first().map(|r| r[..4].to_vec()), Some(vec!["STATE", "VERSION", "STARTED", "COMPLETED"]));
+    assert_eq!(
+        table.first().map(|r| r[..4].to_vec()),
+        Some(vec!["STATE", "VERSION", "STARTED", "COMPLETED"])
+    );
     let rows: Vec<(&str, &str)> = table.iter().skip(1).map(|r| (r[0], r[1])).collect();
-    assert_eq!(rows[..2], [("Completed", "4.16.4"), ("Completed", "4.16.3")], "{out}");
+    assert_eq!(
+        rows[..2],
+        [("Completed", "4.16.4"), ("Completed", "4.16.3")],
+        "{out}"
+    );
 }
 
 #[test]
 fn degraded_operator_scenario_ends_failing_naming_it() {
     let s = fixture("demo-cli-degraded.yaml");
     let (o, took) = cvo(&[
-        "demo", "--headless", "--until-complete", "--speed", "20", "--timeout", "55", "--scenario", &s,
+        "demo",
+        "--headless",
+        "--until-complete",
+        "--speed",
+        "20",
+        "--timeout",
+        "55",
+        "--scenario",
+        &s,
     ]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "stdout:\n{out}\nstderr:\n{err}");
@@ -79,13 +102,41 @@ fn degraded_operator_scenario_ends_failing_naming_it() {
 #[test]
 fn bad_flags_and_scenarios_are_one_line_errors() {
     for (args, code, want) in [
-        (vec!["demo", "--headless", "--speed", "0"], 2, "--speed 0: must be a positive number"),
-        (vec!["demo", "--headless", "--speed", "-3"], 2, "--speed -3: must be a positive number"),
-        (vec!["demo", "--headless", "--speed", "NaN"], 2, "--speed NaN: must be a positive number"),
-        (vec!["demo", "--headless", "--speed", "fast"], 2, "invalid value 'fast' for '--speed <N>'"),
-        (vec!["demo", "--headless", "--until-complete", "--timeout", "0"], 2, "--timeout 0: must be a positive"),
-        (vec!["demo", "--snapshot", "--speed", "2"], 2, "cannot be used with"),
-        (vec!["demo", "--headless", "--scenario", "/nonexistent/s.yaml"], 1, "/nonexistent/s.yaml"),
+        (
+            vec!["demo", "--headless", "--speed", "0"],
+            2,
+            "--speed 0: must be a positive number",
+        ),
+        (
+            vec!["demo", "--headless", "--speed", "-3"],
+            2,
+            "--speed -3: must be a positive number",
+        ),
+        (
+            vec!["demo", "--headless", "--speed", "NaN"],
+            2,
+            "--speed NaN: must be a positive number",
+        ),
+        (
+            vec!["demo", "--headless", "--speed", "fast"],
+            2,
+            "invalid value 'fast' for '--speed <N>'",
+        ),
+        (
+            vec!["demo", "--headless", "--until-complete", "--timeout", "0"],
+            2,
+            "--timeout 0: must be a positive",
+        ),
+        (
+            vec!["demo", "--snapshot", "--speed", "2"],
+            2,
+            "cannot be used with",
+        ),
+        (
+            vec!["demo", "--headless", "--scenario", "/nonexistent/s.yaml"],
+            1,
+            "/nonexistent/s.yaml",
+        ),
     ] {
         let (o, _) = cvo(&args);
         let (_, err) = text(&o);
@@ -98,7 +149,10 @@ fn bad_flags_and_scenarios_are_one_line_errors() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(out.is_empty(), "{out}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("cvo: ") && err.contains("demo-cli-garbage.yaml"), "{err}");
+    assert!(
+        err.starts_with("cvo: ") && err.contains("demo-cli-garbage.yaml"),
+        "{err}"
+    );
 }
 
 #[test]

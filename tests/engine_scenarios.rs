@@ -477,8 +477,8 @@ async fn update_1_to_2_waits_for_the_operator_then_completes() {
         "history: 1.0.0 Completed",
         "state Reconciling → Updating",
         "desired update accepted: 1.1.0",
+        "ClusterVersion Progressing=True: Working towards 1.1.0",
         "history: 1.1.0 Partial",
-        "ClusterVersion Progressing=True",
         "history: 1.1.0 Completed",
     ] {
         let at = texts[from..]

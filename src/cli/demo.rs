@@ -237,7 +237,10 @@ impl LiveDemo {
         if !(speed.is_finite() && speed > 0.0) {
             anyhow::bail!(
                 "{}: speed {speed}: must be a positive number",
-                opts.scenario.as_deref().unwrap_or(Path::new("scenario")).display()
+                opts.scenario
+                    .as_deref()
+                    .unwrap_or(Path::new("scenario"))
+                    .display()
             );
         }
         let sim = crate::sim::demo::demo_cluster()?;
@@ -377,7 +380,11 @@ pub fn history_table(s: &StatusSnapshot) -> String {
 ///
 /// # Errors
 /// Writing to `out` fails.
-pub async fn run_headless(demo: &mut LiveDemo, opts: &DemoOptions, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub async fn run_headless(
+    demo: &mut LiveDemo,
+    opts: &DemoOptions,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
     let speed = demo.speed;
     let timeout = opts
         .timeout
@@ -421,7 +428,8 @@ pub async fn run_headless(demo: &mut LiveDemo, opts: &DemoOptions, out: &mut dyn
         let now = tokio::time::Instant::now();
         if s.running
             && s.total > 0
-            && last_progress.is_none_or(|(t, d, n)| (d, n) != (s.done, s.total) && now - t >= Duration::from_secs(1))
+            && last_progress
+                .is_none_or(|(t, d, n)| (d, n) != (s.done, s.total) && now - t >= Duration::from_secs(1))
         {
             let level = s
                 .run_levels
@@ -442,7 +450,11 @@ pub async fn run_headless(demo: &mut LiveDemo, opts: &DemoOptions, out: &mut dyn
         }
         if opts.until_complete {
             if s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == TARGET_VERSION) {
-                writeln!(out, "{} INFO  update to {TARGET_VERSION} Completed", stamp(Utc::now()))?;
+                writeln!(
+                    out,
+                    "{} INFO  update to {TARGET_VERSION} Completed",
+                    stamp(Utc::now())
+                )?;
                 write!(out, "\n{}", history_table(&s))?;
                 return Ok(0);
             }
@@ -514,8 +526,14 @@ mod tests {
             by_image: p.by_image.clone(),
             graph: Arc::new(g.clone()),
         };
-        let e = r.resolve(&g.image_of("4.16.5").unwrap_or_default()).err().unwrap_or_default();
-        assert!(e.starts_with("the demo ships the payloads of 4.16.3 and 4.16.4 only, not of quay.io/"), "{e}");
+        let e = r
+            .resolve(&g.image_of("4.16.5").unwrap_or_default())
+            .err()
+            .unwrap_or_default();
+        assert!(
+            e.starts_with("the demo ships the payloads of 4.16.3 and 4.16.4 only, not of quay.io/"),
+            "{e}"
+        );
         drop(p);
         assert!(!root.exists(), "the payload directory is removed");
         Ok(())

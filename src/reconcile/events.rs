@@ -145,10 +145,17 @@ impl EventLog {
             match &snap.failure {
                 Some(f) => {
                     let reason = if f.reason.is_empty() { "error" } else { &f.reason };
+                    // Waiting on an operator that is still updating is the normal course of
+                    // an update (upstream UpdateEffectNone), not an error.
+                    let (level, what) = if reason.ends_with("Updating") {
+                        (Info, "incomplete")
+                    } else {
+                        (Error, "failed")
+                    };
                     self.push(
-                        Error,
+                        level,
                         format!(
-                            "pass {} failed ({}/{} done{took}): {reason}: {}",
+                            "pass {} {what} ({}/{} done{took}): {reason}: {}",
                             now.passes,
                             snap.done,
                             snap.total,
@@ -352,6 +359,15 @@ mod tests {
         s.running = true;
         s.cluster_version = cv(true, false, ("4.16.4", UpdateState::Partial));
         log.observe(&s);
+        s.running = false;
+        s.counters.passes = 1;
+        s.failure = Some(Failure {
+            reason: "ClusterOperatorUpdating".into(),
+            message: "Cluster operator dns is updating versions".into(),
+        });
+        log.observe(&s);
+        s.running = true;
+        log.observe(&s);
         s.run_levels = vec![RunLevelProgress {
             level: Some(5),
             total: 3,
@@ -364,7 +380,7 @@ mod tests {
         log.observe(&s);
         assert_eq!(log.events().len(), n);
         s.running = false;
-        s.counters.passes = 1;
+        s.counters.passes = 2;
         s.done = 10;
         s.total = 12;
         s.failure = Some(Failure {
@@ -376,7 +392,7 @@ mod tests {
         s.running = true;
         log.observe(&s);
         s.running = false;
-        s.counters.passes = 2;
+        s.counters.passes = 3;
         s.done = 12;
         s.failure = None;
         s.cluster_version = cv(false, false, ("4.16.4", UpdateState::Completed));
@@ -397,12 +413,14 @@ mod tests {
             "pass 1 started",
             "ClusterVersion Progressing=True",
             "history: 4.16.4 Partial (update started)",
-            "run level 05 done (3/3)",
-            "pass 1 failed (10/12 done",
-            "ClusterVersion Failing=True: ClusterOperatorDegraded: Cluster operator dns is degraded",
+            "pass 1 incomplete (0/0 done",
             "pass 2 started",
+            "run level 05 done (3/3)",
+            "pass 2 failed (10/12 done",
+            "ClusterVersion Failing=True: ClusterOperatorDegraded: Cluster operator dns is degraded",
+            "pass 3 started",
             "state Updating → Reconciling",
-            "pass 2 finished: 12/12 done",
+            "pass 3 finished: 12/12 done",
             "ClusterVersion Progressing=False",
             "ClusterVersion Failing=False",
             "history: 4.16.4 Completed",
@@ -415,9 +433,15 @@ mod tests {
         let failed = log
             .events()
             .iter()
-            .find(|e| e.text.starts_with("pass 1 failed"))
+            .find(|e| e.text.starts_with("pass 2 failed"))
             .map(|e| e.level);
         assert_eq!(failed, Some(EventLevel::Error));
+        let waiting = log
+            .events()
+            .iter()
+            .find(|e| e.text.starts_with("pass 1 incomplete"))
+            .map(|e| e.level);
+        assert_eq!(waiting, Some(EventLevel::Info));
         let seqs: Vec<u64> = log.events().iter().map(|e| e.seq).collect();
         assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
     }

@@ -405,6 +405,7 @@ pub async fn run_headless(
     let mut failing_since: Option<(tokio::time::Instant, String)> = None;
     let mut requested = false;
     let mut sim_alive = true;
+    let mut progress_for: Option<String> = None;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let tick = Duration::from_millis(250);
@@ -416,20 +417,29 @@ pub async fn run_headless(
             }
         }
         let s = status.borrow_and_update().clone();
-        for e in s.events.iter().filter(|e| e.seq > seen_engine) {
+        let from = seen_engine;
+        for e in s.events.iter().filter(|e| e.seq > from) {
             writeln!(out, "{} {} {}", stamp(e.at), level_name(e.level), e.text)?;
             seen_engine = e.seq;
         }
         let ev = sim_events.borrow_and_update().clone();
-        for e in ev.iter().filter(|e| e.seq > seen_sim) {
+        let from = seen_sim;
+        for e in ev.iter().filter(|e| e.seq > from) {
             writeln!(out, "{} SIM   {}", stamp(e.at), e.text)?;
             seen_sim = e.seq;
         }
         let now = tokio::time::Instant::now();
+        // Progress of the furthest pass for this release, at most once a second: each pass
+        // starts again from 0, which is not news.
+        let target = s.desired.as_ref().map(|d| d.image.clone());
+        if progress_for != target {
+            progress_for = target;
+            last_progress = None;
+        }
         if s.running
             && s.total > 0
             && last_progress
-                .is_none_or(|(t, d, n)| (d, n) != (s.done, s.total) && now - t >= Duration::from_secs(1))
+                .is_none_or(|(t, d, n)| (s.done > d || s.total != n) && now - t >= Duration::from_secs(1))
         {
             let level = s
                 .run_levels

@@ -40,6 +40,9 @@ pub struct EventLog {
     seen: Option<Seen>,
     pass_started: Option<Instant>,
     shared: Arc<Vec<EngineEvent>>,
+    /// Run levels already logged as done for this desired image (each is logged once per
+    /// update, not once per pass).
+    levels_logged: (Option<String>, std::collections::BTreeSet<u32>),
 }
 
 const CONDITIONS: [&str; 4] = [AVAILABLE, PROGRESSING, FAILING, RETRIEVED_UPDATES];
@@ -172,10 +175,15 @@ impl EventLog {
                 ),
             }
         }
+        let image = now.desired.as_ref().map(|d| d.1.clone());
+        if self.levels_logged.0 != image {
+            self.levels_logged = (image, Default::default());
+        }
         for l in &now.levels_done {
             if !p.levels_done.contains(l)
                 && matches!(now.state, EngineState::Updating | EngineState::Initializing)
                 && let Some(n) = l
+                && self.levels_logged.1.insert(*n)
                 && let Some(rl) = snap.run_levels.iter().find(|r| r.level == Some(*n))
             {
                 self.push(Info, format!("run level {n:02} done ({}/{})", rl.done, rl.total));
@@ -390,6 +398,9 @@ mod tests {
         s.cluster_version = cv(true, true, ("4.16.4", UpdateState::Partial));
         log.observe(&s);
         s.running = true;
+        s.run_levels[0].done = 0;
+        log.observe(&s);
+        s.run_levels[0].done = 3;
         log.observe(&s);
         s.running = false;
         s.counters.passes = 3;
@@ -400,6 +411,11 @@ mod tests {
         log.observe(&s);
 
         let all = texts(&log);
+        assert_eq!(
+            all.iter().filter(|t| t.starts_with("run level 05")).count(),
+            1,
+            "{all:#?}"
+        );
         let order = [
             "state Starting",
             "state Starting → Reconciling",

@@ -42,6 +42,7 @@ fn engine_config(timings: EngineTimings) -> EngineConfig {
         load_options: Default::default(),
         applier: None,
         lease: None,
+        update_graph: None,
     }
 }
 

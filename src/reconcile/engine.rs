@@ -269,7 +269,7 @@ type CoKey = (Option<String>, Option<String>, Option<String>);
 /// ClusterOperator event nudges (cvo-spec row 85, upstream cvo.go `clusterOperatorEventHandler`):
 /// a change of a ClusterOperator's `operator` version or its Available/Degraded status wakes the
 /// sync worker from its retry backoff, so an update moves on as soon as an operator reaches the
-/// new version; ignored while the worker idly reconciles. Ends with `shutdown`.
+/// new version; ignored while the worker idly reconciles or runs a pass. Ends with `shutdown`.
 async fn co_nudges(client: Client, worker: SyncWorker, shutdown: CancellationToken) {
     use futures::StreamExt;
     use kube::runtime::{WatchStreamExt, watcher};
@@ -297,7 +297,13 @@ async fn co_nudges(client: Client, worker: SyncWorker, shutdown: CancellationTok
             .insert(co.name().to_string(), key.clone())
             .is_some_and(|old| old != key);
         let reconciling = worker.work().is_none_or(|w| w.state == PayloadState::Reconciling);
-        if changed && !reconciling {
+        // Only a worker backing off after a failed pass is woken; a running pass sees the
+        // change itself, and a stored wake-up would start an extra pass after it.
+        let backing_off = || {
+            let v = worker.view();
+            !v.running && v.attempt > 0
+        };
+        if changed && !reconciling && backing_off() {
             tracing::debug!("clusteroperator {} changed: poking the sync worker", co.name());
             worker.notify();
         }

@@ -35,7 +35,8 @@ enum Command {
     /// Open the dashboard (watch-only).
     #[cfg(feature = "tui")]
     Tui(TuiArgs),
-    /// Open the dashboard on the demo cluster shipped with cvo.
+    /// A live update 4.16.3 → 4.16.4 on a simulated cluster, in the dashboard (or headless);
+    /// `--snapshot` shows the static stuck-update demo instead.
     Demo(DemoArgs),
     /// The Kubernetes API simulator.
     #[command(subcommand)]
@@ -194,9 +195,26 @@ struct TuiArgs {
 
 #[derive(Args, Debug)]
 struct DemoArgs {
-    /// Print the demo cluster's status and exit instead of opening the dashboard.
+    /// No dashboard: print one line per engine event and the sync progress (with --snapshot:
+    /// print the static cluster's status and exit).
     #[arg(long)]
     headless: bool,
+    /// The static demo instead: a snapshot of a cluster stuck mid-update (assets/demo).
+    #[arg(long, conflicts_with_all = ["scenario", "speed", "until_complete", "timeout"])]
+    snapshot: bool,
+    /// Scenario file for the simulated operators (degrade, stall, crash-loop, speed, seed).
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Time speed: every delay is divided by it (default: the scenario's, else 10).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    speed: Option<f64>,
+    /// Headless: exit 0 when the update is Completed (printing the history), 1 when it is
+    /// failing, 2 at the timeout.
+    #[arg(long)]
+    until_complete: bool,
+    /// Stop after this many seconds (default with --until-complete: 60 + 900/speed).
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
+    timeout: Option<f64>,
 }
 
 /// Output format of one-shot commands.
@@ -371,8 +389,72 @@ fn tui(a: TuiArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
+    if a.snapshot {
+        return demo_snapshot(a.headless);
+    }
+    if let Some(s) = a.speed
+        && !(s.is_finite() && s > 0.0)
+    {
+        eprintln!("cvo: --speed {s}: must be a positive number");
+        return Ok(ExitCode::from(2));
+    }
+    let timeout = match a.timeout {
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            eprintln!("cvo: --timeout {t}: must be a positive number of seconds");
+            return Ok(ExitCode::from(2));
+        }
+        Some(t) => Some(std::time::Duration::from_secs_f64(t)),
+        None => None,
+    };
+    let headless = a.headless || !cfg!(feature = "tui");
+    if a.until_complete && !headless {
+        eprintln!("cvo: --until-complete needs --headless");
+        return Ok(ExitCode::from(2));
+    }
+    let opts = cvo::cli::demo::DemoOptions {
+        scenario: a.scenario,
+        speed: a.speed,
+        until_complete: a.until_complete,
+        timeout,
+    };
+    let rt = runtime()?;
+    if headless {
+        let code = rt.block_on(async {
+            let mut demo = cvo::cli::demo::LiveDemo::start(&opts)?;
+            let mut out = std::io::stdout();
+            let code = cvo::cli::demo::run_headless(&mut demo, &opts, &mut out).await;
+            demo.stop().await;
+            code
+        })?;
+        return Ok(ExitCode::from(code));
+    }
+    #[cfg(feature = "tui")]
+    {
+        let _log = cvo::ui::logging::init_file_logging()?;
+        rt.block_on(async {
+            let demo = cvo::cli::demo::LiveDemo::start(&opts)?;
+            let client = kube::Client::new(demo.sim.clone(), "default");
+            let r = cvo::ui::run(cvo::ui::UiOptions {
+                feed: cvo::cluster::live::watch_state(client, "demo".into()),
+                alerts: None,
+                now: None,
+                engine: Some(cvo::ui::EngineLink {
+                    status: demo.engine.status.clone(),
+                    commands: demo.engine.commands.clone(),
+                }),
+            })
+            .await;
+            demo.stop().await;
+            r
+        })?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cvo demo --snapshot`: the static demo cluster stuck mid-update (assets/demo).
+fn demo_snapshot(headless: bool) -> anyhow::Result<ExitCode> {
     let state = cvo::cluster::demo::demo_state()?;
-    if a.headless || !cfg!(feature = "tui") {
+    if headless || !cfg!(feature = "tui") {
         let now = state.snapshot_time().unwrap_or_else(chrono::Utc::now);
         let assessment = cvo::assess::assess(&state, None, now);
         print!("{}", cvo::cli::status::render_text(&assessment, None));

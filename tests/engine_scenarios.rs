@@ -106,6 +106,7 @@ fn config(f: &Fixture, mode: EngineMode) -> EngineConfig {
         load_options: Default::default(),
         applier: None,
         lease: None,
+        update_graph: None,
     }
 }
 
@@ -467,6 +468,25 @@ async fn update_1_to_2_waits_for_the_operator_then_completes() {
         sim.get("", "configmaps", NS, "alpha").expect("alpha")["data"]["version"],
         "1.1.0"
     );
+    // The event log tells the same story, in order.
+    let s = h.status.borrow().clone();
+    let texts: Vec<&str> = s.events.iter().map(|e| e.text.as_str()).collect();
+    let mut from = 0;
+    for want in [
+        "desired update accepted: 1.0.0",
+        "history: 1.0.0 Completed",
+        "state Reconciling → Updating",
+        "desired update accepted: 1.1.0",
+        "ClusterVersion Progressing=True: Working towards 1.1.0",
+        "history: 1.1.0 Partial",
+        "history: 1.1.0 Completed",
+    ] {
+        let at = texts[from..]
+            .iter()
+            .position(|t| t.starts_with(want))
+            .unwrap_or_else(|| panic!("no {want:?} after event {from} in {texts:#?}"));
+        from += at + 1;
+    }
     h.shutdown().await;
 }
 

@@ -114,6 +114,11 @@ pub struct EngineConfig {
     /// Lease (a non-leader runs watch-only passes and reports the holder); `None` ⇒ no
     /// election (tests, single-writer tools).
     pub lease: Option<super::leader::LeaseConfig>,
+    /// A local update graph: `Some` ⇒ the status gets `availableUpdates`,
+    /// `conditionalUpdates` and `RetrievedUpdates` from it for the desired version and
+    /// `spec.channel` ([`super::update_graph::UpdateGraph::merge_into`]); `None` ⇒ those fields
+    /// are left as they are (upstream would query the update service).
+    pub update_graph: Option<Arc<super::update_graph::UpdateGraph>>,
 }
 
 impl std::fmt::Debug for EngineConfig {
@@ -152,6 +157,7 @@ impl EngineConfig {
             load_options: LoadOptions::default(),
             applier: None,
             lease: None,
+            update_graph: None,
         })
     }
 }
@@ -180,6 +186,7 @@ impl Engine {
             cfg.mode == EngineMode::WatchOnly || leading_needed,
             shutdown.clone(),
         );
+        tokio::spawn(co_nudges(client.clone(), worker.clone(), shutdown.clone()));
         let (snap_tx, snap_rx) = watch::channel(Arc::new(StatusSnapshot {
             mode: cfg.mode,
             ..StatusSnapshot::default()
@@ -212,6 +219,7 @@ impl Engine {
             _worker_guard: shutdown.clone().drop_guard(),
             shutdown,
             last_publish: None,
+            events: super::events::EventLog::new(),
         };
         let task = tokio::spawn(async move { lp.run(cmd_rx).await });
         EngineHandle {
@@ -248,8 +256,58 @@ struct EngineLoop {
     own_release: Release,
     shutdown: CancellationToken,
     last_publish: Option<Instant>,
+    /// The event log ([`StatusSnapshot::events`]).
+    events: super::events::EventLog,
     /// Stops the worker when the loop is dropped (also on abort).
     _worker_guard: tokio_util::sync::DropGuard,
+}
+
+/// What a ClusterOperator event must change to poke the worker: the `operator` version and the
+/// Available and Degraded statuses.
+type CoKey = (Option<String>, Option<String>, Option<String>);
+
+/// ClusterOperator event nudges (cvo-spec row 85, upstream cvo.go `clusterOperatorEventHandler`):
+/// a change of a ClusterOperator's `operator` version or its Available/Degraded status wakes the
+/// sync worker from its retry backoff, so an update moves on as soon as an operator reaches the
+/// new version; ignored while the worker idly reconciles or runs a pass. Ends with `shutdown`.
+async fn co_nudges(client: Client, worker: SyncWorker, shutdown: CancellationToken) {
+    use futures::StreamExt;
+    use kube::runtime::{WatchStreamExt, watcher};
+    let api: Api<crate::openshift::ClusterOperator> = Api::all(client);
+    let stream = watcher::watcher(api, watcher::Config::default()).default_backoff();
+    futures::pin_mut!(stream);
+    let mut seen: std::collections::HashMap<String, CoKey> = std::collections::HashMap::new();
+    loop {
+        let ev = tokio::select! {
+            () = shutdown.cancelled() => return,
+            ev = stream.next() => ev,
+        };
+        let co = match ev {
+            None => return,
+            Some(Ok(watcher::Event::Apply(co) | watcher::Event::InitApply(co))) => co,
+            Some(_) => continue,
+        };
+        let cond = |t: &str| co.condition(t).map(|c| c.status.as_str().to_string());
+        let key: CoKey = (
+            co.operator_version().map(str::to_string),
+            cond("Available"),
+            cond("Degraded"),
+        );
+        let changed = seen
+            .insert(co.name().to_string(), key.clone())
+            .is_some_and(|old| old != key);
+        let reconciling = worker.work().is_none_or(|w| w.state == PayloadState::Reconciling);
+        // Only a worker backing off after a failed pass is woken; a running pass sees the
+        // change itself, and a stored wake-up would start an extra pass after it.
+        let backing_off = || {
+            let v = worker.view();
+            !v.running && v.attempt > 0
+        };
+        if changed && !reconciling && backing_off() {
+            tracing::debug!("clusteroperator {} changed: poking the sync worker", co.name());
+            worker.notify();
+        }
+    }
 }
 
 fn err_text(e: &kube::Error) -> String {
@@ -741,7 +799,12 @@ impl EngineLoop {
             .flatten()
             .collect();
         inputs.upgradeable_risks = Some(&risks);
-        compute_status(&existing.status, worker, &inputs)
+        let mut st = compute_status(&existing.status, worker, &inputs);
+        if let Some(g) = &self.cfg.update_graph {
+            let channel = existing.spec.channel.clone().unwrap_or_default();
+            g.merge_into(&mut st, &channel, inputs.now);
+        }
+        st
     }
 
     /// Writes the status when it changed, throttled and conflict-safe (row 84, 87).
@@ -888,7 +951,15 @@ impl EngineLoop {
 
     fn publish(&mut self, force: bool) {
         let now = Instant::now();
+        // Every turn is observed for the event log (so short-lived changes are logged), but
+        // snapshots are sent at most every half snapshot interval unless an event was added.
+        let v = self.worker.view();
+        let mut snap = self.snapshot_of(&v, force);
+        let before = self.events.seq();
+        self.events.observe(&snap);
+        let logged = self.events.seq() != before;
         if !force
+            && !logged
             && self
                 .last_publish
                 .is_some_and(|t| now.duration_since(t) < self.cfg.timings.snapshot_interval / 2)
@@ -896,8 +967,7 @@ impl EngineLoop {
             return;
         }
         self.last_publish = Some(now);
-        let v = self.worker.view();
-        let snap = self.snapshot_of(&v, force);
+        snap.events = self.events.events();
         self.snapshot.send_replace(Arc::new(snap));
     }
 
@@ -970,7 +1040,7 @@ impl EngineLoop {
             cluster_version: self.cv.as_ref().map(|c| c.status.clone()),
             last_error: self.last_error.clone(),
             at: Some(Utc::now()),
-            // Filled by the engine loop (issue 6).
+            // Filled by `publish` from the event log.
             events: Default::default(),
         }
     }

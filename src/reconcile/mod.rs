@@ -28,4 +28,6 @@ pub mod api;
 pub mod basic_apply;
 pub mod client;
 pub mod engine;
+pub mod events;
 pub mod sync_worker;
+pub mod update_graph;

@@ -42,12 +42,16 @@
 //! # }
 //! ```
 
+pub mod demo;
 pub mod faults;
+pub mod operators;
 pub mod patch;
 pub mod serve;
 pub mod server;
 pub mod store;
 
+pub use demo::demo_cluster;
 pub use faults::Faults;
+pub use operators::{OperatorScenario, OperatorSimConfig, OperatorSimHandle};
 pub use server::{Audit, AuditEntry, Simulator};
 pub use store::{ApiError, ResourceType};

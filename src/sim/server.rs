@@ -344,6 +344,61 @@ impl Simulator {
         self.mutate(false, |s| s.delete(&t, ns, name))
     }
 
+    /// A receiver of the store's resourceVersion, updated after every write (API or
+    /// [`Simulator::insert`]); simulated controllers wait on it instead of polling.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.shared.changes.subscribe()
+    }
+
+    /// Every stored object of the kind `group`/`plural` (all namespaces), ordered by namespace
+    /// then name; empty for a kind the simulator does not serve. Not recorded in the audit log.
+    pub fn list_objects(&self, group: &str, plural: &str) -> Vec<Value> {
+        let store = self.lock();
+        let Some(t) = store.find_plural(group, plural) else {
+            return Vec::new();
+        };
+        store.list(&t, None).into_iter().cloned().collect()
+    }
+
+    /// Writes `obj`'s `status` (only), as a controller writes the `/status` subresource; a
+    /// non-empty `metadata.resourceVersion` must match the stored one. Not audited.
+    ///
+    /// # Errors
+    /// `400 BadRequest` for a kind the simulator does not serve, `404 NotFound`, `409 Conflict`.
+    pub fn update_status(&self, obj: Value) -> Result<Value, ApiError> {
+        self.update_as(obj, WriteMode::Status)
+    }
+
+    /// Replaces the main resource of `obj` (metadata and spec; the stored `status` is kept for
+    /// kinds with a status subresource), as a controller's update does; a non-empty
+    /// `metadata.resourceVersion` must match the stored one. Not audited.
+    ///
+    /// # Errors
+    /// `400 BadRequest` for a kind the simulator does not serve, `404 NotFound`, `409 Conflict`.
+    pub fn replace(&self, obj: Value) -> Result<Value, ApiError> {
+        self.update_as(obj, WriteMode::Main)
+    }
+
+    fn update_as(&self, obj: Value, mode: WriteMode) -> Result<Value, ApiError> {
+        let api_version = obj["apiVersion"].as_str().unwrap_or_default();
+        let kind = obj["kind"].as_str().unwrap_or_default();
+        let t = self.lock().find_kind(api_version, kind).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "no kind {kind:?} is registered for version {api_version:?}"
+            ))
+        })?;
+        let ns = if t.namespaced {
+            obj["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("default")
+                .to_owned()
+        } else {
+            String::new()
+        };
+        let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        self.mutate(false, |s| s.update(&t, &ns, &name, obj, mode))
+    }
+
     /// The served kind with this `apiVersion` and `kind` (built in or CRD-defined), if any.
     pub fn find_kind(&self, api_version: &str, kind: &str) -> Option<super::store::TypeRef> {
         self.lock().find_kind(api_version, kind)

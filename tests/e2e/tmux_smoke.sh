@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end smoke test of the dashboard in a real terminal (tmux), against `cvo demo`.
+# End-to-end smoke test of the dashboard in a real terminal (tmux), against `cvo demo --snapshot` (the static stuck-update cluster).
 #
 # Checks: first screen (header) within a deadline; `?` opens help and Esc closes it; `/` +
 # text filters the operators table; `:co` switches views; resize to 70x20 still renders; a
@@ -88,7 +88,7 @@ tm -f /dev/null new-session -d -s "$SESSION" -x 120 -y 40 "env -i PATH=/usr/bin:
 tm set -s escape-time 0
 tm set -g window-size manual
 tm resize-window -t "$SESSION" -x 120 -y 40
-keys "clear; TERM=xterm-256color XDG_STATE_HOME=\"$ART\" '$CVO_BIN' demo; echo rc=\$?" Enter
+keys "clear; TERM=xterm-256color XDG_STATE_HOME=\"$ART\" '$CVO_BIN' demo --snapshot; echo rc=\$?" Enter
 
 # 2. First screen: header, headline and the tab line.
 wait_for "FAILING  ClusterOperatorDegraded" "first-screen"
@@ -157,7 +157,7 @@ tm capture-pane -p -t "$SESSION" | grep -qx "rc=0" || fail "cvo demo did not exi
 
 # 9. Ctrl-c from inside the filter prompt also quits cleanly.
 # (this run uses the pane TERM=tmux-256color, the next TERM=screen, the first xterm-256color)
-keys "clear; '$CVO_BIN' demo; echo rc2=\$?" Enter
+keys "clear; '$CVO_BIN' demo --snapshot; echo rc2=\$?" Enter
 wait_for "FAILING  ClusterOperatorDegraded" "second-start"
 keys '/'
 keys -l 'x'
@@ -167,7 +167,7 @@ tm capture-pane -p -t "$SESSION" | grep -qx "rc2=0" || fail "Ctrl-c did not exit
 [ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "0" ] || fail "alternate screen still on after Ctrl-c"
 
 # 10. SIGHUP (terminal closed) ends the process and restores the terminal.
-keys "clear; TERM=screen '$CVO_BIN' demo; echo rc3=\$?" Enter
+keys "clear; TERM=screen '$CVO_BIN' demo --snapshot; echo rc3=\$?" Enter
 wait_for "FAILING  ClusterOperatorDegraded" "third-start"
 shell_pid=$(tm display -p -t "$SESSION" '#{pane_pid}')
 cvo_pid=$(pgrep -P "$shell_pid" | head -1)
@@ -189,7 +189,7 @@ tm capture-pane -p -t "$SESSION" | grep -qx "rc3=0" || fail "SIGHUP did not end 
 [ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "0" ] || fail "alternate screen still on after SIGHUP"
 
 # 11. A panic (forced through the test hook) restores the terminal and shows the message.
-keys "clear; CVO_UI_TEST_PANIC_KEY='!' '$CVO_BIN' demo; echo rc4=\$?" Enter
+keys "clear; CVO_UI_TEST_PANIC_KEY='!' '$CVO_BIN' demo --snapshot; echo rc4=\$?" Enter
 wait_for "FAILING  ClusterOperatorDegraded" "fourth-start"
 keys -l '!'
 wait_for "rc4=" "panic"

@@ -1,0 +1,561 @@
+//! `cvo demo`: a live update from 4.16.3 to 4.16.4 on the in-process simulated cluster.
+//!
+//! What runs, all in this process:
+//! - the simulator seeded with `assets/demo-cluster` ([`crate::sim::demo::demo_cluster`]);
+//! - the simulated operators and kubelet ([`crate::sim::operators::spawn`]) at `speed`, with
+//!   an optional scenario file (degraded, stalled, crash-looping operators);
+//! - the reconcile engine in active-apply on 4.16.3, as the in-cluster CVO would run: its own
+//!   release image is the 4.16.3 pull spec of `assets/update-graph.json`, it holds the Lease
+//!   `openshift-cluster-version/version` (upstream HA lease timings), its other intervals are
+//!   upstream's divided by `speed` ([`engine_timings`]), and the update graph is its update
+//!   service ([`crate::reconcile::update_graph`]);
+//! - after [`request_delay`], like an administrator running `oc adm upgrade --to 4.16.4`, a
+//!   [`Command::SetDesiredUpdate`] with the 4.16.4 version and image.
+//!
+//! The payloads are embedded in the binary and written to a temporary directory that is
+//! removed at exit, so a release binary runs the demo from anywhere.
+//!
+//! Headless, [`run_headless`] prints one line per engine event (and per simulated operator
+//! event), plus the sync progress at most once a second; with `until_complete` it ends with
+//! the ClusterVersion history table (exit 0), or the failure (exit 1), or at the timeout
+//! (exit 2).
+
+use std::{
+    collections::BTreeMap,
+    fmt::Write as _,
+    io::Write,
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
+
+use chrono::{DateTime, Utc};
+use include_dir::{Dir, include_dir};
+
+use crate::{
+    reconcile::{
+        api::{
+            Command, Engine, EngineConfig, EngineHandle, EngineMode, EngineState, EngineTimings, EventLevel,
+            StatusSnapshot,
+        },
+        engine::PayloadResolver,
+        leader::{LeaseConfig, LeaseTimings, default_identity},
+        update_graph::UpdateGraph,
+    },
+    sim::{
+        Simulator,
+        operators::{OperatorScenario, OperatorSimConfig, OperatorSimHandle},
+    },
+};
+
+/// The release the demo cluster runs at start.
+pub const FROM_VERSION: &str = "4.16.3";
+/// The release the demo updates to.
+pub const TARGET_VERSION: &str = "4.16.4";
+/// Speed when neither `--speed` nor the scenario sets one: about half a minute for the update.
+pub const DEFAULT_SPEED: f64 = 10.0;
+
+static PAYLOADS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/assets/payloads");
+const UPDATE_GRAPH: &str = include_str!("../../assets/update-graph.json");
+
+/// Options of `cvo demo` (live mode).
+#[derive(Clone, Debug, Default)]
+pub struct DemoOptions {
+    /// A scenario file for the simulated operators (its `speed` applies unless `speed` is set).
+    pub scenario: Option<PathBuf>,
+    /// Time speed (> 0, finite); `None` ⇒ the scenario's, else [`DEFAULT_SPEED`].
+    pub speed: Option<f64>,
+    /// Stop at Completed (exit 0), Failing (exit 1) or the timeout (exit 2).
+    pub until_complete: bool,
+    /// Give up after this long; `None` with `until_complete` ⇒ [`default_timeout`].
+    pub timeout: Option<Duration>,
+}
+
+/// The default `--timeout` of `--until-complete`: 60 s plus 900 s divided by the speed (the
+/// simulated update takes 2–4 minutes at speed 1), e.g. 105 s at speed 20.
+pub fn default_timeout(speed: f64) -> Duration {
+    Duration::from_secs_f64(60.0 + 900.0 / speed)
+}
+
+/// The engine's intervals at `speed`: upstream's ([`EngineTimings::scaled`] with `1 / speed`),
+/// with the ClusterVersion poll kept at 1 s or more (the engine also re-reads it after each
+/// command it handles) so an idle demo costs little CPU.
+pub fn engine_timings(speed: f64) -> EngineTimings {
+    let mut t = EngineTimings::scaled(1.0 / speed);
+    t.cv_poll = t.cv_poll.max(Duration::from_secs(1));
+    t
+}
+
+/// How long after the engine settles on 4.16.3 the demo asks for the update: 20 s / speed,
+/// at least 0.5 s.
+pub fn request_delay(speed: f64) -> Duration {
+    Duration::from_secs_f64((20.0 / speed).max(0.5))
+}
+
+/// The demo update graph (embedded `assets/update-graph.json`).
+pub fn update_graph() -> UpdateGraph {
+    UpdateGraph::parse("assets/update-graph.json", UPDATE_GRAPH.as_bytes())
+}
+
+/// The embedded demo payloads, written to a temporary directory (removed on drop).
+#[derive(Debug)]
+pub struct DemoPayloads {
+    dir: tempfile::TempDir,
+    /// Payload directory by release image (pull spec from the update graph).
+    pub by_image: BTreeMap<String, PathBuf>,
+    /// Release version by image, for messages.
+    pub versions: BTreeMap<String, String>,
+}
+
+impl DemoPayloads {
+    /// Writes every embedded payload (`assets/payloads/<version>/`) to a new temporary
+    /// directory and maps each one to its release image in `graph`.
+    ///
+    /// # Errors
+    /// The temporary directory cannot be written, or a payload version is not in the graph.
+    pub fn extract(graph: &UpdateGraph) -> anyhow::Result<Self> {
+        let dir = tempfile::Builder::new().prefix("cvo-demo-").tempdir()?;
+        PAYLOADS
+            .extract(dir.path())
+            .map_err(|e| anyhow::anyhow!("writing the demo payloads to {}: {e}", dir.path().display()))?;
+        let mut by_image = BTreeMap::new();
+        let mut versions = BTreeMap::new();
+        for d in PAYLOADS.dirs() {
+            let version = d.path().to_string_lossy().into_owned();
+            let image = graph.image_of(&version).ok_or_else(|| {
+                anyhow::anyhow!("assets/update-graph.json: no node for the embedded payload {version}")
+            })?;
+            by_image.insert(image.clone(), dir.path().join(d.path()));
+            versions.insert(image, version);
+        }
+        Ok(Self {
+            dir,
+            by_image,
+            versions,
+        })
+    }
+
+    /// The temporary directory holding the payloads.
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The payload directories, by version order.
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        let mut v: Vec<(&String, &PathBuf)> = self
+            .versions
+            .iter()
+            .filter_map(|(img, ver)| self.by_image.get(img).map(|d| (ver, d)))
+            .collect();
+        v.sort();
+        v.into_iter().map(|(_, d)| d.clone()).collect()
+    }
+}
+
+/// The engine's payload resolver in the demo: the embedded payloads by image, with an error
+/// naming the version for a release the demo does not ship (e.g. 4.16.5).
+#[derive(Debug)]
+struct DemoResolver {
+    own_image: String,
+    by_image: BTreeMap<String, PathBuf>,
+    graph: Arc<UpdateGraph>,
+}
+
+impl PayloadResolver for DemoResolver {
+    fn own_image(&self) -> String {
+        self.own_image.clone()
+    }
+
+    fn resolve(&self, image: &str) -> Result<PathBuf, String> {
+        if let Some(d) = self.by_image.get(image) {
+            return Ok(d.clone());
+        }
+        let shipped: Vec<String> = self
+            .by_image
+            .keys()
+            .filter_map(|i| {
+                ["4.16.2", FROM_VERSION, TARGET_VERSION, "4.16.5"]
+                    .into_iter()
+                    .find(|v| self.graph.image_of(v).as_deref() == Some(i.as_str()))
+                    .map(str::to_string)
+            })
+            .collect();
+        Err(format!(
+            "the demo ships the payloads of {} only, not of {image}",
+            shipped.join(" and ")
+        ))
+    }
+}
+
+/// Everything the live demo runs; dropping it stops the simulated operators and removes the
+/// payloads.
+pub struct LiveDemo {
+    /// The simulated cluster.
+    pub sim: Simulator,
+    /// The engine.
+    pub engine: EngineHandle,
+    /// The simulated operators.
+    pub operators: OperatorSimHandle,
+    /// The speed in effect.
+    pub speed: f64,
+    /// The `SetDesiredUpdate` request, sent after [`request_delay`].
+    pub requester: tokio::task::JoinHandle<Option<String>>,
+    /// The extracted payloads (kept until the demo ends).
+    pub payloads: DemoPayloads,
+}
+
+impl LiveDemo {
+    /// Starts the simulator, the simulated operators, the engine and the update request. Must
+    /// run inside a tokio runtime.
+    ///
+    /// # Errors
+    /// A bad scenario file (one line naming it), a bad speed, or the payloads cannot be
+    /// written.
+    pub fn start(opts: &DemoOptions) -> anyhow::Result<Self> {
+        let scenario = match &opts.scenario {
+            Some(p) => Some(OperatorScenario::from_file(p)?),
+            None => None,
+        };
+        if let Some(s) = opts.speed
+            && !(s.is_finite() && s > 0.0)
+        {
+            anyhow::bail!("--speed {s}: must be a positive number");
+        }
+        let graph = Arc::new(update_graph());
+        if let Some(e) = graph.error() {
+            anyhow::bail!("{e}");
+        }
+        let payloads = DemoPayloads::extract(&graph)?;
+        let mut ops = OperatorSimConfig::with_payloads(&payloads.dirs())?.speed(DEFAULT_SPEED);
+        if let Some(sc) = scenario {
+            ops = ops.with_scenario(sc);
+        }
+        if let Some(s) = opts.speed {
+            ops = ops.speed(s);
+        }
+        let speed = ops.speed;
+        if !(speed.is_finite() && speed > 0.0) {
+            anyhow::bail!(
+                "{}: speed {speed}: must be a positive number",
+                opts.scenario
+                    .as_deref()
+                    .unwrap_or(Path::new("scenario"))
+                    .display()
+            );
+        }
+        let sim = crate::sim::demo::demo_cluster()?;
+        let operators = crate::sim::operators::spawn(sim.clone(), ops);
+        let own_image = graph
+            .image_of(FROM_VERSION)
+            .ok_or_else(|| anyhow::anyhow!("assets/update-graph.json: no node {FROM_VERSION}"))?;
+        let target_image = graph
+            .image_of(TARGET_VERSION)
+            .ok_or_else(|| anyhow::anyhow!("assets/update-graph.json: no node {TARGET_VERSION}"))?;
+        let cfg = EngineConfig {
+            mode: EngineMode::ActiveApply,
+            payloads: Arc::new(DemoResolver {
+                own_image,
+                by_image: payloads.by_image.clone(),
+                graph: graph.clone(),
+            }),
+            create_cluster_version: false,
+            cluster_version_name: "version".into(),
+            timings: engine_timings(speed),
+            load_options: Default::default(),
+            applier: None,
+            lease: Some(LeaseConfig::cvo(default_identity(), LeaseTimings::HA)),
+            update_graph: Some(graph),
+        };
+        let client = kube::Client::new(sim.clone(), "default");
+        let engine = Engine::spawn(client, cfg);
+        let requester = tokio::spawn(request_update(
+            engine.status.clone(),
+            engine.commands.clone(),
+            target_image,
+            request_delay(speed),
+        ));
+        Ok(Self {
+            sim,
+            engine,
+            operators,
+            speed,
+            requester,
+            payloads,
+        })
+    }
+
+    /// Stops the engine (it gives the lease up) and the simulated operators.
+    pub async fn stop(self) {
+        self.requester.abort();
+        self.engine.shutdown().await;
+        self.operators.shutdown();
+        drop(self.payloads);
+    }
+}
+
+/// Waits until the engine leads and reconciles its own release, waits `delay`, then sends
+/// `SetDesiredUpdate` for 4.16.4 (version and image, as `oc adm upgrade --to` writes them).
+/// Returns the line to log, or `None` when the engine went away first.
+async fn request_update(
+    mut status: tokio::sync::watch::Receiver<Arc<StatusSnapshot>>,
+    commands: tokio::sync::mpsc::Sender<Command>,
+    image: String,
+    delay: Duration,
+) -> Option<String> {
+    status
+        .wait_for(|s| s.leader && s.state == EngineState::Reconciling)
+        .await
+        .ok()?;
+    tokio::time::sleep(delay).await;
+    commands
+        .send(Command::SetDesiredUpdate {
+            version: Some(TARGET_VERSION.into()),
+            image: Some(image),
+            force: false,
+        })
+        .await
+        .ok()?;
+    Some(format!(
+        "requesting update to {TARGET_VERSION} (like `oc adm upgrade --to {TARGET_VERSION}`)"
+    ))
+}
+
+fn stamp(at: DateTime<Utc>) -> String {
+    at.format("%H:%M:%S%.3f").to_string()
+}
+
+fn level_name(l: EventLevel) -> &'static str {
+    match l {
+        EventLevel::Info => "INFO ",
+        EventLevel::Warning => "WARN ",
+        EventLevel::Error => "ERROR",
+    }
+}
+
+/// Failure reasons that say an operator is broken (not merely still updating).
+const BROKEN: [&str; 4] = [
+    "ClusterOperatorDegraded",
+    "ClusterOperatorsDegraded",
+    "ClusterOperatorNotAvailable",
+    "ClusterOperatorsNotAvailable",
+];
+
+/// Why the update is failing, if it is: the ClusterVersion's Failing=True, or a sync failure
+/// naming a degraded or unavailable operator, while the engine works on 4.16.4.
+pub fn failing_reason(s: &StatusSnapshot) -> Option<String> {
+    if s.desired.as_ref().is_none_or(|d| d.version != TARGET_VERSION) {
+        return None;
+    }
+    if let Some((r, m)) = s.failing() {
+        return Some(if r.is_empty() { m } else { format!("{r}: {m}") });
+    }
+    s.failure
+        .as_ref()
+        .filter(|f| BROKEN.contains(&f.reason.as_str()))
+        .map(|f| format!("{}: {}", f.reason, f.message))
+}
+
+/// The ClusterVersion history as a table: `STATE  VERSION  STARTED  COMPLETED`.
+pub fn history_table(s: &StatusSnapshot) -> String {
+    let mut t = String::from("STATE\tVERSION\tSTARTED\tCOMPLETED\n");
+    let fmt = |d: Option<DateTime<Utc>>| {
+        d.map(|d| d.format("%Y-%m-%d %H:%M:%S").to_string())
+            .unwrap_or_else(|| "-".into())
+    };
+    for h in s.cluster_version.iter().flat_map(|c| c.history.iter()) {
+        let _ = writeln!(
+            t,
+            "{:?}\t{}\t{}\t{}",
+            h.state,
+            h.version,
+            fmt(h.started_time),
+            fmt(h.completion_time)
+        );
+    }
+    super::tabwriter::format(&t, 0, 3)
+}
+
+/// Prints the demo's progress to `out` until it completes, fails, times out or Ctrl-C (see the
+/// module doc); returns the exit code.
+///
+/// # Errors
+/// Writing to `out` fails.
+pub async fn run_headless(
+    demo: &mut LiveDemo,
+    opts: &DemoOptions,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let speed = demo.speed;
+    let timeout = opts
+        .timeout
+        .or_else(|| opts.until_complete.then(|| default_timeout(speed)));
+    let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+    let hold = Duration::from_secs_f64((60.0 / speed).clamp(2.0, 30.0));
+    writeln!(
+        out,
+        "{} INFO  demo: cluster at {FROM_VERSION}, speed {speed}, payloads in {}",
+        stamp(Utc::now()),
+        demo.payloads.root().display()
+    )?;
+    let mut status = demo.engine.status.clone();
+    let mut sim_events = demo.operators.events.clone();
+    let mut seen_engine = 0u64;
+    let mut seen_sim = 0u64;
+    let mut last_progress: Option<(tokio::time::Instant, usize, usize)> = None;
+    let mut failing_since: Option<(tokio::time::Instant, String)> = None;
+    let mut requested = false;
+    let mut sim_alive = true;
+    let mut progress_for: Option<String> = None;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let tick = Duration::from_millis(250);
+    loop {
+        if !requested && demo.requester.is_finished() {
+            requested = true;
+            if let Ok(Some(line)) = (&mut demo.requester).await {
+                writeln!(out, "{} INFO  {line}", stamp(Utc::now()))?;
+            }
+        }
+        let s = status.borrow_and_update().clone();
+        let from = seen_engine;
+        for e in s.events.iter().filter(|e| e.seq > from) {
+            writeln!(out, "{} {} {}", stamp(e.at), level_name(e.level), e.text)?;
+            seen_engine = e.seq;
+        }
+        let ev = sim_events.borrow_and_update().clone();
+        let from = seen_sim;
+        for e in ev.iter().filter(|e| e.seq > from) {
+            writeln!(out, "{} SIM   {}", stamp(e.at), e.text)?;
+            seen_sim = e.seq;
+        }
+        let now = tokio::time::Instant::now();
+        // Progress of the furthest pass for this release, at most once a second: each pass
+        // starts again from 0, which is not news.
+        let target = s.desired.as_ref().map(|d| d.image.clone());
+        if progress_for != target {
+            progress_for = target;
+            last_progress = None;
+        }
+        if s.running
+            && s.total > 0
+            && last_progress
+                .is_none_or(|(t, d, n)| (s.done > d || s.total != n) && now - t >= Duration::from_secs(1))
+        {
+            let level = s
+                .run_levels
+                .iter()
+                .find(|r| r.done + r.skipped + r.failed < r.total)
+                .and_then(|r| r.level)
+                .map(|l| format!(", run level {l:02}"))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{} INFO  progress {}/{} ({:.0}%){level}",
+                stamp(Utc::now()),
+                s.done,
+                s.total,
+                s.fraction * 100.0
+            )?;
+            last_progress = Some((now, s.done, s.total));
+        }
+        if opts.until_complete {
+            if s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == TARGET_VERSION) {
+                writeln!(
+                    out,
+                    "{} INFO  update to {TARGET_VERSION} Completed",
+                    stamp(Utc::now())
+                )?;
+                write!(out, "\n{}", history_table(&s))?;
+                return Ok(0);
+            }
+            match (failing_reason(&s), &failing_since) {
+                (Some(r), Some((t, _))) if now - *t >= hold => {
+                    writeln!(out, "{} ERROR update failing: {r}", stamp(Utc::now()))?;
+                    write!(out, "\n{}", history_table(&s))?;
+                    return Ok(1);
+                }
+                (Some(r), None) => failing_since = Some((now, r)),
+                (Some(_), Some(_)) => {}
+                (None, _) => failing_since = None,
+            }
+        }
+        out.flush()?;
+        let wake = match deadline {
+            Some(d) => d.min(now + tick),
+            None => now + tick,
+        };
+        tokio::select! {
+            r = status.changed() => {
+                if r.is_err() {
+                    writeln!(out, "{} ERROR the engine stopped", stamp(Utc::now()))?;
+                    return Ok(1);
+                }
+            }
+            r = sim_events.changed(), if sim_alive => sim_alive = r.is_ok(),
+            () = tokio::time::sleep_until(wake) => {}
+            _ = &mut ctrl_c => {
+                writeln!(out, "{} INFO  interrupted", stamp(Utc::now()))?;
+                return Ok(130);
+            }
+        }
+        if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+            let s = status.borrow().clone();
+            if opts.until_complete {
+                writeln!(
+                    out,
+                    "{} ERROR timeout after {:.0}s: {}/{} done, state {:?}",
+                    stamp(Utc::now()),
+                    timeout.unwrap_or_default().as_secs_f64(),
+                    s.done,
+                    s.total,
+                    s.state
+                )?;
+                write!(out, "\n{}", history_table(&s))?;
+                return Ok(2);
+            }
+            return Ok(0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_payloads_extract_and_map_to_graph_images() -> anyhow::Result<()> {
+        let g = update_graph();
+        let p = DemoPayloads::extract(&g)?;
+        let root = p.root().to_path_buf();
+        assert!(root.join("4.16.4/release-manifests/release-metadata").is_file());
+        let img = g.image_of(TARGET_VERSION).unwrap_or_default();
+        assert_eq!(p.by_image.get(&img), Some(&root.join("4.16.4")));
+        assert_eq!(p.dirs(), vec![root.join("4.16.3"), root.join("4.16.4")]);
+        let r = DemoResolver {
+            own_image: String::new(),
+            by_image: p.by_image.clone(),
+            graph: Arc::new(g.clone()),
+        };
+        let e = r
+            .resolve(&g.image_of("4.16.5").unwrap_or_default())
+            .err()
+            .unwrap_or_default();
+        assert!(
+            e.starts_with("the demo ships the payloads of 4.16.3 and 4.16.4 only, not of quay.io/"),
+            "{e}"
+        );
+        drop(p);
+        assert!(!root.exists(), "the payload directory is removed");
+        Ok(())
+    }
+
+    #[test]
+    fn timings_follow_the_speed() {
+        let t = engine_timings(20.0);
+        assert_eq!(t.resync_interval, Duration::from_secs(9));
+        assert_eq!(t.cv_poll, Duration::from_secs(1));
+        assert_eq!(request_delay(20.0), Duration::from_secs(1));
+        assert_eq!(request_delay(100.0), Duration::from_millis(500));
+        assert_eq!(default_timeout(20.0), Duration::from_secs(105));
+    }
+}

@@ -1,0 +1,258 @@
+//! The live demo end to end without the UI: the demo cluster seed, the simulated operators and
+//! the reconcile engine in active-apply, updating 4.16.3 → 4.16.4 on the in-process simulator.
+
+use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Duration};
+
+use cvo::{
+    openshift::{ClusterVersion, UpdateState},
+    reconcile::{
+        api::{Engine, EngineConfig, EngineHandle, EngineMode, StatusSnapshot},
+        engine::LocalPayloads,
+        sync_worker::EngineTimings,
+    },
+    sim::{
+        Simulator,
+        demo::{DEMO_FROM_VERSION, DEMO_TO_VERSION, demo_cluster, demo_release_image},
+        operators::{self, OperatorScenario, OperatorSimConfig},
+    },
+};
+use serde_json::{Value, json};
+
+fn payload(v: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/payloads")
+        .join(v)
+}
+
+fn image(v: &str) -> String {
+    demo_release_image(v).expect("version in the demo graph")
+}
+
+fn engine_config(timings: EngineTimings) -> EngineConfig {
+    EngineConfig {
+        mode: EngineMode::ActiveApply,
+        payloads: Arc::new(LocalPayloads {
+            own_image: image(DEMO_FROM_VERSION),
+            own_dir: payload(DEMO_FROM_VERSION),
+            others: BTreeMap::from([(image(DEMO_TO_VERSION), payload(DEMO_TO_VERSION))]),
+        }),
+        create_cluster_version: false,
+        cluster_version_name: "version".into(),
+        timings,
+        load_options: Default::default(),
+        applier: None,
+        lease: None,
+        update_graph: None,
+    }
+}
+
+fn sim_config(speed: f64, scenario: OperatorScenario) -> OperatorSimConfig {
+    OperatorSimConfig::with_payloads(&[payload(DEMO_FROM_VERSION), payload(DEMO_TO_VERSION)])
+        .expect("payloads")
+        .speed(speed)
+        .seed(1)
+        .with_scenario(scenario)
+}
+
+/// Sets `spec.desiredUpdate` to 4.16.4, as `oc adm upgrade --to` does.
+fn request_update(sim: &Simulator) {
+    let mut cv = sim
+        .get("config.openshift.io", "clusterversions", "", "version")
+        .expect("cv");
+    cv["spec"]["desiredUpdate"] =
+        json!({"version": DEMO_TO_VERSION, "image": image(DEMO_TO_VERSION), "force": false});
+    sim.replace(cv).expect("desiredUpdate written");
+}
+
+async fn wait_snapshot(
+    h: &mut EngineHandle,
+    what: &str,
+    secs: u64,
+    pred: impl Fn(&StatusSnapshot) -> bool,
+) -> Arc<StatusSnapshot> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let cur = h.status.borrow_and_update().clone();
+        if pred(&cur) {
+            return cur;
+        }
+        match tokio::time::timeout_at(deadline, h.status.changed()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => panic!("engine stopped while waiting for {what}"),
+            Err(_) => panic!(
+                "timed out waiting for {what}; state {:?} done {}/{} failure {:?} failures {:?} error {:?} history {:?}",
+                cur.state,
+                cur.done,
+                cur.total,
+                cur.failure,
+                cur.failures,
+                cur.last_error,
+                cur.cluster_version.as_ref().map(|c| &c.history)
+            ),
+        }
+    }
+}
+
+async fn wait_until(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while !f() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn cv_of(sim: &Simulator) -> ClusterVersion {
+    serde_json::from_value(
+        sim.get("config.openshift.io", "clusterversions", "", "version")
+            .expect("cv"),
+    )
+    .expect("cv decodes")
+}
+
+fn operator_version(co: &Value) -> &str {
+    co["status"]["versions"]
+        .as_array()
+        .and_then(|l| l.iter().find(|v| v["name"] == "operator"))
+        .and_then(|v| v["version"].as_str())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_update_completes_with_simulated_operators() {
+    let sim = demo_cluster().expect("seed");
+    let ops = operators::spawn(sim.clone(), sim_config(50.0, OperatorScenario::default()));
+    let mut h = Engine::spawn(
+        kube::Client::new(sim.clone(), "default"),
+        engine_config(EngineTimings::scaled(0.01)),
+    );
+    // At level on 4.16.3 first: the seed is what 4.16.3 applied.
+    wait_snapshot(&mut h, "4.16.3 reconciled", 60, |s| s.completed >= 1).await;
+    let started = std::time::Instant::now();
+    request_update(&sim);
+    let snap = wait_snapshot(&mut h, "4.16.4 Completed", 120, |s| {
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == DEMO_TO_VERSION)
+    })
+    .await;
+    let took = started.elapsed();
+    let cv = cv_of(&sim);
+    let top = &cv.status.history[0];
+    assert_eq!(
+        (top.state, top.version.as_str()),
+        (UpdateState::Completed, DEMO_TO_VERSION)
+    );
+    assert_eq!(cv.status.history[1].version, DEMO_FROM_VERSION);
+    assert_eq!(snap.done, snap.total, "all tasks applied");
+
+    // Every ClusterOperator at 4.16.4, with the payload's operand versions.
+    let cos = sim.list_objects("config.openshift.io", "clusteroperators");
+    assert_eq!(cos.len(), 33);
+    for co in &cos {
+        assert_eq!(
+            operator_version(co),
+            DEMO_TO_VERSION,
+            "{}",
+            co["metadata"]["name"]
+        );
+    }
+    let kas = sim
+        .get("config.openshift.io", "clusteroperators", "", "kube-apiserver")
+        .expect("kas");
+    assert!(
+        kas["status"]["versions"]
+            .as_array()
+            .expect("versions")
+            .contains(&json!({"name": "kube-apiserver", "version": "1.29.7"})),
+        "{}",
+        kas["status"]["versions"]
+    );
+
+    // Pools: master is updated when machine-config reports 4.16.4; workers follow.
+    let pools_done = || {
+        sim.list_objects("machineconfiguration.openshift.io", "machineconfigpools")
+            .iter()
+            .all(|p| {
+                p["status"]["updatedMachineCount"] == p["status"]["machineCount"]
+                    && p["status"]["configuration"]["name"] == p["spec"]["configuration"]["name"]
+            })
+    };
+    wait_until("worker pool updated", 30, pools_done).await;
+    for p in sim.list_objects("machineconfiguration.openshift.io", "machineconfigpools") {
+        let cfg = p["spec"]["configuration"]["name"]
+            .as_str()
+            .expect("config")
+            .to_owned();
+        let mc = sim
+            .get("machineconfiguration.openshift.io", "machineconfigs", "", &cfg)
+            .expect("rendered config exists");
+        assert_eq!(
+            mc["metadata"]["annotations"]["machineconfiguration.openshift.io/release-image-version"],
+            DEMO_TO_VERSION
+        );
+        let updated = p["status"]["conditions"]
+            .as_array()
+            .and_then(|l| l.iter().find(|c| c["type"] == "Updated"))
+            .expect("Updated condition");
+        assert_eq!(updated["status"], "True", "{}", p["metadata"]["name"]);
+        assert_eq!(p["status"]["machineCount"], 3);
+        assert_eq!(p["status"]["readyMachineCount"], 3);
+    }
+    for n in sim.list_objects("", "nodes") {
+        let a = &n["metadata"]["annotations"];
+        let cur = a["machineconfiguration.openshift.io/currentConfig"]
+            .as_str()
+            .expect("current");
+        assert_eq!(a["machineconfiguration.openshift.io/desiredConfig"], cur);
+        assert_eq!(a["machineconfiguration.openshift.io/state"], "Done");
+        let mc = sim
+            .get("machineconfiguration.openshift.io", "machineconfigs", "", cur)
+            .expect("mc");
+        assert_eq!(
+            mc["metadata"]["annotations"]["machineconfiguration.openshift.io/release-image-version"],
+            DEMO_TO_VERSION,
+            "{}",
+            n["metadata"]["name"]
+        );
+        assert!(n["spec"]["unschedulable"].is_null());
+    }
+    let log = ops.events.borrow().clone();
+    assert!(
+        log.iter()
+            .any(|e| e.text.starts_with("node ") && e.text.contains("rebooting")),
+        "{:?}",
+        log.iter().map(|e| &e.text).collect::<Vec<_>>()
+    );
+    eprintln!("speed-50 update 4.16.3 -> 4.16.4 completed in {took:?}");
+    ops.shutdown();
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn degraded_operator_is_named_by_the_engine() {
+    let scenario = OperatorScenario::from_file(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scenarios/demo-degraded.yaml"),
+    )
+    .expect("scenario");
+    let sim = demo_cluster().expect("seed");
+    let _ops = operators::spawn(sim.clone(), sim_config(50.0, scenario));
+    let mut h = Engine::spawn(
+        kube::Client::new(sim.clone(), "default"),
+        engine_config(EngineTimings::scaled(0.01)),
+    );
+    wait_snapshot(&mut h, "4.16.3 reconciled", 60, |s| s.completed >= 1).await;
+    request_update(&sim);
+    let snap = wait_snapshot(&mut h, "ClusterOperatorDegraded naming monitoring", 120, |s| {
+        s.failure
+            .as_ref()
+            .is_some_and(|f| f.reason == "ClusterOperatorDegraded" && f.message.contains("monitoring"))
+    })
+    .await;
+    let co = sim
+        .get("config.openshift.io", "clusteroperators", "", "monitoring")
+        .expect("monitoring");
+    assert_eq!(operator_version(&co), DEMO_FROM_VERSION);
+    assert!(!snap.is_completed());
+    h.shutdown().await;
+}

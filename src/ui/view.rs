@@ -516,28 +516,42 @@ fn engine_line(app: &App, e: &engine::EngineModel, w: usize) -> Line<'static> {
 fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let d = &app.dash;
-    let mut spans = Vec::new();
-    for (i, t) in app.tabs().iter().enumerate() {
-        let count = match t {
-            Tab::Overview => String::new(),
-            Tab::Tasks => format!("[{}]", app.engine.as_ref().map_or(0, |e| e.cells.len())),
-            Tab::Drift => format!("[{}]", app.engine.as_ref().map_or(0, |e| e.drift.len())),
-            _ if d.no_data => "[?]".into(),
-            Tab::Operators => format!("[{}]", d.operators.len()),
-            Tab::Nodes => format!("[{}]", d.nodes.len()),
-            Tab::History => format!("[{}]", d.history.len()),
-            Tab::Health => format!("[{}]", d.insights.len()),
-        };
-        let label = format!(" {} {}{count} ", i + 1, t.title());
-        let style = if *t == app.tab {
-            p.title.add_modifier(Modifier::REVERSED)
-        } else {
-            p.text
-        };
-        spans.push((label, style));
-        spans.push((" ".into(), p.text));
-    }
-    frame.render_widget(Paragraph::new(fit_spans(spans, usize::from(area.width))), area);
+    let w = usize::from(area.width);
+    // Full labels (` 1 Overview   2 Operators[33] ...`) when they fit; otherwise (seven tabs on
+    // a narrow terminal) single spaces and the count of the tab in front only.
+    let form = |compact: bool| -> Vec<(String, Style)> {
+        let mut spans = Vec::new();
+        for (i, t) in app.tabs().iter().enumerate() {
+            let count = match t {
+                _ if compact && *t != app.tab => String::new(),
+                Tab::Overview => String::new(),
+                Tab::Tasks => format!("[{}]", app.engine.as_ref().map_or(0, |e| e.cells.len())),
+                Tab::Drift => format!("[{}]", app.engine.as_ref().map_or(0, |e| e.drift.len())),
+                _ if d.no_data => "[?]".into(),
+                Tab::Operators => format!("[{}]", d.operators.len()),
+                Tab::Nodes => format!("[{}]", d.nodes.len()),
+                Tab::History => format!("[{}]", d.history.len()),
+                Tab::Health => format!("[{}]", d.insights.len()),
+            };
+            let label = if compact {
+                format!("{} {}{count}", i + 1, t.title())
+            } else {
+                format!(" {} {}{count} ", i + 1, t.title())
+            };
+            let style = if *t == app.tab {
+                p.title.add_modifier(Modifier::REVERSED)
+            } else {
+                p.text
+            };
+            spans.push((label, style));
+            spans.push((" ".into(), p.text));
+        }
+        spans
+    };
+    let full = form(false);
+    let width: usize = full.iter().map(|(t, _)| text::width(t)).sum();
+    let spans = if width <= w + 1 { full } else { form(true) };
+    frame.render_widget(Paragraph::new(fit_spans(spans, w)), area);
 }
 
 fn render_footer(app: &App, frame: &mut Frame, area: Rect) {

@@ -17,13 +17,13 @@ use crate::reconcile::api::{
 };
 
 /// Aggregate state of one component of one run level, decided in this order: any task failed,
-/// any running, every task done or skipped (at least one done), every task skipped, else
-/// pending.
+/// any running or the cell partly applied, every task done or skipped (at least one done),
+/// every task skipped, else pending.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CellState {
     /// Every task applied (skipped ones aside).
     Done,
-    /// Some task is being applied.
+    /// Some task is being applied, or some are applied and others not yet.
     Running,
     /// Nothing started yet (or some tasks still waiting).
     Pending,
@@ -211,7 +211,8 @@ fn task_cells(tasks: &[TaskProgress]) -> Vec<TaskCell> {
             }
             cell.state = if cell.failed > 0 {
                 CellState::Failed
-            } else if cell.running > 0 {
+            } else if cell.running > 0 || (cell.done > 0 && cell.done + cell.skipped < cell.total) {
+                // Partly applied counts as in progress (reconciling passes apply out of order).
                 CellState::Running
             } else if cell.done > 0 && cell.done + cell.skipped == cell.total {
                 CellState::Done
@@ -338,4 +339,75 @@ pub fn event_line(e: &EngineEvent) -> String {
         e.at.format("%H:%M:%S"),
         super::text::one_line(&e.text)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(i: usize, level: Option<u32>, comp: Option<&str>, state: TaskState) -> TaskProgress {
+        TaskProgress {
+            index: i,
+            name: format!("configmap \"ns/t{i}\" ({i} of 9)"),
+            run_level: level,
+            component: comp.map(String::from),
+            state,
+        }
+    }
+
+    #[test]
+    fn cells_group_by_level_and_component_and_aggregate_states() {
+        let tasks = vec![
+            task(1, Some(10), Some("b"), TaskState::Done),
+            task(2, Some(10), Some("b"), TaskState::Pending),
+            task(3, Some(10), Some("a"), TaskState::Done),
+            task(4, Some(10), Some("a"), TaskState::Skipped("cap".into())),
+            task(5, Some(2), Some("z"), TaskState::Failed("boom".into())),
+            task(6, Some(2), Some("z"), TaskState::Done),
+            task(7, None, None, TaskState::Skipped("cap".into())),
+            task(8, Some(10), Some("c"), TaskState::Pending),
+        ];
+        let cells = task_cells(&tasks);
+        let got: Vec<(String, String, CellState, Vec<usize>)> = cells
+            .iter()
+            .map(|c| (level_label(c.level), c.label(), c.state, c.tasks.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("02".into(), "z 1/2".into(), CellState::Failed, vec![4, 5]),
+                ("10".into(), "a 1/2".into(), CellState::Done, vec![2, 3]),
+                ("10".into(), "b 1/2".into(), CellState::Running, vec![0, 1]),
+                ("10".into(), "c 0/1".into(), CellState::Pending, vec![7]),
+                ("--".into(), "- 0/1".into(), CellState::Skipped, vec![6]),
+            ]
+        );
+    }
+
+    #[test]
+    fn current_level_is_the_lowest_unfinished_one() {
+        let lv = |level, total, done, failed, skipped| RunLevelProgress {
+            level,
+            total,
+            done,
+            failed,
+            skipped,
+        };
+        let snap = StatusSnapshot {
+            run_levels: vec![
+                lv(None, 2, 0, 0, 0),
+                lv(Some(50), 4, 1, 0, 0),
+                lv(Some(10), 3, 2, 0, 1),
+                lv(Some(20), 3, 1, 1, 0),
+            ],
+            ..Default::default()
+        };
+        let m = EngineModel::build(Arc::new(snap));
+        assert_eq!(m.current_level().map(|r| r.level), Some(Some(20)));
+        let done = StatusSnapshot {
+            run_levels: vec![lv(Some(10), 3, 3, 0, 0)],
+            ..Default::default()
+        };
+        assert!(EngineModel::build(Arc::new(done)).current_level().is_none());
+    }
 }

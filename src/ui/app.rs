@@ -274,6 +274,9 @@ pub struct App {
     pub commands: Option<mpsc::Sender<Command>>,
     /// The engine event log pane is shown.
     pub show_log: bool,
+    /// The task-graph cell (run level, component) whose detail popup is open: new snapshots
+    /// refresh it.
+    pub task_detail: Option<(Option<u32>, String)>,
 }
 
 impl App {
@@ -302,6 +305,7 @@ impl App {
             engine: None,
             commands: None,
             show_log: false,
+            task_detail: None,
         };
         app.update(Action::State(state));
         app
@@ -546,6 +550,7 @@ impl App {
                 }
                 self.engine = Some(EngineModel::build(snap));
                 self.clamp_all();
+                self.refresh_task_detail();
             }
             Action::SwitchMode => {
                 let Some(e) = &self.engine else { return false };
@@ -798,9 +803,46 @@ impl App {
         self.visible_rows(self.tab).get(self.view().selected).copied()
     }
 
+    /// Rebuilds an open task-graph detail popup from the latest snapshot (same cell, same
+    /// scroll).
+    fn refresh_task_detail(&mut self) {
+        let Some(key) = &self.task_detail else { return };
+        if self.tab != Tab::Tasks
+            || !matches!(
+                self.popup,
+                Some(Popup {
+                    kind: PopupKind::Detail(_),
+                    ..
+                })
+            )
+        {
+            return;
+        }
+        let idx = self.engine.as_ref().and_then(|e| {
+            e.cells
+                .iter()
+                .position(|c| c.level == key.0 && c.component == key.1)
+        });
+        let Some((title, lines, _)) = idx.and_then(|i| detail(self, Tab::Tasks, i)) else {
+            return;
+        };
+        if let Some(p) = &mut self.popup {
+            p.title = title;
+            p.kind = PopupKind::Detail(lines);
+        }
+        let max = view::popup_max_scroll(self);
+        if let Some(p) = &mut self.popup {
+            p.scroll = p.scroll.min(max);
+        }
+    }
+
     fn open_detail(&mut self) -> bool {
         let Some(i) = self.selected_row() else {
             return false;
+        };
+        self.task_detail = match (self.tab, &self.engine) {
+            (Tab::Tasks, Some(e)) => e.cells.get(i).map(|c| (c.level, c.component.clone())),
+            _ => None,
         };
         let Some((title, lines, yaml)) = detail(self, self.tab, i) else {
             return false;

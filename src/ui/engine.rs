@@ -107,6 +107,8 @@ pub struct DriftRow {
     pub level: Level,
     /// `group/kind`.
     pub kind: String,
+    /// `kind` alone (the table's KIND column).
+    pub short_kind: String,
     /// `namespace/name` or `name`.
     pub object: String,
     /// The manifest task.
@@ -118,10 +120,14 @@ pub struct DriftRow {
 }
 
 impl DriftRow {
-    /// The changes in one line: `spec.replicas: 2 → 3; data.x: - → "y"`.
-    pub fn summary(&self) -> String {
+    /// The changes in one line: `spec.replicas: 2 → 3; data.x: - → "y"`; creates and deletes
+    /// say `would be …` in watch-only mode and what was done in active-apply.
+    pub fn summary(&self, mode: EngineMode) -> String {
+        let applied = mode == EngineMode::ActiveApply;
         match self.action {
+            "create" if applied => "created (was absent)".into(),
             "create" => "absent: would be created".into(),
+            "delete" if applied => "deleted".into(),
             "delete" => "would be deleted".into(),
             _ => self
                 .changes
@@ -256,6 +262,7 @@ fn drift_row(record: usize, r: &DriftRecord) -> Option<DriftRow> {
         action,
         level,
         kind: r.kind.clone(),
+        short_kind: r.kind.rsplit('/').next().unwrap_or(&r.kind).to_string(),
         object: if r.namespace.is_empty() {
             r.name.clone()
         } else {

@@ -338,7 +338,7 @@ pub fn row_texts(app: &App, tab: Tab) -> Vec<String> {
         Tab::Drift => app.engine.as_ref().map_or_else(Vec::new, |e| {
             e.drift
                 .iter()
-                .map(|d| format!("{} {} {} {}", d.action, d.kind, d.object, d.summary()))
+                .map(|d| format!("{} {} {} {}", d.action, d.kind, d.object, d.summary(e.snap.mode)))
                 .collect()
         }),
     }
@@ -1877,9 +1877,9 @@ fn render_tasks(app: &App, frame: &mut Frame, area: Rect) {
 fn render_drift(app: &App, frame: &mut Frame, body: Rect) {
     const COLS: [Col; 4] = [
         col("ACTION", 6, 6),
-        col("KIND", 8, 32).key(),
-        col("OBJECT", 12, 60),
-        fill("CHANGES (path: old → new)", 12).hide(1),
+        col("KIND", 8, 24),
+        col("OBJECT", 16, 60).key(),
+        fill("CHANGES (path: old → new)", 16).hide(1),
     ];
     let Some(e) = &app.engine else { return };
     let rows = e
@@ -1889,9 +1889,9 @@ fn render_drift(app: &App, frame: &mut Frame, body: Rect) {
             (
                 vec![
                     C(d.action.into(), Some(d.level)),
-                    c(&d.kind),
+                    c(&d.short_kind),
                     c(&d.object),
-                    c(d.summary()),
+                    c(d.summary(e.snap.mode)),
                 ],
                 Level::Info,
             )
@@ -1918,19 +1918,9 @@ fn render_drift(app: &App, frame: &mut Frame, body: Rect) {
             preview: app
                 .selected_row()
                 .and_then(|i| e.drift.get(i))
-                .map(DriftRowExt::preview),
+                .map(|d| format!("{} · {}", d.task, d.summary(e.snap.mode))),
         },
     );
-}
-
-trait DriftRowExt {
-    fn preview(&self) -> String;
-}
-
-impl DriftRowExt for engine::DriftRow {
-    fn preview(&self) -> String {
-        format!("{} · {}", self.task, self.summary())
-    }
 }
 
 /// The engine event log: newest at the bottom, levels coloured.

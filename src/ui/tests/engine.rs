@@ -573,3 +573,37 @@ mod event_loop {
         assert_eq!(stats.snapshots, 1, "{stats:?}");
     }
 }
+
+#[test]
+fn an_open_task_detail_follows_new_snapshots() {
+    let (mut app, _rx) = engine_app(mid_update(EngineMode::ActiveApply), 100, 40);
+    key(&mut app, KeyCode::Char('6'));
+    chars(&mut app, "/kube-scheduler");
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Enter);
+    assert!(text_of(&app).contains("2/5 done, 1 failed"));
+    // The next snapshot: the failed task applied.
+    let mut next = mid_update(EngineMode::ActiveApply);
+    let mut tasks = (*next.tasks).clone();
+    for t in &mut tasks {
+        if matches!(t.state, TaskState::Failed(_)) {
+            t.state = TaskState::Done;
+        }
+    }
+    next.tasks = Arc::new(tasks);
+    app.update(Action::Engine(Arc::new(next)));
+    let text = text_of(&app);
+    assert!(text.contains("3/5 done, 0 failed"), "{text}");
+    assert!(!text.contains("Failed tasks"), "{text}");
+}
+
+#[test]
+fn drift_words_follow_the_mode() {
+    let (mut app, _rx) = engine_app(mid_update(EngineMode::ActiveApply), 120, 40);
+    key(&mut app, KeyCode::Char('7'));
+    let text = text_of(&app);
+    assert!(text.contains("drift (active-apply: changed)"), "{text}");
+    assert!(text.contains("created (was absent)"), "{text}");
+    assert!(text.contains("deleted"), "{text}");
+    assert!(!text.contains("would be"), "{text}");
+}

@@ -7,6 +7,7 @@
 //!
 //! ```sh
 //! cargo run --example engine_dashboard            # q quits
+//! ENGINE_DASHBOARD_HEADLESS=60 cargo run --example engine_dashboard   # no UI, 60 s
 //! ```
 
 use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Duration};
@@ -125,6 +126,12 @@ async fn main() -> anyhow::Result<()> {
             })
             .await;
     });
+    if let Ok(secs) = std::env::var("ENGINE_DASHBOARD_HEADLESS") {
+        // For measuring the dashboard's share of the CPU: the same run without it.
+        tokio::time::sleep(Duration::from_secs(secs.parse().unwrap_or(60))).await;
+        engine.shutdown().await;
+        return Ok(());
+    }
     let feed = watch_state(client, "simulator".into());
     let result = cvo::ui::run(UiOptions {
         feed,

@@ -1,4 +1,6 @@
-//! The ratatui dashboard (feature `tui`): watch-only, it never writes to the cluster.
+//! The ratatui dashboard (feature `tui`): it never writes to the cluster itself. With an
+//! embedded engine ([`UiOptions::engine`]) it shows the engine's snapshot and sends the engine
+//! [`Command`](crate::reconcile::api::Command)s (mode switch, reconcile now) without waiting.
 //!
 //! - [`app`]: state and the only mutator, `App::update(Action)` (The Elm Architecture);
 //! - [`view`]: pure rendering of `&App`;

@@ -13,9 +13,19 @@ use super::{
     theme::{Level, Palette},
     view,
 };
-use crate::{assess::alerts::Alerts, cluster::ClusterState};
+use tokio::sync::mpsc;
 
-/// The views, in tab order (`1`–`5`).
+use super::engine::EngineModel;
+use crate::{
+    assess::alerts::Alerts,
+    cluster::ClusterState,
+    reconcile::api::{Command, EngineMode, StatusSnapshot},
+};
+
+/// Terminal height from which the engine event log starts shown.
+pub const LOG_AUTO_HEIGHT: u16 = 32;
+
+/// The views, in tab order (`1`–`5`; `6`–`7` only with an embedded engine).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Tab {
     /// Completion, ClusterVersion conditions, insights summary.
@@ -29,11 +39,26 @@ pub enum Tab {
     History,
     /// Update-health insights.
     Health,
+    /// The engine's task graph: run levels as rows, components as cells.
+    Tasks,
+    /// The engine's drift records (what would change, or what changed).
+    Drift,
 }
 
 impl Tab {
     /// All tabs in order.
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 7] = [
+        Tab::Overview,
+        Tab::Operators,
+        Tab::Nodes,
+        Tab::History,
+        Tab::Health,
+        Tab::Tasks,
+        Tab::Drift,
+    ];
+
+    /// The tabs without an engine.
+    pub const CLUSTER: [Tab; 5] = [
         Tab::Overview,
         Tab::Operators,
         Tab::Nodes,
@@ -54,6 +79,8 @@ impl Tab {
             Tab::Nodes => "Nodes",
             Tab::History => "History",
             Tab::Health => "Health",
+            Tab::Tasks => "Tasks",
+            Tab::Drift => "Drift",
         }
     }
 }
@@ -85,6 +112,8 @@ pub enum PopupKind {
     Detail(Vec<DetailLine>),
     /// An object's YAML.
     Yaml(String),
+    /// Confirm switching the engine to this mode.
+    Confirm(EngineMode),
 }
 
 /// One labelled value of a detail popup (the value wraps; multi-line values keep their lines).
@@ -197,6 +226,16 @@ pub enum Action {
     Tick(DateTime<Utc>),
     /// The terminal has a new size.
     Resize(u16, u16),
+    /// A new engine snapshot.
+    Engine(Arc<StatusSnapshot>),
+    /// Open the confirm popup for switching the engine's mode.
+    SwitchMode,
+    /// Confirm popup accepted: send the command.
+    Confirm,
+    /// Ask the engine for an apply pass now.
+    ReconcileNow,
+    /// Show or hide the engine event log.
+    ToggleLog,
 }
 
 /// The dashboard's state.
@@ -217,7 +256,7 @@ pub struct App {
     /// The view in front.
     pub tab: Tab,
     /// Per-view table state, indexed by [`Tab::index`].
-    pub views: [TableView; 5],
+    pub views: [TableView; 7],
     /// The open prompt.
     pub prompt: Option<Prompt>,
     /// The open popup.
@@ -228,6 +267,16 @@ pub struct App {
     pub size: (u16, u16),
     /// Set when the app should exit.
     pub quit: bool,
+    /// The embedded engine's latest snapshot and what the views derive from it (`None`: no
+    /// engine, the engine views and keys are absent).
+    pub engine: Option<EngineModel>,
+    /// Where engine commands go (never awaited: `try_send`).
+    pub commands: Option<mpsc::Sender<Command>>,
+    /// The engine event log pane is shown.
+    pub show_log: bool,
+    /// The task-graph cell (run level, component) whose detail popup is open: new snapshots
+    /// refresh it.
+    pub task_detail: Option<(Option<u32>, String)>,
 }
 
 impl App {
@@ -253,15 +302,64 @@ impl App {
             flash: None,
             size,
             quit: false,
+            engine: None,
+            commands: None,
+            show_log: false,
+            task_detail: None,
         };
         app.update(Action::State(state));
         app
+    }
+
+    /// Connects the app to an engine: its first snapshot and its command channel. The event
+    /// log starts shown on terminals at least [`LOG_AUTO_HEIGHT`] rows high.
+    pub fn attach_engine(&mut self, snap: Arc<StatusSnapshot>, commands: mpsc::Sender<Command>) {
+        self.commands = Some(commands);
+        self.show_log = self.size.1 >= LOG_AUTO_HEIGHT;
+        self.update(Action::Engine(snap));
+    }
+
+    /// The tabs on offer: five, or seven with an engine.
+    pub fn tabs(&self) -> &'static [Tab] {
+        if self.engine.is_some() {
+            &Tab::ALL
+        } else {
+            &Tab::CLUSTER
+        }
+    }
+
+    fn send(&mut self, cmd: Command) {
+        let text = format!("{cmd:?}");
+        let Some(tx) = &self.commands else {
+            self.flash = Some(("no engine to send commands to".into(), Level::Warn));
+            return;
+        };
+        self.flash = Some(match tx.try_send(cmd) {
+            Ok(()) => (
+                format!("sent {text}; the outcome shows in the header"),
+                Level::Info,
+            ),
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                (format!("engine busy: {text} not sent, try again"), Level::Warn)
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                (format!("engine stopped: {text} not sent"), Level::Error)
+            }
+        });
     }
 
     /// Which bindings apply now.
     pub fn mode(&self) -> Mode {
         if self.prompt.is_some() {
             Mode::Prompt
+        } else if matches!(
+            self.popup,
+            Some(Popup {
+                kind: PopupKind::Confirm(_),
+                ..
+            })
+        ) {
+            Mode::Confirm
         } else if self.popup.is_some() {
             Mode::Popup
         } else {
@@ -282,7 +380,7 @@ impl App {
         }
         let had_flash = self.flash.take().is_some();
         let mode = self.mode();
-        let action = match keys::lookup(mode, &ev) {
+        let action = match keys::lookup(mode, self.engine.is_some(), &ev) {
             Some(b) => Some(self.key_action(b.action, &ev)),
             None if mode == Mode::Prompt => match ev.code {
                 KeyCode::Char(ch) if !ev.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {
@@ -322,10 +420,14 @@ impl App {
                     KeyCode::Char(c) => c.to_digit(10).unwrap_or(1) as usize,
                     _ => 1,
                 };
-                Action::GotoTab(Tab::ALL.get(n.saturating_sub(1)).copied().unwrap_or(self.tab))
+                Action::GotoTab(self.tabs().get(n.saturating_sub(1)).copied().unwrap_or(self.tab))
             }
             KeyAction::Submit => Action::PromptSubmit,
             KeyAction::DeleteChar => Action::PromptDelete,
+            KeyAction::SwitchMode => Action::SwitchMode,
+            KeyAction::ReconcileNow => Action::ReconcileNow,
+            KeyAction::ToggleLog => Action::ToggleLog,
+            KeyAction::Confirm => Action::Confirm,
         }
     }
 
@@ -398,13 +500,19 @@ impl App {
             }
             Action::Move(m) => return self.move_cursor(m),
             Action::GotoTab(t) => {
-                if self.tab == t {
+                if self.tab == t || !self.tabs().contains(&t) {
                     return false;
                 }
                 self.tab = t;
             }
-            Action::NextTab => self.tab = Tab::ALL[(self.tab.index() + 1) % Tab::ALL.len()],
-            Action::PrevTab => self.tab = Tab::ALL[(self.tab.index() + Tab::ALL.len() - 1) % Tab::ALL.len()],
+            Action::NextTab => {
+                let tabs = self.tabs();
+                self.tab = tabs[(self.tab.index() + 1) % tabs.len()];
+            }
+            Action::PrevTab => {
+                let tabs = self.tabs();
+                self.tab = tabs[(self.tab.index() + tabs.len() - 1) % tabs.len()];
+            }
             Action::OpenDetail => return self.open_detail(),
             Action::OpenYaml => return self.open_yaml(),
             Action::ToggleSort => {
@@ -434,6 +542,48 @@ impl App {
                     return false;
                 }
                 self.size = (w, h);
+                self.clamp_all();
+            }
+            Action::Engine(snap) => {
+                if self.engine.as_ref().is_some_and(|e| Arc::ptr_eq(&e.snap, &snap)) {
+                    return false;
+                }
+                self.engine = Some(EngineModel::build(snap));
+                self.clamp_all();
+                self.refresh_task_detail();
+            }
+            Action::SwitchMode => {
+                let Some(e) = &self.engine else { return false };
+                let to = super::engine::other_mode(e.snap.mode);
+                self.popup = Some(Popup {
+                    title: format!("switch to {}?", super::engine::mode_word(to)),
+                    kind: PopupKind::Confirm(to),
+                    scroll: 0,
+                    yaml: None,
+                });
+            }
+            Action::Confirm => {
+                let Some(Popup {
+                    kind: PopupKind::Confirm(to),
+                    ..
+                }) = self.popup
+                else {
+                    return false;
+                };
+                self.popup = None;
+                self.send(Command::SetMode(to));
+            }
+            Action::ReconcileNow => {
+                if self.engine.is_none() {
+                    return false;
+                }
+                self.send(Command::ReconcileNow);
+            }
+            Action::ToggleLog => {
+                if self.engine.is_none() {
+                    return false;
+                }
+                self.show_log = !self.show_log;
                 self.clamp_all();
             }
         }
@@ -506,7 +656,7 @@ impl App {
     /// Indexes of the rows of `tab` that pass its filter.
     pub fn visible_rows(&self, tab: Tab) -> Vec<usize> {
         let filter = &self.views[tab.index()].filter;
-        let texts = view::row_texts(&self.dash, tab);
+        let texts = view::row_texts(self, tab);
         let (invert, needle) = match filter.strip_prefix('!') {
             Some(rest) => (true, rest.to_lowercase()),
             None => (false, filter.to_lowercase()),
@@ -537,7 +687,7 @@ impl App {
             .map(|(i, _)| i)
             .collect();
         if self.views[tab.index()].by_severity {
-            let levels = view::row_levels(&self.dash, tab);
+            let levels = view::row_levels(self, tab);
             rows.sort_by_key(|&i| std::cmp::Reverse(levels.get(i).copied().unwrap_or_default()));
         }
         rows
@@ -606,6 +756,10 @@ impl App {
 
     /// Keeps the selection inside the rows and the offset such that the selection is visible.
     fn clamp_view(&mut self, tab: Tab) {
+        if tab == Tab::Tasks && tab == self.tab {
+            self.clamp_task_view();
+            return;
+        }
         let n = self.visible_rows(tab).len();
         let page = if tab == self.tab {
             self.page_rows()
@@ -624,14 +778,71 @@ impl App {
         }
     }
 
+    /// The task graph scrolls by lines (a run level may wrap over several); the selection is
+    /// a cell. Keeps the selected cell's line visible.
+    fn clamp_task_view(&mut self) {
+        let n = self.visible_rows(Tab::Tasks).len();
+        let (w, h) = view::task_panel_inner(self);
+        let lines = view::task_lines(self, w);
+        let v = &mut self.views[Tab::Tasks.index()];
+        v.selected = v.selected.min(n.saturating_sub(1));
+        let sel = v.selected;
+        let line = view::task_line_of(&lines, self, sel);
+        let page = h.max(1);
+        let v = &mut self.views[Tab::Tasks.index()];
+        if line < v.offset {
+            v.offset = line;
+        } else if line >= v.offset + page {
+            v.offset = line + 1 - page;
+        }
+        v.offset = v.offset.min(lines.len().saturating_sub(page));
+    }
+
     /// The index (into the view model's rows) of the selected row, if any.
     pub fn selected_row(&self) -> Option<usize> {
         self.visible_rows(self.tab).get(self.view().selected).copied()
     }
 
+    /// Rebuilds an open task-graph detail popup from the latest snapshot (same cell, same
+    /// scroll).
+    fn refresh_task_detail(&mut self) {
+        let Some(key) = &self.task_detail else { return };
+        if self.tab != Tab::Tasks
+            || !matches!(
+                self.popup,
+                Some(Popup {
+                    kind: PopupKind::Detail(_),
+                    ..
+                })
+            )
+        {
+            return;
+        }
+        let idx = self.engine.as_ref().and_then(|e| {
+            e.cells
+                .iter()
+                .position(|c| c.level == key.0 && c.component == key.1)
+        });
+        let Some((title, lines, _)) = idx.and_then(|i| detail(self, Tab::Tasks, i)) else {
+            return;
+        };
+        if let Some(p) = &mut self.popup {
+            p.title = title;
+            p.kind = PopupKind::Detail(lines);
+        }
+        let max = view::popup_max_scroll(self);
+        if let Some(p) = &mut self.popup {
+            p.scroll = p.scroll.min(max);
+        }
+    }
+
     fn open_detail(&mut self) -> bool {
         let Some(i) = self.selected_row() else {
             return false;
+        };
+        self.task_detail = match (self.tab, &self.engine) {
+            (Tab::Tasks, Some(e)) => e.cells.get(i).map(|c| (c.level, c.component.clone())),
+            _ => None,
         };
         let Some((title, lines, yaml)) = detail(self, self.tab, i) else {
             return false;
@@ -748,6 +959,19 @@ fn object_yaml(app: &App, tab: Tab, i: usize) -> Option<(String, String)> {
         Tab::Overview | Tab::History => {
             let cv = s.cluster_version.as_ref()?;
             Some(("clusterversion/version (yaml)".into(), to_yaml(cv)))
+        }
+        Tab::Tasks => None,
+        Tab::Drift => {
+            // A create shows the object as it would be sent.
+            let e = app.engine.as_ref()?;
+            let row = e.drift.get(i)?;
+            match &e.snap.drift.get(row.record)?.drift {
+                crate::reconcile::api::Drift::Create { object } => Some((
+                    format!("{} {} to create (yaml)", row.kind, row.object),
+                    serde_norway::to_string(object).unwrap_or_else(|e| format!("# cannot render YAML: {e}")),
+                )),
+                _ => None,
+            }
         }
     }
 }
@@ -918,6 +1142,76 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
             ));
             l.push(DetailLine::new("Description", &ins.description, Level::Info));
             "update health insight".into()
+        }
+        Tab::Tasks => {
+            let e = app.engine.as_ref()?;
+            let cell = e.cells.get(i)?;
+            let lvl = cell.level_style();
+            l.push(DetailLine::new(
+                "Run level",
+                super::engine::level_label(cell.level),
+                Level::Info,
+            ));
+            l.push(DetailLine::new("Component", &cell.component, Level::Info));
+            l.push(DetailLine::new("State", cell.state.word(), lvl));
+            l.push(DetailLine::new(
+                "Tasks",
+                format!(
+                    "{}/{} done, {} failed, {} skipped, {} running",
+                    cell.done, cell.total, cell.failed, cell.skipped, cell.running
+                ),
+                Level::Info,
+            ));
+            let tasks: Vec<&crate::reconcile::api::TaskProgress> =
+                cell.tasks.iter().filter_map(|&t| e.snap.tasks.get(t)).collect();
+            if cell.failed > 0 {
+                l.push(DetailLine::heading("Failed tasks"));
+                for t in &tasks {
+                    if let crate::reconcile::api::TaskState::Failed(err) = &t.state {
+                        l.push(DetailLine::new(
+                            "failed",
+                            format!("{}\n{err}", t.name),
+                            Level::Error,
+                        ));
+                    }
+                }
+            }
+            l.push(DetailLine::heading("All tasks"));
+            for t in &tasks {
+                use crate::reconcile::api::TaskState as S;
+                let (word, v, lv) = match &t.state {
+                    S::Pending => ("pending", t.name.clone(), Level::Info),
+                    S::Running => ("running", t.name.clone(), Level::Warn),
+                    S::Done => ("done", t.name.clone(), Level::Ok),
+                    S::Failed(_) => ("failed", t.name.clone(), Level::Error),
+                    S::Skipped(why) => ("skipped", format!("{} ({why})", t.name), Level::Unknown),
+                };
+                l.push(DetailLine::new(word, v, lv));
+            }
+            format!(
+                "run level {} · {}",
+                super::engine::level_label(cell.level),
+                cell.component
+            )
+        }
+        Tab::Drift => {
+            let e = app.engine.as_ref()?;
+            let row = e.drift.get(i)?;
+            l.push(DetailLine::new("Action", row.action, row.level));
+            l.push(DetailLine::new("Kind", &row.kind, Level::Info));
+            l.push(DetailLine::new("Object", &row.object, Level::Info));
+            l.push(DetailLine::new("Task", &row.task, Level::Info));
+            if !row.changes.is_empty() {
+                l.push(DetailLine::heading("Field changes (path: old → new)"));
+                for (n, (path, old, new)) in row.changes.iter().enumerate() {
+                    l.push(DetailLine::new(
+                        (n + 1).to_string(),
+                        format!("{path}: {old} → {new}"),
+                        Level::Warn,
+                    ));
+                }
+            }
+            format!("drift: {} {} {}", row.action, row.kind, row.object)
         }
     };
     Some((title, l, yaml))

@@ -12,6 +12,8 @@ pub enum Mode {
     Popup,
     /// Typing into the `/` filter or `:` command line.
     Prompt,
+    /// The mode-switch confirm popup is open (only `y`/Enter, `n`/Esc and Ctrl-c apply).
+    Confirm,
 }
 
 impl Mode {
@@ -20,6 +22,7 @@ impl Mode {
             Self::Normal => 1,
             Self::Popup => 2,
             Self::Prompt => 4,
+            Self::Confirm => 8,
         }
     }
 }
@@ -27,6 +30,7 @@ impl Mode {
 const N: u8 = 1;
 const P: u8 = 2;
 const I: u8 = 4;
+const C: u8 = 8;
 
 /// What a key does; the app turns it into an [`Action`](super::app::Action).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +75,14 @@ pub enum KeyAction {
     Submit,
     /// Delete the character before the cursor.
     DeleteChar,
+    /// Engine: open the confirm popup to switch watch-only ↔ active-apply.
+    SwitchMode,
+    /// Engine: ask for an apply pass now.
+    ReconcileNow,
+    /// Engine: show or hide the event log pane.
+    ToggleLog,
+    /// Confirm popup: do it.
+    Confirm,
 }
 
 /// A key: code plus the modifiers that must be held (Shift is ignored for characters).
@@ -128,6 +140,9 @@ pub struct KeyBinding {
     pub short: &'static str,
     /// The action.
     pub action: KeyAction,
+    /// Only with an embedded engine (`cvo demo`): left out of dispatch, help and hints
+    /// otherwise.
+    pub engine_only: bool,
 }
 
 impl KeyBinding {
@@ -157,6 +172,9 @@ const fn b(
         KeyAction::ToggleSort => "sort",
         KeyAction::Submit => "apply",
         KeyAction::Back => "cancel",
+        KeyAction::SwitchMode => "mode",
+        KeyAction::ToggleLog => "log",
+        KeyAction::Confirm => "confirm",
         _ => "",
     };
     KeyBinding {
@@ -168,7 +186,22 @@ const fn b(
         hint,
         short,
         action,
+        engine_only: false,
     }
+}
+
+/// [`b`] for a binding that exists only with an embedded engine.
+const fn eb(
+    keys: &'static [Key],
+    label: &'static str,
+    desc: &'static str,
+    modes: u8,
+    hint: bool,
+    action: KeyAction,
+) -> KeyBinding {
+    let mut kb = b(keys, label, desc, "Engine (cvo demo)", modes, hint, action);
+    kb.engine_only = true;
+    kb
 }
 
 const DIGITS: [Key; 5] = [c('1'), c('2'), c('3'), c('4'), c('5')];
@@ -180,7 +213,7 @@ pub const BINDINGS: &[KeyBinding] = &[
         "Ctrl-c",
         "quit, from anywhere",
         "General",
-        N | P | I,
+        N | P | I | C,
         false,
         KeyAction::ForceQuit,
     ),
@@ -364,13 +397,62 @@ pub const BINDINGS: &[KeyBinding] = &[
         false,
         KeyAction::DeleteChar,
     ),
+    eb(
+        &[c('6'), c('7')],
+        "6-7",
+        "task graph (run levels × components), drift",
+        N,
+        false,
+        KeyAction::GotoTab,
+    ),
+    eb(
+        &[c('m')],
+        "m",
+        "switch watch-only ↔ active-apply (asks first)",
+        N,
+        true,
+        KeyAction::SwitchMode,
+    ),
+    eb(
+        &[c('r')],
+        "r",
+        "reconcile now: ask the engine for an apply pass",
+        N,
+        false,
+        KeyAction::ReconcileNow,
+    ),
+    eb(
+        &[c('e')],
+        "e",
+        "show / hide the engine event log",
+        N,
+        true,
+        KeyAction::ToggleLog,
+    ),
+    eb(
+        &[c('y'), k(KeyCode::Enter)],
+        "y/Enter",
+        "confirm the mode switch",
+        C,
+        true,
+        KeyAction::Confirm,
+    ),
+    eb(
+        &[c('n'), k(KeyCode::Esc), c('q')],
+        "n/Esc",
+        "cancel the mode switch (nothing is sent)",
+        C,
+        true,
+        KeyAction::Back,
+    ),
 ];
 
-/// The binding a key event triggers in `mode`, if any.
-pub fn lookup(mode: Mode, ev: &KeyEvent) -> Option<&'static KeyBinding> {
+/// The binding a key event triggers in `mode`, if any; engine-only bindings count only when
+/// `engine` is true.
+pub fn lookup(mode: Mode, engine: bool, ev: &KeyEvent) -> Option<&'static KeyBinding> {
     BINDINGS
         .iter()
-        .find(|b| b.applies(mode) && b.keys.iter().any(|k| k.matches(ev)))
+        .find(|b| b.applies(mode) && (engine || !b.engine_only) && b.keys.iter().any(|k| k.matches(ev)))
 }
 
 /// How `/` matches rows (shown in the help).
@@ -410,28 +492,28 @@ mod tests {
 
     #[test]
     fn ctrl_c_applies_everywhere() {
-        for m in [Mode::Normal, Mode::Popup, Mode::Prompt] {
-            let b = lookup(m, &ev(KeyCode::Char('c'), KeyModifiers::CONTROL));
+        for m in [Mode::Normal, Mode::Popup, Mode::Prompt, Mode::Confirm] {
+            let b = lookup(m, true, &ev(KeyCode::Char('c'), KeyModifiers::CONTROL));
             assert_eq!(b.map(|b| b.action), Some(KeyAction::ForceQuit), "{m:?}");
         }
     }
 
     #[test]
     fn plain_c_is_not_ctrl_c_and_shift_g_is_g() {
-        assert!(lookup(Mode::Normal, &ev(KeyCode::Char('c'), KeyModifiers::NONE)).is_none());
-        let g = lookup(Mode::Normal, &ev(KeyCode::Char('G'), KeyModifiers::SHIFT));
+        assert!(lookup(Mode::Normal, false, &ev(KeyCode::Char('c'), KeyModifiers::NONE)).is_none());
+        let g = lookup(Mode::Normal, false, &ev(KeyCode::Char('G'), KeyModifiers::SHIFT));
         assert_eq!(g.map(|b| b.action), Some(KeyAction::Bottom));
     }
 
     #[test]
     fn prompt_mode_does_not_steal_letters() {
-        assert!(lookup(Mode::Prompt, &ev(KeyCode::Char('q'), KeyModifiers::NONE)).is_none());
-        assert!(lookup(Mode::Prompt, &ev(KeyCode::Char('j'), KeyModifiers::NONE)).is_none());
+        assert!(lookup(Mode::Prompt, true, &ev(KeyCode::Char('q'), KeyModifiers::NONE)).is_none());
+        assert!(lookup(Mode::Prompt, true, &ev(KeyCode::Char('j'), KeyModifiers::NONE)).is_none());
     }
 
     #[test]
     fn no_key_is_bound_twice_in_one_mode() {
-        for m in [Mode::Normal, Mode::Popup, Mode::Prompt] {
+        for m in [Mode::Normal, Mode::Popup, Mode::Prompt, Mode::Confirm] {
             let keys: Vec<Key> = BINDINGS
                 .iter()
                 .filter(|b| b.applies(m))
@@ -441,5 +523,27 @@ mod tests {
                 assert!(!keys[i + 1..].contains(a), "{a:?} bound twice in {m:?}");
             }
         }
+    }
+
+    #[test]
+    fn engine_keys_need_an_engine() {
+        let m = ev(KeyCode::Char('m'), KeyModifiers::NONE);
+        assert!(lookup(Mode::Normal, false, &m).is_none());
+        assert_eq!(
+            lookup(Mode::Normal, true, &m).map(|b| b.action),
+            Some(KeyAction::SwitchMode)
+        );
+        let six = ev(KeyCode::Char('6'), KeyModifiers::NONE);
+        assert!(lookup(Mode::Normal, false, &six).is_none());
+        // In the confirm popup `y` confirms (elsewhere in popups it shows YAML).
+        let y = ev(KeyCode::Char('y'), KeyModifiers::NONE);
+        assert_eq!(
+            lookup(Mode::Confirm, true, &y).map(|b| b.action),
+            Some(KeyAction::Confirm)
+        );
+        assert_eq!(
+            lookup(Mode::Popup, true, &y).map(|b| b.action),
+            Some(KeyAction::Yaml)
+        );
     }
 }

@@ -1,19 +1,24 @@
-//! The ratatui dashboard (feature `tui`): watch-only, it never writes to the cluster.
+//! The ratatui dashboard (feature `tui`): it never writes to the cluster itself. With an
+//! embedded engine ([`UiOptions::engine`]) it shows the engine's snapshot and sends the engine
+//! [`Command`](crate::reconcile::api::Command)s (mode switch, reconcile now) without waiting.
 //!
 //! - [`app`]: state and the only mutator, `App::update(Action)` (The Elm Architecture);
 //! - [`view`]: pure rendering of `&App`;
 //! - [`keys`]: the one key registry behind dispatch, help and hints;
 //! - [`model`] / [`adapter`]: the rows and values shown, derived per state change;
+//! - [`engine`]: the embedded engine's views (task graph, drift, gauge, log), derived per
+//!   engine snapshot;
 //! - [`theme`], [`text`]: named styles, and width-safe one-line cells;
 //! - [`logging`]: file logging (never to the screen).
 //!
 //! The loop redraws only when input, data or the terminal size change (field note 32), applies
-//! bursts of feed updates at most four times a second, exits cleanly on `q`, Ctrl-c, SIGHUP,
+//! bursts of feed and engine updates together at most four times a second, exits cleanly on `q`, Ctrl-c, SIGHUP,
 //! SIGTERM, SIGINT or end of input (field note 36), and restores the terminal on every exit
 //! path, panics included.
 
 pub mod adapter;
 pub mod app;
+pub mod engine;
 pub mod keys;
 pub mod logging;
 pub mod model;
@@ -65,7 +70,8 @@ pub struct EngineLink {
 /// that a panic restores the terminal).
 pub const PANIC_KEY_ENV: &str = "CVO_UI_TEST_PANIC_KEY";
 
-/// Shortest gap between two applications of feed updates (bursts are coalesced).
+/// Shortest gap between two applications of feed or engine updates (bursts of both are
+/// coalesced into one redraw).
 const FEED_INTERVAL: Duration = Duration::from_millis(250);
 /// How often ages are refreshed when they follow the wall clock.
 const CLOCK_INTERVAL: Duration = Duration::from_secs(5);
@@ -116,6 +122,8 @@ pub struct LoopStats {
     pub frames: u64,
     /// Cluster states applied (after coalescing).
     pub states: u64,
+    /// Engine snapshots applied (after coalescing).
+    pub snapshots: u64,
 }
 
 /// The event loop, generic over the terminal backend and the input stream so tests can drive
@@ -136,12 +144,25 @@ where
         mut feed,
         alerts,
         now,
-        engine: _engine,
+        engine,
     } = opts;
     let size = terminal.size()?;
     let first = feed.borrow_and_update().clone();
     let mut app = app::App::new(first, alerts, now, palette, (size.width, size.height));
-    let mut stats = LoopStats { frames: 0, states: 1 };
+    let mut stats = LoopStats {
+        frames: 0,
+        states: 1,
+        snapshots: 0,
+    };
+    let (mut status, mut engine_open) = match engine {
+        Some(EngineLink { mut status, commands }) => {
+            app.attach_engine(status.borrow_and_update().clone(), commands);
+            stats.snapshots = 1;
+            (Some(status), true)
+        }
+        None => (None, false),
+    };
+    let mut engine_pending = false;
     let mut clock = tokio::time::interval(CLOCK_INTERVAL);
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(signals);
@@ -159,6 +180,7 @@ where
             break;
         }
         let feed_due = last_feed + FEED_INTERVAL;
+
         tokio::select! {
             sig = &mut signals => {
                 tracing::info!(signal = sig, "exiting on signal");
@@ -190,12 +212,27 @@ where
                     feed_open = false;
                 }
             },
-            () = tokio::time::sleep_until(feed_due), if feed_pending => {
-                // Only the latest state is applied: a burst of updates costs one rebuild.
-                let state = feed.borrow_and_update().clone();
-                dirty |= app.update(app::Action::State(state));
-                stats.states += 1;
-                feed_pending = false;
+            changed = engine_changed(status.as_mut()), if engine_open && !engine_pending => match changed {
+                Ok(()) => engine_pending = true,
+                Err(_) => {
+                    tracing::info!("engine status closed; keeping the last snapshot");
+                    engine_open = false;
+                }
+            },
+            () = tokio::time::sleep_until(feed_due), if feed_pending || engine_pending => {
+                // Only the latest values are applied: a burst of updates costs one rebuild.
+                if feed_pending {
+                    let state = feed.borrow_and_update().clone();
+                    dirty |= app.update(app::Action::State(state));
+                    stats.states += 1;
+                    feed_pending = false;
+                }
+                if engine_pending && let Some(rx) = status.as_mut() {
+                    let snap = rx.borrow_and_update().clone();
+                    dirty |= app.update(app::Action::Engine(snap));
+                    stats.snapshots += 1;
+                    engine_pending = false;
+                }
                 last_feed = Instant::now();
             }
             _ = clock.tick(), if app.follows_clock() => {
@@ -204,6 +241,16 @@ where
         }
     }
     Ok(stats)
+}
+
+/// Waits for the next engine snapshot; never resolves without an engine.
+async fn engine_changed(
+    rx: Option<&mut watch::Receiver<Arc<crate::reconcile::api::StatusSnapshot>>>,
+) -> Result<(), watch::error::RecvError> {
+    match rx {
+        Some(rx) => rx.changed().await,
+        None => std::future::pending().await,
+    }
 }
 
 #[cfg(test)]

@@ -35,6 +35,10 @@ pub struct Palette {
     pub border: Style,
     /// The filled part of the completion gauge.
     pub gauge: Style,
+    /// The engine mode `watch-only` (reads only).
+    pub watch_only: Style,
+    /// The engine mode `active-apply` (writes): reversed, so it never looks like watch-only.
+    pub active_apply: Style,
 }
 
 impl Palette {
@@ -55,6 +59,10 @@ impl Palette {
             selected: Style::new().add_modifier(Modifier::REVERSED),
             border: Style::new().add_modifier(Modifier::DIM),
             gauge: Style::new().fg(Color::Cyan),
+            watch_only: Style::new().fg(Color::LightBlue).add_modifier(Modifier::BOLD),
+            active_apply: Style::new()
+                .fg(Color::Magenta)
+                .add_modifier(Modifier::BOLD.union(Modifier::REVERSED)),
         }
     }
 
@@ -73,6 +81,8 @@ impl Palette {
             selected: Style::new().add_modifier(Modifier::REVERSED),
             border: Style::new(),
             gauge: Style::new(),
+            watch_only: Style::new().add_modifier(Modifier::BOLD),
+            active_apply: Style::new().add_modifier(Modifier::BOLD.union(Modifier::REVERSED)),
         }
     }
 
@@ -87,6 +97,14 @@ impl Palette {
         match no_color {
             Some(v) if !v.is_empty() => Self::mono(),
             _ => Self::color(),
+        }
+    }
+
+    /// The style of an engine mode.
+    pub fn mode(&self, mode: crate::reconcile::api::EngineMode) -> Style {
+        match mode {
+            crate::reconcile::api::EngineMode::WatchOnly => self.watch_only,
+            crate::reconcile::api::EngineMode::ActiveApply => self.active_apply,
         }
     }
 
@@ -145,6 +163,8 @@ mod tests {
             mono.muted,
             mono.title,
             mono.gauge,
+            mono.watch_only,
+            mono.active_apply,
         ] {
             assert_eq!(s.fg, None);
             assert_eq!(s.bg, None);

@@ -15,6 +15,7 @@ use ratatui::{
 
 use super::{
     app::{App, PopupKind, PromptKind, Tab},
+    engine,
     keys::{BINDINGS, COMMANDS},
     model::{self, Dashboard},
     text,
@@ -28,9 +29,36 @@ pub const MIN_WIDTH: u16 = 60;
 pub const MIN_HEIGHT: u16 = 15;
 const HEADER_ROWS: u16 = 4;
 
-/// Header height: one more line while the API is unreachable, so the error has its own line.
+/// Header height: one more line while the API is unreachable, so the error has its own line,
+/// and one more for the engine line when an engine is attached.
 fn header_rows(app: &App) -> u16 {
-    HEADER_ROWS + u16::from(feed_error(app).is_some())
+    HEADER_ROWS + u16::from(feed_error(app).is_some()) + u16::from(app.engine.is_some())
+}
+
+/// Height of the engine event log pane in a body of `body_h` rows (0 when hidden).
+fn log_rows(app: &App, body_h: u16) -> u16 {
+    if app.engine.is_none() || !app.show_log || body_h < 12 {
+        return 0;
+    }
+    (body_h / 3).clamp(4, 10)
+}
+
+/// The body split into the view and the event log pane.
+fn body_and_log(app: &App, body: Rect) -> (Rect, Rect) {
+    let log = log_rows(app, body.height);
+    split_v(body, body.height - log)
+}
+
+/// Rows of the engine sync panel on the Overview.
+const SYNC_ROWS: u16 = 4;
+
+/// The Overview body below the engine sync panel (the whole body without an engine).
+fn overview_body(app: &App, body: Rect) -> (Rect, Rect) {
+    if app.engine.is_some() && body.height > SYNC_ROWS + 6 {
+        split_v(body, SYNC_ROWS)
+    } else {
+        (Rect { height: 0, ..body }, body)
+    }
 }
 
 fn feed_error(app: &App) -> Option<&crate::cluster::FeedError> {
@@ -95,12 +123,18 @@ pub fn render(app: &App, frame: &mut Frame) {
     let s = screen(area, header_rows(app));
     render_header(app, frame, s.header);
     render_tabs(app, frame, s.tabs);
+    let (body, log) = body_and_log(app, s.body);
     match app.tab {
-        Tab::Overview => render_overview(app, frame, s.body),
-        Tab::Operators => render_operators(app, frame, s.body),
-        Tab::Nodes => render_nodes(app, frame, s.body),
-        Tab::History => render_history(app, frame, s.body),
-        Tab::Health => render_insights(app, frame, s.body, true),
+        Tab::Overview => render_overview(app, frame, body),
+        Tab::Operators => render_operators(app, frame, body),
+        Tab::Nodes => render_nodes(app, frame, body),
+        Tab::History => render_history(app, frame, body),
+        Tab::Health => render_insights(app, frame, body, true),
+        Tab::Tasks => render_tasks(app, frame, body),
+        Tab::Drift => render_drift(app, frame, body),
+    }
+    if log.height > 0 {
+        render_log(app, frame, log);
     }
     render_footer(app, frame, s.footer);
     if app.popup.is_some() {
@@ -215,9 +249,10 @@ fn nodes_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect) {
 
 /// The area of the table whose selection the keys move, for a terminal of `area`.
 fn focused_table_area(app: &App, area: Rect) -> Rect {
-    let body = screen(area, header_rows(app)).body;
+    let body = body_and_log(app, screen(area, header_rows(app)).body).0;
     match app.tab {
         Tab::Overview => {
+            let body = overview_body(app, body).1;
             let body = if overview_hidden(body, &app.dash).is_empty() || body.height <= 1 {
                 body
             } else {
@@ -226,8 +261,17 @@ fn focused_table_area(app: &App, area: Rect) -> Rect {
             overview_areas(body, &app.dash).1
         }
         Tab::Nodes => nodes_areas(body, &app.dash).1,
-        Tab::Operators | Tab::History | Tab::Health => body,
+        Tab::Operators | Tab::History | Tab::Health | Tab::Tasks | Tab::Drift => body,
     }
+}
+
+/// Inner (width, height) of the task graph panel on the current terminal.
+pub fn task_panel_inner(app: &App) -> (usize, usize) {
+    let area = focused_table_area(app, Rect::new(0, 0, app.size.0, app.size.1));
+    (
+        usize::from(area.width.saturating_sub(2)),
+        usize::from(area.height.saturating_sub(2)),
+    )
 }
 
 /// Rows of data the focused table shows at once (borders and header excluded).
@@ -236,7 +280,8 @@ pub fn focused_table_rows(app: &App, area: Rect) -> u16 {
 }
 
 /// The text of each row of `tab`'s table, for filtering.
-pub fn row_texts(dash: &Dashboard, tab: Tab) -> Vec<String> {
+pub fn row_texts(app: &App, tab: Tab) -> Vec<String> {
+    let dash = &app.dash;
     match tab {
         Tab::Overview => dash
             .conditions
@@ -268,17 +313,53 @@ pub fn row_texts(dash: &Dashboard, tab: Tab) -> Vec<String> {
             .iter()
             .map(|i| format!("{} {} {} {}", i.level_word, i.impact, i.message, i.description))
             .collect(),
+        Tab::Tasks => app.engine.as_ref().map_or_else(Vec::new, |e| {
+            e.cells
+                .iter()
+                .map(|c| {
+                    let errors: Vec<&str> = c
+                        .tasks
+                        .iter()
+                        .filter_map(|&t| match e.snap.tasks.get(t).map(|t| &t.state) {
+                            Some(crate::reconcile::api::TaskState::Failed(err)) => Some(err.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    format!(
+                        "{} {} {} {}",
+                        engine::level_label(c.level),
+                        c.label(),
+                        c.state.word(),
+                        errors.join(" ")
+                    )
+                })
+                .collect()
+        }),
+        Tab::Drift => app.engine.as_ref().map_or_else(Vec::new, |e| {
+            e.drift
+                .iter()
+                .map(|d| format!("{} {} {} {}", d.action, d.kind, d.object, d.summary(e.snap.mode)))
+                .collect()
+        }),
     }
 }
 
 /// The severity of each row of `tab`'s table, for sorting.
-pub fn row_levels(dash: &Dashboard, tab: Tab) -> Vec<Level> {
+pub fn row_levels(app: &App, tab: Tab) -> Vec<Level> {
+    let dash = &app.dash;
     match tab {
         Tab::Overview => dash.conditions.iter().map(|r| r.level).collect(),
         Tab::Operators => dash.operators.iter().map(|r| r.level).collect(),
         Tab::Nodes => dash.nodes.iter().map(|r| r.level).collect(),
         Tab::History => dash.history.iter().map(|r| r.level).collect(),
         Tab::Health => dash.insights.iter().map(|r| r.level).collect(),
+        Tab::Tasks => app.engine.as_ref().map_or_else(Vec::new, |e| {
+            e.cells.iter().map(engine::TaskCell::level_style).collect()
+        }),
+        Tab::Drift => app
+            .engine
+            .as_ref()
+            .map_or_else(Vec::new, |e| e.drift.iter().map(|d| d.level).collect()),
     }
 }
 
@@ -320,8 +401,18 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
             (d.source.clone(), p.text),
             (" │ ".into(), p.muted),
             (feed, p.level(d.feed.1)),
-            (" │ watch-only".into(), p.muted),
-        ],
+            match &app.engine {
+                Some(_) => (" │ ".into(), p.muted),
+                None => (" │ watch-only".into(), p.muted),
+            },
+        ]
+        .into_iter()
+        .chain(
+            app.engine
+                .as_ref()
+                .map(|e| (engine::mode_word(e.snap.mode).to_string(), p.mode(e.snap.mode))),
+        )
+        .collect(),
         w,
     );
     let mut v = vec![("Version ".to_string(), p.muted)];
@@ -375,6 +466,9 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     }
     let l4 = fit_spans(l4, w);
     let mut lines = vec![l1, l2, l3, l4];
+    if let Some(e) = &app.engine {
+        lines.push(engine_line(app, e, w));
+    }
     if let Some(e) = feed_error(app) {
         lines.push(fit_spans(
             vec![(feed_error_line(app, e), p.err.add_modifier(Modifier::BOLD))],
@@ -384,29 +478,80 @@ fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(lines), area);
 }
 
+/// The engine line of the header: state, lease, last command (or engine error).
+fn engine_line(app: &App, e: &engine::EngineModel, w: usize) -> Line<'static> {
+    let p = &app.palette;
+    let s = &e.snap;
+    let mut v = vec![
+        ("Engine ".to_string(), p.muted),
+        (
+            engine::state_word(&s.state),
+            p.level(engine::state_level(&s.state))
+                .add_modifier(Modifier::BOLD),
+        ),
+        ("  Lease ".into(), p.muted),
+    ];
+    match (&s.lease_holder, s.leader) {
+        (_, true) => v.push((
+            format!("{} (we lead)", s.lease_holder.as_deref().unwrap_or("us")),
+            p.ok,
+        )),
+        (Some(h), false) => v.push((format!("{h} (not us)"), p.warn)),
+        (None, false) => v.push(("none".into(), p.muted)),
+    }
+    if let Some(err) = &s.last_error {
+        v.push(("  Error ".into(), p.muted));
+        v.push((text::one_line(err), p.err));
+    } else if let Some(c) = &s.last_command {
+        v.push(("  Last command ".into(), p.muted));
+        match &c.result {
+            Ok(m) if m.is_empty() => v.push((format!("{}: ok", c.command), p.ok)),
+            Ok(m) => v.push((format!("{}: {}", c.command, text::one_line(m)), p.ok)),
+            Err(why) => v.push((format!("{} refused: {}", c.command, text::one_line(why)), p.err)),
+        }
+    }
+    fit_spans(v, w)
+}
+
 fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let d = &app.dash;
-    let mut spans = Vec::new();
-    for (i, t) in Tab::ALL.iter().enumerate() {
-        let count = match t {
-            Tab::Overview => String::new(),
-            _ if d.no_data => "[?]".into(),
-            Tab::Operators => format!("[{}]", d.operators.len()),
-            Tab::Nodes => format!("[{}]", d.nodes.len()),
-            Tab::History => format!("[{}]", d.history.len()),
-            Tab::Health => format!("[{}]", d.insights.len()),
-        };
-        let label = format!(" {} {}{count} ", i + 1, t.title());
-        let style = if *t == app.tab {
-            p.title.add_modifier(Modifier::REVERSED)
-        } else {
-            p.text
-        };
-        spans.push((label, style));
-        spans.push((" ".into(), p.text));
-    }
-    frame.render_widget(Paragraph::new(fit_spans(spans, usize::from(area.width))), area);
+    let w = usize::from(area.width);
+    // Full labels (` 1 Overview   2 Operators[33] ...`) when they fit; otherwise (seven tabs on
+    // a narrow terminal) single spaces and the count of the tab in front only.
+    let form = |compact: bool| -> Vec<(String, Style)> {
+        let mut spans = Vec::new();
+        for (i, t) in app.tabs().iter().enumerate() {
+            let count = match t {
+                _ if compact && *t != app.tab => String::new(),
+                Tab::Overview => String::new(),
+                Tab::Tasks => format!("[{}]", app.engine.as_ref().map_or(0, |e| e.cells.len())),
+                Tab::Drift => format!("[{}]", app.engine.as_ref().map_or(0, |e| e.drift.len())),
+                _ if d.no_data => "[?]".into(),
+                Tab::Operators => format!("[{}]", d.operators.len()),
+                Tab::Nodes => format!("[{}]", d.nodes.len()),
+                Tab::History => format!("[{}]", d.history.len()),
+                Tab::Health => format!("[{}]", d.insights.len()),
+            };
+            let label = if compact {
+                format!("{} {}{count}", i + 1, t.title())
+            } else {
+                format!(" {} {}{count} ", i + 1, t.title())
+            };
+            let style = if *t == app.tab {
+                p.title.add_modifier(Modifier::REVERSED)
+            } else {
+                p.text
+            };
+            spans.push((label, style));
+            spans.push((" ".into(), p.text));
+        }
+        spans
+    };
+    let full = form(false);
+    let width: usize = full.iter().map(|(t, _)| text::width(t)).sum();
+    let spans = if width <= w + 1 { full } else { form(true) };
+    frame.render_widget(Paragraph::new(fit_spans(spans, w)), area);
 }
 
 fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
@@ -454,9 +599,13 @@ fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
     let mut spans = Vec::new();
     // `y` in a popup only works when the popup is about an object.
     let yaml_ok = app.popup.as_ref().is_none_or(|p| p.yaml.is_some());
-    let shown = BINDINGS
-        .iter()
-        .filter(|b| b.hint && b.applies(mode) && (yaml_ok || b.action != super::keys::KeyAction::Yaml));
+    let engine = app.engine.is_some();
+    let shown = BINDINGS.iter().filter(|b| {
+        b.hint
+            && b.applies(mode)
+            && (engine || !b.engine_only)
+            && (yaml_ok || b.action != super::keys::KeyAction::Yaml)
+    });
     for b in shown {
         spans.push((b.label.to_string(), p.key));
         spans.push((format!(" {}  ", b.short), p.muted));
@@ -755,7 +904,10 @@ fn overview_hidden(body: Rect, dash: &Dashboard) -> Vec<&'static str> {
 }
 
 fn render_overview(app: &App, frame: &mut Frame, body: Rect) {
-    let mut body = body;
+    let (sync, mut body) = overview_body(app, body);
+    if sync.height > 0 {
+        render_sync(app, frame, sync);
+    }
     if !overview_hidden(body, &app.dash).is_empty() && body.height > 1 {
         // One line says what is below the fold and how to see it.
         let (rest, hint_area) = split_v(body, body.height - 1);
@@ -1227,6 +1379,20 @@ fn render_history(app: &App, frame: &mut Frame, body: Rect) {
     );
 }
 
+/// The confirm popup's rectangle: just high enough for its text.
+fn confirm_area(app: &App, area: Rect) -> Rect {
+    let w = area.width.saturating_sub(4).min(64);
+    let inner_w = usize::from(w.saturating_sub(2));
+    let lines = u16::try_from(popup_lines(app, inner_w).len()).unwrap_or(u16::MAX);
+    let h = lines.saturating_add(2).min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
 /// The popup's rectangle inside the screen.
 fn popup_area(area: Rect, max_width: u16) -> Rect {
     let w = (area.width.saturating_mul(9) / 10)
@@ -1245,6 +1411,7 @@ fn popup_area(area: Rect, max_width: u16) -> Rect {
 fn popup_max_width(app: &App) -> u16 {
     match app.popup.as_ref().map(|p| &p.kind) {
         Some(PopupKind::Help) => 84,
+        Some(PopupKind::Confirm(_)) => 64,
         _ => u16::MAX,
     }
 }
@@ -1259,7 +1426,7 @@ fn popup_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     match &popup.kind {
         PopupKind::Help => {
             let mut section = "";
-            for b in BINDINGS {
+            for b in BINDINGS.iter().filter(|b| app.engine.is_some() || !b.engine_only) {
                 if b.section != section {
                     if !section.is_empty() {
                         out.push(Line::default());
@@ -1357,6 +1524,28 @@ fn popup_lines(app: &App, width: usize) -> Vec<Line<'static>> {
                 }
             }
         }
+        PopupKind::Confirm(to) => {
+            let from = app.engine.as_ref().map(|e| e.snap.mode);
+            let mut head = vec![Span::styled("Switch the engine from ", p.text)];
+            if let Some(f) = from {
+                head.push(Span::styled(engine::mode_word(f), p.mode(f)));
+                head.push(Span::styled(" to ", p.text));
+            }
+            head.push(Span::styled(engine::mode_word(*to), p.mode(*to)));
+            head.push(Span::styled("?", p.text));
+            out.push(Line::from(head));
+            out.push(Line::default());
+            for l in text::wrap(engine::switch_explanation(*to), width) {
+                out.push(Line::styled(l, p.text));
+            }
+            out.push(Line::default());
+            out.push(Line::from(vec![
+                Span::styled("y/Enter", p.key),
+                Span::styled(" switch   ", p.text),
+                Span::styled("n/Esc", p.key),
+                Span::styled(" cancel (nothing is sent)", p.text),
+            ]));
+        }
         PopupKind::Yaml(y) => {
             for line in y.lines() {
                 let indent = line.len() - line.trim_start().len();
@@ -1392,10 +1581,14 @@ pub fn popup_max_scroll(app: &App) -> usize {
 fn render_popup(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let Some(popup) = &app.popup else { return };
-    let rect = popup_area(area, popup_max_width(app));
+    let rect = match popup.kind {
+        PopupKind::Confirm(_) => confirm_area(app, area),
+        _ => popup_area(area, popup_max_width(app)),
+    };
     frame.render_widget(Clear, rect);
     let hint = match popup.kind {
         PopupKind::Detail(_) if popup.yaml.is_some() => " j/k scroll · y yaml · Esc close ",
+        PopupKind::Confirm(_) => " y confirm · n cancel ",
         _ => " j/k scroll · Esc close ",
     };
     let block = Block::bordered()
@@ -1419,6 +1612,354 @@ fn render_popup(app: &App, frame: &mut Frame, area: Rect) {
         .take(usize::from(inner.height))
         .collect();
     frame.render_widget(Paragraph::new(shown), inner);
+}
+
+// ---------------------------------------------------------------- engine views
+
+/// The Overview's engine panel: the sync gauge (the snapshot's `fraction`, `done`, `total`),
+/// the current run level, the desired release and the current failure.
+fn render_sync(app: &App, frame: &mut Frame, area: Rect) {
+    let p = &app.palette;
+    let Some(e) = &app.engine else { return };
+    let s = &e.snap;
+    let block = Block::bordered()
+        .border_style(p.border)
+        .title(Line::styled(" sync (engine) ", p.title));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.height == 0 {
+        return;
+    }
+    let (gauge_area, info_area) = split_v(inner, 1);
+    let w = usize::from(inner.width);
+    let ratio = model::clamp_ratio(f64::from(s.fraction));
+    let level = match e.current_level() {
+        Some(r) => format!(
+            " · run level {} ({}/{}{})",
+            engine::level_label(r.level),
+            r.done,
+            r.total,
+            if r.failed > 0 {
+                format!(", {} failed", r.failed)
+            } else {
+                String::new()
+            }
+        ),
+        None if s.total > 0 => " · all run levels done".into(),
+        None => String::new(),
+    };
+    let label = format!(
+        "{} · {}/{} tasks{level}",
+        model::percent_label(f64::from(s.fraction)),
+        s.done,
+        s.total
+    );
+    let style = if s.failure.is_some() { p.err } else { p.gauge };
+    let gauge = Gauge::default()
+        .ratio(ratio)
+        .label(Span::styled(
+            text::fit(&label, w),
+            p.text.add_modifier(Modifier::BOLD),
+        ))
+        .gauge_style(style)
+        .use_unicode(true);
+    frame.render_widget(gauge, gauge_area);
+    let mut spans = vec![("Desired ".to_string(), p.muted)];
+    spans.push((
+        s.desired
+            .as_ref()
+            .map(|d| {
+                if d.version.is_empty() {
+                    d.image.clone()
+                } else {
+                    d.version.clone()
+                }
+            })
+            .unwrap_or_else(|| "-".into()),
+        p.text.add_modifier(Modifier::BOLD),
+    ));
+    spans.push(("  Pass ".into(), p.muted));
+    spans.push((
+        format!(
+            "{}{}",
+            s.counters.passes,
+            if s.running { " (running)" } else { "" }
+        ),
+        p.text,
+    ));
+    if s.attempt > 0 {
+        spans.push(("  Attempt ".into(), p.muted));
+        spans.push((s.attempt.to_string(), p.warn));
+    }
+    if let Some(f) = &s.failure {
+        spans.push(("  Failing ".into(), p.muted));
+        let msg = if f.reason.is_empty() {
+            text::one_line(&f.message)
+        } else {
+            format!("{}: {}", f.reason, text::one_line(&f.message))
+        };
+        spans.push((msg, p.err));
+    }
+    frame.render_widget(Paragraph::new(fit_spans(spans, w)), info_area);
+}
+
+/// One line of the task graph: the run level it belongs to (`None` for continuation lines
+/// of a level that wraps) and the indexes (into the engine model's cells) on it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskLine {
+    /// The level, on the first line of each level.
+    pub level: Option<Option<u32>>,
+    /// Cells on the line.
+    pub cells: Vec<usize>,
+}
+
+/// Columns of the run-level prefix: `50  12/20 │ `.
+const TASK_PREFIX: usize = 13;
+
+/// The task graph laid out for `width` columns: the visible cells (filter applied), level by
+/// level, each level starting a new line and wrapping as needed.
+pub fn task_lines(app: &App, width: usize) -> Vec<TaskLine> {
+    let Some(e) = &app.engine else {
+        return Vec::new();
+    };
+    let room = width.saturating_sub(TASK_PREFIX).max(1);
+    let mut out: Vec<TaskLine> = Vec::new();
+    let mut used = 0;
+    let mut current: Option<Option<u32>> = None;
+    for i in app.visible_rows(Tab::Tasks) {
+        let Some(cell) = e.cells.get(i) else { continue };
+        let w = text::width(&text::sanitize(&cell.label())) + 2;
+        let new_level = current != Some(cell.level);
+        let last = out.last_mut();
+        match last {
+            Some(line) if !new_level && used + w <= room => {
+                line.cells.push(i);
+                used += w + 1;
+            }
+            _ => {
+                out.push(TaskLine {
+                    level: new_level.then_some(cell.level),
+                    cells: vec![i],
+                });
+                used = w + 1;
+                current = Some(cell.level);
+            }
+        }
+    }
+    out
+}
+
+/// The line of the task graph holding visible cell number `sel` (an index into the visible
+/// cells).
+pub fn task_line_of(lines: &[TaskLine], app: &App, sel: usize) -> usize {
+    let visible = app.visible_rows(Tab::Tasks);
+    let Some(target) = visible.get(sel) else {
+        return 0;
+    };
+    lines.iter().position(|l| l.cells.contains(target)).unwrap_or(0)
+}
+
+fn render_tasks(app: &App, frame: &mut Frame, area: Rect) {
+    let p = &app.palette;
+    let Some(e) = &app.engine else { return };
+    let v = app.view();
+    let visible = app.visible_rows(Tab::Tasks);
+    let sel = app.selected_row();
+    let title = filter_title(app, Tab::Tasks, "task graph", e.cells.len(), visible.len());
+    let mut block = Block::bordered()
+        .border_style(p.title.remove_modifier(Modifier::BOLD))
+        .title(Line::styled(
+            text::fit(&title, usize::from(area.width.saturating_sub(4))),
+            p.title,
+        ));
+    // The bottom border previews the selected cell: its first failed task and error.
+    if let Some(cell) = sel.and_then(|i| e.cells.get(i)) {
+        let failed = cell.tasks.iter().find_map(|&t| {
+            let t = e.snap.tasks.get(t)?;
+            match &t.state {
+                crate::reconcile::api::TaskState::Failed(err) => Some(format!("{}: {}", t.name, err)),
+                _ => None,
+            }
+        });
+        let preview = match failed {
+            Some(f) => format!(" ↳ ✗ {} (Enter: all tasks) ", text::one_line(&f)),
+            None => format!(
+                " ↳ {} · {} · {}/{} done (Enter: tasks) ",
+                cell.component,
+                cell.state.word(),
+                cell.done,
+                cell.total
+            ),
+        };
+        let style = if cell.failed > 0 { p.err } else { p.muted };
+        block = block.title_bottom(Line::styled(
+            text::fit(&preview, usize::from(area.width.saturating_sub(4))),
+            style,
+        ));
+    }
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+    let w = usize::from(inner.width);
+    if visible.is_empty() {
+        let msg = if e.cells.is_empty() {
+            "no tasks yet: the engine has not loaded a payload".to_string()
+        } else {
+            format!("no cells match the filter '{}' (Esc clears it)", v.filter)
+        };
+        frame.render_widget(Paragraph::new(Line::styled(text::fit(&msg, w), p.muted)), inner);
+        return;
+    }
+    let lines = task_lines(app, w);
+    let selected = sel;
+    let shown: Vec<Line> = lines
+        .iter()
+        .skip(v.offset)
+        .take(usize::from(inner.height))
+        .map(|l| {
+            let mut spans = Vec::new();
+            match l.level {
+                Some(level) => {
+                    let rl = e.snap.run_levels.iter().find(|r| r.level == level);
+                    let (counts, style) = match rl {
+                        Some(r) => {
+                            let style = if r.failed > 0 {
+                                p.err
+                            } else if r.done + r.skipped >= r.total {
+                                p.ok
+                            } else if e.current_level().is_some_and(|c| c.level == level) {
+                                p.warn
+                            } else {
+                                p.muted
+                            };
+                            (format!("{}/{}", r.done, r.total), style)
+                        }
+                        None => ("-".into(), p.muted),
+                    };
+                    spans.push(Span::styled(
+                        format!("{:>2} {:>7} ", engine::level_label(level), counts),
+                        style,
+                    ));
+                    spans.push(Span::styled("│ ", p.border));
+                }
+                None => {
+                    spans.push(Span::styled(" ".repeat(TASK_PREFIX - 2), p.text));
+                    spans.push(Span::styled("│ ", p.border));
+                }
+            }
+            for (n, &i) in l.cells.iter().enumerate() {
+                let Some(cell) = e.cells.get(i) else { continue };
+                if n > 0 {
+                    spans.push(Span::raw(" "));
+                }
+                let mut style = p.level(cell.level_style());
+                if selected == Some(i) {
+                    style = style.add_modifier(Modifier::REVERSED);
+                }
+                spans.push(Span::styled(
+                    format!("{} {}", cell.state.marker(), text::sanitize(&cell.label())),
+                    style,
+                ));
+            }
+            // Long single cells are cut to the width.
+            let plain: Vec<(String, Style)> = spans
+                .into_iter()
+                .map(|s| (s.content.into_owned(), s.style))
+                .collect();
+            fit_spans(plain, w)
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(shown), inner);
+}
+
+fn render_drift(app: &App, frame: &mut Frame, body: Rect) {
+    const COLS: [Col; 4] = [
+        col("ACTION", 6, 6),
+        col("KIND", 8, 24),
+        col("OBJECT", 16, 60).key(),
+        fill("CHANGES (path: old → new)", 16).hide(1),
+    ];
+    let Some(e) = &app.engine else { return };
+    let rows = e
+        .drift
+        .iter()
+        .map(|d| {
+            (
+                vec![
+                    C(d.action.into(), Some(d.level)),
+                    c(&d.short_kind),
+                    c(&d.object),
+                    c(d.summary(e.snap.mode)),
+                ],
+                Level::Info,
+            )
+        })
+        .collect();
+    let visible = app.visible_rows(Tab::Drift);
+    let mode = engine::mode_word(e.snap.mode);
+    let name = match e.snap.mode {
+        crate::reconcile::api::EngineMode::WatchOnly => format!("drift ({mode}: would change)"),
+        crate::reconcile::api::EngineMode::ActiveApply => format!("drift ({mode}: changed)"),
+    };
+    let title = filter_title(app, Tab::Drift, &name, e.drift.len(), visible.len());
+    render_table(
+        app,
+        frame,
+        body,
+        TableSpec {
+            title,
+            cols: &COLS,
+            rows,
+            visible,
+            cursor: cursor(app, Tab::Drift),
+            empty: "no drift: the last pass found the cluster as the payload says",
+            preview: app
+                .selected_row()
+                .and_then(|i| e.drift.get(i))
+                .map(|d| format!("{} · {}", d.task, d.summary(e.snap.mode))),
+        },
+    );
+}
+
+/// The engine event log: newest at the bottom, levels coloured.
+fn render_log(app: &App, frame: &mut Frame, area: Rect) {
+    let p = &app.palette;
+    let Some(e) = &app.engine else { return };
+    let events = &e.snap.events;
+    let block = Block::bordered().border_style(p.border).title(Line::styled(
+        text::fit(
+            &format!(" engine events[{}] (e hides) ", events.len()),
+            usize::from(area.width.saturating_sub(4)),
+        ),
+        p.title,
+    ));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let h = usize::from(inner.height);
+    let w = usize::from(inner.width);
+    if events.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled("no engine events yet", p.muted)),
+            inner,
+        );
+        return;
+    }
+    let lines: Vec<Line> = events
+        .iter()
+        .skip(events.len().saturating_sub(h))
+        .map(|ev| {
+            let style = match ev.level {
+                crate::reconcile::api::EventLevel::Info => p.text,
+                other => p.level(engine::event_level(other)),
+            };
+            let line = engine::event_line(ev);
+            let (time, rest) = line.split_at(line.find(' ').unwrap_or(0));
+            fit_spans(vec![(time.to_string(), p.muted), (rest.to_string(), style)], w)
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
 }
 
 #[cfg(test)]

@@ -1,0 +1,420 @@
+//! The view model of the embedded reconcile engine (`cvo demo`): what the task graph, the drift
+//! view, the sync gauge, the engine header line and the event log show, derived once per
+//! engine snapshot (never per frame) from [`StatusSnapshot`].
+//!
+//! Every number comes from the snapshot: the gauge uses `fraction`, `done` and `total`; the
+//! current run level is the lowest entry of `run_levels` with unfinished tasks; the task graph
+//! groups `tasks` by (run level, component) and counts their states. Nothing is recomputed
+//! from the cluster state. Upstream, the task graph is the sync worker's
+//! `pkg/payload/task_graph.go` (run levels run in order, components of one level in parallel).
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use super::theme::Level;
+use crate::reconcile::api::{
+    Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel, RunLevelProgress, StatusSnapshot,
+    TaskProgress, TaskState,
+};
+
+/// Aggregate state of one component of one run level, decided in this order: any task failed,
+/// any running or the cell partly applied, every task done or skipped (at least one done),
+/// every task skipped, else pending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CellState {
+    /// Every task applied (skipped ones aside).
+    Done,
+    /// Some task is being applied, or some are applied and others not yet.
+    Running,
+    /// Nothing started yet (or some tasks still waiting).
+    Pending,
+    /// Every task was left out (capability, override, profile).
+    Skipped,
+    /// At least one task failed.
+    Failed,
+}
+
+impl CellState {
+    /// The marker shown in front of the cell (colour is never the only signal).
+    pub fn marker(self) -> &'static str {
+        match self {
+            CellState::Done => "✓",
+            CellState::Running => "»",
+            CellState::Pending => "·",
+            CellState::Skipped => "-",
+            CellState::Failed => "✗",
+        }
+    }
+
+    /// The word for details and filtering.
+    pub fn word(self) -> &'static str {
+        match self {
+            CellState::Done => "done",
+            CellState::Running => "running",
+            CellState::Pending => "pending",
+            CellState::Skipped => "skipped",
+            CellState::Failed => "failed",
+        }
+    }
+}
+
+/// One cell of the task graph: the tasks of one component in one run level.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskCell {
+    /// Run level (`None`: tasks whose file name has no `0000_NN_` prefix).
+    pub level: Option<u32>,
+    /// Component (`-` when the file name names none).
+    pub component: String,
+    /// Tasks in the cell.
+    pub total: usize,
+    /// Applied.
+    pub done: usize,
+    /// Failed.
+    pub failed: usize,
+    /// Skipped.
+    pub skipped: usize,
+    /// Being applied.
+    pub running: usize,
+    /// Aggregate state.
+    pub state: CellState,
+    /// Indexes into [`StatusSnapshot::tasks`] of the cell's tasks, in payload order.
+    pub tasks: Vec<usize>,
+}
+
+impl TaskCell {
+    /// The cell's text: `kube-apiserver 7/7` (done/total).
+    pub fn label(&self) -> String {
+        format!("{} {}/{}", self.component, self.done, self.total)
+    }
+
+    /// Severity for the palette.
+    pub fn level_style(&self) -> Level {
+        match self.state {
+            CellState::Done => Level::Ok,
+            CellState::Running => Level::Warn,
+            CellState::Pending => Level::Info,
+            CellState::Skipped => Level::Unknown,
+            CellState::Failed => Level::Error,
+        }
+    }
+}
+
+/// One drift record as the drift view shows it (records without a change are left out).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DriftRow {
+    /// `create`, `update`, `delete`.
+    pub action: &'static str,
+    /// Severity of the action (create ok-green, update warn, delete error).
+    pub level: Level,
+    /// `group/kind`.
+    pub kind: String,
+    /// `kind` alone (the table's KIND column).
+    pub short_kind: String,
+    /// `namespace/name` or `name`.
+    pub object: String,
+    /// The manifest task.
+    pub task: String,
+    /// Field changes: (path, old, new), values as compact JSON (`-` when absent).
+    pub changes: Vec<(String, String, String)>,
+    /// Index into [`StatusSnapshot::drift`].
+    pub record: usize,
+}
+
+impl DriftRow {
+    /// The changes in one line: `spec.replicas: 2 → 3; data.x: - → "y"`; creates and deletes
+    /// say `would be …` in watch-only mode and what was done in active-apply.
+    pub fn summary(&self, mode: EngineMode) -> String {
+        let applied = mode == EngineMode::ActiveApply;
+        match self.action {
+            "create" if applied => "created (was absent)".into(),
+            "create" => "absent: would be created".into(),
+            "delete" if applied => "deleted".into(),
+            "delete" => "would be deleted".into(),
+            _ => self
+                .changes
+                .iter()
+                .map(|(p, a, b)| format!("{p}: {a} → {b}"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        }
+    }
+}
+
+/// Everything the engine views show, derived from one snapshot.
+#[derive(Clone, Debug, Default)]
+pub struct EngineModel {
+    /// The snapshot itself (header, gauge, events and details read it directly).
+    pub snap: Arc<StatusSnapshot>,
+    /// The task graph's cells, by run level (no level last) then component name.
+    pub cells: Vec<TaskCell>,
+    /// Drift records with a change.
+    pub drift: Vec<DriftRow>,
+}
+
+impl EngineModel {
+    /// Builds the model of `snap`.
+    pub fn build(snap: Arc<StatusSnapshot>) -> Self {
+        let cells = task_cells(&snap.tasks);
+        let drift = snap
+            .drift
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| drift_row(i, r))
+            .collect();
+        Self { snap, cells, drift }
+    }
+
+    /// The run level being worked on: the lowest level with tasks neither done nor skipped
+    /// (a level with a failed task stays current), from the snapshot's `run_levels`.
+    pub fn current_level(&self) -> Option<&RunLevelProgress> {
+        self.snap
+            .run_levels
+            .iter()
+            .filter(|r| r.done + r.skipped < r.total)
+            .min_by_key(|r| (r.level.is_none(), r.level))
+    }
+}
+
+/// `NN` of a run level, `--` when there is none.
+pub fn level_label(level: Option<u32>) -> String {
+    match level {
+        Some(l) => format!("{l:02}"),
+        None => "--".into(),
+    }
+}
+
+fn task_cells(tasks: &[TaskProgress]) -> Vec<TaskCell> {
+    // Key: (no level sorts last, level, component).
+    let mut groups: BTreeMap<(bool, u32, String), Vec<usize>> = BTreeMap::new();
+    for (i, t) in tasks.iter().enumerate() {
+        let comp = t.component.clone().unwrap_or_else(|| "-".into());
+        groups
+            .entry((t.run_level.is_none(), t.run_level.unwrap_or(0), comp))
+            .or_default()
+            .push(i);
+    }
+    groups
+        .into_iter()
+        .map(|((none, level, component), idx)| {
+            let mut cell = TaskCell {
+                level: (!none).then_some(level),
+                component,
+                total: idx.len(),
+                done: 0,
+                failed: 0,
+                skipped: 0,
+                running: 0,
+                state: CellState::Pending,
+                tasks: idx,
+            };
+            for &i in &cell.tasks {
+                match tasks.get(i).map(|t| &t.state) {
+                    Some(TaskState::Done) => cell.done += 1,
+                    Some(TaskState::Failed(_)) => cell.failed += 1,
+                    Some(TaskState::Skipped(_)) => cell.skipped += 1,
+                    Some(TaskState::Running) => cell.running += 1,
+                    Some(TaskState::Pending) | None => {}
+                }
+            }
+            cell.state = if cell.failed > 0 {
+                CellState::Failed
+            } else if cell.running > 0 || (cell.done > 0 && cell.done + cell.skipped < cell.total) {
+                // Partly applied counts as in progress (reconciling passes apply out of order).
+                CellState::Running
+            } else if cell.done > 0 && cell.done + cell.skipped == cell.total {
+                CellState::Done
+            } else if cell.skipped == cell.total {
+                CellState::Skipped
+            } else {
+                CellState::Pending
+            };
+            cell
+        })
+        .collect()
+}
+
+fn json_short(v: Option<&serde_json::Value>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) => serde_json::to_string(v).unwrap_or_else(|_| "?".into()),
+    }
+}
+
+fn drift_row(record: usize, r: &DriftRecord) -> Option<DriftRow> {
+    let (action, level, changes) = match &r.drift {
+        Drift::None => return None,
+        Drift::Create { .. } => ("create", Level::Ok, Vec::new()),
+        Drift::Delete => ("delete", Level::Error, Vec::new()),
+        Drift::Update { diff } => (
+            "update",
+            Level::Warn,
+            diff.iter()
+                .map(|c| {
+                    (
+                        c.path.clone(),
+                        json_short(c.from.as_ref()),
+                        json_short(c.to.as_ref()),
+                    )
+                })
+                .collect(),
+        ),
+    };
+    Some(DriftRow {
+        action,
+        level,
+        kind: r.kind.clone(),
+        short_kind: r.kind.rsplit('/').next().unwrap_or(&r.kind).to_string(),
+        object: if r.namespace.is_empty() {
+            r.name.clone()
+        } else {
+            format!("{}/{}", r.namespace, r.name)
+        },
+        task: r.task.clone(),
+        changes,
+        record,
+    })
+}
+
+/// The engine state as one word (`Updating`, `Blocked: why`).
+pub fn state_word(s: &EngineState) -> String {
+    match s {
+        EngineState::Starting => "Starting".into(),
+        EngineState::WaitingForLease => "WaitingForLease".into(),
+        EngineState::Initializing => "Initializing".into(),
+        EngineState::Updating => "Updating".into(),
+        EngineState::Reconciling => "Reconciling".into(),
+        EngineState::Blocked(why) => format!("Blocked: {why}"),
+        EngineState::Stopped => "Stopped".into(),
+    }
+}
+
+/// Severity of an engine state.
+pub fn state_level(s: &EngineState) -> Level {
+    match s {
+        EngineState::Reconciling => Level::Ok,
+        EngineState::Updating | EngineState::Initializing | EngineState::Starting => Level::Warn,
+        EngineState::WaitingForLease => Level::Blocked,
+        EngineState::Blocked(_) => Level::Error,
+        EngineState::Stopped => Level::Unknown,
+    }
+}
+
+/// The mode as the header shows it.
+pub fn mode_word(m: EngineMode) -> &'static str {
+    match m {
+        EngineMode::WatchOnly => "watch-only",
+        EngineMode::ActiveApply => "active-apply",
+    }
+}
+
+/// The other mode (what the `m` key switches to).
+pub fn other_mode(m: EngineMode) -> EngineMode {
+    match m {
+        EngineMode::WatchOnly => EngineMode::ActiveApply,
+        EngineMode::ActiveApply => EngineMode::WatchOnly,
+    }
+}
+
+/// What switching to `to` means, for the confirm popup.
+pub fn switch_explanation(to: EngineMode) -> &'static str {
+    match to {
+        EngineMode::ActiveApply => {
+            "cvo will apply the release payload and write ClusterVersion status; it takes the lease \
+             openshift-cluster-version/version and will not write while another CVO holds it."
+        }
+        EngineMode::WatchOnly => "cvo stops writing; drift is shown instead.",
+    }
+}
+
+/// Severity of an event level.
+pub fn event_level(l: EventLevel) -> Level {
+    match l {
+        EventLevel::Info => Level::Info,
+        EventLevel::Warning => Level::Warn,
+        EventLevel::Error => Level::Error,
+    }
+}
+
+/// The event as one log line: `HH:MM:SS WARN text`.
+pub fn event_line(e: &EngineEvent) -> String {
+    let lvl = match e.level {
+        EventLevel::Info => "INFO",
+        EventLevel::Warning => "WARN",
+        EventLevel::Error => "ERROR",
+    };
+    format!(
+        "{} {lvl:<5} {}",
+        e.at.format("%H:%M:%S"),
+        super::text::one_line(&e.text)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(i: usize, level: Option<u32>, comp: Option<&str>, state: TaskState) -> TaskProgress {
+        TaskProgress {
+            index: i,
+            name: format!("configmap \"ns/t{i}\" ({i} of 9)"),
+            run_level: level,
+            component: comp.map(String::from),
+            state,
+        }
+    }
+
+    #[test]
+    fn cells_group_by_level_and_component_and_aggregate_states() {
+        let tasks = vec![
+            task(1, Some(10), Some("b"), TaskState::Done),
+            task(2, Some(10), Some("b"), TaskState::Pending),
+            task(3, Some(10), Some("a"), TaskState::Done),
+            task(4, Some(10), Some("a"), TaskState::Skipped("cap".into())),
+            task(5, Some(2), Some("z"), TaskState::Failed("boom".into())),
+            task(6, Some(2), Some("z"), TaskState::Done),
+            task(7, None, None, TaskState::Skipped("cap".into())),
+            task(8, Some(10), Some("c"), TaskState::Pending),
+        ];
+        let cells = task_cells(&tasks);
+        let got: Vec<(String, String, CellState, Vec<usize>)> = cells
+            .iter()
+            .map(|c| (level_label(c.level), c.label(), c.state, c.tasks.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("02".into(), "z 1/2".into(), CellState::Failed, vec![4, 5]),
+                ("10".into(), "a 1/2".into(), CellState::Done, vec![2, 3]),
+                ("10".into(), "b 1/2".into(), CellState::Running, vec![0, 1]),
+                ("10".into(), "c 0/1".into(), CellState::Pending, vec![7]),
+                ("--".into(), "- 0/1".into(), CellState::Skipped, vec![6]),
+            ]
+        );
+    }
+
+    #[test]
+    fn current_level_is_the_lowest_unfinished_one() {
+        let lv = |level, total, done, failed, skipped| RunLevelProgress {
+            level,
+            total,
+            done,
+            failed,
+            skipped,
+        };
+        let snap = StatusSnapshot {
+            run_levels: vec![
+                lv(None, 2, 0, 0, 0),
+                lv(Some(50), 4, 1, 0, 0),
+                lv(Some(10), 3, 2, 0, 1),
+                lv(Some(20), 3, 1, 1, 0),
+            ],
+            ..Default::default()
+        };
+        let m = EngineModel::build(Arc::new(snap));
+        assert_eq!(m.current_level().map(|r| r.level), Some(Some(20)));
+        let done = StatusSnapshot {
+            run_levels: vec![lv(Some(10), 3, 3, 0, 0)],
+            ..Default::default()
+        };
+        assert!(EngineModel::build(Arc::new(done)).current_level().is_none());
+    }
+}

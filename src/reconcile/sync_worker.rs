@@ -786,7 +786,13 @@ impl Pass<'_> {
             v.co_update_start_times = co_start;
             v.tasks = tasks;
             v.drift = drift;
-            v.status.done = done;
+            // statusWrapper.Report (C21): after a failed pass, a re-run of the same release
+            // that has not yet caught up with the last reported progress is not reported, so
+            // the sync fraction does not fall back while a pass re-applies what is done.
+            let catching_up = running && v.status.failure.is_some() && done < v.status.done;
+            if !catching_up {
+                v.status.done = done;
+            }
             v.status.total = self.work.payload.manifests.len();
             v.running = running;
             if !running {

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# End-to-end: the live demo update in a real terminal (tmux), on the release binary.
+#
+# Starts `cvo demo --speed 20` (simulator + simulated operators + the engine in active-apply,
+# 4.16.3 → 4.16.4) at 120x40 and checks, from what is on screen:
+#   1. the dashboard comes up in active-apply mode with the engine's sync gauge;
+#   2. the gauge rises: the percentages read from successive captures never fall and at least
+#      three distinct values are seen before 100 %;
+#   3. `6` opens the task graph (run levels as rows, components with done/total);
+#   4. the update completes: `4` shows the History tab with `4.16.4  Completed` on top;
+#   5. `m` opens the mode-switch confirm popup, Esc closes it without switching;
+#   6. `q` quits with exit code 0 and the terminal leaves the alternate screen.
+# It also records CPU use of the process during the update and idle after it (clock ticks,
+# 100 per second) in artifacts/demo/cpu.txt. Every capture is saved under
+# tests/e2e/artifacts/demo/. Exits non-zero with a message naming the failed step.
+#
+# Usage: tests/e2e/tmux_demo.sh             (binary: $CVO_BIN, default target/release/cvo)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+CVO_BIN="${CVO_BIN:-target/release/cvo}"
+case "$CVO_BIN" in /*) ;; *) CVO_BIN="$ROOT/$CVO_BIN" ;; esac
+ART="$ROOT/tests/e2e/artifacts/demo"
+SOCK="cvo-e2e-demo"
+SESSION="cvo"
+TIMEOUT="${E2E_TIMEOUT:-90}"
+
+tm() { tmux -L "$SOCK" "$@"; }
+
+cleanup() { tm kill-server >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    capture "failure" >/dev/null 2>&1 || true
+    echo "captures are in $ART" >&2
+    exit 1
+}
+
+[ -x "$CVO_BIN" ] || fail "no executable at $CVO_BIN (build it: cargo build --release, or set CVO_BIN)"
+command -v tmux >/dev/null || fail "tmux is not installed"
+
+mkdir -p "$ART"
+rm -rf "${ART:?}"/*
+
+step=0
+# capture NAME: save the pane text as NN-NAME.txt and print it.
+capture() {
+    step=$((step + 1))
+    local f
+    f="$ART/$(printf '%02d' "$step")-$1.txt"
+    tm capture-pane -p -t "$SESSION" >"$f"
+    cat "$f"
+}
+
+# wait_for TEXT [NAME]: poll the pane until TEXT appears (deadline $TIMEOUT s).
+wait_for() {
+    local text="$1" deadline=$((SECONDS + TIMEOUT))
+    while ((SECONDS < deadline)); do
+        if tm capture-pane -p -t "$SESSION" | grep -qF -- "$text"; then
+            capture "${2:-wait}" >/dev/null
+            return 0
+        fi
+        sleep 0.1
+    done
+    fail "timed out after ${TIMEOUT}s waiting for '$text' (step ${2:-wait})"
+}
+
+keys() { tm send-keys -t "$SESSION" "$@"; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+tm -f /dev/null new-session -d -s "$SESSION" -x 120 -y 40 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" TERM=tmux-256color bash --norc --noprofile"
+keys "clear; cd '$ART' && TERM=xterm-256color XDG_STATE_HOME='$ART' '$CVO_BIN' demo --speed 20; echo rc=\$?" Enter
+
+# 1. The dashboard in active-apply with the engine's gauge.
+wait_for "active-apply" "start"
+wait_for "tasks" "gauge"
+[ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "1" ] || fail "the dashboard is not on the alternate screen"
+cvo_pid="$(pgrep -n -f -- "$CVO_BIN demo --speed 20" || true)"
+[ -n "$cvo_pid" ] || fail "cannot find the cvo process"
+t_start=$(cpu_ticks "$cvo_pid")
+s_start=$SECONDS
+
+# 2. The gauge rises: once the update to 4.16.4 is requested (the engine first reconciles
+#    4.16.3, where the gauge is already at 100 %), read "NN% · done/total tasks" from the sync
+#    panel every 200 ms.
+wait_for "Desired 4.16.4" "update-requested"
+seen=()
+last=-1
+deadline=$((SECONDS + TIMEOUT))
+while ((SECONDS < deadline)); do
+    pct="$(tm capture-pane -p -t "$SESSION" | grep -oE '[0-9]+% · [0-9]+/[0-9]+ tasks' | head -1 | grep -oE '^[0-9]+' || true)"
+    if [ -n "$pct" ]; then
+        ((pct >= last)) || fail "the sync gauge fell from $last% to $pct%"
+        if ((pct != last)); then
+            seen+=("$pct")
+            capture "gauge-$pct" >/dev/null
+            last=$pct
+        fi
+        ((pct == 100)) && break
+    fi
+    sleep 0.2
+done
+echo "gauge values seen: ${seen[*]}" | tee "$ART/gauge.txt"
+((last == 100)) || fail "the gauge did not reach 100% in ${TIMEOUT}s (last $last%)"
+((${#seen[@]} >= 4)) || fail "the gauge did not rise through at least three values before 100%: ${seen[*]}"
+
+# 3. The task graph.
+keys 6
+wait_for "task graph" "task-graph"
+tm capture-pane -p -t "$SESSION" | grep -qE '✓ kube-apiserver-operator [0-9]+/[0-9]+' ||
+    fail "the task graph does not show kube-apiserver-operator as done"
+
+# 4. The Completed history entry.
+keys 4
+deadline=$((SECONDS + TIMEOUT))
+until tm capture-pane -p -t "$SESSION" | grep -qE '^│4\.16\.4 +Completed'; do
+    ((SECONDS < deadline)) || fail "no Completed 4.16.4 history entry in ${TIMEOUT}s"
+    sleep 0.2
+done
+capture "history-completed" >/dev/null
+t_done=$(cpu_ticks "$cvo_pid")
+s_done=$SECONDS
+
+# Idle: 10 s at level (reconciling only).
+sleep 10
+t_idle=$(cpu_ticks "$cvo_pid")
+{
+    echo "update: $((t_done - t_start)) ticks in $((s_done - s_start)) s"
+    echo "idle:   $((t_idle - t_done)) ticks in 10 s"
+} | tee "$ART/cpu.txt"
+# An idle dashboard with a reconciling engine must stay far below one core (1000 ticks in 10 s).
+(((t_idle - t_done) <= 200)) || fail "idle demo used $((t_idle - t_done)) CPU ticks in 10 s"
+
+# 5. The mode switch asks first; Esc leaves the mode alone.
+keys m
+wait_for "watch-only" "confirm-open"
+capture "confirm" >/dev/null
+keys Escape
+sleep 0.5
+tm capture-pane -p -t "$SESSION" | head -1 | grep -qF "active-apply" || fail "Esc in the confirm popup changed the mode"
+
+# 6. Quit.
+keys q
+wait_for "rc=" "quit"
+tm capture-pane -p -t "$SESSION" | grep -qx "rc=0" || fail "cvo demo did not exit 0: $(tm capture-pane -p -t "$SESSION" | grep rc=)"
+[ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "0" ] || fail "alternate screen still on after quit"
+echo "PASS: live demo end-to-end (captures in $ART)"

@@ -28,6 +28,15 @@ fn image(v: &str) -> String {
     demo_release_image(v).expect("version in the demo graph")
 }
 
+/// Engine timings for the tests: `SIMOPS_ENGINE_SCALE` (default 0.01) of upstream's.
+fn engine_timings() -> EngineTimings {
+    let f = std::env::var("SIMOPS_ENGINE_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.01);
+    EngineTimings::scaled(f)
+}
+
 fn engine_config(timings: EngineTimings) -> EngineConfig {
     EngineConfig {
         mode: EngineMode::ActiveApply,
@@ -67,6 +76,7 @@ async fn wait_snapshot(
     h: &mut EngineHandle,
     what: &str,
     secs: u64,
+    dump: Option<(&Simulator, &operators::OperatorSimHandle)>,
     pred: impl Fn(&StatusSnapshot) -> bool,
 ) -> Arc<StatusSnapshot> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
@@ -78,16 +88,35 @@ async fn wait_snapshot(
         match tokio::time::timeout_at(deadline, h.status.changed()).await {
             Ok(Ok(())) => {}
             Ok(Err(_)) => panic!("engine stopped while waiting for {what}"),
-            Err(_) => panic!(
-                "timed out waiting for {what}; state {:?} done {}/{} failure {:?} failures {:?} error {:?} history {:?}",
-                cur.state,
-                cur.done,
-                cur.total,
-                cur.failure,
-                cur.failures,
-                cur.last_error,
-                cur.cluster_version.as_ref().map(|c| &c.history)
-            ),
+            Err(_) => {
+                if let Some((sim, ops)) = dump {
+                    for e in ops.events.borrow().iter() {
+                        eprintln!("sim {} {}", e.at.format("%H:%M:%S%.3f"), e.text);
+                    }
+                    for d in sim.list_objects("apps", "deployments") {
+                        eprintln!(
+                            "deployment {}/{} gen {} status {}",
+                            d["metadata"]["namespace"],
+                            d["metadata"]["name"],
+                            d["metadata"]["generation"],
+                            d["status"]
+                        );
+                    }
+                    for d in sim.list_objects("config.openshift.io", "clusteroperators") {
+                        eprintln!("co {} status {}", d["metadata"]["name"], d["status"]);
+                    }
+                }
+                panic!(
+                    "timed out waiting for {what}; state {:?} done {}/{} failure {:?} failures {:?} error {:?} history {:?}",
+                    cur.state,
+                    cur.done,
+                    cur.total,
+                    cur.failure,
+                    cur.failures,
+                    cur.last_error,
+                    cur.cluster_version.as_ref().map(|c| &c.history)
+                )
+            }
         }
     }
 }
@@ -125,17 +154,25 @@ async fn demo_update_completes_with_simulated_operators() {
     let ops = operators::spawn(sim.clone(), sim_config(50.0, OperatorScenario::default()));
     let mut h = Engine::spawn(
         kube::Client::new(sim.clone(), "default"),
-        engine_config(EngineTimings::scaled(0.01)),
+        engine_config(engine_timings()),
     );
     // At level on 4.16.3 first: the seed is what 4.16.3 applied.
-    wait_snapshot(&mut h, "4.16.3 reconciled", 60, |s| s.completed >= 1).await;
+    wait_snapshot(&mut h, "4.16.3 reconciled", 120, None, |s| s.completed >= 1).await;
     let started = std::time::Instant::now();
     request_update(&sim);
-    let snap = wait_snapshot(&mut h, "4.16.4 Completed", 120, |s| {
+    let snap = wait_snapshot(&mut h, "4.16.4 Completed", 300, Some((&sim, &ops)), |s| {
         s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == DEMO_TO_VERSION)
     })
     .await;
     let took = started.elapsed();
+    if std::env::var_os("SIMOPS_DEBUG").is_some() {
+        for e in snap.events.iter() {
+            eprintln!("engine {} {}", e.at.format("%H:%M:%S%.3f"), e.text);
+        }
+        for e in ops.events.borrow().iter() {
+            eprintln!("sim {} {}", e.at.format("%H:%M:%S%.3f"), e.text);
+        }
+    }
     let cv = cv_of(&sim);
     let top = &cv.status.history[0];
     assert_eq!(
@@ -223,7 +260,11 @@ async fn demo_update_completes_with_simulated_operators() {
         "{:?}",
         log.iter().map(|e| &e.text).collect::<Vec<_>>()
     );
-    eprintln!("speed-50 update 4.16.3 -> 4.16.4 completed in {took:?}");
+    let st = ops.stats();
+    eprintln!(
+        "speed-50 update 4.16.3 -> 4.16.4 completed in {took:?}; simulated operators: {} passes, {:?} busy",
+        st.passes, st.busy
+    );
     ops.shutdown();
     h.shutdown().await;
 }
@@ -238,15 +279,21 @@ async fn degraded_operator_is_named_by_the_engine() {
     let _ops = operators::spawn(sim.clone(), sim_config(50.0, scenario));
     let mut h = Engine::spawn(
         kube::Client::new(sim.clone(), "default"),
-        engine_config(EngineTimings::scaled(0.01)),
+        engine_config(engine_timings()),
     );
-    wait_snapshot(&mut h, "4.16.3 reconciled", 60, |s| s.completed >= 1).await;
+    wait_snapshot(&mut h, "4.16.3 reconciled", 120, None, |s| s.completed >= 1).await;
     request_update(&sim);
-    let snap = wait_snapshot(&mut h, "ClusterOperatorDegraded naming monitoring", 120, |s| {
-        s.failure
-            .as_ref()
-            .is_some_and(|f| f.reason == "ClusterOperatorDegraded" && f.message.contains("monitoring"))
-    })
+    let snap = wait_snapshot(
+        &mut h,
+        "ClusterOperatorDegraded naming monitoring",
+        120,
+        None,
+        |s| {
+            s.failure
+                .as_ref()
+                .is_some_and(|f| f.reason == "ClusterOperatorDegraded" && f.message.contains("monitoring"))
+        },
+    )
     .await;
     let co = sim
         .get("config.openshift.io", "clusteroperators", "", "monitoring")

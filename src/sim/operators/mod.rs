@@ -437,10 +437,11 @@ impl State {
 
     /// One look at the cluster; returns the next timer.
     fn pass(&mut self, sim: &Simulator, now: Instant) -> Option<Instant> {
-        let mut next: Vec<Option<Instant>> = Vec::new();
-        next.push(self.workloads(sim, now));
-        next.push(self.operators(sim, now));
-        next.push(mco::pass(self, sim, now));
+        let next = [
+            self.workloads(sim, now),
+            self.operators(sim, now),
+            mco::pass(self, sim, now),
+        ];
         next.into_iter().flatten().min()
     }
 

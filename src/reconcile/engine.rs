@@ -180,6 +180,7 @@ impl Engine {
             cfg.mode == EngineMode::WatchOnly || leading_needed,
             shutdown.clone(),
         );
+        super::co_nudge::spawn(client.clone(), worker.clone(), shutdown.clone());
         let (snap_tx, snap_rx) = watch::channel(Arc::new(StatusSnapshot {
             mode: cfg.mode,
             ..StatusSnapshot::default()

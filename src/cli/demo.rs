@@ -406,7 +406,28 @@ pub async fn run_headless(
     let mut requested = false;
     let mut sim_alive = true;
     let mut progress_for: Option<String> = None;
-    let ctrl_c = tokio::signal::ctrl_c();
+    // Ctrl-C and SIGTERM end the demo cleanly (the payload directory is removed).
+    let ctrl_c = async {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            match signal(SignalKind::terminate()) {
+                Ok(mut term) => {
+                    tokio::select! {
+                        _ = tokio::signal::ctrl_c() => {}
+                        _ = term.recv() => {}
+                    }
+                }
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    };
     tokio::pin!(ctrl_c);
     let tick = Duration::from_millis(250);
     loop {
@@ -493,7 +514,7 @@ pub async fn run_headless(
             }
             r = sim_events.changed(), if sim_alive => sim_alive = r.is_ok(),
             () = tokio::time::sleep_until(wake) => {}
-            _ = &mut ctrl_c => {
+            () = &mut ctrl_c => {
                 writeln!(out, "{} INFO  interrupted", stamp(Utc::now()))?;
                 return Ok(130);
             }

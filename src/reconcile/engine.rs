@@ -186,7 +186,7 @@ impl Engine {
             cfg.mode == EngineMode::WatchOnly || leading_needed,
             shutdown.clone(),
         );
-        tokio::spawn(co_nudges(client.clone(), worker.clone(), shutdown.clone()));
+        super::co_nudge::spawn(client.clone(), worker.clone(), shutdown.clone());
         let (snap_tx, snap_rx) = watch::channel(Arc::new(StatusSnapshot {
             mode: cfg.mode,
             ..StatusSnapshot::default()
@@ -260,54 +260,6 @@ struct EngineLoop {
     events: super::events::EventLog,
     /// Stops the worker when the loop is dropped (also on abort).
     _worker_guard: tokio_util::sync::DropGuard,
-}
-
-/// What a ClusterOperator event must change to poke the worker: the `operator` version and the
-/// Available and Degraded statuses.
-type CoKey = (Option<String>, Option<String>, Option<String>);
-
-/// ClusterOperator event nudges (cvo-spec row 85, upstream cvo.go `clusterOperatorEventHandler`):
-/// a change of a ClusterOperator's `operator` version or its Available/Degraded status wakes the
-/// sync worker from its retry backoff, so an update moves on as soon as an operator reaches the
-/// new version; ignored while the worker idly reconciles or runs a pass. Ends with `shutdown`.
-async fn co_nudges(client: Client, worker: SyncWorker, shutdown: CancellationToken) {
-    use futures::StreamExt;
-    use kube::runtime::{WatchStreamExt, watcher};
-    let api: Api<crate::openshift::ClusterOperator> = Api::all(client);
-    let stream = watcher::watcher(api, watcher::Config::default()).default_backoff();
-    futures::pin_mut!(stream);
-    let mut seen: std::collections::HashMap<String, CoKey> = std::collections::HashMap::new();
-    loop {
-        let ev = tokio::select! {
-            () = shutdown.cancelled() => return,
-            ev = stream.next() => ev,
-        };
-        let co = match ev {
-            None => return,
-            Some(Ok(watcher::Event::Apply(co) | watcher::Event::InitApply(co))) => co,
-            Some(_) => continue,
-        };
-        let cond = |t: &str| co.condition(t).map(|c| c.status.as_str().to_string());
-        let key: CoKey = (
-            co.operator_version().map(str::to_string),
-            cond("Available"),
-            cond("Degraded"),
-        );
-        let changed = seen
-            .insert(co.name().to_string(), key.clone())
-            .is_some_and(|old| old != key);
-        let reconciling = worker.work().is_none_or(|w| w.state == PayloadState::Reconciling);
-        // Only a worker backing off after a failed pass is woken; a running pass sees the
-        // change itself, and a stored wake-up would start an extra pass after it.
-        let backing_off = || {
-            let v = worker.view();
-            !v.running && v.attempt > 0
-        };
-        if changed && !reconciling && backing_off() {
-            tracing::debug!("clusteroperator {} changed: poking the sync worker", co.name());
-            worker.notify();
-        }
-    }
 }
 
 fn err_text(e: &kube::Error) -> String {

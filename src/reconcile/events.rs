@@ -248,7 +248,7 @@ impl EventLog {
                     conditions.push((t, c.status.as_str().to_string(), text));
                 }
             }
-            history_top = cv.history.first().map(|h| (h.version.clone(), h.state.clone()));
+            history_top = cv.history.first().map(|h| (h.version.clone(), h.state));
         }
         Seen {
             state: s.state.clone(),

@@ -27,6 +27,7 @@ pub mod worker_status;
 pub mod api;
 pub mod basic_apply;
 pub mod client;
+pub mod co_nudge;
 pub mod engine;
 pub mod events;
 pub mod sync_worker;

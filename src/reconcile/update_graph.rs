@@ -216,9 +216,9 @@ impl UpdateGraph {
             }
         }
         let key = |r: &Release| semver::Version::parse(&r.version).ok();
-        available.sort_by(|a, b| key(b).cmp(&key(a)));
+        available.sort_by_key(|r| std::cmp::Reverse(key(r)));
         available.dedup_by(|a, b| a.image == b.image);
-        conditional.sort_by(|a, b| key(&b.release).cmp(&key(&a.release)));
+        conditional.sort_by_key(|c| std::cmp::Reverse(key(&c.release)));
         Updates {
             available,
             conditional,

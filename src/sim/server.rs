@@ -350,6 +350,33 @@ impl Simulator {
         self.shared.changes.subscribe()
     }
 
+    /// Whether an object of one of `kinds` (`(group, plural)` pairs) changed after
+    /// resourceVersion `rv`; `true` as well when the event log no longer reaches back to `rv`.
+    pub fn changed_since(&self, rv: u64, kinds: &[(&str, &str)]) -> bool {
+        let store = self.lock();
+        if rv < store.oldest_watchable() {
+            return true;
+        }
+        store.events_since(rv).any(|e| {
+            kinds
+                .iter()
+                .any(|(g, p)| e.resource.group == *g && e.resource.plural == *p)
+        })
+    }
+
+    /// Calls `f` on every stored object of the kind `group`/`plural` (all namespaces, ordered
+    /// by namespace then name) under the store lock, without copying them; `f` must not call
+    /// back into the simulator. Not recorded in the audit log.
+    pub fn for_each_object(&self, group: &str, plural: &str, mut f: impl FnMut(&Value)) {
+        let store = self.lock();
+        let Some(t) = store.find_plural(group, plural) else {
+            return;
+        };
+        for o in store.list(&t, None) {
+            f(o);
+        }
+    }
+
     /// Every stored object of the kind `group`/`plural` (all namespaces), ordered by namespace
     /// then name; empty for a kind the simulator does not serve. Not recorded in the audit log.
     pub fn list_objects(&self, group: &str, plural: &str) -> Vec<Value> {

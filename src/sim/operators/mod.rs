@@ -174,9 +174,19 @@ pub struct SimEvent {
     pub text: String,
 }
 
+/// Work counters of the simulated operators.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SimStats {
+    /// Passes over the store (one per wake-up).
+    pub passes: u64,
+    /// Time spent in passes (CPU-bound work; the task sleeps otherwise).
+    pub busy: Duration,
+}
+
 /// The running simulated operators. Dropping it stops them (the task is aborted).
 pub struct OperatorSimHandle {
     task: JoinHandle<()>,
+    stats: Arc<std::sync::Mutex<SimStats>>,
     /// The last [`EVENT_LOG`] events, newest last.
     pub events: watch::Receiver<Arc<Vec<SimEvent>>>,
 }
@@ -188,6 +198,11 @@ impl OperatorSimHandle {
     /// Stops the simulated operators.
     pub fn shutdown(self) {
         self.task.abort();
+    }
+
+    /// Passes made and time spent in them so far.
+    pub fn stats(&self) -> SimStats {
+        self.stats.lock().map(|s| *s).unwrap_or_default()
     }
 
     /// Whether the task has ended (it only ends when stopped or on a panic).
@@ -207,16 +222,48 @@ impl Drop for OperatorSimHandle {
 /// resourceVersion checks; a conflict is retried on the next pass.
 pub fn spawn(sim: Simulator, cfg: OperatorSimConfig) -> OperatorSimHandle {
     let (tx, events) = watch::channel(Arc::new(Vec::new()));
-    let task = tokio::spawn(run(sim, cfg, tx));
-    OperatorSimHandle { task, events }
+    let stats = Arc::new(std::sync::Mutex::new(SimStats::default()));
+    let task = tokio::spawn(run(sim, cfg, tx, stats.clone()));
+    OperatorSimHandle { task, stats, events }
 }
 
-async fn run(sim: Simulator, cfg: OperatorSimConfig, tx: watch::Sender<Arc<Vec<SimEvent>>>) {
+/// The kinds whose changes wake the simulated operators.
+const WATCHED: &[(&str, &str)] = &[
+    ("apps", "deployments"),
+    ("apps", "daemonsets"),
+    ("apps", "statefulsets"),
+    ("batch", "jobs"),
+    ("config.openshift.io", "clusteroperators"),
+    ("", "nodes"),
+    ("machineconfiguration.openshift.io", "machineconfigpools"),
+    ("machineconfiguration.openshift.io", "machineconfigs"),
+];
+
+async fn run(
+    sim: Simulator,
+    cfg: OperatorSimConfig,
+    tx: watch::Sender<Arc<Vec<SimEvent>>>,
+    stats: Arc<std::sync::Mutex<SimStats>>,
+) {
     let mut changes = sim.subscribe();
     let mut st = State::new(cfg, tx);
+    let mut seen: Option<u64> = None;
+    let mut next: Option<Instant> = None;
     loop {
-        changes.borrow_and_update();
-        let next = st.pass(&sim, Instant::now());
+        let rv = *changes.borrow_and_update();
+        let due = next.is_some_and(|t| t <= Instant::now());
+        // Only writes to the kinds it plays (or a due timer) are worth a look.
+        if due || seen.is_none_or(|s| sim.changed_since(s, WATCHED)) {
+            seen = Some(rv);
+            let t0 = std::time::Instant::now();
+            next = st.pass(&sim, Instant::now());
+            if let Ok(mut s) = stats.lock() {
+                s.passes += 1;
+                s.busy += t0.elapsed();
+            }
+        } else {
+            seen = Some(rv);
+        }
         let timer = async {
             match next {
                 Some(t) => tokio::time::sleep_until(t).await,
@@ -270,7 +317,9 @@ pub(crate) fn set_condition(conds: &mut Value, type_: &str, status: &str, reason
     }
     let Some(list) = conds.as_array_mut() else { return };
     let now = now_str();
+    let same = |c: &Value, k: &str, want: &str| c[k].as_str().unwrap_or_default() == want;
     match list.iter_mut().find(|c| c["type"] == type_) {
+        Some(c) if same(c, "status", status) && same(c, "reason", reason) && same(c, "message", message) => {}
         Some(c) => {
             if c["status"] != status {
                 c["lastTransitionTime"] = json!(now);
@@ -311,6 +360,15 @@ fn str_at<'a>(o: &'a Value, ptr: &str) -> &'a str {
 
 fn int_at(o: &Value, ptr: &str) -> Option<i64> {
     o.pointer(ptr).and_then(Value::as_i64)
+}
+
+/// The `operator` entry of a ClusterOperator's `status.versions` (empty when absent).
+fn operator_version(co: &Value) -> &str {
+    co["status"]["versions"]
+        .as_array()
+        .and_then(|l| l.iter().find(|v| v["name"] == "operator"))
+        .and_then(|v| v["version"].as_str())
+        .unwrap_or_default()
 }
 
 /// `RELEASE_VERSION` of the first container that sets it.
@@ -379,10 +437,11 @@ impl State {
 
     /// One look at the cluster; returns the next timer.
     fn pass(&mut self, sim: &Simulator, now: Instant) -> Option<Instant> {
-        let mut next: Vec<Option<Instant>> = Vec::new();
-        next.push(self.workloads(sim, now));
-        next.push(self.operators(sim, now));
-        next.push(mco::pass(self, sim, now));
+        let next = [
+            self.workloads(sim, now),
+            self.operators(sim, now),
+            mco::pass(self, sim, now),
+        ];
         next.into_iter().flatten().min()
     }
 
@@ -395,21 +454,24 @@ impl State {
             ("daemonsets", "DaemonSet"),
             ("statefulsets", "StatefulSet"),
         ] {
-            let nodes = if kind == "DaemonSet" {
-                sim.list_objects("", "nodes").len() as i64
-            } else {
-                0
-            };
-            for mut o in sim.list_objects("apps", plural) {
-                if o["metadata"]["deletionTimestamp"].is_string() {
-                    continue;
+            let mut nodes = 0;
+            if kind == "DaemonSet" {
+                sim.for_each_object("", "nodes", |_| nodes += 1);
+            }
+            // Copy only the workloads that are not settled.
+            let mut todo = Vec::new();
+            sim.for_each_object("apps", plural, |o| {
+                let gen_ = int_at(o, "/metadata/generation").unwrap_or(1);
+                if !(o["metadata"]["deletionTimestamp"].is_string()
+                    || int_at(o, "/status/observedGeneration") == Some(gen_) && settled(o, kind))
+                {
+                    todo.push(o.clone());
                 }
+            });
+            for mut o in todo {
                 let ns = str_at(&o, "/metadata/namespace").to_owned();
                 let name = str_at(&o, "/metadata/name").to_owned();
                 let gen_ = int_at(&o, "/metadata/generation").unwrap_or(1);
-                if int_at(&o, "/status/observedGeneration") == Some(gen_) && self.settled(&o, kind) {
-                    continue;
-                }
                 let key = format!("{kind}/{ns}/{name}");
                 keep.push(key.clone());
                 let crashloop = kind == "Deployment"
@@ -482,27 +544,29 @@ impl State {
         }
         next
     }
+}
 
-    /// Whether a workload's status already says its observed generation is fully rolled out
-    /// (or, for a crash-looping Deployment, that the sim already wrote its final state).
-    fn settled(&self, o: &Value, kind: &str) -> bool {
-        match kind {
-            "Deployment" => {
-                rolled_out(o)
-                    || condition(o, "Progressing").is_some_and(|c| c["reason"] == "ProgressDeadlineExceeded")
-            }
-            "DaemonSet" => {
-                int_at(o, "/status/updatedNumberScheduled") == int_at(o, "/status/desiredNumberScheduled")
-                    && int_at(o, "/status/numberAvailable") == int_at(o, "/status/desiredNumberScheduled")
-            }
-            _ => {
-                let want = int_at(o, "/spec/replicas").unwrap_or(1);
-                int_at(o, "/status/updatedReplicas") == Some(want)
-                    && int_at(o, "/status/readyReplicas") == Some(want)
-            }
+/// Whether a workload's status already says its observed generation is fully rolled out
+/// (or, for a crash-looping Deployment, that the sim already wrote its final state).
+fn settled(o: &Value, kind: &str) -> bool {
+    match kind {
+        "Deployment" => {
+            rolled_out(o)
+                || condition(o, "Progressing").is_some_and(|c| c["reason"] == "ProgressDeadlineExceeded")
+        }
+        "DaemonSet" => {
+            int_at(o, "/status/updatedNumberScheduled") == int_at(o, "/status/desiredNumberScheduled")
+                && int_at(o, "/status/numberAvailable") == int_at(o, "/status/desiredNumberScheduled")
+        }
+        _ => {
+            let want = int_at(o, "/spec/replicas").unwrap_or(1);
+            int_at(o, "/status/updatedReplicas") == Some(want)
+                && int_at(o, "/status/readyReplicas") == Some(want)
         }
     }
+}
 
+impl State {
     /// The delay of operator `co` towards `target`, at the current speed.
     fn operator_delay(&self, co: &str, target: &str) -> Duration {
         if let Some(d) = self.behaviour(co).delay {
@@ -541,56 +605,61 @@ impl State {
         Value::Array(list)
     }
 
-    /// The operator Deployment of ClusterOperator `co`.
-    fn deployment_of(&self, sim: &Simulator, co: &Value) -> Option<Value> {
+    /// The operator Deployment of ClusterOperator `co`: from the payloads, else a Deployment
+    /// named after the operator in one of its related namespaces.
+    fn deployment_key(
+        &self,
+        co: &Value,
+        deps: &BTreeMap<(String, String), Option<String>>,
+    ) -> Option<(String, String)> {
         let name = str_at(co, "/metadata/name");
         if let Some((ns, dn)) = self.cfg.releases.deployment_of(name) {
-            return sim.get("apps", "deployments", ns, dn);
+            return Some((ns.to_owned(), dn.to_owned()));
         }
-        // Without payload knowledge: a Deployment named after the operator in one of its
-        // related namespaces.
-        let namespaces: Vec<&str> = co["status"]["relatedObjects"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|r| r["resource"] == "namespaces")
-            .filter_map(|r| r["name"].as_str())
-            .collect();
         let candidates = [
             name.to_owned(),
             format!("{name}-operator"),
             format!("cluster-{name}-operator"),
         ];
-        namespaces.iter().find_map(|ns| {
-            candidates
-                .iter()
-                .find_map(|c| sim.get("apps", "deployments", ns, c))
-        })
+        co["status"]["relatedObjects"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["resource"] == "namespaces")
+            .filter_map(|r| r["name"].as_str())
+            .find_map(|ns| {
+                candidates
+                    .iter()
+                    .map(|c| (ns.to_owned(), c.clone()))
+                    .find(|k| deps.contains_key(k))
+            })
     }
 
     /// ClusterOperators follow their Deployments.
     fn operators(&mut self, sim: &Simulator, now: Instant) -> Option<Instant> {
         let mut next = None;
-        for co in sim.list_objects("config.openshift.io", "clusteroperators") {
-            let name = str_at(&co, "/metadata/name").to_owned();
-            let Some(dep) = self.deployment_of(sim, &co) else {
-                continue;
+        // Deployment -> the RELEASE_VERSION it runs (None while rolling out).
+        let mut deps: BTreeMap<(String, String), Option<String>> = BTreeMap::new();
+        sim.for_each_object("apps", "deployments", |d| {
+            let key = (
+                str_at(d, "/metadata/namespace").to_owned(),
+                str_at(d, "/metadata/name").to_owned(),
+            );
+            deps.insert(key, if rolled_out(d) { release_version(d) } else { None });
+        });
+        // Copy only the operators with something to do.
+        let mut todo = Vec::new();
+        sim.for_each_object("config.openshift.io", "clusteroperators", |co| {
+            let name = str_at(co, "/metadata/name");
+            let Some(Some(running)) = self.deployment_key(co, &deps).and_then(|k| deps.get(&k)) else {
+                return;
             };
-            let reported = co["status"]["versions"]
-                .as_array()
-                .and_then(|l| l.iter().find(|v| v["name"] == "operator"))
-                .and_then(|v| v["version"].as_str())
-                .unwrap_or_default()
-                .to_owned();
-            let running = if rolled_out(&dep) {
-                release_version(&dep)
-            } else {
-                None
-            };
-            let Some(running) = running else { continue };
-            if running == reported && !self.work.contains_key(&name) {
-                continue;
+            if *running != operator_version(co) || self.work.contains_key(name) {
+                todo.push((co.clone(), running.clone()));
             }
+        });
+        for (co, running) in todo {
+            let name = str_at(&co, "/metadata/name").to_owned();
             let b = self.behaviour(&name);
             let w = match self.work.get(&name) {
                 Some(w) if w.target == running => w.clone(),
@@ -861,4 +930,40 @@ fn crashloop_status(o: &Value, gen_: i64, replicas: i64, past_deadline: bool) ->
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn idle_pass_writes_nothing_and_is_cheap() {
+        let sim = crate::sim::demo_cluster().expect("seed");
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/payloads");
+        let cfg =
+            OperatorSimConfig::with_payloads(&[dir.join("4.16.3"), dir.join("4.16.4")]).expect("payloads");
+        let (tx, _rx) = watch::channel(Arc::new(Vec::new()));
+        let mut st = State::new(cfg, tx);
+        let rv = sim.resource_version();
+        let t0 = std::time::Instant::now();
+        for _ in 0..20 {
+            assert_eq!(st.pass(&sim, Instant::now()), None);
+        }
+        eprintln!("idle pass: {:?}", t0.elapsed() / 20);
+        let now = Instant::now();
+        let t0 = std::time::Instant::now();
+        st.workloads(&sim, now);
+        let t1 = std::time::Instant::now();
+        st.operators(&sim, now);
+        let t2 = std::time::Instant::now();
+        mco::pass(&mut st, &sim, now);
+        eprintln!(
+            "workloads {:?} operators {:?} mco {:?}",
+            t1 - t0,
+            t2 - t1,
+            t2.elapsed()
+        );
+        assert_eq!(sim.resource_version(), rv, "a settled cluster needs no writes");
+        assert!(st.log.is_empty());
+    }
 }

@@ -59,7 +59,7 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 fn secs(n: f64) -> Result<Duration, String> {
-    if n.is_finite() && n >= 0.0 && n < 1e9 {
+    if (0.0..1e9).contains(&n) {
         Ok(Duration::from_secs_f64(n))
     } else {
         Err(format!("{n}: must be a number of seconds >= 0"))

@@ -239,6 +239,35 @@ pub enum Command {
     Shutdown,
 }
 
+impl std::fmt::Display for Command {
+    /// The command as an administrator would type it, e.g. `upgrade --to 4.16.4`,
+    /// `mode active-apply` (shown in the dashboard header and the event log).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Command::ReconcileNow => f.write_str("reconcile now"),
+            Command::SetDesiredUpdate { version, image, force } => {
+                f.write_str("upgrade")?;
+                match (version, image) {
+                    (Some(v), _) => write!(f, " --to {v}")?,
+                    (None, Some(i)) => write!(f, " --to-image {i}")?,
+                    (None, None) => f.write_str(" (no target)")?,
+                }
+                if *force {
+                    f.write_str(" --force")?;
+                }
+                Ok(())
+            }
+            Command::ClearDesiredUpdate => f.write_str("upgrade --clear"),
+            Command::SetChannel(c) if c.is_empty() => f.write_str("channel cleared"),
+            Command::SetChannel(c) => write!(f, "channel {c}"),
+            Command::AcceptRisks(r) => write!(f, "accept risks {}", r.join(",")),
+            Command::SetMode(EngineMode::WatchOnly) => f.write_str("mode watch-only"),
+            Command::SetMode(EngineMode::ActiveApply) => f.write_str("mode active-apply"),
+            Command::Shutdown => f.write_str("shutdown"),
+        }
+    }
+}
+
 /// The engine as the outside holds it.
 #[derive(Debug)]
 pub struct EngineHandle {

@@ -325,7 +325,7 @@ impl EngineLoop {
                 c = cmds.recv() => {
                     match c {
                         None | Some(Command::Shutdown) => {
-                            self.last_command = Some(outcome("Shutdown", Ok("stopping".into())));
+                            self.last_command = Some(outcome("shutdown", Ok("stopping".into())));
                             break;
                         }
                         Some(c) => {
@@ -833,7 +833,7 @@ impl EngineLoop {
     }
 
     async fn command(&mut self, c: Command) {
-        let text = format!("{c:?}");
+        let text = c.to_string();
         let result = self.run_command(c).await;
         self.last_command = Some(outcome(&text, result));
     }

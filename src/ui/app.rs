@@ -329,7 +329,7 @@ impl App {
     }
 
     fn send(&mut self, cmd: Command) {
-        let text = format!("{cmd:?}");
+        let text = cmd.to_string();
         let Some(tx) = &self.commands else {
             self.flash = Some(("no engine to send commands to".into(), Level::Warn));
             return;

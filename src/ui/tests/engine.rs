@@ -101,7 +101,7 @@ fn snapshot_of(mode: EngineMode, spec: &[(u32, &str, &str)]) -> StatusSnapshot {
         lease_holder: Some("cvo-demo-7f9c".into()),
         leader: mode == EngineMode::ActiveApply,
         last_command: Some(CommandOutcome {
-            command: "SetMode(ActiveApply)".into(),
+            command: "mode active-apply".into(),
             result: Ok("now active-apply".into()),
             at: at("2024-07-20T10:40:00Z"),
         }),
@@ -280,7 +280,7 @@ fn gauge_numbers_come_from_the_snapshot() {
     assert!(text.contains("Desired 4.16.4"), "{text}");
     assert!(text.contains("Engine Updating"), "{text}");
     assert!(text.contains("cvo-demo-7f9c (we lead)"), "{text}");
-    assert!(text.contains("SetMode(ActiveApply): now active-apply"), "{text}");
+    assert!(text.contains("mode active-apply: now active-apply"), "{text}");
 }
 
 #[test]
@@ -360,7 +360,7 @@ fn confirm_sends_set_mode_and_esc_sends_nothing() {
         rx.try_recv().ok(),
         Some(Command::SetMode(EngineMode::ActiveApply))
     );
-    assert!(app.flash.as_ref().is_some_and(|(m, _)| m.contains("SetMode")));
+    assert!(app.flash.as_ref().is_some_and(|(m, _)| m.contains("mode active-apply")));
     // Enter confirms; from active-apply the switch goes to watch-only.
     let (mut app, mut rx) = engine_app(mid_update(EngineMode::ActiveApply), 80, 24);
     key(&mut app, KeyCode::Char('m'));

@@ -3,7 +3,9 @@
 //! ([`server::Simulator`]), with a request audit log. The reconcile engine never imports it.
 //! [`faults`] injects latency, errors, dropped watches, `410 Gone` and `409 Conflict`
 //! ([`Simulator::set_faults`]); [`serve`] is `cvo sim serve`, the simulator over HTTPS with a
-//! kubeconfig, an audit log file and scripted scenarios.
+//! kubeconfig, an audit log file and scripted scenarios. [`demo`] seeds the live demo's
+//! cluster (4.16.3, everything of `assets/demo-cluster/`, embedded) and [`operators`] plays the
+//! cluster operators, the machine-config pools and nodes and the kubelet during an update.
 //!
 //! What it does as kube-apiserver does (`tests/api_conformance.rs` checks each, and runs the
 //! same cases against a real cluster when `CVO_TEST_KUBECONFIG` is set):

@@ -24,8 +24,10 @@
 //! - [`OperatorScenario`] can fix an operator's delay, make it degrade, stall or crash-loop.
 //!
 //! Every delay is divided by [`OperatorSimConfig::speed`]. At speed 1 the demo update
-//! 4.16.3 → 4.16.4 takes about 3 minutes of simulated operator time (plus the engine's own
-//! waits); the worker pool finishes about 40 s later.
+//! 4.16.3 → 4.16.4 takes about 3 minutes of simulated time along its critical path (2 s
+//! rollout per run level, the operator delays of the slowest operator of each level, then
+//! machine-config: 10 s plus 3 master nodes × 14 s), plus the engine's own latency; the
+//! worker pool rolls in parallel with the master pool.
 
 mod mco;
 pub mod releases;
@@ -220,9 +222,18 @@ impl Drop for OperatorSimHandle {
 /// Starts the simulated operators on `sim` (must be called inside a tokio runtime). Writes go
 /// straight to the store (not audited), as `/status` updates or metadata/spec updates with
 /// resourceVersion checks; a conflict is retried on the next pass.
+///
+/// The scenario's `faults` (when not empty) are set on the simulator at once, and its
+/// `changes` are applied `after` seconds of simulated time (divided by the speed) from now,
+/// each logged as an event.
 pub fn spawn(sim: Simulator, cfg: OperatorSimConfig) -> OperatorSimHandle {
     let (tx, events) = watch::channel(Arc::new(Vec::new()));
     let stats = Arc::new(std::sync::Mutex::new(SimStats::default()));
+    if cfg.scenario.faults != crate::sim::Faults::default()
+        && let Err(e) = sim.set_faults(cfg.scenario.faults.clone())
+    {
+        tracing::warn!("scenario faults: {e}");
+    }
     let task = tokio::spawn(run(sim, cfg, tx, stats.clone()));
     OperatorSimHandle { task, stats, events }
 }
@@ -246,10 +257,32 @@ async fn run(
     stats: Arc<std::sync::Mutex<SimStats>>,
 ) {
     let mut changes = sim.subscribe();
+    let start = Instant::now();
+    let mut script: VecDeque<(Instant, crate::sim::serve::Change)> = {
+        let mut v: Vec<_> = cfg.scenario.changes.clone();
+        v.sort_by(|a, b| a.after.total_cmp(&b.after));
+        let speed = if cfg.speed.is_finite() && cfg.speed > 0.0 {
+            cfg.speed
+        } else {
+            1.0
+        };
+        v.into_iter()
+            .map(|c| (start + Duration::from_secs_f64(c.after.max(0.0) / speed), c))
+            .collect()
+    };
     let mut st = State::new(cfg, tx);
     let mut seen: Option<u64> = None;
     let mut next: Option<Instant> = None;
     loop {
+        while script.front().is_some_and(|(at, _)| *at <= Instant::now()) {
+            if let Some((_, c)) = script.pop_front() {
+                let text = match crate::sim::serve::apply_change(&sim, &c) {
+                    Ok(t) => format!("scenario: {t}"),
+                    Err(e) => format!("scenario: {e}"),
+                };
+                st.event(text);
+            }
+        }
         let rv = *changes.borrow_and_update();
         let due = next.is_some_and(|t| t <= Instant::now());
         // Only writes to the kinds it plays (or a due timer) are worth a look.
@@ -264,8 +297,12 @@ async fn run(
         } else {
             seen = Some(rv);
         }
+        let wake = [next, script.front().map(|(at, _)| *at)]
+            .into_iter()
+            .flatten()
+            .min();
         let timer = async {
-            match next {
+            match wake {
                 Some(t) => tokio::time::sleep_until(t).await,
                 None => std::future::pending().await,
             }
@@ -965,5 +1002,115 @@ mod tests {
         );
         assert_eq!(sim.resource_version(), rv, "a settled cluster needs no writes");
         assert!(st.log.is_empty());
+    }
+
+    async fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !f() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Without payload knowledge: the Deployment named `<co>-operator` in a related namespace
+    /// rolls out, then the ClusterOperator reports its `RELEASE_VERSION` for `operator` and for
+    /// operands that were at the old operator version.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rolls_out_and_reports_without_payloads() {
+        let sim = Simulator::new();
+        sim.insert(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "openshift-foo"}}))
+            .expect("ns");
+        sim.insert(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "foo-operator", "namespace": "openshift-foo", "generation": 2},
+            "spec": {"replicas": 2, "selector": {}, "template": {"spec": {"containers": [
+                {"name": "op", "env": [{"name": "RELEASE_VERSION", "value": "2.0"}]}]}}},
+            "status": {"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2},
+        }))
+        .expect("deployment");
+        sim.insert(json!({
+            "apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
+            "metadata": {"name": "foo"},
+            "status": {
+                "relatedObjects": [{"group": "", "resource": "namespaces", "name": "openshift-foo"}],
+                "versions": [
+                    {"name": "operator", "version": "1.0"},
+                    {"name": "foo-operand", "version": "1.0"},
+                    {"name": "kube", "version": "1.29.6"},
+                ],
+            },
+        }))
+        .expect("co");
+        let scenario = OperatorScenario::from_yaml("operators:\n  foo: {delay: 1s}\n").expect("scenario");
+        let ops = spawn(
+            sim.clone(),
+            OperatorSimConfig::default().speed(20.0).with_scenario(scenario),
+        );
+        let t0 = Instant::now();
+        wait_for("foo at 2.0", || {
+            sim.get("config.openshift.io", "clusteroperators", "", "foo")
+                .is_some_and(|c| operator_version(&c) == "2.0")
+        })
+        .await;
+        // rollout 2 s + delay 1 s at speed 20 = 150 ms.
+        assert!(t0.elapsed() >= Duration::from_millis(140), "{:?}", t0.elapsed());
+        let d = sim
+            .get("apps", "deployments", "openshift-foo", "foo-operator")
+            .expect("deployment");
+        assert_eq!(d["status"]["observedGeneration"], 2);
+        assert_eq!(d["status"]["readyReplicas"], 2);
+        assert_eq!(d["status"]["updatedReplicas"], 2);
+        let co = sim
+            .get("config.openshift.io", "clusteroperators", "", "foo")
+            .expect("co");
+        assert_eq!(
+            co["status"]["versions"],
+            json!([
+                {"name": "operator", "version": "2.0"},
+                {"name": "foo-operand", "version": "2.0"},
+                {"name": "kube", "version": "1.29.6"},
+            ])
+        );
+        for (t, want) in [
+            ("Available", "True"),
+            ("Progressing", "False"),
+            ("Degraded", "False"),
+        ] {
+            assert_eq!(condition(&co, t).expect(t)["status"], want, "{t}");
+        }
+        let log: Vec<String> = ops.events.borrow().iter().map(|e| e.text.clone()).collect();
+        assert_eq!(
+            log,
+            [
+                "deployment openshift-foo/foo-operator: rolling out generation 2",
+                "deployment openshift-foo/foo-operator: generation 2 rolled out",
+                "clusteroperator foo: Working towards 2.0",
+                "clusteroperator foo: at version 2.0",
+            ]
+        );
+        assert!(ops.stats().passes >= 3);
+    }
+
+    /// A scenario's `changes` run on the simulated clock.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn scenario_changes_run_scaled() {
+        let sim = Simulator::new();
+        sim.insert(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}}))
+            .expect("ns");
+        sim.insert(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ns"}, "data": {"k": "a"}}))
+            .expect("cm");
+        let scenario = OperatorScenario::from_yaml(
+            "speed: 50\nchanges:\n  - after: 5\n    patch: {apiVersion: v1, kind: ConfigMap, name: c, namespace: ns, data: {k: b}}\n",
+        )
+        .expect("scenario");
+        let ops = spawn(sim.clone(), OperatorSimConfig::default().with_scenario(scenario));
+        let t0 = Instant::now();
+        wait_for("patched", || {
+            sim.get("", "configmaps", "ns", "c")
+                .is_some_and(|c| c["data"]["k"] == "b")
+        })
+        .await;
+        assert!(t0.elapsed() >= Duration::from_millis(95), "{:?}", t0.elapsed());
+        assert_eq!(ops.events.borrow()[0].text, "scenario: patched ConfigMap c");
     }
 }

@@ -13,7 +13,7 @@ use kube::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{payload::PayloadState, sync_worker::SyncWorker};
+use super::sync_worker::SyncWorker;
 use crate::openshift::{ClusterOperator, condition::ConditionStatus};
 
 /// What a nudge looks at: the `operator` version, Available and Degraded.
@@ -49,12 +49,15 @@ pub fn spawn(client: Client, worker: SyncWorker, shutdown: CancellationToken) {
                     let changed = seen
                         .insert(co.name_any(), fp.clone())
                         .is_some_and(|old| old != fp);
-                    let idle = {
+                    // Only a worker waiting out the backoff after a failed pass is woken: a
+                    // running pass sees the change itself, and a nudge queued behind it would
+                    // start a needless extra pass.
+                    let backing_off = {
                         let v = worker.subscribe();
                         let v = v.borrow();
-                        v.state == Some(PayloadState::Reconciling) && v.attempt == 0
+                        !v.running && v.attempt > 0
                     };
-                    if changed && !idle {
+                    if changed && backing_off {
                         tracing::debug!(
                             "clusteroperator {} changed: nudging the sync worker",
                             co.name_any()

@@ -67,14 +67,57 @@ pub fn demo_objects() -> anyhow::Result<Vec<Value>> {
 /// # Errors
 /// When an embedded object cannot be stored; the error names its kind and name.
 pub fn demo_cluster() -> anyhow::Result<Simulator> {
+    let mut objects = demo_objects()?;
+    shift_times(&mut objects, chrono::Utc::now() - chrono::Duration::hours(1));
     let sim = Simulator::new();
-    for o in demo_objects()? {
+    for o in objects {
         let kind = o["kind"].as_str().unwrap_or_default().to_owned();
         let name = o["metadata"]["name"].as_str().unwrap_or_default().to_owned();
         sim.insert(o)
             .map_err(|e| anyhow::anyhow!("demo cluster: {kind} {name}: {}", e.message))?;
     }
     Ok(sim)
+}
+
+/// Moves every RFC 3339 timestamp in `objects` (creation times, condition transitions, history
+/// start and completion) by the same amount, so that the latest one is `latest`: the seed was
+/// written in 2024, and a dashboard showing "Available since 861d" would not look like a
+/// cluster running today. Relative order and gaps are kept.
+pub fn shift_times(objects: &mut [Value], latest: chrono::DateTime<chrono::Utc>) {
+    fn parse(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+        // Only full `YYYY-MM-DDTHH:MM:SS[.frac]Z` strings: a name or a version never parses.
+        if s.len() < 20 || !s.ends_with('Z') || s.as_bytes().get(10) != Some(&b'T') {
+            return None;
+        }
+        chrono::DateTime::parse_from_rfc3339(s)
+            .ok()
+            .map(|t| t.with_timezone(&chrono::Utc))
+    }
+    fn visit(v: &mut Value, f: &mut dyn FnMut(&mut String)) {
+        match v {
+            Value::String(s) => f(s),
+            Value::Array(a) => a.iter_mut().for_each(|x| visit(x, f)),
+            Value::Object(m) => m.values_mut().for_each(|x| visit(x, f)),
+            _ => {}
+        }
+    }
+    let mut max = None;
+    for o in objects.iter_mut() {
+        visit(o, &mut |s| {
+            if let Some(t) = parse(s) {
+                max = max.max(Some(t));
+            }
+        });
+    }
+    let Some(max) = max else { return };
+    let delta = latest - max;
+    for o in objects.iter_mut() {
+        visit(o, &mut |s| {
+            if let Some(t) = parse(s) {
+                *s = (t + delta).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            }
+        });
+    }
 }
 
 /// The release image (pull spec) of `version` in the demo update graph, e.g. the 4.16.4
@@ -93,6 +136,23 @@ pub fn demo_release_image(version: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shift_times_moves_every_timestamp_by_the_same_amount() {
+        let mut objs = vec![serde_json::json!({
+            "metadata": {"name": "2024-07-10T15:10:51Z-not-a-time", "creationTimestamp": "2024-06-27T07:58:31Z"},
+            "status": {"history": [{"startedTime": "2024-07-10T14:02:17Z", "completionTime": "2024-07-10T15:10:51Z", "version": "4.16.3"}]}
+        })];
+        let latest = chrono::DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
+            .expect("time")
+            .with_timezone(&chrono::Utc);
+        shift_times(&mut objs, latest);
+        let h = &objs[0]["status"]["history"][0];
+        assert_eq!(h["completionTime"], "2026-11-30T12:00:00Z");
+        assert_eq!(h["startedTime"], "2026-11-30T10:51:26Z");
+        assert_eq!(h["version"], "4.16.3");
+        assert_eq!(objs[0]["metadata"]["name"], "2024-07-10T15:10:51Z-not-a-time");
+    }
 
     #[test]
     fn seed_holds_every_kind_with_status() {

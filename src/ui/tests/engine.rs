@@ -607,3 +607,42 @@ fn drift_words_follow_the_mode() {
     assert!(text.contains("deleted"), "{text}");
     assert!(!text.contains("would be"), "{text}");
 }
+
+#[test]
+fn operators_still_updating_are_waiting_not_failed() {
+    let mut snap = mid_update(EngineMode::ActiveApply);
+    snap.failure = Some(crate::reconcile::api::Failure {
+        reason: "ClusterOperatorUpdating".into(),
+        message: "Cluster operator kube-scheduler is updating versions".into(),
+    });
+    let (mut app, _rx) = engine_app(snap, 120, 40);
+    let text = text_of(&app);
+    assert!(
+        text.contains("Waiting Cluster operator kube-scheduler is updating versions"),
+        "{text}"
+    );
+    assert!(!text.contains("Failing Cluster"), "{text}");
+    key(&mut app, KeyCode::Char('6'));
+    let t = draw(&app);
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "~ kube-scheduler 2/5").expect("waiting cell");
+    assert_eq!(buf[(x + 2, y)].fg, Color::Yellow, "waiting is yellow, not red");
+    // Once the ClusterVersion says Failing, the same cell is red.
+    let mut snap = mid_update(EngineMode::ActiveApply);
+    snap.failure = Some(crate::reconcile::api::Failure {
+        reason: "ClusterOperatorUpdating".into(),
+        message: "Cluster operator kube-scheduler is updating versions".into(),
+    });
+    let mut cv = crate::openshift::ClusterVersionStatus::default();
+    set_condition(
+        &mut cv.conditions,
+        "Failing",
+        ConditionStatus::True,
+        "ClusterOperatorUpdating",
+        "Cluster operator kube-scheduler is updating versions",
+    );
+    snap.cluster_version = Some(cv);
+    let (mut app, _rx) = engine_app(snap, 120, 40);
+    key(&mut app, KeyCode::Char('6'));
+    assert!(text_of(&app).contains("✗ kube-scheduler 2/5"));
+}

@@ -1164,15 +1164,21 @@ fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
             ));
             let tasks: Vec<&crate::reconcile::api::TaskProgress> =
                 cell.tasks.iter().filter_map(|&t| e.snap.tasks.get(t)).collect();
+            let waiting = cell.state == super::engine::CellState::Waiting;
             if cell.failed > 0 {
-                l.push(DetailLine::heading("Failed tasks"));
+                l.push(DetailLine::heading(if waiting {
+                    "Waiting on (ClusterOperators still updating; not failing)"
+                } else {
+                    "Failed tasks"
+                }));
                 for t in &tasks {
                     if let crate::reconcile::api::TaskState::Failed(err) = &t.state {
-                        l.push(DetailLine::new(
-                            "failed",
-                            format!("{}\n{err}", t.name),
-                            Level::Error,
-                        ));
+                        let (word, lv) = if waiting {
+                            ("waiting", Level::Warn)
+                        } else {
+                            ("failed", Level::Error)
+                        };
+                        l.push(DetailLine::new(word, format!("{}\n{err}", t.name), lv));
                     }
                 }
             }

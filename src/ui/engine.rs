@@ -29,6 +29,10 @@ pub enum CellState {
     Pending,
     /// Every task was left out (capability, override, profile).
     Skipped,
+    /// Tasks failed only because their ClusterOperators are still updating (the pass summary
+    /// is `ClusterOperatorUpdating`, whose upstream update effect is None, and the
+    /// ClusterVersion is not Failing): an update waiting, not failing.
+    Waiting,
     /// At least one task failed.
     Failed,
 }
@@ -41,6 +45,7 @@ impl CellState {
             CellState::Running => "»",
             CellState::Pending => "·",
             CellState::Skipped => "-",
+            CellState::Waiting => "~",
             CellState::Failed => "✗",
         }
     }
@@ -52,6 +57,7 @@ impl CellState {
             CellState::Running => "running",
             CellState::Pending => "pending",
             CellState::Skipped => "skipped",
+            CellState::Waiting => "waiting",
             CellState::Failed => "failed",
         }
     }
@@ -93,6 +99,7 @@ impl TaskCell {
             CellState::Running => Level::Warn,
             CellState::Pending => Level::Info,
             CellState::Skipped => Level::Unknown,
+            CellState::Waiting => Level::Warn,
             CellState::Failed => Level::Error,
         }
     }
@@ -153,7 +160,12 @@ pub struct EngineModel {
 impl EngineModel {
     /// Builds the model of `snap`.
     pub fn build(snap: Arc<StatusSnapshot>) -> Self {
-        let cells = task_cells(&snap.tasks);
+        let mut cells = task_cells(&snap.tasks);
+        if only_waiting(&snap) {
+            for c in cells.iter_mut().filter(|c| c.state == CellState::Failed) {
+                c.state = CellState::Waiting;
+            }
+        }
         let drift = snap
             .drift
             .iter()
@@ -172,6 +184,21 @@ impl EngineModel {
             .filter(|r| r.done + r.skipped < r.total)
             .min_by_key(|r| (r.level.is_none(), r.level))
     }
+}
+
+/// Reasons of a pass summary whose upstream update effect is None: the pass only waits for
+/// ClusterOperators to reach their new versions (`pkg/cvo/internal/operatorstatus.go`,
+/// `pkg/payload/task.go` `SummaryForReason`).
+const WAITING_REASONS: [&str; 2] = ["ClusterOperatorUpdating", "ClusterOperatorsUpdating"];
+
+/// Whether the snapshot's failed tasks are only operators still updating: the pass summary
+/// has a waiting reason and the ClusterVersion's Failing condition is not True.
+pub fn only_waiting(snap: &StatusSnapshot) -> bool {
+    snap.failing().is_none()
+        && snap
+            .failure
+            .as_ref()
+            .is_some_and(|f| WAITING_REASONS.contains(&f.reason.as_str()))
 }
 
 /// `NN` of a run level, `--` when there is none.

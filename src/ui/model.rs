@@ -3,8 +3,9 @@
 //! `oc adm upgrade status`, from the [`Assessment`](crate::assess::Assessment).
 //!
 //! [`Dashboard::build`] reads the cluster state directly (conditions, operators, history,
-//! nodes, pools); [`Dashboard::apply_assessment`] is the single adapter that overlays what the
-//! assessment knows better (headline, completion and estimate, node and pool rows, insights).
+//! nodes, pools); [`adapter::dashboard`](super::adapter::dashboard) is the single adapter that
+//! overlays what the assessment knows better (headline, completion and estimate, node and pool
+//! rows, insights).
 //! Ages are not formatted here: rows keep timestamps and the view formats them against the
 //! app's clock.
 

@@ -1654,7 +1654,12 @@ fn render_sync(app: &App, frame: &mut Frame, area: Rect) {
         s.done,
         s.total
     );
-    let style = if s.failure.is_some() { p.err } else { p.gauge };
+    let waiting = engine::only_waiting(s);
+    let style = if s.failure.is_some() && !waiting {
+        p.err
+    } else {
+        p.gauge
+    };
     let gauge = Gauge::default()
         .ratio(ratio)
         .label(Span::styled(
@@ -1692,13 +1697,18 @@ fn render_sync(app: &App, frame: &mut Frame, area: Rect) {
         spans.push((s.attempt.to_string(), p.warn));
     }
     if let Some(f) = &s.failure {
-        spans.push(("  Failing ".into(), p.muted));
-        let msg = if f.reason.is_empty() {
+        let (word, style) = if waiting {
+            ("  Waiting ", p.warn)
+        } else {
+            ("  Failing ", p.err)
+        };
+        spans.push((word.into(), p.muted));
+        let msg = if f.reason.is_empty() || waiting {
             text::one_line(&f.message)
         } else {
             format!("{}: {}", f.reason, text::one_line(&f.message))
         };
-        spans.push((msg, p.err));
+        spans.push((msg, style));
     }
     frame.render_widget(Paragraph::new(fit_spans(spans, w)), info_area);
 }
@@ -1782,7 +1792,11 @@ fn render_tasks(app: &App, frame: &mut Frame, area: Rect) {
             }
         });
         let preview = match failed {
-            Some(f) => format!(" ↳ ✗ {} (Enter: all tasks) ", text::one_line(&f)),
+            Some(f) => format!(
+                " ↳ {} {} (Enter: all tasks) ",
+                cell.state.marker(),
+                text::one_line(&f)
+            ),
             None => format!(
                 " ↳ {} · {} · {}/{} done (Enter: tasks) ",
                 cell.component,
@@ -1791,7 +1805,11 @@ fn render_tasks(app: &App, frame: &mut Frame, area: Rect) {
                 cell.total
             ),
         };
-        let style = if cell.failed > 0 { p.err } else { p.muted };
+        let style = match cell.state {
+            engine::CellState::Failed => p.err,
+            engine::CellState::Waiting => p.warn,
+            _ => p.muted,
+        };
         block = block.title_bottom(Line::styled(
             text::fit(&preview, usize::from(area.width.saturating_sub(4))),
             style,

@@ -607,3 +607,97 @@ fn drift_words_follow_the_mode() {
     assert!(text.contains("deleted"), "{text}");
     assert!(!text.contains("would be"), "{text}");
 }
+
+#[test]
+fn operators_still_updating_are_waiting_not_failed() {
+    let mut snap = mid_update(EngineMode::ActiveApply);
+    snap.failure = Some(crate::reconcile::api::Failure {
+        reason: "ClusterOperatorUpdating".into(),
+        message: "Cluster operator kube-scheduler is updating versions".into(),
+    });
+    let (mut app, _rx) = engine_app(snap, 120, 40);
+    let text = text_of(&app);
+    assert!(
+        text.contains("Waiting Cluster operator kube-scheduler is updating versions"),
+        "{text}"
+    );
+    assert!(!text.contains("Failing Cluster"), "{text}");
+    key(&mut app, KeyCode::Char('6'));
+    let t = draw(&app);
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "~ kube-scheduler 2/5").expect("waiting cell");
+    assert_eq!(buf[(x + 2, y)].fg, Color::Yellow, "waiting is yellow, not red");
+    // Once the ClusterVersion says Failing, the same cell is red.
+    let mut snap = mid_update(EngineMode::ActiveApply);
+    snap.failure = Some(crate::reconcile::api::Failure {
+        reason: "ClusterOperatorUpdating".into(),
+        message: "Cluster operator kube-scheduler is updating versions".into(),
+    });
+    let mut cv = crate::openshift::ClusterVersionStatus::default();
+    set_condition(
+        &mut cv.conditions,
+        "Failing",
+        ConditionStatus::True,
+        "ClusterOperatorUpdating",
+        "Cluster operator kube-scheduler is updating versions",
+    );
+    snap.cluster_version = Some(cv);
+    let (mut app, _rx) = engine_app(snap, 120, 40);
+    key(&mut app, KeyCode::Char('6'));
+    assert!(text_of(&app).contains("✗ kube-scheduler 2/5"));
+}
+
+/// Random keys, engine keys and new snapshots mixed, at several sizes: no panic, and every
+/// frame keeps the selection inside the rows.
+#[test]
+fn random_keys_and_snapshots_never_panic() {
+    let keys = [
+        KeyCode::Char('j'),
+        KeyCode::Char('k'),
+        KeyCode::Char('G'),
+        KeyCode::Char('g'),
+        KeyCode::Char('/'),
+        KeyCode::Char('f'),
+        KeyCode::Char('?'),
+        KeyCode::Char('y'),
+        KeyCode::Char('n'),
+        KeyCode::Char('m'),
+        KeyCode::Char('r'),
+        KeyCode::Char('e'),
+        KeyCode::Char('6'),
+        KeyCode::Char('7'),
+        KeyCode::Enter,
+        KeyCode::Esc,
+        KeyCode::Tab,
+        KeyCode::PageDown,
+        KeyCode::Backspace,
+    ];
+    let snaps = [
+        mid_update(EngineMode::ActiveApply),
+        mid_update(EngineMode::WatchOnly),
+        StatusSnapshot::default(),
+        snapshot_of(EngineMode::ActiveApply, &[(0, "only", "f")]),
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for (w, h) in [(60u16, 15u16), (80, 24), (33, 7), (200, 60)] {
+        let mut app = app_for(demo(), w, h);
+        // A channel nobody reads: sends fill it, then report "busy", never block.
+        let (tx, _rx) = mpsc::channel(2);
+        app.attach_engine(Arc::new(mid_update(EngineMode::ActiveApply)), tx);
+        for n in 0..400 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let k = keys[usize::try_from(seed % keys.len() as u64).unwrap_or(0)];
+            key(&mut app, k);
+            if n % 37 == 0 {
+                let s = snaps[usize::try_from(seed % snaps.len() as u64).unwrap_or(0)].clone();
+                app.update(Action::Engine(Arc::new(s)));
+            }
+            app.quit = false;
+            let _ = draw(&app);
+            let rows = app.visible_rows(app.tab).len();
+            assert!(app.view().selected < rows.max(1), "selection in range");
+        }
+    }
+}

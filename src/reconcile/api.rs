@@ -245,7 +245,11 @@ impl std::fmt::Display for Command {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Command::ReconcileNow => f.write_str("reconcile now"),
-            Command::SetDesiredUpdate { version, image, force } => {
+            Command::SetDesiredUpdate {
+                version,
+                image,
+                force,
+            } => {
                 f.write_str("upgrade")?;
                 match (version, image) {
                     (Some(v), _) => write!(f, " --to {v}")?,

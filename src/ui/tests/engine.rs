@@ -360,7 +360,11 @@ fn confirm_sends_set_mode_and_esc_sends_nothing() {
         rx.try_recv().ok(),
         Some(Command::SetMode(EngineMode::ActiveApply))
     );
-    assert!(app.flash.as_ref().is_some_and(|(m, _)| m.contains("mode active-apply")));
+    assert!(
+        app.flash
+            .as_ref()
+            .is_some_and(|(m, _)| m.contains("mode active-apply"))
+    );
     // Enter confirms; from active-apply the switch goes to watch-only.
     let (mut app, mut rx) = engine_app(mid_update(EngineMode::ActiveApply), 80, 24);
     key(&mut app, KeyCode::Char('m'));

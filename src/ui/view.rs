@@ -1633,16 +1633,19 @@ fn render_sync(app: &App, frame: &mut Frame, area: Rect) {
     let (gauge_area, info_area) = split_v(inner, 1);
     let w = usize::from(inner.width);
     let ratio = model::clamp_ratio(f64::from(s.fraction));
+    // Tasks that failed only because their operator is still updating are "waiting", as the
+    // task graph shows them.
+    let waiting = engine::only_waiting(s);
     let level = match e.current_level() {
         Some(r) => format!(
             " · run level {} ({}/{}{})",
             engine::level_label(r.level),
             r.done,
             r.total,
-            if r.failed > 0 {
-                format!(", {} failed", r.failed)
-            } else {
-                String::new()
+            match r.failed {
+                0 => String::new(),
+                n if waiting => format!(", {n} waiting"),
+                n => format!(", {n} failed"),
             }
         ),
         None if s.total > 0 => " · all run levels done".into(),
@@ -1654,7 +1657,6 @@ fn render_sync(app: &App, frame: &mut Frame, area: Rect) {
         s.done,
         s.total
     );
-    let waiting = engine::only_waiting(s);
     let style = if s.failure.is_some() && !waiting {
         p.err
     } else {

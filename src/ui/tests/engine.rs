@@ -626,6 +626,9 @@ fn operators_still_updating_are_waiting_not_failed() {
         "{text}"
     );
     assert!(!text.contains("Failing Cluster"), "{text}");
+    // The gauge's run level says waiting too, not failed.
+    assert!(text.contains("1 waiting)"), "{text}");
+    assert!(!text.contains("1 failed)"), "{text}");
     key(&mut app, KeyCode::Char('6'));
     let t = draw(&app);
     let buf = t.backend().buffer();

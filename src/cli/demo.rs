@@ -407,27 +407,7 @@ pub async fn run_headless(
     let mut sim_alive = true;
     let mut progress_for: Option<String> = None;
     // Ctrl-C and SIGTERM end the demo cleanly (the payload directory is removed).
-    let ctrl_c = async {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            match signal(SignalKind::terminate()) {
-                Ok(mut term) => {
-                    tokio::select! {
-                        _ = tokio::signal::ctrl_c() => {}
-                        _ = term.recv() => {}
-                    }
-                }
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    };
+    let ctrl_c = crate::sim::serve::shutdown_signal();
     tokio::pin!(ctrl_c);
     let tick = Duration::from_millis(250);
     loop {

@@ -433,8 +433,8 @@ fn random_token() -> String {
         .collect()
 }
 
-/// Resolves when SIGINT or SIGTERM arrives.
-async fn shutdown_signal() {
+/// Resolves when SIGINT (Ctrl-C) or SIGTERM arrives (`cvo sim serve`, `cvo demo --headless`).
+pub async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

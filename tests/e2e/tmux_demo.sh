@@ -25,49 +25,12 @@ SOCK="cvo-e2e-demo"
 SESSION="cvo"
 TIMEOUT="${E2E_TIMEOUT:-90}"
 
-tm() { tmux -L "$SOCK" "$@"; }
+. "$ROOT/tests/e2e/lib.sh"
 
 cleanup() { tm kill-server >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
-fail() {
-    echo "FAIL: $*" >&2
-    capture "failure" >/dev/null 2>&1 || true
-    echo "captures are in $ART" >&2
-    exit 1
-}
-
-[ -x "$CVO_BIN" ] || fail "no executable at $CVO_BIN (build it: cargo build --release, or set CVO_BIN)"
-command -v tmux >/dev/null || fail "tmux is not installed"
-
-mkdir -p "$ART"
-rm -rf "${ART:?}"/*
-
-step=0
-# capture NAME: save the pane text as NN-NAME.txt and print it.
-capture() {
-    step=$((step + 1))
-    local f
-    f="$ART/$(printf '%02d' "$step")-$1.txt"
-    tm capture-pane -p -t "$SESSION" >"$f"
-    cat "$f"
-}
-
-# wait_for TEXT [NAME]: poll the pane until TEXT appears (deadline $TIMEOUT s).
-wait_for() {
-    local text="$1" deadline=$((SECONDS + TIMEOUT))
-    while ((SECONDS < deadline)); do
-        if tm capture-pane -p -t "$SESSION" | grep -qF -- "$text"; then
-            capture "${2:-wait}" >/dev/null
-            return 0
-        fi
-        sleep 0.1
-    done
-    fail "timed out after ${TIMEOUT}s waiting for '$text' (step ${2:-wait})"
-}
-
-keys() { tm send-keys -t "$SESSION" "$@"; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+e2e_prepare
 
 tm -f /dev/null new-session -d -s "$SESSION" -x 120 -y 40 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" TERM=tmux-256color bash --norc --noprofile"
 keys "clear; cd '$ART' && TERM=xterm-256color XDG_STATE_HOME='$ART' '$CVO_BIN' demo --speed 20; echo rc=\$?" Enter

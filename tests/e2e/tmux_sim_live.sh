@@ -23,7 +23,7 @@ SESSION="cvo"
 TIMEOUT="${E2E_TIMEOUT:-10}"
 TEXT="Cluster Operator dns is degraded"
 
-tm() { tmux -L "$SOCK" "$@"; }
+. "$ROOT/tests/e2e/lib.sh"
 
 server_pid=""
 cleanup() {
@@ -32,27 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() {
-    echo "FAIL: $*" >&2
-    capture "failure" >/dev/null 2>&1 || true
-    echo "captures are in $ART" >&2
-    exit 1
-}
-
-[ -x "$CVO_BIN" ] || fail "no executable at $CVO_BIN (build it: cargo build --release, or set CVO_BIN)"
-command -v tmux >/dev/null || fail "tmux is not installed"
-
-mkdir -p "$ART"
-rm -rf "${ART:?}"/*
-
-step=0
-capture() {
-    step=$((step + 1))
-    local f
-    f="$ART/$(printf '%02d' "$step")-$1.txt"
-    tm capture-pane -p -t "$SESSION" >"$f"
-    cat "$f"
-}
+e2e_prepare
 
 now() { date +%s.%N; }
 # ms A B: milliseconds from time A to time B (B - A), rounded.

@@ -19,68 +19,12 @@ SOCK="cvo-e2e"
 SESSION="cvo"
 TIMEOUT="${E2E_TIMEOUT:-10}"
 
-tm() { tmux -L "$SOCK" "$@"; }
+. "$ROOT/tests/e2e/lib.sh"
 
 cleanup() { tm kill-server >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
-fail() {
-    echo "FAIL: $*" >&2
-    capture "failure" >/dev/null 2>&1 || true
-    echo "captures are in $ART" >&2
-    exit 1
-}
-
-[ -x "$CVO_BIN" ] || fail "no executable at $CVO_BIN (build it: cargo build --release, or set CVO_BIN)"
-command -v tmux >/dev/null || fail "tmux is not installed"
-
-mkdir -p "$ART"
-rm -rf "${ART:?}"/*
-
-step=0
-# capture NAME: save the pane text as NN-NAME.txt and print it.
-capture() {
-    step=$((step + 1))
-    local f
-    f="$ART/$(printf '%02d' "$step")-$1.txt"
-    tm capture-pane -p -t "$SESSION" >"$f"
-    cat "$f"
-}
-
-# wait_for TEXT [NAME]: poll the pane until TEXT appears (deadline $TIMEOUT s).
-wait_for() {
-    local text="$1" deadline=$((SECONDS + TIMEOUT))
-    while ((SECONDS < deadline)); do
-        if tm capture-pane -p -t "$SESSION" | grep -qF -- "$text"; then
-            capture "${2:-wait}" >/dev/null
-            return 0
-        fi
-        sleep 0.1
-    done
-    fail "timed out after ${TIMEOUT}s waiting for '$text' (step ${2:-wait})"
-}
-
-# wait_gone TEXT [NAME]: poll until TEXT is no longer on screen.
-wait_gone() {
-    local text="$1" deadline=$((SECONDS + TIMEOUT))
-    while ((SECONDS < deadline)); do
-        if ! tm capture-pane -p -t "$SESSION" | grep -qF -- "$text"; then
-            capture "${2:-gone}" >/dev/null
-            return 0
-        fi
-        sleep 0.1
-    done
-    fail "timed out after ${TIMEOUT}s waiting for '$text' to disappear (step ${2:-gone})"
-}
-
-assert_absent() {
-    local text="$1" what="$2"
-    if tm capture-pane -p -t "$SESSION" | grep -qF -- "$text"; then
-        fail "$what: '$text' is still on screen"
-    fi
-}
-
-keys() { tm send-keys -t "$SESSION" "$@"; }
+e2e_prepare
 
 # 1. Start a shell pane at a fixed size; escape-time 0 so a lone Esc is delivered at once.
 cleanup
@@ -174,7 +118,6 @@ cvo_pid=$(pgrep -P "$shell_pid" | head -1)
 [ -n "$cvo_pid" ] || fail "cannot find the cvo process under the pane's shell ($shell_pid)"
 # Idle CPU (field note 32): an idle dashboard must not redraw in a loop. utime+stime in clock
 # ticks (usually 1/100 s) over 3 s of idleness.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 if [ -r "/proc/$cvo_pid/stat" ]; then
     sleep 1
     t0=$(cpu_ticks "$cvo_pid")

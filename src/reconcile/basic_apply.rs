@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use super::{
     errors::{ApiErrorKind, UpdateEffect, UpdateError},
     payload::{PayloadState, Task},
-    sync_worker::{Drift, FieldChange, TaskApplier, TaskContext, TaskOutcome},
+    sync_worker::{Drift, TaskApplier, TaskContext, TaskOutcome},
 };
 use crate::openshift::{ClusterOperator, ConditionStatus};
 
@@ -169,7 +169,7 @@ impl BasicApplier {
                 wrote: false,
             });
         }
-        let diff = diff_values(&live_v, &merged);
+        let diff = super::apply::diff_values(&live_v, &merged);
         if ctx.dry_run {
             return Ok(TaskOutcome {
                 drift: Drift::Update { diff },
@@ -304,40 +304,6 @@ pub fn generic_merge(live: &Value, required: &Value) -> Value {
         }
     }
     out
-}
-
-/// Field-level differences from `from` to `to` (objects key by key, equal-length arrays
-/// element by element, anything else whole).
-pub fn diff_values(from: &Value, to: &Value) -> Vec<FieldChange> {
-    let mut out = Vec::new();
-    walk("", Some(from), Some(to), &mut out);
-    out
-}
-
-fn walk(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<FieldChange>) {
-    if a == b {
-        return;
-    }
-    match (a, b) {
-        (Some(Value::Object(x)), Some(Value::Object(y))) => {
-            for (k, v) in x {
-                walk(&format!("{path}.{k}"), Some(v), y.get(k), out);
-            }
-            for (k, v) in y.iter().filter(|(k, _)| !x.contains_key(*k)) {
-                walk(&format!("{path}.{k}"), None, Some(v), out);
-            }
-        }
-        (Some(Value::Array(x)), Some(Value::Array(y))) if x.len() == y.len() => {
-            for (i, (p, q)) in x.iter().zip(y).enumerate() {
-                walk(&format!("{path}[{i}]"), Some(p), Some(q), out);
-            }
-        }
-        _ => out.push(FieldChange {
-            path: if path.is_empty() { ".".into() } else { path.into() },
-            from: a.cloned(),
-            to: b.cloned(),
-        }),
-    }
 }
 
 /// The ClusterOperator health check (cvo-spec §2.8.3, internal/operatorstatus.go
@@ -554,24 +520,6 @@ fn with_task_position(mut e: UpdateError, task: &Task) -> UpdateError {
     e
 }
 
-fn convert_drift(d: super::apply::Drift) -> Drift {
-    match d {
-        super::apply::Drift::None => Drift::None,
-        super::apply::Drift::Create { object } => Drift::Create { object },
-        super::apply::Drift::Update { diff } => Drift::Update {
-            diff: diff
-                .into_iter()
-                .map(|c| FieldChange {
-                    path: c.path,
-                    from: c.from,
-                    to: c.to,
-                })
-                .collect(),
-        },
-        super::apply::Drift::Delete => Drift::Delete,
-    }
-}
-
 impl TaskApplier for KubeApplier {
     fn apply<'a>(
         &'a self,
@@ -586,7 +534,7 @@ impl TaskApplier for KubeApplier {
                 .await
                 .map_err(|e| with_task_position(convert_apply_error(e), task))?;
             Ok(TaskOutcome {
-                drift: convert_drift(out.drift),
+                drift: out.drift,
                 wrote: out.wrote,
             })
         }

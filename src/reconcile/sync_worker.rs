@@ -21,7 +21,6 @@ use chrono::{DateTime, Utc};
 use futures::{FutureExt, future::BoxFuture};
 use rand::Rng;
 use serde::Serialize;
-use serde_json::Value;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -230,37 +229,9 @@ impl SyncWork {
     }
 }
 
-/// One changed field of a drift record: JSON path (`.spec.replicas`, `.data.key`,
-/// `.spec.template.spec.containers[0].image`), live value and desired value (`None` = absent).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FieldChange {
-    /// JSON path, `.`-separated keys and `[i]` indices.
-    pub path: String,
-    /// Live value, if present.
-    pub from: Option<Value>,
-    /// Value after the merge, if present.
-    pub to: Option<Value>,
-}
-
-/// What an apply changed or, in watch-only mode, would change.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "action", rename_all = "lowercase")]
-pub enum Drift {
-    /// Nothing.
-    None,
-    /// The object is absent and would be created as `object`.
-    Create {
-        /// The object as it would be sent.
-        object: Value,
-    },
-    /// The live object differs in these fields.
-    Update {
-        /// Changed fields, in document order.
-        diff: Vec<FieldChange>,
-    },
-    /// The object would be deleted.
-    Delete,
-}
+// The apply layer's drift vocabulary is the engine's: one type for a changed field and for a
+// task's change, whichever applier produced it.
+pub use super::apply::diff::{Drift, FieldChange};
 
 /// A drift record of one task.
 #[derive(Clone, Debug, PartialEq, Serialize)]

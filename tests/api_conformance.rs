@@ -178,22 +178,12 @@ fn dyn_api(c: &Client, ar: &ApiResource, ns: Option<&str>) -> Api<DynamicObject>
 
 /// Polls `f` every 100 ms until it gives `Some`, failing the test after 60 s (a real
 /// cluster's controllers take a moment).
-async fn poll<T, F, Fut>(what: &str, mut f: F) -> T
+async fn poll<T, F, Fut>(what: &str, f: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    common::poll(what, Duration::from_secs(60), Duration::from_millis(100), f).await
 }
 
 fn cm(name: &str, labels: serde_json::Value) -> ConfigMap {
@@ -793,7 +783,7 @@ const SCENARIO: &str = "4.14.1-degraded";
 
 #[tokio::test]
 async fn fetch_state_over_the_simulator_renders_the_fixture_output() {
-    let Some(dir) = common::shared_fixture("oc-upgrade-status", "fetch_state_over_the_simulator") else {
+    let Some(dir) = common::upstream_fixture("oc-upgrade-status", "fetch_state_over_the_simulator") else {
         return;
     };
     let sim = Simulator::from_snapshot(&common::scenario_inputs(&dir, SCENARIO)).expect("fixture loads");
@@ -818,7 +808,7 @@ async fn fetch_state_over_the_simulator_renders_the_fixture_output() {
 
 #[tokio::test]
 async fn every_fixture_round_trips_through_the_simulator() {
-    let Some(dir) = common::shared_fixture("oc-upgrade-status", "every_fixture_round_trips") else {
+    let Some(dir) = common::upstream_fixture("oc-upgrade-status", "every_fixture_round_trips") else {
         return;
     };
     let mut scenarios: Vec<String> = std::fs::read_dir(&dir)
@@ -851,7 +841,7 @@ async fn every_fixture_round_trips_through_the_simulator() {
 
 #[tokio::test]
 async fn watch_state_over_the_simulator_follows_changes() {
-    let Some(dir) = common::shared_fixture("oc-upgrade-status", "watch_state_over_the_simulator") else {
+    let Some(dir) = common::upstream_fixture("oc-upgrade-status", "watch_state_over_the_simulator") else {
         return;
     };
     let sim = Simulator::from_snapshot(&common::scenario_inputs(&dir, SCENARIO)).expect("fixture loads");

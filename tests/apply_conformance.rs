@@ -912,7 +912,7 @@ fn readiness_of_deployment_and_job() {
 /// unmodified: the merge rules are idempotent on real objects of every typed kind.
 #[test]
 fn real_payload_manifests_merge_into_themselves_unmodified() {
-    let Some(dir) = common::shared_fixture("", "real_payload_manifests_merge_into_themselves_unmodified")
+    let Some(dir) = common::upstream_fixture("", "real_payload_manifests_merge_into_themselves_unmodified")
     else {
         return;
     };

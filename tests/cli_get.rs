@@ -21,7 +21,7 @@ fn local(name: &str) -> String {
 mod common;
 
 fn shared(rel: &str) -> Option<String> {
-    common::shared_fixture(rel, rel).map(|p| p.to_string_lossy().into_owned())
+    common::upstream_fixture(rel, rel).map(|p| p.to_string_lossy().into_owned())
 }
 
 #[test]

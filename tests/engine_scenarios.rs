@@ -21,6 +21,9 @@ use cvo::{
 };
 use serde_json::{Value, json};
 
+mod common;
+use common::Unmet;
+
 const IMAGE_1: &str = "example.com/release@sha256:1111";
 const IMAGE_2: &str = "example.com/release@sha256:2222";
 const NS: &str = "openshift-test";
@@ -192,20 +195,13 @@ async fn wait_snapshot(
     secs: u64,
     pred: impl Fn(&StatusSnapshot) -> bool,
 ) -> Arc<StatusSnapshot> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        let cur = h.status.borrow_and_update().clone();
-        if pred(&cur) {
-            return cur;
-        }
-        match tokio::time::timeout_at(deadline, h.status.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => panic!("engine stopped while waiting for {what}"),
-            Err(_) => panic!(
-                "timed out waiting for {what}; state {:?} done {}/{} failure {:?} error {:?} cv {:#?}",
-                cur.state, cur.done, cur.total, cur.failure, cur.last_error, cur.cluster_version
-            ),
-        }
+    match common::watch_until(&mut h.status, Duration::from_secs(secs), pred).await {
+        Ok(v) => v,
+        Err(Unmet::Closed(_)) => panic!("engine stopped while waiting for {what}"),
+        Err(Unmet::TimedOut(cur)) => panic!(
+            "timed out waiting for {what}; state {:?} done {}/{} failure {:?} error {:?} cv {:#?}",
+            cur.state, cur.done, cur.total, cur.failure, cur.last_error, cur.cluster_version
+        ),
     }
 }
 

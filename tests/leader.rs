@@ -27,6 +27,9 @@ use kube::{
 use serde_json::{Value, json};
 use tokio::{sync::watch, time::Instant};
 
+mod common;
+use common::Unmet;
+
 const NS: &str = "openshift-cluster-version";
 const NAME: &str = "version";
 const LIMIT: Duration = Duration::from_secs(10);
@@ -70,17 +73,12 @@ async fn wait_state(
     what: &str,
     pred: impl Fn(&LeaderState) -> bool,
 ) -> LeaderState {
-    let deadline = Instant::now() + LIMIT;
-    loop {
-        let current = rx.borrow_and_update().clone();
-        if pred(&current) {
-            return current;
+    match common::watch_until(rx, LIMIT, pred).await {
+        Ok(v) => v,
+        Err(Unmet::Closed(last)) => {
+            panic!("elector ended while waiting for {what}; last state: {last:?}")
         }
-        match tokio::time::timeout_at(deadline, rx.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => panic!("elector ended while waiting for {what}; last state: {current:?}"),
-            Err(_) => panic!("timed out waiting for {what}; last state: {current:?}"),
-        }
+        Err(Unmet::TimedOut(last)) => panic!("timed out waiting for {what}; last state: {last:?}"),
     }
 }
 

@@ -23,7 +23,7 @@ fn cvo(args: &[&str]) -> (i32, String, String) {
 }
 
 fn shared(rel: &str, test: &str) -> Option<String> {
-    common::shared_fixture(rel, test).map(|p| p.to_string_lossy().into_owned())
+    common::upstream_fixture(rel, test).map(|p| p.to_string_lossy().into_owned())
 }
 
 #[test]
@@ -133,13 +133,13 @@ fn fixture_payloads_load_with_expected_counts() {
         ("cvo-repo/install", 19),
     ];
     for (rel, want) in cases {
-        let Some(dir) = common::shared_fixture(rel, "fixture_payloads_load_with_expected_counts") else {
+        let Some(dir) = common::upstream_fixture(rel, "fixture_payloads_load_with_expected_counts") else {
             return;
         };
         let p = payload::load_dir(&dir, &opts).unwrap_or_else(|e| panic!("{rel}: {e}"));
         assert_eq!(p.manifests.len(), *want, "{rel}");
     }
-    let Some(dir) = common::shared_fixture("release-payload/oc-mirror-release-manifests", "oc-mirror") else {
+    let Some(dir) = common::upstream_fixture("release-payload/oc-mirror-release-manifests", "oc-mirror") else {
         return;
     };
     let p = payload::load_dir(&dir, &opts).unwrap();

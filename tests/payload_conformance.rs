@@ -10,7 +10,7 @@ use std::{
     time::Duration,
 };
 
-use common::shared_fixture;
+use common::upstream_fixture;
 use cvo::reconcile::{
     capability::{self, CapabilitiesSpec, CapabilitiesStatus},
     payload::{
@@ -398,7 +398,7 @@ fn c13_task_string() {
 }
 
 fn cvo_testdata(rel: &str, test: &str) -> Option<std::path::PathBuf> {
-    shared_fixture(&format!("cvo-repo/pkg/cvo/testdata/{rel}"), test)
+    upstream_fixture(&format!("cvo-repo/pkg/cvo/testdata/{rel}"), test)
 }
 
 #[test]
@@ -449,7 +449,7 @@ fn c15_load_update_architecture() {
 
 #[test]
 fn c16_unknown_template_fields_skip_the_file() {
-    let Some(dir) = shared_fixture("cvo-repo/pkg/payload/testdata/payload-unknown-template", "c16") else {
+    let Some(dir) = upstream_fixture("cvo-repo/pkg/payload/testdata/payload-unknown-template", "c16") else {
         return;
     };
     let opts = LoadOptions {

@@ -18,6 +18,9 @@ use cvo::{
 };
 use serde_json::{Value, json};
 
+mod common;
+use common::Unmet;
+
 fn payload(v: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("assets/payloads")
@@ -80,57 +83,38 @@ async fn wait_snapshot(
     dump: Option<(&Simulator, &operators::OperatorSimHandle)>,
     pred: impl Fn(&StatusSnapshot) -> bool,
 ) -> Arc<StatusSnapshot> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        let cur = h.status.borrow_and_update().clone();
-        if pred(&cur) {
-            return cur;
+    let cur = match common::watch_until(&mut h.status, Duration::from_secs(secs), pred).await {
+        Ok(v) => return v,
+        Err(Unmet::Closed(_)) => panic!("engine stopped while waiting for {what}"),
+        Err(Unmet::TimedOut(cur)) => cur,
+    };
+    if let Some((sim, ops)) = dump {
+        for e in ops.events.borrow().iter() {
+            eprintln!("sim {} {}", e.at.format("%H:%M:%S%.3f"), e.text);
         }
-        match tokio::time::timeout_at(deadline, h.status.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => panic!("engine stopped while waiting for {what}"),
-            Err(_) => {
-                if let Some((sim, ops)) = dump {
-                    for e in ops.events.borrow().iter() {
-                        eprintln!("sim {} {}", e.at.format("%H:%M:%S%.3f"), e.text);
-                    }
-                    for d in sim.list_objects("apps", "deployments") {
-                        eprintln!(
-                            "deployment {}/{} gen {} status {}",
-                            d["metadata"]["namespace"],
-                            d["metadata"]["name"],
-                            d["metadata"]["generation"],
-                            d["status"]
-                        );
-                    }
-                    for d in sim.list_objects("config.openshift.io", "clusteroperators") {
-                        eprintln!("co {} status {}", d["metadata"]["name"], d["status"]);
-                    }
-                }
-                panic!(
-                    "timed out waiting for {what}; state {:?} done {}/{} failure {:?} failures {:?} error {:?} history {:?}",
-                    cur.state,
-                    cur.done,
-                    cur.total,
-                    cur.failure,
-                    cur.failures,
-                    cur.last_error,
-                    cur.cluster_version.as_ref().map(|c| &c.history)
-                )
-            }
+        for d in sim.list_objects("apps", "deployments") {
+            eprintln!(
+                "deployment {}/{} gen {} status {}",
+                d["metadata"]["namespace"],
+                d["metadata"]["name"],
+                d["metadata"]["generation"],
+                d["status"]
+            );
+        }
+        for d in sim.list_objects("config.openshift.io", "clusteroperators") {
+            eprintln!("co {} status {}", d["metadata"]["name"], d["status"]);
         }
     }
-}
-
-async fn wait_until(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while !f() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    panic!(
+        "timed out waiting for {what}; state {:?} done {}/{} failure {:?} failures {:?} error {:?} history {:?}",
+        cur.state,
+        cur.done,
+        cur.total,
+        cur.failure,
+        cur.failures,
+        cur.last_error,
+        cur.cluster_version.as_ref().map(|c| &c.history)
+    )
 }
 
 fn cv_of(sim: &Simulator) -> ClusterVersion {
@@ -216,7 +200,7 @@ async fn demo_update_completes_with_simulated_operators() {
                     && p["status"]["configuration"]["name"] == p["spec"]["configuration"]["name"]
             })
     };
-    wait_until("worker pool updated", 30, pools_done).await;
+    common::wait_until("worker pool updated", Duration::from_secs(30), pools_done).await;
     for p in sim.list_objects("machineconfiguration.openshift.io", "machineconfigpools") {
         let cfg = p["spec"]["configuration"]["name"]
             .as_str()

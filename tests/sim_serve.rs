@@ -133,7 +133,7 @@ fn api_ordered(inputs: &[PathBuf], dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn status_over_https_equals_status_from_files_for_every_fixture() {
-    let Some(dir) = common::shared_fixture("oc-upgrade-status", "sim_serve fixtures") else {
+    let Some(dir) = common::upstream_fixture("oc-upgrade-status", "sim_serve fixtures") else {
         return;
     };
     let names = scenarios(&dir);

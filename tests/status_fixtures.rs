@@ -1,5 +1,5 @@
 //! `cvo status` against the `oc adm upgrade status` fixtures
-//! (`openshift/oc pkg/cli/admin/upgrade/status/examples/`, copied to `../shared/fixtures`).
+//! (`openshift/oc pkg/cli/admin/upgrade/status/examples/`, copied to `tests/fixtures/upstream/`).
 //!
 //! One test per scenario × detail level compares the rendered text with the expected output
 //! byte for byte; an end-to-end test runs the built binary.
@@ -12,7 +12,7 @@ mod common;
 
 /// The oc-upgrade-status fixtures, or `None` after a visible skip notice naming `test`.
 fn fixtures_dir(test: &str) -> Option<PathBuf> {
-    common::shared_fixture("oc-upgrade-status", test)
+    common::upstream_fixture("oc-upgrade-status", test)
 }
 
 /// Prints the first differing lines with some context, unified-diff style.

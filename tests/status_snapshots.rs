@@ -31,7 +31,7 @@ fn settled_nodes_without_machineconfigs_are_not_an_update() {
 fn must_gather_snapshots_are_not_updating() {
     for platform in ["aws", "azure", "metal", "vsphere"] {
         let rel = format!("must-gather-clean-snapshots/{platform}");
-        let Some(dir) = common::shared_fixture(&rel, "must_gather_snapshots_are_not_updating") else {
+        let Some(dir) = common::upstream_fixture(&rel, "must_gather_snapshots_are_not_updating") else {
             return;
         };
         let state = cvo::cluster::snapshot::load(&[dir]).expect("loads");

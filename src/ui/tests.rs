@@ -105,24 +105,24 @@ fn chars(app: &mut App, s: &str) {
 }
 
 fn fixtures_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/oc-upgrade-status");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream/oc-upgrade-status");
     if dir.is_dir() {
         Some(dir)
     } else {
-        skip_notice(&format!(
-            "{} is missing (shared fixtures not checked out)",
-            dir.display()
-        ));
+        skip_notice(&format!("{} is missing", dir.display()));
         None
     }
 }
 
 /// Says on stderr, past libtest's capture (which hides `println!` of passing tests), that the
 /// running test skipped something, naming the test (libtest names each test's thread after it).
+/// When the `CI` environment variable is set (not empty, `0` or `false`), a skip is a failure.
 fn skip_notice(reason: &str) {
     use std::io::Write;
     let current = std::thread::current();
     let test = current.name().unwrap_or("<unnamed test>");
+    let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
+    assert!(!ci, "{test} cannot run: {reason} (a skip is a failure when CI is set)");
     let _ = writeln!(std::io::stderr(), "skipping {test}: {reason}");
 }
 

@@ -5,28 +5,40 @@
 use std::{
     io::Write,
     path::{Path, PathBuf},
-    sync::Arc,
-    time::Duration,
 };
 
-use cvo::cluster::ClusterState;
-use tokio::sync::watch;
+mod wait;
+pub use wait::*;
 
-/// The shared real-cluster fixtures (`../shared/fixtures/<rel>` beside the crate), or `None`
-/// after telling the person running the tests that `test` is skipped. The notice is written
-/// straight to stderr, past libtest's output capture, so a fresh clone's `cargo test` shows
-/// which tests did not run.
-pub fn shared_fixture(rel: &str, test: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures")
-        .join(rel);
+/// Whether the tests run under CI: the `CI` environment variable is set to anything but
+/// empty, `0` or `false` (GitHub Actions and GitLab set `CI=true`).
+pub fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"))
+}
+
+/// Says on stderr that `test` is skipped and why (written straight to stderr, past libtest's
+/// output capture, so whoever runs the tests sees which did not run). Under CI
+/// ([`under_ci`]) a skip is a failure: panics instead.
+pub fn skip(test: &str, reason: &str) {
+    assert!(!under_ci(), "{test} cannot run: {reason} (a skip is a failure when CI is set)");
+    let _ = writeln!(std::io::stderr(), "skipping {test}: {reason}");
+}
+
+/// `tests/fixtures/upstream`: the public upstream fixtures copied into the repo (origin
+/// repository, commit and licence of each in `SOURCES.md` there).
+pub fn upstream_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream")
+}
+
+/// The upstream fixture file or directory `tests/fixtures/upstream/<rel>`, or `None` after
+/// [`skip`]ping `test` (a failure under CI) when it is missing: it ships with the repo, so
+/// that only happens when someone removed it.
+pub fn upstream_fixture(rel: &str, test: &str) -> Option<PathBuf> {
+    let p = upstream_dir().join(rel);
     if p.exists() {
         return Some(p);
     }
-    let _ = writeln!(
-        std::io::stderr(),
-        "skipping {test}: ../shared/fixtures/{rel} not found"
-    );
+    skip(test, &format!("tests/fixtures/upstream/{rel} not found"));
     None
 }
 
@@ -42,25 +54,4 @@ pub fn scenario_inputs(dir: &Path, s: &str) -> Vec<PathBuf> {
         v.push(mco);
     }
     v
-}
-
-/// Waits (at most 10 s) until the feed holds a state for which `pred` is true; panics naming
-/// `what` on timeout or when the feed closes.
-pub async fn wait_for(
-    rx: &mut watch::Receiver<Arc<ClusterState>>,
-    what: &str,
-    pred: impl Fn(&ClusterState) -> bool,
-) -> Arc<ClusterState> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let current = rx.borrow_and_update().clone();
-        if pred(&current) {
-            return current;
-        }
-        match tokio::time::timeout_at(deadline, rx.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => panic!("feed closed while waiting for {what}"),
-            Err(_) => panic!("timed out waiting for {what}; last state: {current:?}"),
-        }
-    }
 }

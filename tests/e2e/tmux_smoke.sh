@@ -146,20 +146,17 @@ until [ -s "$ART/stty-after-panic.txt" ] || ((SECONDS >= deadline)); do sleep 0.
 [ -s "$ART/stty-after-panic.txt" ] || fail "could not read the tty mode after the panic"
 grep -qE '(^| )-icanon' "$ART/stty-after-panic.txt" && fail "raw mode still on after a panic"
 
-# 12. `cvo tui --from` on an `oc adm upgrade status` fixture, when the shared fixtures exist.
-FIX="$ROOT/../shared/fixtures/oc-upgrade-status"
-if [ -f "$FIX/4.14.1-degraded-cv.yaml" ]; then
-    from=""
-    for k in cv co mc mcp node; do from="$from --from '$FIX/4.14.1-degraded-$k.yaml'"; done
-    keys "clear; '$CVO_BIN' tui $from; echo rc5=\$?" Enter
-    wait_for "Version 4.14.0-rc.3  Target 4.14.1 " "tui-from"
-    wait_for "Assessment Stalled · control plane 97%" "tui-from-headline"
-    keys q
-    wait_for "rc5=" "tui-quit"
-    tm capture-pane -p -t "$SESSION" | grep -qx "rc5=0" || fail "cvo tui --from did not exit 0"
-else
-    echo "skipped: cvo tui --from (no shared fixtures at $FIX)"
-fi
+# 12. `cvo tui --from` on an `oc adm upgrade status` fixture (in the repo).
+FIX="$ROOT/tests/fixtures/upstream/oc-upgrade-status"
+[ -f "$FIX/4.14.1-degraded-cv.yaml" ] || fail "no oc-upgrade-status fixture at $FIX"
+from=""
+for k in cv co mc mcp node; do from="$from --from '$FIX/4.14.1-degraded-$k.yaml'"; done
+keys "clear; '$CVO_BIN' tui $from; echo rc5=\$?" Enter
+wait_for "Version 4.14.0-rc.3  Target 4.14.1 " "tui-from"
+wait_for "Assessment Stalled · control plane 97%" "tui-from-headline"
+keys q
+wait_for "rc5=" "tui-quit"
+tm capture-pane -p -t "$SESSION" | grep -qx "rc5=0" || fail "cvo tui --from did not exit 0"
 
 # 13. A live cluster that cannot be reached (closed port on localhost): no conclusions from
 # empty data, the error on its own line.

@@ -1004,12 +1004,12 @@ mod tests {
         assert!(st.log.is_empty());
     }
 
-    async fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !f() {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    /// The tests' one copy of the wait helpers (the integration tests use it as `common`).
+    #[path = "../../../../tests/common/wait.rs"]
+    mod wait;
+
+    async fn wait_for(what: &str, f: impl FnMut() -> bool) {
+        wait::wait_until(what, Duration::from_secs(20), f).await;
     }
 
     /// Without payload knowledge: the Deployment named `<co>-operator` in a related namespace

@@ -195,7 +195,7 @@ async fn wait_snapshot(
     secs: u64,
     pred: impl Fn(&StatusSnapshot) -> bool,
 ) -> Arc<StatusSnapshot> {
-    match common::watch_until(&mut h.status, Duration::from_secs(secs), pred).await {
+    match common::watch_until(&mut h.status, Duration::from_secs(secs), |s| pred(s)).await {
         Ok(v) => v,
         Err(Unmet::Closed(_)) => panic!("engine stopped while waiting for {what}"),
         Err(Unmet::TimedOut(cur)) => panic!(

@@ -139,7 +139,8 @@ fn fixture_payloads_load_with_expected_counts() {
         let p = payload::load_dir(&dir, &opts).unwrap_or_else(|e| panic!("{rel}: {e}"));
         assert_eq!(p.manifests.len(), *want, "{rel}");
     }
-    let Some(dir) = common::upstream_fixture("release-payload/oc-mirror-release-manifests", "oc-mirror") else {
+    let Some(dir) = common::upstream_fixture("release-payload/oc-mirror-release-manifests", "oc-mirror")
+    else {
         return;
     };
     let p = payload::load_dir(&dir, &opts).unwrap();

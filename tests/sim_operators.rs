@@ -83,7 +83,7 @@ async fn wait_snapshot(
     dump: Option<(&Simulator, &operators::OperatorSimHandle)>,
     pred: impl Fn(&StatusSnapshot) -> bool,
 ) -> Arc<StatusSnapshot> {
-    let cur = match common::watch_until(&mut h.status, Duration::from_secs(secs), pred).await {
+    let cur = match common::watch_until(&mut h.status, Duration::from_secs(secs), |s| pred(s)).await {
         Ok(v) => return v,
         Err(Unmet::Closed(_)) => panic!("engine stopped while waiting for {what}"),
         Err(Unmet::TimedOut(cur)) => cur,
@@ -95,10 +95,7 @@ async fn wait_snapshot(
         for d in sim.list_objects("apps", "deployments") {
             eprintln!(
                 "deployment {}/{} gen {} status {}",
-                d["metadata"]["namespace"],
-                d["metadata"]["name"],
-                d["metadata"]["generation"],
-                d["status"]
+                d["metadata"]["namespace"], d["metadata"]["name"], d["metadata"]["generation"], d["status"]
             );
         }
         for d in sim.list_objects("config.openshift.io", "clusteroperators") {

@@ -122,7 +122,10 @@ fn skip_notice(reason: &str) {
     let current = std::thread::current();
     let test = current.name().unwrap_or("<unnamed test>");
     let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
-    assert!(!ci, "{test} cannot run: {reason} (a skip is a failure when CI is set)");
+    assert!(
+        !ci,
+        "{test} cannot run: {reason} (a skip is a failure when CI is set)"
+    );
     let _ = writeln!(std::io::stderr(), "skipping {test}: {reason}");
 }
 

@@ -8,6 +8,7 @@ use std::{
 };
 
 mod wait;
+#[allow(unused_imports)]
 pub use wait::*;
 
 /// Whether the tests run under CI: the `CI` environment variable is set to anything but
@@ -20,7 +21,10 @@ pub fn under_ci() -> bool {
 /// output capture, so whoever runs the tests sees which did not run). Under CI
 /// ([`under_ci`]) a skip is a failure: panics instead.
 pub fn skip(test: &str, reason: &str) {
-    assert!(!under_ci(), "{test} cannot run: {reason} (a skip is a failure when CI is set)");
+    assert!(
+        !under_ci(),
+        "{test} cannot run: {reason} (a skip is a failure when CI is set)"
+    );
     let _ = writeln!(std::io::stderr(), "skipping {test}: {reason}");
 }
 

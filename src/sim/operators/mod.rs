@@ -969,6 +969,11 @@ fn crashloop_status(o: &Value, gen_: i64, replicas: i64, past_deadline: bool) ->
     s
 }
 
+/// The tests' one copy of the wait helpers (the integration tests reach it through `common`).
+#[cfg(test)]
+#[path = "../../../tests/common/wait.rs"]
+mod test_wait;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1004,12 +1009,8 @@ mod tests {
         assert!(st.log.is_empty());
     }
 
-    /// The tests' one copy of the wait helpers (the integration tests use it as `common`).
-    #[path = "../../../../tests/common/wait.rs"]
-    mod wait;
-
     async fn wait_for(what: &str, f: impl FnMut() -> bool) {
-        wait::wait_until(what, Duration::from_secs(20), f).await;
+        super::test_wait::wait_until(what, Duration::from_secs(20), f).await;
     }
 
     /// Without payload knowledge: the Deployment named `<co>-operator` in a related namespace

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${CVO_BIN:-target/release/cvo}
-PREFIX=${1:-../shared/fixtures/oc-upgrade-status/no-version-upgrading}
+PREFIX=${1:-tests/fixtures/upstream/oc-upgrade-status/no-version-upgrading}
 IDLE=${2:-30}
 [ -x "$BIN" ] || { echo "measure: $BIN not built (cargo build --release)" >&2; exit 1; }
 shopt -s nullglob

@@ -17,6 +17,7 @@ pub mod delete;
 pub mod diff;
 pub mod error;
 pub mod kinds;
+pub mod kube_applier;
 pub mod merge;
 pub mod openshift_kinds;
 pub mod podspec;
@@ -45,6 +46,7 @@ pub use builders::{ProxyStatus, TlsProfile};
 pub use delete::DeletionTracker;
 pub use diff::{Drift, FieldChange, diff_values};
 pub use error::{UpdateEffect, UpdateError};
+pub use kube_applier::{KubeApplier, TaskApplier, TaskContext, TaskOutcome};
 
 use crate::openshift::config_v1::ClusterOperator;
 

@@ -79,11 +79,7 @@ impl KubeApplier {
 
     fn context(ctx: TaskContext<'_>) -> super::ApplyContext {
         super::ApplyContext {
-            mode: match ctx.state {
-                PayloadState::Initializing => super::SyncMode::Initializing,
-                PayloadState::Updating => super::SyncMode::Updating,
-                PayloadState::Reconciling => super::SyncMode::Reconciling,
-            },
+            mode: ctx.state,
             dry_run: ctx.dry_run,
             ..super::ApplyContext::default()
         }

@@ -1,4 +1,4 @@
-//! THE contract between the reconcile engine and the outside (design.md "Boundaries"): a
+//! THE contract between the reconcile engine and the outside (the dashboard, the CLI): a
 //! `watch` channel of [`StatusSnapshot`]s (latest value only, so a slow reader never backs up
 //! the engine) and an `mpsc` channel of [`Command`]s. The engine validates each command and
 //! reports its outcome in the next snapshot ([`StatusSnapshot::last_command`]).
@@ -377,7 +377,7 @@ impl StatusSnapshot {
     }
 }
 
-/// A request to the engine (design.md "Boundaries").
+/// A request to the engine; the outcome is in the next snapshot.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Command {
     /// Run an apply pass now.

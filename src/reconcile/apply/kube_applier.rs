@@ -36,7 +36,7 @@ pub struct TaskContext<'a> {
 /// (upstream `ResourceBuilder`, "for testing").
 ///
 /// Errors are [`UpdateError`]s. Those whose reason starts with `UpdatePayload` (API errors,
-/// cvo-spec §2.4.1) are retried with the mode's [`RetryPolicy`]; any other (readiness,
+/// upstream `pkg/payload/task.go`) are retried with the mode's [`crate::reconcile::RetryPolicy`]; any other (readiness,
 /// ClusterOperator health) fails the task at once, as upstream's typed errors do.
 pub trait TaskApplier: Send + Sync {
     /// Applies `task` (GET → create / merge → update, then readiness / health).

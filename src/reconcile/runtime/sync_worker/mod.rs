@@ -2,14 +2,14 @@
 //! pass, in the initializing / updating / reconciling states (cvo-spec §1.H, §2.0, §2.1).
 //!
 //! The worker owns one [`SyncWork`] at a time (the payload to apply and the mode). A spawned
-//! loop runs apply passes over the task graph of the payload ([`graph_for_state`] +
-//! [`run_graph`]) with the mode's worker count; a pass applies each manifest through a
+//! loop runs apply passes over the task graph of the payload ([`crate::reconcile::payload::graph_for_state`] +
+//! [`crate::reconcile::payload::run_graph`]) with the mode's worker count; a pass applies each manifest through a
 //! [`TaskApplier`], retrying API errors with the upstream backoff. After a successful pass the
 //! worker is Reconciling and waits the resync interval `I`; after a failed pass it backs off
 //! `I/8`, `I/4`, `I/2`, then `I` (±20 % jitter). New work cancels the running pass at once.
 //!
 //! Progress (done / total tasks, per-task state, drift, the current failure summarised with
-//! [`summarize_task_graph_errors`]) is published on a `watch` channel as a [`WorkerView`].
+//! [`crate::reconcile::errors::summarize_task_graph_errors`]) is published on a `watch` channel as a [`WorkerView`].
 
 use std::{
     collections::BTreeSet,

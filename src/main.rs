@@ -438,10 +438,7 @@ fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
                 feed: cvo::cluster::live::watch_state(client, "demo".into()),
                 alerts: None,
                 now: None,
-                engine: Some(cvo::ui::EngineLink {
-                    status: demo.engine.status.clone(),
-                    commands: demo.engine.commands.clone(),
-                }),
+                engine: Some(demo.engine.clone()),
             })
             .await;
             demo.stop().await;
@@ -522,7 +519,7 @@ fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
     if !a.payload.is_dir() {
         anyhow::bail!("--payload {}: not a directory", a.payload.display());
     }
-    let mut timings = cvo::reconcile::api::EngineTimings::upstream();
+    let mut timings = cvo::reconcile::EngineTimings::upstream();
     timings.cv_poll = std::time::Duration::from_secs(1);
     let opts = ReconcileOptions {
         payload: a.payload,

@@ -9,7 +9,7 @@ use std::{future::Future, time::Duration};
 use cvo::{
     openshift::config_v1::ClusterOperator,
     reconcile::apply::{
-        Applier, ApplyContext, Drift, ProxyStatus, SyncMode, TlsProfile, UpdateEffect, build_required,
+        Applier, ApplyContext, Drift, ProxyStatus, TlsProfile, UpdateEffect, build_required,
         builders::{self, inject_proxy, inject_tls, update_pod_spec_with_internal_lb},
         kinds::*,
         merge::merge_owner_refs,
@@ -17,6 +17,7 @@ use cvo::{
         podspec::{ensure_env, ensure_tolerations},
         readiness::{check_deployment, check_job, check_operator_health},
     },
+    reconcile::payload::PayloadState,
     sim::Simulator,
 };
 use k8s_openapi::{
@@ -65,7 +66,7 @@ fn expected_co() -> ClusterOperator {
 
 #[test]
 fn c45_cluster_operator_not_found() {
-    let e = check_operator_health(&expected_co(), None, SyncMode::Updating).expect_err("missing CO");
+    let e = check_operator_health(&expected_co(), None, PayloadState::Updating).expect_err("missing CO");
     assert_eq!(e.reason, "UpdatePayloadResourceNotFound");
     assert_eq!(
         e.message,
@@ -76,7 +77,7 @@ fn c45_cluster_operator_not_found() {
 
 #[test]
 fn c45_no_expected_versions() {
-    let e = check_operator_health(&co("test-co", json!([]), json!([])), None, SyncMode::Updating)
+    let e = check_operator_health(&co("test-co", json!([]), json!([])), None, PayloadState::Updating)
         .expect_err("no versions");
     assert_eq!(e.reason, "ClusterOperatorNoVersions");
     assert_eq!(
@@ -91,7 +92,8 @@ fn c46_available_not_degraded_versions_not_reached() {
     let ok_conds = json!([{"type": "Available", "status": "True"}, {"type": "Degraded", "status": "False"}]);
     for live_versions in [json!([]), json!([{"name": "operator", "version": "v0"}])] {
         let live = co("test-co", ok_conds.clone(), live_versions);
-        let e = check_operator_health(&expected_co(), Some(&live), SyncMode::Updating).expect_err("updating");
+        let e =
+            check_operator_health(&expected_co(), Some(&live), PayloadState::Updating).expect_err("updating");
         assert_eq!(e.reason, "ClusterOperatorUpdating");
         assert_eq!(e.effect, Some(UpdateEffect::None));
         assert_eq!(e.message, "Cluster operator test-co is updating versions");
@@ -105,7 +107,7 @@ fn c46_available_not_degraded_versions_not_reached() {
     // while initializing, versions not reached is not an error
     let live = co("test-co", ok_conds, json!([]));
     assert_eq!(
-        check_operator_health(&expected_co(), Some(&live), SyncMode::Initializing),
+        check_operator_health(&expected_co(), Some(&live), PayloadState::Initializing),
         Ok(())
     );
 }
@@ -118,8 +120,8 @@ fn c47_not_available() {
         json!([{"type": "Available", "status": "False"}, {"type": "Degraded", "status": "True"}]),
     ] {
         let live = co("test-co", conds.clone(), versions.clone());
-        let e =
-            check_operator_health(&expected_co(), Some(&live), SyncMode::Updating).expect_err("unavailable");
+        let e = check_operator_health(&expected_co(), Some(&live), PayloadState::Updating)
+            .expect_err("unavailable");
         assert_eq!(e.reason, "ClusterOperatorNotAvailable");
         assert_eq!(e.effect, Some(UpdateEffect::Fail));
         assert_eq!(e.message, "Cluster operator test-co is not available");
@@ -141,7 +143,7 @@ fn c48_degraded_fails_after_interval_and_reports_while_initializing() {
         ]),
         json!([{"name": "operator", "version": "v1"}]),
     );
-    let e = check_operator_health(&expected_co(), Some(&live), SyncMode::Updating).expect_err("degraded");
+    let e = check_operator_health(&expected_co(), Some(&live), PayloadState::Updating).expect_err("degraded");
     assert_eq!(e.reason, "ClusterOperatorDegraded");
     assert_eq!(e.effect, Some(UpdateEffect::FailAfterInterval));
     assert_eq!(e.message, "Cluster operator test-co is degraded");
@@ -149,7 +151,8 @@ fn c48_degraded_fails_after_interval_and_reports_while_initializing() {
         e.nested.as_deref(),
         Some("cluster operator test-co is Degraded=True: RandomReason, random error")
     );
-    let e = check_operator_health(&expected_co(), Some(&live), SyncMode::Initializing).expect_err("degraded");
+    let e =
+        check_operator_health(&expected_co(), Some(&live), PayloadState::Initializing).expect_err("degraded");
     assert_eq!(e.effect, Some(UpdateEffect::Report));
 }
 
@@ -161,7 +164,7 @@ fn c49_missing_degraded_counts_as_degraded() {
         json!([{"type": "Available", "status": "True"}]),
         versions.clone(),
     );
-    let e = check_operator_health(&expected_co(), Some(&live), SyncMode::Updating).expect_err("degraded");
+    let e = check_operator_health(&expected_co(), Some(&live), PayloadState::Updating).expect_err("degraded");
     assert_eq!(e.reason, "ClusterOperatorDegraded");
     assert_eq!(e.effect, Some(UpdateEffect::FailAfterInterval));
     assert_eq!(
@@ -178,7 +181,7 @@ fn c49_missing_degraded_counts_as_degraded() {
         versions,
     );
     assert_eq!(
-        check_operator_health(&expected_co(), Some(&healthy), SyncMode::Updating),
+        check_operator_health(&expected_co(), Some(&healthy), PayloadState::Updating),
         Ok(())
     );
 }
@@ -636,7 +639,7 @@ async fn second_apply_over_unchanged_cluster_makes_zero_writes() {
     let (sim, client) = sim_client();
     let applier = Applier::new(client);
     let ctx = ApplyContext {
-        mode: SyncMode::Updating,
+        mode: PayloadState::Updating,
         cluster_version_uid: Some("cv-uid".into()),
         ..Default::default()
     };
@@ -768,7 +771,7 @@ async fn cluster_operator_is_health_checked_not_created() {
     let manifest = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
         "metadata": {"name": "test-co"}, "status": {"versions": [{"name": "operator", "version": "v1"}]}});
     let ctx = ApplyContext {
-        mode: SyncMode::Updating,
+        mode: PayloadState::Updating,
         ..Default::default()
     };
     let e = within("co", applier.apply(&ctx, &manifest))
@@ -826,7 +829,7 @@ async fn deletion_manifest_deletes_once_in_updating_mode_only() {
     assert_eq!((out.drift, out.wrote), (Drift::None, false));
     assert_eq!(sim.audit().entries.len(), 0, "no request outside Updating mode");
     let updating = ApplyContext {
-        mode: SyncMode::Updating,
+        mode: PayloadState::Updating,
         ..Default::default()
     };
     let dry = ApplyContext {
@@ -943,11 +946,11 @@ fn real_payload_manifests_merge_into_themselves_unmodified() {
                 continue;
             }
             let required = build_required(&ctx, &v).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-            let (modified, _, merged) = merge_manifest(SyncMode::Reconciling, &required, &required)
+            let (modified, _, merged) = merge_manifest(PayloadState::Reconciling, &required, &required)
                 .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
             assert!(!modified, "{} merged into itself is modified", f.display());
             // and once more over the merged object (what the server returns after an update)
-            let (again, _, _) = merge_manifest(SyncMode::Reconciling, &merged, &required).expect("merge");
+            let (again, _, _) = merge_manifest(PayloadState::Reconciling, &merged, &required).expect("merge");
             assert!(!again, "{}", f.display());
             *kinds
                 .entry(v["kind"].as_str().unwrap_or_default().to_owned())
@@ -977,7 +980,7 @@ async fn thousand_manifests_converge_then_zero_writes() {
     let (sim, client) = sim_client();
     let applier = Applier::new(client);
     let ctx = ApplyContext {
-        mode: SyncMode::Updating,
+        mode: PayloadState::Updating,
         cluster_version_uid: Some("cv".into()),
         ..Default::default()
     };

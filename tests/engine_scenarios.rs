@@ -13,9 +13,8 @@ use std::{
 use cvo::{
     openshift::{ClusterVersion, UpdateState, condition::find},
     reconcile::{
-        api::{Drift, Engine, EngineConfig, EngineHandle, EngineMode, StatusSnapshot},
-        engine::LocalPayloads,
-        sync_worker::EngineTimings,
+        Engine, EngineConfig, EngineTimings,
+        api::{Drift, EngineHandle, EngineMode, LocalPayloads, StatusSnapshot},
     },
     sim::Simulator,
 };
@@ -552,8 +551,7 @@ async fn crash_mid_update_then_restart_resumes_without_duplicate_history() {
             .is_some_and(|c| c.history.first().is_some_and(|e| e.version == "1.1.0"))
     })
     .await;
-    h.task.abort();
-    let _ = h.task.await;
+    h.abort().await;
     let before = cv_of(&sim).status.history;
     assert_eq!(before.len(), 2);
     assert_eq!(
@@ -660,7 +658,7 @@ async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift
         .audit()
         .entries
         .into_iter()
-        .filter(|e| cvo::reconcile::client::is_write_verb(e.verb))
+        .filter(|e| cvo::reconcile::runtime::client::is_write_verb(e.verb))
         .collect();
     assert!(
         writes.len() <= 2 && writes.iter().all(|e| e.path.contains("/leases/")),
@@ -703,14 +701,14 @@ async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift
     );
 }
 
-fn lease(identity: &str) -> cvo::reconcile::leader::LeaseConfig {
-    let t = cvo::reconcile::leader::LeaseTimings::new(
+fn lease(identity: &str) -> cvo::reconcile::runtime::leader::LeaseConfig {
+    let t = cvo::reconcile::runtime::leader::LeaseTimings::new(
         Duration::from_secs(1),
         Duration::from_millis(800),
         Duration::from_millis(100),
     )
     .expect("valid timings");
-    cvo::reconcile::leader::LeaseConfig::cvo(identity, t)
+    cvo::reconcile::runtime::leader::LeaseConfig::cvo(identity, t)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,4 @@
-//! Leader election (`cvo::reconcile::leader`) against the simulated API server through a real
+//! Leader election (`cvo::reconcile::runtime::leader`) against the simulated API server through a real
 //! `kube::Client`: acquiring, waiting behind a holder, taking over after expiry, release,
 //! losing the lease on a renew conflict, a deleted Lease or a passed renew deadline, and
 //! `leaseTransitions`. Timings are a few hundred milliseconds, so the whole file runs in seconds.
@@ -15,7 +15,7 @@ use std::{
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use cvo::{
-    reconcile::leader::{LeaderElector, LeaderError, LeaderState, LeaseConfig, LeaseTimings},
+    reconcile::runtime::leader::{LeaderElector, LeaderError, LeaderState, LeaseConfig, LeaseTimings},
     sim::Simulator,
 };
 use http_body_util::{BodyExt, Full};

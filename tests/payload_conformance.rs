@@ -11,13 +11,11 @@ use std::{
 };
 
 use common::upstream_fixture;
-use cvo::reconcile::{
+use cvo::reconcile::payload::{
+    self, Buckets, GraphError, InclusionConfig, LoadOptions, Manifest, Task, TaskGraph, TaskNode, TaskRunner,
+    by_number_and_component,
     capability::{self, CapabilitiesSpec, CapabilitiesStatus},
-    payload::{
-        self, Buckets, GraphError, InclusionConfig, LoadOptions, Manifest, Task, TaskGraph, TaskNode,
-        TaskRunner, by_number_and_component, flatten_by_number_and_component,
-        implicitly_enabled_capabilities, include, run_graph, shift_order,
-    },
+    flatten_by_number_and_component, implicitly_enabled_capabilities, include, run_graph, shift_order,
 };
 use futures::{FutureExt, future::BoxFuture};
 use serde_json::json;

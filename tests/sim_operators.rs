@@ -6,9 +6,8 @@ use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Duration};
 use cvo::{
     openshift::{ClusterVersion, UpdateState},
     reconcile::{
-        api::{Engine, EngineConfig, EngineHandle, EngineMode, StatusSnapshot},
-        engine::LocalPayloads,
-        sync_worker::EngineTimings,
+        Engine, EngineConfig, EngineTimings,
+        api::{EngineHandle, EngineMode, LocalPayloads, StatusSnapshot},
     },
     sim::{
         Simulator,

@@ -21,12 +21,12 @@ use cvo::{
         status::{
             HistoryMerge, StatusInputs, compute_status, failing_status, merge_equal_versions,
             merge_operator_history, no_desired_image_failure, prune_history,
+            upgradeable::{
+                PreconditionError, PreconditionFailure, Risk, Target, check_recommended_update, summarize,
+            },
+            validation::validate_cluster_version,
+            worker_status::{LoadPayloadStatus, StatusThrottle, SyncWorkerStatus, equal_digest, report},
         },
-        upgradeable::{
-            PreconditionError, PreconditionFailure, Risk, Target, check_recommended_update, summarize,
-        },
-        validation::validate_cluster_version,
-        worker_status::{LoadPayloadStatus, StatusThrottle, SyncWorkerStatus, equal_digest, report},
     },
 };
 
@@ -129,7 +129,7 @@ fn types(st: &ClusterVersionStatus) -> Vec<&str> {
 
 struct Fixture {
     operator_release: Release,
-    validation: Vec<cvo::reconcile::validation::FieldError>,
+    validation: Vec<cvo::reconcile::status::validation::FieldError>,
     starts: HashMap<String, DateTime<Utc>>,
     risks: Option<Vec<Risk>>,
 }
@@ -1687,7 +1687,7 @@ fn c70_validate_cluster_version() {
 
 #[test]
 fn c86_admin_gate_applicable_to_current_version() {
-    use cvo::reconcile::upgradeable::admin_gate_applies;
+    use cvo::reconcile::status::upgradeable::admin_gate_applies;
     for bad in [
         "ack-4>8-foo",
         "ack-4..8-foo",
@@ -1712,7 +1712,7 @@ fn c86_admin_gate_applicable_to_current_version() {
 fn c87_admin_gate_not_acknowledged() {
     use std::collections::BTreeMap;
 
-    use cvo::reconcile::upgradeable::admin_gate_risk;
+    use cvo::reconcile::status::upgradeable::admin_gate_risk;
     let value = "Sigstore is coming, see https://docs.example.com/sigstore\nfor details.";
     let acks = BTreeMap::new();
     let r = admin_gate_risk("ack-4.20-sigstore-in-4.21", value, &acks).expect("a risk");

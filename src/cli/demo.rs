@@ -8,7 +8,7 @@
 //!   release image is the 4.16.3 pull spec of `assets/update-graph.json`, it holds the Lease
 //!   `openshift-cluster-version/version` (upstream HA lease timings), its other intervals are
 //!   upstream's divided by `speed` ([`engine_timings`]), and the update graph is its update
-//!   service ([`crate::reconcile::update_graph`]);
+//!   service ([`crate::reconcile::runtime::update_graph`]);
 //! - after [`request_delay`], like an administrator running `oc adm upgrade --to 4.16.4`, a
 //!   [`Command::SetDesiredUpdate`] with the 4.16.4 version and image.
 //!
@@ -34,13 +34,9 @@ use include_dir::{Dir, include_dir};
 
 use crate::{
     reconcile::{
-        api::{
-            Command, Engine, EngineConfig, EngineHandle, EngineMode, EngineState, EngineTimings, EventLevel,
-            StatusSnapshot,
-        },
-        engine::PayloadResolver,
-        leader::{LeaseConfig, LeaseTimings, default_identity},
-        update_graph::UpdateGraph,
+        Engine, EngineConfig, EngineTimings, LeaseConfig, LeaseTimings, UpdateGraph,
+        api::{Command, EngineHandle, EngineMode, EngineState, EventLevel, PayloadResolver, StatusSnapshot},
+        default_identity,
     },
     sim::{
         Simulator,

@@ -11,12 +11,11 @@ use std::{
 
 use serde_json::{Value, json};
 
-use crate::reconcile::{
+use crate::reconcile::payload::{
+    self, ExclusionReason, InclusionConfig, LoadOptions, LoadedPayload, Manifest, PayloadState, Task,
+    TaskGraph,
     capability::{self, CapabilitiesSpec},
-    payload::{
-        self, ExclusionReason, InclusionConfig, LoadOptions, LoadedPayload, Manifest, PayloadState, Task,
-        TaskGraph, filter::DEFAULT_CLUSTER_PROFILE,
-    },
+    filter::DEFAULT_CLUSTER_PROFILE,
 };
 
 /// The cluster an inspection assumes.

@@ -6,8 +6,9 @@ use std::{collections::BTreeMap, fmt::Write as _, path::PathBuf, sync::Arc, time
 
 use serde::Serialize;
 
-use crate::reconcile::api::{
-    Drift, DriftRecord, Engine, EngineConfig, EngineMode, EngineTimings, StatusSnapshot,
+use crate::reconcile::{
+    Engine, EngineConfig, EngineTimings,
+    api::{Drift, DriftRecord, EngineMode, StatusSnapshot},
 };
 
 /// When `cvo reconcile` stops.
@@ -27,7 +28,7 @@ pub struct ReconcileOptions {
     /// The payload directory (`manifests/` + `release-manifests/`).
     pub payload: PathBuf,
     /// Pull spec of the payload's release image; default the `file://` pseudo pull spec of
-    /// the directory ([`crate::reconcile::engine::LocalPayloads::pseudo_pull_spec`]).
+    /// the directory ([`crate::reconcile::api::LocalPayloads::pseudo_pull_spec`]).
     pub release_image: Option<String>,
     /// Watch-only: print the drift, write nothing.
     pub dry_run: bool,
@@ -94,9 +95,9 @@ pub async fn run(client: kube::Client, opts: &ReconcileOptions) -> anyhow::Resul
         EngineMode::ActiveApply
     };
     if opts.lease {
-        cfg.lease = Some(crate::reconcile::leader::LeaseConfig::cvo(
-            crate::reconcile::leader::default_identity(),
-            crate::reconcile::leader::LeaseTimings::HA,
+        cfg.lease = Some(crate::reconcile::LeaseConfig::cvo(
+            crate::reconcile::default_identity(),
+            crate::reconcile::LeaseTimings::HA,
         ));
     }
     let started = std::time::Instant::now();
@@ -137,7 +138,7 @@ pub async fn run(client: kube::Client, opts: &ReconcileOptions) -> anyhow::Resul
     let req = snap.counters.requests.clone();
     let writes = req
         .iter()
-        .filter(|(k, _)| crate::reconcile::client::is_write_verb(k))
+        .filter(|(k, _)| crate::reconcile::runtime::client::is_write_verb(k))
         .map(|(_, v)| v)
         .sum();
     let cond = |t: &str| {

@@ -1,11 +1,11 @@
-//! THE contract between the reconcile engine and the outside (design.md "Boundaries"): a
+//! THE contract between the reconcile engine and the outside (the dashboard, the CLI): a
 //! `watch` channel of [`StatusSnapshot`]s (latest value only, so a slow reader never backs up
 //! the engine) and an `mpsc` channel of [`Command`]s. The engine validates each command and
 //! reports its outcome in the next snapshot ([`StatusSnapshot::last_command`]).
 //!
 //! ```no_run
 //! # async fn demo(client: kube::Client) -> anyhow::Result<()> {
-//! use cvo::reconcile::api::{Command, Engine, EngineConfig};
+//! use cvo::reconcile::{Engine, EngineConfig, api::Command};
 //! let cfg = EngineConfig::local("/release".into(), None)?;
 //! let mut h = Engine::spawn(client, cfg);
 //! h.status.changed().await?;
@@ -20,9 +20,14 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tokio::sync::{mpsc, watch};
 
-pub use super::engine::{Engine, EngineConfig, LocalPayloads, PayloadResolver};
-pub use super::sync_worker::{Drift, DriftRecord, EngineTimings, FieldChange, TaskProgress, TaskState};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
 use crate::openshift::{ClusterVersionStatus, Release};
+
+/// The ClusterVersion condition type `Failing` (upstream `pkg/cvo/status.go`).
+const FAILING: &str = "Failing";
 
 /// Whether the engine writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -54,6 +59,166 @@ pub enum EngineState {
     Blocked(String),
     /// Shut down.
     Stopped,
+}
+
+/// One changed field: a path such as `.spec.template.spec.containers[0].image` and the value
+/// before (`None` when absent) and after (`None` when removed).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FieldChange {
+    /// JSON path, `.`-separated keys and `[i]` indices.
+    pub path: String,
+    /// Live value, if present.
+    pub from: Option<Value>,
+    /// Value after the merge, if present.
+    pub to: Option<Value>,
+}
+
+/// What an apply changed or, in watch-only mode, would change.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "action", rename_all = "lowercase")]
+pub enum Drift {
+    /// Nothing.
+    None,
+    /// The object is absent and would be created as `object`.
+    Create {
+        /// The object as it would be sent.
+        object: Value,
+    },
+    /// The live object differs in these fields.
+    Update {
+        /// Changed fields: keys present on the live object in key order, then added keys.
+        diff: Vec<FieldChange>,
+    },
+    /// The object would be deleted.
+    Delete,
+}
+
+impl Drift {
+    /// Whether there is no change.
+    pub fn is_none(&self) -> bool {
+        matches!(self, Self::None)
+    }
+
+    /// A `kubectl diff`-like text for the object described by `task` (such as `deployment
+    /// "ns/op"`): `+ create {task}`, `- delete {task}`, or `~ update {task}` followed by one
+    /// indented `{path}: {from} -> {to}` line per field (`<absent>` for a missing side, values as
+    /// compact JSON); `None` when there is no change.
+    pub fn render(&self, task: &str) -> Option<String> {
+        let side = |v: &Option<Value>| v.as_ref().map_or_else(|| "<absent>".to_owned(), Value::to_string);
+        match self {
+            Self::None => None,
+            Self::Create { .. } => Some(format!("+ create {task}")),
+            Self::Delete => Some(format!("- delete {task}")),
+            Self::Update { diff } => {
+                let mut out = format!("~ update {task}");
+                for c in diff {
+                    out.push_str(&format!("\n    {}: {} -> {}", c.path, side(&c.from), side(&c.to)));
+                }
+                Some(out)
+            }
+        }
+    }
+}
+
+/// A drift record of one task.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DriftRecord {
+    /// The task, e.g. `configmap "ns/name" (3 of 10)`.
+    pub task: String,
+    /// `group/kind` (`v1` core kinds: just `kind`), namespace and name of the object.
+    pub kind: String,
+    /// Namespace, empty for cluster-scoped objects.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// The change.
+    pub drift: Drift,
+}
+
+/// State of one task in the current (or last) pass.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", content = "detail", rename_all = "lowercase")]
+pub enum TaskState {
+    /// Not started in this pass.
+    Pending,
+    /// Being applied.
+    Running,
+    /// Applied.
+    Done,
+    /// Failed with this error.
+    Failed(String),
+    /// Left out at apply time, with why (capability, override, feature gate).
+    Skipped(String),
+}
+
+/// One task as the worker reports it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TaskProgress {
+    /// 1-based index in the payload.
+    pub index: usize,
+    /// `{kind} "{ns/}{name}" ({i} of {n})`.
+    pub name: String,
+    /// Run level parsed from the file name (`0000_NN_...`), if any.
+    pub run_level: Option<u32>,
+    /// Component parsed from the file name, if any.
+    pub component: Option<String>,
+    /// The task's state.
+    pub state: TaskState,
+}
+
+/// Finds the payload directory of a release image (upstream: the payload retriever,
+/// `pkg/cvo/updatepayload.go`, which downloads the image). The engine calls it when the target
+/// release changes; callers implement it (e.g. the demo's embedded payloads) or use
+/// [`LocalPayloads`].
+pub trait PayloadResolver: Send + Sync {
+    /// The operator's own release image (`--release-image`): its payload is local, unverified
+    /// and exempt from preconditions.
+    fn own_image(&self) -> String;
+    /// The payload directory of `image`.
+    ///
+    /// # Errors
+    /// Why the payload cannot be had, as text (the engine reports it as `Unable to download
+    /// and prepare the update: {err}`).
+    fn resolve(&self, image: &str) -> Result<PathBuf, String>;
+}
+
+/// Payload directories on the local disk, keyed by image.
+#[derive(Clone, Debug, Default)]
+pub struct LocalPayloads {
+    /// The operator's own release image.
+    pub own_image: String,
+    /// Its payload directory.
+    pub own_dir: PathBuf,
+    /// Other releases the engine may update to, by image.
+    pub others: BTreeMap<String, PathBuf>,
+}
+
+impl LocalPayloads {
+    /// The stable pseudo pull spec of a payload directory that has no release image:
+    /// `file://{absolute, canonical path}`. It is not an image a registry serves; it names the
+    /// directory the payload was read from, so the same directory is the same release in
+    /// ClusterVersion history across restarts.
+    ///
+    /// # Errors
+    /// The directory cannot be canonicalised (e.g. it does not exist).
+    pub fn pseudo_pull_spec(dir: &Path) -> std::io::Result<String> {
+        Ok(format!("file://{}", std::fs::canonicalize(dir)?.display()))
+    }
+}
+
+impl PayloadResolver for LocalPayloads {
+    fn own_image(&self) -> String {
+        self.own_image.clone()
+    }
+    fn resolve(&self, image: &str) -> Result<PathBuf, String> {
+        if image == self.own_image {
+            return Ok(self.own_dir.clone());
+        }
+        self.others
+            .get(image)
+            .cloned()
+            .ok_or_else(|| format!("no payload is known for image {image}"))
+    }
 }
 
 /// Progress of one run level (tasks without a parsed level are under `None`).
@@ -200,20 +365,19 @@ impl StatusSnapshot {
                 .desired
                 .as_ref()
                 .is_none_or(|d| top.is_some_and(|h| h.image == d.image))
-            && !crate::openshift::condition::find(&cv.conditions, super::status::FAILING)
-                .is_some_and(|c| c.is_true())
+            && !crate::openshift::condition::find(&cv.conditions, FAILING).is_some_and(|c| c.is_true())
     }
 
     /// The Failing condition when it is True: `(reason, message)`.
     pub fn failing(&self) -> Option<(String, String)> {
         let cv = self.cluster_version.as_ref()?;
-        let c = crate::openshift::condition::find(&cv.conditions, super::status::FAILING)?;
+        let c = crate::openshift::condition::find(&cv.conditions, FAILING)?;
         c.is_true()
             .then(|| (c.reason().to_string(), c.message().to_string()))
     }
 }
 
-/// A request to the engine (design.md "Boundaries").
+/// A request to the engine; the outcome is in the next snapshot.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Command {
     /// Run an apply pass now.
@@ -272,21 +436,54 @@ impl std::fmt::Display for Command {
     }
 }
 
-/// The engine as the outside holds it.
-#[derive(Debug)]
+/// The engine as the outside holds it: the latest snapshot and the command channel. The
+/// dashboard, `cvo reconcile` and `cvo demo` all hold this one type. Cheap to clone; every
+/// clone reads the same snapshots and sends to the same engine.
+#[derive(Clone, Debug)]
 pub struct EngineHandle {
-    /// Latest snapshot.
+    /// Latest snapshot. Closed (`changed()` errs) once the engine has stopped.
     pub status: watch::Receiver<Arc<StatusSnapshot>>,
     /// Commands to the engine.
     pub commands: mpsc::Sender<Command>,
-    /// The engine task; ends after [`Command::Shutdown`].
-    pub task: tokio::task::JoinHandle<()>,
+    /// Aborts the engine task, when this handle started it.
+    task: Option<tokio::task::AbortHandle>,
 }
 
 impl EngineHandle {
+    /// A handle over an engine's two channels (the engine itself builds one with its task;
+    /// tests build one over channels they drive).
+    pub fn new(status: watch::Receiver<Arc<StatusSnapshot>>, commands: mpsc::Sender<Command>) -> Self {
+        Self {
+            status,
+            commands,
+            task: None,
+        }
+    }
+
+    /// A handle that can also abort the engine task.
+    #[must_use]
+    pub fn with_task(mut self, task: tokio::task::AbortHandle) -> Self {
+        self.task = Some(task);
+        self
+    }
+
     /// Sends [`Command::Shutdown`] and waits for the engine to stop.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         let _ = self.commands.send(Command::Shutdown).await;
-        let _ = self.task.await;
+        self.stopped().await;
+    }
+
+    /// Kills the engine task at once, as a crash would (no lease release, no final snapshot),
+    /// and waits for it to end. Without a task (see [`Self::new`]) it only waits.
+    pub async fn abort(mut self) {
+        if let Some(t) = &self.task {
+            t.abort();
+        }
+        self.stopped().await;
+    }
+
+    /// Waits until the engine has stopped (its snapshot sender is gone).
+    pub async fn stopped(&mut self) {
+        while self.status.changed().await.is_ok() {}
     }
 }

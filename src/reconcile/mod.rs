@@ -1,34 +1,40 @@
 //! The reconcile engine: everything that decides what the CVO applies and how, with no UI
-//! dependency (compiles with `--no-default-features`; design.md "Layout").
+//! dependency (compiles with `--no-default-features`).
 //!
-//! - [`payload`]: load a release payload directory, filter its manifests, build the task graph
-//!   and run it;
-//! - [`apply`]: per-kind merge ("ensure"), readiness, ClusterOperator health and the apply
-//!   step with dry-run drift;
-//! - [`leader`]: Lease-based leader election, so only one active cvo writes to a cluster;
-//! - [`capability`]: known / enabled / implicitly enabled capabilities;
-//! - the pure core of the ClusterVersion status writer: the error vocabulary ([`errors`]), the
-//!   sync worker's report ([`worker_status`]), the status algorithm ([`status`]), spec
-//!   validation ([`validation`]) and Upgradeable / preconditions ([`upgradeable`]);
-//! - the engine: the sync worker ([`sync_worker`]), the loop around it ([`engine`]), the client
-//!   guards ([`client`]), a generic applier ([`basic_apply`]) and the contract with the outside
-//!   ([`api`]).
-
-pub mod apply;
-pub mod capability;
-pub mod errors;
-pub mod leader;
-pub mod payload;
-pub mod status;
-pub mod upgradeable;
-pub mod validation;
-pub mod worker_status;
+//! Layers, and the only allowed dependencies between them (`a → b`: `a` uses `b`):
+//!
+//! - [`api`]: THE contract with the outside (the dashboard, `cvo reconcile`, `cvo demo`): the
+//!   [`api::StatusSnapshot`] the engine publishes, the [`api::Command`]s it takes, the
+//!   [`api::EngineHandle`] that carries both, and where payloads come from
+//!   ([`api::PayloadResolver`]). It depends on nothing else in `reconcile`; everything else
+//!   may depend on it.
+//! - [`errors`]: the one error vocabulary of the engine (upstream `pkg/payload/task.go`
+//!   `UpdateError`, the API-error classes, condensing and summarising), shared by the apply
+//!   layer, the sync worker and the status algorithm.
+//! - [`payload`]: load a release payload directory, filter its manifests (capabilities,
+//!   profiles, overrides), build the task graph and run it. Pure but for reading files.
+//! - [`apply`]: per-kind merge ("ensure"), readiness, ClusterOperator health, deletions and the
+//!   apply step with dry-run drift; [`apply::KubeApplier`] is the sync worker's applier.
+//!   Depends on `payload`, `errors`, `api`.
+//! - [`status`]: the pure ClusterVersion status algorithm: the sync worker's report
+//!   ([`status::worker_status`]), conditions and history ([`status`]), spec validation
+//!   ([`status::validation`]) and Upgradeable / preconditions ([`status::upgradeable`]). No I/O,
+//!   no clock. Depends on `errors`, `payload`.
+//! - [`runtime`]: the engine loop, the sync worker, the guarded client, leader election, the
+//!   event log and the update graph; [`Engine::spawn`] starts it. Depends on all of the above.
+//!
+//! Callers start the engine with [`Engine::spawn`] and an [`EngineConfig`], then use only
+//! [`api`] types.
 
 pub mod api;
-pub mod basic_apply;
-pub mod client;
-pub mod co_nudge;
-pub mod engine;
-pub mod events;
-pub mod sync_worker;
-pub mod update_graph;
+pub mod apply;
+pub mod errors;
+pub mod payload;
+pub mod runtime;
+pub mod status;
+
+pub use runtime::{
+    Engine, EngineConfig, EngineTimings, RetryPolicy,
+    leader::{LeaseConfig, LeaseTimings, default_identity},
+    update_graph::UpdateGraph,
+};

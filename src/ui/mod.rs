@@ -41,7 +41,7 @@ use tokio::{
     time::Instant,
 };
 
-use crate::{assess::alerts::Alerts, cluster::ClusterState};
+use crate::{assess::alerts::Alerts, cluster::ClusterState, reconcile::api::EngineHandle};
 
 /// What the dashboard shows.
 pub struct UiOptions {
@@ -53,17 +53,7 @@ pub struct UiOptions {
     pub now: Option<DateTime<Utc>>,
     /// The embedded reconcile engine, when the dashboard drives one (`cvo demo`); `None` for a
     /// dashboard that only watches a cluster or a snapshot.
-    pub engine: Option<EngineLink>,
-}
-
-/// The dashboard's end of the engine contract (design.md "Boundaries"): the latest snapshot and
-/// the command channel. Everything the engine views show comes from the snapshot.
-#[derive(Clone, Debug)]
-pub struct EngineLink {
-    /// Latest engine snapshot.
-    pub status: watch::Receiver<Arc<crate::reconcile::api::StatusSnapshot>>,
-    /// Commands to the engine (mode switch, reconcile now, ...).
-    pub commands: tokio::sync::mpsc::Sender<crate::reconcile::api::Command>,
+    pub engine: Option<EngineHandle>,
 }
 
 /// Environment variable naming a key that makes the dashboard panic (end-to-end tests check
@@ -155,7 +145,9 @@ where
         snapshots: 0,
     };
     let (mut status, mut engine_open) = match engine {
-        Some(EngineLink { mut status, commands }) => {
+        Some(EngineHandle {
+            mut status, commands, ..
+        }) => {
             app.attach_engine(status.borrow_and_update().clone(), commands);
             stats.snapshots = 1;
             (Some(status), true)

@@ -1,65 +1,9 @@
-//! Drift records and the field-level diff of watch-only mode.
+//! The field-level diff of watch-only mode (the [`Drift`] vocabulary is the contract's,
+//! [`crate::reconcile::api`]).
 
 use serde_json::Value;
 
-/// One changed field: a path such as `.spec.template.spec.containers[0].image` and the value
-/// before (`None` when absent) and after (`None` when removed).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct FieldChange {
-    /// JSON path, `.`-separated keys and `[i]` indices.
-    pub path: String,
-    /// Live value, if present.
-    pub from: Option<Value>,
-    /// Value after the merge, if present.
-    pub to: Option<Value>,
-}
-
-/// What an apply changed or, in watch-only mode, would change.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-#[serde(tag = "action", rename_all = "lowercase")]
-pub enum Drift {
-    /// Nothing.
-    None,
-    /// The object is absent and would be created as `object`.
-    Create {
-        /// The object as it would be sent.
-        object: Value,
-    },
-    /// The live object differs in these fields.
-    Update {
-        /// Changed fields: keys present on the live object in key order, then added keys.
-        diff: Vec<FieldChange>,
-    },
-    /// The object would be deleted.
-    Delete,
-}
-
-impl Drift {
-    /// Whether there is no change.
-    pub fn is_none(&self) -> bool {
-        matches!(self, Self::None)
-    }
-
-    /// A `kubectl diff`-like text for the object described by `task` (such as `deployment
-    /// "ns/op"`): `+ create {task}`, `- delete {task}`, or `~ update {task}` followed by one
-    /// indented `{path}: {from} -> {to}` line per field (`<absent>` for a missing side, values as
-    /// compact JSON); `None` when there is no change.
-    pub fn render(&self, task: &str) -> Option<String> {
-        let side = |v: &Option<Value>| v.as_ref().map_or_else(|| "<absent>".to_owned(), Value::to_string);
-        match self {
-            Self::None => None,
-            Self::Create { .. } => Some(format!("+ create {task}")),
-            Self::Delete => Some(format!("- delete {task}")),
-            Self::Update { diff } => {
-                let mut out = format!("~ update {task}");
-                for c in diff {
-                    out.push_str(&format!("\n    {}: {} -> {}", c.path, side(&c.from), side(&c.to)));
-                }
-                Some(out)
-            }
-        }
-    }
-}
+pub use crate::reconcile::api::{Drift, FieldChange};
 
 /// Field-level differences from `from` to `to`: objects compared key by key, arrays of equal
 /// length element by element, anything else as a whole.

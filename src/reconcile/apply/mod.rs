@@ -17,6 +17,7 @@ pub mod delete;
 pub mod diff;
 pub mod error;
 pub mod kinds;
+pub mod kube_applier;
 pub mod merge;
 pub mod openshift_kinds;
 pub mod podspec;
@@ -45,27 +46,16 @@ pub use builders::{ProxyStatus, TlsProfile};
 pub use delete::DeletionTracker;
 pub use diff::{Drift, FieldChange, diff_values};
 pub use error::{UpdateEffect, UpdateError};
+pub use kube_applier::{KubeApplier, TaskApplier, TaskContext, TaskOutcome};
 
-use crate::openshift::config_v1::ClusterOperator;
-
-/// The sync worker's mode for this pass (upstream `State`: Initializing / Updating /
-/// Reconciling), which changes readiness, deletion and ClusterOperator handling.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum SyncMode {
-    /// First install: no readiness checks, degraded operators only reported.
-    Initializing,
-    /// Moving to a new release: deletions run.
-    Updating,
-    /// Keeping the current release applied.
-    #[default]
-    Reconciling,
-}
+use crate::{openshift::config_v1::ClusterOperator, reconcile::payload::PayloadState};
 
 /// Cluster facts and switches for one apply pass.
 #[derive(Clone, Debug)]
 pub struct ApplyContext {
-    /// Sync mode of the pass.
-    pub mode: SyncMode,
+    /// Sync mode of the pass (upstream `State`: Initializing / Updating / Reconciling), which
+    /// changes readiness, deletion and ClusterOperator handling.
+    pub mode: PayloadState,
     /// Watch-only: send no write request, report [`Drift`] instead.
     pub dry_run: bool,
     /// UID of ClusterVersion `version`; when set every manifest gets the owner reference (row 66).
@@ -81,7 +71,7 @@ pub struct ApplyContext {
 impl Default for ApplyContext {
     fn default() -> Self {
         Self {
-            mode: SyncMode::Reconciling,
+            mode: PayloadState::Reconciling,
             dry_run: false,
             cluster_version_uid: None,
             proxy: ProxyStatus::default(),
@@ -299,7 +289,7 @@ fn ok<T>(
 /// Errors when either side does not decode as the kind (`UpdatePayloadFailed` naming the field)
 /// or the kind's rule rejects the manifest (a Job with `spec.selector`).
 pub fn merge_manifest(
-    mode: SyncMode,
+    mode: PayloadState,
     live: &Value,
     required: &Value,
 ) -> Result<(bool, Value, Value), UpdateError> {
@@ -346,7 +336,7 @@ pub fn merge_manifest(
             let req: ClusterOperator = decode(t, "manifest", required)?;
             let mut merged = before.clone();
             let mut modified = false;
-            if mode == SyncMode::Reconciling {
+            if mode == PayloadState::Reconciling {
                 merge::ensure_object_meta(&mut modified, &mut merged.metadata, &req.metadata);
             }
             Ok((modified, encode(t, &before)?, encode(t, &merged)?))
@@ -559,7 +549,7 @@ impl Applier {
                 .await
                 .map_err(|e| UpdateError::from_api(&task, &e))?;
             let created = encode(&task, &created)?;
-            if ctx.mode != SyncMode::Initializing {
+            if ctx.mode != PayloadState::Initializing {
                 check_readiness(&created)?;
             }
             return Ok(ApplyOutcome {
@@ -591,7 +581,7 @@ impl Applier {
                 (Drift::Update { diff }, true, encode(&task, &updated)?)
             }
         };
-        if ctx.mode != SyncMode::Initializing {
+        if ctx.mode != PayloadState::Initializing {
             check_readiness(&after)?;
         }
         Ok(ApplyOutcome {
@@ -689,7 +679,7 @@ impl Applier {
     pub async fn delete(&self, ctx: &ApplyContext, manifest: &Value) -> Result<ApplyOutcome, UpdateError> {
         let id = ManifestId::of(manifest)?;
         let task = id.task();
-        if ctx.mode != SyncMode::Updating {
+        if ctx.mode != PayloadState::Updating {
             return Ok(ApplyOutcome {
                 drift: Drift::None,
                 wrote: false,

@@ -12,7 +12,7 @@ use k8s_openapi::{
 };
 
 use super::{
-    SyncMode,
+    PayloadState,
     error::{UpdateEffect, UpdateError, reasons},
 };
 use crate::openshift::{condition::ConditionStatus, config_v1::ClusterOperator};
@@ -169,7 +169,7 @@ pub fn check_job(job: &Job) -> Result<(), UpdateError> {
 pub fn check_operator_health(
     expected: &ClusterOperator,
     live: Option<&ClusterOperator>,
-    mode: SyncMode,
+    mode: PayloadState,
 ) -> Result<(), UpdateError> {
     let n = expected.name().to_owned();
     if expected.status.versions.is_empty() {
@@ -236,7 +236,7 @@ pub fn check_operator_health(
             ),
             _ => default_nested,
         };
-        let effect = if mode == SyncMode::Initializing {
+        let effect = if mode == PayloadState::Initializing {
             UpdateEffect::Report
         } else {
             UpdateEffect::FailAfterInterval
@@ -248,7 +248,7 @@ pub fn check_operator_health(
                 .with_name(n),
         );
     }
-    if !undone.is_empty() && mode != SyncMode::Initializing {
+    if !undone.is_empty() && mode != PayloadState::Initializing {
         return Err(UpdateError::new(
             reasons::CO_UPDATING,
             format!("Cluster operator {n} is updating versions"),

@@ -10,7 +10,7 @@
 use std::{collections::BTreeSet, fmt};
 
 use super::manifest::Manifest;
-use crate::reconcile::capability::CapabilitiesStatus;
+use crate::reconcile::payload::capability::CapabilitiesStatus;
 
 /// `release.openshift.io/feature-set`.
 pub const FEATURE_SET_ANNOTATION: &str = "release.openshift.io/feature-set";

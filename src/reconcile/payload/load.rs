@@ -17,7 +17,7 @@ use super::{
     manifest::{Manifest, ManifestError, parse_manifests},
     template::{RenderConfig, render},
 };
-use crate::reconcile::capability::CapabilitiesStatus;
+use crate::reconcile::payload::capability::CapabilitiesStatus;
 
 /// The CVO's own manifests directory inside a release image.
 pub const CVO_MANIFEST_DIR: &str = "manifests";

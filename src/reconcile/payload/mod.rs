@@ -13,6 +13,7 @@
 //! # Ok::<(), payload::LoadError>(())
 //! ```
 
+pub mod capability;
 pub mod filter;
 pub mod load;
 pub mod manifest;

@@ -503,6 +503,7 @@ impl<E: fmt::Display> fmt::Display for GraphError<E> {
 /// independent branches continue. After `cancel` fires no node starts; running nodes finish (the
 /// runner sees `cancel`). Returns every failed node's error in node-id order; if none failed
 /// but nodes never ran, `Incomplete` (plus `Canceled` if `cancel` fired). Empty = success.
+#[tracing::instrument(level = "debug", skip_all, fields(nodes = graph.nodes.len(), workers = max_parallelism))]
 pub async fn run_graph<R: TaskRunner + ?Sized>(
     graph: &TaskGraph,
     max_parallelism: usize,

@@ -505,7 +505,10 @@ mod event_loop {
     use tokio::sync::watch;
 
     use super::*;
-    use crate::ui::{EngineLink, UiOptions, event_loop};
+    use crate::{
+        reconcile::api::EngineHandle,
+        ui::{UiOptions, event_loop},
+    };
 
     #[tokio::test]
     async fn engine_snapshots_redraw_coalesced() {
@@ -519,7 +522,7 @@ mod event_loop {
             feed: crate::cluster::static_feed(demo()),
             alerts: None,
             now: None,
-            engine: Some(EngineLink { status, commands }),
+            engine: Some(EngineHandle::new(status, commands)),
         };
         let producer = async move {
             // 100 snapshots in about 0.3 s: coalesced to a few redraws.
@@ -560,7 +563,7 @@ mod event_loop {
             feed: crate::cluster::static_feed(demo()),
             alerts: None,
             now: None,
-            engine: Some(EngineLink { status, commands }),
+            engine: Some(EngineHandle::new(status, commands)),
         };
         let stop = async {
             tokio::time::sleep(Duration::from_millis(800)).await;

@@ -10,8 +10,15 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{
-    errors::{SyncError, UpdateEffect, filter_error_for_failing_condition, summary_for_reason},
+use crate::reconcile::errors::{
+    SyncError, UpdateEffect, filter_error_for_failing_condition, summary_for_reason,
+};
+
+pub mod upgradeable;
+pub mod validation;
+pub mod worker_status;
+
+use self::{
     upgradeable::{Risk, upgradeable_condition},
     validation::{FieldError, invalid_message},
     worker_status::{LoadPayloadStatus, SyncWorkerStatus, equal_digest},
@@ -284,7 +291,7 @@ pub struct StatusInputs<'a> {
     pub release_metadata: &'a [Release],
     /// Feature gate ImageStreamImportMode: keep `status.desired.architecture`.
     pub status_release_architecture: bool,
-    /// Spec validation errors ([`super::validation::validate_cluster_version`]).
+    /// Spec validation errors ([`crate::reconcile::status::validation::validate_cluster_version`]).
     pub validation_errors: &'a [FieldError],
     /// Upgradeable risks that apply, or `None` to leave the Upgradeable condition untouched.
     pub upgradeable_risks: Option<&'a [Risk]>,
@@ -690,7 +697,7 @@ pub fn failing_status(
 /// with the failure `NoDesiredImage` / `No configured operator version, unable to update
 /// cluster`.
 pub fn no_desired_image_failure() -> SyncError {
-    super::errors::UpdateError::new(
+    crate::reconcile::errors::UpdateError::new(
         "NoDesiredImage",
         "No configured operator version, unable to update cluster",
     )

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
-use super::errors::SyncError;
 use crate::openshift::{ClusterVersionCapabilitiesStatus, Release};
+use crate::reconcile::errors::SyncError;
 
 /// The outcome of loading the desired payload; drives the `ReleaseAccepted` condition
 /// (cvo-spec §2.3, upstream `LoadPayloadStatus`).

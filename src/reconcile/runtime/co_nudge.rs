@@ -13,8 +13,8 @@ use kube::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::sync_worker::SyncWorker;
 use crate::openshift::{ClusterOperator, condition::ConditionStatus};
+use crate::reconcile::runtime::sync_worker::SyncWorker;
 
 /// What a nudge looks at: the `operator` version, Available and Degraded.
 type Fingerprint = (Option<String>, Option<ConditionStatus>, Option<ConditionStatus>);

@@ -17,12 +17,12 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
-use super::status::{RETRIEVED_UPDATES, set_condition};
 use crate::openshift::{
     ClusterVersionStatus, Release,
     condition::ConditionStatus,
     config_v1::{ClusterCondition, ConditionalUpdate, ConditionalUpdateRisk},
 };
+use crate::reconcile::status::{RETRIEVED_UPDATES, set_condition};
 
 /// Metadata key of a node's channels.
 pub const CHANNELS_KEY: &str = "io.openshift.upgrades.graph.release.channels";
@@ -409,7 +409,7 @@ fn evaluate(release: Release, risks: &[Risk]) -> ConditionalUpdate {
 mod tests {
     use super::*;
 
-    const DEMO: &str = include_str!("../../assets/update-graph.json");
+    const DEMO: &str = include_str!("../../../assets/update-graph.json");
 
     #[test]
     fn demo_graph_from_4_16_3_has_one_available_and_one_conditional_update() {
@@ -457,7 +457,7 @@ mod tests {
 
     #[test]
     fn merge_matches_the_seeded_demo_cluster_status() -> anyhow::Result<()> {
-        let text = include_str!("../../assets/demo-cluster/cv.yaml");
+        let text = include_str!("../../../assets/demo-cluster/cv.yaml");
         let cv: crate::openshift::ClusterVersion = serde_norway::from_str(text)?;
         let g = UpdateGraph::parse("assets/update-graph.json", DEMO.as_bytes());
         let mut st = cv.status.clone();

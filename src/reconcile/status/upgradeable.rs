@@ -4,8 +4,8 @@
 
 use semver::Version;
 
-use super::errors::{UpdateEffect, UpdateError};
 use crate::openshift::{ClusterOperator, ClusterVersion, ConditionStatus, UpdateState, condition::find};
+use crate::reconcile::errors::{UpdateEffect, UpdateError};
 
 /// An Upgradeable risk: a reason-like name and a message (`matchingRules: [Always]`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -9,17 +9,17 @@ use std::{collections::VecDeque, sync::Arc, time::Instant};
 
 use chrono::{DateTime, Utc};
 
-use super::{
+use crate::openshift::{UpdateState, condition::find};
+use crate::reconcile::{
     api::{EVENT_LOG_LEN, EngineEvent, EngineState, EventLevel, StatusSnapshot},
     status::{AVAILABLE, FAILING, PROGRESSING, RETRIEVED_UPDATES},
 };
-use crate::openshift::{UpdateState, condition::find};
 
 /// What the log remembers of the previous snapshot.
 #[derive(Clone, Debug, Default)]
 struct Seen {
     state: EngineState,
-    mode: super::api::EngineMode,
+    mode: crate::reconcile::api::EngineMode,
     desired: Option<(String, String)>,
     running: bool,
     passes: u64,

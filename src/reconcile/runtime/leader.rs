@@ -531,6 +531,7 @@ impl Runner {
     }
 
     /// One client-go `tryAcquireOrRenew` for a candidate that does not lead yet.
+    #[tracing::instrument(level = "debug", skip_all, fields(identity = %self.config.identity))]
     async fn try_acquire(&self) -> Result<Attempt, kube::Error> {
         let now = now_micro();
         let me = &self.config.identity;
@@ -582,6 +583,7 @@ impl Runner {
     }
 
     /// Rewrites `renewTime` on the Lease as we last wrote it (its resourceVersion included).
+    #[tracing::instrument(level = "debug", skip_all, fields(identity = %self.config.identity))]
     async fn renew(&self, lease: &Lease) -> Result<Lease, kube::Error> {
         let mut l = lease.clone();
         let spec = l.spec.get_or_insert_with(LeaseSpec::default);

@@ -1,0 +1,175 @@
+//! The seam between the sync worker and the apply layer ([`TaskApplier`], upstream
+//! `pkg/payload/task.go` `ResourceBuilder`) and its implementation over the per-kind apply
+//! layer ([`KubeApplier`]).
+
+use futures::{FutureExt, future::BoxFuture};
+use kube::Client;
+use tokio_util::sync::CancellationToken;
+
+use crate::reconcile::{
+    api::Drift,
+    errors::{UpdateEffect, UpdateError},
+    payload::{PayloadState, Task},
+};
+
+/// What one apply of a manifest did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskOutcome {
+    /// The change made (or, dry-run, the change that would be made).
+    pub drift: Drift,
+    /// Whether a write request was sent.
+    pub wrote: bool,
+}
+
+/// Context of one task apply.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskContext<'a> {
+    /// The mode of the pass.
+    pub state: PayloadState,
+    /// Watch-only: send no write request, report drift instead.
+    pub dry_run: bool,
+    /// Fires when the pass is cancelled.
+    pub cancel: &'a CancellationToken,
+}
+
+/// Applies one manifest to the cluster: the seam between the sync worker and the apply layer
+/// (upstream `ResourceBuilder`, "for testing").
+///
+/// Errors are [`UpdateError`]s. Those whose reason starts with `UpdatePayload` (API errors,
+/// upstream `pkg/payload/task.go`) are retried with the mode's [`crate::reconcile::RetryPolicy`]; any other (readiness,
+/// ClusterOperator health) fails the task at once, as upstream's typed errors do.
+pub trait TaskApplier: Send + Sync {
+    /// Applies `task` (GET → create / merge → update, then readiness / health).
+    fn apply<'a>(
+        &'a self,
+        task: &'a Task,
+        ctx: TaskContext<'a>,
+    ) -> BoxFuture<'a, Result<TaskOutcome, UpdateError>>;
+
+    /// Creates the ClusterOperator of `task` if it is absent (pre-creation before its run
+    /// level). Returns whether it wrote. Errors are ignored by the worker.
+    fn precreate_cluster_operator<'a>(
+        &'a self,
+        task: &'a Task,
+        ctx: TaskContext<'a>,
+    ) -> BoxFuture<'a, Result<bool, UpdateError>>;
+}
+
+/// The per-kind apply layer ([`super::Applier`]: typed "ensure" merges, readiness,
+/// ClusterOperator health, deletions) as a [`TaskApplier`]: modes, drift and errors converted
+/// to the sync worker's vocabulary (the apply layer's `UpdateError` → [`UpdateError`], with
+/// the plural reason and message of the ClusterOperator errors for condensing).
+pub struct KubeApplier {
+    inner: super::Applier,
+}
+
+impl std::fmt::Debug for KubeApplier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubeApplier").finish_non_exhaustive()
+    }
+}
+
+impl KubeApplier {
+    /// The apply layer over `client`.
+    pub fn new(client: Client) -> Self {
+        Self {
+            inner: super::Applier::new(client),
+        }
+    }
+
+    fn context(ctx: TaskContext<'_>) -> super::ApplyContext {
+        super::ApplyContext {
+            mode: ctx.state,
+            dry_run: ctx.dry_run,
+            ..super::ApplyContext::default()
+        }
+    }
+}
+
+/// The apply layer's error in the worker's vocabulary.
+pub fn convert_apply_error(e: super::UpdateError) -> UpdateError {
+    use super::UpdateEffect as E;
+    let effect = match e.effect {
+        Some(E::None) => UpdateEffect::None,
+        Some(E::Report) => UpdateEffect::Report,
+        Some(E::Fail) => UpdateEffect::Fail,
+        Some(E::FailAfterInterval) => UpdateEffect::FailAfterInterval,
+        None => UpdateEffect::Unset,
+    };
+    let plural = match e.reason.as_str() {
+        "ClusterOperatorNotAvailable" => Some((
+            "ClusterOperatorsNotAvailable",
+            "Cluster operators %s are not available",
+        )),
+        "ClusterOperatorDegraded" => Some(("ClusterOperatorsDegraded", "Cluster operators %s are degraded")),
+        "ClusterOperatorUpdating" => Some((
+            "ClusterOperatorsUpdating",
+            "Cluster operators %s are updating versions",
+        )),
+        "ClusterOperatorNoVersions" => Some((
+            "ClusterOperatorsNoVersions",
+            "Cluster operators %s do not declare expected versions",
+        )),
+        _ => None,
+    };
+    let mut u = UpdateError::new(e.reason, e.message)
+        .with_effect(effect)
+        .with_name(e.name);
+    if let Some((r, f)) = plural {
+        u = u.with_plural(r, f);
+    }
+    if let Some(n) = e.nested {
+        u.nested = vec![crate::reconcile::errors::SyncError::plain(n)];
+    }
+    u
+}
+
+/// `Could not update {kind} "{ns/name}"...` of the apply layer gets the task's position:
+/// `Could not update {kind} "{ns/name}" ({i} of {n})...` (task.go `Task.String`).
+fn with_task_position(mut e: UpdateError, task: &Task) -> UpdateError {
+    let full = task.to_string();
+    if let Some((short, _)) = full.rsplit_once(" (") {
+        let from = format!("Could not update {short}");
+        if e.message.starts_with(&from) && !e.message.starts_with(&format!("Could not update {full}")) {
+            e.message = e.message.replacen(&from, &format!("Could not update {full}"), 1);
+        }
+    }
+    e
+}
+
+impl TaskApplier for KubeApplier {
+    fn apply<'a>(
+        &'a self,
+        task: &'a Task,
+        ctx: TaskContext<'a>,
+    ) -> BoxFuture<'a, Result<TaskOutcome, UpdateError>> {
+        async move {
+            let actx = Self::context(ctx);
+            let out = self
+                .inner
+                .apply(&actx, &task.manifest.object)
+                .await
+                .map_err(|e| with_task_position(convert_apply_error(e), task))?;
+            Ok(TaskOutcome {
+                drift: out.drift,
+                wrote: out.wrote,
+            })
+        }
+        .boxed()
+    }
+
+    fn precreate_cluster_operator<'a>(
+        &'a self,
+        task: &'a Task,
+        ctx: TaskContext<'a>,
+    ) -> BoxFuture<'a, Result<bool, UpdateError>> {
+        async move {
+            let actx = Self::context(ctx);
+            self.inner
+                .precreate_cluster_operator(&actx, &task.manifest.object)
+                .await
+                .map_err(convert_apply_error)
+        }
+        .boxed()
+    }
+}

@@ -1,0 +1,85 @@
+//! The [`Command`]s of the contract, as ClusterVersion spec patches or engine switches.
+
+use super::*;
+
+impl EngineLoop {
+    pub(super) async fn command(&mut self, c: Command) {
+        let text = c.to_string();
+        let result = self.run_command(c).await.map_err(|e| e.to_string());
+        self.last_command = Some(outcome(&text, result));
+    }
+
+    pub(super) async fn run_command(&mut self, c: Command) -> Result<String, CommandError> {
+        let name = self.cfg.cluster_version_name.clone();
+        let patch = |v: serde_json::Value| v;
+        let body = match c {
+            Command::ReconcileNow => {
+                self.worker.notify();
+                return Ok("pass requested".into());
+            }
+            Command::SetMode(m) => {
+                self.mode = m;
+                if m == EngineMode::ActiveApply {
+                    self.start_elector().await;
+                } else if let Some((_, h)) = self.leader.take() {
+                    self.switch.set(true);
+                    let _ = h.release().await;
+                }
+                let write = m == EngineMode::ActiveApply && self.leading();
+                self.switch.set(!write);
+                self.worker.set_dry_run(!write);
+                return Ok(format!("mode {m:?}"));
+            }
+            Command::Shutdown => return Ok("stopping".into()),
+            Command::SetDesiredUpdate {
+                version,
+                image,
+                force,
+            } => {
+                if version.as_deref().is_none_or(str::is_empty) && image.as_deref().is_none_or(str::is_empty)
+                {
+                    return Err(CommandError::NoTarget);
+                }
+                if let Some(v) = version.as_deref().filter(|v| !v.is_empty())
+                    && semver::Version::parse(v).is_err()
+                {
+                    return Err(CommandError::NotSemver(v.to_string()));
+                }
+                patch(serde_json::json!({"spec": {"desiredUpdate": {
+                    "version": version, "image": image, "force": force}}}))
+            }
+            Command::ClearDesiredUpdate => patch(serde_json::json!({"spec": {"desiredUpdate": null}})),
+            Command::SetChannel(ch) => {
+                let v = if ch.is_empty() {
+                    serde_json::Value::Null
+                } else {
+                    serde_json::Value::String(ch)
+                };
+                patch(serde_json::json!({"spec": {"channel": v}}))
+            }
+            Command::AcceptRisks(names) => {
+                let risks: Vec<_> = names.iter().map(|n| serde_json::json!({"name": n})).collect();
+                patch(serde_json::json!({"spec": {"desiredUpdate": {"acceptRisks": risks}}}))
+            }
+        };
+        if self.mode == EngineMode::WatchOnly {
+            return Err(CommandError::WatchOnly);
+        }
+        self.api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&body))
+            .await
+            .map_err(|err| CommandError::Patch {
+                name: name.clone(),
+                err,
+            })?;
+        Ok(format!("ClusterVersion {name} spec patched"))
+    }
+}
+
+pub(super) fn outcome(cmd: &str, result: Result<String, String>) -> CommandOutcome {
+    CommandOutcome {
+        command: cmd.to_string(),
+        result,
+        at: Utc::now(),
+    }
+}

@@ -1,0 +1,112 @@
+//! The engine loop's errors: reading and writing the ClusterVersion, loading a payload,
+//! refusing a command. Their texts are what the snapshot shows (`last_error`, the command
+//! outcome, the ReleaseAccepted message), worded as upstream `pkg/cvo/cvo.go` and
+//! `pkg/cvo/status.go` word them.
+
+use std::path::PathBuf;
+
+use crate::reconcile::payload::LoadError;
+
+/// A kube error as one line: `{message} ({reason})` for API errors, the error text otherwise.
+pub(crate) fn api_text(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => format!("{} ({})", s.message, s.reason),
+        other => other.to_string(),
+    }
+}
+
+/// A failed read or write of the ClusterVersion. Every variant is retried by the next turn of
+/// the engine loop (the cached ClusterVersion is dropped and re-read).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// GET of the ClusterVersion failed.
+    #[error("reading ClusterVersion {name}: {}", api_text(.err))]
+    Read {
+        /// ClusterVersion name.
+        name: String,
+        /// The API error.
+        err: kube::Error,
+    },
+    /// Creating the absent ClusterVersion failed.
+    #[error("creating ClusterVersion {name}: {}", api_text(.err))]
+    Create {
+        /// ClusterVersion name.
+        name: String,
+        /// The API error.
+        err: kube::Error,
+    },
+    /// Re-reading the ClusterVersion after a write conflict failed.
+    #[error("re-reading ClusterVersion {name}: {}", api_text(.err))]
+    Reread {
+        /// ClusterVersion name.
+        name: String,
+        /// The API error.
+        err: kube::Error,
+    },
+    /// The ClusterVersion's uid changed between the read and the status write.
+    #[error("cluster version was deleted and recreated, cannot update status")]
+    Recreated,
+    /// The `/status` write failed.
+    #[error("writing ClusterVersion {name} status: {}", api_text(.err))]
+    WriteStatus {
+        /// ClusterVersion name.
+        name: String,
+        /// The API error.
+        err: kube::Error,
+    },
+    /// The `/status` write conflicted twice.
+    #[error("writing ClusterVersion {name} status: conflict")]
+    Conflict {
+        /// ClusterVersion name.
+        name: String,
+    },
+}
+
+/// Why the payload of the target release could not be had; each maps to a ReleaseAccepted
+/// step (upstream `pkg/cvo/sync_worker.go` `loadUpdatedPayload`).
+#[derive(Debug, thiserror::Error)]
+pub enum PayloadLoadError {
+    /// The resolver has no payload for the image (step `RetrievePayload`).
+    #[error("Unable to download and prepare the update: {0}")]
+    Retrieve(String),
+    /// The payload directory does not load (step `LoadPayload`).
+    #[error("Error loading manifests from {}: {err}", .dir.display())]
+    Load {
+        /// The payload directory.
+        dir: PathBuf,
+        /// Why it does not load.
+        err: LoadError,
+    },
+}
+
+impl PayloadLoadError {
+    /// The ReleaseAccepted step: `RetrievePayload` or `LoadPayload`.
+    pub fn step(&self) -> &'static str {
+        match self {
+            Self::Retrieve(_) => "RetrievePayload",
+            Self::Load { .. } => "LoadPayload",
+        }
+    }
+}
+
+/// Why a [`crate::reconcile::api::Command`] was refused (the text of the outcome's `Err`).
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// `SetDesiredUpdate` with neither a version nor an image.
+    #[error("SetDesiredUpdate needs a version or an image")]
+    NoTarget,
+    /// The version is not semver.
+    #[error("version {0:?} is not a semantic version (1.2.3[-...])")]
+    NotSemver(String),
+    /// A spec change while watch-only.
+    #[error("refused: the engine is watch-only")]
+    WatchOnly,
+    /// The spec patch failed.
+    #[error("patching ClusterVersion {name}: {}", api_text(.err))]
+    Patch {
+        /// ClusterVersion name.
+        name: String,
+        /// The API error.
+        err: kube::Error,
+    },
+}

@@ -1,0 +1,437 @@
+//! The engine loop: the I/O around the sync worker and the pure status algorithm (upstream
+//! pkg/cvo/cvo.go `sync`, status.go `applyClusterVersionStatus`; cvo-spec §2.1, rows 84, 87).
+//!
+//! Each turn reads the ClusterVersion (creating it when configured to), validates it, picks the
+//! target release, loads its payload through a [`PayloadResolver`] when the work changed, hands
+//! the work to the [`SyncWorker`], computes the status with [`compute_status`] and writes it
+//! through the `/status` subresource only when it changed, throttled (15 s, burst 2, edges
+//! bypass) and conflict-safe (409 ⇒ re-GET, abort if the uid changed, retry once).
+
+use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Instant};
+
+use chrono::Utc;
+use kube::{
+    Api, Client,
+    api::{Patch, PatchParams, PostParams},
+};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::openshift::{ClusterVersion, ClusterVersionStatus, Release};
+use crate::reconcile::{
+    api::{
+        Command, CommandOutcome, Counters, EngineHandle, EngineMode, EngineState, Failure, LocalPayloads,
+        PayloadResolver, RunLevelProgress, StatusSnapshot, TaskState,
+    },
+    apply::{KubeApplier, TaskApplier},
+    errors::SyncError,
+    payload::{
+        ComponentOverride, LoadOptions, Payload, PayloadState,
+        capability::{CapabilitiesSpec, CapabilitiesStatus, set_capabilities},
+        load_update,
+    },
+    runtime::{
+        EngineTimings,
+        client::{ReadOnlySwitch, RequestCounters, guarded_client},
+        sync_worker::{SyncWork, SyncWorker, WorkerView, initial_state},
+    },
+    status::{
+        StatusInputs, compute_status, no_desired_image_failure, status_changed,
+        upgradeable::{
+            PreconditionFailure, Target, cluster_version_updating_risk, overrides_risk, run_preconditions,
+            summarize,
+        },
+        validation::validate_cluster_version,
+        worker_status::{LoadPayloadStatus, StatusThrottle},
+    },
+};
+
+mod commands;
+mod error;
+mod snapshot;
+mod status_write;
+mod target;
+
+pub use error::{CommandError, EngineError, PayloadLoadError};
+
+use commands::outcome;
+
+/// How to run the engine.
+#[derive(Clone)]
+pub struct EngineConfig {
+    /// Watch-only or active-apply at start.
+    pub mode: EngineMode,
+    /// Where payloads come from.
+    pub payloads: Arc<dyn PayloadResolver>,
+    /// Create ClusterVersion `version` when it is absent (upstream never does; `cvo reconcile`
+    /// does). Active-apply only.
+    pub create_cluster_version: bool,
+    /// Name of the ClusterVersion (upstream `CVO_NAME`, default `version`).
+    pub cluster_version_name: String,
+    /// Intervals.
+    pub timings: EngineTimings,
+    /// Payload load options (profile, exclude id, feature set).
+    pub load_options: LoadOptions,
+    /// The apply layer; `None` ⇒ [`KubeApplier`] (the per-kind apply layer) over the
+    /// engine's guarded client.
+    pub applier: Option<Arc<dyn TaskApplier>>,
+    /// Leader election for active-apply: `Some` ⇒ the engine writes only while it holds this
+    /// Lease (a non-leader runs watch-only passes and reports the holder); `None` ⇒ no
+    /// election (tests, single-writer tools).
+    pub lease: Option<crate::reconcile::runtime::leader::LeaseConfig>,
+    /// A local update graph: `Some` ⇒ the status gets `availableUpdates`,
+    /// `conditionalUpdates` and `RetrievedUpdates` from it for the desired version and
+    /// `spec.channel` ([`crate::reconcile::runtime::update_graph::UpdateGraph::merge_into`]); `None` ⇒ those fields
+    /// are left as they are (upstream would query the update service).
+    pub update_graph: Option<Arc<crate::reconcile::runtime::update_graph::UpdateGraph>>,
+}
+
+impl std::fmt::Debug for EngineConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineConfig")
+            .field("mode", &self.mode)
+            .field("own_image", &self.payloads.own_image())
+            .field("create_cluster_version", &self.create_cluster_version)
+            .field("timings", &self.timings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EngineConfig {
+    /// Active-apply over the payload in `dir`, own image `release_image` or
+    /// [`LocalPayloads::pseudo_pull_spec`], creating the ClusterVersion if absent, upstream
+    /// timings.
+    ///
+    /// # Errors
+    /// `dir` cannot be canonicalised.
+    pub fn local(dir: PathBuf, release_image: Option<String>) -> std::io::Result<Self> {
+        let own_image = match release_image {
+            Some(i) => i,
+            None => LocalPayloads::pseudo_pull_spec(&dir)?,
+        };
+        Ok(Self {
+            mode: EngineMode::ActiveApply,
+            payloads: Arc::new(LocalPayloads {
+                own_image,
+                own_dir: dir,
+                others: BTreeMap::new(),
+            }),
+            create_cluster_version: true,
+            cluster_version_name: "version".into(),
+            timings: EngineTimings::upstream(),
+            load_options: LoadOptions::default(),
+            applier: None,
+            lease: None,
+            update_graph: None,
+        })
+    }
+}
+
+/// Starts engines.
+#[derive(Debug)]
+pub struct Engine;
+
+impl Engine {
+    /// Spawns the engine on the current tokio runtime. `client` is wrapped with the request
+    /// counter and the watch-only guard ([`guarded_client`]).
+    pub fn spawn(client: Client, cfg: EngineConfig) -> EngineHandle {
+        let counters = RequestCounters::default();
+        let leading_needed = cfg.lease.is_some() && cfg.mode == EngineMode::ActiveApply;
+        let switch = ReadOnlySwitch::new(cfg.mode == EngineMode::WatchOnly || leading_needed);
+        let raw = client;
+        let client = guarded_client(raw.clone(), counters.clone(), switch.clone());
+        let applier: Arc<dyn TaskApplier> = match &cfg.applier {
+            Some(a) => a.clone(),
+            None => Arc::new(KubeApplier::new(client.clone())),
+        };
+        let shutdown = CancellationToken::new();
+        let worker = SyncWorker::start(
+            applier,
+            cfg.timings.clone(),
+            cfg.mode == EngineMode::WatchOnly || leading_needed,
+            shutdown.clone(),
+        );
+        crate::reconcile::runtime::co_nudge::spawn(client.clone(), worker.clone(), shutdown.clone());
+        let (snap_tx, snap_rx) = watch::channel(Arc::new(StatusSnapshot {
+            mode: cfg.mode,
+            ..StatusSnapshot::default()
+        }));
+        let (cmd_tx, cmd_rx) = mpsc::channel(16);
+        let throttle = StatusThrottle::new(cfg.timings.status_interval, cfg.timings.status_burst);
+        // The elector writes its Lease whatever the mode: it gets a client with the counter but
+        // without the watch-only guard.
+        let lease_client = guarded_client(raw.clone(), counters.clone(), ReadOnlySwitch::new(false));
+        let mut lp = EngineLoop {
+            lease_client,
+            leader: None,
+            api: Api::all(client.clone()),
+            mode: cfg.mode,
+            cfg,
+            worker,
+            counters,
+            switch,
+            snapshot: snap_tx,
+            cv: None,
+            throttle,
+            deferred_write: None,
+            last_offered: None,
+            status_writes: 0,
+            last_command: None,
+            last_error: None,
+            blocked: None,
+            loaded: None,
+            own_release: Release::default(),
+            _worker_guard: shutdown.clone().drop_guard(),
+            shutdown,
+            last_publish: None,
+            events: crate::reconcile::runtime::events::EventLog::new(),
+        };
+        let task = tokio::spawn(async move { lp.run(cmd_rx).await });
+        EngineHandle::new(snap_rx, cmd_tx).with_task(task.abort_handle())
+    }
+}
+
+struct EngineLoop {
+    lease_client: Client,
+    leader: Option<(
+        watch::Receiver<crate::reconcile::runtime::leader::LeaderState>,
+        crate::reconcile::runtime::leader::LeaderHandle,
+    )>,
+    api: Api<ClusterVersion>,
+    cfg: EngineConfig,
+    mode: EngineMode,
+    worker: SyncWorker,
+    counters: RequestCounters,
+    switch: ReadOnlySwitch,
+    snapshot: watch::Sender<Arc<StatusSnapshot>>,
+    cv: Option<ClusterVersion>,
+    throttle: StatusThrottle,
+    deferred_write: Option<Instant>,
+    last_offered: Option<crate::reconcile::status::worker_status::SyncWorkerStatus>,
+    status_writes: u64,
+    last_command: Option<CommandOutcome>,
+    last_error: Option<String>,
+    blocked: Option<String>,
+    /// The payload loaded last, by image.
+    loaded: Option<(String, Arc<Payload>)>,
+    own_release: Release,
+    shutdown: CancellationToken,
+    last_publish: Option<Instant>,
+    /// The event log ([`StatusSnapshot::events`]).
+    events: crate::reconcile::runtime::events::EventLog,
+    /// Stops the worker when the loop is dropped (also on abort).
+    _worker_guard: tokio_util::sync::DropGuard,
+}
+
+impl EngineLoop {
+    async fn run(&mut self, mut cmds: mpsc::Receiver<Command>) {
+        let mut worker_rx = self.worker.subscribe();
+        self.start_elector().await;
+        let poll = self.cfg.timings.cv_poll;
+        let mut next_poll = tokio::time::Instant::now();
+        loop {
+            let wake_at = match self.deferred_write {
+                Some(t) => next_poll.min(tokio::time::Instant::from_std(t)),
+                None => next_poll,
+            };
+            let publish_at = tokio::time::Instant::now() + self.cfg.timings.snapshot_interval;
+            let mut leader_rx = self.leader.as_ref().map(|(rx, _)| rx.clone());
+            let leader_changed = async {
+                match leader_rx.as_mut() {
+                    Some(rx) => {
+                        if rx.changed().await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = leader_changed => {
+                    // The select waited on a clone; mark the value seen on the kept receiver too,
+                    // or every later clone would report this same change again at once.
+                    if let Some((rx, _)) = self.leader.as_mut() {
+                        rx.borrow_and_update();
+                    }
+                    self.apply_leadership().await;
+                    self.sync().await;
+                }
+                () = tokio::time::sleep_until(wake_at) => {
+                    if tokio::time::Instant::now() >= next_poll {
+                        next_poll = tokio::time::Instant::now() + poll;
+                    }
+                    // A deferred status write that is due is taken (or found unneeded) by this
+                    // sync; left set, its past instant would wake the loop at once, forever.
+                    if self.deferred_write.is_some_and(|t| Instant::now() >= t) {
+                        self.deferred_write = None;
+                    }
+                    self.sync().await;
+                }
+                r = worker_rx.changed() => {
+                    if r.is_err() {
+                        break;
+                    }
+                    // Coalesce bursts of task progress.
+                    tokio::time::sleep_until(publish_at.min(wake_at)).await;
+                    worker_rx.borrow_and_update();
+                    self.sync_status_only().await;
+                }
+                c = cmds.recv() => {
+                    match c {
+                        None | Some(Command::Shutdown) => {
+                            self.last_command = Some(outcome("shutdown", Ok("stopping".into())));
+                            break;
+                        }
+                        Some(c) => {
+                            self.command(c).await;
+                            self.sync().await;
+                        }
+                    }
+                }
+            }
+            self.publish(false);
+        }
+        self.shutdown.cancel();
+        // Stop writing before giving the lease up.
+        self.switch.set(true);
+        if let Some((_, h)) = self.leader.take()
+            && let Err(e) = h.release().await
+        {
+            tracing::debug!("releasing the lease: {e}");
+        }
+        self.publish(true);
+    }
+
+    /// Starts the elector in active-apply mode when a lease is configured; with
+    /// `create_cluster_version` the Lease namespace is created if absent.
+    async fn start_elector(&mut self) {
+        let Some(lc) = self.cfg.lease.clone() else {
+            return;
+        };
+        if self.mode != EngineMode::ActiveApply || self.leader.is_some() {
+            return;
+        }
+        if self.cfg.create_cluster_version {
+            let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(self.lease_client.clone());
+            if let Ok(None) = ns.get_opt(&lc.namespace).await {
+                let obj = k8s_openapi::api::core::v1::Namespace {
+                    metadata: kube::api::ObjectMeta {
+                        name: Some(lc.namespace.clone()),
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                };
+                if let Err(e) = ns.create(&PostParams::default(), &obj).await {
+                    tracing::debug!("creating namespace {}: {e}", lc.namespace);
+                }
+            }
+        }
+        match crate::reconcile::runtime::leader::LeaderElector::new(self.lease_client.clone(), lc) {
+            Ok(e) => self.leader = Some(e.spawn()),
+            Err(e) => self.last_error = Some(format!("leader election: {e}")),
+        }
+    }
+
+    fn leading(&self) -> bool {
+        match &self.leader {
+            Some((rx, _)) => rx.borrow().is_leading(),
+            None => self.cfg.lease.is_none(),
+        }
+    }
+
+    /// Follows the lease: writes are allowed only while leading; a lost lease stops them at
+    /// once and starts a new campaign.
+    async fn apply_leadership(&mut self) {
+        if self.mode != EngineMode::ActiveApply {
+            return;
+        }
+        let leading = self.leading();
+        self.switch.set(!leading);
+        self.worker.set_dry_run(!leading);
+        let ended = self.leader.as_ref().is_some_and(|(rx, _)| {
+            matches!(
+                *rx.borrow(),
+                crate::reconcile::runtime::leader::LeaderState::Lost { .. }
+            )
+        });
+        if ended {
+            tracing::warn!("lost the lease; campaigning again");
+            self.leader = None;
+            self.start_elector().await;
+        }
+    }
+
+    fn own_release(&mut self) -> Release {
+        if self.own_release.image.is_empty() {
+            self.own_release.image = self.cfg.payloads.own_image();
+        }
+        self.own_release.clone()
+    }
+
+    /// One full turn: read the CV, update the worker, write status.
+    #[tracing::instrument(level = "debug", name = "engine_sync", skip_all, fields(mode = ?self.mode))]
+    async fn sync(&mut self) {
+        match self.read_cluster_version().await {
+            Ok(()) => self.last_error = None,
+            Err(e) => {
+                self.last_error = Some(e.to_string());
+                return;
+            }
+        }
+        self.update_worker();
+        self.write_status().await;
+    }
+
+    /// Status only (after worker progress): no ClusterVersion re-read unless none is cached.
+    async fn sync_status_only(&mut self) {
+        if self.cv.is_none() && self.blocked.is_none() {
+            self.sync().await;
+            return;
+        }
+        self.write_status().await;
+    }
+
+    async fn read_cluster_version(&mut self) -> Result<(), EngineError> {
+        let name = self.cfg.cluster_version_name.clone();
+        match self.api.get_opt(&name).await {
+            Ok(Some(cv)) => {
+                self.cv = Some(cv);
+                self.blocked = None;
+                Ok(())
+            }
+            Ok(None) => {
+                self.cv = None;
+                if self.mode == EngineMode::ActiveApply && self.cfg.create_cluster_version {
+                    let cv = ClusterVersion {
+                        metadata: kube::api::ObjectMeta {
+                            name: Some(name.clone()),
+                            ..Default::default()
+                        },
+                        spec: crate::openshift::ClusterVersionSpec {
+                            cluster_id: Some(uuid::Uuid::new_v4().to_string()),
+                            ..Default::default()
+                        },
+                        status: ClusterVersionStatus::default(),
+                    };
+                    let created = self
+                        .api
+                        .create(&PostParams::default(), &cv)
+                        .await
+                        .map_err(|err| EngineError::Create {
+                            name: name.clone(),
+                            err,
+                        })?;
+                    tracing::info!("created ClusterVersion {name}");
+                    self.cv = Some(created);
+                    self.blocked = None;
+                } else if self.mode == EngineMode::ActiveApply {
+                    self.blocked = Some(format!("waiting for ClusterVersion {name} to exist"));
+                } else {
+                    self.blocked = None;
+                }
+                Ok(())
+            }
+            Err(err) => Err(EngineError::Read { name, err }),
+        }
+    }
+}

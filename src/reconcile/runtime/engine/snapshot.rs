@@ -1,0 +1,112 @@
+//! The [`StatusSnapshot`] the engine publishes, with its event log.
+
+use super::*;
+
+impl EngineLoop {
+    pub(super) fn publish(&mut self, force: bool) {
+        let now = Instant::now();
+        // Every turn is observed for the event log (so short-lived changes are logged), but
+        // snapshots are sent at most every half snapshot interval unless an event was added.
+        let v = self.worker.view();
+        let mut snap = self.snapshot_of(&v, force);
+        let before = self.events.seq();
+        self.events.observe(&snap);
+        let logged = self.events.seq() != before;
+        if !force
+            && !logged
+            && self
+                .last_publish
+                .is_some_and(|t| now.duration_since(t) < self.cfg.timings.snapshot_interval / 2)
+        {
+            return;
+        }
+        self.last_publish = Some(now);
+        snap.events = self.events.events();
+        self.snapshot.send_replace(Arc::new(snap));
+    }
+
+    pub(super) fn snapshot_of(&self, v: &WorkerView, stopped: bool) -> StatusSnapshot {
+        let state = if stopped {
+            EngineState::Stopped
+        } else if self.mode == EngineMode::ActiveApply && !self.leading() {
+            EngineState::WaitingForLease
+        } else if let Some(b) = &self.blocked {
+            EngineState::Blocked(b.clone())
+        } else {
+            match v.state {
+                None => EngineState::Starting,
+                Some(PayloadState::Initializing) => EngineState::Initializing,
+                Some(PayloadState::Updating) => EngineState::Updating,
+                Some(PayloadState::Reconciling) => EngineState::Reconciling,
+            }
+        };
+        let mut levels: BTreeMap<Option<u32>, RunLevelProgress> = BTreeMap::new();
+        let mut failures = Vec::new();
+        for t in v.tasks.iter() {
+            let l = levels.entry(t.run_level).or_insert_with(|| RunLevelProgress {
+                level: t.run_level,
+                ..Default::default()
+            });
+            l.total += 1;
+            match &t.state {
+                TaskState::Done => l.done += 1,
+                TaskState::Failed(e) => {
+                    l.failed += 1;
+                    failures.push(Failure {
+                        reason: t.name.clone(),
+                        message: e.clone(),
+                    });
+                }
+                TaskState::Skipped(_) => l.skipped += 1,
+                _ => {}
+            }
+        }
+        let counters = Counters {
+            passes: v.passes,
+            apply_writes: v.writes,
+            status_writes: self.status_writes,
+            requests: self.counters.snapshot(),
+            refused_writes: self.counters.refused(),
+        };
+        let failure = v.status.failure.as_ref().map(|f| Failure {
+            reason: f.reason().to_string(),
+            message: f.to_string(),
+        });
+        StatusSnapshot {
+            state,
+            mode: self.mode,
+            desired: (!v.status.actual.image.is_empty()).then(|| v.status.actual.clone()),
+            fraction: v.status.fraction(),
+            done: v.status.done,
+            total: v.status.total,
+            completed: v.status.completed,
+            attempt: v.attempt,
+            running: v.running,
+            run_levels: levels.into_values().collect(),
+            tasks: v.tasks.clone(),
+            failure,
+            failures,
+            drift: v.drift.clone(),
+            lease_holder: self.lease_holder(),
+            leader: self.mode == EngineMode::ActiveApply && self.leading(),
+            last_command: self.last_command.clone(),
+            counters,
+            cluster_version: self.cv.as_ref().map(|c| c.status.clone()),
+            last_error: self.last_error.clone(),
+            at: Some(Utc::now()),
+            // Filled by `publish` from the event log.
+            events: Default::default(),
+        }
+    }
+
+    pub(super) fn lease_holder(&self) -> Option<String> {
+        let (rx, _) = self.leader.as_ref()?;
+        match &*rx.borrow() {
+            crate::reconcile::runtime::leader::LeaderState::Leading { .. } => {
+                self.cfg.lease.as_ref().map(|l| l.identity.clone())
+            }
+            crate::reconcile::runtime::leader::LeaderState::Acquiring { holder, .. } => holder.clone(),
+            _ => None,
+        }
+    }
+}

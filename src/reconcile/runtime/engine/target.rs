@@ -1,0 +1,247 @@
+//! Target selection and payload loading (upstream `pkg/cvo/cvo.go` `sync`, the payload
+//! retriever of `pkg/cvo/updatepayload.go`, `pkg/cvo/sync_worker.go` `loadUpdatedPayload`).
+
+use super::*;
+
+impl EngineLoop {
+    /// Target selection and payload loading (cvo-spec §2.1 steps 2–5).
+    pub(super) fn update_worker(&mut self) {
+        if self.blocked.is_some() {
+            return;
+        }
+        let own = self.own_release();
+        let cv = self.cv.clone().unwrap_or_default();
+        let errs = validate_cluster_version(&cv, false);
+        let desired_invalid = errs.iter().any(|e| e.field.starts_with("spec.desiredUpdate"));
+        let current = self.worker.work();
+        let mut target = Target {
+            version: own.version.clone(),
+            image: own.image.clone(),
+        };
+        let mut force = false;
+        // Upstream resolves spec.desiredUpdate only once the worker is initialized (C78); our
+        // payload resolution is synchronous, so the first turn already takes it. This keeps a
+        // restarted engine on the update it was doing instead of bouncing through its own
+        // release (which would add a history entry).
+        if !desired_invalid && let Some(du) = &cv.spec.desired_update {
+            {
+                let image = du.image.clone().unwrap_or_default();
+                let version = du.version.clone().unwrap_or_default();
+                if !image.is_empty() {
+                    target = Target { version, image };
+                    force = du.force;
+                } else if !version.is_empty()
+                    && let Some(r) = cv
+                        .status
+                        .available_updates
+                        .iter()
+                        .flatten()
+                        .find(|r| r.version == version && !r.image.is_empty())
+                {
+                    target = Target {
+                        version,
+                        image: r.image.clone(),
+                    };
+                    force = du.force;
+                }
+            }
+        }
+        if target.image.is_empty() {
+            return;
+        }
+        let overrides: Vec<ComponentOverride> = cv
+            .spec
+            .overrides
+            .iter()
+            .map(|o| ComponentOverride {
+                kind: o.kind.clone(),
+                group: o.group.clone(),
+                namespace: o.namespace.clone(),
+                name: o.name.clone(),
+                unmanaged: o.unmanaged,
+            })
+            .collect();
+        let caps_spec = cv.spec.capabilities.as_ref().map(|c| CapabilitiesSpec {
+            baseline_capability_set: c.baseline_capability_set.clone(),
+            additional_enabled_capabilities: c.additional_enabled_capabilities.clone(),
+        });
+        let caps = set_capabilities(
+            caps_spec.as_ref(),
+            &cv.status.capabilities.enabled_capabilities,
+            &Default::default(),
+        );
+        let caps_status = CapabilitiesStatus {
+            known: caps.known.clone(),
+            enabled: caps.enabled.clone(),
+        };
+        let generation = cv.metadata.generation.unwrap_or(0);
+        if let Some(cur) = &current
+            && cur.desired.image == target.image
+            && cur.force == force
+            && cur.overrides == overrides
+            && cur.capabilities.enabled == caps_status.enabled
+        {
+            if cur.generation != generation {
+                let mut w = (**cur).clone();
+                w.generation = generation;
+                self.worker.update(w);
+            }
+            return;
+        }
+        // Version change while initializing is ignored (row 78).
+        if let Some(cur) = &current
+            && cur.state == PayloadState::Initializing
+            && cur.desired.image != target.image
+            && cur.desired.image == own.image
+            && !cv
+                .status
+                .history
+                .iter()
+                .any(|h| h.state == crate::openshift::UpdateState::Completed)
+        {
+            return;
+        }
+        let local = target.image == own.image;
+        let v = |t: &Target| {
+            if t.version.is_empty() {
+                String::new()
+            } else {
+                t.version.clone()
+            }
+        };
+        let now = Utc::now();
+        let mut load = LoadPayloadStatus {
+            release: Release {
+                version: v(&target),
+                image: target.image.clone(),
+                ..Release::default()
+            },
+            local,
+            last_transition_time: Some(now),
+            ..LoadPayloadStatus::default()
+        };
+        let payload = match self.load(&target.image) {
+            Ok(p) => p,
+            Err(e) => {
+                let msg = e.to_string();
+                load.step = e.step().into();
+                load.message = match e {
+                    PayloadLoadError::Retrieve(_) => format!(
+                        "Retrieving payload failed version=\"{}\" image=\"{}\" failure={msg}",
+                        target.version, target.image
+                    ),
+                    _ => format!(
+                        "Loading payload failed version=\"{}\" image=\"{}\" failure={msg}",
+                        target.version, target.image
+                    ),
+                };
+                load.failure = Some(SyncError::plain(msg));
+                self.worker.set_load_status(load);
+                return;
+            }
+        };
+        if local {
+            self.own_release = to_release(&payload.release);
+            self.own_release.image = own.image.clone();
+        }
+        if !target.version.is_empty() && target.version != payload.release.version {
+            load.step = "VerifyPayloadVersion".into();
+            let msg = format!(
+                "release image version {} does not match the expected upstream version {}",
+                payload.release.version, target.version
+            );
+            load.message = format!(
+                "Verifying payload failed version=\"{}\" image=\"{}\" failure={msg}",
+                target.version, target.image
+            );
+            load.failure = Some(SyncError::plain(msg));
+            self.worker.set_load_status(load);
+            return;
+        }
+        let mut release = to_release(&payload.release);
+        release.image = target.image.clone();
+        load.release = release.clone();
+        let mut accepted_risks = String::new();
+        if !local && current.is_some() {
+            let t = Target {
+                version: release.version.clone(),
+                image: release.image.clone(),
+            };
+            let failures: Vec<PreconditionFailure> = run_preconditions(&cv, &t)
+                .into_iter()
+                .map(PreconditionFailure::Check)
+                .collect();
+            if let Some((ue, blocking)) = summarize(&failures, force) {
+                if blocking {
+                    load.step = "PreconditionChecks".into();
+                    load.message = format!(
+                        "Preconditions failed for payload loaded version=\"{}\" image=\"{}\": {}",
+                        release.version, release.image, ue.message
+                    );
+                    load.failure = Some(ue.into());
+                    self.worker.set_load_status(load);
+                    return;
+                }
+                accepted_risks = ue.message;
+            }
+        }
+        load.success = true;
+        load.step = "PayloadLoaded".into();
+        load.accepted_risks = accepted_risks;
+        load.message = format!(
+            "Payload loaded version=\"{}\" image=\"{}\" architecture=\"{}\"",
+            release.version, release.image, payload.architecture
+        );
+        let state = match &current {
+            None => initial_state(&cv.status.history, &release.image),
+            Some(c) if c.state == PayloadState::Initializing => PayloadState::Initializing,
+            Some(_) => PayloadState::Updating,
+        };
+        self.worker.update(SyncWork {
+            generation,
+            desired: release,
+            force,
+            overrides,
+            capabilities: caps_status,
+            feature_gates: Default::default(),
+            payload,
+            state,
+            load_status: load,
+            implicitly_enabled: caps.implicitly_enabled.iter().cloned().collect(),
+        });
+    }
+
+    /// Loads the payload of `image` (cached by image).
+    #[tracing::instrument(name = "payload_load", skip(self))]
+    pub(super) fn load(&mut self, image: &str) -> Result<Arc<Payload>, PayloadLoadError> {
+        if let Some((i, p)) = &self.loaded
+            && i == image
+        {
+            return Ok(p.clone());
+        }
+        let dir = self
+            .cfg
+            .payloads
+            .resolve(image)
+            .map_err(PayloadLoadError::Retrieve)?;
+        let opts = LoadOptions {
+            release_image: image.to_string(),
+            ..self.cfg.load_options.clone()
+        };
+        let p = load_update(&dir, &opts).map_err(|err| PayloadLoadError::Load { dir, err })?;
+        let p = Arc::new(p);
+        self.loaded = Some((image.to_string(), p.clone()));
+        Ok(p)
+    }
+}
+
+/// The ClusterVersion form of a payload's release.
+fn to_release(r: &crate::reconcile::payload::Release) -> Release {
+    Release {
+        architecture: r.architecture.clone(),
+        version: r.version.clone(),
+        image: r.image.clone(),
+        url: r.url.clone(),
+        channels: r.channels.clone(),
+    }
+}

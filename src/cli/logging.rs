@@ -54,8 +54,7 @@ pub fn init(sink: LogSink) -> anyhow::Result<LogGuard> {
 /// Logs to stderr, filtered by `RUST_LOG` (else [`DEFAULT_STDERR_FILTER`]); colours only on a
 /// terminal. Returns whether this call installed the subscriber.
 pub fn init_stderr() -> bool {
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_STDERR_FILTER));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_STDERR_FILTER));
     let layer = fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal());

@@ -60,8 +60,7 @@ pub fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let now = resolve_now(now, &state, snapshot)?;
-    let assessment =
-        crate::assess::assess_with_wall_clock(&state, alerts.as_ref(), now.now, now.wall_clock);
+    let assessment = crate::assess::assess_with_wall_clock(&state, alerts.as_ref(), now.now, now.wall_clock);
     if let (Output::Text, Some(e)) = (a.output, &assessment.error) {
         anyhow::bail!("{e}");
     }

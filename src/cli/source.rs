@@ -124,9 +124,12 @@ mod tests {
 
     #[test]
     fn bad_now_is_a_usage_error() {
-        let e = parse_now(Some("yesterday")).err().expect("an error");
+        let e = parse_now(Some("yesterday")).expect_err("an error");
         assert!(e.is::<UsageError>());
-        assert!(e.to_string().starts_with("--now \"yesterday\": not an RFC 3339 time"));
+        assert!(
+            e.to_string()
+                .starts_with("--now \"yesterday\": not an RFC 3339 time")
+        );
         assert_eq!(parse_now(None).ok().flatten(), None);
     }
 

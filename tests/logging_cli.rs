@@ -56,9 +56,10 @@ fn usage_errors_exit_2_and_failures_exit_1() {
     let file = snapshot();
     let (code, _, err) = cvo(None, &["status", "--now", "yesterday", "--from", &file]);
     assert_eq!(code, 2, "{err}");
-    assert_eq!(
-        err,
-        "cvo: --now \"yesterday\": not an RFC 3339 time (input contains invalid characters)\n"
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("cvo: --now \"yesterday\": not an RFC 3339 time ("),
+        "{err}"
     );
     let (code, _, err) = cvo(None, &["status", "--from", "/no/such/snapshot"]);
     assert_eq!(code, 1, "{err}");

@@ -1,5 +1,5 @@
 //! Logging for every command: one-shot and headless commands log to stderr (default level
-//! `warn`), the dashboard logs to a file (`ui::logging`, default `info,kube=warn`) so the
+//! `warn`, see [`DEFAULT_STDERR_FILTER`]), the dashboard logs to a file (`ui::logging`, default `info,kube=warn`) so the
 //! screen stays clean. `RUST_LOG` overrides the filter for both (`EnvFilter` syntax, e.g.
 //! `RUST_LOG=debug` or `RUST_LOG=cvo=debug,kube=info`).
 //!
@@ -27,8 +27,10 @@ pub struct LogGuard {
     _file: Option<tracing_appender::non_blocking::WorkerGuard>,
 }
 
-/// The filter of stderr logging when `RUST_LOG` is not set.
-pub const DEFAULT_STDERR_FILTER: &str = "warn";
+/// The filter of stderr logging when `RUST_LOG` is not set: warnings and errors, except kube's
+/// per-request "failed with error/status" lines (`kube_client::client::builder`), which repeat
+/// an error the request returns and cvo reports itself (a one-line error stays one line).
+pub const DEFAULT_STDERR_FILTER: &str = "warn,kube_client::client::builder=off";
 
 /// Installs the global tracing subscriber for `sink`. Does nothing when one is already
 /// installed.

@@ -11,7 +11,7 @@ use cvo::{
     },
     sim::{
         Simulator,
-        demo::{DEMO_FROM_VERSION, DEMO_TO_VERSION, demo_cluster, demo_release_image},
+        demo_cluster::{DEMO_FROM_VERSION, DEMO_TO_VERSION, demo_cluster, demo_release_image},
         operators::{self, OperatorScenario, OperatorSimConfig},
     },
 };

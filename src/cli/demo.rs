@@ -1,7 +1,7 @@
 //! `cvo demo`: a live update from 4.16.3 to 4.16.4 on the in-process simulated cluster.
 //!
 //! What runs, all in this process:
-//! - the simulator seeded with `assets/demo-cluster` ([`crate::sim::demo::demo_cluster`]);
+//! - the simulator seeded with `assets/demo-cluster` ([`crate::sim::demo_cluster::demo_cluster`]);
 //! - the simulated operators and kubelet ([`crate::sim::operators::spawn`]) at `speed`, with
 //!   an optional scenario file (degraded, stalled, crash-looping operators);
 //! - the reconcile engine in active-apply on 4.16.3, as the in-cluster CVO would run: its own
@@ -239,7 +239,7 @@ impl LiveDemo {
                     .display()
             );
         }
-        let sim = crate::sim::demo::demo_cluster()?;
+        let sim = crate::sim::demo_cluster::demo_cluster()?;
         let operators = crate::sim::operators::spawn(sim.clone(), ops);
         let own_image = graph
             .image_of(FROM_VERSION)

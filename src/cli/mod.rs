@@ -1,8 +1,55 @@
-//! Text and JSON output of the one-shot commands.
+//! The commands: their flags ([`args`]), what each one does with them ([`run`]), and the text
+//! and JSON output of the one-shot commands.
+//!
+//! # Exit codes
+//!
+//! Every command follows one convention: `0` when it did what was asked, `2` for a usage error
+//! (flags or values that clap rejects, or that a command rejects before doing anything: a
+//! [`UsageError`]), `1` for any other failure. Documented exceptions, kept as README.md states
+//! them: `cvo reconcile --until-complete` and `cvo demo --headless --until-complete` exit `2`
+//! at `--timeout` and `1` when the update is failing; `cvo status` exits `1` when the
+//! assessment reports an error (after printing it with `-o json`).
 
+pub mod args;
+#[cfg(feature = "sim")]
 pub mod demo;
 pub mod get;
+pub mod logging;
 pub mod payload;
 pub mod reconcile;
+pub mod run;
+pub mod source;
 pub mod status;
 pub mod tabwriter;
+
+/// Exit code of a usage error: bad flags or flag values.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code of any other failure.
+pub const EXIT_FAILURE: u8 = 1;
+
+/// A usage error: a flag value the command rejects before doing anything (exit
+/// [`EXIT_USAGE`]). The text is the whole message, e.g. `--speed 0: must be a positive number`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// The exit code for an error a command returned: [`EXIT_USAGE`] for a [`UsageError`],
+/// else [`EXIT_FAILURE`].
+pub fn exit_code(e: &anyhow::Error) -> u8 {
+    if e.is::<UsageError>() {
+        EXIT_USAGE
+    } else {
+        EXIT_FAILURE
+    }
+}
+
+/// The tokio runtime the commands run on: two worker threads, IO and time enabled.
+///
+/// # Errors
+/// When the runtime cannot be built (no threads).
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}

@@ -1,7 +1,8 @@
 //! Reaching a cluster: the [`ClusterState`] every view and command reads, loaded from an
 //! offline snapshot ([`snapshot`]) or kept current from a live cluster ([`live`]).
 
-pub mod demo;
+#[cfg(any(feature = "sim", test))]
+pub mod demo_snapshot;
 pub mod live;
 pub mod snapshot;
 

@@ -76,7 +76,9 @@ pub fn load(paths: &[PathBuf]) -> Result<ClusterState, SnapshotError> {
         collect_files(p, &mut files)?;
         let mut read = 0;
         for f in &files {
-            read += load_file(f, &mut state)?;
+            let n = load_file(f, &mut state)?;
+            tracing::debug!(file = %f.display(), objects = n, "snapshot file read");
+            read += n;
         }
         if read == 0 {
             return Err(SnapshotError::Empty { path: p.clone() });

@@ -3,7 +3,7 @@
 //! ([`server::Simulator`]), with a request audit log. The reconcile engine never imports it.
 //! [`faults`] injects latency, errors, dropped watches, `410 Gone` and `409 Conflict`
 //! ([`Simulator::set_faults`]); [`serve`] is `cvo sim serve`, the simulator over HTTPS with a
-//! kubeconfig, an audit log file and scripted scenarios. [`demo`] seeds the live demo's
+//! kubeconfig, an audit log file and scripted scenarios. [`demo_cluster`] seeds the live demo's
 //! cluster (4.16.3, everything of `assets/demo-cluster/`, embedded) and [`operators`] plays the
 //! cluster operators, the machine-config pools and nodes and the kubelet during an update.
 //!
@@ -44,7 +44,7 @@
 //! # }
 //! ```
 
-pub mod demo;
+pub mod demo_cluster;
 pub mod faults;
 pub mod operators;
 pub mod patch;
@@ -52,7 +52,7 @@ pub mod serve;
 pub mod server;
 pub mod store;
 
-pub use demo::demo_cluster;
+pub use demo_cluster::demo_cluster;
 pub use faults::Faults;
 pub use operators::{OperatorScenario, OperatorSimConfig, OperatorSimHandle};
 pub use server::{Audit, AuditEntry, Simulator};

@@ -1,6 +1,6 @@
 //! Patch formats and field management, as kube-apiserver implements them:
-//! - [`PatchType`]: JSON patch (RFC 6902, through the `json-patch` crate), JSON merge patch
-//!   (RFC 7386), strategic merge patch (built-in kinds only; upstream
+//! - [`PatchType`]: JSON patch (RFC 6902) and JSON merge patch (RFC 7386), both through the
+//!   `json-patch` crate, strategic merge patch (built-in kinds only; upstream
 //!   `k8s.io/apimachinery/pkg/util/strategicpatch`), and server-side apply;
 //! - [`FieldSet`] and [`managed_update`] / [`apply`]: `metadata.managedFields` entries
 //!   (`FieldsV1`) per field manager and operation, apply conflicts and `force` (upstream
@@ -79,26 +79,6 @@ pub fn json_patch(target: &mut Value, body: &[u8]) -> Result<(), ApiError> {
             format!("the server rejected our request due to an error in our request: {e}"),
         )
     })
-}
-
-/// RFC 7386 JSON merge patch.
-pub fn merge_patch(target: &mut Value, patch: &Value) {
-    let Some(p) = patch.as_object() else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = json!({});
-    }
-    if let Some(t) = target.as_object_mut() {
-        for (k, v) in p {
-            if v.is_null() {
-                t.remove(k);
-            } else {
-                merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
-    }
 }
 
 /// How a list field merges.

@@ -50,6 +50,7 @@ use http::{Request, Response, header};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use kube::config::Kubeconfig;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tower::Service;
@@ -57,7 +58,7 @@ use tower::Service;
 use super::{
     AuditEntry, Simulator,
     faults::{ErrorRule, Faults, audit_json},
-    server::{ResponseBody, merge_patch},
+    server::ResponseBody,
 };
 
 /// Flags of `cvo sim serve`.
@@ -275,7 +276,7 @@ pub fn apply_change(sim: &Simulator, c: &Change) -> anyhow::Result<String> {
                 o.remove(k);
             }
         }
-        merge_patch(&mut obj, &patch);
+        json_patch::merge(&mut obj, &patch);
         sim.insert(obj)
             .map_err(|e| anyhow::anyhow!("patch {kind} {name}: {}", e.message))?;
         return Ok(format!("patched {kind} {name}"));
@@ -299,45 +300,61 @@ pub fn apply_change(sim: &Simulator, c: &Change) -> anyhow::Result<String> {
     anyhow::bail!("empty change")
 }
 
-/// The kubeconfig for a server at `url` with CA certificate `ca_pem` and bearer `token`.
-pub fn kubeconfig(url: &str, ca_pem: &str, token: &str) -> Value {
+/// The kubeconfig for a server at `url` with CA certificate `ca_pem` and bearer `token`:
+/// cluster, user and context all named `cvo-sim`, the context current.
+pub fn kubeconfig(url: &str, ca_pem: &str, token: &str) -> Kubeconfig {
     use base64::Engine as _;
-    let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
-    json!({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "cvo-sim", "cluster": {"server": url, "certificate-authority-data": ca}}],
-        "users": [{"name": "cvo-sim", "user": {"token": token}}],
-        "contexts": [{"name": "cvo-sim", "context": {"cluster": "cvo-sim", "user": "cvo-sim"}}],
-        "current-context": "cvo-sim",
-    })
+    use kube::config::{AuthInfo, Cluster, Context, NamedAuthInfo, NamedCluster, NamedContext};
+    let name = "cvo-sim".to_owned();
+    Kubeconfig {
+        api_version: Some("v1".into()),
+        kind: Some("Config".into()),
+        clusters: vec![NamedCluster {
+            name: name.clone(),
+            cluster: Some(Cluster {
+                server: Some(url.into()),
+                certificate_authority_data: Some(base64::engine::general_purpose::STANDARD.encode(ca_pem)),
+                ..Cluster::default()
+            }),
+            ..NamedCluster::default()
+        }],
+        auth_infos: vec![NamedAuthInfo {
+            name: name.clone(),
+            auth_info: Some(AuthInfo {
+                token: Some(token.to_owned().into()),
+                ..AuthInfo::default()
+            }),
+            ..NamedAuthInfo::default()
+        }],
+        contexts: vec![NamedContext {
+            name: name.clone(),
+            context: Some(Context {
+                cluster: name.clone(),
+                user: Some(name.clone()),
+                ..Context::default()
+            }),
+            ..NamedContext::default()
+        }],
+        current_context: Some(name),
+        ..Kubeconfig::default()
+    }
 }
 
-/// Writes `text` to `path` atomically: a temp file beside it (mode 0600), then a rename.
+/// Writes `text` to `path` atomically: a temp file beside it (mode 0600, as `tempfile` creates
+/// it), synced, then renamed over `path`.
 fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     let write = || -> std::io::Result<()> {
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        let mut f = opts.open(&tmp)?;
+        let mut f = tempfile::NamedTempFile::new_in(dir)?;
         f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        f.as_file().sync_all()?;
+        f.persist(path).map_err(|e| e.error)?;
+        Ok(())
     };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        anyhow::anyhow!("--kubeconfig-out {}: {e}", path.display())
-    })
+    write().map_err(|e| anyhow::anyhow!("--kubeconfig-out {}: {e}", path.display()))
 }
 
 fn unauthorized() -> Response<ResponseBody> {

@@ -775,7 +775,7 @@ impl Simulator {
                     match other {
                         PatchType::Json => patch::json_patch(&mut obj, body)?,
                         PatchType::Strategic => patch::strategic_merge(&mut obj, &patch)?,
-                        _ => patch::merge_patch(&mut obj, &patch),
+                        _ => json_patch::merge(&mut obj, &patch),
                     }
                     patch::managed_update(t, Some(&current), &mut obj, manager, part);
                     obj
@@ -1116,8 +1116,6 @@ fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
     Ok(v)
 }
 
-pub use super::patch::merge_patch;
-
 enum Route {
     Discovery(Value),
     Resource {
@@ -1244,39 +1242,10 @@ fn route(path: &str, store: &Store) -> Result<Route, ApiError> {
     Ok(Route::Resource { t, ns, name, sub })
 }
 
-fn hex(c: u8) -> Option<u8> {
-    char::from(c).to_digit(16).and_then(|d| u8::try_from(d).ok())
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h * 16 + l);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
+/// The query string as a map (`application/x-www-form-urlencoded`: `+` is a space, `%XX` a
+/// byte, a malformed escape is kept as it is); a repeated key keeps its last value.
 fn parse_query(q: &str) -> BTreeMap<String, String> {
-    q.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| match p.split_once('=') {
-            Some((k, v)) => (percent_decode(k), percent_decode(v)),
-            None => (percent_decode(p), String::new()),
-        })
-        .collect()
+    form_urlencoded::parse(q.as_bytes()).into_owned().collect()
 }
 
 /// `(namespace, name)` of an object: the list order and the continue position.
@@ -1484,15 +1453,15 @@ mod tests {
         let k = ("ns".to_owned(), "name".to_owned());
         assert_eq!(decode_continue(&encode_continue(&k))?, k);
         assert!(decode_continue("zz").is_err());
-        assert_eq!(percent_decode("%"), "%");
-        assert_eq!(percent_decode("a%2"), "a%2");
+        assert_eq!(parse_query("k=%").get("k").map(String::as_str), Some("%"));
+        assert_eq!(parse_query("k=a%2").get("k").map(String::as_str), Some("a%2"));
         Ok(())
     }
 
     #[test]
     fn merge_patch_rfc7386() {
         let mut t = json!({"a": 1, "b": {"c": 2, "d": 3}});
-        merge_patch(&mut t, &json!({"a": null, "b": {"c": 4}, "e": [1]}));
+        json_patch::merge(&mut t, &json!({"a": null, "b": {"c": 4}, "e": [1]}));
         assert_eq!(t, json!({"b": {"c": 4, "d": 3}, "e": [1]}));
     }
 

@@ -20,7 +20,7 @@ use super::{
     view,
 };
 use crate::{
-    cluster::{ClusterState, demo::demo_state},
+    cluster::{ClusterState, demo_snapshot::demo_state},
     openshift::{Condition, ConditionStatus, UpdateState},
 };
 

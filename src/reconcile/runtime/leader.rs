@@ -722,6 +722,7 @@ mod tests {
         assert!(err(ms(1000), ms(800), ms(0)).contains("must be > 0"));
     }
 
+    #[cfg(feature = "sim")]
     #[tokio::test]
     async fn config_rejects_empty_fields() {
         let client = || Client::new(crate::sim::Simulator::new(), "default");

@@ -1,4 +1,5 @@
-//! The demo cluster shipped in `assets/demo/`: a mid-update cluster with a stuck operator.
+//! The static demo snapshot of `cvo demo --snapshot`, shipped in `assets/demo/`: a cluster stuck
+//! mid-update with a degraded operator (the live demo's seeded cluster is `sim::demo_cluster`).
 //!
 //! ClusterVersion updating 4.16.3 → 4.16.4 (Partial + Completed history, `Progressing=True`,
 //! `Failing=True`, `Upgradeable=False`), 33 ClusterOperators with `machine-config` Degraded by a

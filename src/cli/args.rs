@@ -1,0 +1,169 @@
+//! The flags of each command, as clap parses them. `src/main.rs` holds the command tree and
+//! dispatches to [`super::run`]; every command that reaches a cluster takes the same
+//! [`KubeconfigArgs`] group (through [`SourceArgs`] where `--from` files may stand in for it).
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+pub use super::source::{KubeconfigArgs, SourceArgs};
+
+/// Output format of one-shot commands.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    // (No doc comments on the variants: clap would print them in `--help`.)
+    Text,
+    Json,
+}
+
+/// Flags of `cvo reconcile`.
+#[derive(Args, Debug)]
+pub struct ReconcileArgs {
+    /// The payload directory (`manifests/` + `release-manifests/`).
+    #[arg(long, value_name = "DIR")]
+    pub payload: PathBuf,
+    /// Pull spec of the payload's release image (default: `file://<canonical DIR>`, a pseudo
+    /// pull spec naming the directory).
+    #[arg(long, value_name = "PULLSPEC")]
+    pub release_image: Option<String>,
+    /// Watch-only: print the drift like `kubectl diff` and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Stop after one apply pass (the default).
+    #[arg(long, conflicts_with = "until_complete")]
+    pub once: bool,
+    /// Run until the release is Completed (exit 0); Failing exits 1, the timeout 2.
+    #[arg(long)]
+    pub until_complete: bool,
+    /// Give up after this many seconds (exit 2).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    #[command(flatten)]
+    pub cluster: KubeconfigArgs,
+    // (`-o` has no help line here, as it never had.)
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+}
+
+/// Flags of `cvo payload inspect`.
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    /// A release image root (`manifests/` + `release-manifests/`), a `release-manifests/`
+    /// directory, or a plain manifest directory.
+    pub dir: PathBuf,
+    /// Cluster profile.
+    #[arg(long, default_value = "self-managed-high-availability")]
+    pub profile: String,
+    /// `spec.capabilities.baselineCapabilitySet` (None, v4.11 ... v4.18, vCurrent).
+    #[arg(long, value_name = "SET")]
+    pub capabilities_baseline: Option<String>,
+    /// `spec.capabilities.additionalEnabledCapabilities`.
+    #[arg(long, value_name = "CAP,...", value_delimiter = ',')]
+    pub capabilities_additional: Vec<String>,
+    /// Cluster feature set (Default, TechPreviewNoUpgrade, DevPreviewNoUpgrade, CustomNoUpgrade, OKD).
+    #[arg(long, value_name = "SET", default_value = "")]
+    pub feature_set: String,
+    /// Enabled feature gates.
+    #[arg(long, value_name = "GATE,...", value_delimiter = ',')]
+    pub feature_gates: Vec<String>,
+    /// `EXCLUDE_MANIFESTS` identifier.
+    #[arg(long, value_name = "ID", default_value = "")]
+    pub exclude: String,
+    /// Release image pull spec rendered into the CVO's own manifests.
+    #[arg(long, value_name = "PULLSPEC", default_value = "")]
+    pub release_image: String,
+    /// Which task graph to show.
+    #[arg(long, value_enum, default_value_t = Mode::Updating)]
+    pub mode: Mode,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+}
+
+/// How the payload is applied (`--mode` of `cvo payload inspect`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    // Upstream's payload states (`pkg/payload/payload.go` in openshift/cluster-version-operator);
+    // no doc comments on the variants: clap would print them in `--help`.
+    Updating,
+    Reconciling,
+    Initializing,
+}
+
+/// What an assessment is made from: the cluster state, optional alerts, and "now".
+#[derive(Args, Debug)]
+pub struct AssessArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Firing alerts: a Prometheus `/api/v1/alerts` JSON response.
+    #[arg(long, value_name = "FILE")]
+    pub alerts: Option<PathBuf>,
+    /// Evaluate durations at this instant (RFC 3339). Default: the wall clock for a live
+    /// cluster, the snapshot's own time for `--from`.
+    #[arg(long, value_name = "RFC3339")]
+    pub now: Option<String>,
+}
+
+/// Flags of `cvo status`.
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub view: AssessArgs,
+    /// Show more detail for a section.
+    #[arg(long, value_enum)]
+    pub details: Option<super::status::Details>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+}
+
+/// Flags of `cvo get`.
+#[derive(Args, Debug)]
+pub struct GetArgs {
+    /// The kind: `clusterversion` (`cv`) or `clusteroperators` (`co`).
+    pub kind: String,
+    #[command(flatten)]
+    pub source: SourceArgs,
+}
+
+/// Flags of `cvo tui`.
+#[cfg(feature = "tui")]
+#[derive(Args, Debug)]
+pub struct TuiArgs {
+    #[command(flatten)]
+    pub view: AssessArgs,
+}
+
+/// Flags of `cvo demo`.
+#[cfg(feature = "sim")]
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// No dashboard: print one line per engine event and the sync progress (with --snapshot:
+    /// print the static cluster's status and exit).
+    #[arg(long)]
+    pub headless: bool,
+    /// The static demo instead: a snapshot of a cluster stuck mid-update (assets/demo).
+    #[arg(long, conflicts_with_all = ["scenario", "speed", "until_complete", "timeout"])]
+    pub snapshot: bool,
+    /// Scenario file for the simulated operators (degrade, stall, crash-loop, speed, seed).
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// Time speed: every delay is divided by it (default: the scenario's, else 10).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub speed: Option<f64>,
+    /// Headless: exit 0 when the update is Completed (printing the history), 1 when it is
+    /// failing, 2 at the timeout.
+    #[arg(long)]
+    pub until_complete: bool,
+    /// Stop after this many seconds (default with --until-complete: 60 + 900/speed).
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
+    pub timeout: Option<f64>,
+}
+
+#[cfg(feature = "sim")]
+impl DemoArgs {
+    /// Whether the demo runs without the dashboard (`--headless`, or a build without `tui`).
+    pub fn is_headless(&self) -> bool {
+        self.headless || !cfg!(feature = "tui")
+    }
+}

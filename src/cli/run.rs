@@ -1,0 +1,303 @@
+//! What each command does with its parsed flags: checks the values (a bad one is a
+//! [`UsageError`], exit 2), reads the cluster or files, runs the work and prints the result.
+//! Each returns the exit code of a run that did not fail (see [`super`] for the convention).
+
+use std::{process::ExitCode, time::Duration};
+
+use super::{
+    UsageError,
+    args::{AssessArgs, GetArgs, InspectArgs, Mode, Output, ReconcileArgs, StatusArgs},
+    runtime,
+    source::{parse_now, resolve_now},
+};
+use crate::assess::alerts::Alerts;
+
+impl AssessArgs {
+    /// `--now` parsed, and `--alerts` read.
+    ///
+    /// # Errors
+    /// [`UsageError`] for a `--now` that is not RFC 3339; a one-line error naming the alerts
+    /// file when it cannot be read.
+    pub fn now_and_alerts(&self) -> anyhow::Result<(Option<chrono::DateTime<chrono::Utc>>, Option<Alerts>)> {
+        let now = parse_now(self.now.as_deref())?;
+        let alerts = self
+            .alerts
+            .as_deref()
+            .map(crate::assess::alerts::load)
+            .transpose()?;
+        Ok((now, alerts))
+    }
+}
+
+/// A positive, finite number of seconds as a duration.
+///
+/// # Errors
+/// [`UsageError`] `--timeout T: must be a positive number of seconds` otherwise.
+pub fn timeout_flag(t: Option<f64>) -> Result<Option<Duration>, UsageError> {
+    match t {
+        Some(t) if !(t.is_finite() && t > 0.0) => Err(UsageError(format!(
+            "--timeout {t}: must be a positive number of seconds"
+        ))),
+        Some(t) => Ok(Some(Duration::from_secs_f64(t))),
+        None => Ok(None),
+    }
+}
+
+/// `cvo status`: where the cluster update stands, like `oc adm upgrade status`. Exit 1 when the
+/// assessment reports an error (text: the error alone; JSON: the document, error included).
+///
+/// # Errors
+/// Usage errors of `--now`; a file or cluster that cannot be read; a snapshot without a
+/// ClusterVersion; the assessment's error in text output.
+pub fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
+    let (now, alerts) = a.view.now_and_alerts()?;
+    let snapshot = a.view.source.is_snapshot();
+    let state = a.view.source.load_once()?;
+    if snapshot && state.cluster_version.is_none() {
+        anyhow::bail!(
+            "no ClusterVersion in {}: add the file with clusterversion/version",
+            state.source
+        );
+    }
+    let now = resolve_now(now, &state, snapshot)?;
+    let assessment = crate::assess::assess_with_wall_clock(&state, alerts.as_ref(), now.now, now.wall_clock);
+    if let (Output::Text, Some(e)) = (a.output, &assessment.error) {
+        anyhow::bail!("{e}");
+    }
+    let out = match a.output {
+        Output::Text => super::status::render_text(&assessment, a.details),
+        Output::Json => super::status::render_json(&assessment)?,
+    };
+    print!("{out}");
+    Ok(if assessment.error.is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `cvo get`: a ClusterVersion or ClusterOperator table as `oc get` prints it; ages are
+/// measured to the snapshot's own time for `--from`, else the wall clock.
+///
+/// # Errors
+/// A file or cluster that cannot be read; an unknown kind (exit 1, as it always was).
+pub fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
+    let state = a.source.load_once()?;
+    let now = if a.source.is_snapshot() {
+        state.snapshot_time()
+    } else {
+        None
+    }
+    .unwrap_or_else(chrono::Utc::now);
+    let out = match a.kind.to_ascii_lowercase().as_str() {
+        "clusterversion" | "clusterversions" | "cv" | "clusterversion.config.openshift.io" => {
+            super::get::cluster_version_table(&state, now)?
+        }
+        "clusteroperator" | "clusteroperators" | "co" | "clusteroperators.config.openshift.io" => {
+            super::get::cluster_operators_table(&state, now)
+        }
+        other => {
+            anyhow::bail!("get {other:?}: unknown kind; use clusterversion (cv) or clusteroperators (co)")
+        }
+    };
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cvo tui`: the watch-only dashboard on a live cluster or a snapshot.
+///
+/// # Errors
+/// Usage errors of `--now`; a file or cluster that cannot be read; a terminal failure.
+#[cfg(feature = "tui")]
+pub fn tui(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
+    let (now, alerts) = a.view.now_and_alerts()?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let feed = if a.view.source.is_snapshot() {
+            crate::cluster::static_feed(crate::cluster::snapshot::load(&a.view.source.from)?)
+        } else {
+            let conn = a.view.source.cluster.connect().await?;
+            crate::cluster::live::watch_state(conn.client, conn.context)
+        };
+        crate::ui::run(crate::ui::UiOptions {
+            feed,
+            alerts,
+            now,
+            engine: None,
+        })
+        .await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cvo demo`: the live update on a simulated cluster, in the dashboard or headless; with
+/// `--snapshot`, the static stuck-update demo. Headless `--until-complete` exits 0 at
+/// Completed, 1 when failing, 2 at the timeout.
+///
+/// # Errors
+/// Usage errors of `--speed`, `--timeout`, `--until-complete` without `--headless`; a
+/// scenario that cannot be read; a failure of the simulator or the terminal.
+#[cfg(feature = "sim")]
+pub fn demo(a: super::args::DemoArgs) -> anyhow::Result<ExitCode> {
+    if a.snapshot {
+        return demo_snapshot(a.is_headless());
+    }
+    if let Some(s) = a.speed
+        && !(s.is_finite() && s > 0.0)
+    {
+        return Err(UsageError(format!("--speed {s}: must be a positive number")).into());
+    }
+    let timeout = timeout_flag(a.timeout)?;
+    let headless = a.is_headless();
+    if a.until_complete && !headless {
+        return Err(UsageError("--until-complete needs --headless".into()).into());
+    }
+    let opts = super::demo::DemoOptions {
+        scenario: a.scenario,
+        speed: a.speed,
+        until_complete: a.until_complete,
+        timeout,
+    };
+    let rt = runtime()?;
+    if headless {
+        let code = rt.block_on(async {
+            let mut demo = super::demo::LiveDemo::start(&opts)?;
+            let mut out = std::io::stdout();
+            let code = super::demo::run_headless(&mut demo, &opts, &mut out).await;
+            demo.stop().await;
+            code
+        })?;
+        return Ok(ExitCode::from(code));
+    }
+    #[cfg(feature = "tui")]
+    {
+        rt.block_on(async {
+            let demo = super::demo::LiveDemo::start(&opts)?;
+            let client = kube::Client::new(demo.sim.clone(), "default");
+            let r = crate::ui::run(crate::ui::UiOptions {
+                feed: crate::cluster::live::watch_state(client, "demo".into()),
+                alerts: None,
+                now: None,
+                engine: Some(demo.engine.clone()),
+            })
+            .await;
+            demo.stop().await;
+            r
+        })?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cvo demo --snapshot`: the static demo cluster stuck mid-update (assets/demo), in the
+/// dashboard, or its status text when `headless`.
+#[cfg(feature = "sim")]
+fn demo_snapshot(headless: bool) -> anyhow::Result<ExitCode> {
+    let state = crate::cluster::demo_snapshot::demo_state()?;
+    if headless {
+        let now = state.snapshot_time().unwrap_or_else(chrono::Utc::now);
+        let assessment = crate::assess::assess(&state, None, now);
+        print!("{}", super::status::render_text(&assessment, None));
+        return Ok(ExitCode::SUCCESS);
+    }
+    #[cfg(feature = "tui")]
+    {
+        runtime()?.block_on(crate::ui::run(crate::ui::UiOptions {
+            feed: crate::cluster::static_feed(state),
+            alerts: None,
+            now: None,
+            engine: None,
+        }))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cvo sim serve`: the simulator over HTTPS until SIGINT/SIGTERM.
+///
+/// # Errors
+/// See [`crate::sim::serve::serve`].
+#[cfg(feature = "sim")]
+pub fn sim_serve(a: crate::sim::serve::ServeArgs) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(crate::sim::serve::serve(a))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cvo payload inspect`: what the CVO would apply from a payload directory. Exit 1, with one
+/// `cvo: ` line per problem on stderr, when the payload does not load.
+///
+/// # Errors
+/// Only when JSON output cannot be encoded.
+pub fn payload_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
+    use crate::reconcile::payload::PayloadState;
+    let opts = super::payload::InspectOptions {
+        profile: a.profile,
+        capabilities_baseline: a.capabilities_baseline,
+        capabilities_additional: a.capabilities_additional,
+        feature_set: a.feature_set,
+        feature_gates: a.feature_gates,
+        exclude: a.exclude,
+        mode: match a.mode {
+            Mode::Updating => PayloadState::Updating,
+            Mode::Reconciling => PayloadState::Reconciling,
+            Mode::Initializing => PayloadState::Initializing,
+        },
+        release_image: a.release_image,
+    };
+    match super::payload::inspect(&a.dir, &opts) {
+        Ok(i) => {
+            match a.output {
+                Output::Text => print!("{}", super::payload::render_text(&i)),
+                Output::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&super::payload::render_json(&i))?
+                ),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(lines) => {
+            for l in lines {
+                eprintln!("cvo: {l}");
+            }
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// `cvo reconcile`: applies a payload to the cluster of the kubeconfig (or, `--dry-run`, prints
+/// its drift). Exit code from the run: 0 done, 1 failing, 2 at the timeout.
+///
+/// # Errors
+/// Usage error of `--timeout`; a payload that is not a directory; a cluster that cannot be
+/// reached; an engine failure.
+pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
+    use super::reconcile::{ReconcileOptions, Until};
+    let timeout = timeout_flag(a.timeout)?;
+    if !a.payload.is_dir() {
+        anyhow::bail!("--payload {}: not a directory", a.payload.display());
+    }
+    let mut timings = crate::reconcile::EngineTimings::upstream();
+    timings.cv_poll = Duration::from_secs(1);
+    let opts = ReconcileOptions {
+        payload: a.payload,
+        release_image: a.release_image,
+        dry_run: a.dry_run,
+        until: if a.until_complete && !a.once {
+            Until::Complete
+        } else {
+            Until::Once
+        },
+        timeout,
+        timings,
+        // Watch-only never writes, so it has no lease to take (the guarded client would refuse it).
+        lease: !a.dry_run,
+    };
+    let rt = runtime()?;
+    let summary = rt.block_on(async {
+        let conn = a.cluster.connect().await?;
+        super::reconcile::run(conn.client, &opts).await
+    })?;
+    match a.output {
+        Output::Text => print!("{}", super::reconcile::render_text(&summary)),
+        Output::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+    }
+    Ok(ExitCode::from(summary.exit_code))
+}

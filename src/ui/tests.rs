@@ -14,8 +14,10 @@ use ratatui::{
 };
 
 use super::{
-    app::{Action, App, PopupKind, PromptKind, Tab},
+    app::{Action, App, PromptKind},
     model::Dashboard,
+    popup::PopupKind,
+    tab::Tab,
     theme::Palette,
     view,
 };
@@ -838,7 +840,7 @@ fn enter_opens_details_esc_goes_back_and_popup_scrolls() {
     key(&mut app, KeyCode::Char('j'));
     assert_eq!(app.popup.as_ref().map(|p| p.scroll), Some(1));
     key(&mut app, KeyCode::Char('G'));
-    let max = view::popup_max_scroll(&app);
+    let max = app.popup_max_scroll();
     assert_eq!(app.popup.as_ref().map(|p| p.scroll), Some(max));
     assert!(!key(&mut app, KeyCode::Char('j')), "cannot scroll past the end");
     key(&mut app, KeyCode::Esc);

@@ -9,6 +9,10 @@
 //! Ages are not formatted here: rows keep timestamps and the view formats them against the
 //! app's clock.
 
+pub mod detail;
+pub mod feed;
+pub mod rows;
+
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};

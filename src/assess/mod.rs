@@ -3,7 +3,9 @@
 //!
 //! [`assess`] is the entry point. It never does I/O and never panics on input data: problems
 //! that stop the assessment (no ClusterVersion, no ClusterOperators, no `Progressing`
-//! condition) are reported in [`Assessment::error`].
+//! condition) are reported in [`Assessment::error`]; pools and nodes are assessed even then
+//! ([`Assessment::node_pools`]), so every view of them (the dashboard, `cvo status`) comes from
+//! here.
 //!
 //! Durations are carried twice: as raw signed nanoseconds / `DateTime<Utc>` for the dashboard,
 //! and as the exact text `oc` prints (Go duration strings shortened by
@@ -28,7 +30,8 @@ pub struct Assessment {
     /// The instant durations are measured against.
     pub now: Option<DateTime<Utc>>,
     /// Why no assessment could be made (no ClusterVersion, no ClusterOperators, no
-    /// `Progressing` condition). When set, the other fields are defaults.
+    /// `Progressing` condition). When set, the other fields are defaults, except
+    /// [`Assessment::pools_despite_error`].
     pub error: Option<String>,
     /// Whether an update is in progress: ClusterVersion `Progressing=True`, or some non-master
     /// pool with nodes is not fully updated. `false` prints `The cluster is not updating.`
@@ -51,6 +54,12 @@ pub struct Assessment {
     /// Every MachineConfigPool in list order, the `master` pool included
     /// (`openshift/oc pkg/cli/admin/upgrade/status/workerpool.go`).
     pub pools: Vec<PoolAssessment>,
+    /// When [`Assessment::error`] is set: every MachineConfigPool and its nodes as far as they
+    /// can be assessed without the rest (no target version without a ClusterVersion), for
+    /// views that show them anyway (the dashboard). Empty otherwise ([`Assessment::pools`]
+    /// holds them); never serialized, so `cvo status -o json` prints only the error's fields.
+    #[serde(skip)]
+    pub pools_despite_error: Vec<PoolAssessment>,
     /// Whether some non-master pool has at least one node: the `= Worker Upgrade =` section.
     pub show_worker_section: bool,
     /// Update-health insights, sorted as `oc` prints them
@@ -103,6 +112,16 @@ impl Assessment {
     /// The non-master pools, in list order.
     pub fn worker_pools(&self) -> impl Iterator<Item = &PoolAssessment> {
         self.pools.iter().filter(|p| !p.is_master)
+    }
+    /// Every pool and its nodes, whether or not the assessment as a whole succeeded:
+    /// [`Assessment::pools`], or [`Assessment::pools_despite_error`] when
+    /// [`Assessment::error`] is set.
+    pub fn node_pools(&self) -> &[PoolAssessment] {
+        if self.error.is_some() {
+            &self.pools_despite_error
+        } else {
+            &self.pools
+        }
     }
 }
 
@@ -584,8 +603,25 @@ pub fn assess_with_wall_clock(
         now: Some(now),
         ..Default::default()
     };
+    // Pools and nodes first: they are assessed even when the rest cannot be.
+    let ctx = nodes::NodeContext {
+        cv: state.cluster_version.as_ref(),
+        mcs: &state.machine_configs,
+        now,
+        wall_clock,
+    };
+    let membership = nodes::assign_nodes(&state.machine_config_pools, &state.nodes);
+    let mut pools = Vec::new();
+    let mut node_insights = Vec::new();
+    for (pool, members) in state.machine_config_pools.iter().zip(&membership) {
+        let pool_nodes: Vec<_> = members.iter().filter_map(|&i| state.nodes.get(i)).collect();
+        let mut r = nodes::assess_pool(&ctx, pool, &pool_nodes);
+        node_insights.append(&mut r.insights);
+        pools.push(r.pool);
+    }
     let Some(cv) = state.cluster_version.as_ref() else {
         out.error = Some(NO_CLUSTER_VERSION.to_owned());
+        out.pools_despite_error = pools;
         return out;
     };
     out.cluster_version_name = cv.metadata.name.clone().unwrap_or_default();
@@ -593,6 +629,7 @@ pub fn assess_with_wall_clock(
     out.desired_version = Some(cv.status.desired.version.clone()).filter(|v| !v.is_empty());
     if state.cluster_operators.is_empty() {
         out.error = Some(NO_OPERATORS.to_owned());
+        out.pools_despite_error = pools;
         return out;
     }
     let failing = cv.condition("Failing");
@@ -601,25 +638,12 @@ pub fn assess_with_wall_clock(
     out.progressing = cv.condition("Progressing").map(ConditionSummary::from);
     let Some(progressing) = cv.condition("Progressing") else {
         out.error = Some(NO_PROGRESSING.to_owned());
+        out.pools_despite_error = pools;
         return out;
     };
 
-    // Pools and nodes.
-    let ctx = nodes::NodeContext {
-        cv,
-        mcs: &state.machine_configs,
-        now,
-        wall_clock,
-    };
     out.node_versions_unknown = !state.nodes.is_empty() && state.machine_configs.is_empty();
-    let membership = nodes::assign_nodes(&state.machine_config_pools, &state.nodes);
-    let mut node_insights = Vec::new();
-    for (pool, members) in state.machine_config_pools.iter().zip(&membership) {
-        let pool_nodes: Vec<_> = members.iter().filter_map(|&i| state.nodes.get(i)).collect();
-        let mut r = nodes::assess_pool(&ctx, pool, &pool_nodes);
-        node_insights.append(&mut r.insights);
-        out.pools.push(r.pool);
-    }
+    out.pools = pools;
     let worker_outdated = out
         .worker_pools()
         .any(|p| p.total > 0 && p.completion_percent != 100.0);

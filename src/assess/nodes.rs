@@ -147,8 +147,9 @@ pub struct PoolResult {
 
 /// Inputs shared by every node assessment.
 pub struct NodeContext<'a> {
-    /// The ClusterVersion.
-    pub cv: &'a ClusterVersion,
+    /// The ClusterVersion; `None` when there is none (the assessment then reports an error,
+    /// but pools and nodes are still assessed, with no target version).
+    pub cv: Option<&'a ClusterVersion>,
     /// MachineConfigs (for release versions).
     pub mcs: &'a [MachineConfig],
     /// The assessment instant.
@@ -160,7 +161,7 @@ pub struct NodeContext<'a> {
 
 impl NodeContext<'_> {
     fn target0(&self) -> Option<&str> {
-        self.cv.status.history.first().map(|h| h.version.as_str())
+        self.cv?.status.history.first().map(|h| h.version.as_str())
     }
 
     /// cvo's addition for snapshots without MachineConfigs (must-gather, insights archives),
@@ -179,24 +180,26 @@ impl NodeContext<'_> {
         if !self.mcs.is_empty() || state != "Done" || current.is_none() || current != desired {
             return None;
         }
-        if self.cv.condition("Progressing").is_none_or(|c| c.is_true()) {
+        let cv = self.cv?;
+        if cv.condition("Progressing").is_none_or(|c| c.is_true()) {
             return None;
         }
         let pool_config = pool.status.configuration.name.as_deref();
         if pool_config != current {
             return None;
         }
-        let h0 = self.cv.status.history.first()?;
+        let h0 = cv.status.history.first()?;
         (h0.state == crate::openshift::UpdateState::Completed && !h0.version.is_empty())
             .then_some(h0.version.as_str())
     }
 
     fn multi_arch_in_progress(&self) -> bool {
-        let h = &self.cv.status.history;
+        let Some(cv) = self.cv else { return false };
+        let h = &cv.status.history;
         h.len() > 1
             && h[0].version == h[1].version
             && h[0].image != h[1].image
-            && self.cv.condition("Progressing").is_some_and(|c| c.is_true())
+            && cv.condition("Progressing").is_some_and(|c| c.is_true())
     }
 }
 

@@ -1,12 +1,16 @@
 //! The single place where the dashboard meets the assessment of `oc adm upgrade status`
 //! ([`crate::assess`]): builds the [`Dashboard`] from the cluster state, then overlays what
 //! the assessment computes (headline word, completion and estimate, operator health, pools and
-//! nodes, update-health insights), so the dashboard and `cvo status` never disagree.
+//! nodes, update-health insights), so the dashboard and `cvo status` never disagree. Pools and
+//! nodes come only from the assessment, even when it reports an error.
 
 use chrono::{DateTime, Utc};
 
 use super::{
-    model::{Completion, Dashboard, Headline, InsightRow, NodeRow, PoolRow, cond_detail, percent_label},
+    model::{
+        Completion, Dashboard, Headline, InsightRow, NodeRow, PoolRow, cond_detail, fallback_insights,
+        percent_label,
+    },
     theme::Level,
 };
 use crate::{
@@ -27,20 +31,18 @@ pub fn dashboard(state: &ClusterState, alerts: Option<&Alerts>, now: DateTime<Ut
 
 /// Overlays an assessment on a dashboard built from the same state.
 pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment) {
-    if a.error.is_some() {
-        return;
-    }
-    if !a.pools.is_empty() || !state.machine_config_pools.is_empty() {
-        // Control-plane pool first (as `oc` prints it), then the others in list order.
-        let master = a.pools.iter().filter(|p| p.is_master);
-        let others = a.pools.iter().filter(|p| !p.is_master);
-        d.pools = master.clone().chain(others.clone()).map(pool_row).collect();
-        d.nodes = master
-            .chain(others)
-            .flat_map(|p| p.nodes.iter().map(node_row))
-            .collect();
-    }
-    if !a.updating {
+    // Pools and nodes come from the assessment only, also when it reports an error.
+    // Control-plane pool first (as `oc` prints it), then the others in list order.
+    let pools = a.node_pools();
+    let master = pools.iter().filter(|p| p.is_master);
+    let others = pools.iter().filter(|p| !p.is_master);
+    d.pools = master.clone().chain(others.clone()).map(pool_row).collect();
+    d.nodes = master
+        .chain(others)
+        .flat_map(|p| p.nodes.iter().map(node_row))
+        .collect();
+    d.insights = fallback_insights(state, d);
+    if a.error.is_some() || !a.updating {
         return;
     }
     let cp = &a.control_plane;

@@ -1,89 +1,38 @@
 //! The dashboard's state and its only mutator, [`App::update`] (The Elm Architecture): keys,
 //! new cluster states, clock ticks and resizes come in as [`Action`]s; the view reads `&App`.
+//! The state never calls render code: row texts, filtering and popup content come from the
+//! model ([`super::model`], [`super::popup`]), sizes from [`super::layout`].
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::{
-    keys::{self, KeyAction, Mode},
-    model::Dashboard,
-    text,
-    theme::{Level, Palette},
-    view,
-};
+use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
-use super::engine::EngineModel;
+use super::{
+    engine::{self, EngineModel},
+    keys::{self, KeyAction, Mode},
+    layout,
+    model::{
+        Dashboard,
+        detail::{self, Sources},
+        rows,
+    },
+    popup::{self, Popup, PopupKind},
+    tab::Tab,
+    text,
+    theme::{Level, Palette},
+};
 use crate::{
     assess::alerts::Alerts,
     cluster::ClusterState,
-    reconcile::api::{Command, EngineMode, StatusSnapshot},
+    reconcile::api::{Command, StatusSnapshot},
 };
 
 /// Terminal height from which the engine event log starts shown.
 pub const LOG_AUTO_HEIGHT: u16 = 32;
-
-/// The views, in tab order (`1`–`5`; `6`–`7` only with an embedded engine).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Tab {
-    /// Completion, ClusterVersion conditions, insights summary.
-    #[default]
-    Overview,
-    /// The ClusterOperators table.
-    Operators,
-    /// Pools and nodes.
-    Nodes,
-    /// Update history.
-    History,
-    /// Update-health insights.
-    Health,
-    /// The engine's task graph: run levels as rows, components as cells.
-    Tasks,
-    /// The engine's drift records (what would change, or what changed).
-    Drift,
-}
-
-impl Tab {
-    /// All tabs in order.
-    pub const ALL: [Tab; 7] = [
-        Tab::Overview,
-        Tab::Operators,
-        Tab::Nodes,
-        Tab::History,
-        Tab::Health,
-        Tab::Tasks,
-        Tab::Drift,
-    ];
-
-    /// The tabs without an engine.
-    pub const CLUSTER: [Tab; 5] = [
-        Tab::Overview,
-        Tab::Operators,
-        Tab::Nodes,
-        Tab::History,
-        Tab::Health,
-    ];
-
-    /// Position in [`Tab::ALL`].
-    pub fn index(self) -> usize {
-        Self::ALL.iter().position(|t| *t == self).unwrap_or(0)
-    }
-
-    /// The tab's label.
-    pub fn title(self) -> &'static str {
-        match self {
-            Tab::Overview => "Overview",
-            Tab::Operators => "Operators",
-            Tab::Nodes => "Nodes",
-            Tab::History => "History",
-            Tab::Health => "Health",
-            Tab::Tasks => "Tasks",
-            Tab::Drift => "Drift",
-        }
-    }
-}
 
 /// Which prompt is open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,60 +50,6 @@ pub struct Prompt {
     pub kind: PromptKind,
     /// What has been typed.
     pub text: String,
-}
-
-/// What a popup shows.
-#[derive(Clone, Debug, PartialEq)]
-pub enum PopupKind {
-    /// The key help, generated from the key registry.
-    Help,
-    /// Details of a row: labelled values.
-    Detail(Vec<DetailLine>),
-    /// An object's YAML.
-    Yaml(String),
-    /// Confirm switching the engine to this mode.
-    Confirm(EngineMode),
-}
-
-/// One labelled value of a detail popup (the value wraps; multi-line values keep their lines).
-#[derive(Clone, Debug, PartialEq)]
-pub struct DetailLine {
-    /// Label (empty for a continuation or a section heading's body).
-    pub label: String,
-    /// Value.
-    pub value: String,
-    /// Severity for the value's style.
-    pub level: Level,
-}
-
-impl DetailLine {
-    fn new(label: impl Into<String>, value: impl Into<String>, level: Level) -> Self {
-        Self {
-            label: label.into(),
-            value: value.into(),
-            level,
-        }
-    }
-    fn heading(title: impl Into<String>) -> Self {
-        Self {
-            label: String::new(),
-            value: title.into(),
-            level: Level::Unknown,
-        }
-    }
-}
-
-/// An open popup.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Popup {
-    /// Title.
-    pub title: String,
-    /// Content.
-    pub kind: PopupKind,
-    /// First visible line.
-    pub scroll: usize,
-    /// The object the popup is about, to offer its YAML with `y`.
-    pub yaml: Option<(String, String)>,
 }
 
 /// Selection, scroll offset and filter of one view's table.
@@ -554,9 +449,9 @@ impl App {
             }
             Action::SwitchMode => {
                 let Some(e) = &self.engine else { return false };
-                let to = super::engine::other_mode(e.snap.mode);
+                let to = engine::other_mode(e.snap.mode);
                 self.popup = Some(Popup {
-                    title: format!("switch to {}?", super::engine::mode_word(to)),
+                    title: format!("switch to {}?", engine::mode_word(to)),
                     kind: PopupKind::Confirm(to),
                     scroll: 0,
                     yaml: None,
@@ -655,51 +550,18 @@ impl App {
 
     /// Indexes of the rows of `tab` that pass its filter.
     pub fn visible_rows(&self, tab: Tab) -> Vec<usize> {
-        let filter = &self.views[tab.index()].filter;
-        let texts = view::row_texts(self, tab);
-        let (invert, needle) = match filter.strip_prefix('!') {
-            Some(rest) => (true, rest.to_lowercase()),
-            None => (false, filter.to_lowercase()),
-        };
-        // A status word typed as the whole filter matches the STATUS column exactly: `/!OK`
-        // must not hide a degraded operator whose message happens to contain "ok".
-        let status_word = (tab == Tab::Operators)
-            .then(|| {
-                super::model::STATUS_WORDS
-                    .iter()
-                    .find(|(w, _)| w.eq_ignore_ascii_case(needle.trim()))
-                    .map(|(w, _)| *w)
-            })
-            .flatten();
-        let mut rows: Vec<usize> = texts
-            .iter()
-            .enumerate()
-            .filter(|(i, t)| {
-                if needle.is_empty() {
-                    return true;
-                }
-                let hit = match status_word {
-                    Some(w) => self.dash.operators.get(*i).is_some_and(|o| o.status == w),
-                    None => t.to_lowercase().contains(&needle),
-                };
-                hit != invert
-            })
-            .map(|(i, _)| i)
-            .collect();
-        if self.views[tab.index()].by_severity {
-            let levels = view::row_levels(self, tab);
-            rows.sort_by_key(|&i| std::cmp::Reverse(levels.get(i).copied().unwrap_or_default()));
-        }
-        rows
+        let v = &self.views[tab.index()];
+        rows::visible_rows(&self.dash, self.engine.as_ref(), tab, &v.filter, v.by_severity)
     }
 
     /// Rows the focused table of the current view can show at once.
     pub fn page_rows(&self) -> usize {
         let (w, h) = self.size;
-        usize::from(view::focused_table_rows(
-            self,
-            ratatui::layout::Rect::new(0, 0, w, h),
-        ))
+        usize::from(
+            self.focused_table_area(Rect::new(0, 0, w, h))
+                .height
+                .saturating_sub(3),
+        )
         .max(1)
     }
 
@@ -715,7 +577,7 @@ impl App {
                 Move::PageUp => p.scroll.saturating_sub(page),
                 Move::PageDown => p.scroll.saturating_add(page),
             };
-            let max = view::popup_max_scroll(self);
+            let max = self.popup_max_scroll();
             if let Some(p) = &mut self.popup {
                 p.scroll = p.scroll.min(max);
                 return p.scroll != before;
@@ -747,7 +609,7 @@ impl App {
         }
         self.tab = current;
         if self.popup.is_some() {
-            let max = view::popup_max_scroll(self);
+            let max = self.popup_max_scroll();
             if let Some(p) = &mut self.popup {
                 p.scroll = p.scroll.min(max);
             }
@@ -782,12 +644,16 @@ impl App {
     /// a cell. Keeps the selected cell's line visible.
     fn clamp_task_view(&mut self) {
         let n = self.visible_rows(Tab::Tasks).len();
-        let (w, h) = view::task_panel_inner(self);
-        let lines = view::task_lines(self, w);
+        let (w, h) = self.task_panel_inner();
+        let visible = self.visible_rows(Tab::Tasks);
+        let lines = self
+            .engine
+            .as_ref()
+            .map_or_else(Vec::new, |e| engine::task_lines(e, &visible, w));
         let v = &mut self.views[Tab::Tasks.index()];
         v.selected = v.selected.min(n.saturating_sub(1));
         let sel = v.selected;
-        let line = view::task_line_of(&lines, self, sel);
+        let line = engine::task_line_of(&lines, &visible, sel);
         let page = h.max(1);
         let v = &mut self.views[Tab::Tasks.index()];
         if line < v.offset {
@@ -823,14 +689,14 @@ impl App {
                 .iter()
                 .position(|c| c.level == key.0 && c.component == key.1)
         });
-        let Some((title, lines, _)) = idx.and_then(|i| detail(self, Tab::Tasks, i)) else {
+        let Some((title, lines, _)) = idx.and_then(|i| detail::detail(&self.sources(), Tab::Tasks, i)) else {
             return;
         };
         if let Some(p) = &mut self.popup {
             p.title = title;
             p.kind = PopupKind::Detail(lines);
         }
-        let max = view::popup_max_scroll(self);
+        let max = self.popup_max_scroll();
         if let Some(p) = &mut self.popup {
             p.scroll = p.scroll.min(max);
         }
@@ -844,7 +710,7 @@ impl App {
             (Tab::Tasks, Some(e)) => e.cells.get(i).map(|c| (c.level, c.component.clone())),
             _ => None,
         };
-        let Some((title, lines, yaml)) = detail(self, self.tab, i) else {
+        let Some((title, lines, yaml)) = detail::detail(&self.sources(), self.tab, i) else {
             return false;
         };
         self.popup = Some(Popup {
@@ -860,7 +726,9 @@ impl App {
         let from_popup = self.popup.as_ref().and_then(|p| p.yaml.clone());
         let yaml = match from_popup {
             Some(y) => Some(y),
-            None if self.popup.is_none() => self.selected_row().and_then(|i| object_yaml(self, self.tab, i)),
+            None if self.popup.is_none() => self
+                .selected_row()
+                .and_then(|i| detail::object_yaml(&self.sources(), self.tab, i)),
             None => None,
         };
         match yaml {
@@ -879,364 +747,61 @@ impl App {
             }
         }
     }
-}
-
-/// An object's YAML, starting with `apiVersion:` and `kind:` as `oc get -o yaml` prints it
-/// (the typed objects do not always carry them).
-fn to_yaml<T: serde::Serialize + k8s_openapi::Resource>(obj: &T) -> String {
-    use serde_norway::{Mapping, Value};
-    let value = match serde_norway::to_value(obj) {
-        Ok(v) => v,
-        Err(e) => return format!("# cannot render YAML: {e}"),
-    };
-    let value = match value {
-        Value::Mapping(m) => {
-            let mut out = Mapping::new();
-            out.insert("apiVersion".into(), T::API_VERSION.into());
-            out.insert("kind".into(), T::KIND.into());
-            for (k, v) in m {
-                if k.as_str() != Some("apiVersion") && k.as_str() != Some("kind") {
-                    out.insert(k, v);
-                }
-            }
-            Value::Mapping(out)
-        }
-        other => other,
-    };
-    serde_norway::to_string(&value).unwrap_or_else(|e| format!("# cannot render YAML: {e}"))
-}
-
-/// `(title, yaml)` of the object an insight is about: its first resource that is a node,
-/// ClusterOperator, MachineConfigPool or the ClusterVersion.
-fn insight_yaml(app: &App, i: usize) -> Option<(String, String)> {
-    let s = &app.state;
-    app.dash.insights.get(i)?.resources.iter().find_map(|r| {
-        let (kind, name) = r.split_once(": ")?;
-        let group = kind.split('.').next().unwrap_or(kind);
-        match group {
-            "nodes" => {
-                let n = s
-                    .nodes
-                    .iter()
-                    .find(|n| n.metadata.name.as_deref() == Some(name))?;
-                Some((format!("node/{name} (yaml)"), to_yaml(n)))
-            }
-            "clusteroperators" => {
-                let co = s.cluster_operators.iter().find(|c| c.name() == name)?;
-                Some((format!("clusteroperator/{name} (yaml)"), to_yaml(co)))
-            }
-            "machineconfigpools" => {
-                let p = s.machine_config_pools.iter().find(|p| p.name() == name)?;
-                Some((format!("machineconfigpool/{name} (yaml)"), to_yaml(p)))
-            }
-            "clusterversions" => {
-                let cv = s.cluster_version.as_ref()?;
-                Some((format!("clusterversion/{name} (yaml)"), to_yaml(cv)))
-            }
-            _ => None,
-        }
-    })
-}
-
-/// `(title, yaml)` of the object behind row `i` of `tab`.
-fn object_yaml(app: &App, tab: Tab, i: usize) -> Option<(String, String)> {
-    let s = &app.state;
-    match tab {
-        Tab::Operators => {
-            let name = &app.dash.operators.get(i)?.name;
-            let co = s.cluster_operators.iter().find(|c| c.name() == name)?;
-            Some((format!("clusteroperator/{name} (yaml)"), to_yaml(co)))
-        }
-        Tab::Nodes => {
-            let name = &app.dash.nodes.get(i)?.name;
-            let n = s
-                .nodes
-                .iter()
-                .find(|n| n.metadata.name.as_deref() == Some(name))?;
-            Some((format!("node/{name} (yaml)"), to_yaml(n)))
-        }
-        Tab::Health => insight_yaml(app, i),
-        Tab::Overview | Tab::History => {
-            let cv = s.cluster_version.as_ref()?;
-            Some(("clusterversion/version (yaml)".into(), to_yaml(cv)))
-        }
-        Tab::Tasks => None,
-        Tab::Drift => {
-            // A create shows the object as it would be sent.
-            let e = app.engine.as_ref()?;
-            let row = e.drift.get(i)?;
-            match &e.snap.drift.get(row.record)?.drift {
-                crate::reconcile::api::Drift::Create { object } => Some((
-                    format!("{} {} to create (yaml)", row.kind, row.object),
-                    serde_norway::to_string(object).unwrap_or_else(|e| format!("# cannot render YAML: {e}")),
-                )),
-                _ => None,
-            }
+    /// What the detail and YAML popups read.
+    fn sources(&self) -> Sources<'_> {
+        Sources {
+            dash: &self.dash,
+            state: &self.state,
+            engine: self.engine.as_ref(),
+            now: self.now,
         }
     }
-}
 
-/// A detail popup's title, lines and the `(title, yaml)` of its object.
-type Detail = (String, Vec<DetailLine>, Option<(String, String)>);
+    /// Header height: one more line while the API is unreachable, so the error has its own
+    /// line, and one more for the engine line when an engine is attached.
+    pub(crate) fn header_rows(&self) -> u16 {
+        layout::HEADER_ROWS
+            + u16::from(super::model::feed::feed_error(&self.state.feed).is_some())
+            + u16::from(self.engine.is_some())
+    }
 
-fn detail(app: &App, tab: Tab, i: usize) -> Option<Detail> {
-    let d = &app.dash;
-    let now = app.now;
-    let yaml = object_yaml(app, tab, i);
-    let mut l = Vec::new();
-    let title = match tab {
-        Tab::Overview => {
-            let c = d.conditions.get(i)?;
-            l.push(DetailLine::new("Type", &c.type_, Level::Info));
-            l.push(DetailLine::new("Status", c.status.as_str(), c.level));
-            l.push(DetailLine::new("Reason", &c.reason, Level::Info));
-            l.push(DetailLine::new("Since", since(c.since, now), Level::Info));
-            l.push(DetailLine::new("Message", &c.message, Level::Info));
-            format!("clusterversion condition {}", c.type_)
-        }
-        Tab::Operators => {
-            let row = d.operators.get(i)?;
-            let co = app
-                .state
-                .cluster_operators
-                .iter()
-                .find(|c| c.name() == row.name)?;
-            l.push(DetailLine::new("Name", &row.name, Level::Info));
-            let status = format!(
-                "{} ({}): {}",
-                row.status,
-                super::model::status_name(row.status),
-                super::model::status_meaning(row.status)
-            );
-            l.push(DetailLine::new("Status", status, row.level));
-            l.push(DetailLine::heading("Conditions"));
-            for c in &co.status.conditions {
-                let lvl = match (c.type_.as_str(), c.status) {
-                    ("Degraded", crate::openshift::ConditionStatus::True)
-                    | ("Available", crate::openshift::ConditionStatus::False) => Level::Error,
-                    ("Progressing", crate::openshift::ConditionStatus::True) => Level::Warn,
-                    ("Upgradeable", crate::openshift::ConditionStatus::False) => Level::Blocked,
-                    _ => Level::Info,
-                };
-                let status = c.status.to_string();
-                let since_v = format!("since {}", since(c.last_transition_time, now));
-                let mut v = join_words(&[&status, c.reason(), &since_v]);
-                if !c.message().is_empty() {
-                    v.push('\n');
-                    v.push_str(c.message());
-                }
-                l.push(DetailLine::new(&c.type_, v, lvl));
-            }
-            l.push(DetailLine::heading("Versions"));
-            for v in &co.status.versions {
-                l.push(DetailLine::new(&v.name, &v.version, Level::Info));
-            }
-            l.push(DetailLine::heading("Related objects"));
-            for r in &co.status.related_objects {
-                let kind = if r.group.is_empty() {
-                    r.resource.clone()
+    /// The body split into the view and the event log pane.
+    pub(crate) fn body_and_log(&self, body: Rect) -> (Rect, Rect) {
+        let log = layout::log_rows(self.engine.is_some(), self.show_log, body.height);
+        layout::split_v(body, body.height - log)
+    }
+
+    /// The area of the table whose selection the keys move, for a terminal of `area`.
+    fn focused_table_area(&self, area: Rect) -> Rect {
+        let body = self.body_and_log(layout::screen(area, self.header_rows()).body).0;
+        match self.tab {
+            Tab::Overview => {
+                let body = layout::overview_body(self.engine.is_some(), body).1;
+                let body = if layout::overview_hidden(body, &self.dash).is_empty() || body.height <= 1 {
+                    body
                 } else {
-                    format!("{}.{}", r.resource, r.group)
+                    layout::split_v(body, body.height - 1).0
                 };
-                let name = match &r.namespace {
-                    Some(ns) if !ns.is_empty() => format!("{ns}/{}", r.name),
-                    _ => r.name.clone(),
-                };
-                l.push(DetailLine::new(kind, name, Level::Info));
+                layout::overview_areas(body, &self.dash).1
             }
-            format!("clusteroperator/{}", row.name)
+            Tab::Nodes => layout::nodes_areas(body, &self.dash).1,
+            Tab::Operators | Tab::History | Tab::Health | Tab::Tasks | Tab::Drift => body,
         }
-        Tab::Nodes => {
-            let n = d.nodes.get(i)?;
-            l.push(DetailLine::new("Name", &n.name, Level::Info));
-            l.push(DetailLine::new("Pool", &n.pool, Level::Info));
-            l.push(DetailLine::new("Assessment", &n.assessment, n.level));
-            l.push(DetailLine::new("Phase", &n.phase, Level::Info));
-            l.push(DetailLine::new("Version", &n.version, Level::Info));
-            l.push(DetailLine::new("Estimate", &n.estimate, Level::Info));
-            l.push(DetailLine::new("Message", &n.message, n.level));
-            if let Some(node) = app
-                .state
-                .nodes
-                .iter()
-                .find(|x| x.metadata.name.as_deref() == Some(&n.name))
-            {
-                l.push(DetailLine::heading("Machine config annotations"));
-                for (k, v) in node.metadata.annotations.iter().flatten() {
-                    if let Some(short) = k.strip_prefix(super::model::MCO_PREFIX) {
-                        l.push(DetailLine::new(short, v, Level::Info));
-                    }
-                }
-                l.push(DetailLine::heading("Conditions"));
-                for c in node.status.iter().flat_map(|s| s.conditions.iter().flatten()) {
-                    let head = join_words(&[&c.status, c.reason.as_deref().unwrap_or("")]);
-                    let msg = c.message.as_deref().unwrap_or("").trim();
-                    let v = if msg.is_empty() {
-                        head
-                    } else {
-                        format!("{head}: {msg}")
-                    };
-                    l.push(DetailLine::new(&c.type_, v, Level::Info));
-                }
-            }
-            format!("node/{}", n.name)
-        }
-        Tab::History => {
-            let h = d.history.get(i)?;
-            l.push(DetailLine::new("Version", &h.version, Level::Info));
-            l.push(DetailLine::new("State", h.state, h.level));
-            l.push(DetailLine::new(
-                "Started",
-                text::timestamp(h.started),
-                Level::Info,
-            ));
-            l.push(DetailLine::new(
-                "Completed",
-                text::timestamp(h.completed),
-                Level::Info,
-            ));
-            if h.started.is_some() {
-                l.push(DetailLine::new(
-                    "Duration",
-                    view::history_duration(app, i, h),
-                    Level::Info,
-                ));
-            }
-            l.push(DetailLine::new(
-                "Verified",
-                if h.verified { "yes" } else { "no" },
-                Level::Info,
-            ));
-            l.push(DetailLine::new("Image", &h.image, Level::Info));
-            if !h.accepted_risks.is_empty() {
-                l.push(DetailLine::new("Accepted risks", &h.accepted_risks, Level::Warn));
-            }
-            format!(
-                "history {}",
-                if h.version.is_empty() {
-                    "(no version)"
-                } else {
-                    &h.version
-                }
-            )
-        }
-        Tab::Health => {
-            let ins = d.insights.get(i)?;
-            l.push(DetailLine::new("Message", &ins.message, ins.level));
-            let since_v = match &ins.since_text {
-                Some(t) if ins.since.is_some() => {
-                    format!("{} ({t} ago)", text::timestamp(ins.since))
-                }
-                _ => since(ins.since, now),
-            };
-            l.push(DetailLine::new("Since", since_v, Level::Info));
-            l.push(DetailLine::new("Level", &ins.level_word, ins.level));
-            l.push(DetailLine::new("Impact", &ins.impact, Level::Info));
-            if !ins.reference.is_empty() {
-                l.push(DetailLine::new("Reference", &ins.reference, Level::Info));
-            }
-            l.push(DetailLine::new(
-                "Resources",
-                ins.resources.join("\n"),
-                Level::Info,
-            ));
-            l.push(DetailLine::new("Description", &ins.description, Level::Info));
-            "update health insight".into()
-        }
-        Tab::Tasks => {
-            let e = app.engine.as_ref()?;
-            let cell = e.cells.get(i)?;
-            let lvl = cell.level_style();
-            l.push(DetailLine::new(
-                "Run level",
-                super::engine::level_label(cell.level),
-                Level::Info,
-            ));
-            l.push(DetailLine::new("Component", &cell.component, Level::Info));
-            l.push(DetailLine::new("State", cell.state.word(), lvl));
-            l.push(DetailLine::new(
-                "Tasks",
-                format!(
-                    "{}/{} done, {} failed, {} skipped, {} running",
-                    cell.done, cell.total, cell.failed, cell.skipped, cell.running
-                ),
-                Level::Info,
-            ));
-            let tasks: Vec<&crate::reconcile::api::TaskProgress> =
-                cell.tasks.iter().filter_map(|&t| e.snap.tasks.get(t)).collect();
-            let waiting = cell.state == super::engine::CellState::Waiting;
-            if cell.failed > 0 {
-                l.push(DetailLine::heading(if waiting {
-                    "Waiting on (ClusterOperators still updating; not failing)"
-                } else {
-                    "Failed tasks"
-                }));
-                for t in &tasks {
-                    if let crate::reconcile::api::TaskState::Failed(err) = &t.state {
-                        let (word, lv) = if waiting {
-                            ("waiting", Level::Warn)
-                        } else {
-                            ("failed", Level::Error)
-                        };
-                        l.push(DetailLine::new(word, format!("{}\n{err}", t.name), lv));
-                    }
-                }
-            }
-            l.push(DetailLine::heading("All tasks"));
-            for t in &tasks {
-                use crate::reconcile::api::TaskState as S;
-                let (word, v, lv) = match &t.state {
-                    S::Pending => ("pending", t.name.clone(), Level::Info),
-                    S::Running => ("running", t.name.clone(), Level::Warn),
-                    S::Done => ("done", t.name.clone(), Level::Ok),
-                    S::Failed(_) => ("failed", t.name.clone(), Level::Error),
-                    S::Skipped(why) => ("skipped", format!("{} ({why})", t.name), Level::Unknown),
-                };
-                l.push(DetailLine::new(word, v, lv));
-            }
-            format!(
-                "run level {} · {}",
-                super::engine::level_label(cell.level),
-                cell.component
-            )
-        }
-        Tab::Drift => {
-            let e = app.engine.as_ref()?;
-            let row = e.drift.get(i)?;
-            l.push(DetailLine::new("Action", row.action, row.level));
-            l.push(DetailLine::new("Kind", &row.kind, Level::Info));
-            l.push(DetailLine::new("Object", &row.object, Level::Info));
-            l.push(DetailLine::new("Task", &row.task, Level::Info));
-            if !row.changes.is_empty() {
-                l.push(DetailLine::heading("Field changes (path: old → new)"));
-                for (n, (path, old, new)) in row.changes.iter().enumerate() {
-                    l.push(DetailLine::new(
-                        (n + 1).to_string(),
-                        format!("{path}: {old} → {new}"),
-                        Level::Warn,
-                    ));
-                }
-            }
-            format!("drift: {} {} {}", row.action, row.kind, row.object)
-        }
-    };
-    Some((title, l, yaml))
-}
+    }
 
-/// Words joined by single spaces, empty (or blank) ones left out: no double spaces when a
-/// condition has no reason.
-fn join_words(words: &[&str]) -> String {
-    words
-        .iter()
-        .map(|w| w.trim())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+    /// Inner (width, height) of the task graph panel on the current terminal.
+    fn task_panel_inner(&self) -> (usize, usize) {
+        let area = self.focused_table_area(Rect::new(0, 0, self.size.0, self.size.1));
+        (
+            usize::from(area.width.saturating_sub(2)),
+            usize::from(area.height.saturating_sub(2)),
+        )
+    }
 
-fn since(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
-    match t {
-        Some(t) => format!("{} ({} ago)", text::timestamp(Some(t)), text::age(Some(t), now)),
-        None => "-".into(),
+    /// The largest scroll offset that still fills the open popup (0 without one).
+    pub(crate) fn popup_max_scroll(&self) -> usize {
+        self.popup.as_ref().map_or(0, |p| {
+            popup::max_scroll(p, self.engine.as_ref(), &self.palette, self.size)
+        })
     }
 }

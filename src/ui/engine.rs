@@ -375,6 +375,58 @@ pub fn event_line(e: &EngineEvent) -> String {
     )
 }
 
+/// One line of the task graph: the run level it belongs to (`None` for continuation lines
+/// of a level that wraps) and the indexes (into the engine model's cells) on it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskLine {
+    /// The level, on the first line of each level.
+    pub level: Option<Option<u32>>,
+    /// Cells on the line.
+    pub cells: Vec<usize>,
+}
+
+/// Columns of the run-level prefix: `50  12/20 │ `.
+pub(crate) const TASK_PREFIX: usize = 13;
+
+/// The task graph laid out for `width` columns: the `visible` cells (filter applied, indexes
+/// into the cells), level by level, each level starting a new line and wrapping as needed.
+pub(crate) fn task_lines(e: &EngineModel, visible: &[usize], width: usize) -> Vec<TaskLine> {
+    let room = width.saturating_sub(TASK_PREFIX).max(1);
+    let mut out: Vec<TaskLine> = Vec::new();
+    let mut used = 0;
+    let mut current: Option<Option<u32>> = None;
+    for &i in visible {
+        let Some(cell) = e.cells.get(i) else { continue };
+        let w = super::text::width(&super::text::sanitize(&cell.label())) + 2;
+        let new_level = current != Some(cell.level);
+        let last = out.last_mut();
+        match last {
+            Some(line) if !new_level && used + w <= room => {
+                line.cells.push(i);
+                used += w + 1;
+            }
+            _ => {
+                out.push(TaskLine {
+                    level: new_level.then_some(cell.level),
+                    cells: vec![i],
+                });
+                used = w + 1;
+                current = Some(cell.level);
+            }
+        }
+    }
+    out
+}
+
+/// The line of the task graph holding visible cell number `sel` (an index into the visible
+/// cells).
+pub(crate) fn task_line_of(lines: &[TaskLine], visible: &[usize], sel: usize) -> usize {
+    let Some(target) = visible.get(sel) else {
+        return 0;
+    };
+    lines.iter().position(|l| l.cells.contains(target)).unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,29 +2,41 @@
 //! embedded engine ([`UiOptions::engine`]) it shows the engine's snapshot and sends the engine
 //! [`Command`](crate::reconcile::api::Command)s (mode switch, reconcile now) without waiting.
 //!
-//! - [`app`]: state and the only mutator, `App::update(Action)` (The Elm Architecture);
-//! - [`view`]: pure rendering of `&App`;
-//! - [`keys`]: the one key registry behind dispatch, help and hints;
-//! - [`model`] / [`adapter`]: the rows and values shown, derived per state change;
-//! - [`engine`]: the embedded engine's views (task graph, drift, gauge, log), derived per
-//!   engine snapshot;
-//! - [`theme`], [`text`]: named styles, and width-safe one-line cells;
-//! - [`logging`]: file logging (never to the screen).
+//! State (never calls render code):
+//! - `app`: state and the only mutator, `App::update(Action)` (The Elm Architecture);
+//! - `tab`: the views in tab order;
+//! - `keys`: the one key registry behind dispatch, help and hints;
+//! - `model` / `adapter`: the rows and values shown, derived per state change (pools, nodes
+//!   and the update facts come only from [`crate::assess`]); `model::rows` (table texts and
+//!   filtering), `model::detail` (detail and YAML popup content), `model::feed`;
+//! - `engine`: what the embedded engine's views show (task graph, drift, gauge, log), derived
+//!   per engine snapshot;
+//! - `popup`: the open popup, its content lines and size;
+//! - `layout`: screen geometry (pure rectangle arithmetic);
+//!
+//! Render (depends on the state, never the reverse):
+//! - `view`: pure rendering of `&App`, one module per view or widget;
+//!
+//! Shared: `theme`, `text` (named styles, width-safe one-line cells) and [`logging`] (file
+//! logging, never to the screen).
 //!
 //! The loop redraws only when input, data or the terminal size change (field note 32), applies
 //! bursts of feed and engine updates together at most four times a second, exits cleanly on `q`, Ctrl-c, SIGHUP,
 //! SIGTERM, SIGINT or end of input (field note 36), and restores the terminal on every exit
 //! path, panics included.
 
-pub mod adapter;
-pub mod app;
-pub mod engine;
-pub mod keys;
+mod adapter;
+mod app;
+mod engine;
+mod keys;
+mod layout;
 pub mod logging;
-pub mod model;
-pub mod text;
-pub mod theme;
-pub mod view;
+mod model;
+mod popup;
+mod tab;
+mod text;
+mod theme;
+mod view;
 
 use std::{sync::Arc, time::Duration};
 

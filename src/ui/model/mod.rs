@@ -2,30 +2,30 @@
 //! change (never per frame) from [`ClusterState`] and, for the facts of
 //! `oc adm upgrade status`, from the [`Assessment`](crate::assess::Assessment).
 //!
-//! [`Dashboard::build`] reads the cluster state directly (conditions, operators, history,
-//! nodes, pools); [`adapter::dashboard`](super::adapter::dashboard) is the single adapter that
-//! overlays what the assessment knows better (headline, completion and estimate, node and pool
-//! rows, insights).
+//! [`Dashboard::build`] reads the cluster state directly (conditions, operators, history);
+//! [`adapter::dashboard`](super::adapter::dashboard) is the single adapter that adds what the
+//! assessment computes: pool and node rows always (there is no second pool assignment here),
+//! and while an update is in progress the headline, completion and estimate, and insights.
+//!
+//! Submodules: [`rows`] (table texts, severities, filtering), [`detail`] (detail and YAML
+//! popup content), [`feed`] (what the screen says about the feed).
 //! Ages are not formatted here: rows keep timestamps and the view formats them against the
 //! app's clock.
 
-use std::collections::BTreeMap;
+pub mod detail;
+pub mod feed;
+pub mod rows;
 
 use chrono::{DateTime, Utc};
-use k8s_openapi::api::core::v1::Node;
 
 use super::{text, theme::Level};
 use crate::{
     cluster::{ClusterState, FeedStatus},
-    openshift::{
-        ClusterOperator, ClusterVersion, Condition, ConditionStatus, MachineConfigPool, UpdateState,
-    },
+    openshift::{ClusterOperator, ClusterVersion, Condition, ConditionStatus, UpdateState},
 };
 
 /// Annotation prefix the machine-config daemon writes on nodes.
 pub const MCO_PREFIX: &str = "machineconfiguration.openshift.io/";
-/// Annotation of rendered MachineConfigs naming their release.
-pub const RELEASE_VERSION_ANNOTATION: &str = "machineconfiguration.openshift.io/release-image-version";
 
 /// Everything the dashboard displays.
 #[derive(Clone, Debug, Default)]
@@ -229,7 +229,8 @@ pub struct InsightRow {
 }
 
 impl Dashboard {
-    /// Builds the view model from a cluster state alone.
+    /// Builds the view model from a cluster state alone: everything but pools, nodes and
+    /// insights, which [`super::adapter::dashboard`] takes from the assessment.
     pub fn build(state: &ClusterState) -> Self {
         let cv = state.cluster_version.as_ref();
         let desired = cv
@@ -249,11 +250,7 @@ impl Dashboard {
         let updating = progressing || (desired.is_some() && desired != current_version);
         let target_version = if updating { desired.clone() } else { None };
         let completion = updating.then(|| operator_completion(&operators));
-        let target_for_nodes = cv
-            .and_then(|cv| cv.status.history.first())
-            .map(|h| h.version.clone());
-        let (pools, nodes) = pools_and_nodes(state, target_for_nodes.as_deref());
-        let mut d = Self {
+        Self {
             source: state.source.clone(),
             feed: feed_line(&state.feed),
             current_version,
@@ -267,13 +264,11 @@ impl Dashboard {
             conditions,
             operators,
             history,
-            pools,
-            nodes,
+            pools: Vec::new(),
+            nodes: Vec::new(),
             insights: Vec::new(),
             no_data: waiting_for_data(state),
-        };
-        d.insights = fallback_insights(state, &d);
-        d
+        }
     }
 }
 
@@ -603,210 +598,9 @@ pub fn clamp_ratio(ratio: f64) -> f64 {
     }
 }
 
-fn annotation<'a>(node: &'a Node, key: &str) -> &'a str {
-    node.metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(&format!("{MCO_PREFIX}{key}")))
-        .map_or("", String::as_str)
-}
-
-fn selector_matches(pool: &MachineConfigPool, node: &Node) -> bool {
-    let Some(sel) = &pool.spec.node_selector else {
-        return false;
-    };
-    let labels = node.metadata.labels.clone().unwrap_or_default();
-    let labels_ok = sel
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v));
-    let exprs_ok = sel.match_expressions.iter().flatten().all(|e| {
-        let val = labels.get(&e.key);
-        let values = e.values.clone().unwrap_or_default();
-        match e.operator.as_str() {
-            "In" => val.is_some_and(|v| values.contains(v)),
-            "NotIn" => val.is_none_or(|v| !values.contains(v)),
-            "Exists" => val.is_some(),
-            "DoesNotExist" => val.is_none(),
-            _ => false,
-        }
-    });
-    labels_ok && exprs_ok
-}
-
-/// Pool of a node: `master` first, then custom pools, then `worker` (as `oc` does).
-fn pool_of<'a>(pools: &'a [MachineConfigPool], node: &Node) -> Option<&'a MachineConfigPool> {
-    let master = pools.iter().filter(|p| p.name() == "master");
-    let custom = pools
-        .iter()
-        .filter(|p| p.name() != "master" && p.name() != "worker");
-    let worker = pools.iter().filter(|p| p.name() == "worker");
-    master
-        .chain(custom)
-        .chain(worker)
-        .find(|p| selector_matches(p, node))
-}
-
-fn pools_and_nodes(state: &ClusterState, target: Option<&str>) -> (Vec<PoolRow>, Vec<NodeRow>) {
-    let versions: BTreeMap<&str, &str> = state
-        .machine_configs
-        .iter()
-        .filter_map(|mc| {
-            let name = mc.metadata.name.as_deref()?;
-            let v = mc
-                .metadata
-                .annotations
-                .as_ref()?
-                .get(RELEASE_VERSION_ANNOTATION)?;
-            (!v.is_empty()).then_some((name, v.as_str()))
-        })
-        .collect();
-    let mut nodes = Vec::new();
-    for node in &state.nodes {
-        let Some(pool) = pool_of(&state.machine_config_pools, node) else {
-            continue;
-        };
-        nodes.push(node_row(node, pool, &versions, target));
-    }
-    let pools = state
-        .machine_config_pools
-        .iter()
-        .map(|p| {
-            let mine: Vec<&NodeRow> = nodes.iter().filter(|n| n.pool == p.name()).collect();
-            pool_row(p, &mine)
-        })
-        .collect();
-    nodes.sort_by(|a, b| {
-        let pool_rank = |n: &NodeRow| (n.pool != "master", n.pool.clone());
-        pool_rank(a)
-            .cmp(&pool_rank(b))
-            .then(b.level.cmp(&a.level))
-            .then(a.name.cmp(&b.name))
-    });
-    (pools, nodes)
-}
-
-fn node_row(
-    node: &Node,
-    pool: &MachineConfigPool,
-    versions: &BTreeMap<&str, &str>,
-    target: Option<&str>,
-) -> NodeRow {
-    let current = annotation(node, "currentConfig");
-    let desired = annotation(node, "desiredConfig");
-    let state = annotation(node, "state");
-    let version = versions.get(current).copied().unwrap_or("?").to_owned();
-    let desired_version = versions.get(desired).copied();
-    let updated = target.is_some_and(|t| t == version);
-    let updating = !updated && current != desired && desired_version.is_some() && desired_version == target;
-    let draining = {
-        let (d, l) = (
-            annotation(node, "desiredDrain"),
-            annotation(node, "lastAppliedDrain"),
-        );
-        !d.is_empty() && !l.is_empty() && d != l && d.starts_with("drain")
-    };
-    let phase = if updating && draining {
-        "Draining"
-    } else if updating {
-        match state {
-            "Rebooting" => "Rebooting",
-            "Done" => "Updated",
-            _ => "Updating",
-        }
-    } else if updated {
-        "Updated"
-    } else if pool.spec.paused {
-        "Paused"
-    } else {
-        "Pending"
-    };
-    let not_ready = node
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
-        .filter(|c| c.status != "True");
-    let (mut assessment, mut level, mut estimate, mut message) = match phase {
-        "Paused" => ("Excluded", Level::Blocked, "-", String::new()),
-        "Pending" => ("Outdated", Level::Info, "?", String::new()),
-        "Draining" => ("Progressing", Level::Warn, "+10m", String::new()),
-        "Updating" | "Rebooting" => ("Progressing", Level::Warn, "+5m", String::new()),
-        _ => ("Completed", Level::Ok, "-", String::new()),
-    };
-    if let Some(c) = not_ready.filter(|_| !updating) {
-        assessment = "Unavailable";
-        level = Level::Error;
-        estimate = if updated { "-" } else { "?" };
-        message = format!("Not ready: {}", c.message.clone().unwrap_or_default());
-    }
-    if !desired.is_empty() && matches!(state, "Degraded" | "Unreconcilable") {
-        assessment = "Degraded";
-        level = Level::Error;
-        estimate = if updated { "-" } else { "?" };
-        message = annotation(node, "reason").to_owned();
-    }
-    NodeRow {
-        name: node.metadata.name.clone().unwrap_or_default(),
-        pool: pool.name().to_owned(),
-        assessment: assessment.into(),
-        phase: phase.into(),
-        version,
-        estimate: estimate.into(),
-        message,
-        level,
-    }
-}
-
-fn pool_row(p: &MachineConfigPool, nodes: &[&NodeRow]) -> PoolRow {
-    let total = nodes.len();
-    let updated = nodes.iter().filter(|n| n.phase == "Updated").count();
-    let pending = nodes.iter().filter(|n| n.phase == "Pending").count();
-    let degraded = nodes.iter().filter(|n| n.assessment == "Degraded").count();
-    let excluded = nodes.iter().filter(|n| n.phase == "Paused").count();
-    let progressing = nodes.iter().filter(|n| n.assessment == "Progressing").count();
-    let draining = nodes.iter().filter(|n| n.phase == "Draining").count();
-    let available = nodes
-        .iter()
-        .filter(|n| n.assessment != "Unavailable" && n.assessment != "Progressing")
-        .count();
-    let (assessment, level) = if total == 0 {
-        ("Empty", Level::Unknown)
-    } else if updated == total {
-        ("Completed", Level::Ok)
-    } else if pending == total {
-        ("Pending", Level::Info)
-    } else if degraded > 0 {
-        ("Degraded", Level::Error)
-    } else if excluded > 0 {
-        ("Excluded", Level::Blocked)
-    } else {
-        ("Progressing", Level::Warn)
-    };
-    let mut status = format!("{available} Available, {progressing} Progressing, {draining} Draining");
-    if excluded > 0 {
-        status.push_str(&format!(", {excluded} Excluded"));
-    }
-    if degraded > 0 {
-        status.push_str(&format!(", {degraded} Degraded"));
-    }
-    if p.spec.paused {
-        status.push_str(" (paused)");
-    }
-    PoolRow {
-        name: p.name().to_owned(),
-        assessment: assessment.into(),
-        updated,
-        total,
-        status,
-        paused: p.spec.paused,
-        level,
-    }
-}
-
-/// Insights read straight from the state, used until an assessment provides them.
-fn fallback_insights(state: &ClusterState, d: &Dashboard) -> Vec<InsightRow> {
+/// Insights read straight from the state (and the pool and node rows already set from the
+/// assessment), used when the assessment provides none (no update in progress, or an error).
+pub(crate) fn fallback_insights(state: &ClusterState, d: &Dashboard) -> Vec<InsightRow> {
     let mut out = Vec::new();
     let co_ref = "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/";
     if let Some(f) = state

@@ -1,0 +1,417 @@
+//! The detail and YAML popups' content, built from the view model, the cluster state and the
+//! engine model: data (labelled values, YAML text), which the popup code lays out.
+
+use chrono::{DateTime, Utc};
+
+use super::Dashboard;
+use crate::{
+    cluster::ClusterState,
+    ui::{
+        engine::{self, EngineModel},
+        tab::Tab,
+        text,
+        theme::Level,
+    },
+};
+
+/// What the popups read: the view model, the cluster state it was built from, the engine
+/// model (when an engine is attached) and the instant ages are measured against.
+pub(crate) struct Sources<'a> {
+    /// The view model.
+    pub dash: &'a Dashboard,
+    /// The cluster state behind it.
+    pub state: &'a ClusterState,
+    /// The embedded engine's model.
+    pub engine: Option<&'a EngineModel>,
+    /// "Now".
+    pub now: DateTime<Utc>,
+}
+
+/// One labelled value of a detail popup (the value wraps; multi-line values keep their lines).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DetailLine {
+    /// Label (empty for a continuation or a section heading's body).
+    pub label: String,
+    /// Value.
+    pub value: String,
+    /// Severity for the value's style.
+    pub level: Level,
+}
+
+impl DetailLine {
+    pub(crate) fn new(label: impl Into<String>, value: impl Into<String>, level: Level) -> Self {
+        Self {
+            label: label.into(),
+            value: value.into(),
+            level,
+        }
+    }
+    pub(crate) fn heading(title: impl Into<String>) -> Self {
+        Self {
+            label: String::new(),
+            value: title.into(),
+            level: Level::Unknown,
+        }
+    }
+}
+
+/// An object's YAML, starting with `apiVersion:` and `kind:` as `oc get -o yaml` prints it
+/// (the typed objects do not always carry them).
+fn to_yaml<T: serde::Serialize + k8s_openapi::Resource>(obj: &T) -> String {
+    use serde_norway::{Mapping, Value};
+    let value = match serde_norway::to_value(obj) {
+        Ok(v) => v,
+        Err(e) => return format!("# cannot render YAML: {e}"),
+    };
+    let value = match value {
+        Value::Mapping(m) => {
+            let mut out = Mapping::new();
+            out.insert("apiVersion".into(), T::API_VERSION.into());
+            out.insert("kind".into(), T::KIND.into());
+            for (k, v) in m {
+                if k.as_str() != Some("apiVersion") && k.as_str() != Some("kind") {
+                    out.insert(k, v);
+                }
+            }
+            Value::Mapping(out)
+        }
+        other => other,
+    };
+    serde_norway::to_string(&value).unwrap_or_else(|e| format!("# cannot render YAML: {e}"))
+}
+
+/// `(title, yaml)` of the object an insight is about: its first resource that is a node,
+/// ClusterOperator, MachineConfigPool or the ClusterVersion.
+fn insight_yaml(src: &Sources<'_>, i: usize) -> Option<(String, String)> {
+    let s = &src.state;
+    src.dash.insights.get(i)?.resources.iter().find_map(|r| {
+        let (kind, name) = r.split_once(": ")?;
+        let group = kind.split('.').next().unwrap_or(kind);
+        match group {
+            "nodes" => {
+                let n = s
+                    .nodes
+                    .iter()
+                    .find(|n| n.metadata.name.as_deref() == Some(name))?;
+                Some((format!("node/{name} (yaml)"), to_yaml(n)))
+            }
+            "clusteroperators" => {
+                let co = s.cluster_operators.iter().find(|c| c.name() == name)?;
+                Some((format!("clusteroperator/{name} (yaml)"), to_yaml(co)))
+            }
+            "machineconfigpools" => {
+                let p = s.machine_config_pools.iter().find(|p| p.name() == name)?;
+                Some((format!("machineconfigpool/{name} (yaml)"), to_yaml(p)))
+            }
+            "clusterversions" => {
+                let cv = s.cluster_version.as_ref()?;
+                Some((format!("clusterversion/{name} (yaml)"), to_yaml(cv)))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// `(title, yaml)` of the object behind row `i` of `tab`.
+pub(crate) fn object_yaml(src: &Sources<'_>, tab: Tab, i: usize) -> Option<(String, String)> {
+    let s = &src.state;
+    match tab {
+        Tab::Operators => {
+            let name = &src.dash.operators.get(i)?.name;
+            let co = s.cluster_operators.iter().find(|c| c.name() == name)?;
+            Some((format!("clusteroperator/{name} (yaml)"), to_yaml(co)))
+        }
+        Tab::Nodes => {
+            let name = &src.dash.nodes.get(i)?.name;
+            let n = s
+                .nodes
+                .iter()
+                .find(|n| n.metadata.name.as_deref() == Some(name))?;
+            Some((format!("node/{name} (yaml)"), to_yaml(n)))
+        }
+        Tab::Health => insight_yaml(src, i),
+        Tab::Overview | Tab::History => {
+            let cv = s.cluster_version.as_ref()?;
+            Some(("clusterversion/version (yaml)".into(), to_yaml(cv)))
+        }
+        Tab::Tasks => None,
+        Tab::Drift => {
+            // A create shows the object as it would be sent.
+            let e = src.engine?;
+            let row = e.drift.get(i)?;
+            match &e.snap.drift.get(row.record)?.drift {
+                crate::reconcile::api::Drift::Create { object } => Some((
+                    format!("{} {} to create (yaml)", row.kind, row.object),
+                    serde_norway::to_string(object).unwrap_or_else(|e| format!("# cannot render YAML: {e}")),
+                )),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// A detail popup's title, lines and the `(title, yaml)` of its object.
+pub(crate) type Detail = (String, Vec<DetailLine>, Option<(String, String)>);
+
+/// The detail popup of row `i` of `tab`: title, lines and the object to offer as YAML.
+pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
+    let d = &src.dash;
+    let now = src.now;
+    let yaml = object_yaml(src, tab, i);
+    let mut l = Vec::new();
+    let title = match tab {
+        Tab::Overview => {
+            let c = d.conditions.get(i)?;
+            l.push(DetailLine::new("Type", &c.type_, Level::Info));
+            l.push(DetailLine::new("Status", c.status.as_str(), c.level));
+            l.push(DetailLine::new("Reason", &c.reason, Level::Info));
+            l.push(DetailLine::new("Since", since(c.since, now), Level::Info));
+            l.push(DetailLine::new("Message", &c.message, Level::Info));
+            format!("clusterversion condition {}", c.type_)
+        }
+        Tab::Operators => {
+            let row = d.operators.get(i)?;
+            let co = src
+                .state
+                .cluster_operators
+                .iter()
+                .find(|c| c.name() == row.name)?;
+            l.push(DetailLine::new("Name", &row.name, Level::Info));
+            let status = format!(
+                "{} ({}): {}",
+                row.status,
+                super::status_name(row.status),
+                super::status_meaning(row.status)
+            );
+            l.push(DetailLine::new("Status", status, row.level));
+            l.push(DetailLine::heading("Conditions"));
+            for c in &co.status.conditions {
+                let lvl = match (c.type_.as_str(), c.status) {
+                    ("Degraded", crate::openshift::ConditionStatus::True)
+                    | ("Available", crate::openshift::ConditionStatus::False) => Level::Error,
+                    ("Progressing", crate::openshift::ConditionStatus::True) => Level::Warn,
+                    ("Upgradeable", crate::openshift::ConditionStatus::False) => Level::Blocked,
+                    _ => Level::Info,
+                };
+                let status = c.status.to_string();
+                let since_v = format!("since {}", since(c.last_transition_time, now));
+                let mut v = join_words(&[&status, c.reason(), &since_v]);
+                if !c.message().is_empty() {
+                    v.push('\n');
+                    v.push_str(c.message());
+                }
+                l.push(DetailLine::new(&c.type_, v, lvl));
+            }
+            l.push(DetailLine::heading("Versions"));
+            for v in &co.status.versions {
+                l.push(DetailLine::new(&v.name, &v.version, Level::Info));
+            }
+            l.push(DetailLine::heading("Related objects"));
+            for r in &co.status.related_objects {
+                let kind = if r.group.is_empty() {
+                    r.resource.clone()
+                } else {
+                    format!("{}.{}", r.resource, r.group)
+                };
+                let name = match &r.namespace {
+                    Some(ns) if !ns.is_empty() => format!("{ns}/{}", r.name),
+                    _ => r.name.clone(),
+                };
+                l.push(DetailLine::new(kind, name, Level::Info));
+            }
+            format!("clusteroperator/{}", row.name)
+        }
+        Tab::Nodes => {
+            let n = d.nodes.get(i)?;
+            l.push(DetailLine::new("Name", &n.name, Level::Info));
+            l.push(DetailLine::new("Pool", &n.pool, Level::Info));
+            l.push(DetailLine::new("Assessment", &n.assessment, n.level));
+            l.push(DetailLine::new("Phase", &n.phase, Level::Info));
+            l.push(DetailLine::new("Version", &n.version, Level::Info));
+            l.push(DetailLine::new("Estimate", &n.estimate, Level::Info));
+            l.push(DetailLine::new("Message", &n.message, n.level));
+            if let Some(node) = src
+                .state
+                .nodes
+                .iter()
+                .find(|x| x.metadata.name.as_deref() == Some(&n.name))
+            {
+                l.push(DetailLine::heading("Machine config annotations"));
+                for (k, v) in node.metadata.annotations.iter().flatten() {
+                    if let Some(short) = k.strip_prefix(super::MCO_PREFIX) {
+                        l.push(DetailLine::new(short, v, Level::Info));
+                    }
+                }
+                l.push(DetailLine::heading("Conditions"));
+                for c in node.status.iter().flat_map(|s| s.conditions.iter().flatten()) {
+                    let head = join_words(&[&c.status, c.reason.as_deref().unwrap_or("")]);
+                    let msg = c.message.as_deref().unwrap_or("").trim();
+                    let v = if msg.is_empty() {
+                        head
+                    } else {
+                        format!("{head}: {msg}")
+                    };
+                    l.push(DetailLine::new(&c.type_, v, Level::Info));
+                }
+            }
+            format!("node/{}", n.name)
+        }
+        Tab::History => {
+            let h = d.history.get(i)?;
+            l.push(DetailLine::new("Version", &h.version, Level::Info));
+            l.push(DetailLine::new("State", h.state, h.level));
+            l.push(DetailLine::new(
+                "Started",
+                text::timestamp(h.started),
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                "Completed",
+                text::timestamp(h.completed),
+                Level::Info,
+            ));
+            if h.started.is_some() {
+                l.push(DetailLine::new(
+                    "Duration",
+                    super::rows::history_duration(src.dash, src.now, i, h),
+                    Level::Info,
+                ));
+            }
+            l.push(DetailLine::new(
+                "Verified",
+                if h.verified { "yes" } else { "no" },
+                Level::Info,
+            ));
+            l.push(DetailLine::new("Image", &h.image, Level::Info));
+            if !h.accepted_risks.is_empty() {
+                l.push(DetailLine::new("Accepted risks", &h.accepted_risks, Level::Warn));
+            }
+            format!(
+                "history {}",
+                if h.version.is_empty() {
+                    "(no version)"
+                } else {
+                    &h.version
+                }
+            )
+        }
+        Tab::Health => {
+            let ins = d.insights.get(i)?;
+            l.push(DetailLine::new("Message", &ins.message, ins.level));
+            let since_v = match &ins.since_text {
+                Some(t) if ins.since.is_some() => {
+                    format!("{} ({t} ago)", text::timestamp(ins.since))
+                }
+                _ => since(ins.since, now),
+            };
+            l.push(DetailLine::new("Since", since_v, Level::Info));
+            l.push(DetailLine::new("Level", &ins.level_word, ins.level));
+            l.push(DetailLine::new("Impact", &ins.impact, Level::Info));
+            if !ins.reference.is_empty() {
+                l.push(DetailLine::new("Reference", &ins.reference, Level::Info));
+            }
+            l.push(DetailLine::new(
+                "Resources",
+                ins.resources.join("\n"),
+                Level::Info,
+            ));
+            l.push(DetailLine::new("Description", &ins.description, Level::Info));
+            "update health insight".into()
+        }
+        Tab::Tasks => {
+            let e = src.engine?;
+            let cell = e.cells.get(i)?;
+            let lvl = cell.level_style();
+            l.push(DetailLine::new(
+                "Run level",
+                engine::level_label(cell.level),
+                Level::Info,
+            ));
+            l.push(DetailLine::new("Component", &cell.component, Level::Info));
+            l.push(DetailLine::new("State", cell.state.word(), lvl));
+            l.push(DetailLine::new(
+                "Tasks",
+                format!(
+                    "{}/{} done, {} failed, {} skipped, {} running",
+                    cell.done, cell.total, cell.failed, cell.skipped, cell.running
+                ),
+                Level::Info,
+            ));
+            let tasks: Vec<&crate::reconcile::api::TaskProgress> =
+                cell.tasks.iter().filter_map(|&t| e.snap.tasks.get(t)).collect();
+            let waiting = cell.state == engine::CellState::Waiting;
+            if cell.failed > 0 {
+                l.push(DetailLine::heading(if waiting {
+                    "Waiting on (ClusterOperators still updating; not failing)"
+                } else {
+                    "Failed tasks"
+                }));
+                for t in &tasks {
+                    if let crate::reconcile::api::TaskState::Failed(err) = &t.state {
+                        let (word, lv) = if waiting {
+                            ("waiting", Level::Warn)
+                        } else {
+                            ("failed", Level::Error)
+                        };
+                        l.push(DetailLine::new(word, format!("{}\n{err}", t.name), lv));
+                    }
+                }
+            }
+            l.push(DetailLine::heading("All tasks"));
+            for t in &tasks {
+                use crate::reconcile::api::TaskState as S;
+                let (word, v, lv) = match &t.state {
+                    S::Pending => ("pending", t.name.clone(), Level::Info),
+                    S::Running => ("running", t.name.clone(), Level::Warn),
+                    S::Done => ("done", t.name.clone(), Level::Ok),
+                    S::Failed(_) => ("failed", t.name.clone(), Level::Error),
+                    S::Skipped(why) => ("skipped", format!("{} ({why})", t.name), Level::Unknown),
+                };
+                l.push(DetailLine::new(word, v, lv));
+            }
+            format!(
+                "run level {} · {}",
+                engine::level_label(cell.level),
+                cell.component
+            )
+        }
+        Tab::Drift => {
+            let e = src.engine?;
+            let row = e.drift.get(i)?;
+            l.push(DetailLine::new("Action", row.action, row.level));
+            l.push(DetailLine::new("Kind", &row.kind, Level::Info));
+            l.push(DetailLine::new("Object", &row.object, Level::Info));
+            l.push(DetailLine::new("Task", &row.task, Level::Info));
+            if !row.changes.is_empty() {
+                l.push(DetailLine::heading("Field changes (path: old → new)"));
+                for (n, (path, old, new)) in row.changes.iter().enumerate() {
+                    l.push(DetailLine::new(
+                        (n + 1).to_string(),
+                        format!("{path}: {old} → {new}"),
+                        Level::Warn,
+                    ));
+                }
+            }
+            format!("drift: {} {} {}", row.action, row.kind, row.object)
+        }
+    };
+    Some((title, l, yaml))
+}
+
+/// Words joined by single spaces, empty (or blank) ones left out: no double spaces when a
+/// condition has no reason.
+fn join_words(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| w.trim())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn since(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
+    match t {
+        Some(t) => format!("{} ({} ago)", text::timestamp(Some(t)), text::age(Some(t), now)),
+        None => "-".into(),
+    }
+}

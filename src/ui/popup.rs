@@ -1,0 +1,230 @@
+//! Popups (help, row details, YAML, the mode-switch confirm): what is open, its content as
+//! styled lines wrapped to a width, and its size. The state uses the line count to keep the
+//! scroll in range; the render code draws the same lines.
+
+use ratatui::{
+    layout::Rect,
+    text::{Line, Span},
+};
+
+use super::{
+    engine::{self, EngineModel},
+    keys::{self, BINDINGS, COMMANDS},
+    layout,
+    model::{STATUS_WORDS, detail::DetailLine},
+    text,
+    theme::{Level, Palette},
+};
+use crate::reconcile::api::EngineMode;
+
+/// What a popup shows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PopupKind {
+    /// The key help, generated from the key registry.
+    Help,
+    /// Details of a row: labelled values.
+    Detail(Vec<DetailLine>),
+    /// An object's YAML.
+    Yaml(String),
+    /// Confirm switching the engine to this mode.
+    Confirm(EngineMode),
+}
+
+/// An open popup.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Popup {
+    /// Title.
+    pub title: String,
+    /// Content.
+    pub kind: PopupKind,
+    /// First visible line.
+    pub scroll: usize,
+    /// The object the popup is about, to offer its YAML with `y`.
+    pub yaml: Option<(String, String)>,
+}
+
+/// The confirm popup's rectangle: just high enough for its text.
+pub(crate) fn confirm_area(popup: &Popup, attached: Option<&EngineModel>, p: &Palette, area: Rect) -> Rect {
+    let w = area.width.saturating_sub(4).min(64);
+    let inner_w = usize::from(w.saturating_sub(2));
+    let lines = u16::try_from(lines(popup, attached, p, inner_w).len()).unwrap_or(u16::MAX);
+    let h = lines.saturating_add(2).min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+/// Help is narrow text; details and YAML use the width they get.
+pub(crate) fn max_width(kind: &PopupKind) -> u16 {
+    match kind {
+        PopupKind::Help => 84,
+        PopupKind::Confirm(_) => 64,
+        _ => u16::MAX,
+    }
+}
+
+/// The popup's content as lines, wrapped to `width`.
+pub(crate) fn lines(
+    popup: &Popup,
+    attached: Option<&EngineModel>,
+    p: &Palette,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    match &popup.kind {
+        PopupKind::Help => {
+            let mut section = "";
+            for b in BINDINGS.iter().filter(|b| attached.is_some() || !b.engine_only) {
+                if b.section != section {
+                    if !section.is_empty() {
+                        out.push(Line::default());
+                    }
+                    section = b.section;
+                    out.push(Line::styled(section.to_string(), p.title));
+                }
+                for (i, line) in text::wrap(b.desc, width.saturating_sub(14))
+                    .into_iter()
+                    .enumerate()
+                {
+                    let key = if i == 0 {
+                        format!("  {:<11} ", b.label)
+                    } else {
+                        " ".repeat(14)
+                    };
+                    out.push(Line::from(vec![
+                        Span::styled(key, p.key),
+                        Span::styled(line, p.text),
+                    ]));
+                }
+            }
+            out.push(Line::default());
+            out.push(Line::styled("Filtering (/)", p.title));
+            for line in text::wrap(keys::FILTER_HELP, width.saturating_sub(2)) {
+                out.push(Line::from(vec![Span::raw("  "), Span::styled(line, p.text)]));
+            }
+            out.push(Line::default());
+            out.push(Line::styled(
+                "Operator status words (colour is never the only signal)",
+                p.title,
+            ));
+            for (word, meaning) in STATUS_WORDS {
+                for (i, line) in text::wrap(meaning, width.saturating_sub(14))
+                    .into_iter()
+                    .enumerate()
+                {
+                    let key = if i == 0 {
+                        format!("  {word:<11} ")
+                    } else {
+                        " ".repeat(14)
+                    };
+                    out.push(Line::from(vec![
+                        Span::styled(key, p.key),
+                        Span::styled(line, p.text),
+                    ]));
+                }
+            }
+            out.push(Line::default());
+            out.push(Line::styled("Commands (after :)", p.title));
+            for (aliases, desc) in COMMANDS {
+                let names = aliases.join(" ");
+                for (i, line) in text::wrap(&format!("{names}: {desc}"), width.saturating_sub(2))
+                    .into_iter()
+                    .enumerate()
+                {
+                    let lead = if i == 0 { "  " } else { "    " };
+                    out.push(Line::from(vec![Span::raw(lead), Span::styled(line, p.text)]));
+                }
+            }
+        }
+        PopupKind::Detail(lines) => {
+            let label_w = lines
+                .iter()
+                .map(|l| text::width(&l.label))
+                .max()
+                .unwrap_or(0)
+                .min(24);
+            for l in lines {
+                if l.label.is_empty() {
+                    out.push(Line::default());
+                    out.push(Line::styled(text::fit(&l.value, width), p.title));
+                    continue;
+                }
+                let avail = width.saturating_sub(label_w + 2).max(8);
+                let value = if l.value.is_empty() {
+                    "-".to_string()
+                } else {
+                    l.value.clone()
+                };
+                let style = match l.level {
+                    Level::Info | Level::Ok => p.text,
+                    other => p.level(other),
+                };
+                for (i, part) in value.split('\n').flat_map(|v| text::wrap(v, avail)).enumerate() {
+                    let label = if i == 0 {
+                        format!("{:<label_w$}  ", text::fit(&l.label, label_w))
+                    } else {
+                        " ".repeat(label_w + 2)
+                    };
+                    out.push(Line::from(vec![
+                        Span::styled(label, p.key),
+                        Span::styled(part, style),
+                    ]));
+                }
+            }
+        }
+        PopupKind::Confirm(to) => {
+            let from = attached.map(|e| e.snap.mode);
+            let mut head = vec![Span::styled("Switch the engine from ", p.text)];
+            if let Some(f) = from {
+                head.push(Span::styled(engine::mode_word(f), p.mode(f)));
+                head.push(Span::styled(" to ", p.text));
+            }
+            head.push(Span::styled(engine::mode_word(*to), p.mode(*to)));
+            head.push(Span::styled("?", p.text));
+            out.push(Line::from(head));
+            out.push(Line::default());
+            for l in text::wrap(engine::switch_explanation(*to), width) {
+                out.push(Line::styled(l, p.text));
+            }
+            out.push(Line::default());
+            out.push(Line::from(vec![
+                Span::styled("y/Enter", p.key),
+                Span::styled(" switch   ", p.text),
+                Span::styled("n/Esc", p.key),
+                Span::styled(" cancel (nothing is sent)", p.text),
+            ]));
+        }
+        PopupKind::Yaml(y) => {
+            for line in y.lines() {
+                let indent = line.len() - line.trim_start().len();
+                for (i, part) in text::wrap(line, width.saturating_sub(2)).into_iter().enumerate() {
+                    let part = if i == 0 {
+                        part
+                    } else {
+                        format!("{}  {}", " ".repeat(indent.min(20)), part.trim_start())
+                    };
+                    out.push(Line::styled(text::fit(&part, width), p.text));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The largest scroll offset that still fills the popup on a terminal of `size`.
+pub(crate) fn max_scroll(
+    popup: &Popup,
+    attached: Option<&EngineModel>,
+    p: &Palette,
+    size: (u16, u16),
+) -> usize {
+    let area = layout::popup_area(Rect::new(0, 0, size.0, size.1), max_width(&popup.kind));
+    let (w, h) = (
+        usize::from(area.width.saturating_sub(2)),
+        usize::from(area.height.saturating_sub(2)),
+    );
+    lines(popup, attached, p, w).len().saturating_sub(h)
+}

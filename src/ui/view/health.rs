@@ -1,0 +1,72 @@
+//! Update-health insights: the Health view, and the summary table on the Overview.
+
+use ratatui::{Frame, layout::Rect};
+
+use super::table::{C, Col, TableSpec, c, col, cursor, fill, filter_title, render_table};
+use crate::ui::{app::App, tab::Tab, text, theme::Level};
+
+pub(super) fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
+    const COLS: [Col; 4] = [
+        col("LEVEL", 7, 8),
+        col("SINCE", 5, 9).hide(1),
+        col("IMPACT", 8, 18).hide(2),
+        fill("MESSAGE", 12),
+    ];
+    let d = &app.dash;
+    let rows = d
+        .insights
+        .iter()
+        .map(|i| {
+            (
+                vec![
+                    C(i.level_word.clone(), Some(i.level)),
+                    c(i.since_text
+                        .clone()
+                        .unwrap_or_else(|| text::age(i.since, app.now))),
+                    c(&i.impact),
+                    c(text::one_line(&i.message)),
+                ],
+                if i.level == Level::Error {
+                    Level::Error
+                } else {
+                    Level::Info
+                },
+            )
+        })
+        .collect();
+    let visible = if focused {
+        app.visible_rows(Tab::Health)
+    } else {
+        (0..d.insights.len()).collect()
+    };
+    let title = if focused {
+        filter_title(app, Tab::Health, "update health", d.insights.len(), visible.len())
+    } else {
+        let n = if d.no_data {
+            "?".into()
+        } else {
+            d.insights.len().to_string()
+        };
+        format!(" update health[{n}] (5 for details) ")
+    };
+    render_table(
+        app,
+        frame,
+        area,
+        TableSpec {
+            title,
+            cols: &COLS,
+            rows,
+            visible,
+            cursor: if focused { cursor(app, Tab::Health) } else { None },
+            empty: "no update-health insights: nothing needs attention",
+            preview: if focused {
+                app.selected_row()
+                    .and_then(|i| d.insights.get(i))
+                    .map(|r| r.description.clone())
+            } else {
+                None
+            },
+        },
+    );
+}

@@ -1,0 +1,65 @@
+//! The update History view.
+
+use ratatui::{Frame, layout::Rect};
+
+use super::table::{C, Col, TableSpec, c, col, cursor, fill, filter_title, render_table};
+use crate::ui::{app::App, model::rows, tab::Tab, text, theme::Level};
+
+pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
+    const COLS: [Col; 7] = [
+        col("VERSION", 7, 24),
+        col("STATE", 9, 9),
+        col("STARTED", 16, 16),
+        col("COMPLETED", 16, 16).hide(2),
+        col("DURATION", 8, 8).hide(1),
+        col("VERIFIED", 8, 8).hide(3),
+        fill("IMAGE", 10).hide(4),
+    ];
+    let d = &app.dash;
+    let rows = d
+        .history
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let completed = match (h.completed, i) {
+                (None, 0) => "in progress".into(),
+                (t, _) => text::timestamp(t),
+            };
+            let dur = rows::history_duration(&app.dash, app.now, i, h);
+            (
+                vec![
+                    c(if h.version.is_empty() { "-" } else { &h.version }),
+                    C(h.state.into(), Some(h.level)),
+                    c(text::timestamp(h.started)),
+                    c(completed),
+                    c(dur),
+                    C(
+                        if h.verified { "yes" } else { "no" }.into(),
+                        (!h.verified).then_some(Level::Warn),
+                    ),
+                    c(&h.image),
+                ],
+                Level::Info,
+            )
+        })
+        .collect();
+    let visible = app.visible_rows(Tab::History);
+    let title = filter_title(app, Tab::History, "history", d.history.len(), visible.len());
+    render_table(
+        app,
+        frame,
+        body,
+        TableSpec {
+            title,
+            cols: &COLS,
+            rows,
+            visible,
+            cursor: cursor(app, Tab::History),
+            empty: "no update history (the ClusterVersion reports none)",
+            preview: app
+                .selected_row()
+                .and_then(|i| d.history.get(i))
+                .map(|r| r.image.clone()),
+        },
+    );
+}

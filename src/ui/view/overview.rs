@@ -1,0 +1,177 @@
+//! The Overview: the engine sync panel (with an engine), control-plane completion, the
+//! ClusterVersion conditions, and, when there is room, insights and pools.
+
+use ratatui::{
+    Frame,
+    layout::Rect,
+    style::Modifier,
+    text::{Line, Span},
+    widgets::{Block, Gauge, Paragraph},
+};
+
+use super::{
+    health, nodes, sync,
+    table::{C, Col, TableSpec, c, col, cursor, fill, filter_title, render_table},
+    widgets::fit_spans,
+};
+use crate::ui::{
+    app::App,
+    layout,
+    model::{self, feed},
+    tab::Tab,
+    text,
+    theme::Level,
+};
+
+pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
+    let (sync, mut body) = layout::overview_body(app.engine.is_some(), body);
+    if sync.height > 0 {
+        sync::render(app, frame, sync);
+    }
+    if !layout::overview_hidden(body, &app.dash).is_empty() && body.height > 1 {
+        // One line says what is below the fold and how to see it.
+        let (rest, hint_area) = layout::split_v(body, body.height - 1);
+        body = rest;
+        let hidden = layout::overview_hidden(body, &app.dash);
+        let keys: Vec<&str> = hidden
+            .iter()
+            .map(|h| if *h == "pools" { "3" } else { "5" })
+            .collect();
+        let msg = format!(
+            "more below: {} — enlarge or press {}",
+            hidden.join(", "),
+            keys.join("/")
+        );
+        frame.render_widget(
+            Paragraph::new(fit_spans(vec![(msg, app.palette.warn)], usize::from(body.width))),
+            hint_area,
+        );
+    }
+    let (completion, conditions, insights, pools) = layout::overview_areas(body, &app.dash);
+    render_completion(app, frame, completion);
+    const COLS: [Col; 5] = [
+        col("TYPE", 8, 22).key(),
+        col("STATUS", 7, 7),
+        col("REASON", 6, 28).hide(2),
+        col("SINCE", 5, 7).hide(1),
+        fill("MESSAGE", 10),
+    ];
+    let d = &app.dash;
+    let rows = d
+        .conditions
+        .iter()
+        .map(|r| {
+            let status_level = if r.level == Level::Ok {
+                Some(Level::Ok)
+            } else {
+                None
+            };
+            (
+                vec![
+                    c(&r.type_),
+                    C(r.status.as_str().into(), status_level),
+                    c(if r.reason.is_empty() { "-" } else { &r.reason }),
+                    c(text::age(r.since, app.now)),
+                    c(text::one_line(&r.message)),
+                ],
+                r.level,
+            )
+        })
+        .collect();
+    let visible = app.visible_rows(Tab::Overview);
+    let title = filter_title(
+        app,
+        Tab::Overview,
+        "clusterversion conditions",
+        d.conditions.len(),
+        visible.len(),
+    );
+    render_table(
+        app,
+        frame,
+        conditions,
+        TableSpec {
+            title,
+            cols: &COLS,
+            rows,
+            visible,
+            cursor: cursor(app, Tab::Overview),
+            empty: "no ClusterVersion conditions",
+            preview: app
+                .selected_row()
+                .and_then(|i| d.conditions.get(i))
+                .map(|r| r.message.clone()),
+        },
+    );
+    if insights.height >= 3 {
+        health::render(app, frame, insights, false);
+    }
+    if pools.height >= 3 {
+        nodes::render_pools(app, frame, pools, " (3 for nodes)");
+    }
+}
+
+fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
+    let p = &app.palette;
+    let d = &app.dash;
+    let block = Block::bordered()
+        .border_style(p.border)
+        .title(Line::styled(" control plane ", p.title));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.height == 0 {
+        return;
+    }
+    let (gauge_area, info_area) = layout::split_v(inner, 1);
+    let w = usize::from(inner.width);
+    if let Some(msg) = feed::waiting_long(&app.dash, &app.state.feed, app.now) {
+        let style = if feed::feed_error(&app.state.feed).is_some() {
+            p.err
+        } else {
+            p.warn
+        };
+        let lines: Vec<Line> = text::wrap(&msg, w)
+            .into_iter()
+            .take(usize::from(inner.height))
+            .map(|l| Line::styled(l, style))
+            .collect();
+        frame.render_widget(Paragraph::new(lines), inner);
+        return;
+    }
+    match &d.completion {
+        Some(comp) => {
+            let label = format!(
+                "{} ({} of {} operators updated, {} updating, {} waiting)",
+                model::percent_label(comp.ratio),
+                comp.updated,
+                comp.total,
+                comp.updating,
+                comp.waiting
+            );
+            let gauge = Gauge::default()
+                .ratio(model::clamp_ratio(comp.ratio))
+                .label(Span::styled(
+                    text::fit(&label, w),
+                    p.text.add_modifier(Modifier::BOLD),
+                ))
+                .gauge_style(p.gauge)
+                .use_unicode(true);
+            frame.render_widget(gauge, gauge_area);
+            let mut spans = Vec::new();
+            if let Some(dur) = &comp.duration {
+                spans.push(("Duration ".into(), p.muted));
+                spans.push((format!("{dur}  "), p.text));
+            }
+            spans.push(("Est. time remaining ".into(), p.muted));
+            spans.push((comp.estimate.clone(), p.text));
+            frame.render_widget(Paragraph::new(fit_spans(spans, w)), info_area);
+        }
+        None => {
+            let msg = match &d.current_version {
+                Some(v) => format!("No update in progress: the cluster runs {v}."),
+                None => "No update in progress and no completed update in history.".into(),
+            };
+            frame.render_widget(Paragraph::new(fit_spans(vec![(msg, p.ok)], w)), gauge_area);
+        }
+    }
+}

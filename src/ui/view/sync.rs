@@ -1,0 +1,111 @@
+//! The Overview's engine panel (with an embedded engine).
+
+use ratatui::{
+    Frame,
+    layout::Rect,
+    style::Modifier,
+    text::{Line, Span},
+    widgets::{Block, Gauge, Paragraph},
+};
+
+use super::widgets::fit_spans;
+use crate::ui::{app::App, engine, layout, model, text};
+
+/// The Overview's engine panel: the sync gauge (the snapshot's `fraction`, `done`, `total`),
+/// the current run level, the desired release and the current failure.
+pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let p = &app.palette;
+    let Some(e) = &app.engine else { return };
+    let s = &e.snap;
+    let block = Block::bordered()
+        .border_style(p.border)
+        .title(Line::styled(" sync (engine) ", p.title));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.height == 0 {
+        return;
+    }
+    let (gauge_area, info_area) = layout::split_v(inner, 1);
+    let w = usize::from(inner.width);
+    let ratio = model::clamp_ratio(f64::from(s.fraction));
+    // Tasks that failed only because their operator is still updating are "waiting", as the
+    // task graph shows them.
+    let waiting = engine::only_waiting(s);
+    let level = match e.current_level() {
+        Some(r) => format!(
+            " · run level {} ({}/{}{})",
+            engine::level_label(r.level),
+            r.done,
+            r.total,
+            match r.failed {
+                0 => String::new(),
+                n if waiting => format!(", {n} waiting"),
+                n => format!(", {n} failed"),
+            }
+        ),
+        None if s.total > 0 => " · all run levels done".into(),
+        None => String::new(),
+    };
+    let label = format!(
+        "{} · {}/{} tasks{level}",
+        model::percent_label(f64::from(s.fraction)),
+        s.done,
+        s.total
+    );
+    let style = if s.failure.is_some() && !waiting {
+        p.err
+    } else {
+        p.gauge
+    };
+    let gauge = Gauge::default()
+        .ratio(ratio)
+        .label(Span::styled(
+            text::fit(&label, w),
+            p.text.add_modifier(Modifier::BOLD),
+        ))
+        .gauge_style(style)
+        .use_unicode(true);
+    frame.render_widget(gauge, gauge_area);
+    let mut spans = vec![("Desired ".to_string(), p.muted)];
+    spans.push((
+        s.desired
+            .as_ref()
+            .map(|d| {
+                if d.version.is_empty() {
+                    d.image.clone()
+                } else {
+                    d.version.clone()
+                }
+            })
+            .unwrap_or_else(|| "-".into()),
+        p.text.add_modifier(Modifier::BOLD),
+    ));
+    spans.push(("  Pass ".into(), p.muted));
+    spans.push((
+        format!(
+            "{}{}",
+            s.counters.passes,
+            if s.running { " (running)" } else { "" }
+        ),
+        p.text,
+    ));
+    if s.attempt > 0 {
+        spans.push(("  Attempt ".into(), p.muted));
+        spans.push((s.attempt.to_string(), p.warn));
+    }
+    if let Some(f) = &s.failure {
+        let (word, style) = if waiting {
+            ("  Waiting ", p.warn)
+        } else {
+            ("  Failing ", p.err)
+        };
+        spans.push((word.into(), p.muted));
+        let msg = if f.reason.is_empty() || waiting {
+            text::one_line(&f.message)
+        } else {
+            format!("{}: {}", f.reason, text::one_line(&f.message))
+        };
+        spans.push((msg, style));
+    }
+    frame.render_widget(Paragraph::new(fit_spans(spans, w)), info_area);
+}

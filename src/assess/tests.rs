@@ -455,3 +455,33 @@ fn not_ready_node_is_serious_after_five_minutes_of_wall_clock() {
         "Node has a Ready!=True condition with Reason \"Not ready\" and message \"kubelet stopped posting \\\"status\\\"\""
     );
 }
+
+#[test]
+fn pools_and_nodes_are_assessed_even_with_an_error() {
+    let ok = assess(&base_state(partial_history()), None, t("2024-01-01T10:10:00Z"));
+    assert!(ok.error.is_none());
+    assert!(ok.pools_despite_error.is_empty());
+    assert_eq!(ok.node_pools().len(), ok.pools.len());
+
+    let mut s = base_state(partial_history());
+    s.cluster_operators.clear();
+    let a = assess(&s, None, t("2024-01-01T10:10:00Z"));
+    assert_eq!(a.error.as_deref(), Some(NO_OPERATORS));
+    assert!(
+        a.pools.is_empty(),
+        "`cvo status -o json` keeps printing only the error's fields"
+    );
+    assert_eq!(a.node_pools().len(), s.machine_config_pools.len());
+    let nodes: usize = a.node_pools().iter().map(|p| p.nodes.len()).sum();
+    assert_eq!(nodes, s.nodes.len());
+    assert!(
+        !crate::cli::status::render_json(&a)
+            .expect("json")
+            .contains("poolsDespiteError")
+    );
+
+    s.cluster_version = None;
+    let a = assess(&s, None, t("2024-01-01T10:10:00Z"));
+    assert_eq!(a.error.as_deref(), Some(NO_CLUSTER_VERSION));
+    assert_eq!(a.node_pools().len(), s.machine_config_pools.len());
+}

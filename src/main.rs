@@ -43,7 +43,7 @@ enum Command {
 #[derive(Subcommand, Debug)]
 enum SimCommand {
     /// Serve a simulated cluster over HTTPS on 127.0.0.1 and write a kubeconfig for it.
-    Serve(cvo::sim::serve::ServeArgs),
+    Serve(args::ServeArgs),
 }
 
 #[derive(Subcommand, Debug)]

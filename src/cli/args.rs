@@ -2,6 +2,10 @@
 //! dispatches to [`super::run`]; every command that reaches a cluster takes the same
 //! [`KubeconfigArgs`] group (through [`SourceArgs`] where `--from` files may stand in for it).
 
+/// The flags of `cvo sim serve` (defined beside the server they configure).
+#[cfg(feature = "sim")]
+pub use crate::sim::serve::ServeArgs;
+
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};

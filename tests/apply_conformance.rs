@@ -1,8 +1,9 @@
 //! The apply layer (`cvo::reconcile::apply`): merge ("ensure") semantics per kind, manifest
-//! modifiers, readiness and ClusterOperator health checks — upstream conformance cases C45–C49,
-//! C63–C68, C88–C91 of cvo-spec.md — and the apply step against the simulator through a real
-//! `kube::Client`: zero writes on a converged cluster, also after the server filled defaults, and
-//! dry-run (watch-only) drift with zero writes.
+//! modifiers, readiness and ClusterOperator health checks — the cases of upstream
+//! `pkg/cvo/internal/operatorstatus_test.go`, `lib/resourcemerge/*_test.go`,
+//! `lib/resourcebuilder/*_test.go` and `pkg/cvo/internal/generic_test.go` — and the apply step
+//! against the simulator through a real `kube::Client`: zero writes on a converged cluster, also
+//! after the server filled defaults, and dry-run (watch-only) drift with zero writes.
 
 use std::{future::Future, time::Duration};
 
@@ -46,7 +47,8 @@ async fn within<F: Future>(what: &str, f: F) -> F::Output {
     }
 }
 
-// ---------------------------------------------------------------- C45–C49 operator health
+// ---------------------------------------------------------------- operator health
+// Upstream pkg/cvo/internal/operatorstatus_test.go Test_checkOperatorHealth.
 
 fn co(name: &str, conditions: Value, versions: Value) -> ClusterOperator {
     de(json!({
@@ -186,7 +188,8 @@ fn c49_missing_degraded_counts_as_degraded() {
     );
 }
 
-// ---------------------------------------------------------------- C63–C68 merges
+// ---------------------------------------------------------------- merges
+// Upstream lib/resourcemerge/*_test.go.
 
 fn deployment(spec: Value) -> Deployment {
     de(
@@ -412,7 +415,8 @@ fn c68_crd_keeps_injected_ca_bundle_only_when_annotated() {
     assert_eq!(bundle, None);
 }
 
-// ---------------------------------------------------------------- C88–C91 builders
+// ---------------------------------------------------------------- builders
+// Upstream lib/resourcebuilder/*_test.go, pkg/cvo/internal/generic_test.go.
 
 fn pod_spec() -> PodSpec {
     de(json!({

@@ -757,8 +757,9 @@ async fn two_engines_one_lease() {
     b.shutdown().await;
 }
 
-/// C77 in spirit: a blocking precondition (a major-version hop, ClusterVersionGiantHop) keeps
-/// the old work and reports ReleaseAccepted False `PreconditionChecks`; forcing goes through.
+/// Upstream pkg/cvo/cvo_scenarios_test.go TestCVO_UpgradePreconditionFailing in spirit: a blocking
+/// precondition (a major-version hop, ClusterVersionGiantHop) keeps the old work and reports
+/// ReleaseAccepted False `PreconditionChecks`; forcing goes through.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blocking_precondition_rejects_the_release_until_forced() {
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -1,4 +1,7 @@
-//! Conformance cases C01–C17, C69, C81, C82 of `cvo-spec.md` §3 for `reconcile::payload`.
+//! Conformance cases for `reconcile::payload`, ported from upstream
+//! `pkg/payload/task_graph_test.go`, `pkg/payload/task_test.go`, `pkg/payload/payload_test.go`,
+//! `lib/capability/capability_test.go`, `pkg/cvo/cvo_scenarios_test.go`
+//! `TestCVO_MajorVersionManifestFiltering` and `pkg/cvo/featuregate_integration_test.go`.
 
 #![allow(clippy::unwrap_used)]
 

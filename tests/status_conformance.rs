@@ -1,6 +1,8 @@
-//! Conformance cases of the ClusterVersion status writer's pure core (cvo-spec §3: C18–C24,
-//! C26–C44, C58, C62, C70, plus the status parts of C73, C75, C78), with upstream's exact
-//! strings.
+//! Conformance cases of the ClusterVersion status writer's pure core, ported from upstream
+//! `pkg/cvo/sync_worker_test.go`, `status_test.go`, `status_history_test.go`, `cvo_test.go`,
+//! `pkg/payload/precondition/**_test.go`, `lib/validation/validation_test.go`,
+//! `pkg/risk/adminack/adminack_test.go` and the status parts of `pkg/cvo/cvo_scenarios_test.go`,
+//! with upstream's exact strings.
 
 use std::{
     collections::HashMap,
@@ -158,7 +160,8 @@ impl Fixture {
     }
 }
 
-// ---------------------------------------------------------------- C18–C20 condensing
+// ---------------------------------------------------------------- condensing
+// Upstream pkg/cvo/sync_worker_test.go Test_condenseClusterOperators.
 
 #[test]
 fn c18_condense_two_cluster_operators_same_reason() {
@@ -308,7 +311,8 @@ fn c74_task_wrapping_and_api_error_reasons() {
     );
 }
 
-// ---------------------------------------------------------------- C21–C24 worker status
+// ---------------------------------------------------------------- worker status
+// Upstream pkg/cvo/sync_worker_test.go (statusWrapper, throttled notifier, equalDigest).
 
 fn ws(image: &str, done: usize, total: usize, failure: Option<&str>) -> SyncWorkerStatus {
     SyncWorkerStatus {
@@ -419,7 +423,8 @@ fn c24_equal_digest() {
     assert!(!equal_digest("", "example.com@sha256:X"));
 }
 
-// ---------------------------------------------------------------- C26–C34 status
+// ---------------------------------------------------------------- status
+// Upstream pkg/cvo/status_test.go, pkg/cvo/cvo_test.go TestOperator_sync.
 
 #[test]
 fn c26_merge_equal_versions() {
@@ -830,7 +835,9 @@ fn c34_sync_failing_status() {
     assert_eq!(st.history[0].started_time, Some(now() - Duration::hours(1)));
 }
 
-// ---------------------------------------------------------------- C35–C39 failing filtering
+// ---------------------------------------------------------------- failing filtering
+// Upstream pkg/cvo/status_test.go
+// TestUpdateClusterVersionStatus_FilteringMultipleErrorsForFailingCondition.
 
 struct FilterCase {
     failure: SyncError,
@@ -1197,7 +1204,8 @@ fn c39_fail_after_interval_and_report_progressing() {
     );
 }
 
-// ---------------------------------------------------------------- C40–C44 pruning
+// ---------------------------------------------------------------- pruning
+// Upstream pkg/cvo/status_history_test.go Test_prune.
 
 fn parse_history(spec: &str) -> Vec<UpdateHistory> {
     spec.split(',')
@@ -1319,7 +1327,8 @@ fn history_merge_verified_is_sticky_and_local_keeps_risks() {
     );
 }
 
-// ---------------------------------------------------------------- C73, C75, C78 status parts
+// ---------------------------------------------------------------- status parts
+// Upstream pkg/cvo/cvo_scenarios_test.go (status parts of its scenarios).
 
 #[test]
 fn c73_no_desired_image() {
@@ -1479,7 +1488,8 @@ fn c78_desired_while_payload_still_initializing() {
     );
 }
 
-// ---------------------------------------------------------------- C58, C62 preconditions
+// ---------------------------------------------------------------- preconditions
+// Upstream pkg/payload/precondition/**_test.go.
 
 fn warning(name: &str, reason: &str, msg: &str) -> PreconditionFailure {
     PreconditionFailure::Check(PreconditionError {
@@ -1622,7 +1632,8 @@ fn c62_recommended_update() {
     );
 }
 
-// ---------------------------------------------------------------- C70 validation
+// ---------------------------------------------------------------- validation
+// Upstream lib/validation/validation_test.go, pkg/cvo/cvo_test.go TestOperator_sync.
 
 #[test]
 fn c70_validate_cluster_version() {
@@ -1683,7 +1694,8 @@ fn c70_validate_cluster_version() {
     );
 }
 
-// ---------------------------------------------------------------- C86, C87 admin gates
+// ---------------------------------------------------------------- admin gates
+// Upstream pkg/risk/adminack/adminack_test.go.
 
 #[test]
 fn c86_admin_gate_applicable_to_current_version() {
@@ -1761,7 +1773,8 @@ fn converged_status_is_a_fixed_point() {
     assert!(second.history[0].verified);
 }
 
-// ---------------------------------------------------------------- C76, C77 ReleaseAccepted texts
+// ---------------------------------------------------------------- ReleaseAccepted texts
+// Upstream pkg/cvo/cvo_scenarios_test.go.
 
 #[test]
 fn c76_c77_release_accepted_messages() {

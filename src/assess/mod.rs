@@ -38,7 +38,7 @@ pub struct Assessment {
     pub updating: bool,
     /// Name of the ClusterVersion (normally `version`).
     pub cluster_version_name: String,
-    /// Newest `Completed` history entry's version (field note 26): `None` when the history has
+    /// Newest `Completed` history entry's version: `None` when the history has
     /// no Completed entry, never the desired version in disguise.
     pub current_version: Option<String>,
     /// `status.desired.version` of the ClusterVersion.
@@ -65,7 +65,7 @@ pub struct Assessment {
     /// Update-health insights, sorted as `oc` prints them
     /// (`openshift/oc pkg/cli/admin/upgrade/status/health.go`). Empty when not updating.
     pub health: UpdateHealth,
-    /// The ClusterVersion `Failing` condition when it is not `False` (field note 29: a failing
+    /// The ClusterVersion `Failing` condition when it is not `False` (a failing
     /// update must win the headline even while `Progressing=True`); `None` when not failing or
     /// when the condition is missing (see [`Assessment::failing_condition_missing`]).
     pub failing: Option<ConditionSummary>,

@@ -6,7 +6,7 @@
 //! never end on an error; errors are reported in [`FeedStatus::Live`] ("API unreachable since
 //! T") until the next successful event. `managedFields` are dropped before caching and
 //! MachineConfigs are watched as metadata only, so the cache holds only what the assessment
-//! reads (field note 39).
+//! reads.
 
 use std::{
     fmt::Debug,
@@ -111,7 +111,7 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
     let mut config = config;
     let server = config.cluster_url.to_string();
     // Watches end server-side after WATCH_TIMEOUT_SECS; a read that stalls longer than this
-    // means a half-open connection (field note 40), so the watcher reconnects.
+    // means a half-open connection, so the watcher reconnects.
     config.read_timeout = Some(Duration::from_secs(u64::from(WATCH_TIMEOUT_SECS) + 15));
     config.connect_timeout = Some(Duration::from_secs(10));
     let client = Client::try_from(config).map_err(|e| anyhow::anyhow!("client: {}", one_line(&e)))?;
@@ -246,7 +246,7 @@ pub async fn fetch_state(client: &Client, context: &str) -> anyhow::Result<Clust
 /// survive the `Init` event a watcher emits before each relist attempt: kube's
 /// `StreamBackoff` resets its backoff on any successful item, and that `Init` would otherwise
 /// reset it before every retry, making a dead API server cost one request per second per watch
-/// forever (field notes 37, 38). Here a reset counts only once no error has been seen for
+/// forever (as administrators reported). Here a reset counts only once no error has been seen for
 /// [`SteadyBackoff::QUIET`].
 #[derive(Default)]
 struct SteadyBackoff {

@@ -305,7 +305,7 @@ impl ClusterVersion {
         find(&self.status.conditions, type_)
     }
 
-    /// The version the cluster runs: the newest `Completed` history entry (field note 26: never
+    /// The version the cluster runs: the newest `Completed` history entry (never
     /// the desired one when no update completed). `None` when history has no Completed entry.
     pub fn current_version(&self) -> Option<&str> {
         self.status

@@ -1,4 +1,5 @@
-//! The error vocabulary of the sync worker (cvo-spec §2.4).
+//! The error vocabulary of the sync worker (upstream `pkg/payload/task.go` `UpdateError`,
+//! `pkg/cvo/sync_worker.go` `summarizeTaskGraphErrors`).
 //!
 //! Upstream: `pkg/payload/task.go` (`UpdateError`, `SummaryForReason`, the API-error → reason
 //! table), `pkg/cvo/sync_worker.go` (`condenseClusterOperators`, `newMultipleError`,
@@ -41,7 +42,7 @@ impl UpdateEffect {
 /// messages and condensing need).
 ///
 /// Displays as `{lowercase kind} "{ns/}{name}" ({index} of {total})`, e.g.
-/// `clusteroperator "test-co-A" (5 of 10)` (cvo-spec row 67, `pkg/payload/task.go String`).
+/// `clusteroperator "test-co-A" (5 of 10)` (upstream `pkg/payload/task.go String`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TaskRef {
     /// 1-based position in the payload.
@@ -299,7 +300,7 @@ impl ApiErrorKind {
         }
     }
 
-    /// The update-error reason and cause phrase of this class (cvo-spec §2.4.1,
+    /// The update-error reason and cause phrase of this class (upstream
     /// `pkg/payload/task.go reasonForPayloadSyncError`). The cause is `""` for `Other`.
     pub fn reason_and_cause(self) -> (&'static str, &'static str) {
         match self {
@@ -348,7 +349,8 @@ impl ApiErrorKind {
 /// [`ApiErrorKind::Other`] for non-API errors).
 ///
 /// Example: a plain error on `test "file-yml" (3 of 3)` ⇒ `UpdatePayloadFailed`,
-/// `Could not update test "file-yml" (3 of 3)` (C74).
+/// `Could not update test "file-yml" (3 of 3)` (upstream
+/// `pkg/cvo/cvo_scenarios_test.go` `TestCVO_ErrorDuringReconcile`).
 pub fn wrap_task_error(task: &TaskRef, err: SyncError, kind: ApiErrorKind) -> UpdateError {
     if let SyncError::Update(mut u) = err {
         u.task = Some(task.clone());
@@ -370,7 +372,7 @@ pub fn wrap_task_error(task: &TaskRef, err: SyncError, kind: ApiErrorKind) -> Up
 }
 
 /// The phrase that follows `Unable to apply {V}: ` / `Error while reconciling {V}: ` in
-/// Progressing (cvo-spec §2.4.2, `pkg/payload/task.go SummaryForReason`). `name` is the failing
+/// Progressing (upstream `pkg/payload/task.go SummaryForReason`). `name` is the failing
 /// object's name or `""`.
 pub fn summary_for_reason(reason: &str, name: &str) -> String {
     let named = |with: &str, without: &str| -> String {
@@ -427,7 +429,8 @@ pub fn summary_for_reason(reason: &str, name: &str) -> String {
 }
 
 /// Condenses ClusterOperator-task update errors with the same reason into one plural error
-/// (`sync_worker.go condenseClusterOperators`, C18–C20).
+/// (`sync_worker.go condenseClusterOperators`, tests in
+/// `sync_worker_test.go` `Test_condenseClusterOperators`).
 ///
 /// Non-ClusterOperator errors come first in input order; then one entry per reason, reasons
 /// sorted. A reason with one error passes through; with ≥2 the result has `reason =

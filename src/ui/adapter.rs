@@ -86,8 +86,8 @@ pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment)
 }
 
 /// Failing wins the headline; the control-plane assessment and progress stay visible as
-/// secondary information (field note 29). Once the control plane is done, worker pools keep
-/// the update "Progressing" until every pool is at the target (field note 27).
+/// secondary information. Once the control plane is done, worker pools keep
+/// the update "Progressing" until every pool is at the target.
 fn headline(state: &ClusterState, a: &Assessment, ratio: f64) -> Headline {
     let cp = &a.control_plane;
     let cv = state.cluster_version.as_ref();

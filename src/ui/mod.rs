@@ -20,9 +20,9 @@
 //! Shared: `theme`, `text` (named styles, width-safe one-line cells) and [`logging`] (file
 //! logging, never to the screen).
 //!
-//! The loop redraws only when input, data or the terminal size change (field note 32), applies
+//! The loop redraws only when input, data or the terminal size change, applies
 //! bursts of feed and engine updates together at most four times a second, exits cleanly on `q`, Ctrl-c, SIGHUP,
-//! SIGTERM, SIGINT or end of input (field note 36), and restores the terminal on every exit
+//! SIGTERM, SIGINT or end of input, and restores the terminal on every exit
 //! path, panics included.
 
 mod adapter;
@@ -193,7 +193,7 @@ where
             ev = events.next() => match ev {
                 Some(Ok(Event::Key(key))) => dirty |= app.handle_key(key),
                 Some(Ok(Event::Resize(w, h))) => {
-                    // Full clear so no stale cells survive a shrink/grow (field note 35).
+                    // Full clear so no stale cells survive a shrink/grow.
                     terminal.autoresize()?;
                     terminal.clear()?;
                     app.update(app::Action::Resize(w, h));

@@ -1,5 +1,5 @@
 //! Dashboard tests: `TestBackend` + insta snapshots (text), cell-style asserts (colour, which
-//! text snapshots drop), the UI field notes (26, 28, 29, 33, 34, 35), and `App::update`
+//! text snapshots drop), the UI problems administrators reported, and `App::update`
 //! unit tests (keys in, state out).
 
 use std::{path::PathBuf, sync::Arc};
@@ -295,7 +295,7 @@ fn snapshot_node_detail_shows_full_message() {
     key(&mut app, KeyCode::Enter);
     let t = draw(&app);
     let text = screen_text(t.backend().buffer()).join("\n");
-    // Field note 28: the detail pane has the full multi-line message.
+    // The detail pane has the full multi-line message.
     assert!(text.contains("allows 0 disruptions"), "{text}");
     insta::assert_snapshot!("node_detail_100x30", t.backend());
 }
@@ -366,9 +366,9 @@ fn no_color_palette_has_no_colours_anywhere() {
     assert!(buf[(1, y)].modifier.contains(Modifier::BOLD));
 }
 
-// ---------------------------------------------------------------- field notes
+// ---------------------------------------------------------------- reported by administrators
 
-/// Field note 26: no Completed history entry → say so, never show the desired version as
+/// No Completed history entry → say so, never show the desired version as
 /// current, never go blank or panic; also with no history at all.
 #[test]
 fn field_note_26_no_completed_history() {
@@ -395,7 +395,7 @@ fn field_note_26_no_completed_history() {
     assert!(app.popup.is_none());
 }
 
-/// Field note 28: a multi-line message stays on one line per cell; alignment holds.
+/// A multi-line message stays on one line per cell; alignment holds.
 #[test]
 fn field_note_28_multiline_message_one_line_per_cell() {
     let mut app = app_for(demo(), 160, 48);
@@ -442,7 +442,7 @@ fn field_note_28_multiline_message_one_line_per_cell() {
     assert!(!lines.iter().any(|l| l.contains("│error when evicting")));
 }
 
-/// Field note 29: Failing wins the headline over Progressing; progress stays visible.
+/// Failing wins the headline over Progressing; progress stays visible.
 #[test]
 fn field_note_29_failing_wins_over_progressing() {
     let app = app_for(demo(), 120, 40);
@@ -498,7 +498,7 @@ fn assessment_word_is_the_one_cvo_status_prints() {
     }
 }
 
-/// Field note 27: once the control plane is done, worker progress stays in the headline until
+/// Once the control plane is done, worker progress stays in the headline until
 /// every pool (paused ones included) is at the target.
 #[test]
 fn field_note_27_workers_keep_the_update_visible() {
@@ -560,7 +560,7 @@ fn field_note_27_workers_keep_the_update_visible() {
     assert!(text.contains("infra 0/1 paused"), "{text}");
 }
 
-/// Field note 33: ratios above 1 (or not finite) never panic and read "over 100 %".
+/// Ratios above 1 (or not finite) never panic and read "over 100 %".
 #[test]
 fn field_note_33_ratio_over_one() {
     for ratio in [1.5, f64::INFINITY, f64::NAN, -0.5, 1.0, 0.0] {
@@ -579,7 +579,7 @@ fn field_note_33_ratio_over_one() {
     assert!(super::model::clamp_ratio(f64::NAN).abs() < f64::EPSILON);
 }
 
-/// Field note 34: CJK and emoji (with joiners and variation selectors) never break borders.
+/// CJK and emoji (with joiners and variation selectors) never break borders.
 #[test]
 fn field_note_34_wide_text_keeps_borders() {
     let mut state = demo();
@@ -616,7 +616,7 @@ fn field_note_34_wide_text_keeps_borders() {
     insta::assert_snapshot!("wide_text_operators_80x24", draw(&app).backend());
 }
 
-/// Field note 35: below the minimum size one line says so; growing again redraws fully.
+/// Below the minimum size one line says so; growing again redraws fully.
 #[test]
 fn field_note_35_too_small_terminal() {
     let mut app = app_for(demo(), 50, 10);

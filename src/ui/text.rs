@@ -1,8 +1,8 @@
 //! Text helpers for cells: sanitising, width-aware truncation with an ellipsis, wrapping,
 //! and short ages.
 //!
-//! Table cells are one line each (field note 28) and never carry characters whose width a
-//! terminal and ratatui may disagree on (field note 34): control characters become spaces,
+//! Table cells are one line each and never carry characters whose width a
+//! terminal and ratatui may disagree on: control characters become spaces,
 //! zero-width joiners, variation selectors and emoji modifiers are dropped, regional-indicator
 //! letters become ASCII letters. What remains has a width `unicode-width` and terminals agree on.
 

@@ -1,8 +1,8 @@
 //! The dashboard's colours: a [`Palette`] of named styles, never colour literals in views.
 //!
 //! Only the 16 ANSI colours are used, so the palette looks the same in tmux, in 256-colour and
-//! in true-colour terminals (field note 30); plain text keeps the terminal's own foreground
-//! and background, so light terminals stay readable (field note 31). `NO_COLOR` selects
+//! in true-colour terminals; plain text keeps the terminal's own foreground
+//! and background, so light terminals stay readable. `NO_COLOR` selects
 //! [`Palette::mono`], which marks state with bold/underline/reverse only; every state also
 //! carries a status word, so colour is never the only signal.
 

@@ -116,7 +116,7 @@ wait_for "FAILING  ClusterOperatorDegraded" "third-start"
 shell_pid=$(tm display -p -t "$SESSION" '#{pane_pid}')
 cvo_pid=$(pgrep -P "$shell_pid" | head -1)
 [ -n "$cvo_pid" ] || fail "cannot find the cvo process under the pane's shell ($shell_pid)"
-# Idle CPU (field note 32): an idle dashboard must not redraw in a loop. utime+stime in clock
+# Idle CPU: an idle dashboard must not redraw in a loop. utime+stime in clock
 # ticks (usually 1/100 s) over 3 s of idleness.
 if [ -r "/proc/$cvo_pid/stat" ]; then
     sleep 1

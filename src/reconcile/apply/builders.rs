@@ -1,4 +1,5 @@
-//! Manifest modifiers applied before the merge (spec §1.F rows 61–66, C88–C90): proxy
+//! Manifest modifiers applied before the merge (tests in upstream
+//! `lib/resourcebuilder/podspec_test.go`, `core_test.go`): proxy
 //! injection, the CVO Deployment's internal load-balancer rewrite, TLS profile injection into
 //! ConfigMaps, and the ClusterVersion owner reference. Upstream: `lib/resourcebuilder/podspec.go`,
 //! `lib/resourcebuilder/core.go`, `lib/resourcebuilder/apps.go`, `pkg/cvo/cvo.go`
@@ -50,8 +51,8 @@ pub fn is_create_only(meta: &Value) -> bool {
 }
 
 /// Appends `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY` (the non-empty ones) to each container and
-/// init container named in `names` (C88 `TestUpdatePodSpecWithProxy`). Nothing happens when all
-/// three values are empty.
+/// init container named in `names` (upstream `podspec_test.go` `TestUpdatePodSpecWithProxy`).
+/// Nothing happens when all three values are empty.
 ///
 /// Errors with `requested injection for non-existent container: "{c}"` for a name that is neither
 /// a container nor an init container.
@@ -133,7 +134,7 @@ fn set_env(c: &mut Container, name: &str, value: &str) {
     }
 }
 
-/// Points container `container` at the internal API load balancer (C89
+/// Points container `container` at the internal API load balancer (upstream `podspec_test.go`
 /// `TestUpdatePodSpecWithInternalLoadBalancerKubeService`): existing `KUBERNETES_SERVICE_PORT` /
 /// `KUBERNETES_SERVICE_HOST` values are replaced and missing ones appended (PORT before HOST);
 /// an empty host changes nothing; an empty port means `443`.
@@ -214,11 +215,12 @@ impl TlsProfile {
 }
 
 /// Injects the TLS profile into a ConfigMap annotated `config.openshift.io/inject-tls: "true"`
-/// (C90 `TestModifyConfigMap`): each data entry holding a `GenericOperatorConfig`
-/// (`operator.openshift.io/v1alpha1`) or `GenericControllerConfig` (`config.openshift.io/v1`)
-/// gets `servingInfo.minTLSVersion` and `servingInfo.cipherSuites` set (or removed when the
-/// profile lacks them). Entries that do not parse as YAML, other kinds, wrong apiVersions, and
-/// entries that already match are left byte-for-byte untouched. Returns whether it changed `cm`.
+/// (upstream `lib/resourcebuilder/core_test.go` `TestModifyConfigMap`): each data entry holding a
+/// `GenericOperatorConfig` (`operator.openshift.io/v1alpha1`) or `GenericControllerConfig`
+/// (`config.openshift.io/v1`) gets `servingInfo.minTLSVersion` and `servingInfo.cipherSuites` set
+/// (or removed when the profile lacks them). Entries that do not parse as YAML, other kinds, wrong
+/// apiVersions, and entries that already match are left byte-for-byte untouched. Returns whether it
+/// changed `cm`.
 pub fn inject_tls(cm: &mut ConfigMap, profile: &TlsProfile) -> bool {
     let annotated = cm
         .metadata
@@ -271,8 +273,9 @@ pub fn inject_tls(cm: &mut ConfigMap, profile: &TlsProfile) -> bool {
     changed
 }
 
-/// The owner reference every applied object gets (row 66): ClusterVersion `version` with `uid`,
-/// `controller: true` unless the manifest is create-only.
+/// The owner reference every applied object gets (upstream `pkg/cvo/cvo.go`
+/// `ownerReferenceModifier`): ClusterVersion `version` with `uid`, `controller: true` unless the
+/// manifest is create-only.
 pub fn cluster_version_owner_ref(uid: &str, create_only: bool) -> OwnerReference {
     OwnerReference {
         api_version: "config.openshift.io/v1".to_owned(),

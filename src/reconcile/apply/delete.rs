@@ -1,4 +1,4 @@
-//! Deletion bookkeeping (spec §2.10, upstream `lib/resourcedelete`): which deletions were
+//! Deletion bookkeeping (upstream `lib/resourcedelete`): which deletions were
 //! requested and which are verified gone.
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! The error the apply layer returns, shaped as upstream's `payload.UpdateError`
-//! (`pkg/payload/task.go`, `lib/resourcebuilder`, `pkg/cvo/internal/operatorstatus.go`; spec §2.4).
+//! (`pkg/payload/task.go`, `lib/resourcebuilder`, `pkg/cvo/internal/operatorstatus.go`).
 //! The status helper's `src/reconcile/errors.rs` holds the same vocabulary for the sync worker; the
 //! two are meant to be unified.
 
@@ -40,7 +40,7 @@ impl UpdateEffect {
     }
 }
 
-/// A reasoned failure of one task (upstream `payload.UpdateError`, spec §2.4).
+/// A reasoned failure of one task (upstream `payload.UpdateError`, `pkg/payload/task.go`).
 ///
 /// `reason` is a CamelCase reason such as `UpdatePayloadResourceInvalid` or
 /// `ClusterOperatorDegraded`; `message` the one-line human text; `nested` the underlying error's
@@ -100,9 +100,9 @@ impl UpdateError {
         Self::new(reasons::UPDATE_PAYLOAD_FAILED, message)
     }
 
-    /// Wraps an API error of task `task` per §2.4.1: the reason of its class and the message
-    /// `Could not update {task}: {cause}` (no `: {cause}` for `UpdatePayloadFailed`); `nested`
-    /// keeps the server's text.
+    /// Wraps an API error of task `task` as upstream `Task.Run` (`pkg/payload/task.go`) does: the
+    /// reason of its class and the message `Could not update {task}: {cause}` (no `: {cause}` for
+    /// `UpdatePayloadFailed`); `nested` keeps the server's text.
     pub fn from_api(task: &str, err: &kube::Error) -> Self {
         let class = ApiErrorClass::of(err);
         let (reason, cause) = class.reason_and_cause();
@@ -124,7 +124,8 @@ impl fmt::Display for UpdateError {
 
 impl std::error::Error for UpdateError {}
 
-/// Reason strings used by the apply layer (spec §2.4, §2.8.2, §2.8.3).
+/// Reason strings used by the apply layer (upstream `pkg/payload/task.go`,
+/// `lib/resourcebuilder/apps.go`, `pkg/cvo/internal/operatorstatus.go`).
 pub mod reasons {
     /// API NotFound / AlreadyExists.
     pub const RESOURCE_NOT_FOUND: &str = "UpdatePayloadResourceNotFound";
@@ -160,7 +161,8 @@ pub mod reasons {
     pub const CO_UPDATING: &str = "ClusterOperatorUpdating";
 }
 
-/// The class of a Kubernetes API error (kube-apiserver `Status.reason`), per §2.4.1.
+/// The class of a Kubernetes API error (kube-apiserver `Status.reason`), as upstream
+/// `pkg/payload/task.go` `reasonForPayloadSyncError` classifies it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ApiErrorClass {
     /// NotFound or AlreadyExists.
@@ -222,7 +224,8 @@ impl ApiErrorClass {
         }
     }
 
-    /// Reason and cause phrase of the class (§2.4.1 table); `None` cause for `UpdatePayloadFailed`.
+    /// Reason and cause phrase of the class (upstream `reasonForPayloadSyncError`); `None` cause
+    /// for `UpdatePayloadFailed`.
     pub fn reason_and_cause(self) -> (&'static str, Option<&'static str>) {
         use reasons::*;
         match self {

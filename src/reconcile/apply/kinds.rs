@@ -1,4 +1,4 @@
-//! Per-kind merge ("ensure") functions on k8s-openapi types, spec §2.8.1 (upstream
+//! Per-kind merge ("ensure") functions on k8s-openapi types (upstream
 //! `lib/resourcemerge/{apps,batch,core,rbac,apiext,admissionregistration}.go`). Each sets
 //! `*modified` when it changed the live object ("existing") toward the manifest ("required").
 
@@ -73,9 +73,9 @@ fn port_defaults(p: &ServicePort) -> (Option<String>, i32, String, IntOrString) 
     )
 }
 
-/// Service ports (C66 `TestEnsureServicePorts`): matched by name; live ports the manifest does
-/// not list are removed, new ones appended; protocol defaults to `TCP` and targetPort to the
-/// port; a live nodePort is kept unless the manifest sets one.
+/// Service ports (upstream `lib/resourcemerge/core_test.go` `TestEnsureServicePorts`): matched by
+/// name; live ports the manifest does not list are removed, new ones appended; protocol defaults to
+/// `TCP` and targetPort to the port; a live nodePort is kept unless the manifest sets one.
 pub fn ensure_service_ports(
     modified: &mut bool,
     existing: &mut Option<Vec<ServicePort>>,
@@ -111,7 +111,7 @@ pub fn ensure_service_ports(
 }
 
 /// Service: metadata, ports ([`ensure_service_ports`]), type (default `ClusterIP`; an unset live
-/// type is set, C66 `TestEnsureServiceType`), selector replaced when different.
+/// type is set, upstream `core_test.go` `TestEnsureServiceType`), selector replaced when different.
 pub fn ensure_service(modified: &mut bool, existing: &mut Service, required: &Service) {
     ensure_object_meta(modified, &mut existing.metadata, &required.metadata);
     let req = required.spec.clone().unwrap_or_default();
@@ -150,9 +150,9 @@ pub fn default_strategy(s: &Option<DeploymentStrategy>) -> DeploymentStrategy {
     s
 }
 
-/// Deployment (C63 `TestEnsureDeployment`): metadata; replicas (unset ⇒ 1), selector, paused,
-/// minReadySeconds, revisionHistoryLimit and progressDeadlineSeconds only if set, strategy
-/// (default RollingUpdate 25 %/25 %), pod template.
+/// Deployment (upstream `lib/resourcemerge/apps_test.go` `TestEnsureDeployment`): metadata;
+/// replicas (unset ⇒ 1), selector, paused, minReadySeconds, revisionHistoryLimit and
+/// progressDeadlineSeconds only if set, strategy (default RollingUpdate 25 %/25 %), pod template.
 pub fn ensure_deployment(modified: &mut bool, existing: &mut Deployment, required: &Deployment) {
     ensure_object_meta(modified, &mut existing.metadata, &required.metadata);
     let req = required.spec.clone();
@@ -192,8 +192,8 @@ pub fn ensure_daemon_set(modified: &mut bool, existing: &mut DaemonSet, required
 /// manualSelector, ttlSecondsAfterFinished, suspend (false), completionMode (`NonIndexed`),
 /// podFailurePolicy, template.
 ///
-/// Errors (C67 `TestEnsureJob_JobSpec_Selector`; upstream panics) when the manifest sets
-/// `spec.selector`, which the server generates.
+/// Errors (upstream `lib/resourcemerge/batch_test.go` `TestEnsureJob_JobSpec_Selector`; upstream
+/// panics) when the manifest sets `spec.selector`, which the server generates.
 pub fn ensure_job_spec(
     modified: &mut bool,
     existing: &mut JobSpec,
@@ -412,7 +412,8 @@ fn crd_ca_bundle(s: &CustomResourceDefinitionSpec) -> Option<ByteString> {
         .clone()
 }
 
-/// CustomResourceDefinition v1 (C68 `TestEnsureCustomResourceDefinitionV1`): metadata; the whole
+/// CustomResourceDefinition v1 (upstream `lib/resourcemerge/apiext_test.go`
+/// `TestEnsureCustomResourceDefinitionV1`): metadata; the whole
 /// spec replaced when different, with names.singular defaulting to the lowercase kind, listKind
 /// to `{Kind}List`, conversion to strategy `None`, and the live conversion webhook caBundle kept
 /// when the live object is annotated `service.beta.openshift.io/inject-cabundle: "true"`.
@@ -531,7 +532,7 @@ pub fn ensure_mutating_webhook_configuration(
     }
 }
 
-/// Generic rule for every kind without a typed merge (row 90, upstream
+/// Generic rule for every kind without a typed merge (upstream
 /// `pkg/cvo/internal/generic.go`): compares every top-level key of the manifest except
 /// apiVersion/kind/metadata/status with the live object; on any difference copies those keys
 /// and replaces labels, annotations and ownerReferences with the manifest's.

@@ -1,5 +1,5 @@
 //! Merge primitives and ObjectMeta merge ("ensure" semantics of upstream
-//! `lib/resourcemerge/generic.go` and `objectmeta.go`; spec §2.8.1 row "all").
+//! `lib/resourcemerge/generic.go` and `objectmeta.go`).
 //!
 //! Every function takes the live object ("existing") mutably and the manifest ("required"), and
 //! sets `*modified = true` when it changed `existing`. Fields the manifest leaves unset keep the
@@ -116,9 +116,9 @@ pub fn merge_map<V: PartialEq + Clone>(
     }
 }
 
-/// Merges owner references by UID (upstream `mergeOwnerRefs`, C65): a required ref whose UID
-/// the live object lists but with other content replaces it; a missing one is appended; other
-/// live refs are kept.
+/// Merges owner references by UID (upstream `lib/resourcemerge/meta.go` `mergeOwnerRefs`, test
+/// `TestMergeOwnerRefs`): a required ref whose UID the live object lists but with other content
+/// replaces it; a missing one is appended; other live refs are kept.
 pub fn merge_owner_refs(
     modified: &mut bool,
     existing: &mut Option<Vec<OwnerReference>>,

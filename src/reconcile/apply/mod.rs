@@ -1,4 +1,4 @@
-//! The apply layer of the reconcile engine (spec §1.F rows 60–66, §1.I, §2.8, §2.10; upstream
+//! The apply layer of the reconcile engine (upstream
 //! `lib/resourceapply`, `lib/resourcemerge`, `lib/resourcebuilder`, `lib/resourcedelete`,
 //! `pkg/cvo/internal`).
 //!
@@ -58,7 +58,8 @@ pub struct ApplyContext {
     pub mode: PayloadState,
     /// Watch-only: send no write request, report [`Drift`] instead.
     pub dry_run: bool,
-    /// UID of ClusterVersion `version`; when set every manifest gets the owner reference (row 66).
+    /// UID of ClusterVersion `version`; when set every manifest gets the owner reference (upstream
+    /// `pkg/cvo/cvo.go` `ownerReferenceModifier`).
     pub cluster_version_uid: Option<String>,
     /// Cluster proxy for `config.openshift.io/inject-proxy`.
     pub proxy: ProxyStatus,
@@ -157,7 +158,8 @@ impl ManifestId {
     }
 }
 
-/// The kinds with a typed merge (row 88) and the plural / scope used to reach them.
+/// The kinds with a typed merge (upstream `lib/resourcebuilder/resourcebuilder.go`) and the plural
+/// / scope used to reach them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Typed {
     Namespace,
@@ -282,7 +284,8 @@ fn ok<T>(
     }
 }
 
-/// Merges a manifest into a live object with the rule of its kind (typed kinds of row 88, the
+/// Merges a manifest into a live object with the rule of its kind (typed kinds of upstream
+/// `lib/resourcebuilder`, the
 /// generic rule otherwise). Returns (modified, live as the merge sees it, merged object); when
 /// unmodified both objects are `live` as given. Pure.
 ///
@@ -331,7 +334,8 @@ pub fn merge_manifest(
             Ok((modified, live.clone(), merged))
         }
         Typed::ClusterOperator => {
-            // metadata only, and only when reconciling (row 91); status is never written
+            // metadata only, and only when reconciling (upstream internal/operatorstatus.go);
+            // status is never written
             let before: ClusterOperator = decode(t, "live object", live)?;
             let req: ClusterOperator = decode(t, "manifest", required)?;
             let mut merged = before.clone();
@@ -344,9 +348,9 @@ pub fn merge_manifest(
     }
 }
 
-/// Applies the manifest modifiers of §1.F rows 62–66 to a copy of `manifest`: ClusterVersion
-/// owner reference, `inject-proxy` and the CVO Deployment's internal LB rewrite on
-/// Deployments/DaemonSets, `inject-tls` on ConfigMaps.
+/// Applies the manifest modifiers (upstream `lib/resourcebuilder`, `pkg/cvo/cvo.go`) to a copy of
+/// `manifest`: ClusterVersion owner reference, `inject-proxy` and the CVO Deployment's internal LB
+/// rewrite on Deployments/DaemonSets, `inject-tls` on ConfigMaps.
 ///
 /// Errors: an unknown container in `inject-proxy`, or a manifest that does not decode as its
 /// kind.
@@ -405,7 +409,8 @@ pub fn build_required(ctx: &ApplyContext, manifest: &Value) -> Result<Value, Upd
     Ok(required)
 }
 
-/// Runs the readiness check of the object's kind (§2.8.2) on a live object; kinds without a
+/// Runs the readiness check of the object's kind (upstream `lib/resourcebuilder/apps.go`,
+/// `apiext.go`, `batch.go`) on a live object; kinds without a
 /// check are ready.
 pub fn check_readiness(live: &Value) -> Result<(), UpdateError> {
     let id = ManifestId::of(live)?;
@@ -451,7 +456,7 @@ impl Applier {
     }
 
     /// Deletions requested but not yet verified, as `{kind lowercase} "{ns/name}"`, sorted (feeds
-    /// risk `ResourceDeletionInProgress`, §2.10).
+    /// risk `ResourceDeletionInProgress`, upstream `pkg/risk/deletion`).
     pub fn deletions_in_progress(&self) -> Vec<String> {
         lock(&self.deletions).in_progress()
     }
@@ -509,16 +514,16 @@ impl Applier {
         }
     }
 
-    /// Applies one manifest (row 89): GET; absent ⇒ CREATE (dry-run: [`Drift::Create`]);
-    /// create-only ⇒ stop; merge ([`merge_manifest`]); UPDATE only if modified (dry-run:
-    /// [`Drift::Update`] with the field diff); then the readiness check (not while
+    /// Applies one manifest (upstream `lib/resourceapply`): GET; absent ⇒ CREATE (dry-run:
+    /// [`Drift::Create`]); create-only ⇒ stop; merge ([`merge_manifest`]); UPDATE only if modified
+    /// (dry-run: [`Drift::Update`] with the field diff); then the readiness check (not while
     /// Initializing). ClusterOperator manifests are not created here: they get the metadata merge
     /// (Reconciling) and the health check ([`readiness::check_operator_health`]). Deletion
     /// manifests go to [`Self::delete`].
     ///
-    /// Errors: API errors mapped per §2.4.1 (`Could not update {task}: {cause}`), an unknown kind
-    /// `UpdatePayloadResourceTypeMissing`, undecodable manifests `UpdatePayloadFailed`, readiness
-    /// and health check errors as [`readiness`] documents.
+    /// Errors: API errors mapped as upstream `pkg/payload/task.go` does (`Could not update {task}:
+    /// {cause}`), an unknown kind `UpdatePayloadResourceTypeMissing`, undecodable manifests
+    /// `UpdatePayloadFailed`, readiness and health check errors as [`readiness`] documents.
     pub async fn apply(&self, ctx: &ApplyContext, manifest: &Value) -> Result<ApplyOutcome, UpdateError> {
         if is_delete_manifest(manifest)? {
             return self.delete(ctx, manifest).await;
@@ -639,7 +644,7 @@ impl Applier {
     /// `status.relatedObjects` written through `/status` (upstream pre-creation before a run
     /// level, Initializing and Updating modes). Returns whether it wrote; dry-run never writes.
     ///
-    /// Errors: API errors mapped per §2.4.1.
+    /// Errors: API errors mapped as upstream `pkg/payload/task.go` does.
     pub async fn precreate_cluster_operator(
         &self,
         ctx: &ApplyContext,
@@ -671,11 +676,11 @@ impl Applier {
         Ok(true)
     }
 
-    /// A deletion manifest (§2.10): only in Updating mode, GET; present and not yet requested ⇒
-    /// DELETE (dry-run: [`Drift::Delete`], nothing sent) and remember it; absent ⇒ verified.
-    /// Never creates anything and never blocks.
+    /// A deletion manifest (upstream `lib/resourcedelete`): only in Updating mode, GET; present and
+    /// not yet requested ⇒ DELETE (dry-run: [`Drift::Delete`], nothing sent) and remember it;
+    /// absent ⇒ verified. Never creates anything and never blocks.
     ///
-    /// Errors: API errors of the GET or DELETE mapped per §2.4.1.
+    /// Errors: API errors of the GET or DELETE mapped as upstream `pkg/payload/task.go` does.
     pub async fn delete(&self, ctx: &ApplyContext, manifest: &Value) -> Result<ApplyOutcome, UpdateError> {
         let id = ManifestId::of(manifest)?;
         let task = id.task();

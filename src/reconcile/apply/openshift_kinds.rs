@@ -1,7 +1,8 @@
-//! Merges for the OpenShift kinds with a typed builder upstream (row 88): ImageStream,
-//! OperatorGroup and SecurityContextConstraints (upstream `lib/resourcemerge/imagestream.go`,
-//! `operatorgroup.go`, `security.go`; spec §2.8.1). They work on `serde_json::Value` since cvo
-//! has no Rust types for these kinds; metadata follows the common rule.
+//! Merges for the OpenShift kinds with a typed builder upstream
+//! (`lib/resourcebuilder/resourcebuilder.go`): ImageStream, OperatorGroup and
+//! SecurityContextConstraints (upstream `lib/resourcemerge/imagestream.go`, `operatorgroup.go`,
+//! `security.go`). They work on `serde_json::Value` since cvo has no Rust types for these kinds;
+//! metadata follows the common rule.
 
 use serde_json::{Value, json};
 

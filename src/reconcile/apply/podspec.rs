@@ -1,5 +1,5 @@
 //! Pod template merge (upstream `lib/resourcemerge/core.go` `ensurePodTemplateSpec`,
-//! `ensurePodSpec`, `ensureContainer`...; spec §2.8.1 "Pod template rules").
+//! `ensurePodSpec`, `ensureContainer`...).
 
 use std::collections::BTreeMap;
 
@@ -27,10 +27,10 @@ pub fn ensure_pod_template_spec(
     ensure_pod_spec(modified, existing.spec.get_or_insert_with(Default::default), &req);
 }
 
-/// Ensures a pod spec per §2.8.1: containers and init containers by name, volumes by name, pod
-/// security context (additive lists), affinity when required, tolerations, node selector
-/// key-merge, and the scalar fields with their server defaults (dnsPolicy `ClusterFirst`,
-/// terminationGracePeriodSeconds 30).
+/// Ensures a pod spec as upstream `ensurePodSpec` does: containers and init containers by name,
+/// volumes by name, pod security context (additive lists), affinity when required, tolerations,
+/// node selector key-merge, and the scalar fields with their server defaults (dnsPolicy
+/// `ClusterFirst`, terminationGracePeriodSeconds 30).
 pub fn ensure_pod_spec(modified: &mut bool, existing: &mut PodSpec, required: &PodSpec) {
     let host_network = required.host_network.unwrap_or(false);
     ensure_containers(
@@ -173,7 +173,7 @@ fn normalize_env(env: &Option<Vec<EnvVar>>) -> Vec<EnvVar> {
 }
 
 /// Env list replaced when different, after defaulting `valueFrom.fieldRef.apiVersion` to `v1` on
-/// both sides (C67 `TestEnsureEnvVar`).
+/// both sides (upstream `lib/resourcemerge/core_test.go` `TestEnsureEnvVar`).
 pub fn ensure_env(modified: &mut bool, existing: &mut Option<Vec<EnvVar>>, required: &Option<Vec<EnvVar>>) {
     let r = normalize_env(required);
     if normalize_env(existing) != r {
@@ -481,9 +481,9 @@ pub fn ensure_volumes(
     }
 }
 
-/// Tolerations (C64 `TestEnsureTolerations`): nothing happens when the manifest has none;
-/// otherwise exact duplicates on the live object are dropped and missing required tolerations
-/// appended; extra live tolerations are kept.
+/// Tolerations (upstream `lib/resourcemerge/core_test.go` `TestEnsureTolerations`): nothing happens
+/// when the manifest has none; otherwise exact duplicates on the live object are dropped and
+/// missing required tolerations appended; extra live tolerations are kept.
 pub fn ensure_tolerations(
     modified: &mut bool,
     existing: &mut Option<Vec<Toleration>>,

@@ -1,5 +1,5 @@
-//! Readiness checks after an apply (spec §2.8.2; upstream `lib/resourcebuilder/apps.go`,
-//! `apiext.go`, `batch.go`) and the ClusterOperator health check (§2.8.3; upstream
+//! Readiness checks after an apply (upstream `lib/resourcebuilder/apps.go`,
+//! `apiext.go`, `batch.go`) and the ClusterOperator health check (upstream
 //! `pkg/cvo/internal/operatorstatus.go` `checkOperatorHealth`). Pure functions on the live object.
 
 use k8s_openapi::{
@@ -156,9 +156,10 @@ pub fn check_job(job: &Job) -> Result<(), UpdateError> {
     Ok(())
 }
 
-/// The ClusterOperator health check (§2.8.3, C45–C49). `expected` is the payload's manifest
-/// (its `status.versions` are the expectations), `live` the object on the cluster (`None` when
-/// it does not exist).
+/// The ClusterOperator health check (upstream `pkg/cvo/internal/operatorstatus.go`
+/// `checkOperatorHealth`, tests in `operatorstatus_test.go` `Test_checkOperatorHealth`). `expected`
+/// is the payload's manifest (its `status.versions` are the expectations), `live` the object on the
+/// cluster (`None` when it does not exist).
 ///
 /// Errors, in order: no expected versions ⇒ Fail `ClusterOperatorNoVersions`; `live` missing ⇒
 /// Fail `UpdatePayloadResourceNotFound` (the raw NotFound of upstream, message in kube-apiserver's

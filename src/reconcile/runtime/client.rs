@@ -1,6 +1,6 @@
 //! Client wrappers of the engine: a request counter by Kubernetes verb, and the watch-only
-//! guard that refuses every non-read HTTP method before it leaves the process (design.md
-//! "Watch-only is enforced twice").
+//! guard that refuses every non-read HTTP method before it leaves the process
+//! (docs/architecture.md, "Layers and the allowed arrows").
 //!
 //! Both wrap an existing [`kube::Client`] as a tower service (`Client::send`) and build a new
 //! client over it, so they work for kubeconfig clients and the simulator alike.

@@ -1,4 +1,4 @@
-//! ClusterOperator event nudges (cvo-spec row 85; upstream `pkg/cvo/cvo.go`
+//! ClusterOperator event nudges (upstream `pkg/cvo/cvo.go`
 //! `clusterOperatorEventHandler`): when a ClusterOperator's `operator` version or its
 //! Available / Degraded status changes, the sync worker is asked for a pass at once instead of
 //! sleeping out its error backoff, so an update moves on as soon as the operators it waits for

@@ -1,5 +1,5 @@
 //! Leader election on a `coordination.k8s.io/v1` Lease, so that only one active cvo writes to a
-//! cluster at a time (cvo-spec §1.L row 111, §2.0 "Leader election"; upstream
+//! cluster at a time (upstream
 //! `pkg/start/start.go`, which runs client-go `tools/leaderelection` with a Lease lock).
 //!
 //! Upstream's CVO campaigns for the Lease `openshift-cluster-version/version`
@@ -121,7 +121,7 @@ pub struct LeaseTimings {
 
 impl LeaseTimings {
     /// Upstream's timings for a highly available control plane: 137 s / 107 s / 26 s
-    /// (cvo-spec §2.0, `pkg/start/start.go`).
+    /// (upstream `pkg/start/start.go`).
     pub const HA: Self = Self {
         lease_duration: Duration::from_secs(137),
         renew_deadline: Duration::from_secs(107),

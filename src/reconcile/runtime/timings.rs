@@ -29,8 +29,9 @@ impl RetryPolicy {
     }
 }
 
-/// Every interval the engine uses (cvo-spec §2.0). [`EngineTimings::upstream`] gives upstream's
-/// values; tests and the demo use [`EngineTimings::scaled`].
+/// Every interval the engine uses (upstream `pkg/start/start.go`, `pkg/cvo/cvo.go`,
+/// `sync_worker.go`). [`EngineTimings::upstream`] gives upstream's values; tests and the demo use
+/// [`EngineTimings::scaled`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EngineTimings {
     /// The resync interval `I` (upstream: random in [2 min, 4 min), chosen at start): wait

@@ -1,7 +1,7 @@
 //! A local update-service graph (Cincinnati format) as the source of `status.availableUpdates`,
 //! `status.conditionalUpdates` and the `RetrievedUpdates` condition (upstream
-//! pkg/cvo/availableupdates.go and pkg/cincinnati/cincinnati.go; cvo-spec rows 20, 21, 26, 32,
-//! 33 and the risk evaluation notes). The demo uses `assets/update-graph.json`.
+//! pkg/cvo/availableupdates.go `evaluateConditionalUpdates` and pkg/cincinnati/cincinnati.go
+//! `GetUpdates`). The demo uses `assets/update-graph.json`.
 //!
 //! The graph is `{"nodes": [{version, payload, metadata}], "edges": [[from, to]],
 //! "conditionalEdges": [{"edges": [{from, to}], "risks": [{url, name, message, matchingRules}]}]}`
@@ -309,7 +309,7 @@ fn reason_safe(s: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Combines Recommended reasons (`newRecommendedReason`, cvo-spec "Reason combine").
+/// Combines Recommended reasons (upstream pkg/cvo/availableupdates.go `newRecommendedReason`).
 fn combine(now: &str, want: &str) -> String {
     const NOT_EXPOSED: &str = "NotExposedToRisks";
     const EVAL_FAILED: &str = "EvaluationFailed";

@@ -1,4 +1,4 @@
-//! The ClusterVersion status algorithm as pure functions (cvo-spec §2.5–§2.7, upstream
+//! The ClusterVersion status algorithm as pure functions (upstream
 //! `pkg/cvo/status.go updateClusterVersionStatus`, `mergeOperatorHistory`,
 //! `syncFailingStatus`, `pkg/cvo/status_history.go prune`).
 //!
@@ -47,7 +47,7 @@ pub const INVALID: &str = "Invalid";
 pub const MAX_HISTORY: usize = 100;
 
 /// Condition types HEAD deletes on every sync: the stray `ImplicitlyEnabled` and the legacy
-/// Upgradeable sub-conditions (cvo-spec rows 29, 31).
+/// Upgradeable sub-conditions (upstream `pkg/cvo/status.go`).
 pub const LEGACY_CONDITIONS: &[&str] = &[
     "ImplicitlyEnabled",
     "UpgradeableAdminAckRequired",
@@ -96,8 +96,9 @@ pub fn remove_condition(conds: &mut Vec<Condition>, type_: &str) {
     conds.retain(|c| c.type_ != type_);
 }
 
-/// `mergeEqualVersions` (C26): whether history entry `last` is the same release as `desired`,
-/// filling in its missing version or image from `desired` when it is.
+/// `mergeEqualVersions` (upstream `pkg/cvo/status.go`, test `Test_mergeEqualVersions`): whether
+/// history entry `last` is the same release as `desired`, filling in its missing version or image
+/// from `desired` when it is.
 pub fn merge_equal_versions(last: &mut UpdateHistory, desired: &Release) -> bool {
     if !desired.image.is_empty() && desired.image == last.image {
         if desired.version.is_empty() {
@@ -118,7 +119,7 @@ pub fn merge_equal_versions(last: &mut UpdateHistory, desired: &Release) -> bool
     false
 }
 
-/// Inputs of the history merge (`mergeOperatorHistory`, cvo-spec §2.6).
+/// Inputs of the history merge (upstream `pkg/cvo/status.go` `mergeOperatorHistory`).
 #[derive(Clone, Debug)]
 pub struct HistoryMerge<'a> {
     /// The release being applied.
@@ -135,9 +136,9 @@ pub struct HistoryMerge<'a> {
     pub now: DateTime<Utc>,
 }
 
-/// Merges the desired release into `status.history` and sets `status.desired` (cvo-spec §2.6);
-/// with an empty image nothing but the history list itself is touched. Prunes to
-/// [`MAX_HISTORY`].
+/// Merges the desired release into `status.history` and sets `status.desired`
+/// (`mergeOperatorHistory`); with an empty image nothing but the history list itself is touched.
+/// Prunes to [`MAX_HISTORY`].
 pub fn merge_operator_history(status: &mut ClusterVersionStatus, m: &HistoryMerge<'_>) {
     let desired = m.desired;
     if desired.image.is_empty() {
@@ -197,8 +198,9 @@ fn version_field(v: &str, i: usize) -> &str {
     v.split('.').nth(i).unwrap_or("")
 }
 
-/// Removes the least informative entry when `history` is longer than `max` (cvo-spec §2.7,
-/// `status_history.go prune`, C40–C44). Entries are newest first; exactly one is removed.
+/// Removes the least informative entry when `history` is longer than `max` (upstream
+/// `pkg/cvo/status_history.go prune`, test `Test_prune`). Entries are newest first; exactly one is
+/// removed.
 pub fn prune_history(history: &mut Vec<UpdateHistory>, max: usize) {
     if history.len() <= max {
         return;
@@ -301,8 +303,8 @@ pub struct StatusInputs<'a> {
     pub co_update_start_times: &'a HashMap<String, DateTime<Utc>>,
 }
 
-/// The Progressing interpretation of a failure (cvo-spec §2.5 step A): `(reason, message,
-/// skip_failure)`; reasons of slow operators carry the `Slow::` prefix.
+/// The Progressing interpretation of a failure (upstream `updateClusterVersionStatus`): `(reason,
+/// message, skip_failure)`; reasons of slow operators carry the `Slow::` prefix.
 fn convert_error_to_progressing(
     now: DateTime<Utc>,
     failure: Option<&SyncError>,
@@ -387,11 +389,11 @@ fn convert_error_to_progressing(
 }
 
 /// Computes the new ClusterVersion status from the existing one and the sync worker's report
-/// (cvo-spec §2.5, `updateClusterVersionStatus`): observedGeneration, versionHash (only when
-/// the worker has one), desired + history (§2.6/§2.7), capabilities, and the conditions
-/// Upgradeable, Invalid, ImplicitlyEnabledCapabilities, ReleaseAccepted, Available, Failing,
-/// Progressing and RetrievedUpdates (created in that order when absent). Legacy condition types
-/// are removed. Pure: the same inputs give the same status.
+/// (upstream `pkg/cvo/status.go` `updateClusterVersionStatus`): observedGeneration, versionHash
+/// (only when the worker has one), desired + history (`mergeOperatorHistory`, `prune`),
+/// capabilities, and the conditions Upgradeable, Invalid, ImplicitlyEnabledCapabilities,
+/// ReleaseAccepted, Available, Failing, Progressing and RetrievedUpdates (created in that order
+/// when absent). Legacy condition types are removed. Pure: the same inputs give the same status.
 pub fn compute_status(
     existing: &ClusterVersionStatus,
     worker: &SyncWorkerStatus,
@@ -649,10 +651,11 @@ pub fn compute_status(
     st
 }
 
-/// The status written when the main sync keeps failing (`syncFailingStatus`, C34): Available
-/// False, Failing True with the error text and no reason, Progressing keeps True/False (False
-/// when absent) with `Error ensuring the cluster version is up to date: {err}`, and the
-/// operator's `current` release merged into history as not completed.
+/// The status written when the main sync keeps failing (`syncFailingStatus`, test
+/// `TestOperator_syncFailingStatus`): Available False, Failing True with the error text and no
+/// reason, Progressing keeps True/False (False when absent) with `Error ensuring the cluster
+/// version is up to date: {err}`, and the operator's `current` release merged into history as not
+/// completed.
 pub fn failing_status(
     existing: &ClusterVersionStatus,
     current: &Release,
@@ -693,9 +696,9 @@ pub fn failing_status(
     st
 }
 
-/// The status when the sync has no target image (cvo-spec §2.1 step 4, C73): the worker report
-/// with the failure `NoDesiredImage` / `No configured operator version, unable to update
-/// cluster`.
+/// The status when the sync has no target image (upstream `pkg/cvo/cvo.go` `sync`, test
+/// `TestCVO_StartupAndSync`): the worker report with the failure `NoDesiredImage` / `No configured
+/// operator version, unable to update cluster`.
 pub fn no_desired_image_failure() -> SyncError {
     crate::reconcile::errors::UpdateError::new(
         "NoDesiredImage",

@@ -1,6 +1,7 @@
-//! The Upgradeable condition and the update preconditions (cvo-spec §2.12, upstream
+//! The Upgradeable condition and the update preconditions (upstream
 //! `pkg/risk/**`, `pkg/cvo/status.go setUpgradeableCondition`, `pkg/payload/precondition/**`;
-//! C33, C58, C62). Pure functions over the ClusterVersion and the target release.
+//! tests in `pkg/cvo/cvo_test.go`, `precondition/**_test.go`). Pure functions over the
+//! ClusterVersion and the target release.
 
 use semver::Version;
 
@@ -47,7 +48,8 @@ pub fn is_reason_safe(s: &str) -> bool {
         .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b',' || c == b':')
 }
 
-/// The Upgradeable condition for the applicable `risks` (C33): none and no error ⇒ `None`
+/// The Upgradeable condition for the applicable `risks` (upstream `pkg/cvo/status.go`
+/// `setUpgradeableCondition`): none and no error ⇒ `None`
 /// (remove the condition); none with an evaluation error ⇒ Unknown `EvaluationFailed`; one ⇒
 /// False with the risk name as reason (or `RiskNameNotCompatibleWithReasonProperty`) and its
 /// message; several ⇒ False `MultipleReasons` `Cluster should not be upgraded between minor or
@@ -277,7 +279,8 @@ pub fn check_giant_hop(cv: &ClusterVersion, target: &Target) -> Option<Precondit
 }
 
 /// `ClusterVersionUpgradeable`: blocks minor/major updates while the CV's Upgradeable is False
-/// (cvo-spec §2.12), with the retarget warnings for overrides and patch retargets.
+/// (upstream `pkg/payload/precondition/clusterversion/upgradeable.go`), with the retarget warnings
+/// for overrides and patch retargets.
 pub fn check_upgradeable(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
     const N: &str = "ClusterVersionUpgradeable";
     let up = cv.condition("Upgradeable").filter(|c| c.is_false())?;
@@ -356,8 +359,8 @@ pub fn check_upgradeable(cv: &ClusterVersion, target: &Target) -> Option<Precond
     Some(perr(N, up.reason(), up.message().to_string(), false))
 }
 
-/// `ClusterVersionRecommendedUpdate` (always a warning, C62): whether the target is a
-/// recommended update of the current version.
+/// `ClusterVersionRecommendedUpdate` (always a warning; upstream test `TestRecommendedUpdate`):
+/// whether the target is a recommended update of the current version.
 pub fn check_recommended_update(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
     const N: &str = "ClusterVersionRecommendedUpdate";
     let c = &cv.status.desired.version;
@@ -458,11 +461,11 @@ impl std::fmt::Display for PreconditionFailure {
     }
 }
 
-/// `precondition.Summarize` (C58): `None` when nothing failed; otherwise the UE
-/// `UpgradePreconditionCheckFailed` (name `PreconditionCheck`, effect `Fail` when blocking,
-/// `None` otherwise) and whether it blocks. One failure ⇒ its text; several ⇒ `Multiple
-/// precondition checks failed:\n* …`; forced + blocking ⇒ prefix `Forced through blocking
-/// failures: ` and non-blocking.
+/// `precondition.Summarize` (upstream `pkg/payload/precondition/precondition.go`, test
+/// `TestSummarize`): `None` when nothing failed; otherwise the UE `UpgradePreconditionCheckFailed`
+/// (name `PreconditionCheck`, effect `Fail` when blocking, `None` otherwise) and whether it blocks.
+/// One failure ⇒ its text; several ⇒ `Multiple precondition checks failed:\n* …`; forced + blocking
+/// ⇒ prefix `Forced through blocking failures: ` and non-blocking.
 pub fn summarize(errs: &[PreconditionFailure], force: bool) -> Option<(UpdateError, bool)> {
     if errs.is_empty() {
         return None;
@@ -500,8 +503,9 @@ pub fn summarize(errs: &[PreconditionFailure], force: bool) -> Option<(UpdateErr
 
 /// Whether admin gate `gate` (a key of ConfigMap `openshift-config-managed/admin-gates`)
 /// applies to a cluster at `current_version` (`pkg/risk/adminack gateApplicableToCurrentVersion`,
-/// C86). Gates are named `ack-{4|5}.{minor}-{description}`; they apply when their major.minor
-/// equals the current one. A malformed name is an error naming the gate.
+/// test `Test_gateApplicableToCurrentVersion`). Gates are named `ack-{4|5}.{minor}-{description}`;
+/// they apply when their major.minor equals the current one. A malformed name is an error naming
+/// the gate.
 pub fn admin_gate_applies(gate: &str, current_version: &str) -> Result<bool, String> {
     let bad = || {
         Err(format!(
@@ -536,9 +540,10 @@ pub fn admin_gate_applies(gate: &str, current_version: &str) -> Result<bool, Str
     Ok(cur_major == major.to_string() && cur_minor == minor)
 }
 
-/// The risk of one applicable admin gate (C87): `None` when `acks` holds `gate: "true"`;
-/// otherwise risk `AdminAck-{gate}` with the gate's value as message and the first `https://`
-/// URI in it (up to whitespace) as URL.
+/// The risk of one applicable admin gate (upstream `pkg/risk/adminack`, test
+/// `Test_checkAdminGate`): `None` when `acks` holds `gate: "true"`; otherwise risk
+/// `AdminAck-{gate}` with the gate's value as message and the first `https://` URI in it (up to
+/// whitespace) as URL.
 pub fn admin_gate_risk(
     gate: &str,
     value: &str,

@@ -1,5 +1,6 @@
-//! ClusterVersion spec validation (cvo-spec §2.9, upstream `lib/validation/validation.go`,
-//! C31, C32, C70) and the `Invalid` condition message.
+//! ClusterVersion spec validation (upstream `lib/validation/validation.go`,
+//! tests in `validation_test.go` and `pkg/cvo/cvo_test.go` `TestOperator_sync`) and the `Invalid`
+//! condition message.
 
 use std::fmt;
 
@@ -116,7 +117,8 @@ pub fn validate_cluster_version(cv: &ClusterVersion, accept_risks_gate: bool) ->
 }
 
 /// Available updates with that version and an image; if none, 1 when a history entry with an
-/// image has it (valid, though the target is not resolved from history — cvo-spec row 4).
+/// image has it (valid, though the target is not resolved from history, as upstream
+/// `pkg/cvo/updatepayload.go` `findUpdateFromConfig` does).
 fn count_payloads_for_version(cv: &ClusterVersion, version: &str) -> usize {
     let n = cv
         .status
@@ -172,7 +174,8 @@ fn is_parseable_url(s: &str) -> bool {
 }
 
 /// The `Invalid` condition message: one error ⇒ `The cluster version is invalid: {err}`;
-/// several ⇒ `The cluster version is invalid:\n* {e1}\n* {e2}\n` (C32). `None` when valid.
+/// several ⇒ `The cluster version is invalid:\n* {e1}\n* {e2}\n` (upstream `TestOperator_sync`).
+/// `None` when valid.
 pub fn invalid_message(errs: &[FieldError]) -> Option<String> {
     match errs {
         [] => None,

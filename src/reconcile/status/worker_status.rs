@@ -10,7 +10,7 @@ use crate::openshift::{ClusterVersionCapabilitiesStatus, Release};
 use crate::reconcile::errors::SyncError;
 
 /// The outcome of loading the desired payload; drives the `ReleaseAccepted` condition
-/// (cvo-spec §2.3, upstream `LoadPayloadStatus`).
+/// (upstream `pkg/cvo/sync_worker.go` `LoadPayloadStatus`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadPayloadStatus {
     /// The payload is loaded and accepted.
@@ -51,11 +51,12 @@ impl LoadPayloadStatus {
         }
     }
 
-    /// A failed step (ReleaseAccepted False) with upstream's message (cvo-spec §2.3, C76):
-    /// `RetrievePayload` ⇒ `Retrieving payload failed version="{V}" image="{I}" failure={err}`,
-    /// `LoadPayload` ⇒ `Loading payload failed …`, `VerifyPayloadVersion` ⇒ `Verifying payload
-    /// failed …`, `PreconditionChecks` ⇒ `Preconditions failed for payload loaded version="{V}"
-    /// image="{I}": {err}` (C77). Any other step uses the `Loading` wording.
+    /// A failed step (ReleaseAccepted False) with upstream's message (`syncPayload`, test
+    /// `TestCVO_UpgradeUnverifiedPayload`): `RetrievePayload` ⇒ `Retrieving payload failed
+    /// version="{V}" image="{I}" failure={err}`, `LoadPayload` ⇒ `Loading payload failed …`,
+    /// `VerifyPayloadVersion` ⇒ `Verifying payload failed …`, `PreconditionChecks` ⇒ `Preconditions
+    /// failed for payload loaded version="{V}" image="{I}": {err}` (test
+    /// `TestCVO_UpgradePreconditionFailing`). Any other step uses the `Loading` wording.
     pub fn failed(step: &str, release: &Release, failure: SyncError, now: DateTime<Utc>) -> Self {
         let (v, i) = (&release.version, &release.image);
         let message = match step {
@@ -166,9 +167,9 @@ impl SyncWorkerStatus {
     }
 }
 
-/// The status-wrapper rules (`statusWrapper.Report`, C21–C22) for a new report `next` after the
-/// previously published `prev`. Returns the status to publish, or `None` when the report is
-/// dropped:
+/// The status-wrapper rules (upstream `sync_worker.go` `statusWrapper.Report`) for a new report
+/// `next` after the previously published `prev`. Returns the status to publish, or `None` when the
+/// report is dropped:
 /// - prev had a failure, next has none, same image, lower fraction ⇒ dropped;
 /// - fraction up, completed up, or (no failure and image changed) ⇒ `last_progress = now`;
 /// - generation 0 ⇒ keeps the previous generation;
@@ -196,9 +197,9 @@ pub fn report(
 }
 
 /// Token-bucket throttle of worker-status notifications (`runThrottledStatusNotifier`,
-/// C23; upstream interval 15 s, burst 2). A report on an "edge" (generation, actual release,
-/// reconciling flag or presence of a failure changed) notifies at once without using a
-/// token; any other report takes a token, waiting for one if the bucket is empty.
+/// test `Test_runThrottledStatusNotifier`; upstream interval 15 s, burst 2). A report on an "edge"
+/// (generation, actual release, reconciling flag or presence of a failure changed) notifies at once
+/// without using a token; any other report takes a token, waiting for one if the bucket is empty.
 #[derive(Clone, Debug)]
 pub struct StatusThrottle {
     interval: Duration,
@@ -228,7 +229,7 @@ impl StatusThrottle {
         }
     }
 
-    /// Upstream's setting: 15 s, burst 2 (cvo-spec §2.0 "Status notifier").
+    /// Upstream's setting: 15 s, burst 2 (upstream `pkg/cvo/cvo.go` `statusInterval`).
     pub fn upstream() -> Self {
         Self::new(Duration::from_secs(15), 2)
     }
@@ -273,8 +274,8 @@ impl StatusThrottle {
 }
 
 /// Whether two pull specs name the same image: equal strings, or both carry the same digest
-/// after `@` (`equalDigest`, C24). `a@sha256:X` and `b@sha256:X` are equal; a tag and a digest
-/// are not.
+/// after `@` (upstream `equalDigest`, test `Test_equalDigest`). `a@sha256:X` and `b@sha256:X` are
+/// equal; a tag and a digest are not.
 pub fn equal_digest(a: &str, b: &str) -> bool {
     if a == b {
         return true;

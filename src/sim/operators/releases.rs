@@ -1,7 +1,7 @@
 //! What the simulated operators know of each release payload: which Deployment runs which
 //! ClusterOperator, and the versions each ClusterOperator reports once it runs that release
 //! (the payload ClusterOperator manifest's `status.versions`, which is what the engine's health
-//! check waits for: cvo-spec §2.8.3, upstream `pkg/cvo/internal/operatorstatus.go`).
+//! check waits for: upstream `pkg/cvo/internal/operatorstatus.go`).
 
 use std::{
     collections::BTreeMap,

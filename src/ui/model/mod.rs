@@ -34,13 +34,13 @@ pub struct Dashboard {
     pub source: String,
     /// Feed health line: text and severity.
     pub feed: (String, Level),
-    /// Newest Completed history entry; `None` when no update ever completed (field note 26).
+    /// Newest Completed history entry; `None` when no update ever completed.
     pub current_version: Option<String>,
     /// The release being applied, when an update is in progress (or no update completed).
     pub target_version: Option<String>,
     /// Update channel.
     pub channel: Option<String>,
-    /// The assessment headline (Failing wins over Progressing, field note 29).
+    /// The assessment headline (Failing wins over Progressing).
     pub headline: Headline,
     /// Control-plane completion, when an update is in progress.
     pub completion: Option<Completion>,
@@ -90,7 +90,7 @@ pub struct Completion {
     pub updating: usize,
     /// Operators not yet started.
     pub waiting: usize,
-    /// `updated / total`; may be above 1 or not finite in broken inputs (field note 33).
+    /// `updated / total`; may be above 1 or not finite in broken inputs.
     pub ratio: f64,
     /// How long the update has been running.
     pub duration: Option<String>,
@@ -503,7 +503,7 @@ pub(crate) fn cond_detail(c: &Condition) -> String {
 /// assessment).
 pub const FAILING: &str = "FAILING";
 
-/// The headline: Failing wins over Progressing (field note 29); progress stays as secondary.
+/// The headline: Failing wins over Progressing; progress stays as secondary.
 fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: &FeedStatus) -> Headline {
     let Some(cv) = cv else {
         let (label, word, detail) = match feed {
@@ -578,7 +578,8 @@ fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: 
     }
 }
 
-/// `42%`, `100%`, `over 100%` or `n/a` (as `cvo status` prints percentages), never panicking on odd ratios (field note 33).
+/// `42%`, `100%`, `over 100%` or `n/a` (as `cvo status` prints percentages), never panicking on odd
+/// ratios.
 pub fn percent_label(ratio: f64) -> String {
     if !ratio.is_finite() || ratio < 0.0 {
         "n/a".into()

@@ -3,7 +3,7 @@
 //! The screen is a four-line header (source and feed, versions and channel, assessment
 //! headline, progress and health), a tab line, the body of the view in front and a footer
 //! (prompt, flash message or key hints from the key registry). Popups draw last. Every cell is
-//! one line, fitted to its column with an ellipsis (field notes 28, 34).
+//! one line, fitted to its column with an ellipsis.
 //!
 //! One module per view or widget: [`header`] (header and tab line), [`footer`], [`table`] (the
 //! shared table widget), [`overview`], [`operators`], [`nodes`], [`history`], [`health`], the
@@ -29,7 +29,7 @@ use ratatui::{Frame, text::Line, widgets::Paragraph};
 
 use super::{app::App, layout, tab::Tab, text};
 
-/// Smallest terminal the dashboard lays out; below it one line says so (field note 35).
+/// Smallest terminal the dashboard lays out; below it one line says so.
 pub const MIN_WIDTH: u16 = 60;
 /// Smallest terminal height.
 pub const MIN_HEIGHT: u16 = 15;

@@ -1,5 +1,6 @@
 //! The engine loop: the I/O around the sync worker and the pure status algorithm (upstream
-//! pkg/cvo/cvo.go `sync`, status.go `applyClusterVersionStatus`; cvo-spec §2.1, rows 84, 87).
+//! pkg/cvo/cvo.go `sync`, status.go `applyClusterVersionStatus`, sync_worker.go
+//! `runThrottledStatusNotifier`).
 //!
 //! Each turn reads the ClusterVersion (creating it when configured to), validates it, picks the
 //! target release, loads its payload through a [`PayloadResolver`] when the work changed, hands

@@ -8,7 +8,7 @@ impl EngineLoop {
         let v = self.worker.view();
         let mut st = v.status;
         if st.actual.image.is_empty() && self.worker.work().is_none() && self.blocked.is_none() {
-            // No target: report the NoDesiredImage failure (C73).
+            // No target: report the NoDesiredImage failure (upstream pkg/cvo/cvo.go `sync`).
             if self.cfg.payloads.own_image().is_empty() {
                 st.failure = Some(no_desired_image_failure());
             }
@@ -54,7 +54,8 @@ impl EngineLoop {
         st
     }
 
-    /// Writes the status when it changed, throttled and conflict-safe (row 84, 87).
+    /// Writes the status when it changed, throttled and conflict-safe (upstream pkg/cvo/status.go
+    /// `applyClusterVersionStatus`, sync_worker.go `runThrottledStatusNotifier`).
     pub(super) async fn write_status(&mut self) {
         if self.mode != EngineMode::ActiveApply || !self.leading() || self.switch.is_read_only() {
             return;

@@ -4,7 +4,8 @@
 use super::*;
 
 impl EngineLoop {
-    /// Target selection and payload loading (cvo-spec §2.1 steps 2–5).
+    /// Target selection and payload loading (upstream pkg/cvo/cvo.go `sync`, updatepayload.go
+    /// `findUpdateFromConfig`).
     pub(super) fn update_worker(&mut self) {
         if self.blocked.is_some() {
             return;
@@ -19,8 +20,8 @@ impl EngineLoop {
             image: own.image.clone(),
         };
         let mut force = false;
-        // Upstream resolves spec.desiredUpdate only once the worker is initialized (C78); our
-        // payload resolution is synchronous, so the first turn already takes it. This keeps a
+        // Upstream resolves spec.desiredUpdate only once the worker is initialized (cvo.go `sync`);
+        // our payload resolution is synchronous, so the first turn already takes it. This keeps a
         // restarted engine on the update it was doing instead of bouncing through its own
         // release (which would add a history entry).
         if !desired_invalid && let Some(du) = &cv.spec.desired_update {
@@ -88,7 +89,7 @@ impl EngineLoop {
             }
             return;
         }
-        // Version change while initializing is ignored (row 78).
+        // Version change while initializing is ignored (upstream sync_worker.go `Update`).
         if let Some(cur) = &current
             && cur.state == PayloadState::Initializing
             && cur.desired.image != target.image

@@ -1,5 +1,6 @@
 //! Port of pkg/cvo/sync_worker.go: the sync worker that applies a release payload, pass after
-//! pass, in the initializing / updating / reconciling states (cvo-spec §1.H, §2.0, §2.1).
+//! pass, in the initializing / updating / reconciling states (`SyncWorker.Start`, `Update`,
+//! `apply`).
 //!
 //! The worker owns one [`SyncWork`] at a time (the payload to apply and the mode). A spawned
 //! loop runs apply passes over the task graph of the payload ([`crate::reconcile::payload::graph_for_state`] +
@@ -36,7 +37,7 @@ use pass::{Pass, PassResult};
 
 /// What the worker applies: one loaded payload in one mode (upstream `SyncWork`). The work
 /// identity ([`SyncWork::same_work`]) is image + force + overrides + enabled capabilities +
-/// enabled feature gates (cvo-spec row 77).
+/// enabled feature gates (upstream `equalSyncWork`, `calculateNextFrom`).
 #[derive(Clone, Debug)]
 pub struct SyncWork {
     /// ClusterVersion `metadata.generation` this work was accepted for.
@@ -72,7 +73,8 @@ impl SyncWork {
             && self.feature_gates == other.feature_gates
     }
 
-    /// The apply-time filter (capabilities, overrides, feature gates; cvo-spec §2.2).
+    /// The apply-time filter (capabilities, overrides, feature gates; upstream library-go
+    /// `pkg/manifest/manifest.go` `Include`).
     pub fn apply_filter(&self) -> InclusionConfig {
         InclusionConfig {
             capabilities: Some(self.capabilities.clone()),
@@ -112,8 +114,9 @@ pub struct WorkerView {
     pub co_update_start_times: Arc<std::collections::HashMap<String, DateTime<Utc>>>,
 }
 
-/// The payload state the worker starts a new release in (cvo-spec row 76): no Completed entry
-/// in history ⇒ Initializing; `history[0]` Completed for `image` ⇒ Reconciling; else Updating.
+/// The payload state the worker starts a new release in (upstream pkg/cvo/cvo.go `sync`): no
+/// Completed entry in history ⇒ Initializing; `history[0]` Completed for `image` ⇒ Reconciling;
+/// else Updating.
 pub fn initial_state(history: &[crate::openshift::UpdateHistory], image: &str) -> PayloadState {
     use crate::openshift::UpdateState;
     if !history.iter().any(|h| h.state == UpdateState::Completed) {
@@ -264,7 +267,7 @@ impl SyncWorker {
     }
 
     /// Records a payload load outcome without changing the work (a failed load keeps the old
-    /// work; cvo-spec §2.1 "failure ⇒ keep old work").
+    /// work, as upstream `SyncWorker.Update` does).
     pub fn set_load_status(&self, load: LoadPayloadStatus) {
         self.inner.view.send_if_modified(|v| {
             let m = v.status.load_payload_status != load;

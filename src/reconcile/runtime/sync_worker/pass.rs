@@ -143,10 +143,10 @@ impl Pass<'_> {
         drop(s);
         self.worker.inner.view.send_modify(|v| {
             v.co_update_start_times = co_start;
-            // statusWrapper.Report (C21): after a failed pass, a re-run of the same release
-            // that has not yet caught up with the last reported progress is not reported (done
-            // count and per-task states alike), so the sync fraction and the task graph do not
-            // fall back while a pass re-applies what is done.
+            // statusWrapper.Report (upstream sync_worker.go): after a failed pass, a re-run of the
+            // same release that has not yet caught up with the last reported progress is not
+            // reported (done count and per-task states alike), so the sync fraction and the task
+            // graph do not fall back while a pass re-applies what is done.
             let catching_up = running && v.status.failure.is_some() && done < v.status.done;
             if !catching_up {
                 v.status.done = done;

@@ -33,4 +33,4 @@ pub use task_graph::{
     flatten_by_number_and_component, graph_for_state, permute_order, run_graph, run_level_and_component,
     shift_order,
 };
-pub use template::RenderConfig;
+pub use template::{RenderConfig, TemplateError};

@@ -10,7 +10,7 @@ use std::{future::Future, time::Duration};
 use cvo::{
     openshift::config_v1::ClusterOperator,
     reconcile::apply::{
-        Applier, ApplyContext, Drift, ProxyStatus, TlsProfile, UpdateEffect, build_required,
+        Applier, ApplyContext, Drift, ProxyStatus, TlsProfile, build_required,
         builders::{self, inject_proxy, inject_tls, update_pod_spec_with_internal_lb},
         kinds::*,
         merge::merge_owner_refs,
@@ -18,6 +18,7 @@ use cvo::{
         podspec::{ensure_env, ensure_tolerations},
         readiness::{check_deployment, check_job, check_operator_health},
     },
+    reconcile::errors::UpdateEffect,
     reconcile::payload::PayloadState,
     sim::Simulator,
 };
@@ -86,7 +87,7 @@ fn c45_no_expected_versions() {
         e.message,
         "Cluster operator test-co does not declare expected versions"
     );
-    assert_eq!(e.effect, Some(UpdateEffect::Fail));
+    assert_eq!(e.effect, UpdateEffect::Fail);
 }
 
 #[test]
@@ -97,10 +98,10 @@ fn c46_available_not_degraded_versions_not_reached() {
         let e =
             check_operator_health(&expected_co(), Some(&live), PayloadState::Updating).expect_err("updating");
         assert_eq!(e.reason, "ClusterOperatorUpdating");
-        assert_eq!(e.effect, Some(UpdateEffect::None));
+        assert_eq!(e.effect, UpdateEffect::None);
         assert_eq!(e.message, "Cluster operator test-co is updating versions");
         assert_eq!(
-            e.nested.as_deref(),
+            e.nested_text().as_deref(),
             Some(
                 "cluster operator test-co is available and not degraded but has not finished updating to target version"
             )
@@ -125,10 +126,10 @@ fn c47_not_available() {
         let e = check_operator_health(&expected_co(), Some(&live), PayloadState::Updating)
             .expect_err("unavailable");
         assert_eq!(e.reason, "ClusterOperatorNotAvailable");
-        assert_eq!(e.effect, Some(UpdateEffect::Fail));
+        assert_eq!(e.effect, UpdateEffect::Fail);
         assert_eq!(e.message, "Cluster operator test-co is not available");
         assert_eq!(
-            e.nested.as_deref(),
+            e.nested_text().as_deref(),
             Some("cluster operator test-co: available=false, progressing=true, degraded=true, undone="),
             "conditions {conds}"
         );
@@ -147,15 +148,15 @@ fn c48_degraded_fails_after_interval_and_reports_while_initializing() {
     );
     let e = check_operator_health(&expected_co(), Some(&live), PayloadState::Updating).expect_err("degraded");
     assert_eq!(e.reason, "ClusterOperatorDegraded");
-    assert_eq!(e.effect, Some(UpdateEffect::FailAfterInterval));
+    assert_eq!(e.effect, UpdateEffect::FailAfterInterval);
     assert_eq!(e.message, "Cluster operator test-co is degraded");
     assert_eq!(
-        e.nested.as_deref(),
+        e.nested_text().as_deref(),
         Some("cluster operator test-co is Degraded=True: RandomReason, random error")
     );
     let e =
         check_operator_health(&expected_co(), Some(&live), PayloadState::Initializing).expect_err("degraded");
-    assert_eq!(e.effect, Some(UpdateEffect::Report));
+    assert_eq!(e.effect, UpdateEffect::Report);
 }
 
 #[test]
@@ -168,9 +169,9 @@ fn c49_missing_degraded_counts_as_degraded() {
     );
     let e = check_operator_health(&expected_co(), Some(&live), PayloadState::Updating).expect_err("degraded");
     assert_eq!(e.reason, "ClusterOperatorDegraded");
-    assert_eq!(e.effect, Some(UpdateEffect::FailAfterInterval));
+    assert_eq!(e.effect, UpdateEffect::FailAfterInterval);
     assert_eq!(
-        e.nested.as_deref(),
+        e.nested_text().as_deref(),
         Some("cluster operator test-co: available=true, progressing=true, degraded=true, undone=")
     );
     let healthy = co(
@@ -799,7 +800,7 @@ async fn cluster_operator_is_health_checked_not_created() {
         .expect_err("updating");
     assert_eq!(
         (e.reason.as_str(), e.effect),
-        ("ClusterOperatorUpdating", Some(UpdateEffect::None))
+        ("ClusterOperatorUpdating", UpdateEffect::None)
     );
     let mut live = sim
         .get("config.openshift.io", "clusteroperators", "", "test-co")

@@ -113,6 +113,8 @@ impl fmt::Display for UpdateError {
     }
 }
 
+impl std::error::Error for UpdateError {}
+
 impl UpdateError {
     /// An error with just a reason and a message (effect `Unset`).
     pub fn new(reason: impl Into<String>, message: impl Into<String>) -> Self {
@@ -121,6 +123,60 @@ impl UpdateError {
             message: message.into(),
             ..Self::default()
         }
+    }
+
+    /// An error with a reason, a message and effect `Fail` (the apply layer's failures,
+    /// upstream `lib/resourcebuilder` and `pkg/cvo/internal/operatorstatus.go`).
+    pub fn fail(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(reason, message).with_effect(UpdateEffect::Fail)
+    }
+
+    /// An `UpdatePayloadFailed` error (the "anything else" class) with `message` and effect
+    /// `Fail`.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::fail(reasons::UPDATE_PAYLOAD_FAILED, message)
+    }
+
+    /// Wraps an API error of the task described by `task` (e.g. `deployment "ns/a"`) with the
+    /// reason of its class ([`ApiErrorKind::of`]) and the message `Could not update {task}:
+    /// {cause}` (no `: {cause}` for `UpdatePayloadFailed`), effect `Fail`; the server's text is
+    /// nested (upstream `pkg/payload/task.go` `Task.Run`, `reasonForPayloadSyncError`).
+    pub fn from_api(task: &str, err: &kube::Error) -> Self {
+        Self::from_api_kind(task, ApiErrorKind::of(err), err)
+    }
+
+    /// [`Self::from_api`] with the class already decided (e.g. a discovery failure that means
+    /// the kind is not served).
+    pub fn from_api_kind(task: &str, kind: ApiErrorKind, err: &kube::Error) -> Self {
+        let (reason, cause) = kind.reason_and_cause();
+        let message = if cause.is_empty() {
+            format!("Could not update {task}")
+        } else {
+            format!("Could not update {task}: {cause}")
+        };
+        Self::fail(reason, message).with_nested(err.to_string())
+    }
+
+    /// Builder: nests a plain error with this text (upstream `Nested`).
+    #[must_use]
+    pub fn with_nested(mut self, nested: impl Into<String>) -> Self {
+        self.nested = vec![SyncError::plain(nested)];
+        self
+    }
+
+    /// The text of the nested errors (joined by `; ` when there are several), `None` when
+    /// nothing is nested.
+    pub fn nested_text(&self) -> Option<String> {
+        if self.nested.is_empty() {
+            return None;
+        }
+        Some(
+            self.nested
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
     }
 
     /// Builder: sets the effect.
@@ -207,6 +263,27 @@ impl SyncError {
     }
 }
 
+/// Reason strings of update errors built by the engine (upstream `pkg/payload/task.go`,
+/// `lib/resourcebuilder`, `pkg/cvo/internal/operatorstatus.go`).
+pub mod reasons {
+    /// API NotFound / AlreadyExists.
+    pub const RESOURCE_NOT_FOUND: &str = "UpdatePayloadResourceNotFound";
+    /// Anything else.
+    pub const UPDATE_PAYLOAD_FAILED: &str = "UpdatePayloadFailed";
+    /// Deployment / DaemonSet not available.
+    pub const WORKLOAD_NOT_AVAILABLE: &str = "WorkloadNotAvailable";
+    /// Deployment cannot roll out.
+    pub const WORKLOAD_NOT_PROGRESSING: &str = "WorkloadNotProgressing";
+    /// ClusterOperator manifest without `status.versions`.
+    pub const CO_NO_VERSIONS: &str = "ClusterOperatorNoVersions";
+    /// ClusterOperator not Available.
+    pub const CO_NOT_AVAILABLE: &str = "ClusterOperatorNotAvailable";
+    /// ClusterOperator Degraded.
+    pub const CO_DEGRADED: &str = "ClusterOperatorDegraded";
+    /// ClusterOperator has not reached the expected versions.
+    pub const CO_UPDATING: &str = "ClusterOperatorUpdating";
+}
+
 /// Class of a Kubernetes API error, as `k8s.io/apimachinery/pkg/api/errors` `Is*` tests it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ApiErrorKind {
@@ -236,6 +313,9 @@ pub enum ApiErrorKind {
     TooManyRequests,
     /// The REST mapper has no kind for the manifest (`meta.NoKindMatchError`).
     NoKindMatch,
+    /// No HTTP response at all (connection refused, TLS, timeout in the transport). Upstream's
+    /// client-go returns no API status here; this port reports it like `ServiceUnavailable`.
+    Unreachable,
     /// Anything else.
     Other,
 }
@@ -263,6 +343,29 @@ const KNOWN_STATUS_REASONS: &[&str] = &[
 ];
 
 impl ApiErrorKind {
+    /// Classifies a kube client error: an API `Status` by [`Self::from_status`] (or
+    /// `UnexpectedServerError` when a cause says `UnexpectedServerResponse`, apimachinery
+    /// `IsUnexpectedServerError`), a discovery failure as `NoKindMatch`, a transport failure as
+    /// `Unreachable`, anything else as `Other`.
+    pub fn of(err: &kube::Error) -> Self {
+        match err {
+            kube::Error::Api(s) => {
+                let unexpected = s
+                    .details
+                    .as_ref()
+                    .is_some_and(|d| d.causes.iter().any(|c| c.reason == "UnexpectedServerResponse"));
+                if unexpected {
+                    Self::UnexpectedServerError
+                } else {
+                    Self::from_status(s.code, &s.reason)
+                }
+            }
+            kube::Error::Discovery(_) => Self::NoKindMatch,
+            kube::Error::HyperError(_) | kube::Error::Service(_) => Self::Unreachable,
+            _ => Self::Other,
+        }
+    }
+
     /// Classifies a `metav1.Status` failure by its `reason` and HTTP `code`: the reason decides
     /// when it is a known one, the code otherwise (apimachinery `reasonAndCodeForError`).
     pub fn from_status(code: u16, reason: &str) -> Self {
@@ -311,7 +414,7 @@ impl ApiErrorKind {
                 "UpdatePayloadResourceConflict",
                 "someone else is updating this resource",
             ),
-            Self::Timeout | Self::ServiceUnavailable | Self::UnexpectedServerError => {
+            Self::Timeout | Self::ServiceUnavailable | Self::UnexpectedServerError | Self::Unreachable => {
                 ("UpdatePayloadClusterDown", "the server is down or not responding")
             }
             Self::InternalError => (
@@ -546,5 +649,66 @@ pub fn filter_error_for_failing_condition(
             multiple_errors(kept)
         }
         _ => Some(err.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api(reason: &str, code: u16) -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure("boom", reason)
+                .with_code(code)
+                .boxed(),
+        )
+    }
+
+    #[test]
+    fn api_errors_map_to_reasons_and_causes() {
+        let e = UpdateError::from_api("deployment \"ns/a\" (1 of 2)", &api("Invalid", 422));
+        assert_eq!(e.reason, "UpdatePayloadResourceInvalid");
+        assert_eq!(
+            e.message,
+            "Could not update deployment \"ns/a\" (1 of 2): the object is invalid, possibly due to local cluster configuration"
+        );
+        let e = UpdateError::from_api("x", &api("BadRequest", 400));
+        assert_eq!(
+            (e.reason.as_str(), e.message.as_str()),
+            ("UpdatePayloadFailed", "Could not update x")
+        );
+        assert_eq!(
+            UpdateError::from_api("x", &api("Conflict", 409)).reason,
+            "UpdatePayloadResourceConflict"
+        );
+        assert_eq!(
+            UpdateError::from_api("x", &api("", 429)).reason,
+            "UpdatePayloadClusterOverloaded"
+        );
+        assert_eq!(
+            UpdateError::from_api("x", &api("AlreadyExists", 409)).reason,
+            "UpdatePayloadResourceNotFound"
+        );
+    }
+
+    #[test]
+    fn unknown_5xx_is_update_payload_failed_unless_the_server_says_unexpected() {
+        // apimachinery's Is* tests fall back to the code only for 500, 503, 504
+        // (pkg/payload/task.go reasonForPayloadSyncError).
+        assert_eq!(ApiErrorKind::of(&api("", 502)), ApiErrorKind::Other);
+        assert_eq!(
+            UpdateError::from_api("x", &api("", 502)).reason,
+            "UpdatePayloadFailed"
+        );
+        assert_eq!(ApiErrorKind::of(&api("", 503)), ApiErrorKind::ServiceUnavailable);
+        let s: kube::core::Status = serde_json::from_value(serde_json::json!({
+            "status": "Failure", "code": 502, "reason": "InternalError",
+            "details": {"causes": [{"reason": "UnexpectedServerResponse", "message": "bad gateway"}]},
+        }))
+        .expect("status");
+        assert_eq!(
+            UpdateError::from_api("x", &kube::Error::Api(s.boxed())).reason,
+            "UpdatePayloadClusterDown"
+        );
     }
 }

@@ -11,7 +11,7 @@ use k8s_openapi::{
 };
 use serde_json::Value;
 
-use super::error::UpdateError;
+use crate::reconcile::errors::UpdateError;
 
 /// Annotation listing containers that get the cluster proxy environment.
 pub const INJECT_PROXY: &str = "config.openshift.io/inject-proxy";

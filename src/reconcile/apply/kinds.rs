@@ -21,13 +21,13 @@ use k8s_openapi::{
 };
 
 use super::{
-    error::UpdateError,
     merge::{
         ensure_object_meta, ensure_object_meta_opt, ensure_selector, merge_map, set, set_defaulted,
         set_if_set,
     },
     podspec::ensure_pod_template_spec,
 };
+use crate::reconcile::errors::UpdateError;
 
 /// Annotation that keeps the live, injected CA bundle on CRDs and webhook configurations.
 pub const INJECT_CABUNDLE: &str = "service.beta.openshift.io/inject-cabundle";

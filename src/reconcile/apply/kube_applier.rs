@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::reconcile::{
     api::Drift,
-    errors::{UpdateEffect, UpdateError},
+    errors::UpdateError,
     payload::{PayloadState, Task},
 };
 
@@ -56,9 +56,8 @@ pub trait TaskApplier: Send + Sync {
 }
 
 /// The per-kind apply layer ([`super::Applier`]: typed "ensure" merges, readiness,
-/// ClusterOperator health, deletions) as a [`TaskApplier`]: modes, drift and errors converted
-/// to the sync worker's vocabulary (the apply layer's `UpdateError` → [`UpdateError`], with
-/// the plural reason and message of the ClusterOperator errors for condensing).
+/// ClusterOperator health, deletions) as a [`TaskApplier`]; its errors get the task's position
+/// in their `Could not update ...` message.
 pub struct KubeApplier {
     inner: super::Applier,
 }
@@ -86,44 +85,6 @@ impl KubeApplier {
     }
 }
 
-/// The apply layer's error in the worker's vocabulary.
-pub fn convert_apply_error(e: super::UpdateError) -> UpdateError {
-    use super::UpdateEffect as E;
-    let effect = match e.effect {
-        Some(E::None) => UpdateEffect::None,
-        Some(E::Report) => UpdateEffect::Report,
-        Some(E::Fail) => UpdateEffect::Fail,
-        Some(E::FailAfterInterval) => UpdateEffect::FailAfterInterval,
-        None => UpdateEffect::Unset,
-    };
-    let plural = match e.reason.as_str() {
-        "ClusterOperatorNotAvailable" => Some((
-            "ClusterOperatorsNotAvailable",
-            "Cluster operators %s are not available",
-        )),
-        "ClusterOperatorDegraded" => Some(("ClusterOperatorsDegraded", "Cluster operators %s are degraded")),
-        "ClusterOperatorUpdating" => Some((
-            "ClusterOperatorsUpdating",
-            "Cluster operators %s are updating versions",
-        )),
-        "ClusterOperatorNoVersions" => Some((
-            "ClusterOperatorsNoVersions",
-            "Cluster operators %s do not declare expected versions",
-        )),
-        _ => None,
-    };
-    let mut u = UpdateError::new(e.reason, e.message)
-        .with_effect(effect)
-        .with_name(e.name);
-    if let Some((r, f)) = plural {
-        u = u.with_plural(r, f);
-    }
-    if let Some(n) = e.nested {
-        u.nested = vec![crate::reconcile::errors::SyncError::plain(n)];
-    }
-    u
-}
-
 /// `Could not update {kind} "{ns/name}"...` of the apply layer gets the task's position:
 /// `Could not update {kind} "{ns/name}" ({i} of {n})...` (task.go `Task.String`).
 fn with_task_position(mut e: UpdateError, task: &Task) -> UpdateError {
@@ -149,7 +110,7 @@ impl TaskApplier for KubeApplier {
                 .inner
                 .apply(&actx, &task.manifest.object)
                 .await
-                .map_err(|e| with_task_position(convert_apply_error(e), task))?;
+                .map_err(|e| with_task_position(e, task))?;
             Ok(TaskOutcome {
                 drift: out.drift,
                 wrote: out.wrote,
@@ -168,7 +129,6 @@ impl TaskApplier for KubeApplier {
             self.inner
                 .precreate_cluster_operator(&actx, &task.manifest.object)
                 .await
-                .map_err(convert_apply_error)
         }
         .boxed()
     }

@@ -15,7 +15,6 @@
 pub mod builders;
 pub mod delete;
 pub mod diff;
-pub mod error;
 pub mod kinds;
 pub mod kube_applier;
 pub mod merge;
@@ -45,10 +44,15 @@ use serde_json::Value;
 pub use builders::{ProxyStatus, TlsProfile};
 pub use delete::DeletionTracker;
 pub use diff::{Drift, FieldChange, diff_values};
-pub use error::{UpdateEffect, UpdateError};
 pub use kube_applier::{KubeApplier, TaskApplier, TaskContext, TaskOutcome};
 
-use crate::{openshift::config_v1::ClusterOperator, reconcile::payload::PayloadState};
+use crate::{
+    openshift::config_v1::ClusterOperator,
+    reconcile::{
+        errors::{ApiErrorKind, UpdateError},
+        payload::PayloadState,
+    },
+};
 
 /// Cluster facts and switches for one apply pass.
 #[derive(Clone, Debug)]
@@ -481,20 +485,11 @@ impl Applier {
             }
             Err(e) => {
                 lock(&self.discovery).remove(&key);
-                let class = match &e {
-                    kube::Error::Api(s) if s.code == 404 => error::ApiErrorClass::NoKindMatch,
-                    kube::Error::Discovery(_) => error::ApiErrorClass::NoKindMatch,
-                    other => error::ApiErrorClass::of(other),
+                let kind = match &e {
+                    kube::Error::Api(s) if s.code == 404 => ApiErrorKind::NoKindMatch,
+                    other => ApiErrorKind::of(other),
                 };
-                let (reason, cause) = class.reason_and_cause();
-                let task = id.task();
-                let msg = match cause {
-                    Some(c) => format!("Could not update {task}: {c}"),
-                    None => format!("Could not update {task}"),
-                };
-                let mut err = UpdateError::new(reason, msg).with_nested(e.to_string());
-                err.task = task;
-                Err(err)
+                Err(UpdateError::from_api_kind(&id.task(), kind, &e))
             }
         }
     }

@@ -11,11 +11,9 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
 
-use super::{
-    PayloadState,
-    error::{UpdateEffect, UpdateError, reasons},
-};
+use super::PayloadState;
 use crate::openshift::{condition::ConditionStatus, config_v1::ClusterOperator};
+use crate::reconcile::errors::{UpdateEffect, UpdateError, reasons};
 
 fn ns_name(m: &ObjectMeta) -> String {
     format!(
@@ -42,7 +40,7 @@ pub fn check_deployment(d: &Deployment) -> Result<(), UpdateError> {
     let find = |t: &str| conds.iter().find(|c| c.type_.as_deref() == Some(t));
     let text = |s: &Option<String>| s.clone().unwrap_or_default();
     if let Some(c) = find("ReplicaFailure").filter(|c| c.status.as_deref() == Some("True")) {
-        return Err(UpdateError::new(
+        return Err(UpdateError::fail(
             reasons::WORKLOAD_NOT_PROGRESSING,
             format!(
                 "deployment {n} has a replica failure {}: {}",
@@ -58,7 +56,7 @@ pub fn check_deployment(d: &Deployment) -> Result<(), UpdateError> {
         && a.status.as_deref() == Some("False")
         && p.status.as_deref() == Some("False")
     {
-        return Err(UpdateError::new(
+        return Err(UpdateError::fail(
             reasons::WORKLOAD_NOT_AVAILABLE,
             format!(
                 "deployment {n} is not available {} ({}) or progressing {} ({})",
@@ -74,7 +72,7 @@ pub fn check_deployment(d: &Deployment) -> Result<(), UpdateError> {
         && p.status.as_deref() == Some("False")
         && p.reason.as_deref() == Some("ProgressDeadlineExceeded")
     {
-        return Err(UpdateError::new(
+        return Err(UpdateError::fail(
             reasons::WORKLOAD_NOT_PROGRESSING,
             format!(
                 "deployment {n} is Progressing=False: ProgressDeadlineExceeded: {}",
@@ -174,14 +172,18 @@ pub fn check_operator_health(
 ) -> Result<(), UpdateError> {
     let n = expected.name().to_owned();
     if expected.status.versions.is_empty() {
-        return Err(UpdateError::new(
+        return Err(UpdateError::fail(
             reasons::CO_NO_VERSIONS,
             format!("Cluster operator {n} does not declare expected versions"),
+        )
+        .with_plural(
+            "ClusterOperatorsNoVersions",
+            "Cluster operators %s do not declare expected versions",
         )
         .with_name(n));
     }
     let Some(live) = live else {
-        return Err(UpdateError::new(
+        return Err(UpdateError::fail(
             reasons::RESOURCE_NOT_FOUND,
             format!("clusteroperators.config.openshift.io \"{n}\" not found"),
         )
@@ -220,9 +222,13 @@ pub fn check_operator_health(
             ),
             _ => default_nested,
         };
-        return Err(UpdateError::new(
+        return Err(UpdateError::fail(
             reasons::CO_NOT_AVAILABLE,
             format!("Cluster operator {n} is not available"),
+        )
+        .with_plural(
+            "ClusterOperatorsNotAvailable",
+            "Cluster operators %s are not available",
         )
         .with_nested(nested)
         .with_name(n));
@@ -243,16 +249,21 @@ pub fn check_operator_health(
             UpdateEffect::FailAfterInterval
         };
         return Err(
-            UpdateError::new(reasons::CO_DEGRADED, format!("Cluster operator {n} is degraded"))
+            UpdateError::fail(reasons::CO_DEGRADED, format!("Cluster operator {n} is degraded"))
+                .with_plural("ClusterOperatorsDegraded", "Cluster operators %s are degraded")
                 .with_effect(effect)
                 .with_nested(nested)
                 .with_name(n),
         );
     }
     if !undone.is_empty() && mode != PayloadState::Initializing {
-        return Err(UpdateError::new(
+        return Err(UpdateError::fail(
             reasons::CO_UPDATING,
             format!("Cluster operator {n} is updating versions"),
+        )
+        .with_plural(
+            "ClusterOperatorsUpdating",
+            "Cluster operators %s are updating versions",
         )
         .with_effect(UpdateEffect::None)
         .with_nested(format!(

@@ -91,6 +91,31 @@ pub const CREATE_ONLY_ANNOTATION: &str = "release.openshift.io/create-only";
 /// The annotation naming a manifest's capabilities (`a+b`).
 pub const CAPABILITY_ANNOTATION: &str = "capability.openshift.io/name";
 
+/// Why a document is not a manifest (library-go `lib/manifest/manifest.go` checks), or why a
+/// manifest's delete annotation is invalid. Each displays as one line; the caller adds the file
+/// and index.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidManifest {
+    /// The document is not a JSON object; the field is what it is (`an array`, ...).
+    #[error("not an object but {0}")]
+    NotAnObject(&'static str),
+    /// A field that must be a string is something else: (field path, what it is).
+    #[error("{0} is {1}, not a string")]
+    NotAString(String, &'static str),
+    /// A field that must be an object is something else: (field path, what it is).
+    #[error("{0} is {1}, not an object")]
+    NotAnObjectField(&'static str, &'static str),
+    /// `kind` or `metadata.name` is empty; the field is the resource id as displayed.
+    #[error("resource with fields {0} must contain kubernetes required fields kind and name")]
+    MissingKindOrName(String),
+    /// `release.openshift.io/delete` has a value other than `true` (the value).
+    #[error("invalid delete annotation {DELETE_ANNOTATION:?} value: {value:?}")]
+    InvalidDeleteAnnotation {
+        /// The annotation's value.
+        value: String,
+    },
+}
+
 impl Manifest {
     /// Builds a manifest from an object, checking the identity as library-go does: `kind` and
     /// `metadata.name` are required (except for `List`s, whose items are separate manifests),
@@ -98,7 +123,7 @@ impl Manifest {
     ///
     /// # Errors
     /// A one-line description of the first problem (the caller adds file and index).
-    pub fn from_object(object: Value, file: &str, index: usize) -> Result<Manifest, String> {
+    pub fn from_object(object: Value, file: &str, index: usize) -> Result<Manifest, InvalidManifest> {
         let raw = go_json(&object).into_bytes();
         Self::from_object_raw(object, raw, file, index)
     }
@@ -112,19 +137,19 @@ impl Manifest {
         raw: Vec<u8>,
         file: &str,
         index: usize,
-    ) -> Result<Manifest, String> {
+    ) -> Result<Manifest, InvalidManifest> {
         let Value::Object(map) = &object else {
-            return Err(format!("not an object but {}", kind_of(&object)));
+            return Err(InvalidManifest::NotAnObject(kind_of(&object)));
         };
         let api_version = match map.get("apiVersion") {
             None | Some(Value::Null) => "",
             Some(Value::String(s)) => s.as_str(),
-            Some(v) => return Err(format!("apiVersion is {}, not a string", kind_of(v))),
+            Some(v) => return Err(InvalidManifest::NotAString("apiVersion".into(), kind_of(v))),
         };
         let kind = match map.get("kind") {
             None | Some(Value::Null) => "",
             Some(Value::String(s)) => s.as_str(),
-            Some(v) => return Err(format!("kind is {}, not a string", kind_of(v))),
+            Some(v) => return Err(InvalidManifest::NotAString("kind".into(), kind_of(v))),
         };
         let (group, version) = match api_version.split_once('/') {
             Some((g, v)) => (g.to_string(), v.to_string()),
@@ -133,13 +158,13 @@ impl Manifest {
         let meta = match map.get("metadata") {
             None | Some(Value::Null) => None,
             Some(Value::Object(m)) => Some(m),
-            Some(v) => return Err(format!("metadata is {}, not an object", kind_of(v))),
+            Some(v) => return Err(InvalidManifest::NotAnObjectField("metadata", kind_of(v))),
         };
-        let meta_str = |key: &str| -> Result<String, String> {
+        let meta_str = |key: &str| -> Result<String, InvalidManifest> {
             match meta.and_then(|m| m.get(key)) {
                 None | Some(Value::Null) => Ok(String::new()),
                 Some(Value::String(s)) => Ok(s.clone()),
-                Some(v) => Err(format!("metadata.{key} is {}, not a string", kind_of(v))),
+                Some(v) => Err(InvalidManifest::NotAString(format!("metadata.{key}"), kind_of(v))),
             }
         };
         let name = meta_str("name")?;
@@ -154,15 +179,20 @@ impl Manifest {
                             annotations.insert(k.clone(), s.clone());
                         }
                         other => {
-                            return Err(format!(
-                                "metadata.annotations[{k:?}] is {}, not a string",
-                                kind_of(other)
+                            return Err(InvalidManifest::NotAString(
+                                format!("metadata.annotations[{k:?}]"),
+                                kind_of(other),
                             ));
                         }
                     }
                 }
             }
-            Some(v) => return Err(format!("metadata.annotations is {}, not an object", kind_of(v))),
+            Some(v) => {
+                return Err(InvalidManifest::NotAnObjectField(
+                    "metadata.annotations",
+                    kind_of(v),
+                ));
+            }
         }
         let id = ResourceId {
             group: group.clone(),
@@ -171,9 +201,7 @@ impl Manifest {
             name,
         };
         if id.kind.is_empty() || id.name.is_empty() {
-            return Err(format!(
-                "resource with fields {id} must contain kubernetes required fields kind and name"
-            ));
+            return Err(InvalidManifest::MissingKindOrName(id.to_string()));
         }
         Ok(Manifest {
             file: file.to_string(),
@@ -217,13 +245,11 @@ impl Manifest {
     ///
     /// # Errors
     /// Any other value of the annotation (lib/resourcedelete `ValidDeleteAnnotation`).
-    pub fn delete_requested(&self) -> Result<bool, String> {
+    pub fn delete_requested(&self) -> Result<bool, InvalidManifest> {
         match self.annotations.get(DELETE_ANNOTATION) {
             None => Ok(false),
             Some(v) if v == "true" => Ok(true),
-            Some(v) => Err(format!(
-                "invalid delete annotation {DELETE_ANNOTATION:?} value: {v:?}"
-            )),
+            Some(v) => Err(InvalidManifest::InvalidDeleteAnnotation { value: v.clone() }),
         }
     }
 
@@ -350,7 +376,7 @@ pub fn parse_manifests(data: &[u8], path: &str) -> Result<Vec<Manifest>, Vec<Man
                 m.path = path.to_string();
                 push(m, &mut errors);
             }
-            Err(e) => errors.push(err(index, e)),
+            Err(e) => errors.push(err(index, e.to_string())),
         }
     }
     if errors.is_empty() { Ok(out) } else { Err(errors) }
@@ -444,6 +470,32 @@ fn write_go_string(s: &str, out: &mut String) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invalid_manifest_messages() {
+        let m = Manifest::from_object(
+            serde_json::json!({"kind": "ConfigMap", "metadata": {"name": "a",
+                "annotations": {DELETE_ANNOTATION: "yes"}}}),
+            "f.yaml",
+            0,
+        )
+        .expect("manifest");
+        assert_eq!(
+            m.delete_requested().expect_err("invalid").to_string(),
+            "invalid delete annotation \"release.openshift.io/delete\" value: \"yes\""
+        );
+        let e = Manifest::from_object(serde_json::json!([1]), "f.yaml", 0).expect_err("list");
+        assert_eq!(e.to_string(), "not an object but a list");
+        let e = Manifest::from_object(serde_json::json!({"kind": 1}), "f.yaml", 0).expect_err("kind");
+        assert_eq!(e.to_string(), "kind is a number, not a string");
+        let e = Manifest::from_object(
+            serde_json::json!({"kind": "A", "metadata": {"annotations": []}}),
+            "f.yaml",
+            0,
+        )
+        .expect_err("annotations");
+        assert_eq!(e.to_string(), "metadata.annotations is a list, not an object");
+    }
 
     #[test]
     fn go_json_sorts_keys_and_escapes_like_go() {

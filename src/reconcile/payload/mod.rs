@@ -27,10 +27,10 @@ pub use load::{
     ImageReferences, LoadError, LoadOptions, LoadedPayload, Payload, PayloadLayout, Release, ReleaseMetadata,
     load_dir, load_update, manifest_hash,
 };
-pub use manifest::{Manifest, ManifestError, ResourceId, parse_manifests};
+pub use manifest::{InvalidManifest, Manifest, ManifestError, ResourceId, parse_manifests};
 pub use task_graph::{
     Buckets, GraphError, PayloadState, Task, TaskGraph, TaskNode, TaskRunner, by_number_and_component,
     flatten_by_number_and_component, graph_for_state, permute_order, run_graph, run_level_and_component,
     shift_order,
 };
-pub use template::RenderConfig;
+pub use template::{RenderConfig, TemplateError};

@@ -22,11 +22,40 @@ pub struct RenderConfig {
     pub images: BTreeMap<String, String>,
 }
 
+/// Why a manifest template could not be rendered (upstream renders with Go `text/template`,
+/// `pkg/payload/render.go`; this is the subset the payload uses).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// `{{` without a matching `}}`.
+    #[error("unclosed action")]
+    UnclosedAction,
+    /// An action outside the supported subset; `action` is its trimmed text.
+    #[error("template: manifest: can't evaluate {{{{{action}}}}}: unsupported field or function")]
+    Unsupported {
+        /// The action's text, e.g. `index .FutureField "k"`.
+        action: String,
+    },
+    /// A string literal with an escape Go's `strconv.Unquote` would need but this subset lacks.
+    #[error("template: unsupported escape \\{escape} in {literal}")]
+    UnsupportedEscape {
+        /// The character after the backslash.
+        escape: char,
+        /// The whole literal.
+        literal: String,
+    },
+    /// A string literal ending in a lone backslash.
+    #[error("template: unterminated escape in {literal}")]
+    UnterminatedEscape {
+        /// The whole literal.
+        literal: String,
+    },
+}
+
 /// Renders `text`; the error names the action that could not be rendered.
 ///
 /// # Errors
 /// An unterminated action, or an action outside the supported subset.
-pub fn render(text: &str, cfg: &RenderConfig) -> Result<String, String> {
+pub fn render(text: &str, cfg: &RenderConfig) -> Result<String, TemplateError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
@@ -54,7 +83,7 @@ pub fn render(text: &str, cfg: &RenderConfig) -> Result<String, String> {
 
 /// Finds the end of an action, skipping `}}` inside string literals. Returns the action body,
 /// the text after `}}` and whether the action ended with ` -}}`.
-fn split_action(s: &str) -> Result<(&str, &str, bool), String> {
+fn split_action(s: &str) -> Result<(&str, &str, bool), TemplateError> {
     let bytes = s.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -86,10 +115,10 @@ fn split_action(s: &str) -> Result<(&str, &str, bool), String> {
         }
         i += 1;
     }
-    Err("unclosed action".to_string())
+    Err(TemplateError::UnclosedAction)
 }
 
-fn eval(action: &str, cfg: &RenderConfig) -> Result<String, String> {
+fn eval(action: &str, cfg: &RenderConfig) -> Result<String, TemplateError> {
     if action.starts_with("/*") && action.ends_with("*/") {
         return Ok(String::new());
     }
@@ -115,13 +144,13 @@ fn eval(action: &str, cfg: &RenderConfig) -> Result<String, String> {
             return Ok(cfg.images.get(&k).cloned().unwrap_or_default());
         }
     }
-    Err(format!(
-        "template: manifest: can't evaluate {{{{{action}}}}}: unsupported field or function"
-    ))
+    Err(TemplateError::Unsupported {
+        action: action.to_owned(),
+    })
 }
 
 /// A Go string literal (`"..."` with escapes or `` `...` ``), `None` if `s` is not one.
-fn parse_literal(s: &str) -> Result<Option<String>, String> {
+fn parse_literal(s: &str) -> Result<Option<String>, TemplateError> {
     if s.len() >= 2 && s.starts_with('`') && s.ends_with('`') {
         return Ok(Some(s[1..s.len() - 1].to_string()));
     }
@@ -146,8 +175,17 @@ fn parse_literal(s: &str) -> Result<Option<String>, String> {
             Some('\\') => out.push('\\'),
             Some('"') => out.push('"'),
             Some('\'') => out.push('\''),
-            Some(other) => return Err(format!("template: unsupported escape \\{other} in {s}")),
-            None => return Err(format!("template: unterminated escape in {s}")),
+            Some(other) => {
+                return Err(TemplateError::UnsupportedEscape {
+                    escape: other,
+                    literal: s.to_owned(),
+                });
+            }
+            None => {
+                return Err(TemplateError::UnterminatedEscape {
+                    literal: s.to_owned(),
+                });
+            }
         }
     }
     Ok(Some(out))
@@ -182,9 +220,24 @@ mod tests {
     }
 
     #[test]
+    fn error_messages() {
+        let e = render("{{index .FutureField \"k\"}}", &cfg()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "template: manifest: can't evaluate {{index .FutureField \"k\"}}: unsupported field or function"
+        );
+        let e = render(r#"{{ "a\qb" }}"#, &cfg()).unwrap_err();
+        assert_eq!(e.to_string(), r#"template: unsupported escape \q in "a\qb""#);
+        assert_eq!(
+            render("{{ .ReleaseImage", &cfg()).unwrap_err().to_string(),
+            "unclosed action"
+        );
+    }
+
+    #[test]
     fn unknown_field_is_an_error() {
         let e = render("{{index .FutureField \"k\"}}", &cfg()).unwrap_err();
-        assert!(e.contains("FutureField"), "{e}");
+        assert!(e.to_string().contains("FutureField"), "{e}");
         assert!(render("{{ .ReleaseImage", &cfg()).is_err());
     }
 

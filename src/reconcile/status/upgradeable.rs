@@ -182,8 +182,8 @@ fn perr(name: &str, reason: &str, message: String, non_blocking: bool) -> Precon
     }
 }
 
-fn parse(v: &str) -> Result<Version, String> {
-    Version::parse(v).map_err(|e| e.to_string())
+fn parse(v: &str) -> Result<Version, semver::Error> {
+    Version::parse(v)
 }
 
 /// `ClusterVersionRollback`: only when target < current (`status.desired.version`).
@@ -501,16 +501,27 @@ pub fn summarize(errs: &[PreconditionFailure], force: bool) -> Option<(UpdateErr
     ))
 }
 
+/// An admin gate whose name is not `ack-{4|5}.{minor}-{description}` (upstream
+/// `pkg/risk/adminack`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{gate} configmap gate name has invalid format; must comply with \"ack-[4-5].<minor>-<description>\""
+)]
+pub struct InvalidAdminGate {
+    /// The gate's name.
+    pub gate: String,
+}
+
 /// Whether admin gate `gate` (a key of ConfigMap `openshift-config-managed/admin-gates`)
 /// applies to a cluster at `current_version` (`pkg/risk/adminack gateApplicableToCurrentVersion`,
 /// test `Test_gateApplicableToCurrentVersion`). Gates are named `ack-{4|5}.{minor}-{description}`;
 /// they apply when their major.minor equals the current one. A malformed name is an error naming
 /// the gate.
-pub fn admin_gate_applies(gate: &str, current_version: &str) -> Result<bool, String> {
+pub fn admin_gate_applies(gate: &str, current_version: &str) -> Result<bool, InvalidAdminGate> {
     let bad = || {
-        Err(format!(
-            "{gate} configmap gate name has invalid format; must comply with \"ack-[4-5].<minor>-<description>\""
-        ))
+        Err(InvalidAdminGate {
+            gate: gate.to_owned(),
+        })
     };
     let Some(rest) = gate.strip_prefix("ack-") else {
         return bad();

@@ -1,9 +1,9 @@
-//! Fault injection for the [`Simulator`]: added latency, error answers per verb (429 with
+//! Fault injection for the [`Simulator`](super::Simulator): added latency, error answers per verb (429 with
 //! `Retry-After`, 500, 503, and timeouts that hang then answer 504), watches cut short,
 //! forced `410 Gone` on watches and forced `409 Conflict` on writes. Decisions come from a
 //! seeded RNG, so a test that sends the same requests in the same order sees the same faults.
 //!
-//! Faults are set at runtime with [`Simulator::set_faults`] (in-process tests) or read from a
+//! Faults are set at runtime with [`Simulator::set_faults`](super::Simulator::set_faults) (in-process tests) or read from a
 //! scenario file / `cvo sim serve` flags. Every injected fault is named in the request's
 //! [`AuditEntry::fault`].
 //!
@@ -50,7 +50,10 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::server::{AuditEntry, ResponseBody, Simulator, json_response};
+use super::{
+    audit::AuditEntry,
+    response::{ResponseBody, json_response},
+};
 
 /// The verbs faults can be aimed at.
 pub const VERBS: [&str; 7] = ["get", "list", "watch", "create", "update", "patch", "delete"];
@@ -209,7 +212,8 @@ struct FaultState {
     conflict_left: u32,
 }
 
-type AuditSink = Box<dyn Fn(&AuditEntry) + Send + Sync>;
+/// Where new audit entries go.
+pub(super) type AuditSink = Box<dyn Fn(&AuditEntry) + Send + Sync>;
 
 /// Per-simulator fault state and audit sink (held by the simulator's shared state).
 #[derive(Default)]
@@ -230,6 +234,40 @@ enum Injected {
 }
 
 impl Hooks {
+    /// Puts `faults` in force (resetting the RNG to its seed and the "next N" counters);
+    /// empty faults switch injection off. See [`Simulator::set_faults`](super::Simulator::set_faults).
+    ///
+    /// # Errors
+    /// A one-line message when [`Faults::validate`] fails; the faults in force do not change.
+    pub(super) fn set_faults(&self, faults: Faults) -> Result<(), String> {
+        faults.validate()?;
+        let mut st = lock(&self.state);
+        *st = if faults.is_empty() {
+            None
+        } else {
+            Some(FaultState {
+                rng: StdRng::seed_from_u64(faults.seed),
+                gone_left: faults.watch.gone_next,
+                conflict_left: faults.conflict_next,
+                faults,
+            })
+        };
+        Ok(())
+    }
+
+    /// The faults in force (`Faults::default()` when none).
+    pub(super) fn faults(&self) -> Faults {
+        lock(&self.state)
+            .as_ref()
+            .map(|s| s.faults.clone())
+            .unwrap_or_default()
+    }
+
+    /// Sets the audit sink, replacing an earlier one.
+    pub(super) fn on_audit(&self, sink: AuditSink) {
+        *lock(&self.sink) = Some(sink);
+    }
+
     /// Sends a new audit entry to the sink, if one is set.
     pub(super) fn audited(&self, e: &AuditEntry) {
         if let Some(sink) = lock(&self.sink).as_ref() {
@@ -238,10 +276,11 @@ impl Hooks {
     }
 
     /// Applies latency, then answers with an injected fault if one fires: the response and
-    /// the fault's name. `None`: serve the request normally.
+    /// the fault's name. `None`: serve the request normally. `resource_version` gives the
+    /// store's current resourceVersion (named in a forced `410 Expired`).
     pub(super) async fn before(
         &self,
-        sim: &Simulator,
+        resource_version: impl Fn() -> u64,
         parts: &http::request::Parts,
         verb: &'static str,
     ) -> Option<(Response<ResponseBody>, String)> {
@@ -337,7 +376,7 @@ impl Hooks {
                     .find_map(|p| p.strip_prefix("resourceVersion="))
                     .unwrap_or("0")
                     .to_owned();
-                let msg = format!("too old resource version: {from} ({})", sim.resource_version());
+                let msg = format!("too old resource version: {from} ({})", resource_version());
                 let event = json!({"type": "ERROR", "object": status(410, "Expired", &msg, json!({}))});
                 let mut line = serde_json::to_vec(&event).unwrap_or_default();
                 line.push(b'\n');
@@ -421,73 +460,6 @@ fn resource_and_name(path: &str) -> (String, String) {
         format!("{plural}.{group}")
     };
     (resource, name)
-}
-
-impl Simulator {
-    /// Puts `faults` in force from now on (resetting the RNG to its seed and the "next N"
-    /// counters). Empty faults switch injection off.
-    ///
-    /// # Errors
-    /// A one-line message when [`Faults::validate`] fails; the faults in force do not change.
-    pub fn set_faults(&self, faults: Faults) -> Result<(), String> {
-        faults.validate()?;
-        let mut st = lock(&self.hooks().state);
-        *st = if faults.is_empty() {
-            None
-        } else {
-            Some(FaultState {
-                rng: StdRng::seed_from_u64(faults.seed),
-                gone_left: faults.watch.gone_next,
-                conflict_left: faults.conflict_next,
-                faults,
-            })
-        };
-        Ok(())
-    }
-
-    /// The faults in force (`Faults::default()` when none).
-    pub fn faults(&self) -> Faults {
-        lock(&self.hooks().state)
-            .as_ref()
-            .map(|s| s.faults.clone())
-            .unwrap_or_default()
-    }
-
-    /// Calls `sink` with every new audit entry (after the response head is ready), e.g. to
-    /// write an audit log file. Replaces an earlier sink.
-    pub fn on_audit(&self, sink: impl Fn(&AuditEntry) + Send + Sync + 'static) {
-        *lock(&self.hooks().sink) = Some(Box::new(sink));
-    }
-}
-
-/// An audit entry as one JSON line (no trailing newline): `time` (RFC 3339, UTC,
-/// milliseconds), `method`, `path`, `query`, `verb`, `status`, `duration_ms`, and `fault` when
-/// one was injected.
-pub fn audit_json(e: &AuditEntry) -> String {
-    #[derive(Serialize)]
-    struct Line<'a> {
-        time: String,
-        method: &'a str,
-        path: &'a str,
-        #[serde(skip_serializing_if = "str::is_empty")]
-        query: &'a str,
-        verb: &'a str,
-        status: u16,
-        duration_ms: f64,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        fault: Option<&'a str>,
-    }
-    let line = Line {
-        time: e.time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        method: &e.method,
-        path: &e.path,
-        query: &e.query,
-        verb: e.verb,
-        status: e.code,
-        duration_ms: (e.duration.as_secs_f64() * 1e6).round() / 1000.0,
-        fault: e.fault.as_deref(),
-    };
-    serde_json::to_string(&line).unwrap_or_default()
 }
 
 #[cfg(test)]

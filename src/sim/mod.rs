@@ -44,16 +44,19 @@
 //! # }
 //! ```
 
+pub mod audit;
 pub mod demo_cluster;
 pub mod faults;
 pub mod operators;
 pub mod patch;
+pub mod response;
 pub mod serve;
 pub mod server;
 pub mod store;
 
+pub use audit::{Audit, AuditEntry};
 pub use demo_cluster::demo_cluster;
 pub use faults::Faults;
 pub use operators::{OperatorScenario, OperatorSimConfig, OperatorSimHandle};
-pub use server::{Audit, AuditEntry, Simulator};
+pub use server::Simulator;
 pub use store::{ApiError, ResourceType};

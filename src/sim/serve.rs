@@ -57,8 +57,9 @@ use tower::Service;
 
 use super::{
     AuditEntry, Simulator,
-    faults::{ErrorRule, Faults, audit_json},
-    server::ResponseBody,
+    audit::audit_json,
+    faults::{ErrorRule, Faults},
+    response::ResponseBody,
 };
 
 /// Flags of `cvo sim serve`.

@@ -1,0 +1,444 @@
+//! The request handlers: dispatch by route and verb, get, list, create, update, patch,
+//! delete and deletecollection, with their admission checks.
+
+use std::collections::BTreeMap;
+
+use http::{Method, Response, header};
+use serde_json::{Value, json};
+
+use super::Simulator;
+use super::reply::{Reply, partial};
+use super::route::{Route, decode_continue, encode_continue, not_found_path, object_key, parse_query, route};
+use super::selectors::Selectors;
+use crate::sim::patch::{self, Part, PatchType};
+use crate::sim::response::{ResponseBody, json_response};
+use crate::sim::store::{ApiError, NamespaceState, Store, TypeRef, WriteMode};
+
+impl Simulator {
+    /// Serves one request (the body already read); returns the verb and the response.
+    pub(super) fn respond(
+        &self,
+        parts: &http::request::Parts,
+        body: &[u8],
+    ) -> (&'static str, Response<ResponseBody>) {
+        let (verb, result) = self.dispatch(parts, body);
+        let response = match result {
+            Ok(Reply::Json(code, v)) => json_response(code, &v),
+            Ok(Reply::Stream(b)) => {
+                let mut r = Response::new(b);
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    http::HeaderValue::from_static("application/json"),
+                );
+                r
+            }
+            Err(e) => json_response(e.code, &e.to_status()),
+        };
+        (verb, response)
+    }
+
+    fn dispatch(&self, parts: &http::request::Parts, body: &[u8]) -> (&'static str, Result<Reply, ApiError>) {
+        let path = parts.uri.path();
+        let query = parse_query(parts.uri.query().unwrap_or_default());
+        let route = match route(path, &self.lock()) {
+            Ok(r) => r,
+            Err(e) => return ("unknown", Err(e)),
+        };
+        let (t, ns, name, sub) = match route {
+            Route::Discovery(v) => {
+                return (
+                    "discovery",
+                    if parts.method == Method::GET {
+                        Ok(Reply::Json(200, v))
+                    } else {
+                        Err(method_not_allowed(&parts.method))
+                    },
+                );
+            }
+            Route::Resource { t, ns, name, sub } => (t, ns, name, sub),
+        };
+        let meta_only = parts
+            .headers
+            .get(header::ACCEPT)
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|a| a.contains("as=PartialObjectMetadata"));
+        let ns_str = ns.clone().unwrap_or_default();
+        let status = sub.is_some();
+        let mode = if status {
+            WriteMode::Status
+        } else {
+            WriteMode::Main
+        };
+        let m = &parts.method;
+        let dry_run = query.get("dryRun").is_some_and(|d| d == "All");
+        let manager = field_manager(parts, &query);
+        match (m, name) {
+            (&Method::GET, Some(name)) => ("get", self.get_one(&t, &ns_str, &name, meta_only)),
+            (&Method::GET, None) if query.get("watch").is_some_and(|w| w == "true" || w == "1") => {
+                ("watch", self.watch(&t, ns, &query, meta_only))
+            }
+            (&Method::GET, None) => ("list", self.list(&t, ns.as_deref(), &query, meta_only)),
+            (&Method::POST, None) if !status => {
+                ("create", self.create(&t, ns.as_deref(), body, dry_run, &manager))
+            }
+            (&Method::PUT, Some(name)) => (
+                "update",
+                self.update(&t, &ns_str, &name, body, mode, dry_run, &manager),
+            ),
+            (&Method::PATCH, Some(name)) => {
+                let ct = parts
+                    .headers
+                    .get(header::CONTENT_TYPE)
+                    .and_then(|h| h.to_str().ok())
+                    .unwrap_or_default();
+                (
+                    "patch",
+                    self.patch(&t, &ns_str, &name, ct, &query, body, mode, dry_run, &manager),
+                )
+            }
+            (&Method::DELETE, Some(name)) if !status => ("delete", self.delete(&t, &ns_str, &name, dry_run)),
+            (&Method::DELETE, None) => (
+                "deletecollection",
+                self.delete_collection(&t, ns.as_deref(), &query, dry_run),
+            ),
+            _ => ("unknown", Err(method_not_allowed(m))),
+        }
+    }
+
+    /// Runs a write on the store, or with `dry_run` (`?dryRun=All`) on a copy of it, so the
+    /// answer is what the write would return and nothing changes.
+    pub(super) fn mutate(
+        &self,
+        dry_run: bool,
+        f: impl FnOnce(&mut Store) -> Result<Value, ApiError>,
+    ) -> Result<Value, ApiError> {
+        if dry_run {
+            let mut copy = self.lock().clone();
+            return f(&mut copy);
+        }
+        let mut store = self.lock();
+        let out = f(&mut store);
+        let rv = store.resource_version();
+        drop(store);
+        self.notify(rv);
+        out
+    }
+
+    fn get_one(&self, t: &TypeRef, ns: &str, name: &str, meta_only: bool) -> Result<Reply, ApiError> {
+        let store = self.lock();
+        let o = store
+            .get(t, ns, name)
+            .ok_or_else(|| ApiError::not_found(t, name))?;
+        Ok(Reply::Json(200, if meta_only { partial(o) } else { o.clone() }))
+    }
+
+    fn list(
+        &self,
+        t: &TypeRef,
+        ns: Option<&str>,
+        query: &BTreeMap<String, String>,
+        meta_only: bool,
+    ) -> Result<Reply, ApiError> {
+        let sel = Selectors::parse(query)?;
+        let limit = match query.get("limit").filter(|l| !l.is_empty()) {
+            Some(l) => l
+                .parse::<usize>()
+                .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
+            None => 0,
+        };
+        let after = match query.get("continue").filter(|c| !c.is_empty()) {
+            Some(c) => Some(decode_continue(c)?),
+            None => None,
+        };
+        let store = self.lock();
+        let rv = store.resource_version();
+        let mut items: Vec<&Value> = store
+            .list(t, ns)
+            .into_iter()
+            .filter(|o| sel.matches(o))
+            .filter(|o| after.as_ref().is_none_or(|a| &object_key(o) > a))
+            .collect();
+        let mut list_meta = json!({"resourceVersion": rv.to_string()});
+        if limit > 0 && items.len() > limit {
+            let remaining = items.len() - limit;
+            items.truncate(limit);
+            if let Some(last) = items.last() {
+                list_meta["continue"] = json!(encode_continue(&object_key(last)));
+                list_meta["remainingItemCount"] = json!(remaining);
+            }
+        }
+        let items: Vec<Value> = items
+            .into_iter()
+            .map(|o| if meta_only { partial(o) } else { o.clone() })
+            .collect();
+        let (kind, api_version) = if meta_only {
+            (
+                "PartialObjectMetadataList".to_owned(),
+                "meta.k8s.io/v1".to_owned(),
+            )
+        } else {
+            (format!("{}List", t.kind), t.api_version())
+        };
+        Ok(Reply::Json(
+            200,
+            json!({"kind": kind, "apiVersion": api_version, "metadata": list_meta, "items": items}),
+        ))
+    }
+
+    fn create(
+        &self,
+        t: &TypeRef,
+        ns: Option<&str>,
+        body: &[u8],
+        dry_run: bool,
+        manager: &str,
+    ) -> Result<Reply, ApiError> {
+        let obj = parse_body(body)?;
+        let ns = match (t.namespaced, ns) {
+            (true, Some(ns)) => ns.to_owned(),
+            (true, None) => {
+                return Err(ApiError::bad_request(format!(
+                    "a namespace is required to create {}",
+                    t.qualified()
+                )));
+            }
+            (false, _) => String::new(),
+        };
+        if let Some(body_ns) = obj["metadata"]["namespace"].as_str()
+            && t.namespaced
+            && !body_ns.is_empty()
+            && body_ns != ns
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let mut obj = obj;
+        if let Some(m) = obj["metadata"].as_object_mut() {
+            m.remove("managedFields");
+        }
+        patch::managed_update(t, None, &mut obj, manager, Part::Main);
+        self.mutate(dry_run, |s| {
+            check_namespace(s, t, &ns, &name)?;
+            s.create(t, &ns, obj, WriteMode::Main)
+        })
+        .map(|o| Reply::Json(201, o))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn update(
+        &self,
+        t: &TypeRef,
+        ns: &str,
+        name: &str,
+        body: &[u8],
+        mode: WriteMode,
+        dry_run: bool,
+        manager: &str,
+    ) -> Result<Reply, ApiError> {
+        let obj = parse_body(body)?;
+        if mode == WriteMode::Status && !t.status_subresource {
+            return Err(ApiError::new(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+            ));
+        }
+        let part = if mode == WriteMode::Status {
+            Part::Status
+        } else {
+            Part::Main
+        };
+        let mut obj = obj;
+        self.mutate(dry_run, |s| {
+            if let Some(current) = s.get(t, ns, name) {
+                // managedFields are the server's: a client's copy is ignored.
+                obj["metadata"]["managedFields"] = current["metadata"]["managedFields"].clone();
+                patch::managed_update(t, Some(current), &mut obj, manager, part);
+            }
+            s.update(t, ns, name, obj, mode)
+        })
+        .map(|o| Reply::Json(200, o))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn patch(
+        &self,
+        t: &TypeRef,
+        ns: &str,
+        name: &str,
+        content_type: &str,
+        query: &BTreeMap<String, String>,
+        body: &[u8],
+        mode: WriteMode,
+        dry_run: bool,
+        manager: &str,
+    ) -> Result<Reply, ApiError> {
+        let kind = PatchType::from_content_type(content_type, t)?;
+        if kind == PatchType::Apply && query.get("fieldManager").is_none_or(|m| m.is_empty()) {
+            return Err(ApiError::new(
+                422,
+                "Invalid",
+                "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+            ));
+        }
+        if mode == WriteMode::Status && !t.status_subresource {
+            return Err(not_found_path());
+        }
+        let part = if mode == WriteMode::Status {
+            Part::Status
+        } else {
+            Part::Main
+        };
+        let force = query.get("force").is_some_and(|f| f == "true");
+        let patch = match kind {
+            PatchType::Json => Value::Null,
+            PatchType::Apply => {
+                let v: Value = serde_norway::from_slice(body)
+                    .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+                if !v.is_object() {
+                    return Err(ApiError::bad_request("the apply body is not an object"));
+                }
+                if let Some(n) = v["metadata"]["name"].as_str()
+                    && n != name
+                {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({n}) does not match the name on the URL ({name})"
+                    )));
+                }
+                v
+            }
+            PatchType::Merge | PatchType::Strategic => parse_body(body)?,
+        };
+        let mut created = false;
+        let out = self.mutate(dry_run, |s| {
+            let Some(current) = s.get(t, ns, name).cloned() else {
+                // Server-side apply creates a missing object (not through /status).
+                if kind == PatchType::Apply && mode == WriteMode::Main {
+                    check_namespace(s, t, ns, name)?;
+                    let mut obj = patch::apply(t, None, &patch, manager, part, force)?;
+                    obj["metadata"]["name"] = json!(name);
+                    created = true;
+                    return s.create(t, ns, obj, WriteMode::Main);
+                }
+                return Err(ApiError::not_found(t, name));
+            };
+            let obj = match kind {
+                PatchType::Apply => patch::apply(t, Some(&current), &patch, manager, part, force)?,
+                other => {
+                    let mut obj = current.clone();
+                    match other {
+                        PatchType::Json => patch::json_patch(&mut obj, body)?,
+                        PatchType::Strategic => patch::strategic_merge(&mut obj, &patch)?,
+                        _ => json_patch::merge(&mut obj, &patch),
+                    }
+                    patch::managed_update(t, Some(&current), &mut obj, manager, part);
+                    obj
+                }
+            };
+            s.update(t, ns, name, obj, mode)
+        })?;
+        Ok(Reply::Json(if created { 201 } else { 200 }, out))
+    }
+
+    fn delete(&self, t: &TypeRef, ns: &str, name: &str, dry_run: bool) -> Result<Reply, ApiError> {
+        self.mutate(dry_run, |s| s.delete(t, ns, name))
+            .map(|o| Reply::Json(200, o))
+    }
+
+    /// Deletes every object of `t` in `ns` (all namespaces when `None`) that the selectors
+    /// match; answers with the list of deleted (or finalizer-held) objects.
+    fn delete_collection(
+        &self,
+        t: &TypeRef,
+        ns: Option<&str>,
+        query: &BTreeMap<String, String>,
+        dry_run: bool,
+    ) -> Result<Reply, ApiError> {
+        let sel = Selectors::parse(query)?;
+        let mut deleted = Vec::new();
+        self.mutate(dry_run, |s| {
+            let targets: Vec<(String, String)> = s
+                .list(t, ns)
+                .into_iter()
+                .filter(|o| sel.matches(o))
+                .map(object_key)
+                .collect();
+            for (ns, name) in targets {
+                deleted.push(s.delete(t, &ns, &name)?);
+            }
+            Ok(Value::Null)
+        })?;
+        Ok(Reply::Json(
+            200,
+            json!({"kind": format!("{}List", t.kind), "apiVersion": t.api_version(), "metadata": {}, "items": deleted}),
+        ))
+    }
+}
+
+/// The field manager of a write: `?fieldManager=`, else what kube-apiserver derives from the
+/// `User-Agent` (its part before the first `/`, at most 128 characters), else `unknown`.
+/// Upstream: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go`
+/// (`managerOrUserAgent`).
+fn field_manager(parts: &http::request::Parts, query: &BTreeMap<String, String>) -> String {
+    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
+        return m.clone();
+    }
+    let ua = parts
+        .headers
+        .get(header::USER_AGENT)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    let prefix: String = ua
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(128)
+        .collect();
+    if prefix.is_empty() {
+        "unknown".into()
+    } else {
+        prefix
+    }
+}
+
+/// kube-apiserver's NamespaceLifecycle admission: new objects need an existing namespace
+/// that is not being deleted (`404 NotFound` / `403 Forbidden`). Upstream:
+/// `plugin/pkg/admission/namespace/lifecycle/admission.go`.
+fn check_namespace(s: &Store, t: &TypeRef, ns: &str, name: &str) -> Result<(), ApiError> {
+    if !t.namespaced {
+        return Ok(());
+    }
+    match s.namespace_state(ns) {
+        NamespaceState::Active => Ok(()),
+        NamespaceState::Missing => Err(ApiError::new(
+            404,
+            "NotFound",
+            format!("namespaces {ns:?} not found"),
+        )),
+        NamespaceState::Terminating => Err(ApiError::forbidden(
+            t,
+            name,
+            &format!("unable to create new content in namespace {ns} because it is being terminated"),
+        )),
+    }
+}
+
+fn method_not_allowed(m: &Method) -> ApiError {
+    ApiError::new(
+        405,
+        "MethodNotAllowed",
+        format!("the server does not allow this method on the requested resource ({m})"),
+    )
+}
+
+fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("the request body is not valid JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(ApiError::bad_request("the request body is not a JSON object"));
+    }
+    Ok(v)
+}

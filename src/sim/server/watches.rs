@@ -1,0 +1,198 @@
+//! Watches: the event stream from a resourceVersion, with selectors, bookmarks, timeouts and
+//! `410 Expired` for versions the store no longer keeps.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::{convert::Infallible, time::Duration};
+
+use bytes::Bytes;
+use http_body::Frame;
+use http_body_util::{BodyExt, StreamBody};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::reply::{Reply, partial};
+use super::selectors::Selectors;
+use super::{Simulator, lock};
+use crate::sim::store::{ApiError, EventType, TypeRef};
+
+impl Simulator {
+    pub(super) fn watch(
+        &self,
+        t: &TypeRef,
+        ns: Option<String>,
+        query: &BTreeMap<String, String>,
+        meta_only: bool,
+    ) -> Result<Reply, ApiError> {
+        let sel = Selectors::parse(query)?;
+        let timeout = match query.get("timeoutSeconds").filter(|s| !s.is_empty()) {
+            Some(s) => Some(
+                s.parse::<u64>()
+                    .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {s:?}")))?,
+            ),
+            None => None,
+        };
+        let from = query.get("resourceVersion").map(String::as_str).unwrap_or("");
+        let mut rx = self.shared.changes.subscribe();
+        rx.borrow_and_update();
+        let store = self.lock();
+        let mut pending = VecDeque::new();
+        let last = if from.is_empty() || from == "0" {
+            // No version: synthetic ADDED events for the current objects, then changes.
+            for o in store.list(t, ns.as_deref()) {
+                if sel.matches(o) {
+                    pending.push_back(event_line("ADDED", o, meta_only));
+                }
+            }
+            store.resource_version()
+        } else {
+            from.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {from:?}")))?
+        };
+        drop(store);
+        let bookmark_every = *lock(&self.shared.bookmark_interval);
+        let state = WatchState {
+            sim: self.clone(),
+            t: t.clone(),
+            ns,
+            sel,
+            last,
+            pending,
+            rx,
+            deadline: timeout.map(|s| tokio::time::Instant::now() + Duration::from_secs(s)),
+            done: false,
+            meta_only,
+            bookmarks: query.get("allowWatchBookmarks").is_some_and(|b| b == "true"),
+            bookmark_every,
+            next_bookmark: tokio::time::Instant::now() + bookmark_every,
+        };
+        let stream = futures::stream::unfold(state, |mut st| async move {
+            loop {
+                if let Some(b) = st.pending.pop_front() {
+                    return Some((Ok::<_, Infallible>(Frame::data(b)), st));
+                }
+                if st.done {
+                    return None;
+                }
+                st.rx.borrow_and_update();
+                st.poll_store();
+                if !st.pending.is_empty() || st.done {
+                    continue;
+                }
+                let next_bookmark = st.bookmarks.then_some(st.next_bookmark);
+                let wake = match (st.deadline, next_bookmark) {
+                    (Some(d), Some(b)) => Some(d.min(b)),
+                    (d, b) => d.or(b),
+                };
+                let changed = match wake {
+                    Some(w) => match tokio::time::timeout_at(w, st.rx.changed()).await {
+                        Ok(r) => r,
+                        Err(_) if st.deadline.is_none_or(|d| tokio::time::Instant::now() < d) => {
+                            // A periodic BOOKMARK with the version this watch has seen.
+                            st.next_bookmark = tokio::time::Instant::now() + st.bookmark_every;
+                            let b = json!({"type": "BOOKMARK", "object": {
+                                "kind": st.t.kind, "apiVersion": st.t.api_version(),
+                                "metadata": {"resourceVersion": st.last.to_string()},
+                            }});
+                            st.pending.push_back(line_bytes(&b));
+                            continue;
+                        }
+                        Err(_) => {
+                            // Timed out: a final BOOKMARK (when asked for) carries the
+                            // current version, so the client resumes without a relist.
+                            if !st.bookmarks {
+                                return None;
+                            }
+                            st.done = true;
+                            let rv = st.sim.resource_version();
+                            let b = json!({"type": "BOOKMARK", "object": {
+                                "kind": st.t.kind, "apiVersion": st.t.api_version(),
+                                "metadata": {"resourceVersion": rv.to_string()},
+                            }});
+                            st.pending.push_back(line_bytes(&b));
+                            continue;
+                        }
+                    },
+                    None => st.rx.changed().await,
+                };
+                if changed.is_err() {
+                    return None;
+                }
+            }
+        });
+        Ok(Reply::Stream(StreamBody::new(stream).boxed_unsync()))
+    }
+}
+
+struct WatchState {
+    sim: Simulator,
+    t: TypeRef,
+    ns: Option<String>,
+    sel: Selectors,
+    last: u64,
+    pending: VecDeque<Bytes>,
+    rx: watch::Receiver<u64>,
+    deadline: Option<tokio::time::Instant>,
+    done: bool,
+    meta_only: bool,
+    bookmarks: bool,
+    bookmark_every: Duration,
+    next_bookmark: tokio::time::Instant,
+}
+
+impl WatchState {
+    /// Queues the events after `last` that this watch selects, or a `410 Expired` error when
+    /// the log no longer reaches back to `last`.
+    fn poll_store(&mut self) {
+        let store = self.sim.lock();
+        if self.last < store.oldest_watchable() {
+            let e = ApiError::new(
+                410,
+                "Expired",
+                format!(
+                    "too old resource version: {} ({})",
+                    self.last,
+                    store.oldest_watchable()
+                ),
+            );
+            let line = json!({"type": "ERROR", "object": e.to_status()});
+            self.pending.push_back(line_bytes(&line));
+            self.done = true;
+            return;
+        }
+        for e in store.events_since(self.last) {
+            if !e.concerns(&self.t) {
+                continue;
+            }
+            let ns = e.object["metadata"]["namespace"].as_str().unwrap_or_default();
+            if self.ns.as_deref().is_some_and(|want| want != ns) {
+                continue;
+            }
+            // As kube-apiserver does, an object entering the selection is ADDED and one
+            // leaving it is DELETED.
+            let now = self.sel.matches(&e.object);
+            let before = e.previous.as_ref().is_some_and(|p| self.sel.matches(p));
+            let kind = match e.event_type {
+                EventType::Added if now => "ADDED",
+                EventType::Modified if now && before => "MODIFIED",
+                EventType::Modified if now => "ADDED",
+                EventType::Modified if before => "DELETED",
+                EventType::Deleted if now || before => "DELETED",
+                _ => continue,
+            };
+            self.pending
+                .push_back(event_line(kind, &e.object, self.meta_only));
+        }
+        self.last = store.resource_version();
+    }
+}
+
+fn line_bytes(v: &Value) -> Bytes {
+    let mut b = serde_json::to_vec(v).unwrap_or_default();
+    b.push(b'\n');
+    Bytes::from(b)
+}
+
+fn event_line(kind: &str, o: &Value, meta_only: bool) -> Bytes {
+    let object = if meta_only { partial(o) } else { o.clone() };
+    line_bytes(&json!({"type": kind, "object": object}))
+}

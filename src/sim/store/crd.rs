@@ -1,0 +1,174 @@
+//! CustomResourceDefinitions as apiextensions-apiserver's controllers handle them: the kinds
+//! a CRD defines, the status it gets, and the cleanup of its objects when it is deleted.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::{
+    ApiError, CRD_CLEANUP_FINALIZER, EventType, ResourceType, Store, TypeRef, WriteMode, meta_str, now,
+};
+
+/// The kinds a CustomResourceDefinition defines (one per served version), or the `Invalid`
+/// detail naming the bad field.
+pub(super) fn crd_types(crd: &Value) -> Result<Vec<ResourceType>, String> {
+    let spec = &crd["spec"];
+    let name = meta_str(crd, "name").unwrap_or_default();
+    let field = |f: &str| -> Result<String, String> {
+        match spec.pointer(f).and_then(Value::as_str) {
+            Some(s) if !s.is_empty() => Ok(s.to_owned()),
+            _ => Err(format!("spec{}: Required value", f.replace('/', "."))),
+        }
+    };
+    let group = field("/group")?;
+    let plural = field("/names/plural")?;
+    let kind = field("/names/kind")?;
+    if name != format!("{plural}.{group}") {
+        return Err(format!(
+            "metadata.name: Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"
+        ));
+    }
+    let namespaced = match spec["scope"].as_str() {
+        Some("Namespaced") => true,
+        Some("Cluster") => false,
+        other => {
+            return Err(format!(
+                "spec.scope: Unsupported value: {:?}: supported values: \"Cluster\", \"Namespaced\"",
+                other.unwrap_or_default()
+            ));
+        }
+    };
+    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    if versions.is_empty() {
+        return Err(
+            "spec.versions: Invalid value: null: must have exactly one version marked as storage version"
+                .into(),
+        );
+    }
+    let singular = spec["names"]["singular"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .map_or_else(|| kind.to_lowercase(), str::to_owned);
+    let short_names: Vec<String> = spec["names"]["shortNames"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for v in &versions {
+        let Some(version) = v["name"].as_str().filter(|s| !s.is_empty()) else {
+            return Err("spec.versions[].name: Required value".into());
+        };
+        if v["served"].as_bool() != Some(true) {
+            continue;
+        }
+        out.push(ResourceType {
+            group: group.clone(),
+            version: version.to_owned(),
+            plural: plural.clone(),
+            singular: singular.clone(),
+            kind: kind.clone(),
+            short_names: short_names.clone(),
+            namespaced,
+            status_subresource: v["subresources"]["status"].is_object(),
+            generation: true,
+            crd: Some(name.to_owned()),
+        });
+    }
+    Ok(out)
+}
+
+/// The status kube-apiserver's CRD controllers give an accepted CustomResourceDefinition;
+/// `old` keeps condition transition times.
+fn crd_status(crd: &Value) -> Value {
+    let names = &crd["spec"]["names"];
+    let kind = names["kind"].as_str().unwrap_or_default();
+    let mut accepted = names.clone();
+    if accepted["singular"].as_str().is_none_or(str::is_empty) {
+        accepted["singular"] = json!(kind.to_lowercase());
+    }
+    if accepted["listKind"].as_str().is_none_or(str::is_empty) {
+        accepted["listKind"] = json!(format!("{kind}List"));
+    }
+    let old = &crd["status"]["conditions"];
+    let time = |ty: &str| -> Value {
+        old.as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == ty && c["status"] == "True"))
+            .map_or_else(|| json!(now()), |c| c["lastTransitionTime"].clone())
+    };
+    let stored: Vec<Value> = crd["spec"]["versions"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v["storage"].as_bool() == Some(true))
+                .map(|v| v["name"].clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+             "message": "no conflicts found", "lastTransitionTime": time("NamesAccepted")},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+             "message": "the initial names have been accepted", "lastTransitionTime": time("Established")},
+        ],
+        "acceptedNames": accepted,
+        "storedVersions": stored,
+    })
+}
+
+impl Store {
+    /// Registers the kinds of CRD `name` (replacing earlier ones) and writes its accepted
+    /// status when it changed.
+    pub(super) fn sync_crd(&mut self, t: &TypeRef, name: &str) -> Result<(), ApiError> {
+        let Some(crd) = self.get(t, "", name).cloned() else {
+            return Ok(());
+        };
+        if crd["metadata"]["deletionTimestamp"].is_string() {
+            return Ok(());
+        }
+        let types = crd_types(&crd).map_err(|d| ApiError::invalid(t, name, &d))?;
+        self.types.retain(|x| x.crd.as_deref() != Some(name));
+        self.types.extend(types.into_iter().map(Arc::new));
+        let status = crd_status(&crd);
+        if crd["status"] != status {
+            let mut with = crd.clone();
+            with["status"] = status;
+            self.write(t, "", name, with, WriteMode::Status)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes every object of a deleted CRD's kinds, unregisters them, and drops the cleanup
+    /// finalizer (what apiextensions-apiserver's finalizer controller does).
+    pub(super) fn cleanup_crd(&mut self, t: &TypeRef, name: &str) -> Result<(), ApiError> {
+        let kinds: Vec<TypeRef> = self
+            .types
+            .iter()
+            .filter(|x| x.crd.as_deref() == Some(name))
+            .cloned()
+            .collect();
+        if let Some(ct) = kinds.first() {
+            let targets: Vec<(String, String)> = self
+                .objects
+                .get(&ct.storage_key())
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default();
+            for (ns, n) in targets {
+                if let Some(mut o) = self.remove_object(ct, &ns, &n) {
+                    self.rv += 1;
+                    o["metadata"]["resourceVersion"] = json!(self.rv.to_string());
+                    self.record(ct, EventType::Deleted, o.clone(), Some(o));
+                    self.after_removal(ct, &ns);
+                }
+            }
+        }
+        self.types.retain(|x| x.crd.as_deref() != Some(name));
+        if let Some(mut crd) = self.get(t, "", name).cloned() {
+            if let Some(f) = crd["metadata"]["finalizers"].as_array_mut() {
+                f.retain(|x| x != CRD_CLEANUP_FINALIZER);
+            }
+            self.write(t, "", name, crd, WriteMode::All)?;
+        }
+        Ok(())
+    }
+}

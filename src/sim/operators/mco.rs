@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::{State, earliest, fnv, int_at, set_condition, str_at};
+use super::State;
+use super::json::{earliest, fnv, int_at, set_condition, str_at};
 use crate::sim::Simulator;
 
 const MCO_GROUP: &str = "machineconfiguration.openshift.io";

@@ -38,7 +38,7 @@ use pass::{Pass, PassResult};
 /// identity ([`SyncWork::same_work`]) is image + force + overrides + enabled capabilities +
 /// enabled feature gates (cvo-spec row 77).
 #[derive(Clone, Debug)]
-pub struct SyncWork {
+pub(crate) struct SyncWork {
     /// ClusterVersion `metadata.generation` this work was accepted for.
     pub generation: i64,
     /// The release being applied (version from the payload, image = the target pull spec).
@@ -64,7 +64,7 @@ pub struct SyncWork {
 impl SyncWork {
     /// Whether `other` is the same work (`equalSyncWork`): same image and force, equal
     /// overrides, enabled capabilities and feature gates.
-    pub fn same_work(&self, other: &SyncWork) -> bool {
+    pub(crate) fn same_work(&self, other: &SyncWork) -> bool {
         self.desired.image == other.desired.image
             && self.force == other.force
             && self.overrides == other.overrides
@@ -73,7 +73,7 @@ impl SyncWork {
     }
 
     /// The apply-time filter (capabilities, overrides, feature gates; cvo-spec §2.2).
-    pub fn apply_filter(&self) -> InclusionConfig {
+    pub(crate) fn apply_filter(&self) -> InclusionConfig {
         InclusionConfig {
             capabilities: Some(self.capabilities.clone()),
             overrides: self.overrides.clone(),
@@ -85,7 +85,7 @@ impl SyncWork {
 
 /// What the worker publishes: the upstream status plus per-task detail.
 #[derive(Clone, Debug, Default)]
-pub struct WorkerView {
+pub(crate) struct WorkerView {
     /// The upstream worker status (drives the ClusterVersion status).
     pub status: SyncWorkerStatus,
     /// The state of the current work (`None` before any work).
@@ -114,7 +114,7 @@ pub struct WorkerView {
 
 /// The payload state the worker starts a new release in (cvo-spec row 76): no Completed entry
 /// in history ⇒ Initializing; `history[0]` Completed for `image` ⇒ Reconciling; else Updating.
-pub fn initial_state(history: &[crate::openshift::UpdateHistory], image: &str) -> PayloadState {
+pub(crate) fn initial_state(history: &[crate::openshift::UpdateHistory], image: &str) -> PayloadState {
     use crate::openshift::UpdateState;
     if !history.iter().any(|h| h.state == UpdateState::Completed) {
         return PayloadState::Initializing;
@@ -139,7 +139,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Handle of the running sync worker. Cheap to clone.
 #[derive(Clone)]
-pub struct SyncWorker {
+pub(crate) struct SyncWorker {
     inner: Arc<Inner>,
 }
 
@@ -173,7 +173,7 @@ impl SyncWorker {
     }
 
     /// The published view.
-    pub fn subscribe(&self) -> watch::Receiver<WorkerView> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<WorkerView> {
         self.inner.view.subscribe()
     }
 
@@ -188,7 +188,7 @@ impl SyncWorker {
     }
 
     /// Switches between watch-only (dry-run) and active passes; cancels the running pass.
-    pub fn set_dry_run(&self, dry_run: bool) {
+    pub(crate) fn set_dry_run(&self, dry_run: bool) {
         let old = self
             .inner
             .dry_run
@@ -265,7 +265,7 @@ impl SyncWorker {
 
     /// Records a payload load outcome without changing the work (a failed load keeps the old
     /// work; cvo-spec §2.1 "failure ⇒ keep old work").
-    pub fn set_load_status(&self, load: LoadPayloadStatus) {
+    pub(crate) fn set_load_status(&self, load: LoadPayloadStatus) {
         self.inner.view.send_if_modified(|v| {
             let m = v.status.load_payload_status != load;
             v.status.load_payload_status = load;
@@ -275,7 +275,7 @@ impl SyncWorker {
 
     /// Asks for a pass now (upstream `notify`; ignored while idly reconciling only in that a
     /// pass runs at once either way here).
-    pub fn notify(&self) {
+    pub(crate) fn notify(&self) {
         self.inner.wake.notify_one();
     }
 

@@ -62,7 +62,7 @@ pub struct TaskRef {
 impl TaskRef {
     /// Whether the task applies a `config.openshift.io` ClusterOperator (condensing groups only
     /// those).
-    pub fn is_cluster_operator(&self) -> bool {
+    pub(crate) fn is_cluster_operator(&self) -> bool {
         self.kind == "ClusterOperator" && self.group == "config.openshift.io"
     }
 }
@@ -141,13 +141,13 @@ impl UpdateError {
     /// reason of its class ([`ApiErrorKind::of`]) and the message `Could not update {task}:
     /// {cause}` (no `: {cause}` for `UpdatePayloadFailed`), effect `Fail`; the server's text is
     /// nested (upstream `pkg/payload/task.go` `Task.Run`, `reasonForPayloadSyncError`).
-    pub fn from_api(task: &str, err: &kube::Error) -> Self {
+    pub(crate) fn from_api(task: &str, err: &kube::Error) -> Self {
         Self::from_api_kind(task, ApiErrorKind::of(err), err)
     }
 
     /// [`Self::from_api`] with the class already decided (e.g. a discovery failure that means
     /// the kind is not served).
-    pub fn from_api_kind(task: &str, kind: ApiErrorKind, err: &kube::Error) -> Self {
+    pub(crate) fn from_api_kind(task: &str, kind: ApiErrorKind, err: &kube::Error) -> Self {
         let (reason, cause) = kind.reason_and_cause();
         let message = if cause.is_empty() {
             format!("Could not update {task}")
@@ -159,7 +159,7 @@ impl UpdateError {
 
     /// Builder: nests a plain error with this text (upstream `Nested`).
     #[must_use]
-    pub fn with_nested(mut self, nested: impl Into<String>) -> Self {
+    pub(crate) fn with_nested(mut self, nested: impl Into<String>) -> Self {
         self.nested = vec![SyncError::plain(nested)];
         self
     }
@@ -267,21 +267,21 @@ impl SyncError {
 /// `lib/resourcebuilder`, `pkg/cvo/internal/operatorstatus.go`).
 pub mod reasons {
     /// API NotFound / AlreadyExists.
-    pub const RESOURCE_NOT_FOUND: &str = "UpdatePayloadResourceNotFound";
+    pub(crate) const RESOURCE_NOT_FOUND: &str = "UpdatePayloadResourceNotFound";
     /// Anything else.
-    pub const UPDATE_PAYLOAD_FAILED: &str = "UpdatePayloadFailed";
+    pub(crate) const UPDATE_PAYLOAD_FAILED: &str = "UpdatePayloadFailed";
     /// Deployment / DaemonSet not available.
-    pub const WORKLOAD_NOT_AVAILABLE: &str = "WorkloadNotAvailable";
+    pub(crate) const WORKLOAD_NOT_AVAILABLE: &str = "WorkloadNotAvailable";
     /// Deployment cannot roll out.
-    pub const WORKLOAD_NOT_PROGRESSING: &str = "WorkloadNotProgressing";
+    pub(crate) const WORKLOAD_NOT_PROGRESSING: &str = "WorkloadNotProgressing";
     /// ClusterOperator manifest without `status.versions`.
-    pub const CO_NO_VERSIONS: &str = "ClusterOperatorNoVersions";
+    pub(crate) const CO_NO_VERSIONS: &str = "ClusterOperatorNoVersions";
     /// ClusterOperator not Available.
-    pub const CO_NOT_AVAILABLE: &str = "ClusterOperatorNotAvailable";
+    pub(crate) const CO_NOT_AVAILABLE: &str = "ClusterOperatorNotAvailable";
     /// ClusterOperator Degraded.
-    pub const CO_DEGRADED: &str = "ClusterOperatorDegraded";
+    pub(crate) const CO_DEGRADED: &str = "ClusterOperatorDegraded";
     /// ClusterOperator has not reached the expected versions.
-    pub const CO_UPDATING: &str = "ClusterOperatorUpdating";
+    pub(crate) const CO_UPDATING: &str = "ClusterOperatorUpdating";
 }
 
 /// Class of a Kubernetes API error, as `k8s.io/apimachinery/pkg/api/errors` `Is*` tests it.
@@ -405,7 +405,7 @@ impl ApiErrorKind {
 
     /// The update-error reason and cause phrase of this class (upstream
     /// `pkg/payload/task.go reasonForPayloadSyncError`). The cause is `""` for `Other`.
-    pub fn reason_and_cause(self) -> (&'static str, &'static str) {
+    pub(crate) fn reason_and_cause(self) -> (&'static str, &'static str) {
         match self {
             Self::NotFound | Self::AlreadyExists => {
                 ("UpdatePayloadResourceNotFound", "resource may have been deleted")
@@ -633,7 +633,7 @@ pub fn summarize_task_graph_errors(errs: Vec<SyncError>) -> Option<SyncError> {
 /// Drops the nested errors of `effect` from a `MultipleErrors` failure and rebuilds it (one left
 /// ⇒ that error, none ⇒ `None`); any other failure is returned unchanged
 /// (`status.go filterErrorForFailingCondition`).
-pub fn filter_error_for_failing_condition(
+pub(crate) fn filter_error_for_failing_condition(
     err: Option<&SyncError>,
     effect: UpdateEffect,
 ) -> Option<SyncError> {

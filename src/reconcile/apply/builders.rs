@@ -14,11 +14,11 @@ use serde_json::Value;
 use crate::reconcile::errors::UpdateError;
 
 /// Annotation listing containers that get the cluster proxy environment.
-pub const INJECT_PROXY: &str = "config.openshift.io/inject-proxy";
+pub(crate) const INJECT_PROXY: &str = "config.openshift.io/inject-proxy";
 /// Annotation asking for TLS profile injection into a ConfigMap.
-pub const INJECT_TLS: &str = "config.openshift.io/inject-tls";
+pub(crate) const INJECT_TLS: &str = "config.openshift.io/inject-tls";
 /// Annotation making a manifest create-only.
-pub const CREATE_ONLY: &str = "release.openshift.io/create-only";
+pub(crate) const CREATE_ONLY: &str = "release.openshift.io/create-only";
 
 /// The cluster-wide proxy, from `proxies.config.openshift.io/cluster` `status`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -44,7 +44,7 @@ impl ProxyStatus {
 }
 
 /// Whether `meta` carries `release.openshift.io/create-only: true` (case-insensitive).
-pub fn is_create_only(meta: &Value) -> bool {
+pub(crate) fn is_create_only(meta: &Value) -> bool {
     meta["annotations"][CREATE_ONLY]
         .as_str()
         .is_some_and(|v| v.eq_ignore_ascii_case("true"))
@@ -150,7 +150,7 @@ pub fn update_pod_spec_with_internal_lb(spec: &mut PodSpec, container: &str, hos
 }
 
 /// The namespace/name of the CVO's own Deployment, and its container, that get the rewrite.
-pub const CVO_DEPLOYMENT: (&str, &str, &str) = (
+pub(crate) const CVO_DEPLOYMENT: (&str, &str, &str) = (
     "openshift-cluster-version",
     "cluster-version-operator",
     "cluster-version-operator",
@@ -168,7 +168,7 @@ pub struct TlsProfile {
 impl TlsProfile {
     /// The default (Intermediate) profile of openshift/api `config/v1/types_tlssecurityprofile.go`,
     /// used when the APIServer object is missing or names no profile.
-    pub fn intermediate() -> Self {
+    pub(crate) fn intermediate() -> Self {
         Self {
             min_tls_version: Some("VersionTLS12".to_owned()),
             cipher_suites: Some(
@@ -276,7 +276,7 @@ pub fn inject_tls(cm: &mut ConfigMap, profile: &TlsProfile) -> bool {
 /// The owner reference every applied object gets (upstream `pkg/cvo/cvo.go`
 /// `ownerReferenceModifier`): ClusterVersion `version` with `uid`, `controller: true` unless the
 /// manifest is create-only.
-pub fn cluster_version_owner_ref(uid: &str, create_only: bool) -> OwnerReference {
+pub(crate) fn cluster_version_owner_ref(uid: &str, create_only: bool) -> OwnerReference {
     OwnerReference {
         api_version: "config.openshift.io/v1".to_owned(),
         kind: "ClusterVersion".to_owned(),
@@ -290,7 +290,7 @@ pub fn cluster_version_owner_ref(uid: &str, create_only: bool) -> OwnerReference
 /// Adds the ClusterVersion owner reference to a manifest's metadata (upstream
 /// `ownerReferenceModifier`), unless the manifest already lists owners that are not the
 /// ClusterVersion (those are kept as they are).
-pub fn add_owner_reference(meta: &mut ObjectMeta, uid: &str, create_only: bool) {
+pub(crate) fn add_owner_reference(meta: &mut ObjectMeta, uid: &str, create_only: bool) {
     let refs = meta.owner_references.get_or_insert_with(Vec::new);
     if refs.iter().any(|r| r.kind != "ClusterVersion") {
         return;
@@ -300,7 +300,7 @@ pub fn add_owner_reference(meta: &mut ObjectMeta, uid: &str, create_only: bool) 
 }
 
 /// [`add_owner_reference`] on a raw manifest (`metadata.ownerReferences`).
-pub fn add_owner_reference_value(manifest: &mut Value, uid: &str, create_only: bool) {
+pub(crate) fn add_owner_reference_value(manifest: &mut Value, uid: &str, create_only: bool) {
     let mut meta: ObjectMeta = serde_json::from_value(manifest["metadata"].clone()).unwrap_or_default();
     add_owner_reference(&mut meta, uid, create_only);
     if let (Some(m), Ok(refs)) = (

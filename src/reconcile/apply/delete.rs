@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 
 /// Annotation marking a deletion manifest.
-pub const DELETE_ANNOTATION: &str = "release.openshift.io/delete";
+pub(crate) const DELETE_ANNOTATION: &str = "release.openshift.io/delete";
 
 /// State of one deletion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeletionState {
+pub(crate) enum DeletionState {
     /// DELETE sent, the object is still there.
     Requested,
     /// The object is gone.
@@ -33,12 +33,12 @@ impl DeletionTracker {
     }
 
     /// Whether a DELETE was sent and not yet verified.
-    pub fn is_requested(&self, key: &str) -> bool {
+    pub(crate) fn is_requested(&self, key: &str) -> bool {
         self.states.get(key) == Some(&DeletionState::Requested)
     }
 
     /// Keys of deletions in progress, sorted.
-    pub fn in_progress(&self) -> Vec<String> {
+    pub(crate) fn in_progress(&self) -> Vec<String> {
         self.states
             .iter()
             .filter(|(_, s)| **s == DeletionState::Requested)

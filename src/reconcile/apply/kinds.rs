@@ -30,7 +30,7 @@ use super::{
 use crate::reconcile::errors::UpdateError;
 
 /// Annotation that keeps the live, injected CA bundle on CRDs and webhook configurations.
-pub const INJECT_CABUNDLE: &str = "service.beta.openshift.io/inject-cabundle";
+pub(crate) const INJECT_CABUNDLE: &str = "service.beta.openshift.io/inject-cabundle";
 
 fn annotated_true(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, key: &str) -> bool {
     meta.annotations
@@ -40,12 +40,16 @@ fn annotated_true(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectM
 }
 
 /// Namespace: metadata only.
-pub fn ensure_namespace(modified: &mut bool, existing: &mut Namespace, required: &Namespace) {
+pub(crate) fn ensure_namespace(modified: &mut bool, existing: &mut Namespace, required: &Namespace) {
     ensure_object_meta(modified, &mut existing.metadata, &required.metadata);
 }
 
 /// ServiceAccount: metadata and automountServiceAccountToken (replaced when different).
-pub fn ensure_service_account(modified: &mut bool, existing: &mut ServiceAccount, required: &ServiceAccount) {
+pub(crate) fn ensure_service_account(
+    modified: &mut bool,
+    existing: &mut ServiceAccount,
+    required: &ServiceAccount,
+) {
     ensure_object_meta(modified, &mut existing.metadata, &required.metadata);
     set(
         modified,
@@ -55,7 +59,7 @@ pub fn ensure_service_account(modified: &mut bool, existing: &mut ServiceAccount
 }
 
 /// ConfigMap: metadata, `data` and `binaryData` key-merged (extra live keys kept).
-pub fn ensure_config_map(modified: &mut bool, existing: &mut ConfigMap, required: &ConfigMap) {
+pub(crate) fn ensure_config_map(modified: &mut bool, existing: &mut ConfigMap, required: &ConfigMap) {
     ensure_object_meta(modified, &mut existing.metadata, &required.metadata);
     merge_map(modified, &mut existing.data, &required.data);
     merge_map(modified, &mut existing.binary_data, &required.binary_data);
@@ -76,7 +80,7 @@ fn port_defaults(p: &ServicePort) -> (Option<String>, i32, String, IntOrString) 
 /// Service ports (upstream `lib/resourcemerge/core_test.go` `TestEnsureServicePorts`): matched by
 /// name; live ports the manifest does not list are removed, new ones appended; protocol defaults to
 /// `TCP` and targetPort to the port; a live nodePort is kept unless the manifest sets one.
-pub fn ensure_service_ports(
+pub(crate) fn ensure_service_ports(
     modified: &mut bool,
     existing: &mut Option<Vec<ServicePort>>,
     required: &Option<Vec<ServicePort>>,
@@ -135,7 +139,7 @@ pub fn ensure_service(modified: &mut bool, existing: &mut Service, required: &Se
 
 /// The Deployment strategy with server defaults: `RollingUpdate` with maxSurge and
 /// maxUnavailable `25%`.
-pub fn default_strategy(s: &Option<DeploymentStrategy>) -> DeploymentStrategy {
+pub(crate) fn default_strategy(s: &Option<DeploymentStrategy>) -> DeploymentStrategy {
     let mut s = s.clone().unwrap_or_default();
     let t = s.type_.get_or_insert_with(|| "RollingUpdate".to_owned());
     if t == "RollingUpdate" {
@@ -180,7 +184,7 @@ pub fn ensure_deployment(modified: &mut bool, existing: &mut Deployment, require
 }
 
 /// DaemonSet: metadata, selector, pod template.
-pub fn ensure_daemon_set(modified: &mut bool, existing: &mut DaemonSet, required: &DaemonSet) {
+pub(crate) fn ensure_daemon_set(modified: &mut bool, existing: &mut DaemonSet, required: &DaemonSet) {
     ensure_object_meta(modified, &mut existing.metadata, &required.metadata);
     let req = required.spec.clone();
     let e = &mut existing.spec;
@@ -194,7 +198,7 @@ pub fn ensure_daemon_set(modified: &mut bool, existing: &mut DaemonSet, required
 ///
 /// Errors (upstream `lib/resourcemerge/batch_test.go` `TestEnsureJob_JobSpec_Selector`; upstream
 /// panics) when the manifest sets `spec.selector`, which the server generates.
-pub fn ensure_job_spec(
+pub(crate) fn ensure_job_spec(
     modified: &mut bool,
     existing: &mut JobSpec,
     required: &JobSpec,
@@ -251,7 +255,7 @@ pub fn ensure_job(modified: &mut bool, existing: &mut Job, required: &Job) -> Re
 /// CronJob: metadata; schedule, timeZone, concurrencyPolicy (`Allow`), startingDeadlineSeconds,
 /// suspend (false), successful/failed history limits (3/1), job template (metadata and
 /// [`ensure_job_spec`]).
-pub fn ensure_cron_job(
+pub(crate) fn ensure_cron_job(
     modified: &mut bool,
     existing: &mut CronJob,
     required: &CronJob,
@@ -296,7 +300,7 @@ pub fn ensure_cron_job(
 
 /// ClusterRole: metadata; aggregationRule; rules (skipped when aggregationRule is set, the
 /// controller fills them).
-pub fn ensure_cluster_role(modified: &mut bool, existing: &mut ClusterRole, required: &ClusterRole) {
+pub(crate) fn ensure_cluster_role(modified: &mut bool, existing: &mut ClusterRole, required: &ClusterRole) {
     ensure_object_meta(modified, &mut existing.metadata, &required.metadata);
     set(
         modified,
@@ -309,7 +313,7 @@ pub fn ensure_cluster_role(modified: &mut bool, existing: &mut ClusterRole, requ
 }
 
 /// Role: metadata and rules.
-pub fn ensure_role(modified: &mut bool, existing: &mut Role, required: &Role) {
+pub(crate) fn ensure_role(modified: &mut bool, existing: &mut Role, required: &Role) {
     ensure_object_meta(modified, &mut existing.metadata, &required.metadata);
     super::merge::set_list(modified, &mut existing.rules, &required.rules);
 }
@@ -357,7 +361,7 @@ fn ensure_binding(
 }
 
 /// ClusterRoleBinding: metadata; subjects; roleRef (apiGroup default `rbac.authorization.k8s.io`).
-pub fn ensure_cluster_role_binding(
+pub(crate) fn ensure_cluster_role_binding(
     modified: &mut bool,
     existing: &mut ClusterRoleBinding,
     required: &ClusterRoleBinding,
@@ -373,7 +377,7 @@ pub fn ensure_cluster_role_binding(
 }
 
 /// RoleBinding: metadata; subjects; roleRef (apiGroup default `rbac.authorization.k8s.io`).
-pub fn ensure_role_binding(modified: &mut bool, existing: &mut RoleBinding, required: &RoleBinding) {
+pub(crate) fn ensure_role_binding(modified: &mut bool, existing: &mut RoleBinding, required: &RoleBinding) {
     ensure_object_meta(modified, &mut existing.metadata, &required.metadata);
     ensure_binding(
         modified,
@@ -479,7 +483,7 @@ fn default_mutating(w: &MutatingWebhook) -> MutatingWebhook {
 /// ValidatingWebhookConfiguration: metadata; webhooks replaced when different after server
 /// defaults (failurePolicy `Fail`, matchPolicy `Equivalent`, empty selectors, timeoutSeconds 10,
 /// rule scope `*`); with the live object annotated inject-cabundle, live caBundles are kept.
-pub fn ensure_validating_webhook_configuration(
+pub(crate) fn ensure_validating_webhook_configuration(
     modified: &mut bool,
     existing: &mut ValidatingWebhookConfiguration,
     required: &ValidatingWebhookConfiguration,
@@ -509,7 +513,7 @@ pub fn ensure_validating_webhook_configuration(
 
 /// MutatingWebhookConfiguration: as [`ensure_validating_webhook_configuration`], plus
 /// reinvocationPolicy default `Never`.
-pub fn ensure_mutating_webhook_configuration(
+pub(crate) fn ensure_mutating_webhook_configuration(
     modified: &mut bool,
     existing: &mut MutatingWebhookConfiguration,
     required: &MutatingWebhookConfiguration,
@@ -536,7 +540,11 @@ pub fn ensure_mutating_webhook_configuration(
 /// `pkg/cvo/internal/generic.go`): compares every top-level key of the manifest except
 /// apiVersion/kind/metadata/status with the live object; on any difference copies those keys
 /// and replaces labels, annotations and ownerReferences with the manifest's.
-pub fn ensure_generic(modified: &mut bool, existing: &mut serde_json::Value, required: &serde_json::Value) {
+pub(crate) fn ensure_generic(
+    modified: &mut bool,
+    existing: &mut serde_json::Value,
+    required: &serde_json::Value,
+) {
     const SKIP: [&str; 4] = ["apiVersion", "kind", "metadata", "status"];
     let (Some(req), Some(e)) = (required.as_object(), existing.as_object_mut()) else {
         return;

@@ -20,7 +20,7 @@ pub fn set<T: PartialEq + Clone>(modified: &mut bool, existing: &mut T, required
 
 /// Replaces `existing` with `required` only when `required` is set and differs
 /// (upstream `setStringIfSet`, `setInt32PtrIfSet`...). An empty string counts as unset.
-pub fn set_if_set<T: PartialEq + Clone + IsEmpty>(
+pub(crate) fn set_if_set<T: PartialEq + Clone + IsEmpty>(
     modified: &mut bool,
     existing: &mut Option<T>,
     required: &Option<T>,
@@ -36,7 +36,7 @@ pub fn set_if_set<T: PartialEq + Clone + IsEmpty>(
 
 /// Sets `existing` to `required` or, when the manifest leaves it unset, to `default`; a missing
 /// live value counts as `default` (the server fills it in), so neither side's omission is a change.
-pub fn set_defaulted<T: PartialEq + Clone>(
+pub(crate) fn set_defaulted<T: PartialEq + Clone>(
     modified: &mut bool,
     existing: &mut Option<T>,
     required: &Option<T>,
@@ -51,7 +51,7 @@ pub fn set_defaulted<T: PartialEq + Clone>(
 }
 
 /// Whether a value counts as unset for `set_if_set`.
-pub trait IsEmpty {
+pub(crate) trait IsEmpty {
     /// True for the empty value.
     fn is_empty(&self) -> bool;
 }
@@ -77,7 +77,7 @@ impl IsEmpty for bool {
 }
 
 /// Replaces an optional list when the two differ, an absent list counting as empty.
-pub fn set_list<T: PartialEq + Clone>(
+pub(crate) fn set_list<T: PartialEq + Clone>(
     modified: &mut bool,
     existing: &mut Option<Vec<T>>,
     required: &Option<Vec<T>>,
@@ -93,7 +93,7 @@ pub fn set_list<T: PartialEq + Clone>(
 /// Key-merges `required` into `existing` (upstream `mergeMap`): each required key is set; live
 /// keys the manifest does not name are kept; a required key ending in `-` removes that key
 /// without the dash.
-pub fn merge_map<V: PartialEq + Clone>(
+pub(crate) fn merge_map<V: PartialEq + Clone>(
     modified: &mut bool,
     existing: &mut Option<BTreeMap<String, V>>,
     required: &Option<BTreeMap<String, V>>,
@@ -143,7 +143,7 @@ pub fn merge_owner_refs(
 
 /// Ensures ObjectMeta (upstream `EnsureObjectMeta`): namespace and name if set, labels and
 /// annotations key-merged, owner references merged by UID.
-pub fn ensure_object_meta(modified: &mut bool, existing: &mut ObjectMeta, required: &ObjectMeta) {
+pub(crate) fn ensure_object_meta(modified: &mut bool, existing: &mut ObjectMeta, required: &ObjectMeta) {
     set_if_set(modified, &mut existing.namespace, &required.namespace);
     set_if_set(modified, &mut existing.name, &required.name);
     merge_map(modified, &mut existing.labels, &required.labels);
@@ -156,7 +156,7 @@ pub fn ensure_object_meta(modified: &mut bool, existing: &mut ObjectMeta, requir
 }
 
 /// Like [`ensure_object_meta`] for optional metadata (pod templates, job templates).
-pub fn ensure_object_meta_opt(
+pub(crate) fn ensure_object_meta_opt(
     modified: &mut bool,
     existing: &mut Option<ObjectMeta>,
     required: &Option<ObjectMeta>,
@@ -167,7 +167,7 @@ pub fn ensure_object_meta_opt(
 }
 
 /// A label selector with empty maps/lists normalised away, for comparison.
-pub fn normalize_selector(s: &LabelSelector) -> LabelSelector {
+pub(crate) fn normalize_selector(s: &LabelSelector) -> LabelSelector {
     LabelSelector {
         match_labels: s.match_labels.clone().filter(|m| !m.is_empty()),
         match_expressions: s.match_expressions.clone().filter(|m| !m.is_empty()),
@@ -175,27 +175,9 @@ pub fn normalize_selector(s: &LabelSelector) -> LabelSelector {
 }
 
 /// Replaces the live selector when it differs from the manifest's (empty maps equal absent).
-pub fn ensure_selector(modified: &mut bool, existing: &mut LabelSelector, required: &LabelSelector) {
+pub(crate) fn ensure_selector(modified: &mut bool, existing: &mut LabelSelector, required: &LabelSelector) {
     let r = normalize_selector(required);
     if normalize_selector(existing) != r {
-        *existing = r;
-        *modified = true;
-    }
-}
-
-/// Like [`ensure_selector`] for optional selectors: replaced when different, `None` and empty equal.
-pub fn ensure_selector_opt(
-    modified: &mut bool,
-    existing: &mut Option<LabelSelector>,
-    required: &Option<LabelSelector>,
-) {
-    let norm = |s: &Option<LabelSelector>| {
-        s.as_ref()
-            .map(normalize_selector)
-            .filter(|s| s.match_labels.is_some() || s.match_expressions.is_some())
-    };
-    let r = norm(required);
-    if norm(existing) != r {
         *existing = r;
         *modified = true;
     }

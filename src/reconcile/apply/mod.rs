@@ -99,7 +99,7 @@ pub struct ApplyOutcome {
 
 /// The identity of a manifest: apiVersion, kind, namespace (empty if cluster-scoped), name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ManifestId {
+pub(crate) struct ManifestId {
     /// `group/version` or `v1`.
     pub api_version: String,
     /// Kind.
@@ -225,7 +225,7 @@ fn typed_kind(group: &str, kind: &str) -> Option<(Typed, &'static str, bool)> {
 }
 
 /// How long a discovery answer is trusted (upstream resets its REST mapper every minute).
-pub const DISCOVERY_TTL: Duration = Duration::from_secs(60);
+pub(crate) const DISCOVERY_TTL: Duration = Duration::from_secs(60);
 
 /// (group, version, kind) of a discovery cache entry.
 type GvkKey = (String, String, String);
@@ -416,7 +416,7 @@ pub fn build_required(ctx: &ApplyContext, manifest: &Value) -> Result<Value, Upd
 /// Runs the readiness check of the object's kind (upstream `lib/resourcebuilder/apps.go`,
 /// `apiext.go`, `batch.go`) on a live object; kinds without a
 /// check are ready.
-pub fn check_readiness(live: &Value) -> Result<(), UpdateError> {
+pub(crate) fn check_readiness(live: &Value) -> Result<(), UpdateError> {
     let id = ManifestId::of(live)?;
     let task = id.task();
     match (id.group(), id.kind.as_str()) {
@@ -433,7 +433,7 @@ pub fn check_readiness(live: &Value) -> Result<(), UpdateError> {
 /// Whether `manifest` is a deletion manifest (`release.openshift.io/delete: "true"`).
 ///
 /// Errors with `invalid delete annotation "{key}" with value "{v}"` for any other value.
-pub fn is_delete_manifest(manifest: &Value) -> Result<bool, UpdateError> {
+pub(crate) fn is_delete_manifest(manifest: &Value) -> Result<bool, UpdateError> {
     match manifest["metadata"]["annotations"][delete::DELETE_ANNOTATION].as_str() {
         None => Ok(false),
         Some("true") => Ok(true),
@@ -722,13 +722,4 @@ impl Applier {
             live: Some(live),
         })
     }
-}
-
-/// Applies one manifest with `applier` (see [`Applier::apply`]).
-pub async fn apply_manifest(
-    ctx: &ApplyContext,
-    applier: &Applier,
-    manifest: &Value,
-) -> Result<ApplyOutcome, UpdateError> {
-    applier.apply(ctx, manifest).await
 }

@@ -47,7 +47,7 @@ fn set_field(modified: &mut bool, existing: &mut Value, key: &str, want: &Value)
 /// ImageStream: metadata; `spec.lookupPolicy` when set; tags matched by name — a missing tag is
 /// appended, an existing one gets `from` and `importPolicy` (importMode default `Legacy`) when
 /// they differ; live tags are never removed.
-pub fn ensure_image_stream(modified: &mut bool, existing: &mut Value, required: &Value) {
+pub(crate) fn ensure_image_stream(modified: &mut bool, existing: &mut Value, required: &Value) {
     meta_merge(modified, existing, required);
     if !existing["spec"].is_object() {
         existing["spec"] = json!({});
@@ -100,7 +100,7 @@ pub fn ensure_image_stream(modified: &mut bool, existing: &mut Value, required: 
 
 /// OperatorGroup: metadata; `spec.selector`, `spec.targetNamespaces`, `spec.serviceAccountName`
 /// (when set), `spec.staticProvidedAPIs`, `spec.upgradeStrategy` (default `{name: Default}`).
-pub fn ensure_operator_group(modified: &mut bool, existing: &mut Value, required: &Value) {
+pub(crate) fn ensure_operator_group(modified: &mut bool, existing: &mut Value, required: &Value) {
     meta_merge(modified, existing, required);
     if !existing["spec"].is_object() {
         existing["spec"] = json!({});
@@ -131,7 +131,11 @@ pub fn ensure_operator_group(modified: &mut bool, existing: &mut Value, required
 /// volumes, host flags, allowPrivilegeEscalation (unset ⇒ true), the four strategies,
 /// users/groups, seccomp and sysctl lists, read-only root filesystem — each replaced when it
 /// differs (unset, empty and `false` compare equal).
-pub fn ensure_security_context_constraints(modified: &mut bool, existing: &mut Value, required: &Value) {
+pub(crate) fn ensure_security_context_constraints(
+    modified: &mut bool,
+    existing: &mut Value,
+    required: &Value,
+) {
     meta_merge(modified, existing, required);
     const FIELDS: [&str; 23] = [
         "priority",

@@ -14,7 +14,7 @@ use k8s_openapi::{
 use super::merge::{ensure_object_meta_opt, merge_map, set, set_defaulted, set_if_set, set_list};
 
 /// Ensures a pod template: metadata merge plus [`ensure_pod_spec`].
-pub fn ensure_pod_template_spec(
+pub(crate) fn ensure_pod_template_spec(
     modified: &mut bool,
     existing: &mut PodTemplateSpec,
     required: &PodTemplateSpec,
@@ -31,7 +31,7 @@ pub fn ensure_pod_template_spec(
 /// volumes by name, pod security context (additive lists), affinity when required, tolerations,
 /// node selector key-merge, and the scalar fields with their server defaults (dnsPolicy
 /// `ClusterFirst`, terminationGracePeriodSeconds 30).
-pub fn ensure_pod_spec(modified: &mut bool, existing: &mut PodSpec, required: &PodSpec) {
+pub(crate) fn ensure_pod_spec(modified: &mut bool, existing: &mut PodSpec, required: &PodSpec) {
     let host_network = required.host_network.unwrap_or(false);
     ensure_containers(
         modified,
@@ -103,7 +103,7 @@ pub fn ensure_pod_spec(modified: &mut bool, existing: &mut PodSpec, required: &P
 
 /// Containers matched by name: live containers the manifest does not list are removed, missing
 /// ones appended, matching ones ensured field by field.
-pub fn ensure_containers(
+pub(crate) fn ensure_containers(
     modified: &mut bool,
     existing: &mut Vec<Container>,
     required: &[Container],
@@ -128,7 +128,7 @@ pub fn ensure_containers(
 /// One container: image, command, args, env (whole list when different, fieldRef apiVersion
 /// default `v1`), envFrom, workingDir if set, resources (quantities compared by value), ports,
 /// volume mounts, liveness/readiness probes (with server defaults), security context.
-pub fn ensure_container(
+pub(crate) fn ensure_container(
     modified: &mut bool,
     existing: &mut Container,
     required: &Container,
@@ -183,7 +183,7 @@ pub fn ensure_env(modified: &mut bool, existing: &mut Option<Vec<EnvVar>>, requi
 }
 
 /// The value of a Kubernetes quantity (`100m`, `1Gi`, `2e3`), or `None` if it does not parse.
-pub fn quantity_value(q: &str) -> Option<f64> {
+pub(crate) fn quantity_value(q: &str) -> Option<f64> {
     let q = q.trim();
     let split = q
         .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
@@ -225,7 +225,7 @@ fn quantities_equal(a: &Option<BTreeMap<String, Quantity>>, b: &Option<BTreeMap<
 }
 
 /// Resource limits and requests, each replaced when it differs by value (so `1000m` equals `1`).
-pub fn ensure_resources(
+pub(crate) fn ensure_resources(
     modified: &mut bool,
     existing: &mut Option<ResourceRequirements>,
     required: &Option<ResourceRequirements>,
@@ -266,7 +266,7 @@ fn normalize_ports(ports: &Option<Vec<ContainerPort>>, host_network: bool) -> Ve
 
 /// Container ports matched by name (order-insensitive), protocol default `TCP`, hostPort =
 /// containerPort under hostNetwork; replaced by the manifest's when different.
-pub fn ensure_container_ports(
+pub(crate) fn ensure_container_ports(
     modified: &mut bool,
     existing: &mut Option<Vec<ContainerPort>>,
     required: &Option<Vec<ContainerPort>>,
@@ -300,7 +300,7 @@ fn normalize_mounts(m: &Option<Vec<VolumeMount>>) -> BTreeMap<String, VolumeMoun
 }
 
 /// Volume mounts matched by mountPath (extras removed); replaced when different.
-pub fn ensure_volume_mounts(
+pub(crate) fn ensure_volume_mounts(
     modified: &mut bool,
     existing: &mut Option<Vec<VolumeMount>>,
     required: &Option<Vec<VolumeMount>>,
@@ -313,7 +313,7 @@ pub fn ensure_volume_mounts(
 
 /// A probe with the server's defaults filled in: timeout 1 s, period 10 s, success 1,
 /// failure 3, HTTP scheme `HTTP`.
-pub fn default_probe(p: &Probe) -> Probe {
+pub(crate) fn default_probe(p: &Probe) -> Probe {
     let mut p = p.clone();
     p.timeout_seconds.get_or_insert(1);
     p.period_seconds.get_or_insert(10);
@@ -326,7 +326,7 @@ pub fn default_probe(p: &Probe) -> Probe {
 }
 
 /// A probe compared with defaults; replaced (or removed) when the manifest's differs.
-pub fn ensure_probe(modified: &mut bool, existing: &mut Option<Probe>, required: &Option<Probe>) {
+pub(crate) fn ensure_probe(modified: &mut bool, existing: &mut Option<Probe>, required: &Option<Probe>) {
     match (existing.as_ref(), required) {
         (None, None) => {}
         (Some(_), None) => {
@@ -359,7 +359,7 @@ fn add_missing<T: PartialEq + Clone>(
 
 /// Container security context: capabilities add/drop additive, SELinux fields if set, the
 /// other fields replaced when the manifest sets them.
-pub fn ensure_security_context(
+pub(crate) fn ensure_security_context(
     modified: &mut bool,
     existing: &mut SecurityContext,
     required: &SecurityContext,
@@ -398,7 +398,7 @@ pub fn ensure_security_context(
 
 /// Pod security context: supplementalGroups and sysctls additive, SELinux fields if set, the
 /// other fields replaced when the manifest sets them.
-pub fn ensure_pod_security_context(
+pub(crate) fn ensure_pod_security_context(
     modified: &mut bool,
     existing: &mut PodSecurityContext,
     required: &PodSecurityContext,
@@ -432,7 +432,7 @@ pub fn ensure_pod_security_context(
 
 /// A volume with the server's defaults: no source ⇒ `emptyDir`, configMap/secret/projected/
 /// downwardAPI `defaultMode` 0644, projected service account token `expirationSeconds` 3600.
-pub fn default_volume(v: &Volume) -> Volume {
+pub(crate) fn default_volume(v: &Volume) -> Volume {
     let mut v = v.clone();
     let has_source = serde_json::to_value(&v)
         .ok()
@@ -463,7 +463,7 @@ pub fn default_volume(v: &Volume) -> Volume {
 }
 
 /// Volumes matched by name (extras removed), compared with defaults; replaced when different.
-pub fn ensure_volumes(
+pub(crate) fn ensure_volumes(
     modified: &mut bool,
     existing: &mut Option<Vec<Volume>>,
     required: &Option<Vec<Volume>>,

@@ -85,7 +85,7 @@ pub fn check_deployment(d: &Deployment) -> Result<(), UpdateError> {
 }
 
 /// DaemonSet readiness: only the deletion check.
-pub fn check_daemon_set(d: &DaemonSet) -> Result<(), UpdateError> {
+pub(crate) fn check_daemon_set(d: &DaemonSet) -> Result<(), UpdateError> {
     let n = ns_name(&d.metadata);
     if d.metadata.deletion_timestamp.is_some() {
         return Err(UpdateError::failed(format!("daemonset {n} is being deleted")).with_name(n));
@@ -94,7 +94,7 @@ pub fn check_daemon_set(d: &DaemonSet) -> Result<(), UpdateError> {
 }
 
 /// CRD readiness: needs `Established=True`.
-pub fn check_custom_resource_definition(crd: &CustomResourceDefinition) -> Result<(), UpdateError> {
+pub(crate) fn check_custom_resource_definition(crd: &CustomResourceDefinition) -> Result<(), UpdateError> {
     let n = crd.metadata.name.clone().unwrap_or_default();
     let conds = crd
         .status

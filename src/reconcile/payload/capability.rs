@@ -33,7 +33,7 @@ pub const KNOWN_CAPABILITIES: &[&str] = &[
 
 /// Capabilities that exist only when one of the listed feature gates is enabled
 /// (capability.go `featureGatedCapabilities`).
-pub const FEATURE_GATED_CAPABILITIES: &[(&str, &[&str])] = &[
+pub(crate) const FEATURE_GATED_CAPABILITIES: &[(&str, &[&str])] = &[
     (
         "CompatibilityRequirements",
         &[
@@ -197,17 +197,7 @@ pub struct CapabilitiesStatus {
     pub enabled: BTreeSet<String>,
 }
 
-impl CapabilitiesStatus {
-    /// Known = enabled = every capability openshift/api knows (with every feature-gated one): the
-    /// filter used at the initial local load, which drops only unknown capability names.
-    pub fn all_known() -> CapabilitiesStatus {
-        let all: BTreeSet<String> = KNOWN_CAPABILITIES.iter().map(|s| s.to_string()).collect();
-        CapabilitiesStatus {
-            known: all.clone(),
-            enabled: all,
-        }
-    }
-}
+impl CapabilitiesStatus {}
 
 /// Capabilities none of whose enabling gates is in `enabled_gates`.
 fn excluded_capabilities(enabled_gates: &BTreeSet<String>) -> BTreeSet<String> {

@@ -13,17 +13,17 @@ use super::manifest::Manifest;
 use crate::reconcile::payload::capability::CapabilitiesStatus;
 
 /// `release.openshift.io/feature-set`.
-pub const FEATURE_SET_ANNOTATION: &str = "release.openshift.io/feature-set";
+pub(crate) const FEATURE_SET_ANNOTATION: &str = "release.openshift.io/feature-set";
 /// `release.openshift.io/feature-gate`.
-pub const FEATURE_GATE_ANNOTATION: &str = "release.openshift.io/feature-gate";
+pub(crate) const FEATURE_GATE_ANNOTATION: &str = "release.openshift.io/feature-gate";
 /// `release.openshift.io/major-version`.
-pub const MAJOR_VERSION_ANNOTATION: &str = "release.openshift.io/major-version";
+pub(crate) const MAJOR_VERSION_ANNOTATION: &str = "release.openshift.io/major-version";
 /// The cluster profile used when `CLUSTER_PROFILE` is unset.
 pub const DEFAULT_CLUSTER_PROFILE: &str = "self-managed-high-availability";
 
 /// Feature-set names the annotation may list (openshift/api `features.AllFeatureSets` plus
 /// `CustomNoUpgrade`; `""` is spelled `Default`), byte-sorted.
-pub const KNOWN_FEATURE_SETS: &[&str] = &[
+pub(crate) const KNOWN_FEATURE_SETS: &[&str] = &[
     "CustomNoUpgrade",
     "Default",
     "DevPreviewNoUpgrade",
@@ -330,7 +330,10 @@ fn check_capabilities(
 
 /// The unmanaged-or-not override entry for a manifest (match on group, kind, name and, for
 /// namespaced objects, namespace).
-pub fn override_for<'a>(m: &Manifest, overrides: &'a [ComponentOverride]) -> Option<&'a ComponentOverride> {
+pub(crate) fn override_for<'a>(
+    m: &Manifest,
+    overrides: &'a [ComponentOverride],
+) -> Option<&'a ComponentOverride> {
     overrides.iter().find(|o| {
         let ns = if m.id.namespace.is_empty() {
             ""

@@ -20,13 +20,13 @@ use super::{
 use crate::reconcile::payload::capability::CapabilitiesStatus;
 
 /// The CVO's own manifests directory inside a release image.
-pub const CVO_MANIFEST_DIR: &str = "manifests";
+pub(crate) const CVO_MANIFEST_DIR: &str = "manifests";
 /// All operators' manifests inside a release image.
-pub const RELEASE_MANIFEST_DIR: &str = "release-manifests";
+pub(crate) const RELEASE_MANIFEST_DIR: &str = "release-manifests";
 /// Cincinnati metadata file in `release-manifests/`.
-pub const RELEASE_METADATA_FILE: &str = "release-metadata";
+pub(crate) const RELEASE_METADATA_FILE: &str = "release-metadata";
 /// ImageStream of the payload's images in `release-manifests/`.
-pub const IMAGE_REFERENCES_FILE: &str = "image-references";
+pub(crate) const IMAGE_REFERENCES_FILE: &str = "image-references";
 
 /// A release (openshift/api `config/v1.Release`) as read from `release-metadata`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -151,7 +151,7 @@ pub fn runtime_architecture() -> &'static str {
 /// # Errors
 /// Unreadable file, bad JSON, `kind` other than `cincinnati-metadata-v0`, empty or non-semver
 /// `version`.
-pub fn read_release_metadata(path: &Path) -> Result<ReleaseMetadata, LoadError> {
+pub(crate) fn read_release_metadata(path: &Path) -> Result<ReleaseMetadata, LoadError> {
     let bad = |message: String| LoadError::Metadata {
         path: path.to_path_buf(),
         message,
@@ -223,7 +223,7 @@ pub fn read_release_metadata(path: &Path) -> Result<ReleaseMetadata, LoadError> 
 ///
 /// # Errors
 /// Unreadable or unparseable file, or another kind of object.
-pub fn read_image_references(path: &Path) -> Result<ImageReferences, LoadError> {
+pub(crate) fn read_image_references(path: &Path) -> Result<ImageReferences, LoadError> {
     let bad = |message: String| LoadError::Metadata {
         path: path.to_path_buf(),
         message,
@@ -274,7 +274,7 @@ pub struct DirRead {
 }
 
 /// Whether upstream treats `name` as a manifest file (`.yaml`, `.yml`, `.json`).
-pub fn has_manifest_extension(name: &str) -> bool {
+pub(crate) fn has_manifest_extension(name: &str) -> bool {
     name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json")
 }
 

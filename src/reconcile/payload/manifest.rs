@@ -85,11 +85,11 @@ pub struct ManifestError {
 }
 
 /// The annotation that marks a manifest for deletion (lib/resourcedelete).
-pub const DELETE_ANNOTATION: &str = "release.openshift.io/delete";
+pub(crate) const DELETE_ANNOTATION: &str = "release.openshift.io/delete";
 /// The annotation that makes a manifest create-only (lib/resourceapply).
-pub const CREATE_ONLY_ANNOTATION: &str = "release.openshift.io/create-only";
+pub(crate) const CREATE_ONLY_ANNOTATION: &str = "release.openshift.io/create-only";
 /// The annotation naming a manifest's capabilities (`a+b`).
-pub const CAPABILITY_ANNOTATION: &str = "capability.openshift.io/name";
+pub(crate) const CAPABILITY_ANNOTATION: &str = "capability.openshift.io/name";
 
 /// Why a document is not a manifest (library-go `lib/manifest/manifest.go` checks), or why a
 /// manifest's delete annotation is invalid. Each displays as one line; the caller adds the file
@@ -132,7 +132,7 @@ impl Manifest {
     ///
     /// # Errors
     /// As [`Manifest::from_object`].
-    pub fn from_object_raw(
+    pub(crate) fn from_object_raw(
         object: Value,
         raw: Vec<u8>,
         file: &str,
@@ -385,7 +385,7 @@ pub fn parse_manifests(data: &[u8], path: &str) -> Result<Vec<Manifest>, Vec<Man
 /// Serialises a value as Go's `encoding/json` `Marshal` of the same data does after
 /// `sigs.k8s.io/yaml.YAMLToJSON`: compact, object keys sorted by bytes, `<`, `>`, `&`, U+2028 and
 /// U+2029 escaped as `\u00XX`/`\u20XX`, floats in Go's shortest form (`1e+21`, `1e-07`).
-pub fn go_json(v: &Value) -> String {
+pub(crate) fn go_json(v: &Value) -> String {
     let mut out = String::new();
     write_go_json(v, &mut out);
     out

@@ -135,9 +135,9 @@ impl fmt::Display for PayloadState {
 }
 
 /// Workers while updating (cvo.go `Run`).
-pub const UPDATING_WORKERS: usize = 16;
+pub(crate) const UPDATING_WORKERS: usize = 16;
 /// Workers while reconciling.
-pub const RECONCILING_WORKERS: usize = 2;
+pub(crate) const RECONCILING_WORKERS: usize = 2;
 
 static RUN_LEVEL_RE: std::sync::LazyLock<Option<Regex>> =
     std::sync::LazyLock::new(|| Regex::new(r"^0000_(\d+)_([a-zA-Z0-9]+(-[a-zA-Z0-9]+)*?)_").ok());
@@ -365,7 +365,7 @@ impl TaskGraph {
     /// node becomes an empty left anchor; an empty spacer node joins two consecutive
     /// multi-node buckets; if the node had successors, a new empty right anchor joins the last
     /// bucket to them. `None` or a single bucket with one node leaves the node as it is.
-    pub fn parallelize(&mut self, mut break_fn: impl FnMut(&[Task]) -> Buckets) {
+    pub(crate) fn parallelize(&mut self, mut break_fn: impl FnMut(&[Task]) -> Buckets) {
         let mut i = 0;
         while i < self.nodes.len() {
             let results = break_fn(&self.nodes[i].tasks);

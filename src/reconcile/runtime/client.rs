@@ -18,7 +18,7 @@ use kube::{Client, client::Body};
 
 /// Requests counted by verb, shared by clones.
 #[derive(Clone, Debug, Default)]
-pub struct RequestCounters {
+pub(crate) struct RequestCounters {
     by_verb: Arc<Mutex<BTreeMap<String, u64>>>,
     refused: Arc<AtomicU64>,
 }
@@ -30,15 +30,6 @@ impl RequestCounters {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
-    }
-
-    /// Requests that are writes (create, update, patch, delete, deletecollection).
-    pub fn writes(&self) -> u64 {
-        self.snapshot()
-            .iter()
-            .filter(|(k, _)| is_write_verb(k))
-            .map(|(_, v)| v)
-            .sum()
     }
 
     /// Non-read requests the watch-only guard refused.
@@ -64,7 +55,7 @@ pub fn is_write_verb(v: &str) -> bool {
 /// The Kubernetes verb of a request: `discovery` (`/api`, `/apis`, group and group-version
 /// documents), `watch` (`?watch=`), `list` / `get` by whether the path names an object,
 /// `create`, `update`, `patch`, `delete` (`deletecollection` for a collection).
-pub fn verb_of(method: &Method, path: &str, query: &str) -> &'static str {
+pub(crate) fn verb_of(method: &Method, path: &str, query: &str) -> &'static str {
     let segs: Vec<&str> = path
         .trim_matches('/')
         .split('/')
@@ -106,7 +97,7 @@ fn is_read(method: &Method) -> bool {
 
 /// A switch that makes a [`guarded_client`] refuse writes; shared by clones.
 #[derive(Clone, Debug, Default)]
-pub struct ReadOnlySwitch(Arc<AtomicBool>);
+pub(crate) struct ReadOnlySwitch(Arc<AtomicBool>);
 
 impl ReadOnlySwitch {
     /// A switch in the given position.
@@ -118,7 +109,7 @@ impl ReadOnlySwitch {
         self.0.store(read_only, Ordering::SeqCst);
     }
     /// Whether writes are refused.
-    pub fn is_read_only(&self) -> bool {
+    pub(crate) fn is_read_only(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
 }
@@ -145,7 +136,7 @@ fn refusal(method: &Method, path: &str) -> Response<Body> {
 /// `client` wrapped so that every request is counted in `counters` and, while `read_only` is
 /// on, every non-read method (POST, PUT, PATCH, DELETE) is answered locally with a 405
 /// `MethodNotAllowed` Status and never sent.
-pub fn guarded_client(client: Client, counters: RequestCounters, read_only: ReadOnlySwitch) -> Client {
+pub(crate) fn guarded_client(client: Client, counters: RequestCounters, read_only: ReadOnlySwitch) -> Client {
     let ns = client.default_namespace().to_string();
     let svc = tower::service_fn(move |req: Request<Body>| {
         let client = client.clone();

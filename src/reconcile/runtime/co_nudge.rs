@@ -32,7 +32,7 @@ fn fingerprint(co: &ClusterOperator) -> Fingerprint {
 }
 
 /// Watches ClusterOperators with `client` until `shutdown`, nudging `worker` on changes.
-pub fn spawn(client: Client, worker: SyncWorker, shutdown: CancellationToken) {
+pub(crate) fn spawn(client: Client, worker: SyncWorker, shutdown: CancellationToken) {
     tokio::spawn(async move {
         let api: Api<ClusterOperator> = Api::all(client);
         let stream = watcher(api, watcher::Config::default()).default_backoff();

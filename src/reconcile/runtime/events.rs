@@ -34,7 +34,7 @@ struct Seen {
 
 /// The event log: the last [`EVENT_LOG_LEN`] events plus what was seen last.
 #[derive(Debug, Default)]
-pub struct EventLog {
+pub(crate) struct EventLog {
     seq: u64,
     events: VecDeque<EngineEvent>,
     seen: Option<Seen>,
@@ -90,7 +90,7 @@ impl EventLog {
     }
 
     /// Compares `snap` with the snapshot observed before and logs what changed.
-    pub fn observe(&mut self, snap: &StatusSnapshot) {
+    pub(crate) fn observe(&mut self, snap: &StatusSnapshot) {
         let now = self.snapshot_seen(snap);
         let prev = self.seen.take();
         let p = prev.clone().unwrap_or_default();

@@ -64,9 +64,9 @@ use tokio::{
 };
 
 /// Namespace of the CVO's Lease (upstream `pkg/start/start.go`: the CVO namespace).
-pub const CVO_LEASE_NAMESPACE: &str = "openshift-cluster-version";
+pub(crate) const CVO_LEASE_NAMESPACE: &str = "openshift-cluster-version";
 /// Name of the CVO's Lease (upstream: the ClusterVersion name, `version`).
-pub const CVO_LEASE_NAME: &str = "version";
+pub(crate) const CVO_LEASE_NAME: &str = "version";
 
 /// client-go's jitter factor: the acquire loop waits `retry_period · (1 + 1.2·rand)`, and the
 /// renew deadline must exceed `1.2 · retry_period`.
@@ -166,7 +166,7 @@ impl LeaseTimings {
     ///
     /// # Errors
     /// [`LeaderError::InvalidTimings`] naming the broken rule and the values.
-    pub fn validate(&self) -> Result<(), LeaderError> {
+    pub(crate) fn validate(&self) -> Result<(), LeaderError> {
         let bad = |m: String| Err(LeaderError::InvalidTimings(m));
         let Self {
             lease_duration: lease,
@@ -228,7 +228,7 @@ impl LeaseConfig {
     }
 
     /// `namespace/name`.
-    pub fn lease_ref(&self) -> String {
+    pub(crate) fn lease_ref(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
     }
 }

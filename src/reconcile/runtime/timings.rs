@@ -127,7 +127,7 @@ impl EngineTimings {
 
     /// Wait after the `attempt`-th consecutive failed pass (`attempt ≥ 1`): `I/8`, `I/4`,
     /// `I/2`, then `I`, each ±`jitter` (sync_worker.go `Start`).
-    pub fn error_backoff(&self, attempt: u32) -> Duration {
+    pub(crate) fn error_backoff(&self, attempt: u32) -> Duration {
         let base = match attempt {
             0 | 1 => self.resync_interval / 8,
             2 => self.resync_interval / 4,
@@ -138,7 +138,7 @@ impl EngineTimings {
     }
 
     /// Apply timeout of one pass: `I` while initializing, `2·I` otherwise.
-    pub fn apply_timeout(&self, state: PayloadState) -> Duration {
+    pub(crate) fn apply_timeout(&self, state: PayloadState) -> Duration {
         match state {
             PayloadState::Initializing => self.resync_interval,
             _ => self.resync_interval * 2,

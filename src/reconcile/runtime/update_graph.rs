@@ -25,11 +25,11 @@ use crate::openshift::{
 use crate::reconcile::status::{RETRIEVED_UPDATES, set_condition};
 
 /// Metadata key of a node's channels.
-pub const CHANNELS_KEY: &str = "io.openshift.upgrades.graph.release.channels";
+pub(crate) const CHANNELS_KEY: &str = "io.openshift.upgrades.graph.release.channels";
 /// Metadata key of a node's errata URL.
-pub const URL_KEY: &str = "url";
+pub(crate) const URL_KEY: &str = "url";
 /// The ConditionalUpdate condition type.
-pub const RECOMMENDED: &str = "Recommended";
+pub(crate) const RECOMMENDED: &str = "Recommended";
 
 #[derive(Clone, Debug, Deserialize)]
 struct Node {
@@ -229,7 +229,7 @@ impl UpdateGraph {
     /// Merges [`Self::updates`] for the status's desired version and `channel` into `st`:
     /// `availableUpdates`, `conditionalUpdates` and `RetrievedUpdates` (condition timestamps
     /// move only when a status changes, so a repeated merge is a no-op).
-    pub fn merge_into(&self, st: &mut ClusterVersionStatus, channel: &str, now: DateTime<Utc>) {
+    pub(crate) fn merge_into(&self, st: &mut ClusterVersionStatus, channel: &str, now: DateTime<Utc>) {
         let u = self.updates(&st.desired.version, channel);
         let old = std::mem::take(&mut st.conditional_updates);
         st.conditional_updates = u

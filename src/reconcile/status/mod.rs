@@ -34,21 +34,21 @@ pub const PROGRESSING: &str = "Progressing";
 /// Condition type `Failing` (the CV has no `Degraded`).
 pub const FAILING: &str = "Failing";
 /// Condition type `RetrievedUpdates`.
-pub const RETRIEVED_UPDATES: &str = "RetrievedUpdates";
+pub(crate) const RETRIEVED_UPDATES: &str = "RetrievedUpdates";
 /// Condition type `Upgradeable`.
-pub const UPGRADEABLE: &str = "Upgradeable";
+pub(crate) const UPGRADEABLE: &str = "Upgradeable";
 /// Condition type `ReleaseAccepted`.
-pub const RELEASE_ACCEPTED: &str = "ReleaseAccepted";
+pub(crate) const RELEASE_ACCEPTED: &str = "ReleaseAccepted";
 /// Condition type `ImplicitlyEnabledCapabilities`.
-pub const IMPLICITLY_ENABLED_CAPABILITIES: &str = "ImplicitlyEnabledCapabilities";
+pub(crate) const IMPLICITLY_ENABLED_CAPABILITIES: &str = "ImplicitlyEnabledCapabilities";
 /// Condition type `Invalid`.
-pub const INVALID: &str = "Invalid";
+pub(crate) const INVALID: &str = "Invalid";
 /// Maximum `status.history` length (`MaxHistory`).
-pub const MAX_HISTORY: usize = 100;
+pub(crate) const MAX_HISTORY: usize = 100;
 
 /// Condition types HEAD deletes on every sync: the stray `ImplicitlyEnabled` and the legacy
 /// Upgradeable sub-conditions (upstream `pkg/cvo/status.go`).
-pub const LEGACY_CONDITIONS: &[&str] = &[
+pub(crate) const LEGACY_CONDITIONS: &[&str] = &[
     "ImplicitlyEnabled",
     "UpgradeableAdminAckRequired",
     "UpgradeableDeletesInProgress",
@@ -92,7 +92,7 @@ pub fn set_condition(
 }
 
 /// Removes every condition of `type_`.
-pub fn remove_condition(conds: &mut Vec<Condition>, type_: &str) {
+pub(crate) fn remove_condition(conds: &mut Vec<Condition>, type_: &str) {
     conds.retain(|c| c.type_ != type_);
 }
 
@@ -238,7 +238,7 @@ pub fn prune_history(history: &mut Vec<UpdateHistory>, max: usize) {
 }
 
 /// The version text used in conditions: version, else image, else `<unknown>`.
-pub fn version_string(r: &Release) -> String {
+pub(crate) fn version_string(r: &Release) -> String {
     if !r.version.is_empty() {
         r.version.clone()
     } else if !r.image.is_empty() {
@@ -251,7 +251,7 @@ pub fn version_string(r: &Release) -> String {
 /// Fills missing version, URL and channels of `release` from `candidates` (available and
 /// conditional updates, the current release from the update service), matching by digest
 /// first and then by version (`mergeReleaseMetadata`).
-pub fn merge_release_metadata(release: &Release, candidates: &[Release]) -> Release {
+pub(crate) fn merge_release_metadata(release: &Release, candidates: &[Release]) -> Release {
     let mut merged = release.clone();
     if !(release.version.is_empty() || release.url.is_none() || release.channels.is_empty()) {
         return merged;

@@ -5,7 +5,7 @@
 
 use semver::Version;
 
-use crate::openshift::{ClusterOperator, ClusterVersion, ConditionStatus, UpdateState, condition::find};
+use crate::openshift::{ClusterVersion, ConditionStatus, UpdateState, condition::find};
 use crate::reconcile::errors::{UpdateEffect, UpdateError};
 
 /// An Upgradeable risk: a reason-like name and a message (`matchingRules: [Always]`).
@@ -31,7 +31,7 @@ impl Risk {
 }
 
 /// Whether `s` may be a condition reason: `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`.
-pub fn is_reason_safe(s: &str) -> bool {
+pub(crate) fn is_reason_safe(s: &str) -> bool {
     let b = s.as_bytes();
     let Some((&first, rest)) = b.split_first() else {
         return false;
@@ -54,7 +54,7 @@ pub fn is_reason_safe(s: &str) -> bool {
 /// False with the risk name as reason (or `RiskNameNotCompatibleWithReasonProperty`) and its
 /// message; several ⇒ False `MultipleReasons` `Cluster should not be upgraded between minor or
 /// major versions for multiple reasons:\n* {m1}\n* {m2}`. Returns `(status, reason, message)`.
-pub fn upgradeable_condition(
+pub(crate) fn upgradeable_condition(
     risks: &[Risk],
     error: Option<&str>,
 ) -> Option<(ConditionStatus, String, String)> {
@@ -88,7 +88,7 @@ pub fn upgradeable_condition(
 }
 
 /// Risk `ClusterVersionUpdating` when the CV's Progressing is True.
-pub fn cluster_version_updating_risk(cv: &ClusterVersion) -> Option<Risk> {
+pub(crate) fn cluster_version_updating_risk(cv: &ClusterVersion) -> Option<Risk> {
     cv.condition("Progressing").filter(|c| c.is_true()).map(|_| {
         Risk::new(
             "ClusterVersionUpdating",
@@ -98,47 +98,13 @@ pub fn cluster_version_updating_risk(cv: &ClusterVersion) -> Option<Risk> {
 }
 
 /// Risk `ClusterVersionOverrides` when any `spec.overrides` entry is unmanaged.
-pub fn overrides_risk(cv: &ClusterVersion) -> Option<Risk> {
+pub(crate) fn overrides_risk(cv: &ClusterVersion) -> Option<Risk> {
     cv.spec.overrides.iter().any(|o| o.unmanaged).then(|| {
         Risk::new(
             "ClusterVersionOverrides",
             "Disabling ownership via cluster version overrides prevents updates between minor or major versions. Please remove overrides before requesting a minor or major version update.",
         )
     })
-}
-
-/// Risk `ResourceDeletionInProgress` for deletions in progress (entries like
-/// `deployment "ns/name"`; sorted and comma-joined).
-pub fn deletion_risk(in_progress: &[String]) -> Option<Risk> {
-    if in_progress.is_empty() {
-        return None;
-    }
-    let mut v = in_progress.to_vec();
-    v.sort();
-    Some(Risk::new(
-        "ResourceDeletionInProgress",
-        format!(
-            "Cluster minor or major version upgrades are not allowed while resource deletions are in progress; resources={}",
-            v.join(",")
-        ),
-    ))
-}
-
-/// Risks `ClusterOperatorUpgradeable-{co}` for each ClusterOperator whose Upgradeable is False
-/// (message = that condition's message), in name order.
-pub fn cluster_operator_upgradeable_risks(cos: &[ClusterOperator]) -> Vec<Risk> {
-    let mut out: Vec<Risk> = cos
-        .iter()
-        .filter_map(|co| {
-            let c = co.condition("Upgradeable").filter(|c| c.is_false())?;
-            Some(Risk::new(
-                format!("ClusterOperatorUpgradeable-{}", co.name()),
-                c.message().to_string(),
-            ))
-        })
-        .collect();
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    out
 }
 
 /// A failed precondition (`precondition.Error`).
@@ -187,7 +153,7 @@ fn parse(v: &str) -> Result<Version, semver::Error> {
 }
 
 /// `ClusterVersionRollback`: only when target < current (`status.desired.version`).
-pub fn check_rollback(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
+pub(crate) fn check_rollback(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
     const N: &str = "ClusterVersionRollback";
     let cur_s = &cv.status.desired.version;
     let (Ok(cur), Ok(t)) = (parse(cur_s), parse(&target.version)) else {
@@ -239,7 +205,7 @@ pub fn check_rollback(cv: &ClusterVersion, target: &Target) -> Option<Preconditi
 }
 
 /// `ClusterVersionGiantHop`: major up (4→5.0.x allowed) or more than one minor up.
-pub fn check_giant_hop(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
+pub(crate) fn check_giant_hop(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
     const N: &str = "ClusterVersionGiantHop";
     let cur_s = &cv.status.desired.version;
     let (Ok(cur), Ok(t)) = (parse(cur_s), parse(&target.version)) else {
@@ -281,7 +247,7 @@ pub fn check_giant_hop(cv: &ClusterVersion, target: &Target) -> Option<Precondit
 /// `ClusterVersionUpgradeable`: blocks minor/major updates while the CV's Upgradeable is False
 /// (upstream `pkg/payload/precondition/clusterversion/upgradeable.go`), with the retarget warnings
 /// for overrides and patch retargets.
-pub fn check_upgradeable(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
+pub(crate) fn check_upgradeable(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
     const N: &str = "ClusterVersionUpgradeable";
     let up = cv.condition("Upgradeable").filter(|c| c.is_false())?;
     let cur_s = &cv.status.desired.version;
@@ -431,7 +397,7 @@ pub fn check_recommended_update(cv: &ClusterVersion, target: &Target) -> Option<
 
 /// Runs all preconditions in upstream order (Rollback, GiantHop, Upgradeable,
 /// RecommendedUpdate) and returns the failures.
-pub fn run_preconditions(cv: &ClusterVersion, target: &Target) -> Vec<PreconditionError> {
+pub(crate) fn run_preconditions(cv: &ClusterVersion, target: &Target) -> Vec<PreconditionError> {
     [
         check_rollback(cv, target),
         check_giant_hop(cv, target),

@@ -176,7 +176,7 @@ fn is_parseable_url(s: &str) -> bool {
 /// The `Invalid` condition message: one error ⇒ `The cluster version is invalid: {err}`;
 /// several ⇒ `The cluster version is invalid:\n* {e1}\n* {e2}\n` (upstream `TestOperator_sync`).
 /// `None` when valid.
-pub fn invalid_message(errs: &[FieldError]) -> Option<String> {
+pub(crate) fn invalid_message(errs: &[FieldError]) -> Option<String> {
     match errs {
         [] => None,
         [one] => Some(format!("The cluster version is invalid: {one}")),

@@ -39,7 +39,7 @@ use pass::{Pass, PassResult};
 /// identity ([`SyncWork::same_work`]) is image + force + overrides + enabled capabilities +
 /// enabled feature gates (upstream `equalSyncWork`, `calculateNextFrom`).
 #[derive(Clone, Debug)]
-pub struct SyncWork {
+pub(crate) struct SyncWork {
     /// ClusterVersion `metadata.generation` this work was accepted for.
     pub generation: i64,
     /// The release being applied (version from the payload, image = the target pull spec).
@@ -65,7 +65,7 @@ pub struct SyncWork {
 impl SyncWork {
     /// Whether `other` is the same work (`equalSyncWork`): same image and force, equal
     /// overrides, enabled capabilities and feature gates.
-    pub fn same_work(&self, other: &SyncWork) -> bool {
+    pub(crate) fn same_work(&self, other: &SyncWork) -> bool {
         self.desired.image == other.desired.image
             && self.force == other.force
             && self.overrides == other.overrides
@@ -75,7 +75,7 @@ impl SyncWork {
 
     /// The apply-time filter (capabilities, overrides, feature gates; upstream library-go
     /// `pkg/manifest/manifest.go` `Include`).
-    pub fn apply_filter(&self) -> InclusionConfig {
+    pub(crate) fn apply_filter(&self) -> InclusionConfig {
         InclusionConfig {
             capabilities: Some(self.capabilities.clone()),
             overrides: self.overrides.clone(),
@@ -87,7 +87,7 @@ impl SyncWork {
 
 /// What the worker publishes: the upstream status plus per-task detail.
 #[derive(Clone, Debug, Default)]
-pub struct WorkerView {
+pub(crate) struct WorkerView {
     /// The upstream worker status (drives the ClusterVersion status).
     pub status: SyncWorkerStatus,
     /// The state of the current work (`None` before any work).
@@ -117,7 +117,7 @@ pub struct WorkerView {
 /// The payload state the worker starts a new release in (upstream pkg/cvo/cvo.go `sync`): no
 /// Completed entry in history ⇒ Initializing; `history[0]` Completed for `image` ⇒ Reconciling;
 /// else Updating.
-pub fn initial_state(history: &[crate::openshift::UpdateHistory], image: &str) -> PayloadState {
+pub(crate) fn initial_state(history: &[crate::openshift::UpdateHistory], image: &str) -> PayloadState {
     use crate::openshift::UpdateState;
     if !history.iter().any(|h| h.state == UpdateState::Completed) {
         return PayloadState::Initializing;
@@ -142,7 +142,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Handle of the running sync worker. Cheap to clone.
 #[derive(Clone)]
-pub struct SyncWorker {
+pub(crate) struct SyncWorker {
     inner: Arc<Inner>,
 }
 
@@ -176,7 +176,7 @@ impl SyncWorker {
     }
 
     /// The published view.
-    pub fn subscribe(&self) -> watch::Receiver<WorkerView> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<WorkerView> {
         self.inner.view.subscribe()
     }
 
@@ -191,7 +191,7 @@ impl SyncWorker {
     }
 
     /// Switches between watch-only (dry-run) and active passes; cancels the running pass.
-    pub fn set_dry_run(&self, dry_run: bool) {
+    pub(crate) fn set_dry_run(&self, dry_run: bool) {
         let old = self
             .inner
             .dry_run
@@ -268,7 +268,7 @@ impl SyncWorker {
 
     /// Records a payload load outcome without changing the work (a failed load keeps the old
     /// work, as upstream `SyncWorker.Update` does).
-    pub fn set_load_status(&self, load: LoadPayloadStatus) {
+    pub(crate) fn set_load_status(&self, load: LoadPayloadStatus) {
         self.inner.view.send_if_modified(|v| {
             let m = v.status.load_payload_status != load;
             v.status.load_payload_status = load;
@@ -278,7 +278,7 @@ impl SyncWorker {
 
     /// Asks for a pass now (upstream `notify`; ignored while idly reconciling only in that a
     /// pass runs at once either way here).
-    pub fn notify(&self) {
+    pub(crate) fn notify(&self) {
         self.inner.wake.notify_one();
     }
 

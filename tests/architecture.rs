@@ -50,7 +50,11 @@ fn src(rel: &str) -> PathBuf {
 /// `forbidden`.
 fn assert_no_use(dir: &str, forbidden: &[&str], why: &str) {
     let root = src(dir);
-    let files = if root.is_dir() { sources(&root) } else { vec![root.clone()] };
+    let files = if root.is_dir() {
+        sources(&root)
+    } else {
+        vec![root.clone()]
+    };
     assert!(!files.is_empty(), "no source files under {}", root.display());
     let mut hits = Vec::new();
     for f in &files {
@@ -67,7 +71,14 @@ fn assert_no_use(dir: &str, forbidden: &[&str], why: &str) {
 fn the_contract_depends_on_nothing_of_the_engine() {
     assert_no_use(
         "reconcile/api.rs",
-        &["use super::", "super::", "crate::reconcile", "crate::ui", "crate::cli", "crate::sim"],
+        &[
+            "use super::",
+            "super::",
+            "crate::reconcile",
+            "crate::ui",
+            "crate::cli",
+            "crate::sim",
+        ],
         "reconcile::api must not import the engine's implementation",
     );
 }
@@ -76,7 +87,15 @@ fn the_contract_depends_on_nothing_of_the_engine() {
 fn the_engine_imports_no_ui_cli_assessment_or_simulator() {
     assert_no_use(
         "reconcile",
-        &["crate::ui", "crate::cli", "crate::assess", "crate::sim", "crate::cluster", "ratatui", "crossterm"],
+        &[
+            "crate::ui",
+            "crate::cli",
+            "crate::assess",
+            "crate::sim",
+            "crate::cluster",
+            "ratatui",
+            "crossterm",
+        ],
         "reconcile must not depend on the faces or the simulator",
     );
 }
@@ -101,7 +120,15 @@ fn the_ui_reaches_the_engine_only_through_the_contract() {
 
 #[test]
 fn ui_state_never_calls_render() {
-    for state in ["ui/app.rs", "ui/keys.rs", "ui/tab.rs", "ui/popup.rs", "ui/layout.rs", "ui/engine.rs", "ui/model"] {
+    for state in [
+        "ui/app.rs",
+        "ui/keys.rs",
+        "ui/tab.rs",
+        "ui/popup.rs",
+        "ui/layout.rs",
+        "ui/engine.rs",
+        "ui/model",
+    ] {
         assert_no_use(
             state,
             &["view::", "super::view", "crate::ui::view"],
@@ -119,7 +146,13 @@ fn assessment_and_cluster_are_below_the_faces() {
     );
     assert_no_use(
         "cluster",
-        &["crate::reconcile", "crate::ui", "crate::cli", "crate::sim", "crate::assess"],
+        &[
+            "crate::reconcile",
+            "crate::ui",
+            "crate::cli",
+            "crate::sim",
+            "crate::assess",
+        ],
         "cluster only reads clusters and snapshots",
     );
     assert_no_use("openshift", &["crate::"], "openshift holds API types only");
@@ -137,10 +170,22 @@ fn the_simulator_does_not_know_the_engine_or_the_faces() {
 #[test]
 fn main_only_parses_and_dispatches() {
     let lines = code_lines(&src("main.rs"));
-    assert!(lines.len() < 200, "src/main.rs has {} code lines: move logic into src/cli", lines.len());
+    assert!(
+        lines.len() < 200,
+        "src/main.rs has {} code lines: move logic into src/cli",
+        lines.len()
+    );
     assert_no_use(
         "main.rs",
-        &["cvo::reconcile", "cvo::ui", "cvo::sim", "cvo::assess", "cvo::cluster", "kube::", "tokio::"],
+        &[
+            "cvo::reconcile",
+            "cvo::ui",
+            "cvo::sim",
+            "cvo::assess",
+            "cvo::cluster",
+            "kube::",
+            "tokio::",
+        ],
         "main.rs reaches everything through cvo::cli",
     );
 }

@@ -6,10 +6,11 @@ use chrono::{DateTime, Utc};
 use k8s_openapi::{ClusterResourceScope, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, condition::find, openshift_resource};
+use super::{Condition, condition::find, openshift_resource, serialize_with_type_meta};
 
 /// The cluster's version singleton (named `version`): `spec` is the wish, `status` the truth.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Serializes with `apiVersion: config.openshift.io/v1` and `kind: ClusterVersion`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterVersion {
     /// Object metadata.
@@ -30,6 +31,7 @@ openshift_resource!(
     "clusterversions",
     ClusterResourceScope
 );
+serialize_with_type_meta!(ClusterVersion, metadata, spec, status);
 
 /// `spec` of ClusterVersion.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -160,8 +162,10 @@ pub struct ClusterVersionStatus {
     /// Available, Progressing, Failing, RetrievedUpdates, Upgradeable, ReleaseAccepted, ...
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
-    /// Recommended updates from the update service; `null` when not retrieved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Recommended updates from the update service; `null` when not retrieved. Always
+    /// serialized (the CRD requires the key, upstream `AvailableUpdates []Release
+    /// json:"availableUpdates"`).
+    #[serde(default)]
     pub available_updates: Option<Vec<Release>>,
     /// Updates with known risks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -212,8 +216,10 @@ pub struct UpdateHistory {
     /// When the update started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_time: Option<DateTime<Utc>>,
-    /// When it completed, or when it was superseded; absent while in progress.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// When it completed, or when it was superseded; `null` while in progress. Always
+    /// serialized (the CRD requires the key, upstream `CompletionTime *metav1.Time
+    /// json:"completionTime"`).
+    #[serde(default)]
     pub completion_time: Option<DateTime<Utc>>,
     /// Semantic version; may be empty.
     #[serde(default)]
@@ -316,15 +322,17 @@ impl ClusterVersion {
     }
 }
 
-/// A cluster operator's reported status.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// A cluster operator's reported status. Serializes with `apiVersion: config.openshift.io/v1`
+/// and `kind: ClusterOperator`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterOperator {
     /// Object metadata.
     #[serde(default)]
     pub metadata: ObjectMeta,
-    /// Empty by design.
-    #[serde(default)]
+    /// Empty by design; `null` serializes as `{}` (the CRD requires an object, upstream's
+    /// `ClusterOperatorSpec struct{}`).
+    #[serde(default, serialize_with = "empty_object_if_null")]
     pub spec: serde_json::Value,
     /// What the operator reports.
     #[serde(default)]
@@ -338,6 +346,7 @@ openshift_resource!(
     "clusteroperators",
     ClusterResourceScope
 );
+serialize_with_type_meta!(ClusterOperator, metadata, spec, status);
 
 /// `status` of ClusterOperator.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -383,6 +392,14 @@ pub struct ObjectReference {
     /// Object name.
     #[serde(default)]
     pub name: String,
+}
+
+fn empty_object_if_null<S: serde::Serializer>(v: &serde_json::Value, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_null() {
+        serde_json::Map::new().serialize(s)
+    } else {
+        v.serialize(s)
+    }
 }
 
 impl ClusterOperator {

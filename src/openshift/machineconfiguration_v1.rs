@@ -8,10 +8,11 @@ use k8s_openapi::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, condition::find, openshift_resource};
+use super::{Condition, condition::find, openshift_resource, serialize_with_type_meta};
 
 /// A pool of nodes that share machine configuration (`master`, `worker`, custom pools).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Serializes with `apiVersion` and `kind`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct MachineConfigPool {
     /// Object metadata.
     #[serde(default)]
@@ -31,6 +32,7 @@ openshift_resource!(
     "machineconfigpools",
     ClusterResourceScope
 );
+serialize_with_type_meta!(MachineConfigPool, metadata, spec, status);
 
 /// `spec` of MachineConfigPool.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

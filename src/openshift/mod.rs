@@ -42,6 +42,26 @@ macro_rules! openshift_resource {
 }
 pub(crate) use openshift_resource;
 
+/// Implements `Serialize` for a resource type with `apiVersion` and `kind` first (from its
+/// `k8s_openapi::Resource` constants), then the named fields: kube-apiserver rejects a body
+/// without them (`400 Bad Request`), as the Go types' `TypeMeta` always carries them.
+macro_rules! serialize_with_type_meta {
+    ($ty:ty, $($field:ident),+) => {
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeStruct;
+                let n = 2 + [$(stringify!($field)),+].len();
+                let mut st = s.serialize_struct(stringify!($ty), n)?;
+                st.serialize_field("apiVersion", <$ty as k8s_openapi::Resource>::API_VERSION)?;
+                st.serialize_field("kind", <$ty as k8s_openapi::Resource>::KIND)?;
+                $(st.serialize_field(stringify!($field), &self.$field)?;)+
+                st.end()
+            }
+        }
+    };
+}
+pub(crate) use serialize_with_type_meta;
+
 /// Converts a k8s-openapi (jiff) timestamp into chrono's `DateTime<Utc>`.
 pub fn time_to_chrono(
     t: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,

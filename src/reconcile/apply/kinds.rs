@@ -538,7 +538,8 @@ pub(crate) fn ensure_mutating_webhook_configuration(
 
 /// Generic rule for every kind without a typed merge (upstream
 /// `pkg/cvo/internal/generic.go`): compares every top-level key of the manifest except
-/// apiVersion/kind/metadata/status with the live object; on any difference copies those keys
+/// apiVersion/kind/metadata/status with the live object (a key the server left out equals a
+/// zero value in the manifest, [`super::merge::equal_absent_as_zero`]); on any difference copies those keys
 /// and replaces labels, annotations and ownerReferences with the manifest's.
 pub(crate) fn ensure_generic(
     modified: &mut bool,
@@ -552,7 +553,7 @@ pub(crate) fn ensure_generic(
     let differs = req
         .iter()
         .filter(|(k, _)| !SKIP.contains(&k.as_str()))
-        .any(|(k, v)| e.get(k) != Some(v));
+        .any(|(k, v)| !super::merge::equal_absent_as_zero(e.get(k).unwrap_or(&serde_json::Value::Null), v));
     if !differs {
         return;
     }

@@ -9,6 +9,39 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use serde_json::Value;
+
+/// Whether `v` is the zero value kube-apiserver omits from a built-in object (Go `omitempty` on a
+/// value field): `null`, `false`, `0`, `""`, `[]` or `{}`.
+pub(crate) fn is_zero(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+    }
+}
+
+/// JSON equality where a key absent on one side equals a zero value ([`is_zero`]) on the other,
+/// at every depth: how upstream's merges see the Go types, whose zero `omitempty` fields the
+/// server leaves out (a PriorityClass's `globalDefault: false` comes back absent). List
+/// elements compare position by position.
+pub(crate) fn equal_absent_as_zero(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.iter()
+                .all(|(k, v)| y.get(k).map_or_else(|| is_zero(v), |w| equal_absent_as_zero(v, w)))
+                && y.iter().all(|(k, w)| x.contains_key(k) || is_zero(w))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| equal_absent_as_zero(v, w))
+        }
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        _ => a == b || (is_zero(a) && is_zero(b)),
+    }
+}
 
 /// Replaces `existing` with `required` when they differ.
 pub fn set<T: PartialEq + Clone>(modified: &mut bool, existing: &mut T, required: &T) {
@@ -237,6 +270,22 @@ mod tests {
         assert!(m);
         let uids: Vec<_> = e.iter().flatten().map(|o| o.uid.as_str()).collect();
         assert_eq!(uids, ["uid-2", "uid-3", "uid-1"]);
+    }
+
+    #[test]
+    fn absent_equals_zero_at_every_depth() {
+        use serde_json::json;
+        assert!(equal_absent_as_zero(&json!({"value": 5}), &json!({"value": 5, "globalDefault": false})));
+        assert!(equal_absent_as_zero(
+            &json!({"spec": {"a": {}}}),
+            &json!({"spec": {"a": {"b": "", "c": 0, "d": [], "e": null}}})
+        ));
+        assert!(equal_absent_as_zero(&json!([{"x": 1}]), &json!([{"x": 1, "y": false}])));
+        assert!(!equal_absent_as_zero(&json!({"value": 5}), &json!({"value": 5, "globalDefault": true})));
+        assert!(!equal_absent_as_zero(&json!({"a": {"b": 1}}), &json!({"a": {}})));
+        assert!(!equal_absent_as_zero(&json!([1]), &json!([1, 0])));
+        assert!(!equal_absent_as_zero(&json!("x"), &json!("y")));
+        assert!(equal_absent_as_zero(&json!(1), &json!(1.0)));
     }
 
     #[test]

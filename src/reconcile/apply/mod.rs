@@ -227,6 +227,27 @@ fn typed_kind(group: &str, kind: &str) -> Option<(Typed, &'static str, bool)> {
 /// How long a discovery answer is trusted (upstream resets its REST mapper every minute).
 pub(crate) const DISCOVERY_TTL: Duration = Duration::from_secs(60);
 
+/// Discovery retries for a kind the server does not list (yet).
+pub(crate) const DISCOVERY_RETRIES: u32 = 3;
+/// First backoff of those retries; each next one is three times longer (0.1, 0.3, 0.9 s).
+const DISCOVERY_BACKOFF: Duration = Duration::from_millis(100);
+/// How long an apply that wrote a CRD waits for it to become `Established`.
+pub(crate) const CRD_ESTABLISHED_TIMEOUT: Duration = Duration::from_secs(10);
+/// Poll interval of that wait.
+const CRD_POLL: Duration = Duration::from_millis(50);
+
+/// Whether a CRD (as JSON) has `Established=True`.
+fn crd_established(crd: &Value) -> bool {
+    crd["status"]["conditions"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Established" && c["status"] == "True"))
+}
+
+/// Whether `id` is a CustomResourceDefinition.
+fn is_crd(id: &ManifestId) -> bool {
+    id.group() == "apiextensions.k8s.io" && id.kind == "CustomResourceDefinition"
+}
+
 /// (group, version, kind) of a discovery cache entry.
 type GvkKey = (String, String, String);
 /// A discovered resource, whether it is namespaced, and when it was discovered.
@@ -465,7 +486,14 @@ impl Applier {
         lock(&self.deletions).in_progress()
     }
 
-    /// The resource of `id` and whether it is namespaced: the typed table, else discovery.
+    /// The resource of `id` and whether it is namespaced: the typed table, else discovery
+    /// (cached for [`DISCOVERY_TTL`]; a miss is never cached). A kind the server does not list
+    /// is asked again [`DISCOVERY_RETRIES`] times with a short backoff before failing, so a
+    /// custom resource applied right after its CRD (whose discovery document the server
+    /// publishes a moment after `Established`) does not fail its pass.
+    ///
+    /// Errors: `UpdatePayloadResourceTypeMissing` when the kind is still unknown after the
+    /// retries; other API errors as upstream `pkg/payload/task.go` maps them.
     async fn resource(&self, id: &ManifestId) -> Result<(ApiResource, bool), UpdateError> {
         let gvk = GroupVersionKind::gvk(id.group(), id.version(), &id.kind);
         if let Some((_, plural, namespaced)) = typed_kind(id.group(), &id.kind) {
@@ -477,21 +505,64 @@ impl Applier {
         {
             return Ok((ar.clone(), *ns));
         }
-        match kube::discovery::pinned_kind(&self.client, &gvk).await {
-            Ok((ar, caps)) => {
-                let ns = caps.scope == Scope::Namespaced;
-                lock(&self.discovery).insert(key, (ar.clone(), ns, Instant::now()));
-                Ok((ar, ns))
-            }
-            Err(e) => {
-                lock(&self.discovery).remove(&key);
-                let kind = match &e {
-                    kube::Error::Api(s) if s.code == 404 => ApiErrorKind::NoKindMatch,
-                    other => ApiErrorKind::of(other),
-                };
-                Err(UpdateError::from_api_kind(&id.task(), kind, &e))
+        let mut attempt = 0;
+        loop {
+            match kube::discovery::pinned_kind(&self.client, &gvk).await {
+                Ok((ar, caps)) => {
+                    let ns = caps.scope == Scope::Namespaced;
+                    lock(&self.discovery).insert(key, (ar.clone(), ns, Instant::now()));
+                    return Ok((ar, ns));
+                }
+                Err(e) => {
+                    lock(&self.discovery).remove(&key);
+                    let kind = match &e {
+                        kube::Error::Api(s) if s.code == 404 => ApiErrorKind::NoKindMatch,
+                        other => ApiErrorKind::of(other),
+                    };
+                    if kind == ApiErrorKind::NoKindMatch && attempt < DISCOVERY_RETRIES {
+                        tokio::time::sleep(DISCOVERY_BACKOFF * 3u32.pow(attempt)).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    return Err(UpdateError::from_api_kind(&id.task(), kind, &e));
+                }
             }
         }
+    }
+
+    /// Forgets what discovery said about `group`/`kind` (every version): after a CRD of it was
+    /// written, or when a request to its resource answered 404 (the CRD is gone or renamed).
+    fn forget_discovery(&self, group: &str, kind: &str) {
+        lock(&self.discovery).retain(|(g, _, k), _| !(g == group && k == kind));
+    }
+
+    /// After a write of a CRD: polls it until `Established=True` (upstream
+    /// `lib/resourcebuilder/apiext.go`, the CRD readiness check), at most
+    /// [`CRD_ESTABLISHED_TIMEOUT`], and forgets the discovery of the kind it serves. Returns the
+    /// last object read (`written` when no read succeeded), for the readiness check.
+    async fn wait_established(&self, api: &Api<DynamicObject>, written: Value) -> Value {
+        let name = written["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let group = written["spec"]["group"].as_str().unwrap_or_default().to_owned();
+        let kind = written["spec"]["names"]["kind"].as_str().unwrap_or_default().to_owned();
+        let deadline = Instant::now() + CRD_ESTABLISHED_TIMEOUT;
+        let mut last = written;
+        while !crd_established(&last) && Instant::now() < deadline {
+            tokio::time::sleep(CRD_POLL).await;
+            match api.get(&name).await {
+                Ok(o) => last = serde_json::to_value(&o).unwrap_or(last),
+                Err(e) => tracing::debug!("waiting for CRD {name} Established: {e}"),
+            }
+        }
+        self.forget_discovery(&group, &kind);
+        last
+    }
+
+    /// The error of a create/update of `id`, forgetting a discovery answer a 404 shows stale.
+    fn write_error(&self, id: &ManifestId, e: &kube::Error) -> UpdateError {
+        if matches!(e, kube::Error::Api(s) if s.code == 404) {
+            self.forget_discovery(id.group(), &id.kind);
+        }
+        UpdateError::from_api(&id.task(), e)
     }
 
     fn api(&self, ar: &ApiResource, namespaced: bool, ns: &str) -> Api<DynamicObject> {
@@ -547,8 +618,11 @@ impl Applier {
             let created = api
                 .create(&PostParams::default(), &obj)
                 .await
-                .map_err(|e| UpdateError::from_api(&task, &e))?;
-            let created = encode(&task, &created)?;
+                .map_err(|e| self.write_error(&id, &e))?;
+            let mut created = encode(&task, &created)?;
+            if is_crd(&id) {
+                created = self.wait_established(&api, created).await;
+            }
             if ctx.mode != PayloadState::Initializing {
                 check_readiness(&created)?;
             }
@@ -577,8 +651,12 @@ impl Applier {
                 let updated = api
                     .replace(&id.name, &PostParams::default(), &obj)
                     .await
-                    .map_err(|e| UpdateError::from_api(&task, &e))?;
-                (Drift::Update { diff }, true, encode(&task, &updated)?)
+                    .map_err(|e| self.write_error(&id, &e))?;
+                let mut updated = encode(&task, &updated)?;
+                if is_crd(&id) {
+                    updated = self.wait_established(&api, updated).await;
+                }
+                (Drift::Update { diff }, true, updated)
             }
         };
         if ctx.mode != PayloadState::Initializing {

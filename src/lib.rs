@@ -15,3 +15,18 @@ pub mod reconcile;
 pub mod sim;
 #[cfg(feature = "tui")]
 pub mod ui;
+
+/// The commands [`user_agent`] recognises as the first non-flag argument.
+const COMMANDS: [&str; 7] = ["reconcile", "status", "get", "tui", "demo", "sim", "payload"];
+
+/// The `User-Agent` of every request cvo sends, so audit logs attribute requests:
+/// `cvo/<version> (<command>)`, the command being the first argument of the process that names
+/// a subcommand (`reconcile`, `status`, `get`, `tui`, `demo`, `sim`, `payload`), else `cvo`
+/// (tests, or `cvo` with no command).
+pub fn user_agent() -> String {
+    let command = std::env::args()
+        .skip(1)
+        .find(|a| COMMANDS.contains(&a.as_str()))
+        .unwrap_or_else(|| "cvo".to_owned());
+    format!("cvo/{} ({command})", env!("CARGO_PKG_VERSION"))
+}

@@ -114,6 +114,9 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
     // means a half-open connection, so the watcher reconnects.
     config.read_timeout = Some(Duration::from_secs(u64::from(WATCH_TIMEOUT_SECS) + 15));
     config.connect_timeout = Some(Duration::from_secs(10));
+    if let Ok(ua) = http::HeaderValue::from_str(&crate::user_agent()) {
+        config.headers.push((http::header::USER_AGENT, ua));
+    }
     let client = Client::try_from(config).map_err(|e| anyhow::anyhow!("client: {}", one_line(&e)))?;
     Ok(Connection {
         client,

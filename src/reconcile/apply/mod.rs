@@ -734,12 +734,14 @@ impl Applier {
         let related = manifest["status"]["relatedObjects"].clone();
         if let Some(o) = obj.as_object_mut() {
             o.remove("status");
+            // The CRD requires `spec` (upstream's ClusterOperatorSpec is an empty struct).
+            o.entry("spec").or_insert_with(|| serde_json::json!({}));
         }
         let obj: DynamicObject = decode(&task, "manifest", &obj)?;
         let mut created = api
             .create(&PostParams::default(), &obj)
             .await
-            .map_err(|e| UpdateError::from_api(&task, &e))?;
+            .map_err(|e| self.write_error(&id, &e))?;
         if related.is_array() {
             created.data["status"] = serde_json::json!({ "relatedObjects": related });
             api.replace_status(&id.name, &PostParams::default(), &created)

@@ -133,12 +133,19 @@ fn refusal(method: &Method, path: &str) -> Response<Body> {
     r
 }
 
-/// `client` wrapped so that every request is counted in `counters` and, while `read_only` is
+/// `client` wrapped so that every request is counted in `counters`, carries cvo's
+/// `User-Agent` ([`crate::user_agent`], unless the request has one) and, while `read_only` is
 /// on, every non-read method (POST, PUT, PATCH, DELETE) is answered locally with a 405
 /// `MethodNotAllowed` Status and never sent.
 pub(crate) fn guarded_client(client: Client, counters: RequestCounters, read_only: ReadOnlySwitch) -> Client {
     let ns = client.default_namespace().to_string();
-    let svc = tower::service_fn(move |req: Request<Body>| {
+    let agent = http::HeaderValue::from_str(&crate::user_agent()).ok();
+    let svc = tower::service_fn(move |mut req: Request<Body>| {
+        if let Some(a) = &agent
+            && !req.headers().contains_key(http::header::USER_AGENT)
+        {
+            req.headers_mut().insert(http::header::USER_AGENT, a.clone());
+        }
         let client = client.clone();
         let counters = counters.clone();
         let read_only = read_only.clone();
@@ -161,6 +168,33 @@ pub(crate) fn guarded_client(client: Client, counters: RequestCounters, read_onl
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn requests_carry_the_user_agent() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        let inner = Client::new(
+            tower::service_fn(move |req: Request<Body>| {
+                let ua = req.headers().get(http::header::USER_AGENT).cloned();
+                s2.lock().unwrap().push(ua.map(|v| v.to_str().unwrap_or_default().to_owned()));
+                async move {
+                    let mut r = Response::new(Body::from(br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"NotFound","code":404}"#.to_vec()));
+                    *r.status_mut() = http::StatusCode::NOT_FOUND;
+                    Ok::<_, std::convert::Infallible>(r)
+                }
+            }),
+            "default",
+        );
+        let c = guarded_client(inner, RequestCounters::default(), ReadOnlySwitch::new(false));
+        let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = kube::Api::namespaced(c, "a");
+        assert!(api.get_opt("b").await.expect("404 is None").is_none());
+        let want = crate::user_agent();
+        assert!(
+            want.starts_with(&format!("cvo/{} (", env!("CARGO_PKG_VERSION"))) && want.ends_with(')'),
+            "{want}"
+        );
+        assert_eq!(*seen.lock().unwrap(), vec![Some(want)]);
+    }
 
     #[test]
     fn verbs_from_paths() {

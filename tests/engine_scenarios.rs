@@ -1,7 +1,11 @@
-//! Scenario tests of the reconcile engine against the in-process simulator, through the real
-//! `kube::Client`, with timings scaled down (`EngineTimings::scaled`). Payloads are generated in
-//! temporary directories. A test task plays the cluster operators (sets ClusterOperator status
-//! directly in the simulator store, unaudited).
+//! Scenario tests of the reconcile engine through the real `kube::Client`, with timings scaled
+//! down (`EngineTimings::scaled`): against the in-process simulator, or against the real
+//! kube-apiserver of `CVO_TEST_KUBECONFIG` (`tests/common/cluster.rs`: unique object names per
+//! test, CRDs installed, clean-up). Payloads are generated in temporary directories. A test
+//! task plays the cluster operators (sets ClusterOperator status: straight into the simulator
+//! store, unaudited, or through `/status` on the real server). Request-count assertions use the
+//! engine's own counters on both servers, and the simulator's audit log as well on the
+//! simulator.
 
 use std::{
     collections::BTreeMap,
@@ -16,11 +20,13 @@ use cvo::{
         Engine, EngineConfig, EngineTimings,
         api::{Drift, EngineHandle, EngineMode, LocalPayloads, StatusSnapshot},
     },
-    sim::Simulator,
 };
 use serde_json::{Value, json};
 
 mod common;
+#[path = "common/cluster.rs"]
+mod cluster;
+use cluster::{CO, CONFIGMAP, CV, Handle, LEASE, LEASE_NS, NAMESPACE, TestCluster};
 use common::Unmet;
 
 const IMAGE_1: &str = "example.com/release@sha256:1111";
@@ -31,9 +37,40 @@ fn timings() -> EngineTimings {
     EngineTimings::scaled(0.005)
 }
 
+/// The names a test's payload uses: its namespace and ClusterOperator (unique per test on the
+/// real server, [`Handle::name`]).
+#[derive(Clone, Debug)]
+struct Names {
+    ns: String,
+    op: String,
+    cv: String,
+}
+
+impl Names {
+    fn of(h: &Handle) -> Self {
+        Self {
+            ns: h.name(NS),
+            op: h.name("op"),
+            cv: h.name("version"),
+        }
+    }
+}
+
+/// The cluster of a test, with its objects cleaned up at the end on the real server.
+async fn cluster() -> (TestCluster, Names) {
+    let mut t = TestCluster::new().await;
+    let n = Names::of(&t);
+    t.clean_up(CV, "", &n.cv);
+    t.clean_up(CO, "", &n.op);
+    t.clean_up(NAMESPACE, "", &n.ns);
+    t.clean_up(LEASE, LEASE_NS, &n.cv);
+    (t, n)
+}
+
 /// Writes a release payload for `version` into `dir`: a namespace, two ConfigMaps, the
 /// ClusterOperator `op` expecting `operator` = `version`, plus `extra` manifests.
-fn write_payload(dir: &Path, version: &str, extra: &[(&str, String)]) {
+fn write_payload(dir: &Path, version: &str, n: &Names, extra: &[(&str, String)]) {
+    let (ns, op) = (&n.ns, &n.op);
     let rm = dir.join("release-manifests");
     std::fs::create_dir_all(dir.join("manifests")).expect("mkdir manifests");
     std::fs::create_dir_all(&rm).expect("mkdir release-manifests");
@@ -52,24 +89,24 @@ fn write_payload(dir: &Path, version: &str, extra: &[(&str, String)]) {
     let mut files: Vec<(&str, String)> = vec![
         (
             "0000_00_test_namespace.yaml",
-            format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n{ann}"),
+            format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n{ann}"),
         ),
         (
             "0000_10_alpha_configmap.yaml",
             format!(
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: alpha\n  namespace: {NS}\n{ann}data:\n  version: \"{version}\"\n"
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: alpha\n  namespace: {ns}\n{ann}data:\n  version: \"{version}\"\n"
             ),
         ),
         (
             "0000_20_beta_configmap.yaml",
             format!(
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: beta\n  namespace: {NS}\n{ann}data:\n  fixed: \"yes\"\n"
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: beta\n  namespace: {ns}\n{ann}data:\n  fixed: \"yes\"\n"
             ),
         ),
         (
             "0000_30_op_clusteroperator.yaml",
             format!(
-                "apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: op\n{ann}status:\n  versions:\n  - name: operator\n    version: \"{version}\"\n"
+                "apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: {op}\n{ann}status:\n  versions:\n  - name: operator\n    version: \"{version}\"\n"
             ),
         ),
     ];
@@ -85,16 +122,16 @@ struct Fixture {
     v2: PathBuf,
 }
 
-fn payloads(extra1: &[(&str, String)], extra2: &[(&str, String)]) -> Fixture {
+fn payloads(n: &Names, extra1: &[(&str, String)], extra2: &[(&str, String)]) -> Fixture {
     let tmp = tempfile::tempdir().expect("tempdir");
     let v1 = tmp.path().join("v1");
     let v2 = tmp.path().join("v2");
-    write_payload(&v1, "1.0.0", extra1);
-    write_payload(&v2, "1.1.0", extra2);
+    write_payload(&v1, "1.0.0", n, extra1);
+    write_payload(&v2, "1.1.0", n, extra2);
     Fixture { _tmp: tmp, v1, v2 }
 }
 
-fn config(f: &Fixture, mode: EngineMode) -> EngineConfig {
+fn config(f: &Fixture, n: &Names, mode: EngineMode) -> EngineConfig {
     EngineConfig {
         mode,
         payloads: Arc::new(LocalPayloads {
@@ -103,7 +140,7 @@ fn config(f: &Fixture, mode: EngineMode) -> EngineConfig {
             others: BTreeMap::from([(IMAGE_2.to_string(), f.v2.clone())]),
         }),
         create_cluster_version: true,
-        cluster_version_name: "version".into(),
+        cluster_version_name: n.cv.clone(),
         timings: timings(),
         load_options: Default::default(),
         applier: None,
@@ -125,19 +162,23 @@ enum OpBehaviour {
     Unavailable,
 }
 
-/// Plays the operator `op`: once the ClusterOperator exists, sets its status (unaudited) per
-/// `behaviour`, reporting `status.desired.version` of the ClusterVersion after `delay`.
-fn play_operator(sim: &Simulator, behaviour: Arc<std::sync::Mutex<OpBehaviour>>, delay: Duration) {
-    let sim = sim.clone();
+/// Plays the operator `op`: once the ClusterOperator exists, sets its status per `behaviour`
+/// ([`Handle::put_status`]: unaudited on the simulator), reporting `status.desired.version` of
+/// the ClusterVersion after `delay`.
+fn play_operator(h: &Handle, behaviour: Arc<std::sync::Mutex<OpBehaviour>>, delay: Duration) {
+    let h = h.clone();
+    let n = Names::of(&h);
+    let every = Duration::from_millis(if h.is_real() { 25 } else { 10 });
     tokio::spawn(async move {
         let mut seen: Option<(String, tokio::time::Instant)> = None;
         loop {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            let Some(mut co) = sim.get("config.openshift.io", "clusteroperators", "", "op") else {
+            tokio::time::sleep(every).await;
+            let Some(mut co) = h.get(CO, "", &n.op).await else {
                 continue;
             };
-            let desired = sim
-                .get("config.openshift.io", "clusterversions", "", "version")
+            let desired = h
+                .get(CV, "", &n.cv)
+                .await
                 .and_then(|cv| {
                     cv.pointer("/status/desired/version")
                         .and_then(Value::as_str)
@@ -178,7 +219,7 @@ fn play_operator(sim: &Simulator, behaviour: Arc<std::sync::Mutex<OpBehaviour>>,
             });
             if co.get("status") != Some(&status) {
                 co["status"] = status;
-                let _ = sim.insert(co);
+                h.put_status(CO, co).await;
             }
         }
     });
@@ -204,11 +245,21 @@ async fn wait_snapshot(
     }
 }
 
-fn cv_of(sim: &Simulator) -> ClusterVersion {
-    let v = sim
-        .get("config.openshift.io", "clusterversions", "", "version")
+async fn cv_of(h: &Handle) -> ClusterVersion {
+    let v = h
+        .get(CV, "", &h.name("version"))
+        .await
         .expect("ClusterVersion exists");
     serde_json::from_value(v).expect("ClusterVersion decodes")
+}
+
+/// Write requests among the engine's requests by verb.
+fn writes_of(requests: &BTreeMap<String, u64>) -> u64 {
+    requests
+        .iter()
+        .filter(|(v, _)| cvo::reconcile::runtime::client::is_write_verb(v))
+        .map(|(_, n)| n)
+        .sum()
 }
 
 fn cond(cv: &ClusterVersion, t: &str) -> (String, String, String) {
@@ -220,24 +271,20 @@ fn cond(cv: &ClusterVersion, t: &str) -> (String, String, String) {
     )
 }
 
-fn client(sim: &Simulator) -> kube::Client {
-    kube::Client::new(sim.clone(), "default")
-}
-
-async fn install(sim: &Simulator, f: &Fixture) -> EngineHandle {
-    play_operator(sim, healthy(), Duration::from_millis(30));
-    let mut h = Engine::spawn(client(sim), config(f, EngineMode::ActiveApply));
+async fn install(t: &Handle, f: &Fixture) -> EngineHandle {
+    play_operator(t, healthy(), Duration::from_millis(30));
+    let mut h = Engine::spawn(t.client(), config(f, &Names::of(t), EngineMode::ActiveApply));
     wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
     h
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fresh_install_reaches_completed() {
-    let f = payloads(&[], &[]);
-    let sim = Simulator::new();
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
     let started = std::time::Instant::now();
-    let h = install(&sim, &f).await;
-    let cv = cv_of(&sim);
+    let h = install(&t, &f).await;
+    let cv = cv_of(&t).await;
     assert_eq!(cv.status.history.len(), 1, "{:#?}", cv.status.history);
     let h0 = &cv.status.history[0];
     assert_eq!(
@@ -268,9 +315,9 @@ async fn fresh_install_reaches_completed() {
     let p = cvo::reconcile::payload::load_update(&f.v1, &Default::default()).expect("payload loads");
     assert_eq!(cv.status.version_hash, p.manifest_hash);
     assert!(cv.spec.cluster_id.as_deref().is_some_and(|id| id.len() == 36));
-    let alpha = sim.get("", "configmaps", NS, "alpha").expect("alpha applied");
+    let alpha = t.get(CONFIGMAP, &n.ns, "alpha").await.expect("alpha applied");
     assert_eq!(alpha["data"]["version"], "1.0.0");
-    assert!(sim.get("", "namespaces", "", NS).is_some());
+    assert!(t.get(NAMESPACE, "", &n.ns).await.is_some());
     let snap = h.status.borrow().clone();
     assert_eq!((snap.done, snap.total), (4, 4));
     assert!(
@@ -288,19 +335,43 @@ async fn fresh_install_reaches_completed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn converged_cluster_second_pass_makes_zero_writes() {
-    let f = payloads(&[], &[]);
-    let sim = Simulator::new();
-    let mut h = install(&sim, &f).await;
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
+    let mut h = install(&t, &f).await;
     // Let the status settle, then count two more full passes.
-    let p0 = wait_snapshot(&mut h, "a reconciling pass", 10, |s| s.completed >= 2)
+    let c0 = wait_snapshot(&mut h, "a reconciling pass", 10, |s| s.completed >= 2 && !s.running)
         .await
         .counters
-        .passes;
-    sim.clear_audit();
+        .clone();
+    let p0 = c0.passes;
+    if let Some(sim) = t.sim() {
+        sim.clear_audit();
+    }
     let snap = wait_snapshot(&mut h, "two more passes", 10, |s| {
         s.counters.passes >= p0 + 2 && !s.running
     })
     .await;
+    // The engine's own count, on both servers.
+    assert_eq!(
+        writes_of(&snap.counters.requests) - writes_of(&c0.requests),
+        0,
+        "writes on a converged cluster: {:?} then {:?}",
+        c0.requests,
+        snap.counters.requests
+    );
+    let gets = |c: &cvo::reconcile::api::Counters| c.requests.get("get").copied().unwrap_or(0);
+    assert!(
+        gets(&snap.counters) - gets(&c0) >= 8,
+        "each pass GETs every manifest: {:?} then {:?}",
+        c0.requests,
+        snap.counters.requests
+    );
+    let Some(sim) = t.sim() else {
+        assert_eq!(snap.state, cvo::reconcile::api::EngineState::Reconciling);
+        h.shutdown().await;
+        return;
+    };
+    // And the simulator's audit log of every request.
     let audit = sim.audit();
     assert_eq!(
         audit.writes(),
@@ -323,20 +394,21 @@ async fn converged_cluster_second_pass_makes_zero_writes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_only_reports_drift_and_writes_nothing() {
-    let f = payloads(&[], &[]);
-    let sim = Simulator::new();
-    sim.insert(
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS,
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
+    t.create(
+        NAMESPACE,
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n.ns,
         "annotations": {"include.release.openshift.io/self-managed-high-availability": "true"}}}),
     )
-    .expect("seed ns");
-    sim.insert(json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "alpha", "namespace": NS, "annotations": {"include.release.openshift.io/self-managed-high-availability": "true"}},
+    .await;
+    t.create(CONFIGMAP, json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "alpha", "namespace": n.ns, "annotations": {"include.release.openshift.io/self-managed-high-availability": "true"}},
         "data": {"version": "0.9.0"}}))
-        .expect("seed alpha");
-    play_operator(&sim, healthy(), Duration::ZERO);
-    sim.insert(json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator", "metadata": {"name": "op"}})).expect("seed co");
-    let mut h = Engine::spawn(client(&sim), config(&f, EngineMode::WatchOnly));
+        .await;
+    play_operator(&t, healthy(), Duration::ZERO);
+    t.create(CO, json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator", "metadata": {"name": n.op}, "spec": {}})).await;
+    let mut h = Engine::spawn(t.client(), config(&f, &n, EngineMode::WatchOnly));
     let snap = wait_snapshot(&mut h, "a dry-run pass", 10, |s| {
         s.counters.passes >= 1 && !s.running
     })
@@ -355,12 +427,14 @@ async fn watch_only_reports_drift_and_writes_nothing() {
         matches!(by_name.get("beta"), Some(Drift::Create { .. })),
         "{by_name:?}"
     );
-    assert!(!by_name.contains_key(NS), "namespace exists, no drift");
-    assert_eq!(sim.audit().writes(), 0, "{:?}", sim.audit().counts());
-    assert!(sim.get("", "configmaps", NS, "beta").is_none());
+    assert!(!by_name.contains_key(n.ns.as_str()), "namespace exists, no drift");
+    assert_eq!(writes_of(&snap.counters.requests), 0, "{:?}", snap.counters.requests);
+    if let Some(sim) = t.sim() {
+        assert_eq!(sim.audit().writes(), 0, "{:?}", sim.audit().counts());
+    }
+    assert!(t.get(CONFIGMAP, &n.ns, "beta").await.is_none());
     assert!(
-        sim.get("config.openshift.io", "clusterversions", "", "version")
-            .is_none(),
+        t.get(CV, "", &n.cv).await.is_none(),
         "watch-only creates no ClusterVersion"
     );
     assert_eq!(snap.mode, EngineMode::WatchOnly);
@@ -369,9 +443,9 @@ async fn watch_only_reports_drift_and_writes_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_only_client_refuses_writes() {
-    let f = payloads(&[], &[]);
-    let sim = Simulator::new();
-    let mut h = Engine::spawn(client(&sim), config(&f, EngineMode::WatchOnly));
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
+    let mut h = Engine::spawn(t.client(), config(&f, &n, EngineMode::WatchOnly));
     h.commands
         .send(cvo::reconcile::api::Command::SetChannel("stable-1".into()))
         .await
@@ -379,21 +453,25 @@ async fn watch_only_client_refuses_writes() {
     let snap = wait_snapshot(&mut h, "command outcome", 10, |s| s.last_command.is_some()).await;
     let out = snap.last_command.clone().expect("outcome");
     assert_eq!(out.result, Err("refused: the engine is watch-only".to_string()));
-    assert_eq!(sim.audit().writes(), 0);
+    assert_eq!(writes_of(&snap.counters.requests), 0, "{:?}", snap.counters.requests);
+    if let Some(sim) = t.sim() {
+        assert_eq!(sim.audit().writes(), 0);
+    }
     h.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn manifest_rejected_by_the_server_fails_with_its_reason() {
+    let (t, n) = cluster().await;
+    let ns = &n.ns;
     let bad = format!(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n  namespace: {NS}\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\ndata: {{}}\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n  namespace: {ns}\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\ndata: {{}}\n"
     );
-    let f = payloads(&[("0000_25_bad_configmap.yaml", bad)], &[]);
-    let sim = Simulator::new();
-    play_operator(&sim, healthy(), Duration::ZERO);
-    let mut h = Engine::spawn(client(&sim), config(&f, EngineMode::ActiveApply));
+    let f = payloads(&n, &[("0000_25_bad_configmap.yaml", bad)], &[]);
+    play_operator(&t, healthy(), Duration::ZERO);
+    let mut h = Engine::spawn(t.client(), config(&f, &n, EngineMode::ActiveApply));
     wait_snapshot(&mut h, "Failing", 20, |s| s.failing().is_some()).await;
-    let cv = cv_of(&sim);
+    let cv = cv_of(&t).await;
     let (st, reason, msg) = cond(&cv, "Failing");
     assert_eq!(
         (st.as_str(), reason.as_str()),
@@ -402,7 +480,7 @@ async fn manifest_rejected_by_the_server_fails_with_its_reason() {
     assert_eq!(
         msg,
         format!(
-            "Could not update configmap \"{NS}/Bad_Name\" (4 of 5): the object is invalid, possibly due to local cluster configuration"
+            "Could not update configmap \"{ns}/Bad_Name\" (4 of 5): the object is invalid, possibly due to local cluster configuration"
         )
     );
     assert_eq!(
@@ -413,10 +491,10 @@ async fn manifest_rejected_by_the_server_fails_with_its_reason() {
     h.shutdown().await;
 }
 
-async fn request_update(sim: &Simulator) {
-    let api: kube::Api<ClusterVersion> = kube::Api::all(client(sim));
+async fn request_update(t: &Handle) {
+    let api: kube::Api<ClusterVersion> = kube::Api::all(t.client());
     api.patch(
-        "version",
+        &t.name("version"),
         &kube::api::PatchParams::default(),
         &kube::api::Patch::Merge(json!({"spec": {"desiredUpdate": {"version": "1.1.0", "image": IMAGE_2}}})),
     )
@@ -426,13 +504,13 @@ async fn request_update(sim: &Simulator) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn update_1_to_2_waits_for_the_operator_then_completes() {
-    let f = payloads(&[], &[]);
-    let sim = Simulator::new();
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
     let behaviour = healthy();
-    play_operator(&sim, behaviour.clone(), Duration::from_millis(400));
-    let mut h = Engine::spawn(client(&sim), config(&f, EngineMode::ActiveApply));
+    play_operator(&t, behaviour.clone(), Duration::from_millis(400));
+    let mut h = Engine::spawn(t.client(), config(&f, &n, EngineMode::ActiveApply));
     wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
-    request_update(&sim).await;
+    request_update(&t).await;
     // While the operator has not reported 1.1.0, Progressing is True and names the target.
     let s = wait_snapshot(&mut h, "updating", 10, |s| {
         s.state == cvo::reconcile::api::EngineState::Updating
@@ -444,7 +522,7 @@ async fn update_1_to_2_waits_for_the_operator_then_completes() {
     .await;
     assert_eq!(s.desired.as_ref().map(|d| d.image.as_str()), Some(IMAGE_2));
     wait_snapshot(&mut h, "update Completed", 20, StatusSnapshot::is_completed).await;
-    let cv = cv_of(&sim);
+    let cv = cv_of(&t).await;
     let hist: Vec<_> = cv
         .status
         .history
@@ -460,7 +538,7 @@ async fn update_1_to_2_waits_for_the_operator_then_completes() {
     );
     assert_eq!(cond(&cv, "Progressing").2, "Cluster version is 1.1.0");
     assert_eq!(
-        sim.get("", "configmaps", NS, "alpha").expect("alpha")["data"]["version"],
+        t.get(CONFIGMAP, &n.ns, "alpha").await.expect("alpha")["data"]["version"],
         "1.1.0"
     );
     // The event log tells the same story, in order.
@@ -487,41 +565,41 @@ async fn update_1_to_2_waits_for_the_operator_then_completes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_unavailable_mid_update_fails_naming_it() {
-    let f = payloads(&[], &[]);
-    let sim = Simulator::new();
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
     let behaviour = healthy();
-    play_operator(&sim, behaviour.clone(), Duration::from_millis(30));
-    let mut h = Engine::spawn(client(&sim), config(&f, EngineMode::ActiveApply));
+    play_operator(&t, behaviour.clone(), Duration::from_millis(30));
+    let mut h = Engine::spawn(t.client(), config(&f, &n, EngineMode::ActiveApply));
     wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
     *behaviour.lock().expect("lock") = OpBehaviour::Unavailable;
-    request_update(&sim).await;
+    request_update(&t).await;
     wait_snapshot(&mut h, "Failing", 20, |s| s.failing().is_some()).await;
-    let cv = cv_of(&sim);
+    let cv = cv_of(&t).await;
     assert_eq!(
         cond(&cv, "Failing"),
         (
             "True".into(),
             "ClusterOperatorNotAvailable".into(),
-            "Cluster operator op is not available".into()
+            format!("Cluster operator {} is not available", n.op)
         )
     );
     assert_eq!(
         cond(&cv, "Progressing").2,
-        "Unable to apply 1.1.0: the cluster operator op is not available"
+        format!("Unable to apply 1.1.0: the cluster operator {} is not available", n.op)
     );
     h.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_degraded_mid_update_is_named() {
-    let f = payloads(&[], &[]);
-    let sim = Simulator::new();
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
     let behaviour = healthy();
-    play_operator(&sim, behaviour.clone(), Duration::from_millis(30));
-    let mut h = Engine::spawn(client(&sim), config(&f, EngineMode::ActiveApply));
+    play_operator(&t, behaviour.clone(), Duration::from_millis(30));
+    let mut h = Engine::spawn(t.client(), config(&f, &n, EngineMode::ActiveApply));
     wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
     *behaviour.lock().expect("lock") = OpBehaviour::Degraded;
-    request_update(&sim).await;
+    request_update(&t).await;
     let s = wait_snapshot(&mut h, "degraded reported", 20, |s| {
         s.failure
             .as_ref()
@@ -530,21 +608,21 @@ async fn operator_degraded_mid_update_is_named() {
     .await;
     assert_eq!(
         s.failure.as_ref().map(|f| f.message.as_str()),
-        Some("Cluster operator op is degraded")
+        Some(format!("Cluster operator {} is degraded", n.op).as_str())
     );
     h.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_mid_update_then_restart_resumes_without_duplicate_history() {
-    let f = payloads(&[], &[]);
-    let sim = Simulator::new();
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
     let behaviour = healthy();
-    play_operator(&sim, behaviour.clone(), Duration::from_millis(30));
-    let mut h = Engine::spawn(client(&sim), config(&f, EngineMode::ActiveApply));
+    play_operator(&t, behaviour.clone(), Duration::from_millis(30));
+    let mut h = Engine::spawn(t.client(), config(&f, &n, EngineMode::ActiveApply));
     wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
     *behaviour.lock().expect("lock") = OpBehaviour::Stuck;
-    request_update(&sim).await;
+    request_update(&t).await;
     wait_snapshot(&mut h, "update in progress", 10, |s| {
         s.cluster_version
             .as_ref()
@@ -552,14 +630,14 @@ async fn crash_mid_update_then_restart_resumes_without_duplicate_history() {
     })
     .await;
     h.abort().await;
-    let before = cv_of(&sim).status.history;
+    let before = cv_of(&t).await.status.history;
     assert_eq!(before.len(), 2);
     assert_eq!(
         (before[0].state, before[0].version.as_str()),
         (UpdateState::Partial, "1.1.0")
     );
     *behaviour.lock().expect("lock") = OpBehaviour::Healthy;
-    let mut h2 = Engine::spawn(client(&sim), config(&f, EngineMode::ActiveApply));
+    let mut h2 = Engine::spawn(t.client(), config(&f, &n, EngineMode::ActiveApply));
     wait_snapshot(
         &mut h2,
         "resumed update Completed",
@@ -567,7 +645,7 @@ async fn crash_mid_update_then_restart_resumes_without_duplicate_history() {
         StatusSnapshot::is_completed,
     )
     .await;
-    let after = cv_of(&sim).status.history;
+    let after = cv_of(&t).await.status.history;
     let hist: Vec<_> = after.iter().map(|h| (h.state, h.version.as_str())).collect();
     assert_eq!(
         hist,
@@ -600,13 +678,14 @@ fn cli_opts(
 }
 
 /// A payload of `n` ConfigMaps over 10 run levels and 5 components, no ClusterOperator.
-fn big_payload(dir: &Path, n: usize) {
-    write_payload(dir, "1.0.0", &[]);
+fn big_payload(dir: &Path, names: &Names, n: usize) {
+    let ns = &names.ns;
+    write_payload(dir, "1.0.0", names, &[]);
     let rm = dir.join("release-manifests");
     std::fs::remove_file(rm.join("0000_30_op_clusteroperator.yaml")).expect("rm co");
     for i in 0..n {
         let body = format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n  namespace: {NS}\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\ndata:\n  index: \"{i}\"\n"
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n  namespace: {ns}\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\ndata:\n  index: \"{i}\"\n"
         );
         std::fs::write(
             rm.join(format!("0000_{:02}_comp{}_cm{i:04}.yaml", 40 + i % 10, i % 5)),
@@ -619,11 +698,18 @@ fn big_payload(dir: &Path, n: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift() {
     use cvo::cli::reconcile::{Until, render_text, run};
+    let (mut t, n) = cluster().await;
+    // `cvo reconcile` uses the ClusterVersion `version` and the CVO Lease: on the real server
+    // this is the one test that does; it starts from none.
+    t.clean_up(CV, "", "version");
+    t.clean_up(LEASE, LEASE_NS, "version");
+    if t.is_real() {
+        t.delete(CV, "", "version").await;
+    }
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("big");
-    big_payload(&dir, 1000);
-    let sim = Simulator::new();
-    let s = run(client(&sim), &cli_opts(&dir, Until::Complete, false))
+    big_payload(&dir, &n, 1000);
+    let s = run(t.client(), &cli_opts(&dir, Until::Complete, false))
         .await
         .expect("runs");
     assert_eq!(
@@ -645,46 +731,61 @@ async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift
     let image = s.image.clone();
     assert!(image.starts_with("file:///"), "{image}");
 
-    sim.clear_audit();
-    let before = sim.get("config.openshift.io", "clusterversions", "", "version");
-    let s = run(client(&sim), &cli_opts(&dir, Until::Once, false))
+    if let Some(sim) = t.sim() {
+        sim.clear_audit();
+    }
+    let before = t.get(CV, "", "version").await;
+    let s = run(t.client(), &cli_opts(&dir, Until::Once, false))
         .await
         .expect("runs");
-    let after = sim.get("config.openshift.io", "clusterversions", "", "version");
+    let after = t.get(CV, "", "version").await;
     assert_eq!(before, after, "a converged pass leaves the ClusterVersion alone");
     assert_eq!(s.exit_code, 0, "{}", render_text(&s));
-    // The only writes are the Lease's: acquire and release.
-    let writes: Vec<_> = sim
-        .audit()
-        .entries
-        .into_iter()
-        .filter(|e| cvo::reconcile::runtime::client::is_write_verb(e.verb))
-        .collect();
-    assert!(
-        writes.len() <= 2 && writes.iter().all(|e| e.path.contains("/leases/")),
-        "converged pass writes: {writes:?}"
-    );
     assert_eq!(s.status_writes, 0);
+    // The only writes are the Lease's: acquire (release comes after the summary).
     assert!(
-        s.writes as usize <= writes.len(),
-        "the summary is taken before the lease is released"
+        s.writes <= 1 && s.requests.get("create").copied().unwrap_or(0) + s.requests.get("patch").copied().unwrap_or(0) == 0,
+        "converged pass writes: {:?}",
+        s.requests
     );
+    if let Some(sim) = t.sim() {
+        // The simulator's audit: the Lease's acquire and release, nothing else.
+        let writes: Vec<_> = sim
+            .audit()
+            .entries
+            .into_iter()
+            .filter(|e| cvo::reconcile::runtime::client::is_write_verb(e.verb))
+            .collect();
+        assert!(
+            writes.len() <= 2 && writes.iter().all(|e| e.path.contains("/leases/")),
+            "converged pass writes: {writes:?}"
+        );
+        assert!(
+            s.writes as usize <= writes.len(),
+            "the summary is taken before the lease is released"
+        );
+    }
     assert_eq!(s.image, image, "the pseudo pull spec is stable");
     eprintln!("converged --once: {:.3}s {:?}", s.seconds, s.requests);
 
     // Drift: change one ConfigMap, delete another; dry-run reports both and writes nothing.
-    let mut cm = sim.get("", "configmaps", NS, "cm-7").expect("cm-7");
+    let mut cm = t.get(CONFIGMAP, &n.ns, "cm-7").await.expect("cm-7");
     cm["data"]["index"] = json!("changed");
-    sim.insert(cm).expect("edit");
-    let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = kube::Api::namespaced(client(&sim), NS);
+    assert!(t.edit(CONFIGMAP, cm).await, "edit cm-7");
+    let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = kube::Api::namespaced(t.client(), &n.ns);
     api.delete("cm-8", &Default::default())
         .await
         .expect("delete cm-8");
-    sim.clear_audit();
-    let s = run(client(&sim), &cli_opts(&dir, Until::Once, true))
+    if let Some(sim) = t.sim() {
+        sim.clear_audit();
+    }
+    let s = run(t.client(), &cli_opts(&dir, Until::Once, true))
         .await
         .expect("runs");
-    assert_eq!(sim.audit().writes(), 0);
+    assert_eq!(s.writes, 0, "{:?}", s.requests);
+    if let Some(sim) = t.sim() {
+        assert_eq!(sim.audit().writes(), 0);
+    }
     assert_eq!(s.drift.len(), 2, "{:?}", s.drift);
     let text = render_text(&s);
     assert!(
@@ -692,7 +793,7 @@ async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift
         "{text}"
     );
     assert!(
-        text.contains(&format!("--- ConfigMap {NS}/cm-8 (absent)")),
+        text.contains(&format!("--- ConfigMap {}/cm-8 (absent)", n.ns)),
         "{text}"
     );
     assert!(
@@ -701,31 +802,33 @@ async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift
     );
 }
 
-fn lease(identity: &str) -> cvo::reconcile::runtime::leader::LeaseConfig {
+fn lease(identity: &str, n: &Names) -> cvo::reconcile::runtime::leader::LeaseConfig {
     let t = cvo::reconcile::runtime::leader::LeaseTimings::new(
         Duration::from_secs(1),
         Duration::from_millis(800),
         Duration::from_millis(100),
     )
     .expect("valid timings");
-    cvo::reconcile::runtime::leader::LeaseConfig::cvo(identity, t)
+    let mut c = cvo::reconcile::runtime::leader::LeaseConfig::cvo(identity, t);
+    c.name = n.cv.clone();
+    c
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_engines_one_lease() {
-    let f = payloads(&[], &[]);
-    let sim = Simulator::new();
-    play_operator(&sim, healthy(), Duration::from_millis(30));
-    let mut a_cfg = config(&f, EngineMode::ActiveApply);
-    a_cfg.lease = Some(lease("engine-a"));
-    let mut a = Engine::spawn(client(&sim), a_cfg);
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
+    play_operator(&t, healthy(), Duration::from_millis(30));
+    let mut a_cfg = config(&f, &n, EngineMode::ActiveApply);
+    a_cfg.lease = Some(lease("engine-a", &n));
+    let mut a = Engine::spawn(t.client(), a_cfg);
     wait_snapshot(&mut a, "A leads and completes", 20, |s| {
         s.leader && s.is_completed()
     })
     .await;
-    let mut b_cfg = config(&f, EngineMode::ActiveApply);
-    b_cfg.lease = Some(lease("engine-b"));
-    let mut b = Engine::spawn(client(&sim), b_cfg);
+    let mut b_cfg = config(&f, &n, EngineMode::ActiveApply);
+    b_cfg.lease = Some(lease("engine-b", &n));
+    let mut b = Engine::spawn(t.client(), b_cfg);
     let s = wait_snapshot(&mut b, "B waits naming A", 10, |s| {
         s.state == cvo::reconcile::api::EngineState::WaitingForLease
             && s.lease_holder.as_deref() == Some("engine-a")
@@ -745,14 +848,7 @@ async fn two_engines_one_lease() {
     a.shutdown().await;
     let s = wait_snapshot(&mut b, "B leads", 10, |s| s.leader).await;
     assert_eq!(s.lease_holder.as_deref(), Some("engine-b"));
-    let lease = sim
-        .get(
-            "coordination.k8s.io",
-            "leases",
-            "openshift-cluster-version",
-            "version",
-        )
-        .expect("lease");
+    let lease = t.get(LEASE, LEASE_NS, &n.cv).await.expect("lease");
     assert_eq!(lease["spec"]["holderIdentity"], "engine-b");
     b.shutdown().await;
 }
@@ -765,17 +861,17 @@ async fn blocking_precondition_rejects_the_release_until_forced() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let v1 = tmp.path().join("v1");
     let v2 = tmp.path().join("v2");
-    write_payload(&v1, "1.0.0", &[]);
-    write_payload(&v2, "2.0.0", &[]);
+    let (t, n) = cluster().await;
+    write_payload(&v1, "1.0.0", &n, &[]);
+    write_payload(&v2, "2.0.0", &n, &[]);
     let f = Fixture { _tmp: tmp, v1, v2 };
-    let sim = Simulator::new();
-    play_operator(&sim, healthy(), Duration::from_millis(30));
-    let mut h = Engine::spawn(client(&sim), config(&f, EngineMode::ActiveApply));
+    play_operator(&t, healthy(), Duration::from_millis(30));
+    let mut h = Engine::spawn(t.client(), config(&f, &n, EngineMode::ActiveApply));
     wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
-    let api: kube::Api<ClusterVersion> = kube::Api::all(client(&sim));
+    let api: kube::Api<ClusterVersion> = kube::Api::all(t.client());
     let patch = |force: bool| json!({"spec": {"desiredUpdate": {"version": "2.0.0", "image": IMAGE_2, "force": force}}});
     api.patch(
-        "version",
+        &n.cv,
         &kube::api::PatchParams::default(),
         &kube::api::Patch::Merge(patch(false)),
     )
@@ -787,7 +883,7 @@ async fn blocking_precondition_rejects_the_release_until_forced() {
             .is_some_and(|c| find(&c.conditions, "ReleaseAccepted").is_some_and(|r| r.is_false()))
     })
     .await;
-    let cv = cv_of(&sim);
+    let cv = cv_of(&t).await;
     let (st, reason, msg) = cond(&cv, "ReleaseAccepted");
     assert_eq!((st.as_str(), reason.as_str()), ("False", "PreconditionChecks"));
     assert_eq!(
@@ -800,7 +896,7 @@ async fn blocking_precondition_rejects_the_release_until_forced() {
     );
     assert_eq!(cv.status.desired.version, "1.0.0", "the old work is kept");
     api.patch(
-        "version",
+        &n.cv,
         &kube::api::PatchParams::default(),
         &kube::api::Patch::Merge(patch(true)),
     )
@@ -810,7 +906,7 @@ async fn blocking_precondition_rejects_the_release_until_forced() {
         s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == "2.0.0")
     })
     .await;
-    let cv = cv_of(&sim);
+    let cv = cv_of(&t).await;
     assert_eq!(cond(&cv, "ReleaseAccepted").1, "PayloadLoaded");
     assert!(
         cv.status.history[0]

@@ -12,6 +12,8 @@
 // built on failure paths, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
+#[cfg(test)]
+mod absent_zero_tests;
 pub mod builders;
 pub mod delete;
 pub mod diff;

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 mod common;
 #[path = "common/cluster.rs"]
 mod cluster;
-use cluster::{CO, CONFIGMAP, CV, Handle, LEASE, LEASE_NS, NAMESPACE, TestCluster};
+use cluster::{CO, CONFIGMAP, CRD, CV, Handle, LEASE, LEASE_NS, NAMESPACE, TestCluster};
 use common::Unmet;
 
 const IMAGE_1: &str = "example.com/release@sha256:1111";
@@ -916,5 +916,46 @@ async fn blocking_precondition_rejects_the_release_until_forced() {
         "{:?}",
         cv.status.history[0].accepted_risks
     );
+    h.shutdown().await;
+}
+
+/// A CRD and, right after it in the same component, a custom resource of it: the engine waits
+/// for the CRD to be `Established` and asks discovery again, so the custom resource is created
+/// in the same pass (on the real server the kind is unknown for a moment after the CRD is).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_resource_right_after_its_crd_is_created_in_the_same_pass() {
+    let (mut t, n) = cluster().await;
+    let group = format!("{}.example.com", t.name("widgets"));
+    let crd_name = format!("gadgets.{group}");
+    t.clean_up(CRD, "", &crd_name);
+    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    let crd = format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {crd_name}\n{ann}spec:\n  group: {group}\n  names: {{kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              size: {{type: integer}}\n"
+    );
+    let cr = format!(
+        "apiVersion: {group}/v1\nkind: Gadget\nmetadata:\n  name: g1\n  namespace: {}\n{ann}spec:\n  size: 3\n",
+        n.ns
+    );
+    let f = payloads(
+        &n,
+        &[
+            ("0000_15_gadgets_00_crd.yaml", crd.clone()),
+            ("0000_15_gadgets_01_cr.yaml", cr.clone()),
+        ],
+        &[],
+    );
+    let h = install(&t, &f).await;
+    let snap = h.status.borrow().clone();
+    assert_eq!((snap.done, snap.total), (6, 6));
+    assert_eq!(snap.failure, None);
+    let gadgets = cluster::Res(
+        Box::leak(group.clone().into_boxed_str()),
+        "v1",
+        "Gadget",
+        "gadgets",
+        true,
+    );
+    let g1 = t.get(gadgets, &n.ns, "g1").await.expect("the custom resource exists");
+    assert_eq!(g1["spec"]["size"], 3);
     h.shutdown().await;
 }

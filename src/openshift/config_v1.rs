@@ -332,7 +332,7 @@ pub struct ClusterOperator {
     pub metadata: ObjectMeta,
     /// Empty by design; `null` serializes as `{}` (the CRD requires an object, upstream's
     /// `ClusterOperatorSpec struct{}`).
-    #[serde(default, serialize_with = "empty_object_if_null")]
+    #[serde(default)]
     pub spec: serde_json::Value,
     /// What the operator reports.
     #[serde(default)]
@@ -346,7 +346,24 @@ openshift_resource!(
     "clusteroperators",
     ClusterResourceScope
 );
-serialize_with_type_meta!(ClusterOperator, metadata, spec, status);
+impl Serialize for ClusterOperator {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct Spec<'a>(&'a serde_json::Value);
+        impl Serialize for Spec<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                empty_object_if_null(self.0, s)
+            }
+        }
+        let mut st = s.serialize_struct("ClusterOperator", 5)?;
+        st.serialize_field("apiVersion", <Self as k8s_openapi::Resource>::API_VERSION)?;
+        st.serialize_field("kind", <Self as k8s_openapi::Resource>::KIND)?;
+        st.serialize_field("metadata", &self.metadata)?;
+        st.serialize_field("spec", &Spec(&self.spec))?;
+        st.serialize_field("status", &self.status)?;
+        st.end()
+    }
+}
 
 /// `status` of ClusterOperator.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -418,5 +435,68 @@ impl ClusterOperator {
             .iter()
             .find(|v| v.name == "operator")
             .map(|v| v.version.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn cluster_version_body_is_what_the_crd_requires() {
+        let cv = ClusterVersion {
+            metadata: ObjectMeta {
+                name: Some("version".into()),
+                ..Default::default()
+            },
+            spec: ClusterVersionSpec {
+                cluster_id: Some("id".into()),
+                ..Default::default()
+            },
+            status: ClusterVersionStatus {
+                history: vec![UpdateHistory {
+                    started_time: Some(DateTime::UNIX_EPOCH),
+                    version: "1.0.0".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+        };
+        let v = serde_json::to_value(&cv).expect("encodes");
+        assert_eq!(
+            (&v["apiVersion"], &v["kind"]),
+            (&json!("config.openshift.io/v1"), &json!("ClusterVersion"))
+        );
+        let status = v["status"].as_object().expect("status");
+        assert_eq!(status.get("availableUpdates"), Some(&Value::Null));
+        for key in ["desired", "observedGeneration", "versionHash", "availableUpdates"] {
+            assert!(status.contains_key(key), "status.{key} missing: {status:?}");
+        }
+        let h0 = v["status"]["history"][0].as_object().expect("history entry");
+        for key in ["completionTime", "image", "startedTime", "state", "verified"] {
+            assert!(h0.contains_key(key), "history[].{key} missing: {h0:?}");
+        }
+        assert_eq!(h0["completionTime"], Value::Null);
+        let back: ClusterVersion = serde_json::from_value(v).expect("decodes");
+        assert_eq!(back, cv);
+    }
+
+    #[test]
+    fn cluster_operator_body_has_type_meta_and_an_object_spec() {
+        let co = ClusterOperator {
+            metadata: ObjectMeta {
+                name: Some("op".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let v = serde_json::to_value(&co).expect("encodes");
+        assert_eq!(
+            (&v["apiVersion"], &v["kind"], &v["spec"]),
+            (&json!("config.openshift.io/v1"), &json!("ClusterOperator"), &json!({}))
+        );
+        let back: ClusterOperator = serde_json::from_value(v).expect("decodes");
+        assert_eq!(back.metadata, co.metadata);
     }
 }

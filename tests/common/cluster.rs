@@ -34,6 +34,14 @@ pub const CO: Res = Res("config.openshift.io", "v1", "ClusterOperator", "cluster
 pub const NAMESPACE: Res = Res("", "v1", "Namespace", "namespaces", false);
 /// ConfigMap.
 pub const CONFIGMAP: Res = Res("", "v1", "ConfigMap", "configmaps", true);
+/// CustomResourceDefinition.
+pub const CRD: Res = Res(
+    "apiextensions.k8s.io",
+    "v1",
+    "CustomResourceDefinition",
+    "customresourcedefinitions",
+    false,
+);
 /// Lease.
 pub const LEASE: Res = Res("coordination.k8s.io", "v1", "Lease", "leases", true);
 

@@ -299,7 +299,14 @@ fn merge_as<K: Serialize + DeserializeOwned + Clone>(
     if !modified {
         return Ok((false, live.clone(), live.clone()));
     }
-    Ok((true, encode(task, &before)?, encode(task, &merged)?))
+    let (before, merged) = (encode(task, &before)?, encode(task, &merged)?);
+    // The Rust types keep a stated zero (`readOnly: false`, `apiGroup: ""`) where upstream's Go
+    // value fields cannot tell it from absent, and the server leaves such zeros out: a merge
+    // that differs only there changes nothing (upstream `lib/resourcemerge` compares values).
+    if merge::equal_absent_as_zero(&before, &merged) {
+        return Ok((false, live.clone(), live.clone()));
+    }
+    Ok((true, before, merged))
 }
 
 fn ok<T>(

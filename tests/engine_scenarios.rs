@@ -661,18 +661,23 @@ async fn crash_mid_update_then_restart_resumes_without_duplicate_history() {
     h2.shutdown().await;
 }
 
+/// Options of a `cvo reconcile` run. On the real server a pass of the 1,000-manifest payload
+/// takes longer than the simulator's scaled apply timeout (`I` = 9 s): there the timings are
+/// scaled less (`I` = 36 s) and the run may take up to 5 minutes.
 fn cli_opts(
+    t: &Handle,
     dir: &Path,
     until: cvo::cli::reconcile::Until,
     dry_run: bool,
 ) -> cvo::cli::reconcile::ReconcileOptions {
+    let (factor, limit) = if t.is_real() { (0.2, 300) } else { (0.05, 60) };
     cvo::cli::reconcile::ReconcileOptions {
         payload: dir.to_path_buf(),
         release_image: None,
         dry_run,
         until,
-        timeout: Some(Duration::from_secs(60)),
-        timings: EngineTimings::scaled(0.05),
+        timeout: Some(Duration::from_secs(limit)),
+        timings: EngineTimings::scaled(factor),
         lease: true,
     }
 }
@@ -709,7 +714,7 @@ async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("big");
     big_payload(&dir, &n, 1000);
-    let s = run(t.client(), &cli_opts(&dir, Until::Complete, false))
+    let s = run(t.client(), &cli_opts(&t, &dir, Until::Complete, false))
         .await
         .expect("runs");
     assert_eq!(
@@ -735,7 +740,7 @@ async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift
         sim.clear_audit();
     }
     let before = t.get(CV, "", "version").await;
-    let s = run(t.client(), &cli_opts(&dir, Until::Once, false))
+    let s = run(t.client(), &cli_opts(&t, &dir, Until::Once, false))
         .await
         .expect("runs");
     let after = t.get(CV, "", "version").await;
@@ -779,7 +784,7 @@ async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift
     if let Some(sim) = t.sim() {
         sim.clear_audit();
     }
-    let s = run(t.client(), &cli_opts(&dir, Until::Once, true))
+    let s = run(t.client(), &cli_opts(&t, &dir, Until::Once, true))
         .await
         .expect("runs");
     assert_eq!(s.writes, 0, "{:?}", s.requests);

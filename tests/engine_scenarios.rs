@@ -964,3 +964,99 @@ async fn custom_resource_right_after_its_crd_is_created_in_the_same_pass() {
     assert_eq!(g1["spec"]["size"], 3);
     h.shutdown().await;
 }
+
+/// Serves plain HTTP on 127.0.0.1, answering every request `404` with a `Status` body, and
+/// records each request's `User-Agent`. Returns the kubeconfig file and the recorded agents.
+async fn agent_recorder(dir: &Path) -> (PathBuf, Arc<std::sync::Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let seen = s2.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match sock.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&buf).to_string();
+                let agent = head
+                    .lines()
+                    .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("user-agent")))
+                    .map(|(_, v)| v.trim().to_owned())
+                    .unwrap_or_default();
+                seen.lock().expect("lock").push(agent);
+                let body = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"not here","reason":"NotFound","code":404}"#;
+                let resp = format!(
+                    "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    let kc = dir.join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: \"http://127.0.0.1:{port}\"}}\nusers:\n- name: u\n  user: {{}}\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\ncurrent-context: x\n"
+        ),
+    )
+    .expect("write kubeconfig");
+    (kc, seen)
+}
+
+/// Every request of `cvo status` and `cvo reconcile` says who sent it:
+/// `User-Agent: cvo/<version> (<command>)`, so audit logs attribute requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_carries_the_user_agent_of_its_command() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (kc, seen) = agent_recorder(tmp.path()).await;
+    let dir = tmp.path().join("payload");
+    write_payload(
+        &dir,
+        "1.0.0",
+        &Names {
+            ns: NS.into(),
+            op: "op".into(),
+            cv: "version".into(),
+        },
+        &[],
+    );
+    let version = env!("CARGO_PKG_VERSION");
+    for (command, args) in [
+        ("status", vec!["status"]),
+        (
+            "reconcile",
+            vec!["reconcile", "--payload", dir.to_str().expect("utf-8"), "--once", "--timeout", "3"],
+        ),
+    ] {
+        seen.lock().expect("lock").clear();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
+        cmd.args(&args).arg("--kubeconfig").arg(&kc).env_remove("KUBECONFIG");
+        let out = tokio::task::spawn_blocking(move || cmd.output())
+            .await
+            .expect("joins")
+            .expect("cvo runs");
+        let agents = seen.lock().expect("lock").clone();
+        assert!(
+            !agents.is_empty(),
+            "cvo {command} sent no request: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let want = format!("cvo/{version} ({command})");
+        assert!(
+            agents.iter().all(|a| *a == want),
+            "cvo {command}: {agents:?}"
+        );
+    }
+}

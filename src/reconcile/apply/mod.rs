@@ -14,6 +14,8 @@
 
 #[cfg(test)]
 mod absent_zero_tests;
+#[cfg(test)]
+mod discovery_tests;
 pub mod builders;
 pub mod delete;
 pub mod diff;

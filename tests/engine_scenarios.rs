@@ -23,9 +23,9 @@ use cvo::{
 };
 use serde_json::{Value, json};
 
-mod common;
 #[path = "common/cluster.rs"]
 mod cluster;
+mod common;
 use cluster::{CO, CONFIGMAP, CRD, CV, Handle, LEASE, LEASE_NS, NAMESPACE, TestCluster};
 use common::Unmet;
 
@@ -339,10 +339,12 @@ async fn converged_cluster_second_pass_makes_zero_writes() {
     let f = payloads(&n, &[], &[]);
     let mut h = install(&t, &f).await;
     // Let the status settle, then count two more full passes.
-    let c0 = wait_snapshot(&mut h, "a reconciling pass", 10, |s| s.completed >= 2 && !s.running)
-        .await
-        .counters
-        .clone();
+    let c0 = wait_snapshot(&mut h, "a reconciling pass", 10, |s| {
+        s.completed >= 2 && !s.running
+    })
+    .await
+    .counters
+    .clone();
     let p0 = c0.passes;
     if let Some(sim) = t.sim() {
         sim.clear_audit();
@@ -428,7 +430,12 @@ async fn watch_only_reports_drift_and_writes_nothing() {
         "{by_name:?}"
     );
     assert!(!by_name.contains_key(n.ns.as_str()), "namespace exists, no drift");
-    assert_eq!(writes_of(&snap.counters.requests), 0, "{:?}", snap.counters.requests);
+    assert_eq!(
+        writes_of(&snap.counters.requests),
+        0,
+        "{:?}",
+        snap.counters.requests
+    );
     if let Some(sim) = t.sim() {
         assert_eq!(sim.audit().writes(), 0, "{:?}", sim.audit().counts());
     }
@@ -453,7 +460,12 @@ async fn watch_only_client_refuses_writes() {
     let snap = wait_snapshot(&mut h, "command outcome", 10, |s| s.last_command.is_some()).await;
     let out = snap.last_command.clone().expect("outcome");
     assert_eq!(out.result, Err("refused: the engine is watch-only".to_string()));
-    assert_eq!(writes_of(&snap.counters.requests), 0, "{:?}", snap.counters.requests);
+    assert_eq!(
+        writes_of(&snap.counters.requests),
+        0,
+        "{:?}",
+        snap.counters.requests
+    );
     if let Some(sim) = t.sim() {
         assert_eq!(sim.audit().writes(), 0);
     }
@@ -585,7 +597,10 @@ async fn operator_unavailable_mid_update_fails_naming_it() {
     );
     assert_eq!(
         cond(&cv, "Progressing").2,
-        format!("Unable to apply 1.1.0: the cluster operator {} is not available", n.op)
+        format!(
+            "Unable to apply 1.1.0: the cluster operator {} is not available",
+            n.op
+        )
     );
     h.shutdown().await;
 }
@@ -749,7 +764,9 @@ async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift
     assert_eq!(s.status_writes, 0);
     // The only writes are the Lease's: acquire (release comes after the summary).
     assert!(
-        s.writes <= 1 && s.requests.get("create").copied().unwrap_or(0) + s.requests.get("patch").copied().unwrap_or(0) == 0,
+        s.writes <= 1
+            && s.requests.get("create").copied().unwrap_or(0) + s.requests.get("patch").copied().unwrap_or(0)
+                == 0,
         "converged pass writes: {:?}",
         s.requests
     );
@@ -960,7 +977,10 @@ async fn custom_resource_right_after_its_crd_is_created_in_the_same_pass() {
         "gadgets",
         true,
     );
-    let g1 = t.get(gadgets, &n.ns, "g1").await.expect("the custom resource exists");
+    let g1 = t
+        .get(gadgets, &n.ns, "g1")
+        .await
+        .expect("the custom resource exists");
     assert_eq!(g1["spec"]["size"], 3);
     h.shutdown().await;
 }
@@ -991,7 +1011,10 @@ async fn agent_recorder(dir: &Path) -> (PathBuf, Arc<std::sync::Mutex<Vec<String
                 let head = String::from_utf8_lossy(&buf).to_string();
                 let agent = head
                     .lines()
-                    .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("user-agent")))
+                    .find_map(|l| {
+                        l.split_once(':')
+                            .filter(|(k, _)| k.eq_ignore_ascii_case("user-agent"))
+                    })
                     .map(|(_, v)| v.trim().to_owned())
                     .unwrap_or_default();
                 seen.lock().expect("lock").push(agent);
@@ -1037,12 +1060,22 @@ async fn every_request_carries_the_user_agent_of_its_command() {
         ("status", vec!["status"]),
         (
             "reconcile",
-            vec!["reconcile", "--payload", dir.to_str().expect("utf-8"), "--once", "--timeout", "3"],
+            vec![
+                "reconcile",
+                "--payload",
+                dir.to_str().expect("utf-8"),
+                "--once",
+                "--timeout",
+                "3",
+            ],
         ),
     ] {
         seen.lock().expect("lock").clear();
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
-        cmd.args(&args).arg("--kubeconfig").arg(&kc).env_remove("KUBECONFIG");
+        cmd.args(&args)
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .env_remove("KUBECONFIG");
         let out = tokio::task::spawn_blocking(move || cmd.output())
             .await
             .expect("joins")
@@ -1054,9 +1087,6 @@ async fn every_request_carries_the_user_agent_of_its_command() {
             String::from_utf8_lossy(&out.stderr)
         );
         let want = format!("cvo/{version} ({command})");
-        assert!(
-            agents.iter().all(|a| *a == want),
-            "cvo {command}: {agents:?}"
-        );
+        assert!(agents.iter().all(|a| *a == want), "cvo {command}: {agents:?}");
     }
 }

@@ -494,7 +494,11 @@ mod tests {
         let v = serde_json::to_value(&co).expect("encodes");
         assert_eq!(
             (&v["apiVersion"], &v["kind"], &v["spec"]),
-            (&json!("config.openshift.io/v1"), &json!("ClusterOperator"), &json!({}))
+            (
+                &json!("config.openshift.io/v1"),
+                &json!("ClusterOperator"),
+                &json!({})
+            )
         );
         let back: ClusterOperator = serde_json::from_value(v).expect("decodes");
         assert_eq!(back.metadata, co.metadata);

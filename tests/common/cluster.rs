@@ -24,12 +24,30 @@ use serde_json::Value;
 
 /// A kind the tests read or write: group, version, kind, plural, namespaced.
 #[derive(Clone, Copy, Debug)]
-pub struct Res(pub &'static str, pub &'static str, pub &'static str, pub &'static str, pub bool);
+pub struct Res(
+    pub &'static str,
+    pub &'static str,
+    pub &'static str,
+    pub &'static str,
+    pub bool,
+);
 
 /// ClusterVersion.
-pub const CV: Res = Res("config.openshift.io", "v1", "ClusterVersion", "clusterversions", false);
+pub const CV: Res = Res(
+    "config.openshift.io",
+    "v1",
+    "ClusterVersion",
+    "clusterversions",
+    false,
+);
 /// ClusterOperator.
-pub const CO: Res = Res("config.openshift.io", "v1", "ClusterOperator", "clusteroperators", false);
+pub const CO: Res = Res(
+    "config.openshift.io",
+    "v1",
+    "ClusterOperator",
+    "clusteroperators",
+    false,
+);
 /// Namespace.
 pub const NAMESPACE: Res = Res("", "v1", "Namespace", "namespaces", false);
 /// ConfigMap.
@@ -118,7 +136,10 @@ impl Handle {
             sim.insert(obj).expect("insert into the simulator");
             return;
         }
-        let ns = obj["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
+        let ns = obj["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let o: DynamicObject = serde_json::from_value(obj).expect("a DynamicObject");
         self.api(r, &ns)
             .create(&PostParams::default(), &o)
@@ -134,7 +155,10 @@ impl Handle {
             sim.insert(obj).expect("insert into the simulator");
             return true;
         }
-        let ns = obj["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
+        let ns = obj["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_owned();
         let o: DynamicObject = serde_json::from_value(obj).expect("a DynamicObject");
         match self.api(r, &ns).replace(&name, &PostParams::default(), &o).await {
@@ -152,10 +176,17 @@ impl Handle {
             sim.insert(obj).expect("insert into the simulator");
             return true;
         }
-        let ns = obj["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
+        let ns = obj["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_owned();
         let o: DynamicObject = serde_json::from_value(obj).expect("a DynamicObject");
-        match self.api(r, &ns).replace_status(&name, &PostParams::default(), &o).await {
+        match self
+            .api(r, &ns)
+            .replace_status(&name, &PostParams::default(), &o)
+            .await
+        {
             Ok(_) => true,
             Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => false,
             Err(e) => panic!("replace {} {name}/status: {e}", r.2),
@@ -243,7 +274,10 @@ pub async fn install_crds(client: &Client) {
             if established {
                 break;
             }
-            assert!(std::time::Instant::now() < deadline, "CRD {name} not Established in 30 s");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "CRD {name} not Established in 30 s"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -321,7 +355,9 @@ impl Drop for TestCluster {
                     suffix,
                 };
                 for (r, ns, name) in items {
-                    if let Err(e) = tokio::time::timeout(Duration::from_secs(10), h.delete(r, &ns, &name)).await {
+                    if let Err(e) =
+                        tokio::time::timeout(Duration::from_secs(10), h.delete(r, &ns, &name)).await
+                    {
                         eprintln!("cleaning up {} {ns}/{name}: {e}", r.2);
                     }
                 }

@@ -10,7 +10,10 @@ use super::{diff_values, merge_manifest};
 use crate::reconcile::payload::PayloadState;
 
 fn pairs() -> Vec<(String, Value, Value)> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real-apiserver/absent-zero.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/real-apiserver/absent-zero.json"
+    );
     let text = std::fs::read_to_string(path).expect("fixture");
     let v: Vec<Value> = serde_json::from_str(&text).expect("fixture JSON");
     v.into_iter()

@@ -12,7 +12,7 @@ use http::{Method, Request, Response, StatusCode};
 use kube::{Client, client::Body};
 use serde_json::{Value, json};
 
-use super::{ApplyContext, Applier, DISCOVERY_RETRIES};
+use super::{Applier, ApplyContext, DISCOVERY_RETRIES};
 use crate::reconcile::payload::PayloadState;
 
 /// Requests the fake server saw, as `METHOD path`.
@@ -77,7 +77,10 @@ fn server(hidden_for: usize) -> (Client, Seen) {
                     &json!({"apiVersion": "example.com/v1", "kind": "Gadget",
                             "metadata": {"name": "g1", "namespace": "ns", "resourceVersion": "2"}}),
                 ),
-                (Method::GET, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com") => {
+                (
+                    Method::GET,
+                    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com",
+                ) => {
                     if crd_gets.fetch_add(1, Ordering::SeqCst) == 0 {
                         not_found()
                     } else {
@@ -111,7 +114,10 @@ fn count(seen: &Seen, what: &str) -> usize {
 async fn a_kind_listed_a_moment_late_is_found_by_the_retry() {
     let (client, seen) = server(2);
     let a = Applier::new(client);
-    let out = a.apply(&ApplyContext::default(), &gadget()).await.expect("applies");
+    let out = a
+        .apply(&ApplyContext::default(), &gadget())
+        .await
+        .expect("applies");
     assert!(out.wrote);
     assert_eq!(count(&seen, "GET /apis/example.com/v1"), 3);
     assert_eq!(count(&seen, "POST /apis/example.com/v1/namespaces/ns/gadgets"), 1);
@@ -121,7 +127,10 @@ async fn a_kind_listed_a_moment_late_is_found_by_the_retry() {
 async fn a_kind_never_listed_fails_after_bounded_retries_and_is_not_cached() {
     let (client, seen) = server(usize::MAX);
     let a = Applier::new(client);
-    let err = a.apply(&ApplyContext::default(), &gadget()).await.expect_err("no such kind");
+    let err = a
+        .apply(&ApplyContext::default(), &gadget())
+        .await
+        .expect_err("no such kind");
     assert_eq!(err.reason, "UpdatePayloadResourceTypeMissing");
     let tries = usize::try_from(DISCOVERY_RETRIES).expect("small") + 1;
     assert_eq!(count(&seen, "GET /apis/example.com/v1"), tries);
@@ -151,6 +160,14 @@ async fn creating_a_crd_waits_until_it_is_established() {
     // The GET before the create, then the polls until Established.
     assert_eq!(count(&seen, crd_path), 2);
     // Updating mode: the readiness check passes on the object read after the wait.
-    let out = a.apply(&ApplyContext { mode: PayloadState::Updating, ..ApplyContext::default() }, &gadget()).await;
+    let out = a
+        .apply(
+            &ApplyContext {
+                mode: PayloadState::Updating,
+                ..ApplyContext::default()
+            },
+            &gadget(),
+        )
+        .await;
     assert!(out.expect("the custom resource applies").wrote);
 }

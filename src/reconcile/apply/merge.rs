@@ -31,9 +31,10 @@ pub(crate) fn is_zero(v: &Value) -> bool {
 pub(crate) fn equal_absent_as_zero(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
-            x.iter()
-                .all(|(k, v)| y.get(k).map_or_else(|| is_zero(v), |w| equal_absent_as_zero(v, w)))
-                && y.iter().all(|(k, w)| x.contains_key(k) || is_zero(w))
+            x.iter().all(|(k, v)| {
+                y.get(k)
+                    .map_or_else(|| is_zero(v), |w| equal_absent_as_zero(v, w))
+            }) && y.iter().all(|(k, w)| x.contains_key(k) || is_zero(w))
         }
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(v, w)| equal_absent_as_zero(v, w))
@@ -275,13 +276,22 @@ mod tests {
     #[test]
     fn absent_equals_zero_at_every_depth() {
         use serde_json::json;
-        assert!(equal_absent_as_zero(&json!({"value": 5}), &json!({"value": 5, "globalDefault": false})));
+        assert!(equal_absent_as_zero(
+            &json!({"value": 5}),
+            &json!({"value": 5, "globalDefault": false})
+        ));
         assert!(equal_absent_as_zero(
             &json!({"spec": {"a": {}}}),
             &json!({"spec": {"a": {"b": "", "c": 0, "d": [], "e": null}}})
         ));
-        assert!(equal_absent_as_zero(&json!([{"x": 1}]), &json!([{"x": 1, "y": false}])));
-        assert!(!equal_absent_as_zero(&json!({"value": 5}), &json!({"value": 5, "globalDefault": true})));
+        assert!(equal_absent_as_zero(
+            &json!([{"x": 1}]),
+            &json!([{"x": 1, "y": false}])
+        ));
+        assert!(!equal_absent_as_zero(
+            &json!({"value": 5}),
+            &json!({"value": 5, "globalDefault": true})
+        ));
         assert!(!equal_absent_as_zero(&json!({"a": {"b": 1}}), &json!({"a": {}})));
         assert!(!equal_absent_as_zero(&json!([1]), &json!([1, 0])));
         assert!(!equal_absent_as_zero(&json!("x"), &json!("y")));

@@ -14,11 +14,11 @@
 
 #[cfg(test)]
 mod absent_zero_tests;
-#[cfg(test)]
-mod discovery_tests;
 pub mod builders;
 pub mod delete;
 pub mod diff;
+#[cfg(test)]
+mod discovery_tests;
 pub mod kinds;
 pub mod kube_applier;
 pub mod merge;
@@ -242,9 +242,10 @@ const CRD_POLL: Duration = Duration::from_millis(50);
 
 /// Whether a CRD (as JSON) has `Established=True`.
 fn crd_established(crd: &Value) -> bool {
-    crd["status"]["conditions"]
-        .as_array()
-        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Established" && c["status"] == "True"))
+    crd["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == "Established" && c["status"] == "True")
+    })
 }
 
 /// Whether `id` is a CustomResourceDefinition.
@@ -552,9 +553,15 @@ impl Applier {
     /// [`CRD_ESTABLISHED_TIMEOUT`], and forgets the discovery of the kind it serves. Returns the
     /// last object read (`written` when no read succeeded), for the readiness check.
     async fn wait_established(&self, api: &Api<DynamicObject>, written: Value) -> Value {
-        let name = written["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let name = written["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let group = written["spec"]["group"].as_str().unwrap_or_default().to_owned();
-        let kind = written["spec"]["names"]["kind"].as_str().unwrap_or_default().to_owned();
+        let kind = written["spec"]["names"]["kind"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let deadline = Instant::now() + CRD_ESTABLISHED_TIMEOUT;
         let mut last = written;
         while !crd_established(&last) && Instant::now() < deadline {

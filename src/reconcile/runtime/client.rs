@@ -176,7 +176,9 @@ mod tests {
         let inner = Client::new(
             tower::service_fn(move |req: Request<Body>| {
                 let ua = req.headers().get(http::header::USER_AGENT).cloned();
-                s2.lock().unwrap().push(ua.map(|v| v.to_str().unwrap_or_default().to_owned()));
+                s2.lock()
+                    .unwrap()
+                    .push(ua.map(|v| v.to_str().unwrap_or_default().to_owned()));
                 async move {
                     let mut r = Response::new(Body::from(br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"NotFound","code":404}"#.to_vec()));
                     *r.status_mut() = http::StatusCode::NOT_FOUND;

@@ -177,7 +177,7 @@ mod tests {
             tower::service_fn(move |req: Request<Body>| {
                 let ua = req.headers().get(http::header::USER_AGENT).cloned();
                 s2.lock()
-                    .unwrap()
+                    .expect("lock")
                     .push(ua.map(|v| v.to_str().unwrap_or_default().to_owned()));
                 async move {
                     let mut r = Response::new(Body::from(br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"NotFound","code":404}"#.to_vec()));
@@ -195,7 +195,7 @@ mod tests {
             want.starts_with(&format!("cvo/{} (", env!("CARGO_PKG_VERSION"))) && want.ends_with(')'),
             "{want}"
         );
-        assert_eq!(*seen.lock().unwrap(), vec![Some(want)]);
+        assert_eq!(*seen.lock().expect("lock"), vec![Some(want)]);
     }
 
     #[test]

@@ -333,6 +333,21 @@ impl EngineLoop {
         }
     }
 
+    /// Active-apply with a lease whose first acquire attempt has not told yet whether we lead or
+    /// who else does (also while a new campaign starts after a lost lease).
+    fn lease_pending(&self) -> bool {
+        if self.mode != EngineMode::ActiveApply || self.cfg.lease.is_none() {
+            return false;
+        }
+        match &self.leader {
+            Some((rx, _)) => matches!(
+                &*rx.borrow(),
+                crate::reconcile::runtime::leader::LeaderState::Acquiring { holder: None, .. }
+            ),
+            None => true,
+        }
+    }
+
     fn leading(&self) -> bool {
         match &self.leader {
             Some((rx, _)) => rx.borrow().is_leading(),

@@ -98,7 +98,8 @@ pub(crate) struct WorkerView {
     pub drift: Arc<Vec<DriftRecord>>,
     /// Consecutive failed passes (upstream `Attempt`).
     pub attempt: u32,
-    /// Passes run since start.
+    /// Passes run to their end since start (ok or failed); a pass interrupted by new work, a
+    /// mode switch or shutdown does not count, so `--once` means one whole pass.
     pub passes: u64,
     /// Write requests the applier reported since start.
     pub writes: u64,
@@ -358,7 +359,9 @@ impl SyncWorker {
         let mut next = None;
         self.inner.view.send_modify(|v| {
             v.running = false;
-            v.passes += 1;
+            if !matches!(result, PassResult::Interrupted(_)) {
+                v.passes += 1;
+            }
             v.last_pass_end = Some(now);
             match &result {
                 PassResult::Ok { reported } => {

@@ -373,7 +373,11 @@ pub async fn run_with(
                 break (s, "pass-done", u8::from(failed), None);
             }
             Until::Complete if s.is_completed() => break (s, "complete", exit::DONE, None),
-            Until::Complete if s.counters.passes >= 1 && s.failing().is_some() && !s.running => {
+            // Failing as written and as the engine sees it now (a status write may trail the
+            // pass that cleared the failure).
+            Until::Complete
+                if s.counters.passes >= 1 && !s.running && s.failing().is_some() && s.failure.is_some() =>
+            {
                 break (s, "failing", exit::FAILING, None);
             }
             _ => {}

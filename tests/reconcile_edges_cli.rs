@@ -81,7 +81,8 @@ impl Server {
     }
 }
 
-/// A payload: a namespace and a ClusterOperator nobody plays, so an apply waits on it.
+/// A payload: a namespace, a kind the server does not serve (its apply is retried for 7 s while
+/// initializing, so a first pass takes that long) and a ClusterOperator nobody plays.
 fn payload(dir: &Path) {
     let rm = dir.join("release-manifests");
     std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
@@ -92,10 +93,20 @@ fn payload(dir: &Path) {
             .to_string(),
     )
     .expect("write");
+    std::fs::write(
+        rm.join("image-references"),
+        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
+    )
+    .expect("write");
     let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
     std::fs::write(
         rm.join("0000_00_ns.yaml"),
         format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-edges\n{ann}"),
+    )
+    .expect("write");
+    std::fs::write(
+        rm.join("0000_20_widget.yaml"),
+        format!("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n{ann}"),
     )
     .expect("write");
     std::fs::write(

@@ -96,7 +96,10 @@ fn c46_available_not_degraded_versions_not_reached() {
     // Unlike upstream, the message names the operand and the version it waits for.
     for (live_versions, waiting) in [
         (json!([]), "operator v1 (not reported yet)"),
-        (json!([{"name": "operator", "version": "v0"}]), "operator v1 (reports v0)"),
+        (
+            json!([{"name": "operator", "version": "v0"}]),
+            "operator v1 (reports v0)",
+        ),
     ] {
         let live = co("test-co", ok_conds.clone(), live_versions);
         let e =

@@ -169,7 +169,12 @@ async fn converged(dir: &Path) -> (Simulator, Arc<Mutex<Reports>>) {
     let s = run(client(&sim), &opts(dir, Until::Complete, false))
         .await
         .expect("runs");
-    assert_eq!((s.outcome.as_str(), s.exit_code), ("complete", 0), "{}", render_text(&s));
+    assert_eq!(
+        (s.outcome.as_str(), s.exit_code),
+        ("complete", 0),
+        "{}",
+        render_text(&s)
+    );
     (sim, mode)
 }
 
@@ -193,7 +198,10 @@ async fn once_is_exactly_one_reconciling_pass_on_a_converged_cluster() {
             render_text(&s)
         );
         assert_eq!((s.done, s.total), (3, 3), "run {i}");
-        assert_eq!(s.status_writes, 0, "run {i}: a converged pass leaves the status alone");
+        assert_eq!(
+            s.status_writes, 0,
+            "run {i}: a converged pass leaves the status alone"
+        );
     }
     // The ClusterOperator metadata merge is a reconciling-only rule: a label removed by hand
     // comes back in the first (and only) pass after start-up.
@@ -203,7 +211,12 @@ async fn once_is_exactly_one_reconciling_pass_on_a_converged_cluster() {
     let s = run(client(&sim), &opts(&dir, Until::Once, false))
         .await
         .expect("runs");
-    assert_eq!((s.outcome.as_str(), s.passes), ("pass-done", 1), "{}", render_text(&s));
+    assert_eq!(
+        (s.outcome.as_str(), s.passes),
+        ("pass-done", 1),
+        "{}",
+        render_text(&s)
+    );
     let co = co_of(&sim).expect("CO");
     assert_eq!(co["metadata"]["labels"], json!({"owner": "edges"}));
 }
@@ -223,7 +236,12 @@ async fn a_deleted_cluster_operator_is_precreated_while_reconciling() {
         .expect("runs");
     // The pass fails on the operator (not available), but the ClusterOperator is back with
     // the related objects must-gather follows.
-    assert_eq!((s.outcome.as_str(), s.exit_code), ("pass-done", exit::FAILING), "{}", render_text(&s));
+    assert_eq!(
+        (s.outcome.as_str(), s.exit_code),
+        ("pass-done", exit::FAILING),
+        "{}",
+        render_text(&s)
+    );
     let co = co_of(&sim).expect("CO pre-created");
     assert_eq!(
         co["status"]["relatedObjects"],
@@ -273,15 +291,28 @@ async fn a_payload_that_cannot_load_ends_the_run_and_leaves_progressing_alone() 
             .await
             .expect("runs");
         let text = render_text(&s);
-        assert_eq!((s.outcome.as_str(), s.exit_code), ("payload-error", exit::PAYLOAD), "{text}");
-        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        assert_eq!(
+            (s.outcome.as_str(), s.exit_code),
+            ("payload-error", exit::PAYLOAD),
+            "{text}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
         let reason = s.reason.clone().unwrap_or_default();
-        assert!(reason.starts_with("Loading payload failed version=\"\" image=\"file://"), "{reason}");
+        assert!(
+            reason.starts_with("Loading payload failed version=\"\" image=\"file://"),
+            "{reason}"
+        );
         assert!(!text.contains("would change"), "{text}");
         assert!(text.contains("release: <not loaded> (file://"), "{text}");
         if dry_run {
             assert!(
-                text.contains("drift unknown: no whole pass ran (payload-error; watch-only: nothing was written)"),
+                text.contains(
+                    "drift unknown: no whole pass ran (payload-error; watch-only: nothing was written)"
+                ),
                 "{text}"
             );
         }
@@ -302,14 +333,21 @@ async fn a_payload_that_cannot_load_ends_the_run_and_leaves_progressing_alone() 
         if accepted.is_some_and(|c| c.is_false()) {
             break;
         }
-        assert!(tokio::time::Instant::now() < limit, "no ReleaseAccepted=False: {s:#?}");
+        assert!(
+            tokio::time::Instant::now() < limit,
+            "no ReleaseAccepted=False: {s:#?}"
+        );
         let _ = tokio::time::timeout_at(limit, h.status.changed()).await;
     }
     h.shutdown().await;
     let after = cv_of(&sim).status;
     let accepted = find(&after.conditions, "ReleaseAccepted").expect("ReleaseAccepted");
     assert_eq!((accepted.is_false(), accepted.reason()), (true, "LoadPayload"));
-    assert!(accepted.message().starts_with("Loading payload failed"), "{}", accepted.message());
+    assert!(
+        accepted.message().starts_with("Loading payload failed"),
+        "{}",
+        accepted.message()
+    );
     let progressing = |st: &cvo::openshift::ClusterVersionStatus| {
         find(&st.conditions, "Progressing").map(|c| (c.status, c.message().to_string()))
     };
@@ -350,7 +388,12 @@ async fn a_lease_held_by_another_cvo_ends_the_run_naming_the_holder() {
     let s: ReconcileSummary = run(client(&sim), &opts(&dir, Until::Once, false))
         .await
         .expect("runs");
-    assert_eq!((s.outcome.as_str(), s.exit_code), ("lease-held", exit::LEASE_HELD), "{}", render_text(&s));
+    assert_eq!(
+        (s.outcome.as_str(), s.exit_code),
+        ("lease-held", exit::LEASE_HELD),
+        "{}",
+        render_text(&s)
+    );
     let until = (renew + chrono::Duration::seconds(137)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let reason = s.reason.clone().unwrap_or_default();
     assert!(
@@ -363,7 +406,12 @@ async fn a_lease_held_by_another_cvo_ends_the_run_naming_the_holder() {
     assert_eq!(s.passes, 0);
     assert_eq!(sim.audit().writes(), 0, "{:?}", sim.audit().entries);
     let lease = sim
-        .get("coordination.k8s.io", "leases", "openshift-cluster-version", "version")
+        .get(
+            "coordination.k8s.io",
+            "leases",
+            "openshift-cluster-version",
+            "version",
+        )
         .expect("lease");
     assert_eq!(lease["spec"]["holderIdentity"], "other-cvo");
     assert!(!render_text(&s).contains("would change"));
@@ -387,8 +435,17 @@ async fn a_timeout_says_what_the_run_was_waiting_for() {
     o.timings = EngineTimings::scaled(1.0);
     let started = std::time::Instant::now();
     let s = run(client(&sim), &o).await.expect("runs");
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
-    assert_eq!((s.outcome.as_str(), s.exit_code), ("timeout", exit::TIMEOUT), "{}", render_text(&s));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        (s.outcome.as_str(), s.exit_code),
+        ("timeout", exit::TIMEOUT),
+        "{}",
+        render_text(&s)
+    );
     let reason = s.reason.clone().unwrap_or_default();
     assert!(
         reason.starts_with("timed out after 1.5s waiting for pass 1 to finish: "),
@@ -397,7 +454,12 @@ async fn a_timeout_says_what_the_run_was_waiting_for() {
     assert!(reason.ends_with(" 2/4 tasks done"), "{reason}");
     // The Lease was released on the way out.
     let lease = sim
-        .get("coordination.k8s.io", "leases", "openshift-cluster-version", "version")
+        .get(
+            "coordination.k8s.io",
+            "leases",
+            "openshift-cluster-version",
+            "version",
+        )
         .expect("lease");
     assert!(
         lease["spec"]["holderIdentity"].as_str().is_none_or(str::is_empty),

@@ -85,11 +85,12 @@ pub struct ReconcileOptions {
 impl ReconcileOptions {
     /// The timeout in force: `--timeout`, else the mode's default.
     pub fn effective_timeout(&self) -> Duration {
-        self.timeout.unwrap_or(if self.until == Until::Complete && !self.dry_run {
-            DEFAULT_UNTIL_COMPLETE_TIMEOUT
-        } else {
-            DEFAULT_ONCE_TIMEOUT
-        })
+        self.timeout
+            .unwrap_or(if self.until == Until::Complete && !self.dry_run {
+                DEFAULT_UNTIL_COMPLETE_TIMEOUT
+            } else {
+                DEFAULT_ONCE_TIMEOUT
+            })
     }
 }
 
@@ -196,7 +197,8 @@ async fn probe(client: &kube::Client, within: Duration) -> Result<(), String> {
 /// What the run is waiting for, in words, from the latest snapshot.
 fn waiting_for(s: &StatusSnapshot, until: Until) -> String {
     if let Some(e) = &s.last_error {
-        return format!("the API server ({e})");
+        // The engine loop's own error: reading, creating or writing the ClusterVersion.
+        return format!("the ClusterVersion ({})", clip(first_line(e), 200));
     }
     match &s.state {
         EngineState::Blocked(why) => return why.clone(),
@@ -254,6 +256,14 @@ fn error_line(e: &dyn std::error::Error) -> String {
 fn secs(d: Duration) -> String {
     let t = format!("{:.1}", d.as_secs_f64());
     format!("{}s", t.strip_suffix(".0").unwrap_or(&t))
+}
+
+/// `s` cut to at most `n` characters, with `...` when cut.
+fn clip(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
 }
 
 fn first_line(s: &str) -> &str {
@@ -357,7 +367,12 @@ pub async fn run_with(
     let (snap, outcome, code, reason) = loop {
         let s: Arc<StatusSnapshot> = h.status.borrow_and_update().clone();
         if let Some(e) = &s.payload_error {
-            break (s.clone(), "payload-error", exit::PAYLOAD, Some(first_line(e).to_string()));
+            break (
+                s.clone(),
+                "payload-error",
+                exit::PAYLOAD,
+                Some(first_line(e).to_string()),
+            );
         }
         if lease
             && s.state == EngineState::WaitingForLease
@@ -442,7 +457,10 @@ pub async fn run_with(
         .await
         .is_err()
     {
-        let _ = writeln!(ctl.progress, "cvo: the engine did not stop within 10s; aborted it");
+        let _ = writeln!(
+            ctl.progress,
+            "cvo: the engine did not stop within 10s; aborted it"
+        );
         h.abort().await;
     }
     Ok(summarize(&snap, opts, outcome, code, reason, &own_image, started))

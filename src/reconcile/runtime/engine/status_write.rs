@@ -51,9 +51,15 @@ impl EngineLoop {
             // No payload was ever loaded: say why in ReleaseAccepted and leave the rest as it
             // is (no "Working towards <unknown>", no history entry without an image).
             let mut kept = existing.status.clone();
-            let accepted = crate::openshift::condition::find(&st.conditions, crate::reconcile::status::RELEASE_ACCEPTED).cloned();
+            let accepted =
+                crate::openshift::condition::find(&st.conditions, crate::reconcile::status::RELEASE_ACCEPTED)
+                    .cloned();
             if let Some(c) = accepted {
-                match kept.conditions.iter_mut().find(|k| k.type_ == crate::reconcile::status::RELEASE_ACCEPTED) {
+                match kept
+                    .conditions
+                    .iter_mut()
+                    .find(|k| k.type_ == crate::reconcile::status::RELEASE_ACCEPTED)
+                {
                     Some(k) => *k = c,
                     None => kept.conditions.push(c),
                 }

@@ -1,7 +1,8 @@
 //! `cvo reconcile` never hangs and always says why (the real binary): the exit-code table in
 //! `--help`, an unreachable API server (exit 4 at once), a payload that cannot be loaded (exit
 //! 5), progress on stderr while it waits, and SIGTERM / SIGINT releasing the Lease and printing
-//! the summary (exit 143 / 130). The cluster is a `cvo sim serve` child process.
+//! the summary (exit 143 / 130), an API server that goes away mid-run (exit 4). The cluster is
+//! a `cvo sim serve` child process.
 
 use std::{
     io::{BufRead, BufReader, Read},
@@ -289,4 +290,88 @@ fn sigterm_and_sigint_release_the_lease_and_print_the_summary() {
         );
         assert_eq!(server.lease_holder(), None, "{name}: the Lease is released");
     }
+}
+
+/// Progress lines written by the run, shared with the test.
+#[derive(Clone, Default)]
+struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Lines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .map_err(|_| std::io::Error::other("poisoned"))?
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn an_api_server_that_goes_away_mid_run_ends_it_with_exit_4() {
+    use cvo::cli::reconcile::{ReconcileOptions, RunControl, Until, exit, render_text, run_with};
+    let server = Server::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let p = tmp.path().join("p");
+    payload(&p);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let lines = Lines::default();
+    let (s, took) = rt.block_on(async {
+        let conn = cvo::cluster::live::connect(Some(&server.kubeconfig), None)
+            .await
+            .expect("connect");
+        let mut timings = cvo::reconcile::EngineTimings::upstream();
+        timings.cv_poll = Duration::from_millis(200);
+        let opts = ReconcileOptions {
+            payload: p.clone(),
+            release_image: None,
+            dry_run: false,
+            until: Until::Complete,
+            timeout: Some(Duration::from_secs(60)),
+            timings,
+            lease: true,
+        };
+        let ctl = RunControl {
+            progress: Box::new(lines.clone()),
+            progress_every: Duration::from_millis(200),
+            unreachable_grace: Duration::from_secs(1),
+            ..RunControl::default()
+        };
+        // The server dies 2 s into the run, while the first pass retries its unknown kind.
+        let pid = server.child.id().to_string();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(2));
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+        });
+        let started = Instant::now();
+        let s = run_with(conn.client, &opts, ctl).await.expect("runs");
+        (s, started.elapsed())
+    });
+    assert_eq!(
+        (s.outcome.as_str(), s.exit_code),
+        ("unreachable", exit::UNREACHABLE),
+        "{}",
+        render_text(&s)
+    );
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    let reason = s.reason.clone().unwrap_or_default();
+    assert!(
+        reason.starts_with("the API server has been unreachable for 1"),
+        "{reason}"
+    );
+    assert!(reason.contains("Connection refused"), "{reason}");
+    let progress = String::from_utf8(lines.0.lock().expect("lock").clone()).expect("utf-8");
+    assert!(
+        progress
+            .lines()
+            .any(|l| l.starts_with("cvo: waiting for the ClusterVersion (reading ClusterVersion version: ")),
+        "{progress}"
+    );
 }

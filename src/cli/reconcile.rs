@@ -110,25 +110,31 @@ pub struct RunControl {
     pub stop: std::pin::Pin<Box<dyn Future<Output = Stop> + Send>>,
     /// Progress lines while the run waits (`cvo: waiting for ...`), e.g. stderr.
     pub progress: Box<dyn std::io::Write + Send>,
-    /// Interval between progress lines (the first comes after half of it).
+    /// Interval between progress lines (the first comes after half of it); also how often a
+    /// failing engine has the API server probed.
     pub progress_every: Duration,
+    /// How long the API server may stay unreachable during the run before it ends with
+    /// [`exit::UNREACHABLE`] ([`UNREACHABLE_GRACE`] by default).
+    pub unreachable_grace: Duration,
 }
 
 impl std::fmt::Debug for RunControl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RunControl")
             .field("progress_every", &self.progress_every)
+            .field("unreachable_grace", &self.unreachable_grace)
             .finish_non_exhaustive()
     }
 }
 
 impl Default for RunControl {
-    /// Never stopped by a signal, progress every 5 s on stderr.
+    /// Never stopped by a signal, progress every 5 s on stderr, [`UNREACHABLE_GRACE`].
     fn default() -> Self {
         Self {
             stop: Box::pin(std::future::pending()),
             progress: Box::new(std::io::stderr()),
             progress_every: Duration::from_secs(5),
+            unreachable_grace: UNREACHABLE_GRACE,
         }
     }
 }
@@ -428,7 +434,7 @@ pub async fn run_with(
                     match probe(&client, PROBE_TIMEOUT).await {
                         Err(e) => {
                             let since = *unreachable_since.get_or_insert_with(std::time::Instant::now);
-                            if since.elapsed() >= UNREACHABLE_GRACE {
+                            if since.elapsed() >= ctl.unreachable_grace {
                                 let why = format!(
                                     "the API server has been unreachable for {}: {e}",
                                     secs(since.elapsed())

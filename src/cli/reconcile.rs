@@ -634,3 +634,117 @@ pub fn render_text(s: &ReconcileSummary) -> String {
     let _ = writeln!(out, "time: {:.3}s", s.seconds);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(until: Until, dry_run: bool, timeout: Option<Duration>) -> ReconcileOptions {
+        ReconcileOptions {
+            payload: PathBuf::from("/p"),
+            release_image: None,
+            dry_run,
+            until,
+            timeout,
+            timings: EngineTimings::scaled(0.01),
+            lease: !dry_run,
+        }
+    }
+
+    #[test]
+    fn default_timeouts_per_mode() {
+        assert_eq!(
+            opts(Until::Once, false, None).effective_timeout(),
+            Duration::from_secs(120)
+        );
+        assert_eq!(
+            opts(Until::Once, true, None).effective_timeout(),
+            Duration::from_secs(120)
+        );
+        assert_eq!(
+            opts(Until::Complete, false, None).effective_timeout(),
+            Duration::from_secs(7200)
+        );
+        // --dry-run always stops after one pass, so it keeps the short default.
+        assert_eq!(
+            opts(Until::Complete, true, None).effective_timeout(),
+            Duration::from_secs(120)
+        );
+        let t = Duration::from_millis(1500);
+        assert_eq!(opts(Until::Complete, false, Some(t)).effective_timeout(), t);
+    }
+
+    #[test]
+    fn durations_and_clipped_text() {
+        assert_eq!(secs(Duration::from_secs(120)), "120s");
+        assert_eq!(secs(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(secs(Duration::from_millis(2460)), "2.5s");
+        assert_eq!(clip("abcdef", 3), "abc...");
+        assert_eq!(clip("abc", 3), "abc");
+        // Cut on a character boundary, never inside one.
+        assert_eq!(clip("ééé", 2), "éé...");
+    }
+
+    fn summary(outcome: &str, dry_run: bool) -> ReconcileSummary {
+        ReconcileSummary {
+            outcome: outcome.into(),
+            exit_code: 0,
+            version: NOT_LOADED.into(),
+            image: "file:///p".into(),
+            dry_run,
+            done: 0,
+            total: 0,
+            passes: 0,
+            requests: BTreeMap::new(),
+            writes: 0,
+            status_writes: 0,
+            seconds: 0.5,
+            failure: None,
+            progressing: None,
+            drift: Vec::new(),
+            error: None,
+            reason: Some("timed out after 2s waiting for the first pass to start".into()),
+        }
+    }
+
+    #[test]
+    fn a_dry_run_without_a_whole_pass_claims_no_drift() {
+        let text = render_text(&summary("timeout", true));
+        assert!(!text.contains("would change"), "{text}");
+        assert!(
+            text.starts_with("drift unknown: no whole pass ran (timeout; watch-only: nothing was written)\n"),
+            "{text}"
+        );
+        assert!(text.contains("release: <not loaded> (file:///p)\n"), "{text}");
+        assert!(
+            text.contains("reason: timed out after 2s waiting for the first pass to start\n"),
+            "{text}"
+        );
+        let text = render_text(&summary("pass-done", true));
+        assert!(
+            text.starts_with("0 objects would change (watch-only: nothing was written)\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn waiting_for_names_what_is_missing() {
+        let mut s = StatusSnapshot::default();
+        assert_eq!(waiting_for(&s, Until::Once), "the ClusterVersion and the payload");
+        s.state = EngineState::WaitingForLease;
+        assert_eq!(
+            waiting_for(&s, Until::Once),
+            "the Lease openshift-cluster-version/version"
+        );
+        s.state = EngineState::Initializing;
+        s.running = true;
+        s.done = 3;
+        s.total = 10;
+        assert_eq!(waiting_for(&s, Until::Once), "pass 1 to finish: 3/10 tasks done");
+        s.last_error = Some("reading ClusterVersion version: refused\nmore".into());
+        assert_eq!(
+            waiting_for(&s, Until::Once),
+            "the ClusterVersion (reading ClusterVersion version: refused)"
+        );
+    }
+}

@@ -301,3 +301,50 @@ fn waiting_for(expected: &ClusterOperator, live: &ClusterOperator) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn co(versions: serde_json::Value) -> ClusterOperator {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
+            "metadata": {"name": "dns"},
+            "status": {
+                "conditions": [
+                    {"type": "Available", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+                    {"type": "Degraded", "status": "False", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+                ],
+                "versions": versions
+            }
+        }))
+        .expect("ClusterOperator decodes")
+    }
+
+    #[test]
+    fn the_updating_message_names_each_operand_and_version_in_manifest_order() {
+        let expected = co(serde_json::json!([
+            {"name": "operator", "version": "4.16.4"},
+            {"name": "coredns", "version": "4.16.4"},
+            {"name": "kube-rbac-proxy", "version": "4.16.4"}
+        ]));
+        let live = co(serde_json::json!([
+            {"name": "operator", "version": "4.16.3"},
+            {"name": "kube-rbac-proxy", "version": "4.16.4"}
+        ]));
+        let e = check_operator_health(&expected, Some(&live), PayloadState::Updating).expect_err("updating");
+        assert_eq!(e.reason, "ClusterOperatorUpdating");
+        assert_eq!(
+            e.message,
+            "Cluster operator dns is updating versions: waiting for operator 4.16.4 (reports 4.16.3), coredns 4.16.4 (not reported yet)"
+        );
+        assert_eq!(
+            e.plural_message_format,
+            "Cluster operators %s are updating versions"
+        );
+        assert_eq!(
+            check_operator_health(&expected, Some(&expected.clone()), PayloadState::Updating),
+            Ok(())
+        );
+    }
+}

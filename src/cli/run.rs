@@ -301,7 +301,11 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
             ..RunControl::default()
         };
         super::reconcile::run_with(conn.client, &opts, ctl).await
-    })?;
+    });
+    // Whatever the engine's tasks still do (a stuck request, a payload being read) does not
+    // hold the exit.
+    rt.shutdown_timeout(Duration::from_secs(2));
+    let summary = summary?;
     match a.output {
         Output::Text => print!("{}", super::reconcile::render_text(&summary)),
         Output::Json => println!("{}", serde_json::to_string_pretty(&summary)?),

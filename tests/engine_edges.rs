@@ -187,7 +187,7 @@ async fn once_is_exactly_one_reconciling_pass_on_a_converged_cluster() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("p");
     let (sim, _mode) = converged(&dir).await;
-    for i in 0..5 {
+    for i in 0..10 {
         let s = run(client(&sim), &opts(&dir, Until::Once, false))
             .await
             .expect("runs");

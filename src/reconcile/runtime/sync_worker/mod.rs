@@ -309,6 +309,10 @@ impl SyncWorker {
                 next = None;
                 continue;
             };
+            // The pass about to start answers every wake-up asked for until now: a permit left
+            // stored (the select above may have taken the timer branch) would start a second,
+            // needless pass right after this one.
+            let _ = futures::FutureExt::now_or_never(self.inner.wake.notified());
             let cancel = {
                 let mut c = lock(&self.inner.pass_cancel);
                 *c = shutdown.child_token();

@@ -93,13 +93,23 @@ fn c45_no_expected_versions() {
 #[test]
 fn c46_available_not_degraded_versions_not_reached() {
     let ok_conds = json!([{"type": "Available", "status": "True"}, {"type": "Degraded", "status": "False"}]);
-    for live_versions in [json!([]), json!([{"name": "operator", "version": "v0"}])] {
+    // Unlike upstream, the message names the operand and the version it waits for.
+    for (live_versions, waiting) in [
+        (json!([]), "operator v1 (not reported yet)"),
+        (
+            json!([{"name": "operator", "version": "v0"}]),
+            "operator v1 (reports v0)",
+        ),
+    ] {
         let live = co("test-co", ok_conds.clone(), live_versions);
         let e =
             check_operator_health(&expected_co(), Some(&live), PayloadState::Updating).expect_err("updating");
         assert_eq!(e.reason, "ClusterOperatorUpdating");
         assert_eq!(e.effect, UpdateEffect::None);
-        assert_eq!(e.message, "Cluster operator test-co is updating versions");
+        assert_eq!(
+            e.message,
+            format!("Cluster operator test-co is updating versions: waiting for {waiting}")
+        );
         assert_eq!(
             e.nested_text().as_deref(),
             Some(

@@ -22,6 +22,7 @@ pub enum Output {
 
 /// Flags of `cvo reconcile`.
 #[derive(Args, Debug)]
+#[command(after_help = RECONCILE_EXIT_CODES)]
 pub struct ReconcileArgs {
     /// The payload directory (`manifests/` + `release-manifests/`).
     #[arg(long, value_name = "DIR")]
@@ -33,13 +34,13 @@ pub struct ReconcileArgs {
     /// Watch-only: print the drift like `kubectl diff` and write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Stop after one apply pass (the default).
+    /// Stop after exactly one whole apply pass (the default).
     #[arg(long, conflicts_with = "until_complete")]
     pub once: bool,
-    /// Run until the release is Completed (exit 0); Failing exits 1, the timeout 2.
+    /// Run until the release is Completed (exit 0); Failing exits 1.
     #[arg(long)]
     pub until_complete: bool,
-    /// Give up after this many seconds (exit 2).
+    /// Give up after this many seconds (exit 3; default 120, with --until-complete 7200).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     #[command(flatten)]
@@ -48,6 +49,21 @@ pub struct ReconcileArgs {
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
     pub output: Output,
 }
+
+/// The exit-code table of `cvo reconcile --help` (the values of
+/// [`crate::cli::reconcile::exit`]).
+const RECONCILE_EXIT_CODES: &str = "\
+Exit codes:
+  0    done: the pass finished without failure, or the release is Completed
+  1    failing: the pass failed or the ClusterVersion is Failing; or an error before the run
+  2    usage: bad flags or flag values
+  3    timeout: --timeout passed first (stderr says what it was waiting for)
+  4    the API server cannot be reached (at start, or for 30 s during the run)
+  5    the payload cannot be retrieved, loaded, verified or accepted
+  6    another cvo holds the CVO Lease (stderr says who, and until when)
+  130  stopped by SIGINT, 143 by SIGTERM: the Lease is released and the summary printed
+
+While it waits, `cvo: waiting for ...` lines on stderr say for what.";
 
 /// Flags of `cvo payload inspect`.
 #[derive(Args, Debug)]

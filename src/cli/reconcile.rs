@@ -2,25 +2,63 @@
 //! is Completed, or (`--dry-run`) as watch-only to print the drift like `kubectl diff`; then a
 //! summary (tasks done/total, API requests by verb, writes, time).
 
-use std::{collections::BTreeMap, fmt::Write as _, path::PathBuf, sync::Arc, time::Duration};
+use std::{
+    collections::BTreeMap, fmt::Write as _, future::Future, io::Write as _, path::PathBuf, sync::Arc,
+    time::Duration,
+};
 
 use serde::Serialize;
 
 use crate::reconcile::{
     Engine, EngineConfig, EngineTimings,
-    api::{Drift, DriftRecord, EngineMode, StatusSnapshot},
+    api::{Drift, DriftRecord, EngineMode, EngineState, StatusSnapshot},
 };
 
 /// When `cvo reconcile` stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Until {
-    /// After the first apply pass (the default; `--dry-run` always stops here).
+    /// After exactly one whole apply pass (the default; `--dry-run` always stops here).
     Once,
-    /// When the ClusterVersion says the release is Completed (exit 0), Failing (exit 1) or at
-    /// the timeout (exit 2).
+    /// When the ClusterVersion says the release is Completed (exit 0) or Failing (exit 1).
     Complete,
 }
+
+/// Exit codes of `cvo reconcile`, one per way a run ends (README.md and `--help` list them).
+pub mod exit {
+    /// The pass finished without failure (`--once`, `--dry-run`) or the release is Completed
+    /// (`--until-complete`).
+    pub const DONE: u8 = 0;
+    /// The pass failed, or the ClusterVersion says Failing; also any error before the run
+    /// (kubeconfig, payload directory).
+    pub const FAILING: u8 = 1;
+    /// Bad flags or flag values.
+    pub const USAGE: u8 = 2;
+    /// The timeout passed first; stderr says what the run was still waiting for.
+    pub const TIMEOUT: u8 = 3;
+    /// The API server cannot be reached (at start, or for [`super::UNREACHABLE_GRACE`] during
+    /// the run).
+    pub const UNREACHABLE: u8 = 4;
+    /// The payload cannot be retrieved, loaded, verified or accepted.
+    pub const PAYLOAD: u8 = 5;
+    /// Another cvo holds the CVO Lease; stderr names it and until when.
+    pub const LEASE_HELD: u8 = 6;
+    /// Stopped by SIGINT (128 + 2), after releasing the Lease and printing the summary.
+    pub const SIGINT: u8 = 130;
+    /// Stopped by SIGTERM (128 + 15), after releasing the Lease and printing the summary.
+    pub const SIGTERM: u8 = 143;
+}
+
+/// Default `--timeout` of `--once` and `--dry-run`: 2 minutes.
+pub const DEFAULT_ONCE_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default `--timeout` of `--until-complete`: 2 hours, longer than the 90 minutes upstream
+/// allows machine-config before it calls an update slow.
+pub const DEFAULT_UNTIL_COMPLETE_TIMEOUT: Duration = Duration::from_secs(2 * 60 * 60);
+/// How long the API server may stay unreachable during a run before it ends with
+/// [`exit::UNREACHABLE`].
+pub const UNREACHABLE_GRACE: Duration = Duration::from_secs(30);
+/// How long one reachability probe (`GET /version`) may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Options of `cvo reconcile`.
 #[derive(Clone, Debug)]
@@ -34,7 +72,8 @@ pub struct ReconcileOptions {
     pub dry_run: bool,
     /// When to stop.
     pub until: Until,
-    /// Give up after this long (exit 2).
+    /// Give up after this long ([`exit::TIMEOUT`]); `None`: [`DEFAULT_ONCE_TIMEOUT`] or
+    /// [`DEFAULT_UNTIL_COMPLETE_TIMEOUT`].
     pub timeout: Option<Duration>,
     /// Engine intervals.
     pub timings: EngineTimings,
@@ -43,15 +82,73 @@ pub struct ReconcileOptions {
     pub lease: bool,
 }
 
+impl ReconcileOptions {
+    /// The timeout in force: `--timeout`, else the mode's default.
+    pub fn effective_timeout(&self) -> Duration {
+        self.timeout
+            .unwrap_or(if self.until == Until::Complete && !self.dry_run {
+                DEFAULT_UNTIL_COMPLETE_TIMEOUT
+            } else {
+                DEFAULT_ONCE_TIMEOUT
+            })
+    }
+}
+
+/// A signal that stops the run: its name and exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stop {
+    /// `SIGINT` or `SIGTERM`.
+    pub signal: &'static str,
+    /// [`exit::SIGINT`] or [`exit::SIGTERM`].
+    pub exit_code: u8,
+}
+
+/// What else drives a run besides its options: a stop signal and where progress goes.
+pub struct RunControl {
+    /// Resolves when the run must stop (SIGINT / SIGTERM): the engine releases the Lease and
+    /// the summary is printed.
+    pub stop: std::pin::Pin<Box<dyn Future<Output = Stop> + Send>>,
+    /// Progress lines while the run waits (`cvo: waiting for ...`), e.g. stderr.
+    pub progress: Box<dyn std::io::Write + Send>,
+    /// Interval between progress lines (the first comes after half of it); also how often a
+    /// failing engine has the API server probed.
+    pub progress_every: Duration,
+    /// How long the API server may stay unreachable during the run before it ends with
+    /// [`exit::UNREACHABLE`] ([`UNREACHABLE_GRACE`] by default).
+    pub unreachable_grace: Duration,
+}
+
+impl std::fmt::Debug for RunControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunControl")
+            .field("progress_every", &self.progress_every)
+            .field("unreachable_grace", &self.unreachable_grace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for RunControl {
+    /// Never stopped by a signal, progress every 5 s on stderr, [`UNREACHABLE_GRACE`].
+    fn default() -> Self {
+        Self {
+            stop: Box::pin(std::future::pending()),
+            progress: Box::new(std::io::stderr()),
+            progress_every: Duration::from_secs(5),
+            unreachable_grace: UNREACHABLE_GRACE,
+        }
+    }
+}
+
 /// What `cvo reconcile` reports.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReconcileSummary {
-    /// `complete`, `failing`, `timeout`, `pass-done` or `error`.
+    /// `complete`, `failing`, `pass-done`, `timeout`, `unreachable`, `payload-error`,
+    /// `lease-held`, `interrupted` or `error`.
     pub outcome: String,
-    /// Process exit code.
+    /// Process exit code (see [`exit`]).
     pub exit_code: u8,
-    /// Release version and image applied.
+    /// Release version applied (`<not loaded>` when no payload was loaded).
     pub version: String,
     /// Release image (pull spec or `file://` pseudo pull spec).
     pub image: String,
@@ -61,7 +158,7 @@ pub struct ReconcileSummary {
     pub done: usize,
     /// Tasks in the payload.
     pub total: usize,
-    /// Apply passes run.
+    /// Whole apply passes run.
     pub passes: u64,
     /// API requests by verb.
     pub requests: BTreeMap<String, u64>,
@@ -79,62 +176,314 @@ pub struct ReconcileSummary {
     pub drift: Vec<DriftRecord>,
     /// The engine loop's last error, if any.
     pub error: Option<String>,
+    /// Why the run ended before it could finish (timeout, unreachable API server, payload,
+    /// Lease held, signal), in one line; also printed on stderr.
+    pub reason: Option<String>,
 }
 
-/// Runs the engine on `client` per `opts` and returns the summary.
+/// Runs the engine on `client` per `opts` and returns the summary; progress goes to stderr
+/// and no signal stops it (see [`run_with`]).
 ///
 /// # Errors
 /// The payload directory cannot be resolved.
 pub async fn run(client: kube::Client, opts: &ReconcileOptions) -> anyhow::Result<ReconcileSummary> {
+    run_with(client, opts, RunControl::default()).await
+}
+
+/// Whether the API server answers: `GET /version` within `within` (any HTTP answer counts,
+/// an error status included); `Err` is the transport error in one line.
+async fn probe(client: &kube::Client, within: Duration) -> Result<(), String> {
+    match tokio::time::timeout(within, client.apiserver_version()).await {
+        Err(_) => Err(format!("no answer within {}", secs(within))),
+        Ok(Ok(_) | Err(kube::Error::Api(_) | kube::Error::SerdeError(_))) => Ok(()),
+        Ok(Err(e)) => Err(error_line(&e)),
+    }
+}
+
+/// What the run is waiting for, in words, from the latest snapshot.
+fn waiting_for(s: &StatusSnapshot, until: Until) -> String {
+    if let Some(e) = &s.last_error {
+        // The engine loop's own error: reading, creating or writing the ClusterVersion.
+        return format!("the ClusterVersion ({})", clip(first_line(e), 200));
+    }
+    match &s.state {
+        EngineState::Blocked(why) => return why.clone(),
+        EngineState::WaitingForLease => {
+            return match &s.lease_holder {
+                Some(h) => format!("the Lease {LEASE}, held by {h}"),
+                None => format!("the Lease {LEASE}"),
+            };
+        }
+        EngineState::Starting => return "the ClusterVersion and the payload".into(),
+        _ => {}
+    }
+    if s.running {
+        return format!(
+            "pass {} to finish: {}/{} tasks done",
+            s.counters.passes + 1,
+            s.done,
+            s.total
+        );
+    }
+    match until {
+        Until::Complete if s.counters.passes >= 1 => {
+            let progressing = s
+                .cluster_version
+                .as_ref()
+                .and_then(|c| crate::openshift::condition::find(&c.conditions, "Progressing"))
+                .map(|c| c.message().to_string())
+                .filter(|m| !m.is_empty());
+            match (progressing, &s.failure) {
+                (_, Some(f)) => format!("the release to complete ({})", first_line(&f.message)),
+                (Some(p), None) => format!("the release to complete ({})", first_line(&p)),
+                (None, None) => "the release to complete".into(),
+            }
+        }
+        _ => "the first pass to start".into(),
+    }
+}
+
+/// An error and its sources in one line.
+fn error_line(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let t = inner.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = inner.source();
+    }
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A duration in seconds with at most one decimal: `120s`, `1.5s`.
+fn secs(d: Duration) -> String {
+    let t = format!("{:.1}", d.as_secs_f64());
+    format!("{}s", t.strip_suffix(".0").unwrap_or(&t))
+}
+
+/// `s` cut to at most `n` characters, with `...` when cut.
+fn clip(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
+}
+
+/// `namespace/name` of the CVO Lease.
+const LEASE: &str = "openshift-cluster-version/version";
+
+/// Who holds the CVO Lease and until when, read from the Lease itself: `held by X until T (in
+/// Ns)`.
+async fn lease_held_reason(client: &kube::Client, holder: &str) -> String {
+    use crate::reconcile::runtime::leader::{CVO_LEASE_NAME, CVO_LEASE_NAMESPACE};
+    let api: kube::Api<k8s_openapi::api::coordination::v1::Lease> =
+        kube::Api::namespaced(client.clone(), CVO_LEASE_NAMESPACE);
+    let until = match tokio::time::timeout(PROBE_TIMEOUT, api.get_opt(CVO_LEASE_NAME)).await {
+        Ok(Ok(Some(l))) => l.spec.and_then(|s| {
+            let renew = s.renew_time?.0;
+            let secs = i64::from(s.lease_duration_seconds?);
+            let at = chrono::DateTime::<chrono::Utc>::from_timestamp(renew.as_second(), 0)?
+                + chrono::Duration::seconds(secs);
+            Some(at)
+        }),
+        _ => None,
+    };
+    match until {
+        Some(at) => {
+            let left = (at - chrono::Utc::now()).num_seconds().max(0);
+            format!(
+                "the CVO Lease {LEASE} is held by {holder} until {} (in {left}s); nothing was applied",
+                at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            )
+        }
+        None => format!("the CVO Lease {LEASE} is held by {holder}; nothing was applied"),
+    }
+}
+
+/// Runs the engine on `client` per `opts` until the mode's end, the timeout, an unreachable API
+/// server, a payload that cannot be loaded, a Lease held by another cvo, or `ctl.stop`; prints
+/// what it waits for on `ctl.progress` meanwhile. The engine is always shut down (releasing
+/// the Lease) before this returns.
+///
+/// # Errors
+/// The payload directory cannot be resolved.
+pub async fn run_with(
+    client: kube::Client,
+    opts: &ReconcileOptions,
+    mut ctl: RunControl,
+) -> anyhow::Result<ReconcileSummary> {
     let mut cfg = EngineConfig::local(opts.payload.clone(), opts.release_image.clone())
         .map_err(|e| anyhow::anyhow!("--payload {}: {e}", opts.payload.display()))?;
+    let own_image = cfg.payloads.own_image();
     cfg.timings = opts.timings.clone();
     cfg.mode = if opts.dry_run {
         EngineMode::WatchOnly
     } else {
         EngineMode::ActiveApply
     };
-    if opts.lease {
+    let lease = opts.lease && !opts.dry_run;
+    if lease {
         cfg.lease = Some(crate::reconcile::LeaseConfig::cvo(
             crate::reconcile::default_identity(),
             crate::reconcile::LeaseTimings::HA,
         ));
     }
     let started = std::time::Instant::now();
-    let mut h = Engine::spawn(client, cfg);
-    let deadline = opts.timeout.map(|t| tokio::time::Instant::now() + t);
+    let timeout = opts.effective_timeout();
+    let deadline = tokio::time::Instant::now() + timeout;
     let until = if opts.dry_run { Until::Once } else { opts.until };
-    let (snap, outcome, code) = loop {
+    let not_run = |outcome: &str, code: u8, reason: String| ReconcileSummary {
+        outcome: outcome.into(),
+        exit_code: code,
+        version: NOT_LOADED.into(),
+        image: own_image.clone(),
+        dry_run: opts.dry_run,
+        done: 0,
+        total: 0,
+        passes: 0,
+        requests: BTreeMap::new(),
+        writes: 0,
+        status_writes: 0,
+        seconds: started.elapsed().as_secs_f64(),
+        failure: None,
+        progressing: None,
+        drift: Vec::new(),
+        error: None,
+        reason: Some(reason),
+    };
+    // Fail fast when the API server is down, as `cvo status` does.
+    if let Err(e) = probe(&client, PROBE_TIMEOUT.min(timeout)).await {
+        return Ok(not_run(
+            "unreachable",
+            exit::UNREACHABLE,
+            format!("the API server cannot be reached: {e}"),
+        ));
+    }
+    let mut h = Engine::spawn(client.clone(), cfg);
+    let every = ctl.progress_every.max(Duration::from_millis(100));
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every / 2, every);
+    let mut unreachable_since: Option<std::time::Instant> = None;
+    let (snap, outcome, code, reason) = loop {
         let s: Arc<StatusSnapshot> = h.status.borrow_and_update().clone();
+        if let Some(e) = &s.payload_error {
+            break (
+                s.clone(),
+                "payload-error",
+                exit::PAYLOAD,
+                Some(first_line(e).to_string()),
+            );
+        }
+        if lease
+            && s.state == EngineState::WaitingForLease
+            && let Some(holder) = &s.lease_holder
+        {
+            let why = lease_held_reason(&client, holder).await;
+            break (s.clone(), "lease-held", exit::LEASE_HELD, Some(why));
+        }
+        let led = !lease || s.leader;
         match until {
-            Until::Once if s.counters.passes >= 1 && !s.running => {
+            Until::Once if s.counters.passes >= 1 && !s.running && led => {
                 let failed = s.failure.is_some() || s.failing().is_some();
-                break (s, "pass-done", u8::from(failed));
+                break (s, "pass-done", u8::from(failed), None);
             }
-            Until::Complete if s.is_completed() => break (s, "complete", 0),
-            Until::Complete if s.counters.passes >= 1 && s.failing().is_some() && !s.running => {
-                break (s, "failing", 1);
+            Until::Complete if s.is_completed() => break (s, "complete", exit::DONE, None),
+            // Failing as written and as the engine sees it now (a status write may trail the
+            // pass that cleared the failure).
+            Until::Complete
+                if s.counters.passes >= 1 && !s.running && s.failing().is_some() && s.failure.is_some() =>
+            {
+                break (s, "failing", exit::FAILING, None);
             }
             _ => {}
         }
-        let changed = h.status.changed();
-        let r = match deadline {
-            Some(d) => tokio::time::timeout_at(d, changed).await,
-            None => Ok(changed.await),
-        };
-        match r {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => {
-                let s = h.status.borrow().clone();
-                break (s, "error", 1);
+        tokio::select! {
+            r = h.status.changed() => {
+                if r.is_err() {
+                    let s = h.status.borrow().clone();
+                    break (s, "error", exit::FAILING, Some("the engine stopped".into()));
+                }
             }
-            Err(_) => {
+            () = tokio::time::sleep_until(deadline) => {
                 let s = h.status.borrow().clone();
-                break (s, "timeout", 2);
+                let what = waiting_for(&s, until);
+                let (outcome, code, why) = match probe(&client, PROBE_TIMEOUT).await {
+                    Err(e) => ("unreachable", exit::UNREACHABLE, format!("the API server cannot be reached: {e}")),
+                    Ok(()) => ("timeout", exit::TIMEOUT, format!(
+                        "timed out after {} waiting for {what}",
+                        secs(timeout)
+                    )),
+                };
+                break (s, outcome, code, Some(why));
+            }
+            stop = &mut ctl.stop => {
+                let s = h.status.borrow().clone();
+                let what = waiting_for(&s, until);
+                let why = format!("stopped by {} while waiting for {what}", stop.signal);
+                break (s, "interrupted", stop.exit_code, Some(why));
+            }
+            _ = tick.tick() => {
+                let s = h.status.borrow().clone();
+                if s.last_error.is_some() {
+                    match probe(&client, PROBE_TIMEOUT).await {
+                        Err(e) => {
+                            let since = *unreachable_since.get_or_insert_with(std::time::Instant::now);
+                            if since.elapsed() >= ctl.unreachable_grace {
+                                let why = format!(
+                                    "the API server has been unreachable for {}: {e}",
+                                    secs(since.elapsed())
+                                );
+                                break (s, "unreachable", exit::UNREACHABLE, Some(why));
+                            }
+                        }
+                        Ok(()) => unreachable_since = None,
+                    }
+                } else {
+                    unreachable_since = None;
+                }
+                let _ = writeln!(
+                    ctl.progress,
+                    "cvo: waiting for {} ({} of {})",
+                    waiting_for(&s, until),
+                    secs(started.elapsed()),
+                    secs(timeout)
+                );
             }
         }
     };
-    h.shutdown().await;
+    // The summary is taken above, before the Lease is released. A shutdown that cannot reach
+    // the API server (to release the Lease) is cut short: the Lease then expires on its own.
+    if tokio::time::timeout(Duration::from_secs(10), h.clone().shutdown())
+        .await
+        .is_err()
+    {
+        let _ = writeln!(
+            ctl.progress,
+            "cvo: the engine did not stop within 10s; aborted it"
+        );
+        h.abort().await;
+    }
+    Ok(summarize(&snap, opts, outcome, code, reason, &own_image, started))
+}
+
+/// The version shown when no payload was loaded.
+const NOT_LOADED: &str = "<not loaded>";
+
+fn summarize(
+    snap: &StatusSnapshot,
+    opts: &ReconcileOptions,
+    outcome: &str,
+    code: u8,
+    reason: Option<String>,
+    own_image: &str,
+    started: std::time::Instant,
+) -> ReconcileSummary {
     let req = snap.counters.requests.clone();
     let writes = req
         .iter()
@@ -155,12 +504,22 @@ pub async fn run(client: kube::Client, opts: &ReconcileOptions) -> anyhow::Resul
                 .as_ref()
                 .map(|f| format!("{}: {}", f.reason, f.message))
         });
-    let desired = snap.desired.clone().unwrap_or_default();
-    Ok(ReconcileSummary {
+    let (version, image) = match &snap.desired {
+        Some(d) if !d.image.is_empty() => (
+            if d.version.is_empty() {
+                NOT_LOADED.to_string()
+            } else {
+                d.version.clone()
+            },
+            d.image.clone(),
+        ),
+        _ => (NOT_LOADED.to_string(), own_image.to_string()),
+    };
+    ReconcileSummary {
         outcome: outcome.into(),
         exit_code: code,
-        version: desired.version,
-        image: desired.image,
+        version,
+        image,
         dry_run: opts.dry_run,
         done: snap.done,
         total: snap.total,
@@ -173,7 +532,8 @@ pub async fn run(client: kube::Client, opts: &ReconcileOptions) -> anyhow::Resul
         progressing: cond(crate::reconcile::status::PROGRESSING),
         drift: snap.drift.as_ref().clone(),
         error: snap.last_error.clone(),
-    })
+        reason,
+    }
 }
 
 fn yaml_lines(v: &serde_json::Value) -> Vec<String> {
@@ -232,13 +592,20 @@ pub fn render_drift(drift: &[DriftRecord]) -> String {
 /// The text report: the drift (dry-run), then the summary lines.
 pub fn render_text(s: &ReconcileSummary) -> String {
     let mut out = String::new();
-    if s.dry_run {
+    if s.dry_run && s.outcome == "pass-done" {
         out.push_str(&render_drift(&s.drift));
         let n = s.drift.len();
         let _ = writeln!(
             out,
             "{n} object{} would change (watch-only: nothing was written)",
             if n == 1 { "" } else { "s" }
+        );
+    } else if s.dry_run {
+        // No whole pass: the drift is unknown, not empty.
+        let _ = writeln!(
+            out,
+            "drift unknown: no whole pass ran ({}; watch-only: nothing was written)",
+            s.outcome
         );
     }
     let _ = writeln!(out, "release: {} ({})", s.version, s.image);
@@ -261,6 +628,123 @@ pub fn render_text(s: &ReconcileSummary) -> String {
     if let Some(e) = &s.error {
         let _ = writeln!(out, "error: {e}");
     }
+    if let Some(r) = &s.reason {
+        let _ = writeln!(out, "reason: {r}");
+    }
     let _ = writeln!(out, "time: {:.3}s", s.seconds);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(until: Until, dry_run: bool, timeout: Option<Duration>) -> ReconcileOptions {
+        ReconcileOptions {
+            payload: PathBuf::from("/p"),
+            release_image: None,
+            dry_run,
+            until,
+            timeout,
+            timings: EngineTimings::scaled(0.01),
+            lease: !dry_run,
+        }
+    }
+
+    #[test]
+    fn default_timeouts_per_mode() {
+        assert_eq!(
+            opts(Until::Once, false, None).effective_timeout(),
+            Duration::from_secs(120)
+        );
+        assert_eq!(
+            opts(Until::Once, true, None).effective_timeout(),
+            Duration::from_secs(120)
+        );
+        assert_eq!(
+            opts(Until::Complete, false, None).effective_timeout(),
+            Duration::from_secs(7200)
+        );
+        // --dry-run always stops after one pass, so it keeps the short default.
+        assert_eq!(
+            opts(Until::Complete, true, None).effective_timeout(),
+            Duration::from_secs(120)
+        );
+        let t = Duration::from_millis(1500);
+        assert_eq!(opts(Until::Complete, false, Some(t)).effective_timeout(), t);
+    }
+
+    #[test]
+    fn durations_and_clipped_text() {
+        assert_eq!(secs(Duration::from_secs(120)), "120s");
+        assert_eq!(secs(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(secs(Duration::from_millis(2460)), "2.5s");
+        assert_eq!(clip("abcdef", 3), "abc...");
+        assert_eq!(clip("abc", 3), "abc");
+        // Cut on a character boundary, never inside one.
+        assert_eq!(clip("ééé", 2), "éé...");
+    }
+
+    fn summary(outcome: &str, dry_run: bool) -> ReconcileSummary {
+        ReconcileSummary {
+            outcome: outcome.into(),
+            exit_code: 0,
+            version: NOT_LOADED.into(),
+            image: "file:///p".into(),
+            dry_run,
+            done: 0,
+            total: 0,
+            passes: 0,
+            requests: BTreeMap::new(),
+            writes: 0,
+            status_writes: 0,
+            seconds: 0.5,
+            failure: None,
+            progressing: None,
+            drift: Vec::new(),
+            error: None,
+            reason: Some("timed out after 2s waiting for the first pass to start".into()),
+        }
+    }
+
+    #[test]
+    fn a_dry_run_without_a_whole_pass_claims_no_drift() {
+        let text = render_text(&summary("timeout", true));
+        assert!(!text.contains("would change"), "{text}");
+        assert!(
+            text.starts_with("drift unknown: no whole pass ran (timeout; watch-only: nothing was written)\n"),
+            "{text}"
+        );
+        assert!(text.contains("release: <not loaded> (file:///p)\n"), "{text}");
+        assert!(
+            text.contains("reason: timed out after 2s waiting for the first pass to start\n"),
+            "{text}"
+        );
+        let text = render_text(&summary("pass-done", true));
+        assert!(
+            text.starts_with("0 objects would change (watch-only: nothing was written)\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn waiting_for_names_what_is_missing() {
+        let mut s = StatusSnapshot::default();
+        assert_eq!(waiting_for(&s, Until::Once), "the ClusterVersion and the payload");
+        s.state = EngineState::WaitingForLease;
+        assert_eq!(
+            waiting_for(&s, Until::Once),
+            "the Lease openshift-cluster-version/version"
+        );
+        s.state = EngineState::Initializing;
+        s.running = true;
+        s.done = 3;
+        s.total = 10;
+        assert_eq!(waiting_for(&s, Until::Once), "pass 1 to finish: 3/10 tasks done");
+        s.last_error = Some("reading ClusterVersion version: refused\nmore".into());
+        assert_eq!(
+            waiting_for(&s, Until::Once),
+            "the ClusterVersion (reading ClusterVersion version: refused)"
+        );
+    }
 }

@@ -263,13 +263,16 @@ pub fn payload_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `cvo reconcile`: applies a payload to the cluster of the kubeconfig (or, `--dry-run`, prints
-/// its drift). Exit code from the run: 0 done, 1 failing, 2 at the timeout.
+/// its drift). Exit code from the run ([`super::reconcile::exit`]): 0 done, 1 failing, 2 usage,
+/// 3 timeout, 4 API server unreachable, 5 payload unusable, 6 Lease held, 130 / 143 stopped by
+/// SIGINT / SIGTERM (Lease released, summary printed). Why a run ended short is one `cvo: `
+/// line on stderr.
 ///
 /// # Errors
-/// Usage error of `--timeout`; a payload that is not a directory; a cluster that cannot be
-/// reached; an engine failure.
+/// Usage error of `--timeout`; a payload that is not a directory; a kubeconfig that cannot be
+/// used; signal handlers that cannot be installed.
 pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
-    use super::reconcile::{ReconcileOptions, Until};
+    use super::reconcile::{ReconcileOptions, RunControl, Until};
     let timeout = timeout_flag(a.timeout)?;
     if !a.payload.is_dir() {
         anyhow::bail!("--payload {}: not a directory", a.payload.display());
@@ -293,11 +296,53 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let summary = rt.block_on(async {
         let conn = a.cluster.connect().await?;
-        super::reconcile::run(conn.client, &opts).await
-    })?;
+        let ctl = RunControl {
+            stop: Box::pin(stop_signal()?),
+            ..RunControl::default()
+        };
+        super::reconcile::run_with(conn.client, &opts, ctl).await
+    });
+    // Whatever the engine's tasks still do (a stuck request, a payload being read) does not
+    // hold the exit.
+    rt.shutdown_timeout(Duration::from_secs(2));
+    let summary = summary?;
     match a.output {
         Output::Text => print!("{}", super::reconcile::render_text(&summary)),
         Output::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
     }
+    if let Some(r) = &summary.reason {
+        eprintln!("cvo: {r}");
+    }
     Ok(ExitCode::from(summary.exit_code))
+}
+
+/// SIGINT or SIGTERM, whichever comes first (handlers installed now, so a signal that arrives
+/// before the future is polled is not lost).
+///
+/// # Errors
+/// A handler cannot be installed.
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = super::reconcile::Stop> + Send> {
+    use super::reconcile::{Stop, exit};
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut int = signal(SignalKind::interrupt())?;
+        let mut term = signal(SignalKind::terminate())?;
+        Ok(async move {
+            tokio::select! {
+                _ = int.recv() => Stop { signal: "SIGINT", exit_code: exit::SIGINT },
+                _ = term.recv() => Stop { signal: "SIGTERM", exit_code: exit::SIGTERM },
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            Stop {
+                signal: "SIGINT",
+                exit_code: exit::SIGINT,
+            }
+        })
+    }
 }

@@ -350,6 +350,9 @@ pub struct StatusSnapshot {
     pub at: Option<DateTime<Utc>>,
     /// The last [`EVENT_LOG_LEN`] engine events, oldest first.
     pub events: Arc<Vec<EngineEvent>>,
+    /// Why the target release's payload cannot be used (retrieved, loaded, verified or
+    /// accepted): the ReleaseAccepted=False message, while it is so.
+    pub payload_error: Option<String>,
 }
 
 impl StatusSnapshot {

@@ -163,7 +163,10 @@ pub fn check_job(job: &Job) -> Result<(), UpdateError> {
 /// Fail `UpdatePayloadResourceNotFound` (the raw NotFound of upstream, message in kube-apiserver's
 /// words); not Available ⇒ Fail `ClusterOperatorNotAvailable`; Degraded (or no Degraded
 /// condition) ⇒ `ClusterOperatorDegraded` with effect FailAfterInterval (Report while
-/// initializing); versions not reached (not initializing) ⇒ None `ClusterOperatorUpdating`.
+/// initializing); versions not reached (not initializing) ⇒ None `ClusterOperatorUpdating`,
+/// whose message, unlike upstream's, names each operand and the version it waits for, e.g.
+/// `Cluster operator dns is updating versions: waiting for coredns 4.16.4 (not reported yet),
+/// operator 4.16.4 (reports 4.16.3)` (the plural form and the nested text are upstream's).
 /// Every error's `name` is the operator's name.
 pub fn check_operator_health(
     expected: &ClusterOperator,
@@ -259,7 +262,10 @@ pub fn check_operator_health(
     if !undone.is_empty() && mode != PayloadState::Initializing {
         return Err(UpdateError::fail(
             reasons::CO_UPDATING,
-            format!("Cluster operator {n} is updating versions"),
+            format!(
+                "Cluster operator {n} is updating versions: waiting for {}",
+                waiting_for(expected, live)
+            ),
         )
         .with_plural(
             "ClusterOperatorsUpdating",
@@ -272,4 +278,73 @@ pub fn check_operator_health(
         .with_name(n));
     }
     Ok(())
+}
+
+/// The operands `live` has not reported at the version `expected` lists, in the manifest's
+/// order: `{operand} {version} (not reported yet)` or `{operand} {version} (reports {current})`,
+/// `, `-joined.
+fn waiting_for(expected: &ClusterOperator, live: &ClusterOperator) -> String {
+    expected
+        .status
+        .versions
+        .iter()
+        .filter_map(
+            |want| match live.status.versions.iter().find(|v| v.name == want.name) {
+                None => Some(format!("{} {} (not reported yet)", want.name, want.version)),
+                Some(have) if have.version != want.version => Some(format!(
+                    "{} {} (reports {})",
+                    want.name, want.version, have.version
+                )),
+                Some(_) => None,
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn co(versions: serde_json::Value) -> ClusterOperator {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
+            "metadata": {"name": "dns"},
+            "status": {
+                "conditions": [
+                    {"type": "Available", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+                    {"type": "Degraded", "status": "False", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+                ],
+                "versions": versions
+            }
+        }))
+        .expect("ClusterOperator decodes")
+    }
+
+    #[test]
+    fn the_updating_message_names_each_operand_and_version_in_manifest_order() {
+        let expected = co(serde_json::json!([
+            {"name": "operator", "version": "4.16.4"},
+            {"name": "coredns", "version": "4.16.4"},
+            {"name": "kube-rbac-proxy", "version": "4.16.4"}
+        ]));
+        let live = co(serde_json::json!([
+            {"name": "operator", "version": "4.16.3"},
+            {"name": "kube-rbac-proxy", "version": "4.16.4"}
+        ]));
+        let e = check_operator_health(&expected, Some(&live), PayloadState::Updating).expect_err("updating");
+        assert_eq!(e.reason, "ClusterOperatorUpdating");
+        assert_eq!(
+            e.message,
+            "Cluster operator dns is updating versions: waiting for operator 4.16.4 (reports 4.16.3), coredns 4.16.4 (not reported yet)"
+        );
+        assert_eq!(
+            e.plural_message_format,
+            "Cluster operators %s are updating versions"
+        );
+        assert_eq!(
+            check_operator_health(&expected, Some(&expected.clone()), PayloadState::Updating),
+            Ok(())
+        );
+    }
 }

@@ -333,6 +333,23 @@ impl EngineLoop {
         }
     }
 
+    /// Active-apply with a lease whose first acquire attempt has not told yet whether we lead or
+    /// who else does (also while a new campaign starts after a lost lease), or that we lead but
+    /// have not switched the worker to writing yet ([`Self::apply_leadership`] comes next).
+    fn lease_pending(&self) -> bool {
+        if self.mode != EngineMode::ActiveApply || self.cfg.lease.is_none() {
+            return false;
+        }
+        match &self.leader {
+            Some((rx, _)) => match &*rx.borrow() {
+                crate::reconcile::runtime::leader::LeaderState::Acquiring { holder: None, .. } => true,
+                crate::reconcile::runtime::leader::LeaderState::Leading { .. } => self.switch.is_read_only(),
+                _ => false,
+            },
+            None => true,
+        }
+    }
+
     fn leading(&self) -> bool {
         match &self.leader {
             Some((rx, _)) => rx.borrow().is_leading(),

@@ -96,6 +96,7 @@ impl EngineLoop {
             at: Some(Utc::now()),
             // Filled by `publish` from the event log.
             events: Default::default(),
+            payload_error: Self::payload_error(v),
         }
     }
 

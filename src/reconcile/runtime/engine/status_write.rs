@@ -47,6 +47,25 @@ impl EngineLoop {
             .collect();
         inputs.upgradeable_risks = Some(&risks);
         let mut st = compute_status(&existing.status, worker, &inputs);
+        if worker.actual.image.is_empty() && worker.load_payload_status.failure.is_some() {
+            // No payload was ever loaded: say why in ReleaseAccepted and leave the rest as it
+            // is (no "Working towards <unknown>", no history entry without an image).
+            let mut kept = existing.status.clone();
+            let accepted =
+                crate::openshift::condition::find(&st.conditions, crate::reconcile::status::RELEASE_ACCEPTED)
+                    .cloned();
+            if let Some(c) = accepted {
+                match kept
+                    .conditions
+                    .iter_mut()
+                    .find(|k| k.type_ == crate::reconcile::status::RELEASE_ACCEPTED)
+                {
+                    Some(k) => *k = c,
+                    None => kept.conditions.push(c),
+                }
+            }
+            return kept;
+        }
         if let Some(g) = &self.cfg.update_graph {
             let channel = existing.spec.channel.clone().unwrap_or_default();
             g.merge_into(&mut st, &channel, inputs.now);

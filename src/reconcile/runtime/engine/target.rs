@@ -7,7 +7,10 @@ impl EngineLoop {
     /// Target selection and payload loading (upstream pkg/cvo/cvo.go `sync`, updatepayload.go
     /// `findUpdateFromConfig`).
     pub(super) fn update_worker(&mut self) {
-        if self.blocked.is_some() {
+        // No pass before the first lease decision: a pass started before it would run
+        // watch-only and be cancelled (or counted) when the lease comes, so the first pass
+        // after start-up is the one that writes (upstream runs no sync worker before leading).
+        if self.blocked.is_some() || self.lease_pending() {
             return;
         }
         let own = self.own_release();
@@ -233,6 +236,15 @@ impl EngineLoop {
         let p = Arc::new(p);
         self.loaded = Some((image.to_string(), p.clone()));
         Ok(p)
+    }
+}
+
+impl EngineLoop {
+    /// Why the target release's payload could not be retrieved, loaded, verified or accepted
+    /// (the ReleaseAccepted=False message), while it is so; `None` once it loads.
+    pub(super) fn payload_error(v: &WorkerView) -> Option<String> {
+        let lps = &v.status.load_payload_status;
+        lps.failure.as_ref().map(|_| lps.message.clone())
     }
 }
 

@@ -98,7 +98,8 @@ pub(crate) struct WorkerView {
     pub drift: Arc<Vec<DriftRecord>>,
     /// Consecutive failed passes (upstream `Attempt`).
     pub attempt: u32,
-    /// Passes run since start.
+    /// Passes run to their end since start (ok or failed); a pass interrupted by new work, a
+    /// mode switch or shutdown does not count, so `--once` means one whole pass.
     pub passes: u64,
     /// Write requests the applier reported since start.
     pub writes: u64,
@@ -308,6 +309,10 @@ impl SyncWorker {
                 next = None;
                 continue;
             };
+            // The pass about to start answers every wake-up asked for until now: a permit left
+            // stored (the select above may have taken the timer branch) would start a second,
+            // needless pass right after this one.
+            let _ = futures::FutureExt::now_or_never(self.inner.wake.notified());
             let cancel = {
                 let mut c = lock(&self.inner.pass_cancel);
                 *c = shutdown.child_token();
@@ -358,7 +363,9 @@ impl SyncWorker {
         let mut next = None;
         self.inner.view.send_modify(|v| {
             v.running = false;
-            v.passes += 1;
+            if !matches!(result, PassResult::Interrupted(_)) {
+                v.passes += 1;
+            }
             v.last_pass_end = Some(now);
             match &result {
                 PassResult::Ok { reported } => {

@@ -179,16 +179,16 @@ impl Runner<'_> {
         }
     }
 
-    /// Pre-creates the ClusterOperators of `task`'s node the first time the node runs
-    /// (sync_worker.go `apply`, Precreating builder; errors ignored).
+    /// Pre-creates the ClusterOperators of `task`'s node the first time the node runs, in every
+    /// mode, reconciling included, so a deleted ClusterOperator comes back with its
+    /// `relatedObjects` for must-gather to follow even while its operator is broken
+    /// (sync_worker.go `apply`, Precreating builder, openshift/cluster-version-operator#840;
+    /// errors ignored).
     async fn precreate(&self, task: &Task, ctx: TaskContext<'_>) {
         let Some(&node) = self.node_of.get(&task.index) else {
             return;
         };
         if !lock(self.state).precreated.insert(node) {
-            return;
-        }
-        if ctx.state == PayloadState::Reconciling {
             return;
         }
         let Some(n) = self.graph.nodes.get(node) else {

@@ -15,8 +15,8 @@
 //!   CustomResourceDefinition serves its kind (scope, versions, status subresource) and marks
 //!   it `Established`; deleting it removes its objects and kind;
 //! - discovery, get, list (label/field selectors, `limit`/`continue`), watch (from a
-//!   resourceVersion, `410 Expired`, `timeoutSeconds`, bookmarks at the end and every
-//!   [`server::DEFAULT_BOOKMARK_INTERVAL`]), create (`generateName`, `409 AlreadyExists`),
+//!   resourceVersion, `410 Expired`, `timeoutSeconds`, the `initial-events-end` bookmark and
+//!   one every [`server::DEFAULT_BOOKMARK_INTERVAL`]), create (`generateName`, `409 AlreadyExists`),
 //!   update (`409 Conflict`), delete (finalizers, `deletionTimestamp`), deletecollection,
 //!   `dryRun`, the status subresource, `metadata.generation` on spec changes of the kinds that
 //!   keep one, `uid`, `creationTimestamp`;

@@ -11,6 +11,7 @@
 //! bodies with kube-apiserver's reasons.
 //! Every request is recorded in an [`Audit`] log.
 
+mod body;
 mod handlers;
 mod reply;
 mod route;

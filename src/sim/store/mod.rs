@@ -14,8 +14,10 @@
 //!   (kubernetes `pkg/controller/namespace`).
 
 mod crd;
+mod defaults;
 mod error;
 mod namespace;
+mod schema;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -25,7 +27,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde_json::{Map, Value, json};
 
 use crd::crd_types;
-pub use error::ApiError;
+pub use error::{ApiError, Cause};
 pub use types::{CRD_CLEANUP_FINALIZER, ResourceType, TypeRef, builtin_types};
 
 /// Kind of a watch event.
@@ -371,15 +373,26 @@ impl Store {
             ));
         }
         if self.get(t, ns, &name).is_some() {
-            return Err(ApiError::new(
-                409,
+            return Err(ApiError::conflict(
+                t,
                 "AlreadyExists",
+                &name,
                 format!("{} {name:?} already exists", t.qualified()),
             ));
         }
         meta.insert("name".into(), json!(name));
         if t.is_crd() {
             crd_types(&obj).map_err(|d| ApiError::invalid(t, &name, &d))?;
+        }
+        if mode == WriteMode::Main
+            && t.status_subresource
+            && let Some(o) = obj.as_object_mut()
+        {
+            o.remove("status");
+        }
+        if mode != WriteMode::All {
+            self.admit_custom(t, &name, &mut obj, schema::Root::Object)?;
+            defaults::apply(t, &mut obj, &uid, true);
         }
         let meta = meta_mut(t, &mut obj)?;
         self.rv += 1;
@@ -486,9 +499,10 @@ impl Store {
             && !rv.is_empty()
             && Some(rv) != meta_str(&old, "resourceVersion")
         {
-            return Err(ApiError::new(
-                409,
+            return Err(ApiError::conflict(
+                t,
                 "Conflict",
+                name,
                 format!(
                     "Operation cannot be fulfilled on {} {name:?}: the object has been modified; \
                      please apply your changes to the latest version and try again",
@@ -522,6 +536,19 @@ impl Store {
                 n
             }
         };
+        if mode != WriteMode::All {
+            let root = if mode == WriteMode::Status {
+                schema::Root::Status
+            } else {
+                schema::Root::Object
+            };
+            self.admit_custom(t, name, &mut new, root)?;
+        }
+        if mode == WriteMode::Main {
+            defaults::keep_allocated(t, &old, &mut new);
+            let uid = meta_str(&old, "uid").unwrap_or_default().to_owned();
+            defaults::apply(t, &mut new, &uid, false);
+        }
         // System-owned metadata is kept from the stored object.
         let old_meta = old
             .get("metadata")

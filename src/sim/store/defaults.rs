@@ -210,6 +210,10 @@ pub fn apply(t: &ResourceType, o: &mut Value, uid: &str, create: bool) {
                 default(m, "revisionHistoryLimit", json!(10));
                 template(m);
             }
+            if create {
+                // The template generation the DaemonSet controller tracks (registry strategy).
+                o["metadata"]["annotations"]["deprecated.daemonset.template.generation"] = json!("1");
+            }
             status_default(
                 o,
                 create,
@@ -411,6 +415,32 @@ pub fn keep_allocated(t: &ResourceType, old: &Value, new: &mut Value) {
             .and_then(|op| op.get("nodePort"))
         {
             default(pm, "nodePort", np.clone());
+        }
+    }
+}
+
+/// A DaemonSet update keeps its `deprecated.daemonset.template.generation` annotation, one
+/// higher when the pod template changed (kube-apiserver `pkg/registry/apps/daemonset/strategy.go`).
+pub fn track_template(t: &ResourceType, old: &Value, new: &mut Value) {
+    if !(t.group == "apps" && t.kind == "DaemonSet") {
+        return;
+    }
+    const KEY: &str = "deprecated.daemonset.template.generation";
+    let Some(before) = old["metadata"]["annotations"][KEY]
+        .as_str()
+        .and_then(|g| g.parse::<u64>().ok())
+    else {
+        return;
+    };
+    let now = if old["spec"]["template"] == new["spec"]["template"] {
+        before
+    } else {
+        before + 1
+    };
+    if let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+        let a = m.entry("annotations").or_insert_with(|| json!({}));
+        if let Some(a) = a.as_object_mut() {
+            a.insert(KEY.to_owned(), json!(now.to_string()));
         }
     }
 }

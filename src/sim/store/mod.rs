@@ -425,9 +425,6 @@ impl Store {
         if let Some(o) = obj.as_object_mut() {
             o.insert("apiVersion".into(), json!(t.api_version()));
             o.insert("kind".into(), json!(t.kind));
-            if mode == WriteMode::Main && t.status_subresource {
-                o.remove("status");
-            }
         }
         if t.is_namespace() {
             if !obj["spec"]["finalizers"].is_array() {
@@ -548,6 +545,7 @@ impl Store {
             defaults::keep_allocated(t, &old, &mut new);
             let uid = meta_str(&old, "uid").unwrap_or_default().to_owned();
             defaults::apply(t, &mut new, &uid, false);
+            defaults::track_template(t, &old, &mut new);
         }
         // System-owned metadata is kept from the stored object.
         let old_meta = old

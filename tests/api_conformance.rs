@@ -1876,3 +1876,89 @@ async fn custom_resources_are_pruned_defaulted_and_validated_against_their_schem
     assert_eq!(api_error(bad), (422, "Invalid".into()));
     e.done().await;
 }
+
+fn established(crd: &serde_json::Value) -> bool {
+    crd["status"]["conditions"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Established" && c["status"] == "True"))
+}
+
+fn widget_crd_body(group: &str) -> serde_json::Value {
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {"group": group, "scope": "Cluster", "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})
+}
+
+/// A created CRD is not established yet in the create answer (kube-apiserver's controllers
+/// accept its names and establish it afterwards); it is soon, and then its kind is served.
+#[tokio::test]
+async fn crd_create_answer_is_not_yet_established() {
+    let e = env().await;
+    let group = format!("t{}.cvo.example.com", suffix());
+    let r = raw(&e, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &widget_crd_body(&group).to_string()).await;
+    e.crds.lock().expect("crds").push(format!("widgets.{group}"));
+    assert_eq!(r.0, 201, "{}", r.1);
+    assert_eq!(
+        r.1["status"],
+        json!({"conditions": null, "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": ["v1"]})
+    );
+    let name = format!("widgets.{group}");
+    let crds = crd_api(&e.client);
+    poll("established", || async {
+        let c = crds.get(&name).await.ok()?;
+        established(&serde_json::to_value(&c).ok()?).then_some(())
+    })
+    .await;
+    let path = format!("/apis/{group}/v1/widgets");
+    poll("served", || async { (raw(&e, "GET", &path, "").await.0 == 200).then_some(()) }).await;
+    e.done().await;
+}
+
+/// Simulator only (the delay is a simulator setting): with an establish delay, a new CRD's
+/// kind is not served, nor in discovery, until it is established; a watcher of CRDs sees the
+/// establishment without any other request.
+#[tokio::test]
+async fn sim_crd_establish_delay_serves_the_kind_later() {
+    let sim = Simulator::new();
+    sim.set_crd_establish_delay(Duration::from_millis(300));
+    let c = client(&sim);
+    let crds = crd_api(&c);
+    let rv = within("list", crds.list(&ListParams::default()))
+        .await
+        .expect("list")
+        .metadata
+        .resource_version
+        .expect("rv");
+    let mut stream = within("watch", crds.watch(&WatchParams::default().timeout(10), &rv))
+        .await
+        .expect("watch")
+        .boxed();
+    let obj: DynamicObject = serde_json::from_value(widget_crd_body("w.example.com")).expect("crd");
+    let made = within("create", crds.create(&PostParams::default(), &obj))
+        .await
+        .expect("created");
+    assert!(!established(&serde_json::to_value(&made).expect("json")));
+    let gvk = GroupVersionKind::gvk("w.example.com", "v1", "Widget");
+    let widgets: Api<DynamicObject> = Api::all_with(c.clone(), &ApiResource::from_gvk_with_plural(&gvk, "widgets"));
+    let r = within("list too early", widgets.list(&ListParams::default())).await;
+    assert_eq!(api_error(r), (404, "NotFound".into()));
+    let groups = within("groups", c.list_api_groups()).await.expect("/apis");
+    assert!(!groups.groups.iter().any(|g| g.name == "w.example.com"));
+    let started = std::time::Instant::now();
+    loop {
+        match within("event", stream.try_next()).await {
+            // (The store is empty: the watch from "0" starts with an initial-events-end bookmark.)
+            Ok(Some(WatchEvent::Added(_) | WatchEvent::Bookmark(_))) => {}
+            Ok(Some(WatchEvent::Modified(o))) if established(&serde_json::to_value(&o).expect("json")) => break,
+            other => panic!("expected the CRD established, got {other:?}"),
+        }
+    }
+    assert!(started.elapsed() >= Duration::from_millis(200), "{:?}", started.elapsed());
+    within("list", widgets.list(&ListParams::default()))
+        .await
+        .expect("served once established");
+    let groups = within("groups", c.list_api_groups()).await.expect("/apis");
+    assert!(groups.groups.iter().any(|g| g.name == "w.example.com"));
+}

@@ -117,7 +117,53 @@ fn crd_status(crd: &Value) -> Value {
     })
 }
 
+/// The status kube-apiserver gives a CustomResourceDefinition it has just stored, before its
+/// controllers accept the names and establish it.
+pub(super) fn initial_crd_status(crd: &Value) -> Value {
+    let stored: Vec<Value> = crd["spec"]["versions"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v["storage"].as_bool() == Some(true))
+                .map(|v| v["name"].clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({"conditions": null, "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": stored})
+}
+
 impl Store {
+    /// Establishes the CRDs created more than the establish delay ago (see
+    /// [`Store::set_establish_delay`]); whether any was.
+    pub fn establish_due(&mut self, now: std::time::Instant) -> bool {
+        let due: Vec<String> = self
+            .pending_crds
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(n, _)| n.clone())
+            .collect();
+        let Some(t) = self.find_plural(super::types::CRD_GROUP, "customresourcedefinitions") else {
+            return false;
+        };
+        for name in &due {
+            self.pending_crds.remove(name);
+            // A CRD that became invalid meanwhile simply stays unestablished.
+            let _ = self.sync_crd(&t, name);
+        }
+        !due.is_empty()
+    }
+
+    /// When the next created CRD is due to be established, if any is waiting.
+    pub fn next_establish(&self) -> Option<std::time::Instant> {
+        self.pending_crds.values().min().copied()
+    }
+
+    /// How long after its creation a CRD gets `NamesAccepted` / `Established` and its kinds
+    /// are served (discovery, endpoints); zero (the default) does it within the create.
+    pub fn set_establish_delay(&mut self, delay: std::time::Duration) {
+        self.establish_delay = delay;
+    }
+
     /// The `openAPIV3Schema` of CRD-defined kind `t`'s version, if it has one.
     fn schema_of(&self, t: &ResourceType) -> Option<Value> {
         let crd_name = t.crd.as_deref()?;

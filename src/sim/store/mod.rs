@@ -111,6 +111,10 @@ pub struct Store {
     capacity: usize,
     /// Watches from a resourceVersion below this are `410 Expired`.
     oldest_watchable: u64,
+    /// How long a created CRD waits to be established.
+    establish_delay: std::time::Duration,
+    /// Created CRDs not yet established, with when they will be.
+    pending_crds: BTreeMap<String, std::time::Instant>,
 }
 
 impl Default for Store {
@@ -198,6 +202,8 @@ impl Store {
             events: VecDeque::new(),
             capacity: capacity.max(1),
             oldest_watchable: 0,
+            establish_delay: std::time::Duration::ZERO,
+            pending_crds: BTreeMap::new(),
         }
     }
 
@@ -393,6 +399,9 @@ impl Store {
         if mode != WriteMode::All {
             self.admit_custom(t, &name, &mut obj, schema::Root::Object)?;
             defaults::apply(t, &mut obj, &uid, true);
+            if t.is_crd() {
+                obj["status"] = crd::initial_crd_status(&obj);
+            }
         }
         let meta = meta_mut(t, &mut obj)?;
         self.rv += 1;
@@ -437,7 +446,12 @@ impl Store {
         self.insert_object(t, ns, &name, obj.clone());
         self.record(t, EventType::Added, obj.clone(), None);
         if t.is_crd() {
-            self.sync_crd(t, &name)?;
+            if mode == WriteMode::All || self.establish_delay.is_zero() {
+                self.sync_crd(t, &name)?;
+            } else {
+                let at = std::time::Instant::now() + self.establish_delay;
+                self.pending_crds.insert(name.clone(), at);
+            }
         }
         Ok(obj)
     }
@@ -464,7 +478,7 @@ impl Store {
             crd_types(&check).map_err(|d| ApiError::invalid(t, name, &d))?;
         }
         let out = self.write(t, ns, name, obj, mode)?;
-        if t.is_crd() && self.get(t, ns, name).is_some() {
+        if t.is_crd() && self.get(t, ns, name).is_some() && !self.pending_crds.contains_key(name) {
             self.sync_crd(t, name)?;
         }
         Ok(out)

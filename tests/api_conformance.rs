@@ -1,7 +1,14 @@
 //! The simulated API server (`cvo::sim::Simulator`) through a real `kube::Client`: CRUD,
-//! kube-apiserver error reasons, optimistic concurrency, generation, the status subresource,
-//! selectors, pagination, watches, the audit log, and cvo's own live feed against a simulator
-//! loaded with the `oc adm upgrade status` fixtures.
+//! kube-apiserver error reasons and messages, optimistic concurrency, generation, the status
+//! subresource, selectors, pagination, watches and bookmarks, strategic merge order, what
+//! custom resources need (`apiVersion`/`kind`, their CRD's schema), server-side defaults, CRD
+//! establishment, and cvo's own live feed against a simulator loaded with the
+//! `oc adm upgrade status` fixtures.
+//!
+//! With `CVO_TEST_KUBECONFIG` every case runs on that cluster instead (the expected values
+//! are what kube-apiserver v1.36.2 answers), but the `sim_*` ones: they check simulator
+//! internals (audit log, event log size, bookmark interval, establish delay, built-in
+//! OpenShift kinds) and always run on a simulator.
 
 use std::{future::Future, time::Duration};
 
@@ -259,9 +266,12 @@ async fn sim_audit_log_counts_requests_by_verb() {
     let sim = Simulator::new();
     let c = client(&sim);
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "a"}})).expect("ns");
-    within("ns", Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns))
-        .await
-        .expect("ns created");
+    within(
+        "ns",
+        Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns),
+    )
+    .await
+    .expect("ns created");
     let api: Api<ConfigMap> = Api::namespaced(c, "a");
     within("create", api.create(&PostParams::default(), &cm("a", json!({}))))
         .await
@@ -620,7 +630,11 @@ fn event_summary(events: &[Result<WatchEvent<ConfigMap>, kube::Error>]) -> Vec<(
                     .get("k8s.io/initial-events-end")
                     .is_some_and(|v| v == "true"),
             ),
-            Ok(WatchEvent::Added(o)) => ("ADDED".to_owned(), o.metadata.name.clone().unwrap_or_default(), false),
+            Ok(WatchEvent::Added(o)) => (
+                "ADDED".to_owned(),
+                o.metadata.name.clone().unwrap_or_default(),
+                false,
+            ),
             other => (format!("{other:?}"), String::new(), false),
         })
         .collect()
@@ -1535,7 +1549,13 @@ fn comparable(o: &serde_json::Value, ns: &str) -> serde_json::Value {
 
 /// Creates `body` (namespaced unless `cluster`) and checks what the server returns, and then
 /// reads back, against `want` (as kube-apiserver v1.36.2 returned it; see [`comparable`]).
-async fn assert_defaults(e: &Env, plural: &str, body: serde_json::Value, cluster: bool, want: serde_json::Value) {
+async fn assert_defaults(
+    e: &Env,
+    plural: &str,
+    body: serde_json::Value,
+    cluster: bool,
+    want: serde_json::Value,
+) {
     let api_version = body["apiVersion"].as_str().expect("apiVersion").to_owned();
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
     let kind = body["kind"].as_str().expect("kind").to_owned();
@@ -1601,8 +1621,12 @@ async fn server_side_defaults_of_deployments() {
 async fn server_side_defaults_of_daemonsets_and_statefulsets() {
     let e = env().await;
     let containers = json!([{"name": "c", "image": "img:1", "ports": [{"containerPort": 80}]}]);
-    let defaulted = json!([defaulted_container("c", "img:1", "IfNotPresent",
-        json!([{"containerPort": 80, "protocol": "TCP"}]))]);
+    let defaulted = json!([defaulted_container(
+        "c",
+        "img:1",
+        "IfNotPresent",
+        json!([{"containerPort": 80, "protocol": "TCP"}])
+    )]);
     let body = json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds"},
         "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": pod_template(json!({"app": "x"}), containers.clone())}});
     let want = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
@@ -1672,7 +1696,8 @@ async fn server_side_defaults_of_priority_classes_secrets_and_namespaces() {
     let want = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
         "metadata": {"name": name, "generation": 1}, "value": 1000, "preemptionPolicy": "PreemptLowerPriority"});
     assert_defaults(&e, "priorityclasses", body, true, want).await;
-    let body = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"a": "b"}});
+    let body =
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"a": "b"}});
     let want = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "NS"},
         "data": {"a": "Yg=="}, "type": "Opaque"});
     assert_defaults(&e, "secrets", body, false, want).await;
@@ -1723,20 +1748,46 @@ async fn custom_resources_need_api_version_and_kind() {
     let ar = e.widget_crd("Namespaced").await;
     let path = format!("/apis/{}/v1/namespaces/{}/widgets", ar.group, e.ns);
     let av = &ar.api_version;
-    let r = raw(&e, "POST", &path, r#"{"metadata":{"name":"w"},"spec":{"size":1}}"#).await;
+    let r = raw(
+        &e,
+        "POST",
+        &path,
+        r#"{"metadata":{"name":"w"},"spec":{"size":1}}"#,
+    )
+    .await;
     assert_eq!(
         status_of(&r),
-        (400, "BadRequest", "the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '{\"metadata\":{\"name\":\"w\"},\"spec\":{\"size\":1}}' ({\"metadata\":{\"name\":\"w\"},\"spec ...)")
+        (
+            400,
+            "BadRequest",
+            "the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '{\"metadata\":{\"name\":\"w\"},\"spec\":{\"size\":1}}' ({\"metadata\":{\"name\":\"w\"},\"spec ...)"
+        )
     );
     let r = raw(&e, "POST", &path, r#"{"kind":"Widget","metadata":{"name":"w"}}"#).await;
     let want = format!("the API version in the data () does not match the expected API version ({av})");
     assert_eq!(status_of(&r), (400, "BadRequest", want.as_str()));
     let other = format!("{}/v2", ar.group);
-    let r = raw(&e, "POST", &path, &format!(r#"{{"apiVersion":"{other}","kind":"Widget","metadata":{{"name":"w"}}}}"#)).await;
-    let want = format!("the API version in the data ({other}) does not match the expected API version ({av})");
+    let r = raw(
+        &e,
+        "POST",
+        &path,
+        &format!(r#"{{"apiVersion":"{other}","kind":"Widget","metadata":{{"name":"w"}}}}"#),
+    )
+    .await;
+    let want =
+        format!("the API version in the data ({other}) does not match the expected API version ({av})");
     assert_eq!(status_of(&r), (400, "BadRequest", want.as_str()));
-    let r = raw(&e, "POST", &path, &format!(r#"{{"apiVersion":"{av}","kind":"Gadget","metadata":{{"name":"w"}}}}"#)).await;
-    let want = format!("Gadget.{} \"w\" is invalid: kind: Invalid value: \"Gadget\": must be Widget", ar.group);
+    let r = raw(
+        &e,
+        "POST",
+        &path,
+        &format!(r#"{{"apiVersion":"{av}","kind":"Gadget","metadata":{{"name":"w"}}}}"#),
+    )
+    .await;
+    let want = format!(
+        "Gadget.{} \"w\" is invalid: kind: Invalid value: \"Gadget\": must be Widget",
+        ar.group
+    );
     assert_eq!(status_of(&r), (422, "Invalid", want.as_str()));
     assert_eq!(
         r.1["details"],
@@ -1745,25 +1796,53 @@ async fn custom_resources_need_api_version_and_kind() {
     );
     // Created properly, a replace (main resource or status) needs the same, and a
     // resourceVersion: custom resources allow no unconditional update.
-    let ok = format!(r#"{{"apiVersion":"{av}","kind":"Widget","metadata":{{"name":"w"}},"spec":{{"size":1}}}}"#);
+    let ok =
+        format!(r#"{{"apiVersion":"{av}","kind":"Widget","metadata":{{"name":"w"}},"spec":{{"size":1}}}}"#);
     assert_eq!(raw(&e, "POST", &path, &ok).await.0, 201);
-    let r = raw(&e, "PUT", &format!("{path}/w/status"), r#"{"metadata":{"name":"w"},"status":{}}"#).await;
+    let r = raw(
+        &e,
+        "PUT",
+        &format!("{path}/w/status"),
+        r#"{"metadata":{"name":"w"},"status":{}}"#,
+    )
+    .await;
     assert_eq!((r.0, r.1["reason"].as_str()), (400, Some("BadRequest")));
     let r = raw(&e, "PUT", &format!("{path}/w"), &ok).await;
-    let want = format!("widgets.{} \"w\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update", ar.group);
+    let want = format!(
+        "widgets.{} \"w\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update",
+        ar.group
+    );
     assert_eq!(status_of(&r), (422, "Invalid", want.as_str()));
     assert_eq!(r.1["details"]["kind"], "widgets");
     // Built-in kinds take a body without them (the endpoint says which kind it is) but refuse
     // another kind.
     let cms = format!("/api/v1/namespaces/{}/configmaps", e.ns);
     let r = raw(&e, "POST", &cms, r#"{"metadata":{"name":"c"},"data":{"a":"b"}}"#).await;
-    assert_eq!((r.0, &r.1["kind"], &r.1["apiVersion"]), (201, &json!("ConfigMap"), &json!("v1")));
-    let r = raw(&e, "PUT", &format!("{cms}/c"), r#"{"metadata":{"name":"c"},"data":{"a":"c"}}"#).await;
+    assert_eq!(
+        (r.0, &r.1["kind"], &r.1["apiVersion"]),
+        (201, &json!("ConfigMap"), &json!("v1"))
+    );
+    let r = raw(
+        &e,
+        "PUT",
+        &format!("{cms}/c"),
+        r#"{"metadata":{"name":"c"},"data":{"a":"c"}}"#,
+    )
+    .await;
     assert_eq!((r.0, &r.1["data"]["a"]), (200, &json!("c")));
-    let r = raw(&e, "POST", &cms, r#"{"apiVersion":"v1","kind":"Foo","metadata":{"name":"d"}}"#).await;
+    let r = raw(
+        &e,
+        "POST",
+        &cms,
+        r#"{"apiVersion":"v1","kind":"Foo","metadata":{"name":"d"}}"#,
+    )
+    .await;
     let (code, reason, message) = status_of(&r);
     assert_eq!((code, reason), (400, "BadRequest"));
-    assert!(message.starts_with("Foo in version \"v1\" cannot be handled as a ConfigMap: "), "{message}");
+    assert!(
+        message.starts_with("Foo in version \"v1\" cannot be handled as a ConfigMap: "),
+        "{message}"
+    );
     e.done().await;
 }
 
@@ -1794,8 +1873,14 @@ fn causes(answer: &(u16, serde_json::Value)) -> Vec<String> {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|c| format!("{} {}: {}", c["reason"].as_str().unwrap_or_default(),
-            c["field"].as_str().unwrap_or_default(), c["message"].as_str().unwrap_or_default()))
+        .map(|c| {
+            format!(
+                "{} {}: {}",
+                c["reason"].as_str().unwrap_or_default(),
+                c["field"].as_str().unwrap_or_default(),
+                c["message"].as_str().unwrap_or_default()
+            )
+        })
         .collect();
     v.sort();
     v
@@ -1808,11 +1893,21 @@ async fn custom_resources_are_pruned_defaulted_and_validated_against_their_schem
     let path = format!("/apis/{}/v1/namespaces/{}/widgets", ar.group, e.ns);
     let av = ar.api_version.clone();
     let body = |name: &str, spec: serde_json::Value| -> String {
-        json!({"apiVersion": av, "kind": "Widget", "metadata": {"name": name}, "spec": spec, "extra": 1}).to_string()
+        json!({"apiVersion": av, "kind": "Widget", "metadata": {"name": name}, "spec": spec, "extra": 1})
+            .to_string()
     };
     // Unknown fields pruned, nulls dropped unless nullable, defaults filled in.
-    let r = raw(&e, "POST", &path, &body("g1", json!({"size": 1, "unknown": 2, "free": {"x": {"y": 1}},
-        "nested": {"b": 2}, "label": null, "mode": null, "port": "http"}))).await;
+    let r = raw(
+        &e,
+        "POST",
+        &path,
+        &body(
+            "g1",
+            json!({"size": 1, "unknown": 2, "free": {"x": {"y": 1}},
+        "nested": {"b": 2}, "label": null, "mode": null, "port": "http"}),
+        ),
+    )
+    .await;
     assert_eq!(r.0, 201, "{}", r.1);
     assert_eq!(r.1.get("extra"), None);
     assert_eq!(
@@ -1824,8 +1919,17 @@ async fn custom_resources_are_pruned_defaulted_and_validated_against_their_schem
     let want = format!("Widget.{} \"g2\" is invalid: spec.size: Required value", ar.group);
     assert_eq!(status_of(&r), (422, "Invalid", want.as_str()));
     assert_eq!(causes(&r), ["FieldValueRequired spec.size: Required value"]);
-    let r = raw(&e, "POST", &path, &body("g3", json!({"size": "big", "mode": "c", "on": "yes",
-        "tags": [1, "a", "b"], "nested": "s", "m": {"k": 1}, "port": 1.5}))).await;
+    let r = raw(
+        &e,
+        "POST",
+        &path,
+        &body(
+            "g3",
+            json!({"size": "big", "mode": "c", "on": "yes",
+        "tags": [1, "a", "b"], "nested": "s", "m": {"k": 1}, "port": 1.5}),
+        ),
+    )
+    .await;
     assert_eq!((r.0, r.1["reason"].as_str()), (422, Some("Invalid")));
     assert_eq!(
         causes(&r),
@@ -1843,7 +1947,9 @@ async fn custom_resources_are_pruned_defaulted_and_validated_against_their_schem
     let r = raw(&e, "POST", &path, &body("g3", json!({"size": -1}))).await;
     assert_eq!(
         causes(&r),
-        ["FieldValueInvalid spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0"]
+        [
+            "FieldValueInvalid spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0"
+        ]
     );
     // The status subresource is validated too, its messages relative to status; a required
     // key that is null is present.
@@ -1853,10 +1959,19 @@ async fn custom_resources_are_pruned_defaulted_and_validated_against_their_schem
         json!({"apiVersion": av, "kind": "Widget", "metadata": {"name": "g1", "resourceVersion": rv}, "status": s}).to_string()
     };
     let r = raw(&e, "PUT", &format!("{g1}/status"), &status(json!({"phase": "x"}))).await;
-    let want = format!("Widget.{} \"g1\" is invalid: status.history: Required value", ar.group);
+    let want = format!(
+        "Widget.{} \"g1\" is invalid: status.history: Required value",
+        ar.group
+    );
     assert_eq!(status_of(&r), (422, "Invalid", want.as_str()));
-    let r = raw(&e, "PUT", &format!("{g1}/status"), &status(json!({"phase": 5, "history": [
-        {"state": "a"}, {"state": "b", "completionTime": "yesterday"}]}))).await;
+    let r = raw(
+        &e,
+        "PUT",
+        &format!("{g1}/status"),
+        &status(json!({"phase": 5, "history": [
+        {"state": "a"}, {"state": "b", "completionTime": "yesterday"}]})),
+    )
+    .await;
     assert_eq!(
         causes(&r),
         [
@@ -1865,22 +1980,39 @@ async fn custom_resources_are_pruned_defaulted_and_validated_against_their_schem
             "FieldValueTypeInvalid status.phase: Invalid value: \"integer\": phase in body must be of type string: \"integer\"",
         ]
     );
-    let r = raw(&e, "PUT", &format!("{g1}/status"), &status(json!({"phase": "x", "junk": 1,
-        "history": [{"state": "a", "completionTime": null}]}))).await;
+    let r = raw(
+        &e,
+        "PUT",
+        &format!("{g1}/status"),
+        &status(json!({"phase": "x", "junk": 1,
+        "history": [{"state": "a", "completionTime": null}]})),
+    )
+    .await;
     assert_eq!(r.0, 200, "{}", r.1);
-    assert_eq!(r.1["status"], json!({"phase": "x", "history": [{"state": "a", "completionTime": null}]}));
+    assert_eq!(
+        r.1["status"],
+        json!({"phase": "x", "history": [{"state": "a", "completionTime": null}]})
+    );
     // Patches are validated as well.
     let api = dyn_api(&e.client, &ar, Some(&e.ns));
-    let bad = within("bad merge patch", api.patch("g1", &PatchParams::default(),
-        &Patch::Merge(json!({"spec": {"size": "x"}})))).await;
+    let bad = within(
+        "bad merge patch",
+        api.patch(
+            "g1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"size": "x"}})),
+        ),
+    )
+    .await;
     assert_eq!(api_error(bad), (422, "Invalid".into()));
     e.done().await;
 }
 
 fn established(crd: &serde_json::Value) -> bool {
-    crd["status"]["conditions"]
-        .as_array()
-        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Established" && c["status"] == "True"))
+    crd["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == "Established" && c["status"] == "True")
+    })
 }
 
 fn widget_crd_body(group: &str) -> serde_json::Value {
@@ -1897,7 +2029,13 @@ fn widget_crd_body(group: &str) -> serde_json::Value {
 async fn crd_create_answer_is_not_yet_established() {
     let e = env().await;
     let group = format!("t{}.cvo.example.com", suffix());
-    let r = raw(&e, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &widget_crd_body(&group).to_string()).await;
+    let r = raw(
+        &e,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        &widget_crd_body(&group).to_string(),
+    )
+    .await;
     e.crds.lock().expect("crds").push(format!("widgets.{group}"));
     assert_eq!(r.0, 201, "{}", r.1);
     assert_eq!(
@@ -1912,7 +2050,10 @@ async fn crd_create_answer_is_not_yet_established() {
     })
     .await;
     let path = format!("/apis/{group}/v1/widgets");
-    poll("served", || async { (raw(&e, "GET", &path, "").await.0 == 200).then_some(()) }).await;
+    poll("served", || async {
+        (raw(&e, "GET", &path, "").await.0 == 200).then_some(())
+    })
+    .await;
     e.done().await;
 }
 
@@ -1941,7 +2082,8 @@ async fn sim_crd_establish_delay_serves_the_kind_later() {
         .expect("created");
     assert!(!established(&serde_json::to_value(&made).expect("json")));
     let gvk = GroupVersionKind::gvk("w.example.com", "v1", "Widget");
-    let widgets: Api<DynamicObject> = Api::all_with(c.clone(), &ApiResource::from_gvk_with_plural(&gvk, "widgets"));
+    let widgets: Api<DynamicObject> =
+        Api::all_with(c.clone(), &ApiResource::from_gvk_with_plural(&gvk, "widgets"));
     let r = within("list too early", widgets.list(&ListParams::default())).await;
     assert_eq!(api_error(r), (404, "NotFound".into()));
     let groups = within("groups", c.list_api_groups()).await.expect("/apis");
@@ -1951,11 +2093,17 @@ async fn sim_crd_establish_delay_serves_the_kind_later() {
         match within("event", stream.try_next()).await {
             // (The store is empty: the watch from "0" starts with an initial-events-end bookmark.)
             Ok(Some(WatchEvent::Added(_) | WatchEvent::Bookmark(_))) => {}
-            Ok(Some(WatchEvent::Modified(o))) if established(&serde_json::to_value(&o).expect("json")) => break,
+            Ok(Some(WatchEvent::Modified(o))) if established(&serde_json::to_value(&o).expect("json")) => {
+                break;
+            }
             other => panic!("expected the CRD established, got {other:?}"),
         }
     }
-    assert!(started.elapsed() >= Duration::from_millis(200), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_millis(200),
+        "{:?}",
+        started.elapsed()
+    );
     within("list", widgets.list(&ListParams::default()))
         .await
         .expect("served once established");

@@ -5,8 +5,7 @@
 //! through a real `kube::Client`: zero writes on a converged cluster, also after the server
 //! filled defaults, and dry-run (watch-only) drift with zero writes. The apply tests run on the
 //! in-process simulator, or on the real cluster `CVO_TEST_KUBECONFIG` names (each in a
-//! namespace and CRD group of its own); `sim_*` tests need the simulator and are skipped there
-//! with `--skip sim_`.
+//! namespace and CRD group of its own); `sim_*` tests run on a simulator in any case.
 
 use std::{future::Future, time::Duration};
 
@@ -629,7 +628,10 @@ fn suffix() -> String {
         .map_or(0, |d| u64::from(d.subsec_nanos()) ^ d.as_secs());
     let n = nanos
         .wrapping_mul(6_364_136_223_846_793_005)
-        .wrapping_add(N.fetch_add(1, Ordering::Relaxed).wrapping_mul(1_442_695_040_888_963_407))
+        .wrapping_add(
+            N.fetch_add(1, Ordering::Relaxed)
+                .wrapping_mul(1_442_695_040_888_963_407),
+        )
         .wrapping_add(u64::from(std::process::id()));
     format!("{:08x}", n >> 32)
 }
@@ -641,6 +643,11 @@ async fn env() -> Env {
 /// A fresh environment; with `crd`, a cluster-scoped CRD `widgets.<unique group>` (kind
 /// Widget, v1, any `spec`) is created and established first.
 async fn env_with(crd: bool) -> Env {
+    env_on(std::env::var_os("CVO_TEST_KUBECONFIG"), crd).await
+}
+
+/// A fresh environment on the cluster `kubeconfig` names, or on a new simulator when `None`.
+async fn env_on(kubeconfig: Option<std::ffi::OsString>, crd: bool) -> Env {
     let seen: Seen = std::sync::Arc::default();
     let record = {
         let seen = seen.clone();
@@ -650,7 +657,7 @@ async fn env_with(crd: bool) -> Env {
             req
         }
     };
-    let (sim, client, admin) = match std::env::var_os("CVO_TEST_KUBECONFIG") {
+    let (sim, client, admin) = match kubeconfig {
         Some(path) => {
             let kc = kube::config::Kubeconfig::read_from(&path).expect("CVO_TEST_KUBECONFIG readable");
             let cfg = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
@@ -694,9 +701,18 @@ async fn env_with(crd: bool) -> Env {
         let gvk = kube::api::GroupVersionKind::gvk(&group, "v1", "Widget");
         let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, "widgets");
         let probe: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(e.admin.clone(), &ar);
-        common::poll("crd served", Duration::from_secs(60), Duration::from_millis(100), || async {
-            probe.list(&kube::api::ListParams::default()).await.ok().map(|_| ())
-        })
+        common::poll(
+            "crd served",
+            Duration::from_secs(60),
+            Duration::from_millis(100),
+            || async {
+                probe
+                    .list(&kube::api::ListParams::default())
+                    .await
+                    .ok()
+                    .map(|_| ())
+            },
+        )
         .await;
         e.crd = Some((name, ar));
     }
@@ -751,7 +767,9 @@ impl Env {
         };
         o["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
         let obj: kube::api::DynamicObject = serde_json::from_value(o.clone()).expect("object");
-        let mut out = within("replace", api.replace(&name, &pp, &obj)).await.expect("replaced");
+        let mut out = within("replace", api.replace(&name, &pp, &obj))
+            .await
+            .expect("replaced");
         if o.get("status").is_some() && out.data.get("status") != o.get("status") {
             let mut st = o;
             st["metadata"]["resourceVersion"] = json!(out.metadata.resource_version);
@@ -930,7 +948,11 @@ async fn server_defaults_do_not_cause_updates() {
     let mut d = e.get(&manifests[2]).await.expect("deployment");
     let pod = &d["spec"]["template"]["spec"];
     assert_eq!(
-        (&pod["dnsPolicy"], &pod["containers"][0]["terminationMessagePath"], &d["spec"]["revisionHistoryLimit"]),
+        (
+            &pod["dnsPolicy"],
+            &pod["containers"][0]["terminationMessagePath"],
+            &d["spec"]["revisionHistoryLimit"]
+        ),
         (&json!("ClusterFirst"), &json!("/dev/termination-log"), &json!(10)),
         "server-side defaults"
     );
@@ -949,7 +971,8 @@ async fn dry_run_reports_drift_and_writes_nothing() {
     let e = env_with(true).await;
     let applier = Applier::new(e.client.clone());
     // the namespace exists, the rest does not; the namespace has drifted (label changed)
-    let mut ns = e.get(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": e.ns}}))
+    let mut ns = e
+        .get(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": e.ns}}))
         .await
         .expect("namespace");
     ns["metadata"]["labels"]["x"] = json!("z");
@@ -1008,7 +1031,7 @@ async fn dry_run_reports_drift_and_writes_nothing() {
 /// `tests/engine_scenarios.rs` installs for its runs there).
 #[tokio::test]
 async fn sim_cluster_operator_is_health_checked_not_created() {
-    let e = env().await;
+    let e = env_on(None, false).await;
     let applier = Applier::new(e.client.clone());
     let manifest = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
         "metadata": {"name": "test-co"}, "status": {"versions": [{"name": "operator", "version": "v1"}]}});
@@ -1113,7 +1136,8 @@ async fn unknown_kind_is_type_missing_and_api_errors_are_mapped() {
     );
     // a ConfigMap in a namespace that does not exist: the server's NotFound
     let missing = format!("{}-missing", e.ns);
-    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": missing}});
+    let cm =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": missing}});
     let err = within("ns missing", applier.apply(&ApplyContext::default(), &cm))
         .await
         .expect_err("not found");

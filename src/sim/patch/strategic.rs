@@ -242,12 +242,14 @@ fn normalize_order(
         let k = key(v)?;
         list.iter().position(|x| key(x).as_ref() == Some(&k))
     };
-    let (mut from_patch, server_only): (Vec<Value>, Vec<Value>) = merged
-        .into_iter()
-        .partition(|v| index(patch_order, v).is_some());
+    let (mut from_patch, server_only): (Vec<Value>, Vec<Value>) =
+        merged.into_iter().partition(|v| index(patch_order, v).is_some());
     from_patch.sort_by_key(|v| index(patch_order, v));
     let mut out = Vec::with_capacity(from_patch.len() + server_only.len());
-    let (mut left, mut right) = (server_only.into_iter().peekable(), from_patch.into_iter().peekable());
+    let (mut left, mut right) = (
+        server_only.into_iter().peekable(),
+        from_patch.into_iter().peekable(),
+    );
     loop {
         match (left.peek(), right.peek()) {
             (Some(l), Some(r)) => {

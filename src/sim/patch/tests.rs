@@ -85,8 +85,14 @@ fn strategic_merge_orders_lists_as_kube_apiserver() -> Result<(), ApiError> {
     strategic_merge(&mut pod, &env(&["D", "C"]))?;
     assert_eq!(names(&pod), ["D", "A", "C", "B"]);
     let mut cm = json!({"metadata": {"finalizers": ["b.io/x", "a.io/y"]}});
-    strategic_merge(&mut cm, &json!({"metadata": {"finalizers": ["c.io/z", "a.io/y"]}}))?;
-    assert_eq!(cm["metadata"]["finalizers"], json!(["c.io/z", "b.io/x", "a.io/y"]));
+    strategic_merge(
+        &mut cm,
+        &json!({"metadata": {"finalizers": ["c.io/z", "a.io/y"]}}),
+    )?;
+    assert_eq!(
+        cm["metadata"]["finalizers"],
+        json!(["c.io/z", "b.io/x", "a.io/y"])
+    );
     // An order alone reorders.
     strategic_merge(
         &mut pod,

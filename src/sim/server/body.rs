@@ -42,10 +42,7 @@ fn summarize(body: &[u8]) -> String {
 /// `400 BadRequest` or `422 Invalid` with kube-apiserver's messages (see the module docs).
 pub(super) fn check_type(t: &ResourceType, body: &[u8], obj: &Value) -> Result<(), ApiError> {
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let api_version = obj
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
     let want = t.api_version();
     if is_custom(t) {
         if kind.is_empty() {
@@ -65,10 +62,7 @@ pub(super) fn check_type(t: &ResourceType, body: &[u8], obj: &Value) -> Result<(
         }
         if kind != t.kind {
             let name = obj["metadata"]["name"].as_str().unwrap_or_default();
-            let cause = Cause::parse(&format!(
-                "kind: Invalid value: \"{kind}\": must be {}",
-                t.kind
-            ));
+            let cause = Cause::parse(&format!("kind: Invalid value: \"{kind}\": must be {}", t.kind));
             return Err(ApiError::invalid_causes(t, kind, name, vec![cause]));
         }
         return Ok(());
@@ -80,7 +74,11 @@ pub(super) fn check_type(t: &ResourceType, body: &[u8], obj: &Value) -> Result<(
     }
     let sent_kind = if kind.is_empty() { t.kind.as_str() } else { kind };
     let version = api_version.rsplit('/').next().unwrap_or_default();
-    let registered_for = if api_version.is_empty() { want.as_str() } else { api_version };
+    let registered_for = if api_version.is_empty() {
+        want.as_str()
+    } else {
+        api_version
+    };
     Err(ApiError::bad_request(format!(
         "{sent_kind} in version \"{version}\" cannot be handled as a {}: no kind \"{sent_kind}\" \
          is registered for version \"{registered_for}\" in scheme \

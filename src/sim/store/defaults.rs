@@ -66,11 +66,19 @@ fn container(c: &mut Value) {
     let Some(m) = c.as_object_mut() else {
         return;
     };
-    let image = m.get("image").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let image = m
+        .get("image")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     default(
         m,
         "imagePullPolicy",
-        json!(if pulls_always(&image) { "Always" } else { "IfNotPresent" }),
+        json!(if pulls_always(&image) {
+            "Always"
+        } else {
+            "IfNotPresent"
+        }),
     );
     default(m, "terminationMessagePath", json!("/dev/termination-log"));
     default(m, "terminationMessagePolicy", json!("File"));
@@ -78,12 +86,22 @@ fn container(c: &mut Value) {
     for k in ["stdin", "stdinOnce", "tty"] {
         omit_zero(m, k, &json!(false));
     }
-    for p in m.get_mut("ports").and_then(Value::as_array_mut).into_iter().flatten() {
+    for p in m
+        .get_mut("ports")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
         if let Some(p) = p.as_object_mut() {
             default(p, "protocol", json!("TCP"));
         }
     }
-    for e in m.get_mut("env").and_then(Value::as_array_mut).into_iter().flatten() {
+    for e in m
+        .get_mut("env")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
         if let Some(f) = e
             .pointer_mut("/valueFrom/fieldRef")
             .and_then(Value::as_object_mut)
@@ -116,7 +134,12 @@ fn pod_spec(spec: &mut Value) {
             container(c);
         }
     }
-    for v in m.get_mut("volumes").and_then(Value::as_array_mut).into_iter().flatten() {
+    for v in m
+        .get_mut("volumes")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
         for k in ["configMap", "secret", "projected", "downwardAPI"] {
             if let Some(src) = v.get_mut(k).and_then(Value::as_object_mut) {
                 default(src, "defaultMode", json!(420));
@@ -287,12 +310,16 @@ fn status_default(o: &mut Value, create: bool, status: Value) {
 fn metadata(o: &mut Value) {
     if let Some(m) = obj(o, "metadata") {
         for k in ["labels", "annotations"] {
-            if m.get(k).is_some_and(|v| v.as_object().is_some_and(Map::is_empty) || v.is_null()) {
+            if m.get(k)
+                .is_some_and(|v| v.as_object().is_some_and(Map::is_empty) || v.is_null())
+            {
                 m.remove(k);
             }
         }
         for k in ["finalizers", "ownerReferences"] {
-            if m.get(k).is_some_and(|v| v.as_array().is_some_and(Vec::is_empty) || v.is_null()) {
+            if m.get(k)
+                .is_some_and(|v| v.as_array().is_some_and(Vec::is_empty) || v.is_null())
+            {
                 m.remove(k);
             }
         }
@@ -380,10 +407,7 @@ fn job(o: &mut Value, uid: &str, create: bool) {
     }
     template(m);
     let tl = o["spec"]["template"]["metadata"]["labels"].clone();
-    if create
-        && o["metadata"]["labels"].as_object().is_none_or(Map::is_empty)
-        && tl.is_object()
-    {
+    if create && o["metadata"]["labels"].as_object().is_none_or(Map::is_empty) && tl.is_object() {
         o["metadata"]["labels"] = tl;
     }
     status_default(o, create, json!({}));
@@ -396,7 +420,10 @@ pub fn keep_allocated(t: &ResourceType, old: &Value, new: &mut Value) {
     if !(t.group.is_empty() && t.kind == "Service") {
         return;
     }
-    let (Some(o), Some(n)) = (old["spec"].as_object(), new.get_mut("spec").and_then(Value::as_object_mut)) else {
+    let (Some(o), Some(n)) = (
+        old["spec"].as_object(),
+        new.get_mut("spec").and_then(Value::as_object_mut),
+    ) else {
         return;
     };
     for k in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
@@ -404,8 +431,17 @@ pub fn keep_allocated(t: &ResourceType, old: &Value, new: &mut Value) {
             default(n, k, v.clone());
         }
     }
-    let old_ports = o.get("ports").and_then(Value::as_array).cloned().unwrap_or_default();
-    for p in n.get_mut("ports").and_then(Value::as_array_mut).into_iter().flatten() {
+    let old_ports = o
+        .get("ports")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for p in n
+        .get_mut("ports")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
         let Some(pm) = p.as_object_mut() else {
             continue;
         };

@@ -190,7 +190,11 @@ impl Walk<'_> {
             let list: Vec<String> = allowed.iter().map(shown).collect();
             self.push(
                 path,
-                format!("Unsupported value: {}: supported values: {}", shown(v), list.join(", ")),
+                format!(
+                    "Unsupported value: {}: supported values: {}",
+                    shown(v),
+                    list.join(", ")
+                ),
             );
         }
     }
@@ -235,7 +239,10 @@ impl Walk<'_> {
         {
             self.push(
                 path,
-                format!("Invalid value: {}: {rel} in body should be greater than or equal to {min}", shown(v)),
+                format!(
+                    "Invalid value: {}: {rel} in body should be greater than or equal to {min}",
+                    shown(v)
+                ),
             );
         }
         if let Some(max) = s.get("maximum").filter(|m| m.is_number())
@@ -243,7 +250,10 @@ impl Walk<'_> {
         {
             self.push(
                 path,
-                format!("Invalid value: {}: {rel} in body should be less than or equal to {max}", shown(v)),
+                format!(
+                    "Invalid value: {}: {rel} in body should be less than or equal to {max}",
+                    shown(v)
+                ),
             );
         }
     }
@@ -258,10 +268,7 @@ impl Walk<'_> {
                 .and_then(|p| p.get(k))
                 .or_else(|| additional.is_object().then_some(additional))
         };
-        m.retain(|k, v| {
-            !v.is_null()
-                || schema_of(k).is_none_or(|fs| fs["nullable"].as_bool() == Some(true))
-        });
+        m.retain(|k, v| !v.is_null() || schema_of(k).is_none_or(|fs| fs["nullable"].as_bool() == Some(true)));
         // Unknown fields are pruned.
         if !preserves_unknown(s) && !additional.is_object() && additional.as_bool() != Some(true) {
             m.retain(|k, _| {
@@ -368,13 +375,17 @@ mod tests {
     fn status_is_checked_with_paths_relative_to_it() {
         let s = gadget_schema();
         let mut o = json!({"spec": {"size": "ignored"}, "status": {"phase": "x"}});
-        assert_eq!(details(&admit(&s, &mut o, Root::Status)), ["status.history: Required value"]);
+        assert_eq!(
+            details(&admit(&s, &mut o, Root::Status)),
+            ["status.history: Required value"]
+        );
         let mut o = json!({"status": {"phase": "x", "history": [{"state": "a"}]}});
         assert_eq!(
             details(&admit(&s, &mut o, Root::Status)),
             ["status.history[0].completionTime: Required value"]
         );
-        let mut o = json!({"status": {"phase": 5, "history": [{"state": "a", "completionTime": "yesterday"}]}});
+        let mut o =
+            json!({"status": {"phase": 5, "history": [{"state": "a", "completionTime": "yesterday"}]}});
         assert_eq!(
             details(&admit(&s, &mut o, Root::Status)),
             [
@@ -382,7 +393,8 @@ mod tests {
                 "status.phase: Invalid value: \"integer\": phase in body must be of type string: \"integer\"",
             ]
         );
-        let mut o = json!({"status": {"phase": "x", "junk": 1, "history": [{"state": "a", "completionTime": null}]}});
+        let mut o =
+            json!({"status": {"phase": "x", "junk": 1, "history": [{"state": "a", "completionTime": null}]}});
         assert!(admit(&s, &mut o, Root::Status).is_empty());
         assert_eq!(
             o["status"],

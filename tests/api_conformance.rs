@@ -1,7 +1,14 @@
 //! The simulated API server (`cvo::sim::Simulator`) through a real `kube::Client`: CRUD,
-//! kube-apiserver error reasons, optimistic concurrency, generation, the status subresource,
-//! selectors, pagination, watches, the audit log, and cvo's own live feed against a simulator
-//! loaded with the `oc adm upgrade status` fixtures.
+//! kube-apiserver error reasons and messages, optimistic concurrency, generation, the status
+//! subresource, selectors, pagination, watches and bookmarks, strategic merge order, what
+//! custom resources need (`apiVersion`/`kind`, their CRD's schema), server-side defaults, CRD
+//! establishment, and cvo's own live feed against a simulator loaded with the
+//! `oc adm upgrade status` fixtures.
+//!
+//! With `CVO_TEST_KUBECONFIG` every case runs on that cluster instead (the expected values
+//! are what kube-apiserver v1.36.2 answers), but the `sim_*` ones: they check simulator
+//! internals (audit log, event log size, bookmark interval, establish delay, built-in
+//! OpenShift kinds) and always run on a simulator.
 
 use std::{future::Future, time::Duration};
 
@@ -98,17 +105,18 @@ impl Env {
         Api::namespaced(self.client.clone(), &self.ns)
     }
 
-    /// The simulator, or `None` after printing why `test` is skipped on a real cluster.
-    fn sim_only(&self, test: &str) -> Option<&Simulator> {
-        if self.sim.is_none() {
-            eprintln!("skipping {test} on a real cluster: it checks simulator internals");
-        }
-        self.sim.as_ref()
-    }
-
     /// Creates an established CRD `widgets.<unique group>` (kind Widget, v1, status
     /// subresource) of `scope`; returns its ApiResource.
     async fn widget_crd(&self, scope: &str) -> ApiResource {
+        let schema = json!({"type": "object", "properties": {
+            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}});
+        self.crd_with_schema(scope, schema).await
+    }
+
+    /// Creates an established CRD `widgets.<unique group>` (kind Widget, v1, status
+    /// subresource) of `scope` with `schema` as its `openAPIV3Schema`; returns its ApiResource.
+    async fn crd_with_schema(&self, scope: &str, schema: serde_json::Value) -> ApiResource {
         let group = format!("t{}.cvo.example.com", suffix());
         let name = format!("widgets.{group}");
         let crd = json!({
@@ -118,9 +126,7 @@ impl Env {
                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
                 "versions": [{"name": "v1", "served": true, "storage": true,
                     "subresources": {"status": {}},
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-                        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]},
+                    "schema": {"openAPIV3Schema": schema}}]},
         });
         let api = crd_api(&self.client);
         let obj: DynamicObject = serde_json::from_value(crd).expect("crd");
@@ -251,13 +257,46 @@ async fn configmap_create_get_list_delete() {
         api_error(within("get", api.get("a")).await),
         (404, "NotFound".into())
     );
-    if let Some(sim) = e.sim_only("audit counts") {
-        let audit = sim.audit();
-        assert_eq!(audit.count("create"), 2);
-        assert_eq!(audit.count("delete"), 1);
-        assert_eq!(audit.writes(), 3);
-    }
     e.done().await;
+}
+
+/// Simulator only (its audit log): every request is recorded with its verb.
+#[tokio::test]
+async fn sim_audit_log_counts_requests_by_verb() {
+    let sim = Simulator::new();
+    let c = client(&sim);
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "a"}})).expect("ns");
+    within(
+        "ns",
+        Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns),
+    )
+    .await
+    .expect("ns created");
+    let api: Api<ConfigMap> = Api::namespaced(c, "a");
+    within("create", api.create(&PostParams::default(), &cm("a", json!({}))))
+        .await
+        .expect("created");
+    within("get", api.get("a")).await.expect("get");
+    within("list", api.list(&ListParams::default()))
+        .await
+        .expect("list");
+    within("delete", api.delete("a", &DeleteParams::default()))
+        .await
+        .expect("deleted");
+    let missing = within("get missing", api.get("a")).await;
+    assert_eq!(api_error(missing), (404, "NotFound".into()));
+    let audit = sim.audit();
+    assert_eq!(
+        (
+            audit.count("create"),
+            audit.count("get"),
+            audit.count("list"),
+            audit.count("delete")
+        ),
+        (2, 2, 1, 1)
+    );
+    assert_eq!(audit.writes(), 3);
+    assert_eq!(audit.entries.last().map(|e| e.code), Some(404));
 }
 
 #[tokio::test]
@@ -418,13 +457,11 @@ async fn status_subresource_is_isolated() {
     e.done().await;
 }
 
+/// Simulator only: it serves the OpenShift kinds built in (a real server needs their CRDs).
 #[tokio::test]
-async fn cluster_version_is_creatable_without_set_up() {
-    let e = env().await;
-    let Some(sim) = e.sim_only("cluster_version_is_creatable_without_set_up") else {
-        return e.done().await;
-    };
-    let api = cv_api(&client(sim));
+async fn sim_serves_cluster_version_without_set_up() {
+    let sim = Simulator::new();
+    let api = cv_api(&client(&sim));
     let cv = within(
         "create",
         api.create(&PostParams::default(), &cv_object("stable-4.16")),
@@ -443,7 +480,6 @@ async fn cluster_version_is_creatable_without_set_up() {
     .await
     .expect("status patched");
     assert_eq!(st.data["status"]["desired"]["version"], "4.16.1");
-    e.done().await;
 }
 
 #[tokio::test]
@@ -571,6 +607,39 @@ async fn watch_sees_added_modified_deleted() {
     e.done().await;
 }
 
+/// The resourceVersion of `api`'s list (the current version of the store).
+async fn list_rv(api: &Api<ConfigMap>) -> String {
+    within("list", api.list(&ListParams::default()))
+        .await
+        .expect("list")
+        .metadata
+        .resource_version
+        .expect("list rv")
+}
+
+/// `(type, resourceVersion, initial-events-end annotation)` of watch events.
+fn event_summary(events: &[Result<WatchEvent<ConfigMap>, kube::Error>]) -> Vec<(String, String, bool)> {
+    events
+        .iter()
+        .map(|e| match e {
+            Ok(WatchEvent::Bookmark(b)) => (
+                "BOOKMARK".to_owned(),
+                b.metadata.resource_version.clone(),
+                b.metadata
+                    .annotations
+                    .get("k8s.io/initial-events-end")
+                    .is_some_and(|v| v == "true"),
+            ),
+            Ok(WatchEvent::Added(o)) => (
+                "ADDED".to_owned(),
+                o.metadata.name.clone().unwrap_or_default(),
+                false,
+            ),
+            other => (format!("{other:?}"), String::new(), false),
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn watch_timeout_ends_the_stream() {
     let e = env().await;
@@ -582,42 +651,75 @@ async fn watch_timeout_ends_the_stream() {
     let stream = within("watch", api.watch(&quiet, "0")).await.expect("watch");
     let rest: Vec<_> = within("stream end", stream.collect::<Vec<_>>()).await;
     assert!(rest.is_empty(), "no events expected: {rest:?}");
-    // With bookmarks, the stream ends with one carrying the current version.
+    // With bookmarks, a watch from "0" gets its initial events (none here) and then at once
+    // a bookmark marking their end, with the current version; none at the deadline.
+    let before: u64 = list_rv(&api).await.parse().expect("numeric rv");
     let with = WatchParams {
         bookmarks: true,
         ..WatchParams::default().timeout(1)
     };
     let stream = within("watch", api.watch(&with, "0")).await.expect("watch");
     let rest: Vec<_> = within("stream end", stream.collect::<Vec<_>>()).await;
-    match rest.as_slice() {
-        [Ok(WatchEvent::Bookmark(b))] => match &e.sim {
-            Some(sim) => assert_eq!(b.metadata.resource_version, sim.resource_version().to_string()),
-            None => assert!(!b.metadata.resource_version.is_empty()),
-        },
-        other => panic!("expected one bookmark, got {other:?}"),
+    let summary = event_summary(&rest);
+    match summary.as_slice() {
+        [(t, rv, true)] if t == "BOOKMARK" => {
+            let rv: u64 = rv.parse().expect("numeric bookmark rv");
+            assert!(rv >= before, "bookmark at {rv}, list was at {before}");
+            if let Some(sim) = &e.sim {
+                assert_eq!(rv, sim.resource_version());
+            }
+        }
+        other => panic!("expected one initial-events-end bookmark, got {other:?}"),
     }
+    // From a given version: only changes, and no bookmark when the watch times out.
+    let rv = list_rv(&api).await;
+    let stream = within("watch", api.watch(&with, &rv)).await.expect("watch");
+    let rest: Vec<_> = within("stream end", stream.collect::<Vec<_>>()).await;
+    assert!(rest.is_empty(), "no events expected from {rv}: {rest:?}");
     e.done().await;
 }
 
 #[tokio::test]
-async fn watch_from_too_old_version_is_expired() {
+async fn watch_from_an_old_version_replays_the_changes_after_it() {
     let e = env().await;
-    // The simulator keeps two events here; a real server compacts rv 1 long ago.
-    let (api, small) = match &e.sim {
-        Some(_) => {
-            let sim = Simulator::with_event_capacity(2);
-            let c = client(&sim);
-            let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": e.ns}})).expect("ns");
-            within(
-                "ns",
-                Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns),
-            )
+    let api = e.cms();
+    let rv = list_rv(&api).await;
+    for n in ["a", "b", "c", "d"] {
+        within("create", api.create(&PostParams::default(), &cm(n, json!({}))))
             .await
-            .expect("ns created");
-            (Api::<ConfigMap>::namespaced(c, &e.ns), Some(sim))
-        }
-        None => (e.cms(), None),
+            .expect("created");
+    }
+    let params = WatchParams {
+        bookmarks: true,
+        ..WatchParams::default().timeout(2)
     };
+    let events: Vec<_> = within("watch", api.watch(&params, &rv))
+        .await
+        .expect("watch")
+        .collect()
+        .await;
+    let names: Vec<(String, String, bool)> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|n| ("ADDED".to_owned(), (*n).to_owned(), false))
+        .collect();
+    assert_eq!(event_summary(&events), names);
+    e.done().await;
+}
+
+/// Simulator only: a real server keeps every version until etcd is compacted (every 5
+/// minutes), so a test cannot make one too old there.
+#[tokio::test]
+async fn sim_watch_from_a_compacted_version_is_expired() {
+    let sim = Simulator::with_event_capacity(2);
+    let c = client(&sim);
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "a"}})).expect("ns");
+    within(
+        "ns",
+        Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns),
+    )
+    .await
+    .expect("ns created");
+    let api = Api::<ConfigMap>::namespaced(c, "a");
     for n in ["a", "b", "c", "d"] {
         within("create", api.create(&PostParams::default(), &cm(n, json!({}))))
             .await
@@ -629,13 +731,13 @@ async fn watch_from_too_old_version_is_expired() {
     let mut stream = stream.boxed();
     match within("first event", stream.try_next()).await {
         Ok(Some(WatchEvent::Error(s))) => {
-            assert_eq!((s.code, s.reason.as_str()), (410, "Expired"));
+            assert_eq!(
+                (s.code, s.reason.as_str(), s.message.as_str()),
+                (410, "Expired", "too old resource version: 1 (3)")
+            );
         }
-        Err(kube::Error::Api(s)) => assert_eq!((s.code, s.reason.as_str()), (410, "Expired")),
         other => panic!("expected a 410 Expired error event, got {other:?}"),
     }
-    drop(small);
-    e.done().await;
 }
 
 #[tokio::test]
@@ -739,35 +841,25 @@ async fn unsupported_methods_are_method_not_allowed_and_delete_collection_works(
         .await
         .expect("list");
     assert_eq!(left.items.len(), 1);
-    if let Some(sim) = e.sim_only("raw 405 Status body") {
-        // POST to a named object is not a route kube-apiserver serves: 405 with a Status body.
-        let req = http::Request::post(format!("/api/v1/namespaces/{}/configmaps/c", e.ns))
-            .header("content-type", "application/json")
-            .body(kube::client::Body::from(b"{}".to_vec()))
-            .expect("request");
-        let resp = within("raw post", tower::ServiceExt::oneshot(sim.clone(), req))
-            .await
-            .expect("infallible");
-        assert_eq!(resp.status().as_u16(), 405);
-        let body = within("body", http_body_util::BodyExt::collect(resp.into_body()))
-            .await
-            .expect("body")
-            .to_bytes();
-        let status: serde_json::Value = serde_json::from_slice(&body).expect("json status");
-        assert_eq!(
-            (
-                &status["kind"],
-                &status["status"],
-                &status["reason"],
-                &status["code"]
-            ),
-            (
-                &json!("Status"),
-                &json!("Failure"),
-                &json!("MethodNotAllowed"),
-                &json!(405)
-            )
-        );
+    // POST to a named object is not a route kube-apiserver serves: 405 with a Status body.
+    let req = http::Request::post(format!("/api/v1/namespaces/{}/configmaps/c", e.ns))
+        .header("content-type", "application/json")
+        .body(kube::client::Body::from(b"{}".to_vec()))
+        .expect("request");
+    let resp = within("raw post", e.client.send(req)).await.expect("response");
+    assert_eq!(resp.status().as_u16(), 405);
+    let body = within("body", http_body_util::BodyExt::collect(resp.into_body()))
+        .await
+        .expect("body")
+        .to_bytes();
+    let status: serde_json::Value = serde_json::from_slice(&body).expect("json status");
+    assert_eq!(
+        status,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "the server does not allow this method on the requested resource",
+            "reason": "MethodNotAllowed", "details": {}, "code": 405})
+    );
+    if let Some(sim) = &e.sim {
         assert_eq!(sim.audit().entries.last().map(|e| e.code), Some(405));
     }
     e.done().await;
@@ -929,15 +1021,25 @@ async fn watch_with_selector_reports_objects_entering_and_leaving() {
             .expect("patched");
     }
     let mut seen = Vec::new();
-    while seen.len() < 2 {
+    while seen.len() < 3 {
         match within("event", stream.try_next()).await.expect("event") {
             Some(WatchEvent::Added(_)) => seen.push("ADDED"),
             Some(WatchEvent::Modified(_)) => seen.push("MODIFIED"),
             Some(WatchEvent::Deleted(_)) => seen.push("DELETED"),
+            Some(WatchEvent::Bookmark(b))
+                if b.metadata
+                    .annotations
+                    .get("k8s.io/initial-events-end")
+                    .is_some_and(|v| v == "true") =>
+            {
+                seen.push("INITIAL-EVENTS-END");
+            }
             other => panic!("unexpected {other:?} after {seen:?}"),
         }
     }
-    assert_eq!(seen, ["ADDED", "DELETED"]);
+    // From "0" with bookmarks: no initial events (a does not match), their end, then a
+    // entering and leaving the selection.
+    assert_eq!(seen, ["INITIAL-EVENTS-END", "ADDED", "DELETED"]);
     e.done().await;
 }
 
@@ -993,7 +1095,8 @@ async fn dry_run_writes_change_nothing() {
             .expect("get_opt")
             .is_none()
     );
-    if let Some(sim) = e.sim_only("dry_run audit counts") {
+    if let Some(sim) = &e.sim {
+        // The simulator's own books agree: no version used, a dry-run create audited.
         assert_eq!(Some(sim.resource_version()), rv);
         let audit = sim.audit();
         assert_eq!((audit.count("create"), audit.writes()), (1, 0));
@@ -1212,14 +1315,15 @@ async fn json_and_strategic_merge_patches() {
         .flatten()
         .filter_map(|e| e["name"].as_str())
         .collect();
-    assert_eq!(env_names, ["A", "B"]);
+    // New items go first (kube-apiserver's strategic merge order).
+    assert_eq!(env_names, ["B", "A"]);
     let ports: Vec<i64> = cs[0]["ports"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|p| p["containerPort"].as_i64())
         .collect();
-    assert_eq!(ports, [8080, 9090]);
+    assert_eq!(ports, [9090, 8080]);
     assert_eq!(after.metadata.generation, Some(2));
     // JSON patch: test + replace; a failed test is 422 Invalid.
     let jp: json_patch::Patch = serde_json::from_value(json!([
@@ -1382,15 +1486,20 @@ async fn namespace_deletion_terminates_then_removes_it() {
     e.done().await;
 }
 
+/// Simulator only: the bookmark interval is a simulator setting.
 #[tokio::test]
-async fn idle_watches_get_periodic_bookmarks() {
-    let e = env().await;
-    let Some(sim) = e.sim_only("idle_watches_get_periodic_bookmarks (interval is a simulator setting)")
-    else {
-        return e.done().await;
-    };
+async fn sim_idle_watches_get_periodic_bookmarks() {
+    let sim = Simulator::new();
+    let c = client(&sim);
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "a"}})).expect("ns");
+    within(
+        "ns",
+        Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns),
+    )
+    .await
+    .expect("ns created");
     sim.set_bookmark_interval(Duration::from_millis(200));
-    let api = e.cms();
+    let api = Api::<ConfigMap>::namespaced(c, "a");
     let with = WatchParams {
         bookmarks: true,
         ..WatchParams::default().timeout(1)
@@ -1406,7 +1515,598 @@ async fn idle_watches_get_periodic_bookmarks() {
         .count();
     assert!(
         (3..=7).contains(&bookmarks),
-        "expected ~5 periodic + 1 final bookmarks: {events:?}"
+        "expected the initial-events-end and ~4 periodic bookmarks: {events:?}"
+    );
+}
+
+/// `o` without what differs between servers and runs (uid, resourceVersion, timestamps,
+/// managedFields, cluster IPs); the object's uid and the test namespace read `UID` and `NS`.
+fn comparable(o: &serde_json::Value, ns: &str) -> serde_json::Value {
+    fn walk(v: &mut serde_json::Value, uid: &str, ns: &str) {
+        match v {
+            serde_json::Value::String(s) if !uid.is_empty() && s == uid => *s = "UID".into(),
+            serde_json::Value::String(s) if s == ns => *s = "NS".into(),
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| walk(x, uid, ns)),
+            serde_json::Value::Object(m) => m.values_mut().for_each(|x| walk(x, uid, ns)),
+            _ => {}
+        }
+    }
+    let mut o = o.clone();
+    let uid = o["metadata"]["uid"].as_str().unwrap_or_default().to_owned();
+    if let Some(m) = o["metadata"].as_object_mut() {
+        for k in ["uid", "resourceVersion", "creationTimestamp", "managedFields"] {
+            m.remove(k);
+        }
+    }
+    if let Some(s) = o.get_mut("spec").and_then(serde_json::Value::as_object_mut) {
+        for k in ["clusterIP", "clusterIPs"] {
+            s.remove(k);
+        }
+    }
+    walk(&mut o, &uid, ns);
+    o
+}
+
+/// Creates `body` (namespaced unless `cluster`) and checks what the server returns, and then
+/// reads back, against `want` (as kube-apiserver v1.36.2 returned it; see [`comparable`]).
+async fn assert_defaults(
+    e: &Env,
+    plural: &str,
+    body: serde_json::Value,
+    cluster: bool,
+    want: serde_json::Value,
+) {
+    let api_version = body["apiVersion"].as_str().expect("apiVersion").to_owned();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
+    let kind = body["kind"].as_str().expect("kind").to_owned();
+    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, &kind), plural);
+    let api = dyn_api(&e.client, &ar, (!cluster).then_some(e.ns.as_str()));
+    let obj: DynamicObject = serde_json::from_value(body).expect("object");
+    let name = obj.metadata.name.clone().expect("name");
+    let made = within("create", api.create(&PostParams::default(), &obj))
+        .await
+        .expect("created");
+    let made = serde_json::to_value(&made).expect("json");
+    assert_eq!(comparable(&made, &e.ns), want, "{kind} as created");
+    let got = serde_json::to_value(within("get", api.get(&name)).await.expect("get")).expect("json");
+    assert_eq!(comparable(&got, &e.ns), want, "{kind} as read");
+    if cluster {
+        within("delete", api.delete(&name, &DeleteParams::default()))
+            .await
+            .expect("deleted");
+    }
+}
+
+fn pod_template(labels: serde_json::Value, containers: serde_json::Value) -> serde_json::Value {
+    json!({"metadata": {"labels": labels}, "spec": {"containers": containers}})
+}
+
+/// The container of [`pod_template`]s as kube-apiserver defaults it.
+fn defaulted_container(name: &str, image: &str, pull: &str, ports: serde_json::Value) -> serde_json::Value {
+    let mut c = json!({"name": name, "image": image, "imagePullPolicy": pull, "resources": {},
+        "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"});
+    if !ports.is_null() {
+        c["ports"] = ports;
+    }
+    c
+}
+
+fn defaulted_pod_spec(restart: &str, containers: serde_json::Value) -> serde_json::Value {
+    json!({"containers": containers, "dnsPolicy": "ClusterFirst", "restartPolicy": restart,
+        "schedulerName": "default-scheduler", "securityContext": {}, "terminationGracePeriodSeconds": 30})
+}
+
+#[tokio::test]
+async fn server_side_defaults_of_deployments() {
+    let e = env().await;
+    let body = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "labels": {}},
+        "spec": {"selector": {"matchLabels": {"app": "d"}}, "template": pod_template(json!({"app": "d"}),
+            json!([{"name": "app", "image": "registry.example/app:1", "ports": [{"containerPort": 8080}]},
+                   {"name": "side", "image": "registry.example/side", "tty": false}]))}});
+    let want = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "NS", "generation": 1},
+        "spec": {"replicas": 1, "progressDeadlineSeconds": 600, "revisionHistoryLimit": 10,
+            "selector": {"matchLabels": {"app": "d"}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": defaulted_pod_spec("Always", json!([
+                defaulted_container("app", "registry.example/app:1", "IfNotPresent",
+                    json!([{"containerPort": 8080, "protocol": "TCP"}])),
+                defaulted_container("side", "registry.example/side", "Always", serde_json::Value::Null)]))}},
+        "status": {}});
+    assert_defaults(&e, "deployments", body, false, want).await;
+    e.done().await;
+}
+
+#[tokio::test]
+async fn server_side_defaults_of_daemonsets_and_statefulsets() {
+    let e = env().await;
+    let containers = json!([{"name": "c", "image": "img:1", "ports": [{"containerPort": 80}]}]);
+    let defaulted = json!([defaulted_container(
+        "c",
+        "img:1",
+        "IfNotPresent",
+        json!([{"containerPort": 80, "protocol": "TCP"}])
+    )]);
+    let body = json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds"},
+        "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": pod_template(json!({"app": "x"}), containers.clone())}});
+    let want = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "ds", "namespace": "NS", "generation": 1,
+            "annotations": {"deprecated.daemonset.template.generation": "1"}},
+        "spec": {"revisionHistoryLimit": 10, "selector": {"matchLabels": {"app": "x"}},
+            "template": {"metadata": {"labels": {"app": "x"}}, "spec": defaulted_pod_spec("Always", defaulted.clone())},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}},
+        "status": {"currentNumberScheduled": 0, "desiredNumberScheduled": 0, "numberMisscheduled": 0, "numberReady": 0}});
+    assert_defaults(&e, "daemonsets", body, false, want).await;
+    let body = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "ss"},
+        "spec": {"selector": {"matchLabels": {"app": "x"}}, "serviceName": "svc",
+            "template": pod_template(json!({"app": "x"}), containers)}});
+    let want = json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "ss", "namespace": "NS", "generation": 1},
+        "spec": {"replicas": 1, "podManagementPolicy": "OrderedReady", "revisionHistoryLimit": 10,
+            "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
+            "selector": {"matchLabels": {"app": "x"}}, "serviceName": "svc",
+            "template": {"metadata": {"labels": {"app": "x"}}, "spec": defaulted_pod_spec("Always", defaulted)},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}},
+        "status": {"availableReplicas": 0, "replicas": 0}});
+    assert_defaults(&e, "statefulsets", body, false, want).await;
+    e.done().await;
+}
+
+#[tokio::test]
+async fn server_side_defaults_of_jobs() {
+    let e = env().await;
+    let body = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "job"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "img:latest"}]}}}});
+    let labels = json!({"batch.kubernetes.io/controller-uid": "UID", "batch.kubernetes.io/job-name": "job",
+        "controller-uid": "UID", "job-name": "job"});
+    let want = json!({"apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "job", "namespace": "NS", "generation": 1, "labels": labels},
+        "spec": {"backoffLimit": 6, "completionMode": "NonIndexed", "completions": 1, "manualSelector": false,
+            "parallelism": 1, "podReplacementPolicy": "TerminatingOrFailed", "suspend": false,
+            "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "UID"}},
+            "template": {"metadata": {"labels": labels}, "spec": defaulted_pod_spec("Never",
+                json!([defaulted_container("c", "img:latest", "Always", serde_json::Value::Null)]))}},
+        "status": {}});
+    assert_defaults(&e, "jobs", body, false, want).await;
+    e.done().await;
+}
+
+#[tokio::test]
+async fn server_side_defaults_of_services() {
+    let e = env().await;
+    let body = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"},
+        "spec": {"selector": {"app": "x"}, "ports": [{"name": "https", "port": 443}, {"name": "m", "port": 8443, "targetPort": "metrics"}]}});
+    let want = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "NS"},
+        "spec": {"internalTrafficPolicy": "Cluster", "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
+            "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 443},
+                      {"name": "m", "port": 8443, "protocol": "TCP", "targetPort": "metrics"}],
+            "selector": {"app": "x"}, "sessionAffinity": "None", "type": "ClusterIP"},
+        "status": {"loadBalancer": {}}});
+    assert_defaults(&e, "services", body, false, want).await;
+    e.done().await;
+}
+
+#[tokio::test]
+async fn server_side_defaults_of_priority_classes_secrets_and_namespaces() {
+    let e = env().await;
+    let name = format!("cvo-conf-{}", suffix());
+    let body = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "metadata": {"name": name}, "value": 1000, "globalDefault": false});
+    // globalDefault: false comes back absent (a zero value); generation is kept.
+    let want = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "metadata": {"name": name, "generation": 1}, "value": 1000, "preemptionPolicy": "PreemptLowerPriority"});
+    assert_defaults(&e, "priorityclasses", body, true, want).await;
+    let body =
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"a": "b"}});
+    let want = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "NS"},
+        "data": {"a": "Yg=="}, "type": "Opaque"});
+    assert_defaults(&e, "secrets", body, false, want).await;
+    let ns = within("get ns", Api::<Namespace>::all(e.client.clone()).get(&e.ns))
+        .await
+        .expect("namespace");
+    let ns = comparable(&serde_json::to_value(&ns).expect("json"), &e.ns);
+    assert_eq!(
+        ns,
+        json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "NS", "labels": {"kubernetes.io/metadata.name": "NS"}},
+            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
     );
     e.done().await;
+}
+
+/// Sends `body` with `method` to `path` (a raw request, so the body is exactly what kube-apiserver
+/// sees); returns the status code and the JSON answer.
+async fn raw(e: &Env, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
+    let req = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(kube::client::Body::from(body.as_bytes().to_vec()))
+        .expect("request");
+    let resp = within("raw request", e.client.send(req)).await.expect("response");
+    let code = resp.status().as_u16();
+    let bytes = within("body", http_body_util::BodyExt::collect(resp.into_body()))
+        .await
+        .expect("body")
+        .to_bytes();
+    (code, serde_json::from_slice(&bytes).expect("json answer"))
+}
+
+/// `(code, reason, message)` of a Status answer.
+fn status_of(answer: &(u16, serde_json::Value)) -> (u16, &str, &str) {
+    let s = &answer.1;
+    (
+        answer.0,
+        s["reason"].as_str().unwrap_or_default(),
+        s["message"].as_str().unwrap_or_default(),
+    )
+}
+
+#[tokio::test]
+async fn custom_resources_need_api_version_and_kind() {
+    let e = env().await;
+    let ar = e.widget_crd("Namespaced").await;
+    let path = format!("/apis/{}/v1/namespaces/{}/widgets", ar.group, e.ns);
+    let av = &ar.api_version;
+    let r = raw(
+        &e,
+        "POST",
+        &path,
+        r#"{"metadata":{"name":"w"},"spec":{"size":1}}"#,
+    )
+    .await;
+    assert_eq!(
+        status_of(&r),
+        (
+            400,
+            "BadRequest",
+            "the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '{\"metadata\":{\"name\":\"w\"},\"spec\":{\"size\":1}}' ({\"metadata\":{\"name\":\"w\"},\"spec ...)"
+        )
+    );
+    let r = raw(&e, "POST", &path, r#"{"kind":"Widget","metadata":{"name":"w"}}"#).await;
+    let want = format!("the API version in the data () does not match the expected API version ({av})");
+    assert_eq!(status_of(&r), (400, "BadRequest", want.as_str()));
+    let other = format!("{}/v2", ar.group);
+    let r = raw(
+        &e,
+        "POST",
+        &path,
+        &format!(r#"{{"apiVersion":"{other}","kind":"Widget","metadata":{{"name":"w"}}}}"#),
+    )
+    .await;
+    let want =
+        format!("the API version in the data ({other}) does not match the expected API version ({av})");
+    assert_eq!(status_of(&r), (400, "BadRequest", want.as_str()));
+    let r = raw(
+        &e,
+        "POST",
+        &path,
+        &format!(r#"{{"apiVersion":"{av}","kind":"Gadget","metadata":{{"name":"w"}}}}"#),
+    )
+    .await;
+    let want = format!(
+        "Gadget.{} \"w\" is invalid: kind: Invalid value: \"Gadget\": must be Widget",
+        ar.group
+    );
+    assert_eq!(status_of(&r), (422, "Invalid", want.as_str()));
+    assert_eq!(
+        r.1["details"],
+        json!({"name": "w", "group": ar.group, "kind": "Gadget", "causes": [
+            {"reason": "FieldValueInvalid", "message": "Invalid value: \"Gadget\": must be Widget", "field": "kind"}]})
+    );
+    // Created properly, a replace (main resource or status) needs the same, and a
+    // resourceVersion: custom resources allow no unconditional update.
+    let ok =
+        format!(r#"{{"apiVersion":"{av}","kind":"Widget","metadata":{{"name":"w"}},"spec":{{"size":1}}}}"#);
+    assert_eq!(raw(&e, "POST", &path, &ok).await.0, 201);
+    let r = raw(
+        &e,
+        "PUT",
+        &format!("{path}/w/status"),
+        r#"{"metadata":{"name":"w"},"status":{}}"#,
+    )
+    .await;
+    assert_eq!((r.0, r.1["reason"].as_str()), (400, Some("BadRequest")));
+    let r = raw(&e, "PUT", &format!("{path}/w"), &ok).await;
+    let want = format!(
+        "widgets.{} \"w\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update",
+        ar.group
+    );
+    assert_eq!(status_of(&r), (422, "Invalid", want.as_str()));
+    assert_eq!(r.1["details"]["kind"], "widgets");
+    // Built-in kinds take a body without them (the endpoint says which kind it is) but refuse
+    // another kind.
+    let cms = format!("/api/v1/namespaces/{}/configmaps", e.ns);
+    let r = raw(&e, "POST", &cms, r#"{"metadata":{"name":"c"},"data":{"a":"b"}}"#).await;
+    assert_eq!(
+        (r.0, &r.1["kind"], &r.1["apiVersion"]),
+        (201, &json!("ConfigMap"), &json!("v1"))
+    );
+    let r = raw(
+        &e,
+        "PUT",
+        &format!("{cms}/c"),
+        r#"{"metadata":{"name":"c"},"data":{"a":"c"}}"#,
+    )
+    .await;
+    assert_eq!((r.0, &r.1["data"]["a"]), (200, &json!("c")));
+    let r = raw(
+        &e,
+        "POST",
+        &cms,
+        r#"{"apiVersion":"v1","kind":"Foo","metadata":{"name":"d"}}"#,
+    )
+    .await;
+    let (code, reason, message) = status_of(&r);
+    assert_eq!((code, reason), (400, "BadRequest"));
+    assert!(
+        message.starts_with("Foo in version \"v1\" cannot be handled as a ConfigMap: "),
+        "{message}"
+    );
+    e.done().await;
+}
+
+fn gadget_schema() -> serde_json::Value {
+    json!({"type": "object", "properties": {
+        "spec": {"type": "object", "required": ["size"], "properties": {
+            "size": {"type": "integer", "minimum": 0},
+            "mode": {"type": "string", "enum": ["a", "b"]},
+            "label": {"type": "string", "nullable": true},
+            "on": {"type": "boolean"},
+            "tags": {"type": "array", "maxItems": 2, "items": {"type": "string"}},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+            "port": {"x-kubernetes-int-or-string": true},
+            "nested": {"type": "object", "properties": {"a": {"type": "string", "default": "dflt"}}},
+            "m": {"type": "object", "additionalProperties": {"type": "string"}}}},
+        "status": {"type": "object", "required": ["phase", "history"], "properties": {
+            "phase": {"type": "string"},
+            "history": {"type": "array", "items": {"type": "object",
+                "required": ["state", "completionTime"], "properties": {
+                    "state": {"type": "string"},
+                    "completionTime": {"type": "string", "format": "date-time", "nullable": true}}}}}}}})
+}
+
+/// The causes of an Invalid answer as sorted `field: message` lines (kube-apiserver lists
+/// them in no fixed order).
+fn causes(answer: &(u16, serde_json::Value)) -> Vec<String> {
+    let mut v: Vec<String> = answer.1["details"]["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            format!(
+                "{} {}: {}",
+                c["reason"].as_str().unwrap_or_default(),
+                c["field"].as_str().unwrap_or_default(),
+                c["message"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn custom_resources_are_pruned_defaulted_and_validated_against_their_schema() {
+    let e = env().await;
+    let ar = e.crd_with_schema("Namespaced", gadget_schema()).await;
+    let path = format!("/apis/{}/v1/namespaces/{}/widgets", ar.group, e.ns);
+    let av = ar.api_version.clone();
+    let body = |name: &str, spec: serde_json::Value| -> String {
+        json!({"apiVersion": av, "kind": "Widget", "metadata": {"name": name}, "spec": spec, "extra": 1})
+            .to_string()
+    };
+    // Unknown fields pruned, nulls dropped unless nullable, defaults filled in.
+    let r = raw(
+        &e,
+        "POST",
+        &path,
+        &body(
+            "g1",
+            json!({"size": 1, "unknown": 2, "free": {"x": {"y": 1}},
+        "nested": {"b": 2}, "label": null, "mode": null, "port": "http"}),
+        ),
+    )
+    .await;
+    assert_eq!(r.0, 201, "{}", r.1);
+    assert_eq!(r.1.get("extra"), None);
+    assert_eq!(
+        r.1["spec"],
+        json!({"size": 1, "free": {"x": {"y": 1}}, "nested": {"a": "dflt"}, "label": null, "port": "http"})
+    );
+    // One bad field: its message; more: all of them.
+    let r = raw(&e, "POST", &path, &body("g2", json!({}))).await;
+    let want = format!("Widget.{} \"g2\" is invalid: spec.size: Required value", ar.group);
+    assert_eq!(status_of(&r), (422, "Invalid", want.as_str()));
+    assert_eq!(causes(&r), ["FieldValueRequired spec.size: Required value"]);
+    let r = raw(
+        &e,
+        "POST",
+        &path,
+        &body(
+            "g3",
+            json!({"size": "big", "mode": "c", "on": "yes",
+        "tags": [1, "a", "b"], "nested": "s", "m": {"k": 1}, "port": 1.5}),
+        ),
+    )
+    .await;
+    assert_eq!((r.0, r.1["reason"].as_str()), (422, Some("Invalid")));
+    assert_eq!(
+        causes(&r),
+        [
+            "FieldValueNotSupported spec.mode: Unsupported value: \"c\": supported values: \"a\", \"b\"",
+            "FieldValueTooMany spec.tags: Too many: 3: must have at most 2 items",
+            "FieldValueTypeInvalid spec.m.k: Invalid value: \"integer\": spec.m.k in body must be of type string: \"integer\"",
+            "FieldValueTypeInvalid spec.nested: Invalid value: \"string\": spec.nested in body must be of type object: \"string\"",
+            "FieldValueTypeInvalid spec.on: Invalid value: \"string\": spec.on in body must be of type boolean: \"string\"",
+            "FieldValueTypeInvalid spec.port: Invalid value: \"number\": spec.port in body must be of type integer,string: \"number\"",
+            "FieldValueTypeInvalid spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\"",
+            "FieldValueTypeInvalid spec.tags[0]: Invalid value: \"integer\": spec.tags[0] in body must be of type string: \"integer\"",
+        ]
+    );
+    let r = raw(&e, "POST", &path, &body("g3", json!({"size": -1}))).await;
+    assert_eq!(
+        causes(&r),
+        [
+            "FieldValueInvalid spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0"
+        ]
+    );
+    // The status subresource is validated too, its messages relative to status; a required
+    // key that is null is present.
+    let g1 = format!("{path}/g1");
+    let rv = raw(&e, "GET", &g1, "").await.1["metadata"]["resourceVersion"].clone();
+    let status = |s: serde_json::Value| -> String {
+        json!({"apiVersion": av, "kind": "Widget", "metadata": {"name": "g1", "resourceVersion": rv}, "status": s}).to_string()
+    };
+    let r = raw(&e, "PUT", &format!("{g1}/status"), &status(json!({"phase": "x"}))).await;
+    let want = format!(
+        "Widget.{} \"g1\" is invalid: status.history: Required value",
+        ar.group
+    );
+    assert_eq!(status_of(&r), (422, "Invalid", want.as_str()));
+    let r = raw(
+        &e,
+        "PUT",
+        &format!("{g1}/status"),
+        &status(json!({"phase": 5, "history": [
+        {"state": "a"}, {"state": "b", "completionTime": "yesterday"}]})),
+    )
+    .await;
+    assert_eq!(
+        causes(&r),
+        [
+            "FieldValueRequired status.history[0].completionTime: Required value",
+            "FieldValueTypeInvalid status.history[1].completionTime: Invalid value: \"yesterday\": history[1].completionTime in body must be of type date-time: \"yesterday\"",
+            "FieldValueTypeInvalid status.phase: Invalid value: \"integer\": phase in body must be of type string: \"integer\"",
+        ]
+    );
+    let r = raw(
+        &e,
+        "PUT",
+        &format!("{g1}/status"),
+        &status(json!({"phase": "x", "junk": 1,
+        "history": [{"state": "a", "completionTime": null}]})),
+    )
+    .await;
+    assert_eq!(r.0, 200, "{}", r.1);
+    assert_eq!(
+        r.1["status"],
+        json!({"phase": "x", "history": [{"state": "a", "completionTime": null}]})
+    );
+    // Patches are validated as well.
+    let api = dyn_api(&e.client, &ar, Some(&e.ns));
+    let bad = within(
+        "bad merge patch",
+        api.patch(
+            "g1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"size": "x"}})),
+        ),
+    )
+    .await;
+    assert_eq!(api_error(bad), (422, "Invalid".into()));
+    e.done().await;
+}
+
+fn established(crd: &serde_json::Value) -> bool {
+    crd["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == "Established" && c["status"] == "True")
+    })
+}
+
+fn widget_crd_body(group: &str) -> serde_json::Value {
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {"group": group, "scope": "Cluster", "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})
+}
+
+/// A created CRD is not established yet in the create answer (kube-apiserver's controllers
+/// accept its names and establish it afterwards); it is soon, and then its kind is served.
+#[tokio::test]
+async fn crd_create_answer_is_not_yet_established() {
+    let e = env().await;
+    let group = format!("t{}.cvo.example.com", suffix());
+    let r = raw(
+        &e,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        &widget_crd_body(&group).to_string(),
+    )
+    .await;
+    e.crds.lock().expect("crds").push(format!("widgets.{group}"));
+    assert_eq!(r.0, 201, "{}", r.1);
+    assert_eq!(
+        r.1["status"],
+        json!({"conditions": null, "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": ["v1"]})
+    );
+    let name = format!("widgets.{group}");
+    let crds = crd_api(&e.client);
+    poll("established", || async {
+        let c = crds.get(&name).await.ok()?;
+        established(&serde_json::to_value(&c).ok()?).then_some(())
+    })
+    .await;
+    let path = format!("/apis/{group}/v1/widgets");
+    poll("served", || async {
+        (raw(&e, "GET", &path, "").await.0 == 200).then_some(())
+    })
+    .await;
+    e.done().await;
+}
+
+/// Simulator only (the delay is a simulator setting): with an establish delay, a new CRD's
+/// kind is not served, nor in discovery, until it is established; a watcher of CRDs sees the
+/// establishment without any other request.
+#[tokio::test]
+async fn sim_crd_establish_delay_serves_the_kind_later() {
+    let sim = Simulator::new();
+    sim.set_crd_establish_delay(Duration::from_millis(300));
+    let c = client(&sim);
+    let crds = crd_api(&c);
+    let rv = within("list", crds.list(&ListParams::default()))
+        .await
+        .expect("list")
+        .metadata
+        .resource_version
+        .expect("rv");
+    let mut stream = within("watch", crds.watch(&WatchParams::default().timeout(10), &rv))
+        .await
+        .expect("watch")
+        .boxed();
+    let obj: DynamicObject = serde_json::from_value(widget_crd_body("w.example.com")).expect("crd");
+    let made = within("create", crds.create(&PostParams::default(), &obj))
+        .await
+        .expect("created");
+    assert!(!established(&serde_json::to_value(&made).expect("json")));
+    let gvk = GroupVersionKind::gvk("w.example.com", "v1", "Widget");
+    let widgets: Api<DynamicObject> =
+        Api::all_with(c.clone(), &ApiResource::from_gvk_with_plural(&gvk, "widgets"));
+    let r = within("list too early", widgets.list(&ListParams::default())).await;
+    assert_eq!(api_error(r), (404, "NotFound".into()));
+    let groups = within("groups", c.list_api_groups()).await.expect("/apis");
+    assert!(!groups.groups.iter().any(|g| g.name == "w.example.com"));
+    let started = std::time::Instant::now();
+    loop {
+        match within("event", stream.try_next()).await {
+            // (The store is empty: the watch from "0" starts with an initial-events-end bookmark.)
+            Ok(Some(WatchEvent::Added(_) | WatchEvent::Bookmark(_))) => {}
+            Ok(Some(WatchEvent::Modified(o))) if established(&serde_json::to_value(&o).expect("json")) => {
+                break;
+            }
+            other => panic!("expected the CRD established, got {other:?}"),
+        }
+    }
+    assert!(
+        started.elapsed() >= Duration::from_millis(200),
+        "{:?}",
+        started.elapsed()
+    );
+    within("list", widgets.list(&ListParams::default()))
+        .await
+        .expect("served once established");
+    let groups = within("groups", c.list_api_groups()).await.expect("/apis");
+    assert!(groups.groups.iter().any(|g| g.name == "w.example.com"));
 }

@@ -2,8 +2,10 @@
 //! modifiers, readiness and ClusterOperator health checks — the cases of upstream
 //! `pkg/cvo/internal/operatorstatus_test.go`, `lib/resourcemerge/*_test.go`,
 //! `lib/resourcebuilder/*_test.go` and `pkg/cvo/internal/generic_test.go` — and the apply step
-//! against the simulator through a real `kube::Client`: zero writes on a converged cluster, also
-//! after the server filled defaults, and dry-run (watch-only) drift with zero writes.
+//! through a real `kube::Client`: zero writes on a converged cluster, also after the server
+//! filled defaults, and dry-run (watch-only) drift with zero writes. The apply tests run on the
+//! in-process simulator, or on the real cluster `CVO_TEST_KUBECONFIG` names (each in a
+//! namespace and CRD group of its own); `sim_*` tests run on a simulator in any case.
 
 use std::{future::Future, time::Duration};
 
@@ -575,169 +577,428 @@ fn c90_inject_tls_config_map() {
     assert_eq!(c, again);
 }
 
-fn sim_client() -> (Simulator, Client) {
-    let sim = Simulator::new();
-    let client = Client::new(sim.clone(), "default");
-    (sim, client)
+// ---------------------------------------------------------------- apply against a server
+
+/// A request the applier sent: `(verb, path)`; verbs as the simulator's audit names them.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(&'static str, String)>>>;
+
+/// The verb of a request: discovery, get, list, watch, create, update, patch, delete,
+/// deletecollection; dry-run writes are `dry-run`.
+fn verb_of(method: &http::Method, uri: &http::Uri) -> &'static str {
+    let query = uri.query().unwrap_or_default();
+    let segs: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+    // After /api/v1 or /apis/group/version.
+    let rest: &[&str] = match segs.as_slice() {
+        ["api", _, rest @ ..] => rest,
+        ["apis", _, _, rest @ ..] => rest,
+        _ => &[],
+    };
+    if rest.is_empty() {
+        return "discovery";
+    }
+    let rest = match rest {
+        ["namespaces", _, tail @ ..] if !tail.is_empty() => tail,
+        r => r,
+    };
+    let named = rest.len() > 1;
+    if query.contains("dryRun=All") && *method != http::Method::GET {
+        return "dry-run";
+    }
+    match (method.as_str(), named) {
+        ("GET", true) => "get",
+        ("GET", false) if query.contains("watch=") => "watch",
+        ("GET", false) => "list",
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", true) => "delete",
+        ("DELETE", false) => "deletecollection",
+        _ => "unknown",
+    }
 }
 
-fn machine_config(name: &str, kargs: &[&str], create_only: bool) -> Value {
-    let mut v = json!({
-        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
-        "metadata": {"name": name, "labels": {"a": "b"}},
-        "spec": {"kernelArguments": kargs},
-    });
-    if create_only {
-        v["metadata"]["annotations"] = json!({"release.openshift.io/create-only": "TRUE"});
+/// Where an apply test runs: the in-process simulator, or the real cluster
+/// `CVO_TEST_KUBECONFIG` names. The applier's client counts its requests by verb (the same
+/// way on both); the test's own reads and writes go through `admin`, uncounted. Each test
+/// gets a namespace of its own and, when asked, a CRD of its own.
+struct Env {
+    sim: Option<Simulator>,
+    client: Client,
+    admin: Client,
+    seen: Seen,
+    ns: String,
+    crd: Option<(String, kube::api::ApiResource)>,
+}
+
+fn suffix() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos()) ^ d.as_secs());
+    let n = nanos
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(
+            N.fetch_add(1, Ordering::Relaxed)
+                .wrapping_mul(1_442_695_040_888_963_407),
+        )
+        .wrapping_add(u64::from(std::process::id()));
+    format!("{:08x}", n >> 32)
+}
+
+async fn env() -> Env {
+    env_with(false).await
+}
+
+/// A fresh environment; with `crd`, a cluster-scoped CRD `widgets.<unique group>` (kind
+/// Widget, v1, any `spec`) is created and established first.
+async fn env_with(crd: bool) -> Env {
+    env_on(std::env::var_os("CVO_TEST_KUBECONFIG"), crd).await
+}
+
+/// A fresh environment on the cluster `kubeconfig` names, or on a new simulator when `None`.
+async fn env_on(kubeconfig: Option<std::ffi::OsString>, crd: bool) -> Env {
+    let seen: Seen = std::sync::Arc::default();
+    let record = {
+        let seen = seen.clone();
+        move |req: http::Request<kube::client::Body>| {
+            let v = verb_of(req.method(), req.uri());
+            seen.lock().expect("seen").push((v, req.uri().path().to_owned()));
+            req
+        }
+    };
+    let (sim, client, admin) = match kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(&path).expect("CVO_TEST_KUBECONFIG readable");
+            let cfg = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+                .await
+                .expect("kubeconfig usable");
+            let admin = Client::try_from(cfg.clone()).expect("client");
+            let client = kube::client::ClientBuilder::try_from(cfg)
+                .expect("client builder")
+                .with_layer(&tower::util::MapRequestLayer::new(record))
+                .build();
+            (None, client, admin)
+        }
+        None => {
+            let sim = Simulator::new();
+            let client = Client::new(tower::util::MapRequest::new(sim.clone(), record), "default");
+            (Some(sim.clone()), client, Client::new(sim, "default"))
+        }
+    };
+    let ns = format!("cvo-apply-{}", suffix());
+    let mut e = Env {
+        sim,
+        client,
+        admin,
+        seen,
+        ns,
+        crd: None,
+    };
+    e.put(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": e.ns}}))
+        .await;
+    if crd {
+        let group = format!("t{}.cvo.example.com", suffix());
+        let name = format!("widgets.{group}");
+        e.put(json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": name},
+            "spec": {"group": group, "scope": "Cluster",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}}))
+            .await;
+        let gvk = kube::api::GroupVersionKind::gvk(&group, "v1", "Widget");
+        let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, "widgets");
+        let probe: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(e.admin.clone(), &ar);
+        common::poll(
+            "crd served",
+            Duration::from_secs(60),
+            Duration::from_millis(100),
+            || async {
+                probe
+                    .list(&kube::api::ListParams::default())
+                    .await
+                    .ok()
+                    .map(|_| ())
+            },
+        )
+        .await;
+        e.crd = Some((name, ar));
     }
-    v
+    e.clear();
+    e
+}
+
+impl Env {
+    fn api(&self, api_version: &str, kind: &str, ns: Option<&str>) -> kube::Api<kube::api::DynamicObject> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let plural = match kind {
+            "Widget" => "widgets".to_owned(),
+            k => format!("{}s", k.to_lowercase()),
+        };
+        let ar = kube::api::ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk(group, version, kind),
+            &plural,
+        );
+        match ns {
+            Some(ns) => kube::Api::namespaced_with(self.admin.clone(), ns, &ar),
+            None => kube::Api::all_with(self.admin.clone(), &ar),
+        }
+    }
+
+    fn api_for(&self, o: &Value) -> kube::Api<kube::api::DynamicObject> {
+        self.api(
+            o["apiVersion"].as_str().unwrap_or_default(),
+            o["kind"].as_str().unwrap_or_default(),
+            o["metadata"]["namespace"].as_str(),
+        )
+    }
+
+    /// The live object `o` names (apiVersion, kind, name, namespace), if any.
+    async fn get(&self, o: &Value) -> Option<Value> {
+        let name = o["metadata"]["name"].as_str().unwrap_or_default();
+        within("get", self.api_for(o).get_opt(name))
+            .await
+            .expect("get")
+            .map(|d| serde_json::to_value(d).expect("json"))
+    }
+
+    /// Creates `o`, or replaces the live object (its main resource, then its status when `o`
+    /// has one), as a controller or an administrator would; not counted.
+    async fn put(&self, mut o: Value) -> Value {
+        let api = self.api_for(&o);
+        let name = o["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let pp = kube::api::PostParams::default();
+        let Some(live) = self.get(&o).await else {
+            let obj: kube::api::DynamicObject = serde_json::from_value(o).expect("object");
+            let made = within("create", api.create(&pp, &obj)).await.expect("created");
+            return serde_json::to_value(made).expect("json");
+        };
+        o["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
+        let obj: kube::api::DynamicObject = serde_json::from_value(o.clone()).expect("object");
+        let mut out = within("replace", api.replace(&name, &pp, &obj))
+            .await
+            .expect("replaced");
+        if o.get("status").is_some() && out.data.get("status") != o.get("status") {
+            let mut st = o;
+            st["metadata"]["resourceVersion"] = json!(out.metadata.resource_version);
+            let obj: kube::api::DynamicObject = serde_json::from_value(st).expect("object");
+            if let Ok(s) = within("replace status", api.replace_status(&name, &pp, &obj)).await {
+                out = s;
+            }
+        }
+        serde_json::to_value(out).expect("json")
+    }
+
+    fn clear(&self) {
+        self.seen.lock().expect("seen").clear();
+    }
+
+    /// Requests the applier sent since the last [`Env::clear`], by verb.
+    fn counts(&self) -> std::collections::BTreeMap<&'static str, usize> {
+        let mut m = std::collections::BTreeMap::new();
+        for (v, _) in self.seen.lock().expect("seen").iter() {
+            *m.entry(*v).or_default() += 1;
+        }
+        m
+    }
+
+    fn count(&self, verb: &str) -> usize {
+        self.counts().get(verb).copied().unwrap_or(0)
+    }
+
+    fn requests(&self) -> usize {
+        self.seen.lock().expect("seen").len()
+    }
+
+    fn writes(&self) -> usize {
+        ["create", "update", "patch", "delete", "deletecollection"]
+            .iter()
+            .map(|v| self.count(v))
+            .sum()
+    }
+
+    fn widget(&self, name: &str, args: &[&str], create_only: bool) -> Value {
+        let (_, ar) = self.crd.as_ref().expect("env_with(true)");
+        let mut v = json!({
+            "apiVersion": ar.api_version, "kind": "Widget",
+            "metadata": {"name": name, "labels": {"a": "b"}},
+            "spec": {"kernelArguments": args},
+        });
+        if create_only {
+            v["metadata"]["annotations"] = json!({"release.openshift.io/create-only": "TRUE"});
+        }
+        v
+    }
+
+    /// The manifests of the apply tests: the test namespace, a ConfigMap, a Deployment and a
+    /// Widget (with [`env_with`]).
+    fn manifests(&self) -> Vec<Value> {
+        let ns = &self.ns;
+        let mut v = vec![
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"x": "y"}}}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": ns},
+                   "data": {"k": "v"}}),
+            deployment_manifest("op", ns),
+        ];
+        if self.crd.is_some() {
+            v.push(self.widget(&format!("w-{ns}"), &["a=1"], false));
+        }
+        v
+    }
+
+    /// Removes what the test made (namespace, widgets, CRD).
+    async fn done(self) {
+        let dp = kube::api::DeleteParams::default();
+        if let Some((name, _)) = &self.crd {
+            let crds = self.api("apiextensions.k8s.io/v1", "CustomResourceDefinition", None);
+            let _ = crds.delete(name, &dp).await;
+        }
+        let _ = self.api("v1", "Namespace", None).delete(&self.ns, &dp).await;
+    }
+}
+
+fn deployment_manifest(name: &str, ns: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+           "metadata": {"name": name, "namespace": ns},
+           "spec": {"selector": {"matchLabels": {"app": "op"}},
+                    "template": {"metadata": {"labels": {"app": "op"}},
+                                 "spec": {"containers": [{"name": "op", "image": "quay.io/op:1",
+                                    "ports": [{"name": "https", "containerPort": 8443}],
+                                    "resources": {"requests": {"cpu": "10m", "memory": "50Mi"}},
+                                    "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8443}}}],
+                                          "volumes": [{"name": "cfg", "configMap": {"name": "cfg"}}]}}}})
 }
 
 #[tokio::test]
 async fn c91_create_only_unknown_kind() {
-    let (sim, client) = sim_client();
-    let applier = Applier::new(client);
+    let e = env_with(true).await;
+    let applier = Applier::new(e.client.clone());
     let ctx = ApplyContext::default();
-    let out = within("create", applier.apply(&ctx, &machine_config("mc", &["x"], true)))
+    let name = format!("w-{}", e.ns);
+    let out = within("create", applier.apply(&ctx, &e.widget(&name, &["x"], true)))
         .await
         .expect("created");
     assert!(out.wrote);
     assert!(matches!(out.drift, Drift::Create { .. }));
-    assert_eq!(sim.audit().count("create"), 1);
-    let before = sim.get("machineconfiguration.openshift.io", "machineconfigs", "", "mc");
-    let out = within(
-        "no update",
-        applier.apply(&ctx, &machine_config("mc", &["y"], true)),
-    )
-    .await
-    .expect("create-only present");
+    assert_eq!(e.count("create"), 1);
+    let before = e.get(&e.widget(&name, &[], true)).await;
+    let out = within("no update", applier.apply(&ctx, &e.widget(&name, &["y"], true)))
+        .await
+        .expect("create-only present");
     assert!(!out.wrote);
     assert_eq!(out.drift, Drift::None);
-    assert_eq!(sim.audit().writes(), 1, "no update issued");
-    assert_eq!(
-        sim.get("machineconfiguration.openshift.io", "machineconfigs", "", "mc"),
-        before
-    );
+    assert_eq!(e.writes(), 1, "no update issued");
+    assert_eq!(e.get(&e.widget(&name, &[], true)).await, before);
+    e.done().await;
 }
 
-// ---------------------------------------------------------------- apply against the simulator
-
-fn manifests() -> Vec<Value> {
-    vec![
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "openshift-demo", "labels": {"x": "y"}}}),
-        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "openshift-demo"},
-               "data": {"k": "v"}}),
-        json!({"apiVersion": "apps/v1", "kind": "Deployment",
-               "metadata": {"name": "op", "namespace": "openshift-demo"},
-               "spec": {"selector": {"matchLabels": {"app": "op"}},
-                        "template": {"metadata": {"labels": {"app": "op"}},
-                                     "spec": {"containers": [{"name": "op", "image": "quay.io/op:1",
-                                        "ports": [{"name": "https", "containerPort": 8443}],
-                                        "resources": {"requests": {"cpu": "10m", "memory": "50Mi"}},
-                                        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8443}}}],
-                                              "volumes": [{"name": "cfg", "configMap": {"name": "cfg"}}]}}}}),
-        machine_config("mc", &["a=1"], false),
-    ]
-}
-
-async fn apply_all(applier: &Applier, ctx: &ApplyContext) -> Vec<Drift> {
+async fn apply_all(applier: &Applier, ctx: &ApplyContext, manifests: &[Value]) -> Vec<Drift> {
     let mut out = Vec::new();
-    for m in manifests() {
-        let o = within("apply", applier.apply(ctx, &m)).await.expect("applied");
+    for m in manifests {
+        let o = within("apply", applier.apply(ctx, m)).await.expect("applied");
         out.push(o.drift);
     }
     out
 }
 
+/// The ClusterVersion uid the engine puts in owner references: on a real cluster with a
+/// garbage collector, an owner that does not exist would get the objects collected, so
+/// none there.
+fn cv_uid(e: &Env) -> Option<String> {
+    e.sim.as_ref().map(|_| "cv-uid".to_owned())
+}
+
 #[tokio::test]
 async fn second_apply_over_unchanged_cluster_makes_zero_writes() {
-    let (sim, client) = sim_client();
-    let applier = Applier::new(client);
+    let e = env_with(true).await;
+    let applier = Applier::new(e.client.clone());
     let ctx = ApplyContext {
         mode: PayloadState::Updating,
-        cluster_version_uid: Some("cv-uid".into()),
+        cluster_version_uid: cv_uid(&e),
         ..Default::default()
     };
-    let first = apply_all(&applier, &ctx).await;
+    let manifests = e.manifests();
+    // The namespace exists already (the test's own): it is updated with the label.
+    let first = apply_all(&applier, &ctx, &manifests).await;
+    assert!(matches!(first[0], Drift::Update { .. }), "{first:?}");
     assert!(
-        first.iter().all(|d| matches!(d, Drift::Create { .. })),
+        first[1..].iter().all(|d| matches!(d, Drift::Create { .. })),
         "{first:?}"
     );
-    assert_eq!(sim.audit().count("create"), 4);
-    let cm = sim
-        .get("", "configmaps", "openshift-demo", "cfg")
-        .expect("configmap");
-    assert_eq!(cm["metadata"]["ownerReferences"][0]["uid"], "cv-uid");
-    assert_eq!(cm["metadata"]["ownerReferences"][0]["controller"], true);
-    sim.clear_audit();
-    let second = apply_all(&applier, &ctx).await;
+    assert_eq!(e.count("create"), 3);
+    if e.sim.is_some() {
+        let cm = e.get(&manifests[1]).await.expect("configmap");
+        assert_eq!(cm["metadata"]["ownerReferences"][0]["uid"], "cv-uid");
+        assert_eq!(cm["metadata"]["ownerReferences"][0]["controller"], true);
+    }
+    e.clear();
+    let second = apply_all(&applier, &ctx, &manifests).await;
     assert!(second.iter().all(Drift::is_none), "{second:?}");
-    let audit = sim.audit();
-    assert_eq!(audit.writes(), 0, "{:?}", audit.counts());
-    assert_eq!(audit.count("get"), 4);
+    assert_eq!(e.writes(), 0, "{:?}", e.counts());
+    assert_eq!(e.count("get"), 4);
     assert_eq!(
-        audit.count("discovery"),
+        e.count("discovery"),
         0,
-        "the MachineConfig resource comes from the discovery cache"
+        "the Widget resource comes from the discovery cache"
     );
+    e.done().await;
 }
 
 #[tokio::test]
 async fn server_defaults_do_not_cause_updates() {
-    let (sim, client) = sim_client();
-    let applier = Applier::new(client);
+    let e = env().await;
+    let applier = Applier::new(e.client.clone());
     let ctx = ApplyContext::default();
-    apply_all(&applier, &ctx).await;
-    // what a kube-apiserver would have filled in
-    let mut d = sim
-        .get("apps", "deployments", "openshift-demo", "op")
-        .expect("deployment");
-    d["spec"]["replicas"] = json!(1);
-    d["spec"]["revisionHistoryLimit"] = json!(10);
-    d["spec"]["progressDeadlineSeconds"] = json!(600);
-    d["spec"]["strategy"] =
-        json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}});
-    let pod = &mut d["spec"]["template"]["spec"];
-    pod["dnsPolicy"] = json!("ClusterFirst");
-    pod["restartPolicy"] = json!("Always");
-    pod["schedulerName"] = json!("default-scheduler");
-    pod["securityContext"] = json!({});
-    pod["terminationGracePeriodSeconds"] = json!(30);
-    pod["volumes"][0]["configMap"]["defaultMode"] = json!(420);
-    let c = &mut pod["containers"][0];
-    c["imagePullPolicy"] = json!("IfNotPresent");
-    c["terminationMessagePath"] = json!("/dev/termination-log");
-    c["terminationMessagePolicy"] = json!("File");
-    c["ports"][0]["protocol"] = json!("TCP");
-    c["resources"]["requests"]["cpu"] = json!("0.01");
-    c["readinessProbe"] = json!({"httpGet": {"path": "/healthz", "port": 8443, "scheme": "HTTP"},
-        "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3});
+    let manifests = e.manifests();
+    apply_all(&applier, &ctx, &manifests).await;
+    // The server filled in its defaults; an administrator writes the CPU request in another
+    // notation and a controller reports status.
+    let mut d = e.get(&manifests[2]).await.expect("deployment");
+    let pod = &d["spec"]["template"]["spec"];
+    assert_eq!(
+        (
+            &pod["dnsPolicy"],
+            &pod["containers"][0]["terminationMessagePath"],
+            &d["spec"]["revisionHistoryLimit"]
+        ),
+        (&json!("ClusterFirst"), &json!("/dev/termination-log"), &json!(10)),
+        "server-side defaults"
+    );
+    d["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("0.01");
     d["status"] = json!({"conditions": [{"type": "Available", "status": "True"}]});
-    sim.insert(d).expect("defaulted deployment stored");
-    sim.clear_audit();
-    let drift = apply_all(&applier, &ctx).await;
+    e.put(d).await;
+    e.clear();
+    let drift = apply_all(&applier, &ctx, &manifests).await;
     assert!(drift.iter().all(Drift::is_none), "{drift:?}");
-    assert_eq!(sim.audit().writes(), 0);
+    assert_eq!(e.writes(), 0);
+    e.done().await;
 }
 
 #[tokio::test]
 async fn dry_run_reports_drift_and_writes_nothing() {
-    let (sim, client) = sim_client();
-    let applier = Applier::new(client);
+    let e = env_with(true).await;
+    let applier = Applier::new(e.client.clone());
     // the namespace exists, the rest does not; the namespace has drifted (label changed)
-    sim.insert(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "openshift-demo", "labels": {"x": "z"}}}))
+    let mut ns = e
+        .get(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": e.ns}}))
+        .await
         .expect("namespace");
-    sim.clear_audit();
+    ns["metadata"]["labels"]["x"] = json!("z");
+    e.put(ns).await;
+    e.clear();
     let ctx = ApplyContext {
         dry_run: true,
         ..Default::default()
     };
-    let drift = apply_all(&applier, &ctx).await;
-    assert_eq!(sim.audit().writes(), 0, "{:?}", sim.audit().counts());
+    let manifests = e.manifests();
+    let drift = apply_all(&applier, &ctx, &manifests).await;
+    assert_eq!(e.writes(), 0, "{:?}", e.counts());
     let Drift::Update { diff } = &drift[0] else {
         panic!("namespace drift {:?}", drift[0]);
     };
-    assert_eq!(diff.len(), 1);
+    assert_eq!(diff.len(), 1, "{diff:?}");
     assert_eq!(diff[0].path, ".metadata.labels.x");
     assert_eq!(
         (diff[0].from.clone(), diff[0].to.clone()),
@@ -750,15 +1011,13 @@ async fn dry_run_reports_drift_and_writes_nothing() {
 
     // a drifted deployment image shows as one field change
     let active = ApplyContext::default();
-    apply_all(&applier, &active).await;
-    let mut d = sim
-        .get("apps", "deployments", "openshift-demo", "op")
-        .expect("deployment");
+    apply_all(&applier, &active, &manifests).await;
+    let mut d = e.get(&manifests[2]).await.expect("deployment");
     d["spec"]["template"]["spec"]["containers"][0]["image"] = json!("quay.io/op:0");
-    sim.insert(d).expect("drifted");
-    sim.clear_audit();
-    let drift = apply_all(&applier, &ctx).await;
-    assert_eq!(sim.audit().writes(), 0);
+    e.put(d).await;
+    e.clear();
+    let drift = apply_all(&applier, &ctx, &manifests).await;
+    assert_eq!(e.writes(), 0);
     let Drift::Update { diff } = &drift[2] else {
         panic!("deployment drift {:?}", drift[2]);
     };
@@ -767,82 +1026,77 @@ async fn dry_run_reports_drift_and_writes_nothing() {
         [".spec.template.spec.containers[0].image"]
     );
     // applying for real repairs it with one update
-    sim.clear_audit();
-    apply_all(&applier, &active).await;
-    assert_eq!(sim.audit().counts().get("update"), Some(&1));
-    let d = sim
-        .get("apps", "deployments", "openshift-demo", "op")
-        .expect("deployment");
+    e.clear();
+    apply_all(&applier, &active, &manifests).await;
+    assert_eq!(e.count("update"), 1, "{:?}", e.counts());
+    let d = e.get(&manifests[2]).await.expect("deployment");
     assert_eq!(
         d["spec"]["template"]["spec"]["containers"][0]["image"],
         "quay.io/op:1"
     );
+    e.done().await;
 }
 
+/// Simulator only: it serves ClusterOperator built in (a real server needs the CRD, which
+/// `tests/engine_scenarios.rs` installs for its runs there).
 #[tokio::test]
-async fn cluster_operator_is_health_checked_not_created() {
-    let (sim, client) = sim_client();
-    let applier = Applier::new(client);
+async fn sim_cluster_operator_is_health_checked_not_created() {
+    let e = env_on(None, false).await;
+    let applier = Applier::new(e.client.clone());
     let manifest = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
         "metadata": {"name": "test-co"}, "status": {"versions": [{"name": "operator", "version": "v1"}]}});
     let ctx = ApplyContext {
         mode: PayloadState::Updating,
         ..Default::default()
     };
-    let e = within("co", applier.apply(&ctx, &manifest))
+    let e1 = within("co", applier.apply(&ctx, &manifest))
         .await
         .expect_err("not found");
-    assert_eq!(e.reason, "UpdatePayloadResourceNotFound");
-    assert_eq!(sim.audit().writes(), 0);
+    assert_eq!(e1.reason, "UpdatePayloadResourceNotFound");
+    assert_eq!(e.writes(), 0);
     assert!(
         within("precreate", applier.precreate_cluster_operator(&ctx, &manifest))
             .await
             .expect("precreated")
     );
-    let mut live = sim
-        .get("config.openshift.io", "clusteroperators", "", "test-co")
-        .expect("co");
+    let mut live = e.get(&manifest).await.expect("co");
     live["status"] = json!({"conditions": [{"type": "Available", "status": "True"}, {"type": "Degraded", "status": "False"}],
         "versions": [{"name": "operator", "version": "v0"}]});
-    sim.insert(live).expect("status");
-    let e = within("co", applier.apply(&ctx, &manifest))
+    e.put(live).await;
+    let e2 = within("co", applier.apply(&ctx, &manifest))
         .await
         .expect_err("updating");
     assert_eq!(
-        (e.reason.as_str(), e.effect),
+        (e2.reason.as_str(), e2.effect),
         ("ClusterOperatorUpdating", UpdateEffect::None)
     );
-    let mut live = sim
-        .get("config.openshift.io", "clusteroperators", "", "test-co")
-        .expect("co");
+    let mut live = e.get(&manifest).await.expect("co");
     live["status"]["versions"][0]["version"] = json!("v1");
-    sim.insert(live).expect("status");
-    sim.clear_audit();
+    e.put(live).await;
+    e.clear();
     let out = within("co", applier.apply(&ctx, &manifest))
         .await
         .expect("healthy");
     assert!(!out.wrote);
-    assert_eq!(sim.audit().writes(), 0, "status never written");
+    assert_eq!(e.writes(), 0, "status never written");
+    e.done().await;
 }
 
 #[tokio::test]
 async fn deletion_manifest_deletes_once_in_updating_mode_only() {
-    let (sim, client) = sim_client();
-    let applier = Applier::new(client);
-    sim.insert(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}}))
-        .expect("ns");
-    sim.insert(
-        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "old", "namespace": "ns"}}),
-    )
-    .expect("cm");
+    let e = env().await;
+    let applier = Applier::new(e.client.clone());
+    let ns = e.ns.clone();
+    e.put(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "old", "namespace": ns}}))
+        .await;
     let del = json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "old", "namespace": "ns", "annotations": {"release.openshift.io/delete": "true"}}});
-    sim.clear_audit();
+        "metadata": {"name": "old", "namespace": ns, "annotations": {"release.openshift.io/delete": "true"}}});
+    e.clear();
     let out = within("reconciling", applier.apply(&ApplyContext::default(), &del))
         .await
         .expect("no-op");
     assert_eq!((out.drift, out.wrote), (Drift::None, false));
-    assert_eq!(sim.audit().entries.len(), 0, "no request outside Updating mode");
+    assert_eq!(e.requests(), 0, "no request outside Updating mode");
     let updating = ApplyContext {
         mode: PayloadState::Updating,
         ..Default::default()
@@ -853,53 +1107,56 @@ async fn deletion_manifest_deletes_once_in_updating_mode_only() {
     };
     let out = within("dry", applier.apply(&dry, &del)).await.expect("dry");
     assert_eq!((out.drift, out.wrote), (Drift::Delete, false));
-    assert_eq!(sim.audit().writes(), 0);
+    assert_eq!(e.writes(), 0);
     let out = within("delete", applier.apply(&updating, &del))
         .await
         .expect("deleted");
     assert_eq!((out.drift, out.wrote), (Drift::Delete, true));
-    assert_eq!(sim.audit().count("delete"), 1);
-    assert!(sim.get("", "configmaps", "ns", "old").is_none());
+    assert_eq!(e.count("delete"), 1);
+    assert!(e.get(&del).await.is_none());
     within("verify", applier.apply(&updating, &del))
         .await
         .expect("verified");
-    assert_eq!(sim.audit().count("delete"), 1);
+    assert_eq!(e.count("delete"), 1);
     assert!(applier.deletions_in_progress().is_empty());
     let mut bad = del.clone();
     bad["metadata"]["annotations"]["release.openshift.io/delete"] = json!("yes");
-    let e = within("bad", applier.apply(&updating, &bad))
+    let err = within("bad", applier.apply(&updating, &bad))
         .await
         .expect_err("invalid");
     assert_eq!(
-        e.message,
+        err.message,
         "invalid delete annotation \"release.openshift.io/delete\" with value \"yes\""
     );
+    e.done().await;
 }
 
 #[tokio::test]
 async fn unknown_kind_is_type_missing_and_api_errors_are_mapped() {
-    let (_sim, client) = sim_client();
-    let applier = Applier::new(client);
+    let e = env().await;
+    let applier = Applier::new(e.client.clone());
     let m = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}});
-    let e = within("unknown", applier.apply(&ApplyContext::default(), &m))
+    let err = within("unknown", applier.apply(&ApplyContext::default(), &m))
         .await
         .expect_err("type missing");
-    assert_eq!(e.reason, "UpdatePayloadResourceTypeMissing");
+    assert_eq!(err.reason, "UpdatePayloadResourceTypeMissing");
     assert_eq!(
-        e.message,
+        err.message,
         "Could not update widget \"w\": the server does not recognize this resource, check extension API servers"
     );
     // a ConfigMap in a namespace that does not exist: the server's NotFound
+    let missing = format!("{}-missing", e.ns);
     let cm =
-        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "missing"}});
-    let e = within("ns missing", applier.apply(&ApplyContext::default(), &cm))
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": missing}});
+    let err = within("ns missing", applier.apply(&ApplyContext::default(), &cm))
         .await
         .expect_err("not found");
-    assert_eq!(e.reason, "UpdatePayloadResourceNotFound");
+    assert_eq!(err.reason, "UpdatePayloadResourceNotFound");
     assert_eq!(
-        e.message,
-        "Could not update configmap \"missing/c\": resource may have been deleted"
+        err.message,
+        format!("Could not update configmap \"{missing}/c\": resource may have been deleted")
     );
+    e.done().await;
 }
 
 #[test]
@@ -992,21 +1249,20 @@ fn real_payload_manifests_merge_into_themselves_unmodified() {
 /// (converged) pass sends one GET each and no write. Prints both durations.
 #[tokio::test]
 async fn thousand_manifests_converge_then_zero_writes() {
-    let (sim, client) = sim_client();
-    let applier = Applier::new(client);
+    let e = env().await;
+    let applier = Applier::new(e.client.clone());
     let ctx = ApplyContext {
         mode: PayloadState::Updating,
-        cluster_version_uid: Some("cv".into()),
+        cluster_version_uid: cv_uid(&e),
         ..Default::default()
     };
-    let mut all = vec![json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bulk"}})];
-    for i in 0..999 {
+    let ns = e.ns.clone();
+    let mut all = Vec::new();
+    for i in 0..1000 {
         all.push(if i % 3 == 0 {
-            let mut d = manifests()[2].clone();
-            d["metadata"] = json!({"name": format!("d{i}"), "namespace": "bulk"});
-            d
+            deployment_manifest(&format!("d{i}"), &ns)
         } else {
-            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("c{i}"), "namespace": "bulk"},
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("c{i}"), "namespace": ns},
                    "data": {"i": i.to_string()}})
         });
     }
@@ -1015,18 +1271,18 @@ async fn thousand_manifests_converge_then_zero_writes() {
         within("apply", applier.apply(&ctx, m)).await.expect("applied");
     }
     let first = t.elapsed();
-    assert_eq!(sim.audit().count("create"), 1000);
-    sim.clear_audit();
+    assert_eq!(e.count("create"), 1000);
+    e.clear();
     let t = std::time::Instant::now();
     for m in &all {
         let out = within("apply", applier.apply(&ctx, m)).await.expect("applied");
         assert!(out.drift.is_none(), "{:?}", out.drift);
     }
     let second = t.elapsed();
-    let audit = sim.audit();
-    assert_eq!(audit.writes(), 0);
-    assert_eq!(audit.count("get"), 1000);
+    assert_eq!(e.writes(), 0);
+    assert_eq!(e.count("get"), 1000);
     eprintln!(
         "1000 manifests: first pass {first:?} (1000 creates), converged pass {second:?} (1000 gets, 0 writes)"
     );
+    e.done().await;
 }

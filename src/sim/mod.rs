@@ -15,8 +15,8 @@
 //!   CustomResourceDefinition serves its kind (scope, versions, status subresource) and marks
 //!   it `Established`; deleting it removes its objects and kind;
 //! - discovery, get, list (label/field selectors, `limit`/`continue`), watch (from a
-//!   resourceVersion, `410 Expired`, `timeoutSeconds`, bookmarks at the end and every
-//!   [`server::DEFAULT_BOOKMARK_INTERVAL`]), create (`generateName`, `409 AlreadyExists`),
+//!   resourceVersion, `410 Expired`, `timeoutSeconds`, the `initial-events-end` bookmark and
+//!   one every [`server::DEFAULT_BOOKMARK_INTERVAL`]), create (`generateName`, `409 AlreadyExists`),
 //!   update (`409 Conflict`), delete (finalizers, `deletionTimestamp`), deletecollection,
 //!   `dryRun`, the status subresource, `metadata.generation` on spec changes of the kinds that
 //!   keep one, `uid`, `creationTimestamp`;
@@ -27,11 +27,24 @@
 //! - namespaces: `Terminating` on delete, contents deleted, then removed; creating in a
 //!   terminating namespace is `403 Forbidden`, in a missing one `404 NotFound`.
 //!
-//! Differences: controllers run synchronously inside the write that triggers them (a CRD is
-//! established, a namespace emptied, at once); CRD schemas are not validated or pruned; a
-//! CRD's objects are removed without waiting on their finalizers; built-in kinds are not
-//! validated beyond names; list semantics for server-side apply come from the merge-key
-//! table, not OpenAPI.
+//! - custom resources need `apiVersion` and `kind` (built-in kinds may leave them out) and are
+//!   pruned, defaulted and validated against their CRD's `openAPIV3Schema` (`422 Invalid` with
+//!   kube-apiserver's messages and `details.causes`), their `/status` too; a replace needs
+//!   their `resourceVersion`; built-in kinds get kube-apiserver's server-side defaults (pod
+//!   templates, Deployment, DaemonSet, StatefulSet, Job, Service, Secret, PriorityClass, ...)
+//!   and lose zero values Go omits;
+//! - a created CRD answers with an empty status and is established (its kind served) within
+//!   the create, or after [`Simulator::set_crd_establish_delay`].
+//!
+//! Differences: controllers run synchronously inside the write that triggers them (a namespace
+//! emptied at once; a CRD established at once unless delayed), and the window after a CRD is
+//! established in which kube-apiserver answers `429 storage is (re)initializing` is not
+//! played; CRD schemas are checked without CEL rules, `allOf`/`anyOf`/`oneOf` or list-type
+//! uniqueness; the OpenShift kinds served built in have no schema; a CRD's objects are
+//! removed without waiting on their finalizers; built-in kinds are not validated beyond names
+//! and kinds; list semantics for server-side apply come from the merge-key table, not OpenAPI;
+//! a watch from a version the event log no longer holds is `410 Expired` (a real server keeps
+//! versions until etcd is compacted, every 5 minutes).
 //!
 //! ```no_run
 //! # async fn demo(state: &cvo::cluster::ClusterState) -> anyhow::Result<()> {

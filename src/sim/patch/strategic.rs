@@ -67,7 +67,8 @@ fn strip_directives(v: &Value) -> Value {
 /// Applies a strategic merge patch to `target` (a built-in kind's object): maps merge,
 /// `null` deletes, keyed lists merge item by item, sets union, other lists are replaced.
 /// Directives: `$patch: replace|delete` in maps and list items, `$retainKeys`,
-/// `$deleteFromPrimitiveList/<field>`; `$setElementOrder/<field>` is accepted and ignored.
+/// `$deleteFromPrimitiveList/<field>`, `$setElementOrder/<field>`. Merged lists are ordered as
+/// kube-apiserver orders them (see `normalize_order`).
 ///
 /// # Errors
 /// `400 BadRequest` for an unknown `$patch` value or a non-object patch.
@@ -105,6 +106,17 @@ fn smp_map(target: &mut Value, patch: &Map<String, Value>, path: &mut Vec<String
             }
             continue;
         }
+        if let Some(field) = k.strip_prefix("$setElementOrder/")
+            && !patch.contains_key(field)
+            && let (Some(order), Some(list)) = (v.as_array(), t.get_mut(field))
+            && list.is_array()
+        {
+            // Only the order changes.
+            path.push(field.to_owned());
+            smp_list(list, &[], path, Some(order))?;
+            path.pop();
+            continue;
+        }
         if is_directive(k) {
             continue;
         }
@@ -123,7 +135,10 @@ fn smp_map(target: &mut Value, patch: &Map<String, Value>, path: &mut Vec<String
             }
             Value::Array(pa) => {
                 let entry = t.entry(k.clone()).or_insert(Value::Null);
-                smp_list(entry, pa, path)?;
+                let order = patch
+                    .get(&format!("$setElementOrder/{k}"))
+                    .and_then(Value::as_array);
+                smp_list(entry, pa, path, order.map(Vec::as_slice))?;
             }
             other => {
                 t.insert(k.clone(), other.clone());
@@ -137,17 +152,27 @@ fn smp_map(target: &mut Value, patch: &Map<String, Value>, path: &mut Vec<String
     Ok(())
 }
 
-fn smp_list(target: &mut Value, patch: &[Value], path: &mut Vec<String>) -> Result<(), ApiError> {
+fn smp_list(
+    target: &mut Value,
+    patch: &[Value],
+    path: &mut Vec<String>,
+    set_order: Option<&[Value]>,
+) -> Result<(), ApiError> {
     let field = path.last().map(String::as_str).unwrap_or_default();
     let parent = path.len().checked_sub(2).map(|i| path[i].as_str());
     let strategy = list_strategy(parent, field, false);
     let replace = patch
         .iter()
         .any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"));
+    if strategy == ListStrategy::Atomic && patch.is_empty() && set_order.is_some() {
+        return Ok(());
+    }
     if replace || strategy == ListStrategy::Atomic || !target.is_array() {
         *target = strip_directives(&Value::Array(patch.to_vec()));
         return Ok(());
     }
+    let original: Vec<Value> = target.as_array().cloned().unwrap_or_default();
+    let order = set_order.map(<[Value]>::to_vec);
     let Some(items) = target.as_array_mut() else {
         return Ok(());
     };
@@ -158,6 +183,8 @@ fn smp_list(target: &mut Value, patch: &[Value], path: &mut Vec<String>) -> Resu
                     items.push(v.clone());
                 }
             }
+            let order = order.unwrap_or_else(|| patch.to_vec());
+            *items = normalize_order(std::mem::take(items), &order, &original, |v| Some(v.clone()));
         }
         ListStrategy::Keyed(key) => {
             for p in patch {
@@ -185,8 +212,58 @@ fn smp_list(target: &mut Value, patch: &[Value], path: &mut Vec<String>) -> Resu
                     }
                 }
             }
+            let order = order.unwrap_or_else(|| {
+                patch
+                    .iter()
+                    .filter(|p| p.get("$patch").and_then(Value::as_str) != Some("delete"))
+                    .cloned()
+                    .collect()
+            });
+            let k = |v: &Value| v.get(key).cloned();
+            *items = normalize_order(std::mem::take(items), &order, &original, k);
         }
         ListStrategy::Atomic => {}
     }
     Ok(())
+}
+
+/// The order kube-apiserver gives a merged list (`normalizeElementOrder` and
+/// `mergeSortedSlice` in `k8s.io/apimachinery/pkg/util/strategicpatch/patch.go`): the items
+/// named in the patch (or its `$setElementOrder`) in the patch's order, the others in their
+/// original order, interleaved so that two items both in the original keep its order; an item
+/// new to the list goes before the original items it is compared with.
+fn normalize_order(
+    merged: Vec<Value>,
+    patch_order: &[Value],
+    original: &[Value],
+    key: impl Fn(&Value) -> Option<Value>,
+) -> Vec<Value> {
+    let index = |list: &[Value], v: &Value| -> Option<usize> {
+        let k = key(v)?;
+        list.iter().position(|x| key(x).as_ref() == Some(&k))
+    };
+    let (mut from_patch, server_only): (Vec<Value>, Vec<Value>) =
+        merged.into_iter().partition(|v| index(patch_order, v).is_some());
+    from_patch.sort_by_key(|v| index(patch_order, v));
+    let mut out = Vec::with_capacity(from_patch.len() + server_only.len());
+    let (mut left, mut right) = (
+        server_only.into_iter().peekable(),
+        from_patch.into_iter().peekable(),
+    );
+    loop {
+        match (left.peek(), right.peek()) {
+            (Some(l), Some(r)) => {
+                let take_left = matches!(
+                    (index(original, l), index(original, r)),
+                    (Some(li), Some(ri)) if li < ri
+                );
+                let next = if take_left { left.next() } else { right.next() };
+                out.extend(next);
+            }
+            (Some(_), None) => out.extend(left.next()),
+            (None, Some(_)) => out.extend(right.next()),
+            (None, None) => break,
+        }
+    }
+    out
 }

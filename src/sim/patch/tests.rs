@@ -30,17 +30,18 @@ fn strategic_merge_uses_merge_keys_and_directives() -> Result<(), ApiError> {
             {"name": "side", "$patch": "delete"},
         ], "tolerations": [{"key": "k2"}]}}),
     )?;
-    assert_eq!(pod["metadata"]["finalizers"], json!(["a", "b"]));
+    // Items new to a list go first, as kube-apiserver orders them.
+    assert_eq!(pod["metadata"]["finalizers"], json!(["b", "a"]));
     let c = &pod["spec"]["containers"];
     assert_eq!(c.as_array().map(Vec::len), Some(1));
     assert_eq!(c[0]["image"], "x:2");
     assert_eq!(
         c[0]["env"],
-        json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}])
+        json!([{"name": "B", "value": "2"}, {"name": "A", "value": "1"}])
     );
     assert_eq!(
         c[0]["ports"],
-        json!([{"containerPort": 80}, {"containerPort": 443}])
+        json!([{"containerPort": 443}, {"containerPort": 80}])
     );
     assert_eq!(
         pod["spec"]["tolerations"],
@@ -55,6 +56,50 @@ fn strategic_merge_uses_merge_keys_and_directives() -> Result<(), ApiError> {
     assert_eq!(pod["spec"]["containers"], json!([{"name": "only"}]));
     assert_eq!(pod["spec"]["x"], json!({"y": 1}));
     assert_eq!(pod["metadata"]["finalizers"], json!(["b"]));
+    Ok(())
+}
+
+/// The orders kube-apiserver v1.36 gave the same patches (checked with kubectl against it).
+#[test]
+fn strategic_merge_orders_lists_as_kube_apiserver() -> Result<(), ApiError> {
+    let env = |names: &[&str]| -> serde_json::Value {
+        json!({"spec": {"containers": [{"name": "app", "env":
+            names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()}]}})
+    };
+    let names = |pod: &serde_json::Value| -> Vec<String> {
+        pod["spec"]["containers"][0]["env"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let mut pod = env(&["A", "B"]);
+    strategic_merge(
+        &mut pod,
+        &json!({"spec": {"containers": [{"name": "app",
+            "$setElementOrder/env": [{"name": "A"}, {"name": "C"}, {"name": "B"}],
+            "env": [{"name": "C"}]}]}}),
+    )?;
+    assert_eq!(names(&pod), ["A", "C", "B"]);
+    strategic_merge(&mut pod, &env(&["D", "C"]))?;
+    assert_eq!(names(&pod), ["D", "A", "C", "B"]);
+    let mut cm = json!({"metadata": {"finalizers": ["b.io/x", "a.io/y"]}});
+    strategic_merge(
+        &mut cm,
+        &json!({"metadata": {"finalizers": ["c.io/z", "a.io/y"]}}),
+    )?;
+    assert_eq!(
+        cm["metadata"]["finalizers"],
+        json!(["c.io/z", "b.io/x", "a.io/y"])
+    );
+    // An order alone reorders.
+    strategic_merge(
+        &mut pod,
+        &json!({"spec": {"containers": [{"name": "app",
+            "$setElementOrder/env": [{"name": "B"}, {"name": "A"}, {"name": "C"}, {"name": "D"}]}]}}),
+    )?;
+    assert_eq!(names(&pod), ["B", "A", "C", "D"]);
     Ok(())
 }
 

@@ -7,6 +7,7 @@ use http::{Method, Response, header};
 use serde_json::{Value, json};
 
 use super::Simulator;
+use super::body::{check_type, require_resource_version};
 use super::reply::{Reply, partial};
 use super::route::{Route, decode_continue, encode_continue, not_found_path, object_key, parse_query, route};
 use super::selectors::Selectors;
@@ -194,6 +195,7 @@ impl Simulator {
         manager: &str,
     ) -> Result<Reply, ApiError> {
         let obj = parse_body(body)?;
+        check_type(t, body, &obj)?;
         let ns = match (t.namespaced, ns) {
             (true, Some(ns)) => ns.to_owned(),
             (true, None) => {
@@ -245,6 +247,8 @@ impl Simulator {
                 "the server could not find the requested resource",
             ));
         }
+        check_type(t, body, &obj)?;
+        require_resource_version(t, name, &obj)?;
         let part = if mode == WriteMode::Status {
             Part::Status
         } else {
@@ -426,12 +430,13 @@ fn check_namespace(s: &Store, t: &TypeRef, ns: &str, name: &str) -> Result<(), A
     }
 }
 
-fn method_not_allowed(m: &Method) -> ApiError {
+fn method_not_allowed(_m: &Method) -> ApiError {
     ApiError::new(
         405,
         "MethodNotAllowed",
-        format!("the server does not allow this method on the requested resource ({m})"),
+        "the server does not allow this method on the requested resource",
     )
+    .with_details(json!({}))
 }
 
 fn parse_body(body: &[u8]) -> Result<Value, ApiError> {

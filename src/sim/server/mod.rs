@@ -11,6 +11,7 @@
 //! bodies with kube-apiserver's reasons.
 //! Every request is recorded in an [`Audit`] log.
 
+mod body;
 mod handlers;
 mod reply;
 mod route;
@@ -223,6 +224,43 @@ impl Simulator {
     /// kube-apiserver's watch cache does). Applies to watches started afterwards.
     pub fn set_bookmark_interval(&self, every: Duration) {
         *lock(&self.shared.bookmark_interval) = every.max(Duration::from_millis(10));
+    }
+
+    /// Makes CustomResourceDefinitions created from now on wait `delay` before they are
+    /// established and their kinds served (discovery, endpoints), as kube-apiserver's CRD
+    /// controllers take a moment: until then their `status` has no conditions and requests
+    /// to the new kind are `404 NotFound`. Zero (the default) establishes them within the
+    /// create.
+    pub fn set_crd_establish_delay(&self, delay: Duration) {
+        self.lock().set_establish_delay(delay);
+    }
+
+    /// Establishes the CRDs whose delay is over; after a request that left some waiting,
+    /// wakes up when the next one is due (so watchers see it without another request).
+    fn establish_due(&self, wake: bool) {
+        let mut store = self.lock();
+        let changed = store.establish_due(std::time::Instant::now());
+        let rv = store.resource_version();
+        let next = store.next_establish();
+        drop(store);
+        if changed {
+            self.notify(rv);
+        }
+        if let Some(at) = next.filter(|_| wake)
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            let sim = self.clone();
+            rt.spawn(async move {
+                tokio::time::sleep_until(at.into()).await;
+                let mut store = sim.lock();
+                let changed = store.establish_due(std::time::Instant::now());
+                let rv = store.resource_version();
+                drop(store);
+                if changed {
+                    sim.notify(rv);
+                }
+            });
+        }
     }
 
     /// The current resourceVersion.
@@ -453,6 +491,7 @@ impl tower::Service<Request<kube::client::Body>> for Simulator {
                     return Ok(json_response(400, &err.to_status()));
                 }
             };
+            sim.establish_due(false);
             // Injected faults (latency, errors, forced 410 / 409) come first; a watch that
             // is served may be cut short by an injected drop.
             let verb = request_verb(&parts, &sim.lock());
@@ -470,6 +509,9 @@ impl tower::Service<Request<kube::client::Body>> for Simulator {
                 }
             };
             sim.record(&parts, verb, response.status().as_u16(), start, fault);
+            if verb == "create" {
+                sim.establish_due(true);
+            }
             Ok(response)
         })
     }

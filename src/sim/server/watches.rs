@@ -1,5 +1,12 @@
 //! Watches: the event stream from a resourceVersion, with selectors, bookmarks, timeouts and
 //! `410 Expired` for versions the store no longer keeps.
+//!
+//! As kube-apiserver v1.36 does: a watch without a resourceVersion (or from `0`) starts with
+//! `ADDED` events for the current objects and, when bookmarks are allowed, a `BOOKMARK`
+//! annotated `k8s.io/initial-events-end: "true"` right after them; a watch from a given
+//! version starts with the changes after it. The stream ends at `timeoutSeconds` without a
+//! final bookmark. Idle watches get periodic bookmarks (upstream: the watch cache's bookmark
+//! timer in `staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::{convert::Infallible, time::Duration};
@@ -32,6 +39,7 @@ impl Simulator {
             None => None,
         };
         let from = query.get("resourceVersion").map(String::as_str).unwrap_or("");
+        let bookmarks = query.get("allowWatchBookmarks").is_some_and(|b| b == "true");
         let mut rx = self.shared.changes.subscribe();
         rx.borrow_and_update();
         let store = self.lock();
@@ -42,6 +50,10 @@ impl Simulator {
                 if sel.matches(o) {
                     pending.push_back(event_line("ADDED", o, meta_only));
                 }
+            }
+            if bookmarks {
+                // As kube-apiserver does: the end of the initial events is marked at once.
+                pending.push_back(bookmark_line(t, store.resource_version(), true));
             }
             store.resource_version()
         } else {
@@ -61,7 +73,7 @@ impl Simulator {
             deadline: timeout.map(|s| tokio::time::Instant::now() + Duration::from_secs(s)),
             done: false,
             meta_only,
-            bookmarks: query.get("allowWatchBookmarks").is_some_and(|b| b == "true"),
+            bookmarks,
             bookmark_every,
             next_bookmark: tokio::time::Instant::now() + bookmark_every,
         };
@@ -89,28 +101,12 @@ impl Simulator {
                         Err(_) if st.deadline.is_none_or(|d| tokio::time::Instant::now() < d) => {
                             // A periodic BOOKMARK with the version this watch has seen.
                             st.next_bookmark = tokio::time::Instant::now() + st.bookmark_every;
-                            let b = json!({"type": "BOOKMARK", "object": {
-                                "kind": st.t.kind, "apiVersion": st.t.api_version(),
-                                "metadata": {"resourceVersion": st.last.to_string()},
-                            }});
-                            st.pending.push_back(line_bytes(&b));
+                            st.pending.push_back(bookmark_line(&st.t, st.last, false));
                             continue;
                         }
-                        Err(_) => {
-                            // Timed out: a final BOOKMARK (when asked for) carries the
-                            // current version, so the client resumes without a relist.
-                            if !st.bookmarks {
-                                return None;
-                            }
-                            st.done = true;
-                            let rv = st.sim.resource_version();
-                            let b = json!({"type": "BOOKMARK", "object": {
-                                "kind": st.t.kind, "apiVersion": st.t.api_version(),
-                                "metadata": {"resourceVersion": rv.to_string()},
-                            }});
-                            st.pending.push_back(line_bytes(&b));
-                            continue;
-                        }
+                        // Timed out: the stream ends, without a last BOOKMARK (kube-apiserver
+                        // sends none at the deadline).
+                        Err(_) => return None,
                     },
                     None => st.rx.changed().await,
                 };
@@ -184,6 +180,18 @@ impl WatchState {
         }
         self.last = store.resource_version();
     }
+}
+
+/// A `BOOKMARK` event at `rv`; `initial_end` adds the `k8s.io/initial-events-end` annotation
+/// kube-apiserver puts on the bookmark that follows a watch's initial `ADDED` events.
+fn bookmark_line(t: &TypeRef, rv: u64, initial_end: bool) -> Bytes {
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if initial_end {
+        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    line_bytes(&json!({"type": "BOOKMARK", "object": {
+        "kind": t.kind, "apiVersion": t.api_version(), "metadata": meta,
+    }}))
 }
 
 fn line_bytes(v: &Value) -> Bytes {

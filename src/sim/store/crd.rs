@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::schema::{Root, admit};
 use super::{
     ApiError, CRD_CLEANUP_FINALIZER, EventType, ResourceType, Store, TypeRef, WriteMode, meta_str, now,
 };
@@ -116,7 +117,89 @@ fn crd_status(crd: &Value) -> Value {
     })
 }
 
+/// The status kube-apiserver gives a CustomResourceDefinition it has just stored, before its
+/// controllers accept the names and establish it.
+pub(super) fn initial_crd_status(crd: &Value) -> Value {
+    let stored: Vec<Value> = crd["spec"]["versions"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v["storage"].as_bool() == Some(true))
+                .map(|v| v["name"].clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({"conditions": null, "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": stored})
+}
+
 impl Store {
+    /// Establishes the CRDs created more than the establish delay ago (see
+    /// [`Store::set_establish_delay`]); whether any was.
+    pub fn establish_due(&mut self, now: std::time::Instant) -> bool {
+        let due: Vec<String> = self
+            .pending_crds
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(n, _)| n.clone())
+            .collect();
+        let Some(t) = self.find_plural(super::types::CRD_GROUP, "customresourcedefinitions") else {
+            return false;
+        };
+        for name in &due {
+            self.pending_crds.remove(name);
+            // A CRD that became invalid meanwhile simply stays unestablished.
+            let _ = self.sync_crd(&t, name);
+        }
+        !due.is_empty()
+    }
+
+    /// When the next created CRD is due to be established, if any is waiting.
+    pub fn next_establish(&self) -> Option<std::time::Instant> {
+        self.pending_crds.values().min().copied()
+    }
+
+    /// How long after its creation a CRD gets `NamesAccepted` / `Established` and its kinds
+    /// are served (discovery, endpoints); zero (the default) does it within the create.
+    pub fn set_establish_delay(&mut self, delay: std::time::Duration) {
+        self.establish_delay = delay;
+    }
+
+    /// The `openAPIV3Schema` of CRD-defined kind `t`'s version, if it has one.
+    fn schema_of(&self, t: &ResourceType) -> Option<Value> {
+        let crd_name = t.crd.as_deref()?;
+        let crd_type = self.find_plural(super::types::CRD_GROUP, "customresourcedefinitions")?;
+        let crd = self.get(&crd_type, "", crd_name)?;
+        crd["spec"]["versions"]
+            .as_array()?
+            .iter()
+            .find(|v| v["name"] == t.version.as_str())
+            .map(|v| v["schema"]["openAPIV3Schema"].clone())
+            .filter(Value::is_object)
+    }
+
+    /// Prunes, defaults and validates a custom resource (all of it, or its `status`) against
+    /// its CRD's schema, as apiextensions-apiserver does on every write.
+    ///
+    /// # Errors
+    /// `422 Invalid` with one cause per bad field.
+    pub(super) fn admit_custom(
+        &self,
+        t: &ResourceType,
+        name: &str,
+        obj: &mut Value,
+        root: Root,
+    ) -> Result<(), ApiError> {
+        let Some(schema) = self.schema_of(t) else {
+            return Ok(());
+        };
+        let causes = admit(&schema, obj, root);
+        if causes.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::invalid_causes(t, &t.kind, name, causes))
+        }
+    }
+
     /// Registers the kinds of CRD `name` (replacing earlier ones) and writes its accepted
     /// status when it changed.
     pub(super) fn sync_crd(&mut self, t: &TypeRef, name: &str) -> Result<(), ApiError> {

@@ -14,8 +14,10 @@
 //!   (kubernetes `pkg/controller/namespace`).
 
 mod crd;
+mod defaults;
 mod error;
 mod namespace;
+mod schema;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -25,7 +27,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde_json::{Map, Value, json};
 
 use crd::crd_types;
-pub use error::ApiError;
+pub use error::{ApiError, Cause};
 pub use types::{CRD_CLEANUP_FINALIZER, ResourceType, TypeRef, builtin_types};
 
 /// Kind of a watch event.
@@ -109,6 +111,10 @@ pub struct Store {
     capacity: usize,
     /// Watches from a resourceVersion below this are `410 Expired`.
     oldest_watchable: u64,
+    /// How long a created CRD waits to be established.
+    establish_delay: std::time::Duration,
+    /// Created CRDs not yet established, with when they will be.
+    pending_crds: BTreeMap<String, std::time::Instant>,
 }
 
 impl Default for Store {
@@ -196,6 +202,8 @@ impl Store {
             events: VecDeque::new(),
             capacity: capacity.max(1),
             oldest_watchable: 0,
+            establish_delay: std::time::Duration::ZERO,
+            pending_crds: BTreeMap::new(),
         }
     }
 
@@ -371,15 +379,29 @@ impl Store {
             ));
         }
         if self.get(t, ns, &name).is_some() {
-            return Err(ApiError::new(
-                409,
+            return Err(ApiError::conflict(
+                t,
                 "AlreadyExists",
+                &name,
                 format!("{} {name:?} already exists", t.qualified()),
             ));
         }
         meta.insert("name".into(), json!(name));
         if t.is_crd() {
             crd_types(&obj).map_err(|d| ApiError::invalid(t, &name, &d))?;
+        }
+        if mode == WriteMode::Main
+            && t.status_subresource
+            && let Some(o) = obj.as_object_mut()
+        {
+            o.remove("status");
+        }
+        if mode != WriteMode::All {
+            self.admit_custom(t, &name, &mut obj, schema::Root::Object)?;
+            defaults::apply(t, &mut obj, &uid, true);
+            if t.is_crd() {
+                obj["status"] = crd::initial_crd_status(&obj);
+            }
         }
         let meta = meta_mut(t, &mut obj)?;
         self.rv += 1;
@@ -412,9 +434,6 @@ impl Store {
         if let Some(o) = obj.as_object_mut() {
             o.insert("apiVersion".into(), json!(t.api_version()));
             o.insert("kind".into(), json!(t.kind));
-            if mode == WriteMode::Main && t.status_subresource {
-                o.remove("status");
-            }
         }
         if t.is_namespace() {
             if !obj["spec"]["finalizers"].is_array() {
@@ -427,7 +446,12 @@ impl Store {
         self.insert_object(t, ns, &name, obj.clone());
         self.record(t, EventType::Added, obj.clone(), None);
         if t.is_crd() {
-            self.sync_crd(t, &name)?;
+            if mode == WriteMode::All || self.establish_delay.is_zero() {
+                self.sync_crd(t, &name)?;
+            } else {
+                let at = std::time::Instant::now() + self.establish_delay;
+                self.pending_crds.insert(name.clone(), at);
+            }
         }
         Ok(obj)
     }
@@ -454,7 +478,7 @@ impl Store {
             crd_types(&check).map_err(|d| ApiError::invalid(t, name, &d))?;
         }
         let out = self.write(t, ns, name, obj, mode)?;
-        if t.is_crd() && self.get(t, ns, name).is_some() {
+        if t.is_crd() && self.get(t, ns, name).is_some() && !self.pending_crds.contains_key(name) {
             self.sync_crd(t, name)?;
         }
         Ok(out)
@@ -486,9 +510,10 @@ impl Store {
             && !rv.is_empty()
             && Some(rv) != meta_str(&old, "resourceVersion")
         {
-            return Err(ApiError::new(
-                409,
+            return Err(ApiError::conflict(
+                t,
                 "Conflict",
+                name,
                 format!(
                     "Operation cannot be fulfilled on {} {name:?}: the object has been modified; \
                      please apply your changes to the latest version and try again",
@@ -522,6 +547,20 @@ impl Store {
                 n
             }
         };
+        if mode != WriteMode::All {
+            let root = if mode == WriteMode::Status {
+                schema::Root::Status
+            } else {
+                schema::Root::Object
+            };
+            self.admit_custom(t, name, &mut new, root)?;
+        }
+        if mode == WriteMode::Main {
+            defaults::keep_allocated(t, &old, &mut new);
+            let uid = meta_str(&old, "uid").unwrap_or_default().to_owned();
+            defaults::apply(t, &mut new, &uid, false);
+            defaults::track_template(t, &old, &mut new);
+        }
         // System-owned metadata is kept from the stored object.
         let old_meta = old
             .get("metadata")

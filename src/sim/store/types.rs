@@ -247,7 +247,7 @@ const BUILTIN: &[Spec] = &[
         &["pc"],
         false,
         false,
-        false,
+        true,
     ),
     (
         "events.k8s.io",

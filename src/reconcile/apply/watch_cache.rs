@@ -56,9 +56,9 @@ pub const RECORD_NAME: &str = "cvo-verified-manifests";
 /// Key of the record in the ConfigMap's `data`: one `{object key hash} {manifest hash}
 /// {resourceVersion}` line per object (hashes as 16 hex digits).
 const RECORD_KEY: &str = "verified";
-/// How long [`super::Applier::prepare_pass`] waits for the caches' first lists; a cache still
-/// listing after that is asked again per manifest and used once synced.
-pub const SYNC_WAIT: Duration = Duration::from_secs(5);
+/// How long [`super::Applier::prepare_pass`] waits for the first lists of the watches it
+/// starts; a cache still listing after that is passed by (GETs) and used once synced.
+pub const SYNC_WAIT: Duration = Duration::from_secs(2);
 /// A record bigger than this (bytes) is not saved (a ConfigMap holds at most 1 MiB).
 const RECORD_MAX_BYTES: usize = 900 * 1024;
 
@@ -92,6 +92,17 @@ fn fnv(parts: &[&str]) -> u64 {
 /// merge rules are the binary's): what a verification is valid for.
 pub fn manifest_hash(required: &Value) -> u64 {
     fnv(&[env!("CARGO_PKG_VERSION"), &required.to_string()])
+}
+
+/// Whether a server of this `/version` major and minor serves streaming lists (1.34 and later;
+/// a minor like `36+` counts as 36).
+fn streams_lists(major: &str, minor: &str) -> bool {
+    let num = |s: &str| {
+        s.trim_end_matches(|c: char| !c.is_ascii_digit())
+            .parse::<u32>()
+            .ok()
+    };
+    matches!((num(major), num(minor)), (Some(1), Some(m)) if m >= 34)
 }
 
 /// Hash identifying an object: apiVersion, kind, namespace, name.
@@ -131,27 +142,39 @@ impl Drop for KindWatch {
 /// Feeds `writer` from a metadata-only watcher of `ar` until aborted. `synced` is true from the
 /// end of a complete list until the next watch error; an error restarts the watcher (a fresh
 /// list replaces the store's content at its `InitDone`), after a backoff of 0.1 s doubling to
-/// 10 s.
+/// 10 s. With `streaming` the list is a watch with `sendInitialEvents` (one request instead of
+/// a LIST and a WATCH); an error before its first `InitDone` falls back to LIST and WATCH.
 async fn feed(
     api: Api<PartialObjectMeta<DynamicObject>>,
     mut writer: Writer<PartialObjectMeta<DynamicObject>>,
     synced: watch::Sender<bool>,
+    mut streaming: bool,
 ) {
     let mut backoff = Duration::from_millis(100);
+    let mut ever_synced = false;
     loop {
-        let mut stream = std::pin::pin!(watcher(api.clone(), watcher::Config::default()));
+        let cfg = if streaming {
+            watcher::Config::default().streaming_lists()
+        } else {
+            watcher::Config::default()
+        };
+        let mut stream = std::pin::pin!(watcher(api.clone(), cfg));
         while let Some(ev) = stream.next().await {
             match ev {
                 Ok(ev) => {
                     writer.apply_watcher_event(&ev);
                     if matches!(ev, watcher::Event::InitDone) {
                         synced.send_replace(true);
+                        ever_synced = true;
                         backoff = Duration::from_millis(100);
                     }
                 }
                 Err(e) => {
                     synced.send_replace(false);
                     tracing::debug!("watch cache {}: {e}; restarting", api.resource_url());
+                    if streaming && !ever_synced {
+                        streaming = false;
+                    }
                     break;
                 }
             }
@@ -210,6 +233,8 @@ pub struct WatchCaches {
     wanted: Mutex<HashSet<KindKey>>,
     watches: Mutex<HashMap<KindKey, KindWatch>>,
     record: Mutex<Record>,
+    /// Whether the server streams lists (`sendInitialEvents`), once asked.
+    streaming: Mutex<Option<bool>>,
 }
 
 impl std::fmt::Debug for WatchCaches {
@@ -226,20 +251,40 @@ impl WatchCaches {
             wanted: Mutex::new(HashSet::new()),
             watches: Mutex::new(HashMap::new()),
             record: Mutex::new(Record::default()),
+            streaming: Mutex::new(None),
         }
     }
 
-    /// Starts the watch of `ar` under `key` unless running; returns its sync flag.
-    pub(crate) fn start(&self, key: &KindKey, ar: &ApiResource) -> watch::Receiver<bool> {
+    /// Whether to list by streaming (kube-apiserver 1.34 and later serve `sendInitialEvents`,
+    /// the watch-list feature): asks `/version` once per process; unanswered means no.
+    async fn streaming(&self) -> bool {
+        if let Some(s) = *lock(&self.streaming) {
+            return s;
+        }
+        let s = match self.client.apiserver_version().await {
+            Ok(info) => streams_lists(&info.major, &info.minor),
+            Err(e) => {
+                tracing::debug!("asking the server version: {e}");
+                false
+            }
+        };
+        *lock(&self.streaming) = Some(s);
+        s
+    }
+
+    /// Starts the watch of `ar` under `key` unless running; returns its sync flag if it started
+    /// it.
+    pub(crate) fn start(&self, key: &KindKey, ar: &ApiResource) -> Option<watch::Receiver<bool>> {
+        let streaming = lock(&self.streaming).unwrap_or(false);
         let mut watches = lock(&self.watches);
-        if let Some(w) = watches.get(key) {
-            return w.synced.clone();
+        if watches.contains_key(key) {
+            return None;
         }
         let api: Api<PartialObjectMeta<DynamicObject>> = Api::all_with(self.client.clone(), ar);
         let writer = Writer::new(ar.clone());
         let store = writer.as_reader();
         let (tx, rx) = watch::channel(false);
-        let task = tokio::spawn(feed(api, writer, tx));
+        let task = tokio::spawn(feed(api, writer, tx, streaming));
         watches.insert(
             key.clone(),
             KindWatch {
@@ -249,7 +294,7 @@ impl WatchCaches {
                 task,
             },
         );
-        rx
+        Some(rx)
     }
 
     /// Sets the kinds of the current payload and stops the watches of every other kind.
@@ -277,7 +322,7 @@ impl WatchCaches {
         let Some(w) = watches.get(&key) else {
             drop(watches);
             if lock(&self.wanted).contains(&key) {
-                self.start(&key, ar);
+                let _ = self.start(&key, ar);
             }
             return Known::Unknown;
         };
@@ -389,10 +434,8 @@ impl WatchCaches {
         }
     }
 
-    /// Waits until every running watch has synced or `limit` passed.
-    pub(crate) async fn wait_synced(&self, limit: Duration) {
-        let flags: Vec<watch::Receiver<bool>> =
-            lock(&self.watches).values().map(|w| w.synced.clone()).collect();
+    /// Waits until the watches of `flags` have synced or `limit` passed.
+    async fn wait_synced(flags: Vec<watch::Receiver<bool>>, limit: Duration) {
         let all = futures::future::join_all(flags.into_iter().map(|mut rx| async move {
             let _ = rx.wait_for(|s| *s).await;
         }));
@@ -405,8 +448,14 @@ impl super::Applier {
     /// the metadata-only watches of those the server knows (a kind defined by a CRD of the
     /// payload starts at its first manifest after the CRD exists), stops the watches of kinds no
     /// longer in the payload, reads the verification record, and waits up to [`SYNC_WAIT`] for
-    /// the watches' first lists. Never fails: a kind that cannot be watched is applied with GETs.
+    /// the first lists of the watches it started. Never fails: a kind that cannot be watched is
+    /// applied with GETs.
     pub async fn prepare_pass(&self, manifests: &[&Value]) {
+        self.prepare_pass_within(manifests, SYNC_WAIT).await;
+    }
+
+    /// [`Self::prepare_pass`] waiting at most `wait` for the new watches' first lists.
+    pub async fn prepare_pass_within(&self, manifests: &[&Value], wait: Duration) {
         let mut ids = Vec::with_capacity(manifests.len());
         let mut kinds: HashMap<KindKey, ManifestId> = HashMap::new();
         for m in manifests {
@@ -418,16 +467,18 @@ impl super::Applier {
             }
         }
         self.cache.set_wanted(kinds.keys().cloned().collect());
+        self.cache.streaming().await;
+        let mut started = Vec::new();
         for (key, id) in &kinds {
             if id.group() == "config.openshift.io" && id.kind == "ClusterOperator" {
                 continue;
             }
             if let Ok((ar, _)) = self.resource(id).await {
-                self.cache.start(key, &ar);
+                started.extend(self.cache.start(key, &ar));
             }
         }
         self.cache.load_record(&ids).await;
-        self.cache.wait_synced(SYNC_WAIT).await;
+        WatchCaches::wait_synced(started, wait).await;
     }
 
     /// Ends a pass: saves the verification record if it changed, unless `dry_run`. Returns
@@ -520,6 +571,15 @@ mod tests {
         assert_eq!(fnv(&[]), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv(&["a"]), 0x089b_e207_b544_f1e4);
         assert_ne!(fnv(&["ab", "c"]), fnv(&["a", "bc"]));
+    }
+
+    #[test]
+    fn streaming_lists_from_1_34() {
+        assert!(streams_lists("1", "36"));
+        assert!(streams_lists("1", "34+"));
+        assert!(!streams_lists("1", "33"));
+        assert!(!streams_lists("", ""));
+        assert!(!streams_lists("2", "x"));
     }
 
     #[test]

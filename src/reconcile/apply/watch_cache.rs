@@ -399,8 +399,9 @@ impl WatchCaches {
         }
     }
 
-    /// Saves the record if it changed (server-side apply of the ConfigMap). Returns whether a
-    /// write was sent. Failures are logged and retried after the next pass.
+    /// Saves the record if it changed (server-side apply of the ConfigMap). Returns whether it
+    /// was saved. Failures are logged and retried after the next pass, except a `404` (no
+    /// namespace `openshift-cluster-version`): then the next change saves it.
     pub(crate) async fn save_record(&self) -> bool {
         let text = {
             let mut r = lock(&self.record);
@@ -428,7 +429,9 @@ impl WatchCaches {
             Ok(_) => true,
             Err(e) => {
                 tracing::debug!("saving {RECORD_NAMESPACE}/{RECORD_NAME}: {e}");
-                lock(&self.record).dirty = true;
+                if ApiErrorKind::of(&e) != ApiErrorKind::NotFound {
+                    lock(&self.record).dirty = true;
+                }
                 false
             }
         }

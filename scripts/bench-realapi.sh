@@ -15,7 +15,9 @@
 #   scripts/bench-realapi.sh [N...]        default: 200 1000
 # Env: CVO_BIN (default target/release/cvo; built with `cargo build --release` if missing),
 #      CRDS (directory of the CRDs; default tests/fixtures/crds, else the shared fixtures),
-#      TIMEOUT (seconds for each run, default 120), KEEP=1 keeps the server and files.
+#      TIMEOUT (seconds for each run, default 120), KEEP=1 keeps the server and files,
+#      PRECREATE_CV=1 creates the ClusterVersion `version` first (as the installer does) instead
+#      of letting cvo create it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -44,7 +46,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Summarises the audit lines after line $2 of $1, then one /usr/bin/time -v file ($3) and the
+# Summarises the audit lines after line $2 of $1 (a watch counts when it ends, so each run
+# ends its process before the next starts), then one /usr/bin/time -v file ($3) and the
 # run's JSON summary ($4), as a table row for run $5.
 row() {
     python3 - "$@" <<'PY'
@@ -58,6 +61,9 @@ with open(audit) as f:
         if i < skip:
             continue
         e = json.loads(line)
+        # a watch is logged when its response starts and again when it ends: count it once
+        if e.get("stage") == "ResponseStarted":
+            continue
         if e["user"]["username"] != "realk8s-admin" or others.match(e.get("userAgent", "")):
             continue
         agents.add(e.get("userAgent", "").split(" ")[0])
@@ -96,6 +102,10 @@ for n in "${SIZES[@]}"; do
     kubectl --kubeconfig "$kc" wait --for condition=Established --timeout 30s \
         crd/clusterversions.config.openshift.io crd/clusteroperators.config.openshift.io >/dev/null
     kubectl --kubeconfig "$kc" create namespace openshift-cluster-version >/dev/null
+    if [ "${PRECREATE_CV:-0}" = 1 ]; then
+        printf 'apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n  name: version\nspec:\n  clusterID: %s\n' \
+            "$(cat /proc/sys/kernel/random/uuid)" | kubectl --kubeconfig "$kc" create -f - >/dev/null
+    fi
     p=$WORK/payload-$n
     scripts/gen-payload.sh "$p" "$n" >/dev/null
     for run in until-complete once; do

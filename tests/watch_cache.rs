@@ -107,17 +107,19 @@ async fn first_apply_creates_without_gets_then_a_converged_pass_sends_nothing() 
     let sim = Simulator::new();
     let ms = manifests();
     let a = prepared(&sim, &ms).await;
-    assert_eq!(a.caches().watched(), ["v1/ConfigMap", "v1/Namespace", "v1/Secret"]);
+    assert_eq!(
+        a.caches().watched(),
+        ["v1/ConfigMap", "v1/Namespace", "v1/Secret"]
+    );
     sim.clear_audit();
     let drifts = apply_all(&a, &ms).await;
-    assert!(drifts.iter().all(|d| matches!(d, Drift::Create { .. })), "{drifts:?}");
+    assert!(
+        drifts.iter().all(|d| matches!(d, Drift::Create { .. })),
+        "{drifts:?}"
+    );
     let audit = sim.audit().entries;
     // (the watches themselves may start after their list has synced the cache)
-    let verbs: Vec<&str> = audit
-        .iter()
-        .map(|e| e.verb)
-        .filter(|v| *v != "watch")
-        .collect();
+    let verbs: Vec<&str> = audit.iter().map(|e| e.verb).filter(|v| *v != "watch").collect();
     assert_eq!(verbs, vec!["create"; 11], "known absent: created without a GET");
 
     let audit = until_pass(&sim, "a converged pass", || apply_all(&a, &ms), |a| a.is_empty()).await;
@@ -144,11 +146,26 @@ async fn an_object_changed_behind_the_engine_is_reapplied_and_a_deleted_one_recr
             format!("update /api/v1/namespaces/{NS}/configmaps/cm-3"),
         ]
     );
-    assert_eq!(sim.get("", "configmaps", NS, "cm-3").expect("cm-3")["data"]["index"], "3");
-    until_pass(&sim, "converged after the update", || apply_all(&a, &ms), |a| a.is_empty()).await;
+    assert_eq!(
+        sim.get("", "configmaps", NS, "cm-3").expect("cm-3")["data"]["index"],
+        "3"
+    );
+    until_pass(
+        &sim,
+        "converged after the update",
+        || apply_all(&a, &ms),
+        |a| a.is_empty(),
+    )
+    .await;
 
     sim.remove(&secret(2)).expect("delete secret-2");
-    let audit = until_pass(&sim, "secret-2 re-created", || apply_all(&a, &ms), |a| !a.is_empty()).await;
+    let audit = until_pass(
+        &sim,
+        "secret-2 re-created",
+        || apply_all(&a, &ms),
+        |a| !a.is_empty(),
+    )
+    .await;
     assert_eq!(
         object_requests(&audit),
         [format!("create /api/v1/namespaces/{NS}/secrets")],
@@ -214,9 +231,12 @@ async fn a_watch_error_invalidates_the_cache_until_it_lists_again() {
         ..Faults::default()
     })
     .expect("faults");
-    let audit = until_pass(&sim, "the cache invalidated", || apply_all(&a, &ms), |a| {
-        a.iter().filter(|e| e.verb == "get").count() == 11
-    })
+    let audit = until_pass(
+        &sim,
+        "the cache invalidated",
+        || apply_all(&a, &ms),
+        |a| a.iter().filter(|e| e.verb == "get").count() == 11,
+    )
     .await;
     assert!(audit.iter().all(|e| e.verb != "update" && e.verb != "create"));
     // Lists work again: the caches resync and the pass is served from them.
@@ -260,8 +280,11 @@ fn payload(dir: &Path, n: usize) {
                 "apiVersion: v1\nkind: Secret\nmetadata:\n  name: secret-{i}\n  namespace: {NS}\n{ann}type: Opaque\ndata:\n  index: MQ==\n"
             )
         };
-        std::fs::write(rm.join(format!("0000_{:02}_c{}_{i:04}.yaml", 10 + i % 5, i % 3)), body)
-            .expect("write");
+        std::fs::write(
+            rm.join(format!("0000_{:02}_c{}_{i:04}.yaml", 10 + i % 5, i % 3)),
+            body,
+        )
+        .expect("write");
     }
 }
 
@@ -303,7 +326,10 @@ async fn engine_passes_on_a_converged_cluster_read_no_payload_object() {
     let second = wait(&mut h, "a second pass", |s| s.counters.passes > p0 && !s.running).await;
     sim.clear_audit();
     let p1 = second.counters.passes;
-    let snap = wait(&mut h, "two more passes", |s| s.counters.passes >= p1 + 2 && !s.running).await;
+    let snap = wait(&mut h, "two more passes", |s| {
+        s.counters.passes >= p1 + 2 && !s.running
+    })
+    .await;
     let audit = sim.audit().entries;
     assert_eq!(
         object_requests(&audit),
@@ -316,7 +342,10 @@ async fn engine_passes_on_a_converged_cluster_read_no_payload_object() {
         .map(|e| format!("{} {} {}", e.verb, e.path, e.code))
         .collect();
     assert_eq!(writes, Vec::<String>::new());
-    assert_eq!(snap.counters.apply_writes, second.counters.apply_writes, "no apply writes since");
+    assert_eq!(
+        snap.counters.apply_writes, second.counters.apply_writes,
+        "no apply writes since"
+    );
     h.shutdown().await;
 }
 
@@ -341,16 +370,29 @@ async fn a_new_process_starts_from_the_saved_verification_record() {
     let s = run(client(&sim), &opts(Until::Complete)).await.expect("runs");
     assert_eq!((s.outcome.as_str(), s.done, s.total), ("complete", 301, 301));
     let record = sim
-        .get("", "configmaps", "openshift-cluster-version", "cvo-verified-manifests")
+        .get(
+            "",
+            "configmaps",
+            "openshift-cluster-version",
+            "cvo-verified-manifests",
+        )
         .expect("the record is saved");
-    let lines = record["data"]["verified"].as_str().unwrap_or_default().lines().count();
+    let lines = record["data"]["verified"]
+        .as_str()
+        .unwrap_or_default()
+        .lines()
+        .count();
     assert_eq!(lines, 301, "one entry per applied manifest");
 
     sim.clear_audit();
     let s = run(client(&sim), &opts(Until::Once)).await.expect("runs");
     assert_eq!(s.exit_code, 0);
     let audit = sim.audit().entries;
-    assert_eq!(object_requests(&audit), Vec::<String>::new(), "no payload object read");
+    assert_eq!(
+        object_requests(&audit),
+        Vec::<String>::new(),
+        "no payload object read"
+    );
     let mut lists: Vec<&str> = audit
         .iter()
         .filter(|e| e.verb == "list")

@@ -34,7 +34,7 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     Api, Client,
-    api::{ApiResource, DynamicObject, Patch, PatchParams, PartialObjectMeta, PostParams},
+    api::{ApiResource, DynamicObject, PartialObjectMeta, Patch, PatchParams, PostParams},
     runtime::{
         reflector::{ObjectRef, store::Writer},
         watcher,
@@ -121,7 +121,8 @@ pub(crate) fn cacheable(ctx: &ApplyContext, id: &ManifestId) -> bool {
             | ("apiextensions.k8s.io", "CustomResourceDefinition")
     );
     let co = id.group() == "config.openshift.io" && id.kind == "ClusterOperator";
-    !co && !(readiness && ctx.mode == PayloadState::Initializing)
+    let unchecked = readiness && ctx.mode == PayloadState::Initializing;
+    !(co || unchecked)
 }
 
 /// One kind's metadata-only watch: its store, whether the store is complete, and the task
@@ -423,7 +424,11 @@ impl WatchCaches {
         });
         let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), RECORD_NAMESPACE);
         match api
-            .patch(RECORD_NAME, &PatchParams::apply("cvo").force(), &Patch::Apply(&cm))
+            .patch(
+                RECORD_NAME,
+                &PatchParams::apply("cvo").force(),
+                &Patch::Apply(&cm),
+            )
             .await
         {
             Ok(_) => true,
@@ -549,7 +554,11 @@ impl WatchCaches {
     ) {
         match hash {
             Some(h) if wrote || *drift == Drift::None => {
-                self.verified(id, h, after["metadata"]["resourceVersion"].as_str().unwrap_or_default());
+                self.verified(
+                    id,
+                    h,
+                    after["metadata"]["resourceVersion"].as_str().unwrap_or_default(),
+                );
             }
             _ => self.forget(id),
         }
@@ -599,7 +608,10 @@ mod tests {
         r.entries.insert(1, (2, "17".into()));
         r.entries.insert(0xffff_ffff_ffff_ffff, (3, "9".into()));
         let text = r.render();
-        assert_eq!(text, "0000000000000001 0000000000000002 17\nffffffffffffffff 0000000000000003 9\n");
+        assert_eq!(
+            text,
+            "0000000000000001 0000000000000002 17\nffffffffffffffff 0000000000000003 9\n"
+        );
         let mut back = Record::default();
         back.parse(&format!("{text}garbage\nzz 01 5\n01 02\n01 02 3 4\n"));
         assert_eq!(back.entries, r.entries);
@@ -632,9 +644,7 @@ mod tests {
     async fn verification_needs_same_hash_and_resource_version() {
         let client = Client::new(
             tower::service_fn(|_req: http::Request<kube::client::Body>| async {
-                Err::<http::Response<kube::client::Body>, std::io::Error>(std::io::Error::other(
-                    "no server",
-                ))
+                Err::<http::Response<kube::client::Body>, std::io::Error>(std::io::Error::other("no server"))
             }),
             "default",
         );
@@ -647,13 +657,19 @@ mod tests {
         assert!(!c.is_verified(&cm, 7, "11"), "the object changed");
         assert!(!c.is_verified(&id("ConfigMap", "d"), 7, "10"), "another object");
         c.verified(&cm, 7, "");
-        assert!(c.is_verified(&cm, 7, "10"), "an empty resourceVersion records nothing");
+        assert!(
+            c.is_verified(&cm, 7, "10"),
+            "an empty resourceVersion records nothing"
+        );
         c.forget(&cm);
         assert!(!c.is_verified(&cm, 7, "10"));
         // Unwatched kinds are unknown.
         let ar = ApiResource::erase::<ConfigMap>(&());
         assert_eq!(c.known(&cm, &ar, true), Known::Unknown);
-        assert!(c.watched().is_empty(), "nothing is watched until a pass names its kinds");
+        assert!(
+            c.watched().is_empty(),
+            "nothing is watched until a pass names its kinds"
+        );
         // A failed save keeps the record dirty for the next pass; a clean one sends nothing.
         c.verified(&cm, 7, "12");
         assert!(!c.save_record().await, "the server is unreachable");

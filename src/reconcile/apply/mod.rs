@@ -6,7 +6,9 @@
 //! manifest into the live object with the per-kind "ensure" rules ([`kinds`], [`podspec`]) →
 //! UPDATE only if modified → readiness check ([`readiness`]). ClusterOperator manifests get the
 //! health check instead; deletion manifests ([`delete`]) a DELETE in Updating mode. In watch-only
-//! (dry-run) mode nothing is written: the outcome's [`Drift`] says what would change.
+//! (dry-run) mode nothing is written: the outcome's [`Drift`] says what would change. With the
+//! [`watch_cache`] started for a pass, an object unchanged since verified is skipped and one
+//! known absent is created without the GET.
 
 // `UpdateError` keeps upstream's shape (reason, message, effect, nested, name, task); it is only
 // built on failure paths, so its size does not matter.

@@ -59,6 +59,8 @@ const RECORD_KEY: &str = "verified";
 /// How long [`super::Applier::prepare_pass`] waits for the first lists of the watches it
 /// starts; a cache still listing after that is passed by (GETs) and used once synced.
 pub const SYNC_WAIT: Duration = Duration::from_secs(2);
+/// How long [`super::Applier::prepare_pass`] waits for the kinds' discovery.
+const RESOLVE_WAIT: Duration = Duration::from_secs(1);
 /// A record bigger than this (bytes) is not saved (a ConfigMap holds at most 1 MiB).
 const RECORD_MAX_BYTES: usize = 900 * 1024;
 
@@ -476,12 +478,17 @@ impl super::Applier {
         }
         self.cache.set_wanted(kinds.keys().cloned().collect());
         self.cache.streaming().await;
+        // Kinds resolved together, for at most RESOLVE_WAIT: a kind whose CRD does not exist
+        // yet is started at its first manifest instead.
+        let resolve = kinds
+            .iter()
+            .filter(|(_, id)| !(id.group() == "config.openshift.io" && id.kind == "ClusterOperator"))
+            .map(
+                |(key, id)| async move { (key, tokio::time::timeout(RESOLVE_WAIT, self.resource(id)).await) },
+            );
         let mut started = Vec::new();
-        for (key, id) in &kinds {
-            if id.group() == "config.openshift.io" && id.kind == "ClusterOperator" {
-                continue;
-            }
-            if let Ok((ar, _)) = self.resource(id).await {
+        for (key, r) in futures::future::join_all(resolve).await {
+            if let Ok(Ok((ar, _))) = r {
                 started.extend(self.cache.start(key, &ar));
             }
         }

@@ -53,6 +53,20 @@ pub trait TaskApplier: Send + Sync {
         task: &'a Task,
         ctx: TaskContext<'a>,
     ) -> BoxFuture<'a, Result<bool, UpdateError>>;
+
+    /// Called before a pass applies `tasks` (the watch caches start here). Default: nothing.
+    fn prepare_pass<'a>(&'a self, tasks: &'a [Task], ctx: TaskContext<'a>) -> BoxFuture<'a, ()> {
+        let _ = (tasks, ctx);
+        futures::future::ready(()).boxed()
+    }
+
+    /// Called when a pass ends, however it ended (the watch caches save their verification
+    /// record here; that write is not a payload object's and is not counted as one). Default:
+    /// nothing.
+    fn finish_pass<'a>(&'a self, ctx: TaskContext<'a>) -> BoxFuture<'a, ()> {
+        let _ = ctx;
+        futures::future::ready(()).boxed()
+    }
 }
 
 /// The per-kind apply layer ([`super::Applier`]: typed "ensure" merges, readiness,
@@ -129,6 +143,21 @@ impl TaskApplier for KubeApplier {
             self.inner
                 .precreate_cluster_operator(&actx, &task.manifest.object)
                 .await
+        }
+        .boxed()
+    }
+
+    fn prepare_pass<'a>(&'a self, tasks: &'a [Task], _ctx: TaskContext<'a>) -> BoxFuture<'a, ()> {
+        async move {
+            let manifests: Vec<&serde_json::Value> = tasks.iter().map(|t| &t.manifest.object).collect();
+            self.inner.prepare_pass(&manifests).await;
+        }
+        .boxed()
+    }
+
+    fn finish_pass<'a>(&'a self, ctx: TaskContext<'a>) -> BoxFuture<'a, ()> {
+        async move {
+            self.inner.finish_pass(ctx.dry_run).await;
         }
         .boxed()
     }

@@ -6,7 +6,9 @@
 //! manifest into the live object with the per-kind "ensure" rules ([`kinds`], [`podspec`]) →
 //! UPDATE only if modified → readiness check ([`readiness`]). ClusterOperator manifests get the
 //! health check instead; deletion manifests ([`delete`]) a DELETE in Updating mode. In watch-only
-//! (dry-run) mode nothing is written: the outcome's [`Drift`] says what would change.
+//! (dry-run) mode nothing is written: the outcome's [`Drift`] says what would change. With the
+//! [`watch_cache`] started for a pass, an object unchanged since verified is skipped and one
+//! known absent is created without the GET.
 
 // `UpdateError` keeps upstream's shape (reason, message, effect, nested, name, task); it is only
 // built on failure paths, so its size does not matter.
@@ -25,6 +27,7 @@ pub mod merge;
 pub mod openshift_kinds;
 pub mod podspec;
 pub mod readiness;
+pub mod watch_cache;
 
 use std::{
     collections::HashMap,
@@ -265,6 +268,7 @@ pub struct Applier {
     client: Client,
     discovery: Mutex<HashMap<GvkKey, Discovered>>,
     deletions: Mutex<DeletionTracker>,
+    cache: watch_cache::WatchCaches,
 }
 
 impl std::fmt::Debug for Applier {
@@ -481,6 +485,7 @@ impl Applier {
     /// An applier talking through `client`.
     pub fn new(client: Client) -> Self {
         Self {
+            cache: watch_cache::WatchCaches::new(client.clone()),
             client,
             discovery: Mutex::new(HashMap::new()),
             deletions: Mutex::new(DeletionTracker::default()),
@@ -617,10 +622,35 @@ impl Applier {
         let required = build_required(ctx, manifest)?;
         let (ar, namespaced) = self.resource(&id).await?;
         let api = self.api(&ar, namespaced, &id.namespace);
-        let live = self.get(&api, &id).await?;
         let is_co = id.group() == "config.openshift.io" && id.kind == "ClusterOperator";
         if is_co {
+            let live = self.get(&api, &id).await?;
             return self.apply_cluster_operator(ctx, &api, &id, &required, live).await;
+        }
+        // The watch cache: skip an object unchanged since verified against this manifest; do
+        // not GET one the cache knows absent (a 409 on create then falls back to the GET).
+        let hash = watch_cache::cacheable(ctx, &id).then(|| watch_cache::manifest_hash(&required));
+        let known = self.cache.known(&id, &ar, namespaced);
+        if let watch_cache::Known::Present { resource_version } = &known
+            && hash.is_some_and(|h| self.cache.is_verified(&id, h, resource_version))
+        {
+            return Ok(ApplyOutcome {
+                drift: Drift::None,
+                wrote: false,
+                live: None,
+            });
+        }
+        let known_absent = known == watch_cache::Known::Absent;
+        let mut live = if known_absent {
+            None
+        } else {
+            self.get(&api, &id).await?
+        };
+        if known_absent && !ctx.dry_run {
+            match self.create_known_absent(ctx, &api, &id, &required, hash).await? {
+                Ok(outcome) => return Ok(outcome),
+                Err(existing) => live = Some(existing),
+            }
         }
         let Some(live) = live else {
             if ctx.dry_run {
@@ -644,6 +674,7 @@ impl Applier {
             if ctx.mode != PayloadState::Initializing {
                 check_readiness(&created)?;
             }
+            self.cache.after_apply(&id, hash, &Drift::None, true, &created);
             return Ok(ApplyOutcome {
                 drift: Drift::Create { object: required },
                 wrote: true,
@@ -680,6 +711,7 @@ impl Applier {
         if ctx.mode != PayloadState::Initializing {
             check_readiness(&after)?;
         }
+        self.cache.after_apply(&id, hash, &drift, wrote, &after);
         Ok(ApplyOutcome {
             drift,
             wrote,

@@ -61,6 +61,21 @@ impl Pass<'_> {
         let work = self.work;
         let filter = work.apply_filter();
         let tasks = Task::from_manifests(&work.payload.manifests);
+        let ctx = TaskContext {
+            state: work.state,
+            dry_run: self.dry_run,
+            cancel: self.cancel,
+        };
+        let included: Vec<Task> = tasks
+            .iter()
+            .filter(|t| include(&t.manifest, &filter).is_ok())
+            .cloned()
+            .collect();
+        tokio::select! {
+            () = self.applier.prepare_pass(&included, ctx) => {}
+            () = self.cancel.cancelled() => {}
+        }
+        drop(included);
         let mut progress = Vec::with_capacity(tasks.len());
         let mut skipped = HashSet::new();
         for t in &tasks {
@@ -110,6 +125,7 @@ impl Pass<'_> {
             node_of: &node_of,
         };
         let errs = run_graph(&graph, workers, self.cancel, &runner).await;
+        self.applier.finish_pass(ctx).await;
         self.publish(&state, false);
         let cancelled = self.cancel.is_cancelled();
         let reported = std::mem::take(&mut lock(&state).reported);

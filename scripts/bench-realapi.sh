@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Measures `cvo reconcile` on a real kube-apiserver (../shared/tools/kube-apiserver, or
+# $REALK8S_TOOLS): for each N, a fresh private server with an audit log, the ClusterVersion and
+# ClusterOperator CRDs, the namespace openshift-cluster-version, a payload of N manifests from
+# scripts/gen-payload.sh (full mix: CRDs + custom resources, RBAC, Services, Secrets,
+# ConfigMaps), then
+#   1. `cvo reconcile --until-complete` (first apply, until ClusterVersion Completed),
+#   2. `cvo reconcile --once` (a converged pass, in a new process).
+# Prints one Markdown table row per run: wall time to the end of the run (Completed for 1), the
+# requests cvo sent by verb (from the audit log: the admin user, without the requests of
+# kube-controller-manager, kubectl and curl), writes to payload objects (create/update/patch/
+# delete outside ClusterVersion, ClusterOperators, Leases and the verification record), and
+# CPU (user+sys) and peak RSS from /usr/bin/time -v.
+#
+#   scripts/bench-realapi.sh [N...]        default: 200 1000
+# Env: CVO_BIN (default target/release/cvo; built with `cargo build --release` if missing),
+#      CRDS (directory of the CRDs; default tests/fixtures/crds, else the shared fixtures),
+#      TIMEOUT (seconds for each run, default 120), KEEP=1 keeps the server and files,
+#      PRECREATE_CV=1 creates the ClusterVersion `version` first (as the installer does) instead
+#      of letting cvo create it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+TOOLS=${REALK8S_TOOLS:-$ROOT/../shared/tools/kube-apiserver}
+[ -x "$TOOLS/up.sh" ] || { echo "bench-realapi: no kube-apiserver tools in $TOOLS" >&2; exit 1; }
+BIN=${CVO_BIN:-target/release/cvo}
+if [ ! -x "$BIN" ]; then cargo build --release --quiet; fi
+CRDS=${CRDS:-}
+if [ -z "$CRDS" ]; then
+    if ls tests/fixtures/crds/*clusterversions*Default*.yaml >/dev/null 2>&1; then CRDS=tests/fixtures/crds
+    else CRDS=$ROOT/../shared/fixtures/crds; fi
+fi
+TIMEOUT=${TIMEOUT:-120}
+SIZES=("$@")
+[ ${#SIZES[@]} -gt 0 ] || SIZES=(200 1000)
+
+WORK=$(mktemp -d /tmp/cvo-bench-realapi.XXXXXX)
+export REALK8S_DIR=$WORK/server
+cleanup() {
+    if [ "${KEEP:-0}" != 1 ]; then
+        "$TOOLS/down.sh" --wipe >/dev/null 2>&1 || true
+        rm -rf "$WORK"
+    else
+        echo "kept: $WORK (stop with REALK8S_DIR=$REALK8S_DIR $TOOLS/down.sh --wipe)" >&2
+    fi
+}
+trap cleanup EXIT
+
+# Summarises the audit lines after line $2 of $1 (a watch counts when it ends, so each run
+# ends its process before the next starts), then one /usr/bin/time -v file ($3) and the
+# run's JSON summary ($4), as a table row for run $5.
+row() {
+    python3 - "$@" <<'PY'
+import json, re, sys
+audit, skip, timef, summary, label = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+others = re.compile(r"^(kube-controller-manager|kubectl|curl)")
+verbs, writes, agents = {}, 0, set()
+not_payload = {"clusterversions", "clusteroperators", "leases"}
+with open(audit) as f:
+    for i, line in enumerate(f):
+        if i < skip:
+            continue
+        e = json.loads(line)
+        # a watch is logged when its response starts and again when it ends: count it once
+        if e.get("stage") == "ResponseStarted":
+            continue
+        if e["user"]["username"] != "realk8s-admin" or others.match(e.get("userAgent", "")):
+            continue
+        agents.add(e.get("userAgent", "").split(" ")[0])
+        v = e["verb"]
+        verbs[v] = verbs.get(v, 0) + 1
+        ref = e.get("objectRef", {})
+        if v in ("create", "update", "patch", "delete") and ref.get("resource") not in not_payload \
+                and ref.get("name") != "cvo-verified-manifests" and e.get("responseStatus", {}).get("code", 0) < 300:
+            writes += 1
+t = open(timef).read()
+def field(name):
+    m = re.search(re.escape(name) + r": ([0-9.:]+)", t)
+    return m.group(1) if m else "?"
+cpu = float(field("User time (seconds)")) + float(field("System time (seconds)"))
+rss = int(field("Maximum resident set size (kbytes)")) / 1024
+try:
+    s = json.load(open(summary))
+    outcome, secs = s.get("outcome", "?"), s.get("seconds", 0.0)
+except Exception:
+    outcome, secs = "no summary", 0.0
+total = sum(verbs.values())
+by_verb = ", ".join(f"{k} {v}" for k, v in sorted(verbs.items()))
+print(f"| {label} | {outcome} | {secs:.2f} s | {total} | {by_verb} | {writes} | {cpu:.2f} s | {rss:.0f} MiB |"
+      f" <!-- agents: {' '.join(sorted(agents))} -->")
+PY
+}
+
+echo "| run | outcome | wall | requests | by verb | writes to payload objects | CPU | peak RSS |"
+echo "|---|---|---|---:|---|---:|---:|---:|"
+for n in "${SIZES[@]}"; do
+    audit=$WORK/audit-$n.jsonl
+    AUDIT_LOG=$audit "$TOOLS/up.sh" --wipe >"$WORK/up-$n.log" 2>&1 || { cat "$WORK/up-$n.log" >&2; exit 1; }
+    kc=$REALK8S_DIR/kubeconfig
+    kubectl --kubeconfig "$kc" apply -f "$CRDS/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml" \
+        -f "$CRDS/0000_00_cluster-version-operator_01_clusterversions-Default.crd.yaml" >/dev/null
+    kubectl --kubeconfig "$kc" wait --for condition=Established --timeout 30s \
+        crd/clusterversions.config.openshift.io crd/clusteroperators.config.openshift.io >/dev/null
+    kubectl --kubeconfig "$kc" create namespace openshift-cluster-version >/dev/null
+    if [ "${PRECREATE_CV:-0}" = 1 ]; then
+        printf 'apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n  name: version\nspec:\n  clusterID: %s\n' \
+            "$(cat /proc/sys/kernel/random/uuid)" | kubectl --kubeconfig "$kc" create -f - >/dev/null
+    fi
+    p=$WORK/payload-$n
+    scripts/gen-payload.sh "$p" "$n" >/dev/null
+    for run in until-complete once; do
+        mark=$(wc -l <"$audit")
+        set +e
+        /usr/bin/time -v -o "$WORK/time-$n-$run" "$BIN" reconcile --kubeconfig "$kc" --payload "$p" \
+            "--$run" --timeout "$TIMEOUT" -o json >"$WORK/summary-$n-$run.json" 2>"$WORK/stderr-$n-$run"
+        set -e
+        sleep 1 # the audit log is written as requests finish
+        row "$audit" "$mark" "$WORK/time-$n-$run" "$WORK/summary-$n-$run.json" "N=$n $run"
+    done
+    "$TOOLS/down.sh" --wipe >/dev/null 2>&1 || true
+done

@@ -1,0 +1,687 @@
+//! Passes from watch caches (cvo only: upstream `pkg/cvo/sync_worker.go` GETs every manifest on
+//! every pass).
+//!
+//! [`WatchCaches`] keeps one metadata-only watch (`PartialObjectMeta`, a kube-runtime reflector
+//! store) per kind of the payload, started by [`super::Applier::prepare_pass`] when a pass begins
+//! (and, for a kind defined by a CRD of the payload, at its first manifest once discovery knows
+//! it), stopped when a new payload no longer has the kind. With them [`super::Applier::apply`]
+//!
+//! - skips a manifest whose live object still has the `resourceVersion` it had when the engine
+//!   last verified it against the same manifest (a [`manifest_hash`] of the built manifest and
+//!   this binary's version): any write to the object, its metadata or its status changes the
+//!   `resourceVersion`, so a skipped manifest is one whose apply would change nothing;
+//! - creates an object the synced cache knows absent without a GET (a `409` falls back to GET and
+//!   update).
+//!
+//! A cache is trusted only once its list is complete (`InitDone`); a watch error marks it
+//! unsynced and restarts its watch with a fresh list, so it never serves what it may have missed.
+//! Untrusted or missing caches answer [`Known::Unknown`] and the apply GETs as before.
+//!
+//! What the engine verified is kept per object as (manifest hash, resourceVersion) and saved at
+//! the end of a pass that changed it to the ConfigMap
+//! `openshift-cluster-version/cvo-verified-manifests` (server-side apply), so a new process (a
+//! `cvo reconcile --once`, the next leader) starts from it instead of GETting every manifest.
+//! Nothing is saved in watch-only mode; a missing namespace or a refused write only costs the
+//! next process its GETs.
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::Mutex,
+    time::Duration,
+};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::{
+    Api, Client,
+    api::{ApiResource, DynamicObject, PartialObjectMeta, Patch, PatchParams, PostParams},
+    runtime::{
+        reflector::{ObjectRef, store::Writer},
+        watcher,
+    },
+};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::{ApplyContext, ApplyOutcome, Drift, ManifestId, check_readiness, decode, encode, lock};
+use crate::reconcile::{
+    errors::{ApiErrorKind, UpdateError},
+    payload::PayloadState,
+};
+
+/// Namespace of the verification record.
+pub const RECORD_NAMESPACE: &str = "openshift-cluster-version";
+/// Name of the ConfigMap holding the verification record.
+pub const RECORD_NAME: &str = "cvo-verified-manifests";
+/// Key of the record in the ConfigMap's `data`: one `{object key hash} {manifest hash}
+/// {resourceVersion}` line per object (hashes as 16 hex digits).
+const RECORD_KEY: &str = "verified";
+/// How long [`super::Applier::prepare_pass`] waits for the first lists of the watches it
+/// starts; a cache still listing after that is passed by (GETs) and used once synced.
+pub const SYNC_WAIT: Duration = Duration::from_secs(2);
+/// How long [`super::Applier::prepare_pass`] waits for the kinds' discovery.
+const RESOLVE_WAIT: Duration = Duration::from_secs(1);
+/// A record bigger than this (bytes) is not saved (a ConfigMap holds at most 1 MiB).
+const RECORD_MAX_BYTES: usize = 900 * 1024;
+
+/// What a cache knows of one object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Known {
+    /// No synced cache for the kind: ask the server.
+    Unknown,
+    /// The synced cache has no such object.
+    Absent,
+    /// The synced cache has it at this `resourceVersion`.
+    Present {
+        /// `metadata.resourceVersion` of the cached object.
+        resource_version: String,
+    },
+}
+
+/// FNV-1a 64 over `parts` (each followed by a 0 byte): stable across processes and builds.
+fn fnv(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.bytes().chain([0]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Hash of a built manifest (after [`super::build_required`]) and this binary's version (the
+/// merge rules are the binary's): what a verification is valid for.
+pub fn manifest_hash(required: &Value) -> u64 {
+    fnv(&[env!("CARGO_PKG_VERSION"), &required.to_string()])
+}
+
+/// Whether a server of this `/version` major and minor serves streaming lists (1.34 and later;
+/// a minor like `36+` counts as 36).
+fn streams_lists(major: &str, minor: &str) -> bool {
+    let num = |s: &str| {
+        s.trim_end_matches(|c: char| !c.is_ascii_digit())
+            .parse::<u32>()
+            .ok()
+    };
+    matches!((num(major), num(minor)), (Some(1), Some(m)) if m >= 34)
+}
+
+/// Hash identifying an object: apiVersion, kind, namespace, name.
+fn object_key(id: &ManifestId) -> u64 {
+    fnv(&[&id.api_version, &id.kind, &id.namespace, &id.name])
+}
+
+/// Whether a manifest's verification may be recorded and reused: not ClusterOperators (their
+/// health is read every pass) and, while Initializing, not the kinds whose readiness check is
+/// skipped then (a later pass must run it).
+pub(crate) fn cacheable(ctx: &ApplyContext, id: &ManifestId) -> bool {
+    let readiness = matches!(
+        (id.group(), id.kind.as_str()),
+        ("apps", "Deployment" | "DaemonSet")
+            | ("batch", "Job")
+            | ("apiextensions.k8s.io", "CustomResourceDefinition")
+    );
+    let co = id.group() == "config.openshift.io" && id.kind == "ClusterOperator";
+    let unchecked = readiness && ctx.mode == PayloadState::Initializing;
+    !(co || unchecked)
+}
+
+/// One kind's metadata-only watch: its store, whether the store is complete, and the task
+/// feeding it (aborted on drop).
+struct KindWatch {
+    ar: ApiResource,
+    store: kube::runtime::reflector::Store<PartialObjectMeta<DynamicObject>>,
+    synced: watch::Receiver<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for KindWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Feeds `writer` from a metadata-only watcher of `ar` until aborted. `synced` is true from the
+/// end of a complete list until the next watch error; an error restarts the watcher (a fresh
+/// list replaces the store's content at its `InitDone`), after a backoff of 0.1 s doubling to
+/// 10 s. With `streaming` the list is a watch with `sendInitialEvents` (one request instead of
+/// a LIST and a WATCH); an error before its first `InitDone` falls back to LIST and WATCH.
+async fn feed(
+    api: Api<PartialObjectMeta<DynamicObject>>,
+    mut writer: Writer<PartialObjectMeta<DynamicObject>>,
+    synced: watch::Sender<bool>,
+    mut streaming: bool,
+) {
+    let mut backoff = Duration::from_millis(100);
+    let mut ever_synced = false;
+    loop {
+        let cfg = if streaming {
+            watcher::Config::default().streaming_lists()
+        } else {
+            watcher::Config::default()
+        };
+        let mut stream = std::pin::pin!(watcher(api.clone(), cfg));
+        while let Some(ev) = stream.next().await {
+            match ev {
+                Ok(ev) => {
+                    writer.apply_watcher_event(&ev);
+                    if matches!(ev, watcher::Event::InitDone) {
+                        synced.send_replace(true);
+                        ever_synced = true;
+                        backoff = Duration::from_millis(100);
+                    }
+                }
+                Err(e) => {
+                    synced.send_replace(false);
+                    tracing::debug!("watch cache {}: {e}; restarting", api.resource_url());
+                    if streaming && !ever_synced {
+                        streaming = false;
+                    }
+                    break;
+                }
+            }
+        }
+        synced.send_replace(false);
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(10));
+    }
+}
+
+/// (apiVersion, kind) of a watched kind.
+type KindKey = (String, String);
+
+/// The verification record: object key hash → (manifest hash, resourceVersion).
+#[derive(Debug, Default)]
+struct Record {
+    entries: HashMap<u64, (u64, String)>,
+    /// Whether the record was read from the cluster (once per process).
+    loaded: bool,
+    /// Whether entries changed since the last save.
+    dirty: bool,
+}
+
+impl Record {
+    fn parse(&mut self, text: &str) {
+        for line in text.lines() {
+            let mut f = line.split(' ');
+            let (Some(k), Some(h), Some(rv), None) = (f.next(), f.next(), f.next(), f.next()) else {
+                continue;
+            };
+            if let (Ok(k), Ok(h)) = (u64::from_str_radix(k, 16), u64::from_str_radix(h, 16))
+                && !rv.is_empty()
+            {
+                self.entries.insert(k, (h, rv.to_owned()));
+            }
+        }
+    }
+
+    fn render(&self) -> String {
+        let mut lines: Vec<String> = self
+            .entries
+            .iter()
+            .map(|(k, (h, rv))| format!("{k:016x} {h:016x} {rv}\n"))
+            .collect();
+        lines.sort_unstable();
+        lines.concat()
+    }
+}
+
+/// The metadata-only watch caches of the payload's kinds and the record of verified manifests.
+/// Inert until [`super::Applier::prepare_pass`] names the kinds to watch.
+pub struct WatchCaches {
+    client: Client,
+    /// Kinds of the current payload (a kind wanted but not watched yet starts at its next
+    /// manifest).
+    wanted: Mutex<HashSet<KindKey>>,
+    watches: Mutex<HashMap<KindKey, KindWatch>>,
+    record: Mutex<Record>,
+    /// Whether the server streams lists (`sendInitialEvents`), once asked.
+    streaming: Mutex<Option<bool>>,
+}
+
+impl std::fmt::Debug for WatchCaches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WatchCaches").finish_non_exhaustive()
+    }
+}
+
+impl WatchCaches {
+    /// No caches yet, over `client`.
+    pub fn new(client: Client) -> Self {
+        Self {
+            client,
+            wanted: Mutex::new(HashSet::new()),
+            watches: Mutex::new(HashMap::new()),
+            record: Mutex::new(Record::default()),
+            streaming: Mutex::new(None),
+        }
+    }
+
+    /// Whether to list by streaming (kube-apiserver 1.34 and later serve `sendInitialEvents`,
+    /// the watch-list feature): asks `/version` once per process; unanswered means no.
+    async fn streaming(&self) -> bool {
+        if let Some(s) = *lock(&self.streaming) {
+            return s;
+        }
+        let s = match self.client.apiserver_version().await {
+            Ok(info) => streams_lists(&info.major, &info.minor),
+            Err(e) => {
+                tracing::debug!("asking the server version: {e}");
+                false
+            }
+        };
+        *lock(&self.streaming) = Some(s);
+        s
+    }
+
+    /// Starts the watch of `ar` under `key` unless running; returns its sync flag if it started
+    /// it.
+    pub(crate) fn start(&self, key: &KindKey, ar: &ApiResource) -> Option<watch::Receiver<bool>> {
+        let streaming = lock(&self.streaming).unwrap_or(false);
+        let mut watches = lock(&self.watches);
+        if watches.contains_key(key) {
+            return None;
+        }
+        let api: Api<PartialObjectMeta<DynamicObject>> = Api::all_with(self.client.clone(), ar);
+        let writer = Writer::new(ar.clone());
+        let store = writer.as_reader();
+        let (tx, rx) = watch::channel(false);
+        let task = tokio::spawn(feed(api, writer, tx, streaming));
+        watches.insert(
+            key.clone(),
+            KindWatch {
+                ar: ar.clone(),
+                store,
+                synced: rx.clone(),
+                task,
+            },
+        );
+        Some(rx)
+    }
+
+    /// Sets the kinds of the current payload and stops the watches of every other kind.
+    pub(crate) fn set_wanted(&self, kinds: HashSet<KindKey>) {
+        lock(&self.watches).retain(|k, _| kinds.contains(k));
+        *lock(&self.wanted) = kinds;
+    }
+
+    /// Kinds watched now, as `apiVersion/kind`, sorted.
+    pub fn watched(&self) -> Vec<String> {
+        let mut v: Vec<String> = lock(&self.watches)
+            .keys()
+            .map(|(av, k)| format!("{av}/{k}"))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// What the cache of `id`'s kind knows of it. A wanted kind without a watch (a custom
+    /// resource whose CRD appeared during the pass) gets its watch started and answers
+    /// [`Known::Unknown`] until synced.
+    pub(crate) fn known(&self, id: &ManifestId, ar: &ApiResource, namespaced: bool) -> Known {
+        let key = (id.api_version.clone(), id.kind.clone());
+        let watches = lock(&self.watches);
+        let Some(w) = watches.get(&key) else {
+            drop(watches);
+            if lock(&self.wanted).contains(&key) {
+                let _ = self.start(&key, ar);
+            }
+            return Known::Unknown;
+        };
+        if !*w.synced.borrow() {
+            return Known::Unknown;
+        }
+        let mut r = ObjectRef::new_with(&id.name, w.ar.clone());
+        if namespaced {
+            r = r.within(&id.namespace);
+        }
+        match w.store.get(&r) {
+            None => Known::Absent,
+            Some(o) => Known::Present {
+                resource_version: o.metadata.resource_version.clone().unwrap_or_default(),
+            },
+        }
+    }
+
+    /// Whether `id` at `resource_version` was verified against a manifest of hash `hash`.
+    pub(crate) fn is_verified(&self, id: &ManifestId, hash: u64, resource_version: &str) -> bool {
+        !resource_version.is_empty()
+            && lock(&self.record)
+                .entries
+                .get(&object_key(id))
+                .is_some_and(|(h, rv)| *h == hash && rv == resource_version)
+    }
+
+    /// Records that `id` at `resource_version` matches the manifest of hash `hash`.
+    pub(crate) fn verified(&self, id: &ManifestId, hash: u64, resource_version: &str) {
+        if resource_version.is_empty() {
+            return;
+        }
+        let mut r = lock(&self.record);
+        let entry = (hash, resource_version.to_owned());
+        if r.entries.get(&object_key(id)) != Some(&entry) {
+            r.entries.insert(object_key(id), entry);
+            r.dirty = true;
+        }
+    }
+
+    /// Forgets the verification of `id` (its apply failed or would change it).
+    pub(crate) fn forget(&self, id: &ManifestId) {
+        let mut r = lock(&self.record);
+        if r.entries.remove(&object_key(id)).is_some() {
+            r.dirty = true;
+        }
+    }
+
+    /// Reads the saved record once per process (absent or unreadable: start empty) and keeps
+    /// only the entries of `ids` (the current payload).
+    pub(crate) async fn load_record(&self, ids: &[ManifestId]) {
+        if !lock(&self.record).loaded {
+            let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), RECORD_NAMESPACE);
+            let text = match api.get_opt(RECORD_NAME).await {
+                Ok(cm) => cm
+                    .and_then(|cm| cm.data)
+                    .and_then(|mut d| d.remove(RECORD_KEY))
+                    .unwrap_or_default(),
+                Err(e) => {
+                    tracing::debug!("reading {RECORD_NAMESPACE}/{RECORD_NAME}: {e}");
+                    String::new()
+                }
+            };
+            let mut r = lock(&self.record);
+            r.parse(&text);
+            r.loaded = true;
+        }
+        let keep: HashSet<u64> = ids.iter().map(object_key).collect();
+        let mut r = lock(&self.record);
+        let before = r.entries.len();
+        r.entries.retain(|k, _| keep.contains(k));
+        if r.entries.len() != before {
+            r.dirty = true;
+        }
+    }
+
+    /// Saves the record if it changed (server-side apply of the ConfigMap). Returns whether it
+    /// was saved. Failures are logged and retried after the next pass, except a `404` (no
+    /// namespace `openshift-cluster-version`): then the next change saves it.
+    pub(crate) async fn save_record(&self) -> bool {
+        let text = {
+            let mut r = lock(&self.record);
+            if !r.dirty {
+                return false;
+            }
+            r.dirty = false;
+            r.render()
+        };
+        if text.len() > RECORD_MAX_BYTES {
+            tracing::debug!("verification record of {} bytes not saved", text.len());
+            return false;
+        }
+        let cm = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": RECORD_NAME, "namespace": RECORD_NAMESPACE},
+            "data": {RECORD_KEY: text},
+        });
+        let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), RECORD_NAMESPACE);
+        match api
+            .patch(
+                RECORD_NAME,
+                &PatchParams::apply("cvo").force(),
+                &Patch::Apply(&cm),
+            )
+            .await
+        {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::debug!("saving {RECORD_NAMESPACE}/{RECORD_NAME}: {e}");
+                if ApiErrorKind::of(&e) != ApiErrorKind::NotFound {
+                    lock(&self.record).dirty = true;
+                }
+                false
+            }
+        }
+    }
+
+    /// Waits until the watches of `flags` have synced or `limit` passed.
+    async fn wait_synced(flags: Vec<watch::Receiver<bool>>, limit: Duration) {
+        let all = futures::future::join_all(flags.into_iter().map(|mut rx| async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }));
+        let _ = tokio::time::timeout(limit, all).await;
+    }
+}
+
+impl super::Applier {
+    /// Starts a pass over `manifests` (upstream has no such step): resolves their kinds, starts
+    /// the metadata-only watches of those the server knows (a kind defined by a CRD of the
+    /// payload starts at its first manifest after the CRD exists), stops the watches of kinds no
+    /// longer in the payload, reads the verification record, and waits up to [`SYNC_WAIT`] for
+    /// the first lists of the watches it started. Never fails: a kind that cannot be watched is
+    /// applied with GETs.
+    pub async fn prepare_pass(&self, manifests: &[&Value]) {
+        self.prepare_pass_within(manifests, SYNC_WAIT).await;
+    }
+
+    /// [`Self::prepare_pass`] waiting at most `wait` for the new watches' first lists.
+    pub async fn prepare_pass_within(&self, manifests: &[&Value], wait: Duration) {
+        let mut ids = Vec::with_capacity(manifests.len());
+        let mut kinds: HashMap<KindKey, ManifestId> = HashMap::new();
+        for m in manifests {
+            if let Ok(id) = ManifestId::of(m) {
+                kinds
+                    .entry((id.api_version.clone(), id.kind.clone()))
+                    .or_insert_with(|| id.clone());
+                ids.push(id);
+            }
+        }
+        self.cache.set_wanted(kinds.keys().cloned().collect());
+        self.cache.streaming().await;
+        // Kinds resolved together, for at most RESOLVE_WAIT: a kind whose CRD does not exist
+        // yet is started at its first manifest instead.
+        let resolve = kinds
+            .iter()
+            .filter(|(_, id)| !(id.group() == "config.openshift.io" && id.kind == "ClusterOperator"))
+            .map(
+                |(key, id)| async move { (key, tokio::time::timeout(RESOLVE_WAIT, self.resource(id)).await) },
+            );
+        let mut started = Vec::new();
+        for (key, r) in futures::future::join_all(resolve).await {
+            if let Ok(Ok((ar, _))) = r {
+                started.extend(self.cache.start(key, &ar));
+            }
+        }
+        self.cache.load_record(&ids).await;
+        WatchCaches::wait_synced(started, wait).await;
+    }
+
+    /// Ends a pass: saves the verification record if it changed, unless `dry_run`. Returns
+    /// whether it wrote.
+    pub async fn finish_pass(&self, dry_run: bool) -> bool {
+        !dry_run && self.cache.save_record().await
+    }
+
+    /// The watch caches.
+    pub fn caches(&self) -> &WatchCaches {
+        &self.cache
+    }
+
+    /// Creates an object the synced cache knows absent, without a GET. Returns the outcome, or,
+    /// when the server answers `409 AlreadyExists` (the cache had not seen it yet), the live
+    /// object for the caller's merge. Records the verification when `hash` is set.
+    ///
+    /// Errors: the create's or the fallback GET's API error as upstream `pkg/payload/task.go`
+    /// maps it (the `409` itself if the object is gone again), the readiness check's error.
+    pub(crate) async fn create_known_absent(
+        &self,
+        ctx: &ApplyContext,
+        api: &Api<DynamicObject>,
+        id: &ManifestId,
+        required: &Value,
+        hash: Option<u64>,
+    ) -> Result<Result<ApplyOutcome, Value>, UpdateError> {
+        let task = id.task();
+        let obj: DynamicObject = decode(&task, "manifest", required)?;
+        let created = match api.create(&PostParams::default(), &obj).await {
+            Ok(c) => encode(&task, &c)?,
+            Err(e) if ApiErrorKind::of(&e) == ApiErrorKind::AlreadyExists => {
+                return match self.get(api, id).await? {
+                    Some(live) => Ok(Err(live)),
+                    None => Err(UpdateError::from_api(&task, &e)),
+                };
+            }
+            Err(e) => return Err(UpdateError::from_api(&task, &e)),
+        };
+        if ctx.mode != PayloadState::Initializing {
+            check_readiness(&created)?;
+        }
+        self.cache.after_apply(id, hash, &Drift::None, true, &created);
+        Ok(Ok(ApplyOutcome {
+            drift: Drift::Create {
+                object: required.clone(),
+            },
+            wrote: true,
+            live: Some(created),
+        }))
+    }
+}
+
+impl WatchCaches {
+    /// After an apply of `id` left the object `after`: records the verification when the object
+    /// now matches the manifest (no drift, or written: `after` is the server's answer) and
+    /// `hash` is set; forgets it otherwise (a dry run that found drift).
+    pub(crate) fn after_apply(
+        &self,
+        id: &ManifestId,
+        hash: Option<u64>,
+        drift: &Drift,
+        wrote: bool,
+        after: &Value,
+    ) {
+        match hash {
+            Some(h) if wrote || *drift == Drift::None => {
+                self.verified(
+                    id,
+                    h,
+                    after["metadata"]["resourceVersion"].as_str().unwrap_or_default(),
+                );
+            }
+            _ => self.forget(id),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(kind: &str, name: &str) -> ManifestId {
+        ManifestId {
+            api_version: "v1".into(),
+            kind: kind.into(),
+            namespace: "ns".into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn fnv_is_stable_and_separates_parts() {
+        assert_eq!(fnv(&[]), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv(&["a"]), 0x089b_e207_b544_f1e4);
+        assert_ne!(fnv(&["ab", "c"]), fnv(&["a", "bc"]));
+    }
+
+    #[test]
+    fn streaming_lists_from_1_34() {
+        assert!(streams_lists("1", "36"));
+        assert!(streams_lists("1", "34+"));
+        assert!(!streams_lists("1", "33"));
+        assert!(!streams_lists("", ""));
+        assert!(!streams_lists("2", "x"));
+    }
+
+    #[test]
+    fn manifest_hash_changes_with_the_manifest() {
+        let a = serde_json::json!({"kind": "ConfigMap", "data": {"k": "1"}});
+        let b = serde_json::json!({"kind": "ConfigMap", "data": {"k": "2"}});
+        assert_eq!(manifest_hash(&a), manifest_hash(&a.clone()));
+        assert_ne!(manifest_hash(&a), manifest_hash(&b));
+    }
+
+    #[test]
+    fn record_round_trips_and_skips_bad_lines() {
+        let mut r = Record::default();
+        r.entries.insert(1, (2, "17".into()));
+        r.entries.insert(0xffff_ffff_ffff_ffff, (3, "9".into()));
+        let text = r.render();
+        assert_eq!(
+            text,
+            "0000000000000001 0000000000000002 17\nffffffffffffffff 0000000000000003 9\n"
+        );
+        let mut back = Record::default();
+        back.parse(&format!("{text}garbage\nzz 01 5\n01 02\n01 02 3 4\n"));
+        assert_eq!(back.entries, r.entries);
+    }
+
+    #[test]
+    fn cacheable_excludes_cluster_operators_and_unchecked_readiness() {
+        let mut ctx = ApplyContext::default();
+        let co = ManifestId {
+            api_version: "config.openshift.io/v1".into(),
+            kind: "ClusterOperator".into(),
+            namespace: String::new(),
+            name: "x".into(),
+        };
+        let dep = ManifestId {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            namespace: "ns".into(),
+            name: "d".into(),
+        };
+        assert!(!cacheable(&ctx, &co));
+        assert!(cacheable(&ctx, &dep));
+        assert!(cacheable(&ctx, &id("ConfigMap", "c")));
+        ctx.mode = PayloadState::Initializing;
+        assert!(!cacheable(&ctx, &dep));
+        assert!(cacheable(&ctx, &id("ConfigMap", "c")));
+    }
+
+    #[tokio::test]
+    async fn verification_needs_same_hash_and_resource_version() {
+        let client = Client::new(
+            tower::service_fn(|_req: http::Request<kube::client::Body>| async {
+                Err::<http::Response<kube::client::Body>, std::io::Error>(std::io::Error::other("no server"))
+            }),
+            "default",
+        );
+        let c = WatchCaches::new(client);
+        let cm = id("ConfigMap", "c");
+        assert!(!c.is_verified(&cm, 7, "10"));
+        c.verified(&cm, 7, "10");
+        assert!(c.is_verified(&cm, 7, "10"));
+        assert!(!c.is_verified(&cm, 8, "10"), "another manifest");
+        assert!(!c.is_verified(&cm, 7, "11"), "the object changed");
+        assert!(!c.is_verified(&id("ConfigMap", "d"), 7, "10"), "another object");
+        c.verified(&cm, 7, "");
+        assert!(
+            c.is_verified(&cm, 7, "10"),
+            "an empty resourceVersion records nothing"
+        );
+        c.forget(&cm);
+        assert!(!c.is_verified(&cm, 7, "10"));
+        // Unwatched kinds are unknown.
+        let ar = ApiResource::erase::<ConfigMap>(&());
+        assert_eq!(c.known(&cm, &ar, true), Known::Unknown);
+        assert!(
+            c.watched().is_empty(),
+            "nothing is watched until a pass names its kinds"
+        );
+        // A failed save keeps the record dirty for the next pass; a clean one sends nothing.
+        c.verified(&cm, 7, "12");
+        assert!(!c.save_record().await, "the server is unreachable");
+        assert!(lock(&c.record).dirty);
+        lock(&c.record).dirty = false;
+        assert!(!c.save_record().await);
+    }
+}

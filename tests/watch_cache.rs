@@ -1,0 +1,419 @@
+//! Passes from watch caches, against the in-process simulator: the apply layer with its
+//! metadata-only watch caches (`Applier::prepare_pass`), then whole engine passes. Every request
+//! is read back from the simulator's audit log.
+
+use std::{collections::BTreeMap, path::Path, sync::Arc, time::Duration};
+
+use cvo::{
+    reconcile::{
+        Engine, EngineConfig, EngineTimings,
+        api::{EngineMode, LocalPayloads, StatusSnapshot},
+        apply::{Applier, ApplyContext, Drift},
+    },
+    sim::{
+        Simulator,
+        audit::AuditEntry,
+        faults::{ErrorRule, Faults, WatchFaults},
+    },
+};
+use serde_json::{Value, json};
+
+mod common;
+use common::Unmet;
+
+const NS: &str = "openshift-cache";
+
+fn client(sim: &Simulator) -> kube::Client {
+    kube::Client::new(sim.clone(), "default")
+}
+
+fn namespace() -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+}
+
+fn config_map(i: usize) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": format!("cm-{i}"), "namespace": NS},
+        "data": {"index": i.to_string()}})
+}
+
+fn secret(i: usize) -> Value {
+    json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": format!("secret-{i}"), "namespace": NS},
+        "type": "Opaque", "data": {"index": "MQ=="}})
+}
+
+/// A namespace, 6 ConfigMaps and 4 Secrets.
+fn manifests() -> Vec<Value> {
+    let mut v = vec![namespace()];
+    v.extend((0..6).map(config_map));
+    v.extend((0..4).map(secret));
+    v
+}
+
+/// Requests naming one object of the test namespace (GET, PUT, POST of a name...).
+fn object_requests(audit: &[AuditEntry]) -> Vec<String> {
+    audit
+        .iter()
+        .filter(|e| e.verb != "list" && e.verb != "watch" && e.path.contains(NS))
+        .map(|e| format!("{} {}", e.verb, e.path))
+        .collect()
+}
+
+/// Applies every manifest; returns the drifts.
+async fn apply_all(a: &Applier, ms: &[Value]) -> Vec<Drift> {
+    let ctx = ApplyContext::default();
+    let mut out = Vec::new();
+    for m in ms {
+        out.push(a.apply(&ctx, m).await.expect("apply").drift);
+    }
+    out
+}
+
+/// Repeats `pass` until the audit log of one repetition satisfies `done`, for at most 5 s
+/// (the watch caches follow the server asynchronously); returns that audit log.
+async fn until_pass<T, F: std::future::Future<Output = T>>(
+    sim: &Simulator,
+    what: &str,
+    mut pass: impl FnMut() -> F,
+    done: impl Fn(&[AuditEntry]) -> bool,
+) -> Vec<AuditEntry> {
+    let start = std::time::Instant::now();
+    loop {
+        sim.clear_audit();
+        pass().await;
+        let audit = sim.audit().entries;
+        if done(&audit) {
+            return audit;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{what}: still {:?}",
+            object_requests(&audit)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn prepared(sim: &Simulator, ms: &[Value]) -> Applier {
+    let a = Applier::new(client(sim));
+    let refs: Vec<&Value> = ms.iter().collect();
+    a.prepare_pass_within(&refs, Duration::from_secs(2)).await;
+    a
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_apply_creates_without_gets_then_a_converged_pass_sends_nothing() {
+    let sim = Simulator::new();
+    let ms = manifests();
+    let a = prepared(&sim, &ms).await;
+    assert_eq!(
+        a.caches().watched(),
+        ["v1/ConfigMap", "v1/Namespace", "v1/Secret"]
+    );
+    sim.clear_audit();
+    let drifts = apply_all(&a, &ms).await;
+    assert!(
+        drifts.iter().all(|d| matches!(d, Drift::Create { .. })),
+        "{drifts:?}"
+    );
+    let audit = sim.audit().entries;
+    // (the watches themselves may start after their list has synced the cache)
+    let verbs: Vec<&str> = audit.iter().map(|e| e.verb).filter(|v| *v != "watch").collect();
+    assert_eq!(verbs, vec!["create"; 11], "known absent: created without a GET");
+
+    let audit = until_pass(&sim, "a converged pass", || apply_all(&a, &ms), |a| a.is_empty()).await;
+    assert!(audit.is_empty());
+    assert!(apply_all(&a, &ms).await.iter().all(|d| *d == Drift::None));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_changed_behind_the_engine_is_reapplied_and_a_deleted_one_recreated() {
+    let sim = Simulator::new();
+    let ms = manifests();
+    let a = prepared(&sim, &ms).await;
+    apply_all(&a, &ms).await;
+    until_pass(&sim, "converged", || apply_all(&a, &ms), |a| a.is_empty()).await;
+
+    let mut cm = sim.get("", "configmaps", NS, "cm-3").expect("cm-3");
+    cm["data"]["index"] = json!("changed");
+    sim.insert(cm).expect("edit cm-3");
+    let audit = until_pass(&sim, "cm-3 re-applied", || apply_all(&a, &ms), |a| !a.is_empty()).await;
+    assert_eq!(
+        object_requests(&audit),
+        [
+            format!("get /api/v1/namespaces/{NS}/configmaps/cm-3"),
+            format!("update /api/v1/namespaces/{NS}/configmaps/cm-3"),
+        ]
+    );
+    assert_eq!(
+        sim.get("", "configmaps", NS, "cm-3").expect("cm-3")["data"]["index"],
+        "3"
+    );
+    until_pass(
+        &sim,
+        "converged after the update",
+        || apply_all(&a, &ms),
+        |a| a.is_empty(),
+    )
+    .await;
+
+    sim.remove(&secret(2)).expect("delete secret-2");
+    let audit = until_pass(
+        &sim,
+        "secret-2 re-created",
+        || apply_all(&a, &ms),
+        |a| !a.is_empty(),
+    )
+    .await;
+    assert_eq!(
+        object_requests(&audit),
+        [format!("create /api/v1/namespaces/{NS}/secrets")],
+        "known absent: re-created without a GET"
+    );
+    assert!(sim.get("", "secrets", NS, "secret-2").is_some());
+    until_pass(&sim, "converged again", || apply_all(&a, &ms), |a| a.is_empty()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsynced_cache_falls_back_to_gets() {
+    let sim = Simulator::new();
+    sim.set_faults(Faults {
+        errors: vec![ErrorRule {
+            verb: "list".into(),
+            code: 500,
+            rate: 1.0,
+        }],
+        ..Faults::default()
+    })
+    .expect("faults");
+    let ms = manifests();
+    let a = prepared(&sim, &ms).await;
+    sim.clear_audit();
+    apply_all(&a, &ms).await;
+    let gets = sim.audit().entries.iter().filter(|e| e.verb == "get").count();
+    assert_eq!(gets, 11, "every manifest is read: the caches never listed");
+    sim.clear_audit();
+    let drifts = apply_all(&a, &ms).await;
+    assert!(drifts.iter().all(|d| *d == Drift::None), "{drifts:?}");
+    let verbs = sim.audit().counts();
+    assert_eq!(verbs.get("get"), Some(&11), "{verbs:?}");
+    assert_eq!(verbs.get("update"), None, "{verbs:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_error_invalidates_the_cache_until_it_lists_again() {
+    let sim = Simulator::new();
+    // Watches end every 0.2 s and are resumed; then one of them gets 410 Gone while lists fail.
+    let drop_often = WatchFaults {
+        drop_after_secs: Some(0.2),
+        ..WatchFaults::default()
+    };
+    sim.set_faults(Faults {
+        watch: drop_often.clone(),
+        ..Faults::default()
+    })
+    .expect("faults");
+    let ms = manifests();
+    let a = prepared(&sim, &ms).await;
+    apply_all(&a, &ms).await;
+    until_pass(&sim, "converged", || apply_all(&a, &ms), |a| a.is_empty()).await;
+    sim.set_faults(Faults {
+        errors: vec![ErrorRule {
+            verb: "list".into(),
+            code: 500,
+            rate: 1.0,
+        }],
+        watch: WatchFaults {
+            gone_next: 100,
+            ..drop_often.clone()
+        },
+        ..Faults::default()
+    })
+    .expect("faults");
+    let audit = until_pass(
+        &sim,
+        "the cache invalidated",
+        || apply_all(&a, &ms),
+        |a| a.iter().filter(|e| e.verb == "get").count() == 11,
+    )
+    .await;
+    assert!(audit.iter().all(|e| e.verb != "update" && e.verb != "create"));
+    // Lists work again: the caches resync and the pass is served from them.
+    sim.set_faults(Faults {
+        watch: drop_often,
+        ..Faults::default()
+    })
+    .expect("faults");
+    until_pass(&sim, "resynced", || apply_all(&a, &ms), |a| a.is_empty()).await;
+}
+
+/// A payload of `n` ConfigMaps and Secrets in one namespace over 5 run levels.
+fn payload(dir: &Path, n: usize) {
+    let rm = dir.join("release-manifests");
+    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
+    std::fs::create_dir_all(&rm).expect("mkdir");
+    std::fs::write(
+        rm.join("release-metadata"),
+        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
+            .to_string(),
+    )
+    .expect("write metadata");
+    std::fs::write(
+        rm.join("image-references"),
+        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
+    )
+    .expect("write image-references");
+    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    std::fs::write(
+        rm.join("0000_05_a_namespace.yaml"),
+        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n{ann}"),
+    )
+    .expect("write");
+    for i in 0..n {
+        let body = if i % 2 == 0 {
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n  namespace: {NS}\n{ann}data:\n  index: \"{i}\"\n"
+            )
+        } else {
+            format!(
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: secret-{i}\n  namespace: {NS}\n{ann}type: Opaque\ndata:\n  index: MQ==\n"
+            )
+        };
+        std::fs::write(
+            rm.join(format!("0000_{:02}_c{}_{i:04}.yaml", 10 + i % 5, i % 3)),
+            body,
+        )
+        .expect("write");
+    }
+}
+
+async fn wait(
+    h: &mut cvo::reconcile::api::EngineHandle,
+    what: &str,
+    pred: impl Fn(&StatusSnapshot) -> bool,
+) -> Arc<StatusSnapshot> {
+    match common::watch_until(&mut h.status, Duration::from_secs(20), |s| pred(s)).await {
+        Ok(v) => v,
+        Err(Unmet::Closed(_)) => panic!("engine stopped while waiting for {what}"),
+        Err(Unmet::TimedOut(cur)) => panic!("timed out waiting for {what}: {:?}", cur.last_error),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_passes_on_a_converged_cluster_read_no_payload_object() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    payload(tmp.path(), 200);
+    let sim = Simulator::new();
+    let cfg = EngineConfig {
+        mode: EngineMode::ActiveApply,
+        payloads: Arc::new(LocalPayloads {
+            own_image: "example.com/release@sha256:1111".into(),
+            own_dir: tmp.path().to_path_buf(),
+            others: BTreeMap::new(),
+        }),
+        create_cluster_version: true,
+        cluster_version_name: "version".into(),
+        timings: EngineTimings::scaled(0.005),
+        load_options: Default::default(),
+        applier: None,
+        lease: None,
+        update_graph: None,
+    };
+    let mut h = Engine::spawn(client(&sim), cfg);
+    let first = wait(&mut h, "Completed", StatusSnapshot::is_completed).await;
+    let p0 = first.counters.passes;
+    let second = wait(&mut h, "a second pass", |s| s.counters.passes > p0 && !s.running).await;
+    sim.clear_audit();
+    let p1 = second.counters.passes;
+    let snap = wait(&mut h, "two more passes", |s| {
+        s.counters.passes >= p1 + 2 && !s.running
+    })
+    .await;
+    let audit = sim.audit().entries;
+    assert_eq!(
+        object_requests(&audit),
+        Vec::<String>::new(),
+        "converged passes read and write no payload object"
+    );
+    let writes: Vec<String> = audit
+        .iter()
+        .filter(|e| cvo::reconcile::runtime::client::is_write_verb(e.verb))
+        .map(|e| format!("{} {} {}", e.verb, e.path, e.code))
+        .collect();
+    assert_eq!(writes, Vec::<String>::new());
+    assert_eq!(
+        snap.counters.apply_writes, second.counters.apply_writes,
+        "no apply writes since"
+    );
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_process_starts_from_the_saved_verification_record() {
+    use cvo::cli::reconcile::{ReconcileOptions, Until, run};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    payload(tmp.path(), 300);
+    let sim = Simulator::new();
+    sim.insert(json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "openshift-cluster-version"}}))
+        .expect("namespace");
+    let opts = |until| ReconcileOptions {
+        payload: tmp.path().to_path_buf(),
+        release_image: None,
+        dry_run: false,
+        until,
+        timeout: Some(Duration::from_secs(60)),
+        timings: EngineTimings::scaled(0.05),
+        lease: true,
+    };
+    let s = run(client(&sim), &opts(Until::Complete)).await.expect("runs");
+    assert_eq!((s.outcome.as_str(), s.done, s.total), ("complete", 301, 301));
+    let record = sim
+        .get(
+            "",
+            "configmaps",
+            "openshift-cluster-version",
+            "cvo-verified-manifests",
+        )
+        .expect("the record is saved");
+    let lines = record["data"]["verified"]
+        .as_str()
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert_eq!(lines, 301, "one entry per applied manifest");
+
+    sim.clear_audit();
+    let s = run(client(&sim), &opts(Until::Once)).await.expect("runs");
+    assert_eq!(s.exit_code, 0);
+    let audit = sim.audit().entries;
+    assert_eq!(
+        object_requests(&audit),
+        Vec::<String>::new(),
+        "no payload object read"
+    );
+    let mut lists: Vec<&str> = audit
+        .iter()
+        .filter(|e| e.verb == "list")
+        .map(|e| e.path.as_str())
+        .collect();
+    lists.sort_unstable();
+    assert_eq!(
+        lists,
+        [
+            "/api/v1/configmaps",
+            "/api/v1/namespaces",
+            "/api/v1/secrets",
+            "/apis/config.openshift.io/v1/clusteroperators",
+        ],
+        "one LIST per payload kind, and the ClusterOperators' watch"
+    );
+    assert!(
+        audit
+            .iter()
+            .filter(|e| cvo::reconcile::runtime::client::is_write_verb(e.verb))
+            .all(|e| e.path.contains("/leases/")),
+        "only the Lease is written"
+    );
+}

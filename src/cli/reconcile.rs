@@ -171,7 +171,7 @@ pub async fn run(client: kube::Client, opts: &ReconcileOptions) -> anyhow::Resul
         seconds: started.elapsed().as_secs_f64(),
         failure,
         progressing: cond(crate::reconcile::status::PROGRESSING),
-        drift: snap.drift.as_ref().clone(),
+        drift: snap.drift.to_vec(),
         error: snap.last_error.clone(),
     })
 }

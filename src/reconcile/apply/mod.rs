@@ -537,7 +537,7 @@ impl Applier {
             if ctx.dry_run {
                 return Ok(ApplyOutcome {
                     drift: Drift::Create {
-                        object: required.clone(),
+                        object: required.into(),
                     },
                     wrote: false,
                     live: None,
@@ -553,7 +553,9 @@ impl Applier {
                 check_readiness(&created)?;
             }
             return Ok(ApplyOutcome {
-                drift: Drift::Create { object: required },
+                drift: Drift::Create {
+                    object: required.into(),
+                },
                 wrote: true,
                 live: Some(created),
             });

@@ -132,6 +132,11 @@ fn write_payload(dir: &Path) {
         r#"{"kind":"cincinnati-metadata-v0","version":"1.0.0","previous":[],"metadata":{}}"#,
     )
     .expect("write metadata");
+    std::fs::write(
+        rm.join("image-references"),
+        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
+    )
+    .expect("write image-references");
     let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
     for l in 0..LEVELS {
         for i in 0..PER_LEVEL {
@@ -161,7 +166,7 @@ async fn completed_is_written_at_once_and_progress_at_most_once_a_second() {
     let applier = Arc::new(SlowApplier::default());
     let mut cfg = EngineConfig::local(tmp.path().to_path_buf(), Some("example.com/release@sha256:1".into()))
         .expect("payload dir");
-    cfg.timings = EngineTimings::scaled(0.01);
+    cfg.timings = EngineTimings::scaled(0.1);
     cfg.applier = Some(applier.clone());
     let start = Instant::now();
     let mut h = Engine::spawn(client, cfg);
@@ -170,10 +175,18 @@ async fn completed_is_written_at_once_and_progress_at_most_once_a_second() {
         if h.status.borrow_and_update().is_completed() {
             break;
         }
-        tokio::time::timeout_at(deadline, h.status.changed())
-            .await
-            .expect("Completed within a minute of virtual time")
-            .expect("engine running");
+        let r = tokio::time::timeout_at(deadline, h.status.changed()).await;
+        let s = h.status.borrow().clone();
+        assert!(
+            matches!(r, Ok(Ok(()))),
+            "not Completed within a minute of virtual time: {:?} {}/{} failure {:?} error {:?} cv {:#?}",
+            s.state,
+            s.done,
+            s.total,
+            s.failure,
+            s.last_error,
+            s.cluster_version
+        );
     }
     let snap: Arc<StatusSnapshot> = h.status.borrow().clone();
     h.shutdown().await;

@@ -678,7 +678,7 @@ mod tests {
         c.push(200);
         assert_eq!((b.len(), c.len()), (200, 201));
         assert_eq!(c.iter().rev().next(), Some(&200));
-        assert_eq!((&c).into_iter().sum::<usize>(), (0..=200).sum());
+        assert_eq!((&c).into_iter().sum::<usize>(), (0..=200usize).sum::<usize>());
         assert_eq!(serde_json::to_string(&CowVec::from(vec![1, 2])).ok().as_deref(), Some("[1,2]"));
         assert_eq!(CowVec::<u8>::new().iter().count(), 0);
     }

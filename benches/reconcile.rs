@@ -81,7 +81,9 @@ fn gen_payload(dir: &Path, n: usize) -> std::io::Result<()> {
             ),
             1 => (
                 "serviceaccount",
-                format!("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa-{i}\n  namespace: {ns}\n{ann}\n"),
+                format!(
+                    "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa-{i}\n  namespace: {ns}\n{ann}\n"
+                ),
             ),
             _ => {
                 use base64::Engine as _;
@@ -127,11 +129,7 @@ async fn wait_for(
 }
 
 /// Runs one engine on `sim` until `done`, measuring the phase.
-async fn phase(
-    sim: &Simulator,
-    dir: &Path,
-    done: impl Fn(&StatusSnapshot) -> bool,
-) -> anyhow::Result<Phase> {
+async fn phase(sim: &Simulator, dir: &Path, done: impl Fn(&StatusSnapshot) -> bool) -> anyhow::Result<Phase> {
     sim.clear_audit();
     let (_, cpu0) = usage();
     let start = Instant::now();
@@ -192,7 +190,17 @@ fn main() -> anyhow::Result<()> {
     println!("reconcile engine on the in-process simulator (upstream timings, one process per N)");
     println!(
         "{:>6} | {:>8} {:>7} {:>8} {:>7} {:>7} | {:>8} {:>7} {:>8} {:>7} | {:>8}",
-        "N", "apply s", "CPU s", "requests", "writes", "status", "pass s", "CPU s", "requests", "writes", "peak RSS"
+        "N",
+        "apply s",
+        "CPU s",
+        "requests",
+        "writes",
+        "status",
+        "pass s",
+        "CPU s",
+        "requests",
+        "writes",
+        "peak RSS"
     );
     for n in sizes {
         let out = Command::new(&exe).env(CHILD_ENV, n.to_string()).output()?;

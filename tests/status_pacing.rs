@@ -100,7 +100,11 @@ struct SlowApplier {
 }
 
 impl TaskApplier for SlowApplier {
-    fn apply<'a>(&'a self, _task: &'a Task, _ctx: TaskContext<'a>) -> BoxFuture<'a, Result<TaskOutcome, UpdateError>> {
+    fn apply<'a>(
+        &'a self,
+        _task: &'a Task,
+        _ctx: TaskContext<'a>,
+    ) -> BoxFuture<'a, Result<TaskOutcome, UpdateError>> {
         async move {
             tokio::time::sleep(TASK_TIME).await;
             if let Ok(mut t) = self.last_done.lock() {
@@ -143,7 +147,9 @@ fn write_payload(dir: &Path) {
             let level = 10 + 10 * l;
             std::fs::write(
                 rm.join(format!("0000_{level:02}_comp{l}_{i:03}-configmap.yaml")),
-                format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{l}-{i}\n  namespace: ns\n{ann}"),
+                format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{l}-{i}\n  namespace: ns\n{ann}"
+                ),
             )
             .expect("write manifest");
         }
@@ -164,8 +170,11 @@ async fn completed_is_written_at_once_and_progress_at_most_once_a_second() {
         "default",
     );
     let applier = Arc::new(SlowApplier::default());
-    let mut cfg = EngineConfig::local(tmp.path().to_path_buf(), Some("example.com/release@sha256:1".into()))
-        .expect("payload dir");
+    let mut cfg = EngineConfig::local(
+        tmp.path().to_path_buf(),
+        Some("example.com/release@sha256:1".into()),
+    )
+    .expect("payload dir");
     cfg.timings = EngineTimings::scaled(0.1);
     cfg.applier = Some(applier.clone());
     let start = Instant::now();
@@ -191,11 +200,7 @@ async fn completed_is_written_at_once_and_progress_at_most_once_a_second() {
     let snap: Arc<StatusSnapshot> = h.status.borrow().clone();
     h.shutdown().await;
     let writes = writes.lock().expect("writes").clone();
-    let last_task = applier
-        .last_done
-        .lock()
-        .expect("last task")
-        .expect("tasks ran");
+    let last_task = applier.last_done.lock().expect("last task").expect("tasks ran");
     assert_eq!((snap.done, snap.total), (LEVELS * PER_LEVEL, LEVELS * PER_LEVEL));
     let pass = last_task - start;
     assert!(pass >= TASK_TIME * (LEVELS * PER_LEVEL) as u32, "{pass:?}");
@@ -212,7 +217,10 @@ async fn completed_is_written_at_once_and_progress_at_most_once_a_second() {
         "writes after the last task: {after_last:#?}"
     );
     let lag = writes[first_completed].at - last_task;
-    assert!(lag <= Duration::from_millis(250), "Completed written {lag:?} after the last task");
+    assert!(
+        lag <= Duration::from_millis(250),
+        "Completed written {lag:?} after the last task"
+    );
 
     // During the pass: a write less than a second after the one before it is an edge, here a
     // run level that just started (its first few tasks done) or the first writes (nothing done).
@@ -235,7 +243,8 @@ async fn completed_is_written_at_once_and_progress_at_most_once_a_second() {
     );
     // Progress is written while the pass runs, not only at its end: at least one write per run
     // level and a second.
-    let distinct: std::collections::BTreeSet<usize> = during.iter().filter_map(|w| done_of(&w.progressing)).collect();
+    let distinct: std::collections::BTreeSet<usize> =
+        during.iter().filter_map(|w| done_of(&w.progressing)).collect();
     assert!(
         distinct.len() as f64 >= secs.min(LEVELS as f64),
         "{distinct:?} in {during:#?}"

@@ -212,7 +212,12 @@ impl<T> CowVec<T> {
     /// Whether `self` and `other` share every chunk (a clone not written to since): a cheap
     /// "unchanged" test for readers of successive snapshots.
     pub fn ptr_eq(&self, other: &Self) -> bool {
-        self.len == other.len && self.chunks.iter().zip(&other.chunks).all(|(a, b)| Arc::ptr_eq(a, b))
+        self.len == other.len
+            && self
+                .chunks
+                .iter()
+                .zip(&other.chunks)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
     }
 }
 
@@ -296,7 +301,10 @@ impl<T> FromIterator<T> for CowVec<T> {
             cur.push(v);
             len += 1;
             if cur.len() == COW_CHUNK {
-                chunks.push(Arc::new(std::mem::replace(&mut cur, Vec::with_capacity(COW_CHUNK))));
+                chunks.push(Arc::new(std::mem::replace(
+                    &mut cur,
+                    Vec::with_capacity(COW_CHUNK),
+                )));
             }
         }
         if !cur.is_empty() {
@@ -314,7 +322,8 @@ impl<T> From<Vec<T>> for CowVec<T> {
 
 impl<'a, T> IntoIterator for &'a CowVec<T> {
     type Item = &'a T;
-    type IntoIter = std::iter::FlatMap<std::slice::Iter<'a, Arc<Vec<T>>>, &'a Vec<T>, fn(&'a Arc<Vec<T>>) -> &'a Vec<T>>;
+    type IntoIter =
+        std::iter::FlatMap<std::slice::Iter<'a, Arc<Vec<T>>>, &'a Vec<T>, fn(&'a Arc<Vec<T>>) -> &'a Vec<T>>;
     fn into_iter(self) -> Self::IntoIter {
         let chunk: fn(&'a Arc<Vec<T>>) -> &'a Vec<T> = |c| c;
         self.chunks.iter().flat_map(chunk)
@@ -679,7 +688,10 @@ mod tests {
         assert_eq!((b.len(), c.len()), (200, 201));
         assert_eq!(c.iter().rev().next(), Some(&200));
         assert_eq!((&c).into_iter().sum::<usize>(), (0..=200usize).sum::<usize>());
-        assert_eq!(serde_json::to_string(&CowVec::from(vec![1, 2])).ok().as_deref(), Some("[1,2]"));
+        assert_eq!(
+            serde_json::to_string(&CowVec::from(vec![1, 2])).ok().as_deref(),
+            Some("[1,2]")
+        );
         assert_eq!(CowVec::<u8>::new().iter().count(), 0);
     }
 }

@@ -12,8 +12,8 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use super::theme::Level;
 use crate::reconcile::api::{
-    CowVec, Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel, RunLevelProgress, StatusSnapshot,
-    TaskProgress, TaskState,
+    CowVec, Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel, RunLevelProgress,
+    StatusSnapshot, TaskProgress, TaskState,
 };
 
 /// Aggregate state of one component of one run level, decided in this order: any task failed,

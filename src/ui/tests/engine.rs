@@ -12,8 +12,8 @@ use super::*;
 use crate::{
     openshift::Release,
     reconcile::api::{
-        Command, CommandOutcome, CowVec, Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel,
-        FieldChange, RunLevelProgress, StatusSnapshot, TaskProgress, TaskState,
+        Command, CommandOutcome, CowVec, Drift, DriftRecord, EngineEvent, EngineMode, EngineState,
+        EventLevel, FieldChange, RunLevelProgress, StatusSnapshot, TaskProgress, TaskState,
     },
 };
 

@@ -189,7 +189,11 @@ pub(super) fn current_run_level(tasks: &crate::reconcile::api::CowVec<TaskProgre
 #[derive(Debug)]
 pub(super) struct StatusPacer {
     interval: std::time::Duration,
-    last: Option<(PaceKey, crate::reconcile::status::worker_status::SyncWorkerStatus, Instant)>,
+    last: Option<(
+        PaceKey,
+        crate::reconcile::status::worker_status::SyncWorkerStatus,
+        Instant,
+    )>,
 }
 
 impl StatusPacer {
@@ -271,15 +275,24 @@ mod tests {
         assert_eq!(p.due(&k2, &w1, t0 + Duration::from_millis(300)), None);
         // Completed (the pass finished): at once.
         let w3 = worker(10, 1);
-        assert_eq!(p.due(&PaceKey::of(&w3, None), &w3, t0 + Duration::from_millis(301)), None);
+        assert_eq!(
+            p.due(&PaceKey::of(&w3, None), &w3, t0 + Duration::from_millis(301)),
+            None
+        );
         // Failing set: at once.
         let mut w4 = worker(3, 0);
         w4.failure = Some(crate::reconcile::errors::SyncError::plain("boom".to_string()));
-        assert_eq!(p.due(&PaceKey::of(&w4, level(10)), &w4, t0 + Duration::from_millis(302)), None);
+        assert_eq!(
+            p.due(&PaceKey::of(&w4, level(10)), &w4, t0 + Duration::from_millis(302)),
+            None
+        );
         // A new target: at once.
         let mut w5 = worker(0, 0);
         w5.actual.image = "other".into();
-        assert_eq!(p.due(&PaceKey::of(&w5, level(10)), &w5, t0 + Duration::from_millis(303)), None);
+        assert_eq!(
+            p.due(&PaceKey::of(&w5, level(10)), &w5, t0 + Duration::from_millis(303)),
+            None
+        );
     }
 
     #[test]

@@ -686,7 +686,7 @@ mod tests {
         let mut c = b.clone();
         c.push(200);
         assert_eq!((b.len(), c.len()), (200, 201));
-        assert_eq!(c.iter().rev().next(), Some(&200));
+        assert_eq!(c.iter().next_back(), Some(&200));
         assert_eq!((&c).into_iter().sum::<usize>(), (0..=200usize).sum::<usize>());
         assert_eq!(
             serde_json::to_string(&CowVec::from(vec![1, 2])).ok().as_deref(),

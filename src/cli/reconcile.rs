@@ -530,7 +530,7 @@ fn summarize(
         seconds: started.elapsed().as_secs_f64(),
         failure,
         progressing: cond(crate::reconcile::status::PROGRESSING),
-        drift: snap.drift.as_ref().clone(),
+        drift: snap.drift.to_vec(),
         error: snap.last_error.clone(),
         reason,
     }

@@ -12,8 +12,8 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use super::theme::Level;
 use crate::reconcile::api::{
-    Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel, RunLevelProgress, StatusSnapshot,
-    TaskProgress, TaskState,
+    CowVec, Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel, RunLevelProgress,
+    StatusSnapshot, TaskProgress, TaskState,
 };
 
 /// Aggregate state of one component of one run level, decided in this order: any task failed,
@@ -209,7 +209,7 @@ pub fn level_label(level: Option<u32>) -> String {
     }
 }
 
-fn task_cells(tasks: &[TaskProgress]) -> Vec<TaskCell> {
+fn task_cells(tasks: &CowVec<TaskProgress>) -> Vec<TaskCell> {
     // Key: (no level sorts last, level, component).
     let mut groups: BTreeMap<(bool, u32, String), Vec<usize>> = BTreeMap::new();
     for (i, t) in tasks.iter().enumerate() {
@@ -453,7 +453,7 @@ mod tests {
             task(7, None, None, TaskState::Skipped("cap".into())),
             task(8, Some(10), Some("c"), TaskState::Pending),
         ];
-        let cells = task_cells(&tasks);
+        let cells = task_cells(&tasks.into());
         let got: Vec<(String, String, CellState, Vec<usize>)> = cells
             .iter()
             .map(|c| (level_label(c.level), c.label(), c.state, c.tasks.clone()))

@@ -656,7 +656,7 @@ impl Applier {
             if ctx.dry_run {
                 return Ok(ApplyOutcome {
                     drift: Drift::Create {
-                        object: required.clone(),
+                        object: required.into(),
                     },
                     wrote: false,
                     live: None,
@@ -676,7 +676,9 @@ impl Applier {
             }
             self.cache.after_apply(&id, hash, &Drift::None, true, &created);
             return Ok(ApplyOutcome {
-                drift: Drift::Create { object: required },
+                drift: Drift::Create {
+                    object: required.into(),
+                },
                 wrote: true,
                 live: Some(created),
             });

@@ -43,10 +43,12 @@ pub struct EngineTimings {
     pub retry: RetryPolicy,
     /// Per-manifest retries while initializing (1 s ×2, cap 15 s, 4 attempts).
     pub retry_initializing: RetryPolicy,
-    /// Status notifier: at most one ClusterVersion status write per interval (15 s) ...
+    /// Shortest interval between two ClusterVersion status writes that only report progress
+    /// (1 s, not scaled); edges (a new target, Completed, Failing, a new run level) are written
+    /// at once. Deliberately not upstream's notifier (`runThrottledStatusNotifier` in
+    /// `pkg/cvo/sync_worker.go`: one write per 15 s, burst 2), under which Progressing and
+    /// history trail the sync by up to 15 s.
     pub status_interval: Duration,
-    /// ... with this burst (2); edges bypass it.
-    pub status_burst: u32,
     /// How often the ClusterVersion is re-read (upstream reacts to informer events; the startup
     /// poll is 3 s).
     pub cv_poll: Duration,
@@ -86,8 +88,7 @@ impl EngineTimings {
                 cap: Duration::from_secs(15),
                 attempts: 4,
             },
-            status_interval: Duration::from_secs(15),
-            status_burst: 2,
+            status_interval: Duration::from_secs(1),
             cv_poll: Duration::from_secs(3),
             lease_duration: Duration::from_secs(137),
             lease_renew_deadline: Duration::from_secs(107),
@@ -97,7 +98,8 @@ impl EngineTimings {
     }
 
     /// Upstream's timings with `I` fixed at 3 min and every interval multiplied by `factor`
-    /// (e.g. `0.001` turns 3 min into 180 ms). The snapshot interval is not scaled.
+    /// (e.g. `0.001` turns 3 min into 180 ms). The snapshot interval and the status progress
+    /// interval are not scaled (progress writes stay at most one a second).
     pub fn scaled(factor: f64) -> Self {
         let mut t = Self::upstream();
         t.resync_interval = Duration::from_secs(180);
@@ -115,8 +117,7 @@ impl EngineTimings {
                 cap: s(t.retry_initializing.cap),
                 ..t.retry_initializing
             },
-            status_interval: s(t.status_interval),
-            status_burst: t.status_burst,
+            status_interval: t.status_interval,
             cv_poll: s(t.cv_poll),
             lease_duration: s(t.lease_duration),
             lease_renew_deadline: s(t.lease_renew_deadline),

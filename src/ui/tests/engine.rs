@@ -12,8 +12,8 @@ use super::*;
 use crate::{
     openshift::Release,
     reconcile::api::{
-        Command, CommandOutcome, Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel,
-        FieldChange, RunLevelProgress, StatusSnapshot, TaskProgress, TaskState,
+        Command, CommandOutcome, CowVec, Drift, DriftRecord, EngineEvent, EngineMode, EngineState,
+        EventLevel, FieldChange, RunLevelProgress, StatusSnapshot, TaskProgress, TaskState,
     },
 };
 
@@ -97,7 +97,7 @@ fn snapshot_of(mode: EngineMode, spec: &[(u32, &str, &str)]) -> StatusSnapshot {
             reason: "ClusterOperatorDegraded".into(),
             message: "Cluster operator kube-apiserver is degraded".into(),
         }),
-        tasks: Arc::new(tasks),
+        tasks: tasks.into(),
         lease_holder: Some("cvo-demo-7f9c".into()),
         leader: mode == EngineMode::ActiveApply,
         last_command: Some(CommandOutcome {
@@ -125,7 +125,7 @@ fn snapshot_of(mode: EngineMode, spec: &[(u32, &str, &str)]) -> StatusSnapshot {
                 text: "pass 2 failed: ClusterOperator kube-apiserver is degraded".into(),
             },
         ]),
-        drift: Arc::new(vec![
+        drift: CowVec::from(vec![
             DriftRecord {
                 task: "configmap \"openshift-etcd/etcd-config\" (3 of 40)".into(),
                 kind: "ConfigMap".into(),
@@ -152,8 +152,8 @@ fn snapshot_of(mode: EngineMode, spec: &[(u32, &str, &str)]) -> StatusSnapshot {
                 namespace: String::new(),
                 name: "openshift-insights".into(),
                 drift: Drift::Create {
-                    object: json!({"apiVersion": "v1", "kind": "Namespace",
-                        "metadata": {"name": "openshift-insights"}}),
+                    object: Arc::new(json!({"apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": "openshift-insights"}})),
                 },
             },
             DriftRecord {
@@ -591,13 +591,13 @@ fn an_open_task_detail_follows_new_snapshots() {
     assert!(text_of(&app).contains("2/5 done, 1 failed"));
     // The next snapshot: the failed task applied.
     let mut next = mid_update(EngineMode::ActiveApply);
-    let mut tasks = (*next.tasks).clone();
+    let mut tasks = next.tasks.to_vec();
     for t in &mut tasks {
         if matches!(t.state, TaskState::Failed(_)) {
             t.state = TaskState::Done;
         }
     }
-    next.tasks = Arc::new(tasks);
+    next.tasks = tasks.into();
     app.update(Action::Engine(Arc::new(next)));
     let text = text_of(&app);
     assert!(text.contains("3/5 done, 0 failed"), "{text}");

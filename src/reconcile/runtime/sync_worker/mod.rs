@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::openshift::Release;
 use crate::reconcile::{
-    api::{DriftRecord, TaskProgress},
+    api::{CowVec, DriftRecord, TaskProgress},
     apply::TaskApplier,
     payload::{ComponentOverride, InclusionConfig, Payload, PayloadState, capability::CapabilitiesStatus},
     runtime::EngineTimings,
@@ -92,10 +92,10 @@ pub(crate) struct WorkerView {
     pub status: SyncWorkerStatus,
     /// The state of the current work (`None` before any work).
     pub state: Option<PayloadState>,
-    /// Tasks of the current / last pass, by index.
-    pub tasks: Arc<Vec<TaskProgress>>,
+    /// Tasks of the current / last pass, by index (shared copy-on-write with the pass).
+    pub tasks: CowVec<TaskProgress>,
     /// Drift found by the last complete pass (the current pass's records while it runs).
-    pub drift: Arc<Vec<DriftRecord>>,
+    pub drift: CowVec<DriftRecord>,
     /// Consecutive failed passes (upstream `Attempt`).
     pub attempt: u32,
     /// Passes run to their end since start (ok or failed); a pass interrupted by new work, a

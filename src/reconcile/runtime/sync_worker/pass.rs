@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{SyncWork, SyncWorker, lock};
 use crate::reconcile::{
-    api::{Drift, DriftRecord, TaskProgress, TaskState},
+    api::{CowVec, Drift, DriftRecord, TaskProgress, TaskState},
     apply::{TaskApplier, TaskContext},
     errors::{SyncError, UpdateEffect, summarize_task_graph_errors},
     payload::{
@@ -41,10 +41,13 @@ pub(super) struct Pass<'a> {
     pub(super) cancel: &'a CancellationToken,
 }
 
+/// The pass's progress. The task states and drift records are the ones the worker publishes:
+/// a publish clones the chunk tables (copy-on-write, [`CowVec`]) and the next write copies only
+/// the chunk it touches, so publishing after every task is O(changed), not O(tasks).
 struct PassState {
-    co_start: std::collections::HashMap<String, DateTime<Utc>>,
-    tasks: Vec<TaskProgress>,
-    drift: Vec<DriftRecord>,
+    co_start: Arc<std::collections::HashMap<String, DateTime<Utc>>>,
+    tasks: CowVec<TaskProgress>,
+    drift: CowVec<DriftRecord>,
     reported: Vec<SyncError>,
     done: usize,
     writes: u64,
@@ -76,7 +79,7 @@ impl Pass<'_> {
             () = self.cancel.cancelled() => {}
         }
         drop(included);
-        let mut progress = Vec::with_capacity(tasks.len());
+        let mut progress = CowVec::new();
         let mut skipped = HashSet::new();
         for t in &tasks {
             let (run_level, component) = run_level_and_component(&t.manifest.file).unzip();
@@ -105,12 +108,12 @@ impl Pass<'_> {
         let co_start = if attempt == 0 {
             Default::default()
         } else {
-            (*self.worker.inner.view.borrow().co_update_start_times).clone()
+            self.worker.inner.view.borrow().co_update_start_times.clone()
         };
         let state = Mutex::new(PassState {
             co_start,
             tasks: progress,
-            drift: Vec::new(),
+            drift: CowVec::new(),
             reported: Vec::new(),
             done: 0,
             writes: 0,
@@ -151,11 +154,11 @@ impl Pass<'_> {
 
     fn publish(&self, state: &Mutex<PassState>, running: bool) {
         let s = lock(state);
-        let tasks = Arc::new(s.tasks.clone());
-        let drift = Arc::new(s.drift.clone());
+        let tasks = s.tasks.clone();
+        let drift = s.drift.clone();
         let done = s.done;
         let writes = s.writes;
-        let co_start = Arc::new(s.co_start.clone());
+        let co_start = s.co_start.clone();
         drop(s);
         self.worker.inner.view.send_modify(|v| {
             v.co_update_start_times = co_start;
@@ -241,10 +244,10 @@ impl Runner<'_> {
             && task.manifest.group == "config.openshift.io")
             .then(|| task.manifest.id.name.clone());
         if let Some(n) = &co_name {
-            lock(self.state)
-                .co_start
-                .entry(n.clone())
-                .or_insert_with(Utc::now);
+            let mut s = lock(self.state);
+            if !s.co_start.contains_key(n) {
+                Arc::make_mut(&mut s.co_start).insert(n.clone(), Utc::now());
+            }
         }
         let policy = if ctx.state == PayloadState::Initializing {
             pass.timings.retry_initializing
@@ -272,8 +275,10 @@ impl Runner<'_> {
         match result {
             Ok(outcome) => {
                 let mut s = lock(self.state);
-                if let Some(n) = &co_name {
-                    s.co_start.remove(n);
+                if let Some(n) = &co_name
+                    && s.co_start.contains_key(n)
+                {
+                    Arc::make_mut(&mut s.co_start).remove(n);
                 }
                 s.done += 1;
                 if outcome.wrote {

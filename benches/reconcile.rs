@@ -1,0 +1,239 @@
+//! Cost of the reconcile engine on the in-process simulator: `cargo bench --bench reconcile`.
+//!
+//! For each payload size N (1,000 and 5,000; 10,000 too with `CVO_BENCH_10K=1`, about a minute
+//! more on two cores) a child process of this binary generates a synthetic payload (the shape of
+//! `scripts/gen-payload.sh`: one Namespace per component, then ConfigMaps, ServiceAccounts and
+//! Secrets over 60 components and 40 run levels), runs the engine with upstream timings (the resync interval fixed at 10 min) on an
+//! empty simulated cluster until the ClusterVersion says Completed (the first apply, as
+//! `cvo reconcile --until-complete`), then starts a second engine for one converged pass (as
+//! `cvo reconcile --once`). It prints one table: wall time, CPU time (the whole process, the
+//! simulator included), requests and writes from the simulator's audit log per phase, and the
+//! process's peak RSS (VmHWM). `CVO_BENCH_N=1000,2000` picks the sizes.
+
+use std::{
+    path::Path,
+    process::Command,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use cvo::reconcile::{
+    Engine, EngineConfig,
+    api::{EngineHandle, StatusSnapshot},
+};
+use cvo::sim::Simulator;
+use kube::Client;
+
+const COMPONENTS: usize = 60;
+const CHILD_ENV: &str = "CVO_BENCH_CHILD_N";
+/// Longest a phase may take before the bench gives up on it.
+const PHASE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// `(VmHWM KiB, CPU seconds of this process)` from /proc/self (zeros where unavailable).
+fn usage() -> (u64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let hwm = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    // utime and stime are fields 14 and 15 of /proc/self/stat, in clock ticks (100 per second
+    // on Linux); the fields after the parenthesised command name start at field 3.
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
+    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
+    (hwm, ticks as f64 / 100.0)
+}
+
+/// Writes a payload of `n` manifests to `dir` (the shape of `scripts/gen-payload.sh`).
+fn gen_payload(dir: &Path, n: usize) -> std::io::Result<()> {
+    let rm = dir.join("release-manifests");
+    std::fs::create_dir_all(dir.join("manifests"))?;
+    std::fs::create_dir_all(&rm)?;
+    std::fs::write(
+        rm.join("release-metadata"),
+        r#"{"kind":"cincinnati-metadata-v0","version":"4.16.0","previous":[],"metadata":{}}"#,
+    )?;
+    std::fs::write(
+        rm.join("image-references"),
+        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 4.16.0\n",
+    )?;
+    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"";
+    let level = |c: usize| 10 + c * 40 / COMPONENTS;
+    for c in 0..COMPONENTS {
+        std::fs::write(
+            rm.join(format!("0000_{:02}_comp{c:02}_0-namespace.yaml", level(c))),
+            format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-comp{c:02}\n{ann}\n"),
+        )?;
+    }
+    for i in 0..n.saturating_sub(COMPONENTS) {
+        let c = i % COMPONENTS;
+        let ns = format!("openshift-comp{c:02}");
+        let f = format!("0000_{:02}_comp{c:02}_{i:04}", level(c));
+        let (suffix, body) = match i % 3 {
+            0 => (
+                "configmap",
+                format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n  namespace: {ns}\n{ann}\ndata:\n  index: \"{i}\"\n  version: \"4.16.0\"\n"
+                ),
+            ),
+            1 => (
+                "serviceaccount",
+                format!(
+                    "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa-{i}\n  namespace: {ns}\n{ann}\n"
+                ),
+            ),
+            _ => {
+                use base64::Engine as _;
+                let data = base64::engine::general_purpose::STANDARD.encode(i.to_string());
+                (
+                    "secret",
+                    format!(
+                        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: secret-{i}\n  namespace: {ns}\n{ann}\ntype: Opaque\ndata:\n  index: {data}\n"
+                    ),
+                )
+            }
+        };
+        std::fs::write(rm.join(format!("{f}-{suffix}.yaml")), body)?;
+    }
+    Ok(())
+}
+
+/// One phase's figures.
+#[derive(Default)]
+struct Phase {
+    wall: f64,
+    cpu: f64,
+    requests: usize,
+    writes: usize,
+    status_writes: u64,
+}
+
+/// Waits until `done` holds for a snapshot of `h`.
+async fn wait_for(
+    h: &mut EngineHandle,
+    done: impl Fn(&StatusSnapshot) -> bool,
+) -> anyhow::Result<Arc<StatusSnapshot>> {
+    let deadline = tokio::time::Instant::now() + PHASE_TIMEOUT;
+    loop {
+        let s = h.status.borrow_and_update().clone();
+        if done(&s) {
+            return Ok(s);
+        }
+        tokio::time::timeout_at(deadline, h.status.changed())
+            .await
+            .map_err(|_| anyhow::anyhow!("timed out; last failure: {:?}", s.failure))??;
+    }
+}
+
+/// Runs one engine on `sim` until `done`, measuring the phase.
+async fn phase(sim: &Simulator, dir: &Path, done: impl Fn(&StatusSnapshot) -> bool) -> anyhow::Result<Phase> {
+    sim.clear_audit();
+    let (_, cpu0) = usage();
+    let start = Instant::now();
+    let mut cfg = EngineConfig::local(dir.to_path_buf(), None)?;
+    // Upstream timings but `I` at 10 min: the initializing pass's apply timeout (`I`) must
+    // not cut a slow pass short on a loaded machine.
+    cfg.timings.resync_interval = Duration::from_secs(600);
+    let mut h = Engine::spawn(Client::new(sim.clone(), "default"), cfg);
+    let snap = wait_for(&mut h, done).await?;
+    h.shutdown().await;
+    let wall = start.elapsed().as_secs_f64();
+    let (_, cpu1) = usage();
+    let audit = sim.audit();
+    Ok(Phase {
+        wall,
+        cpu: cpu1 - cpu0,
+        requests: audit.entries.len(),
+        writes: audit.writes(),
+        status_writes: snap.counters.status_writes,
+    })
+}
+
+/// The child: one payload size; prints one tab-separated line of figures.
+async fn child(n: usize) -> anyhow::Result<()> {
+    let tmp = tempfile::tempdir()?;
+    gen_payload(tmp.path(), n)?;
+    let sim = Simulator::new();
+    let first = phase(&sim, tmp.path(), StatusSnapshot::is_completed).await?;
+    let converged = phase(&sim, tmp.path(), |s| s.counters.passes >= 1 && !s.running).await?;
+    let (hwm, _) = usage();
+    println!(
+        "{n}\t{:.2}\t{:.2}\t{}\t{}\t{}\t{:.2}\t{:.2}\t{}\t{}\t{}",
+        first.wall,
+        first.cpu,
+        first.requests,
+        first.writes,
+        first.status_writes,
+        converged.wall,
+        converged.cpu,
+        converged.requests,
+        converged.writes,
+        hwm / 1024,
+    );
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    if let Ok(n) = std::env::var(CHILD_ENV) {
+        let n: usize = n.parse()?;
+        return tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+            .block_on(child(n));
+    }
+    let sizes: Vec<usize> = match std::env::var("CVO_BENCH_N") {
+        Ok(s) => s.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
+        Err(_) if std::env::var_os("CVO_BENCH_10K").is_some() => vec![1_000, 5_000, 10_000],
+        Err(_) => vec![1_000, 5_000],
+    };
+    let exe = std::env::current_exe()?;
+    println!("reconcile engine on the in-process simulator (upstream timings, one process per N)");
+    println!(
+        "{:>6} | {:>8} {:>7} {:>8} {:>7} {:>7} | {:>8} {:>7} {:>8} {:>7} | {:>8}",
+        "N",
+        "apply s",
+        "CPU s",
+        "requests",
+        "writes",
+        "status",
+        "pass s",
+        "CPU s",
+        "requests",
+        "writes",
+        "peak RSS"
+    );
+    for n in sizes {
+        let out = Command::new(&exe).env(CHILD_ENV, n.to_string()).output()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let Some(line) = text.lines().find(|l| l.starts_with(&format!("{n}\t"))) else {
+            eprintln!(
+                "N={n}: the child failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            continue;
+        };
+        let f: Vec<&str> = line.split('\t').collect();
+        let g = |i: usize| f.get(i).copied().unwrap_or("?");
+        println!(
+            "{:>6} | {:>8} {:>7} {:>8} {:>7} {:>7} | {:>8} {:>7} {:>8} {:>7} | {:>5} MiB",
+            g(0),
+            g(1),
+            g(2),
+            g(3),
+            g(4),
+            g(5),
+            g(6),
+            g(7),
+            g(8),
+            g(9),
+            g(10)
+        );
+    }
+    println!("apply: first apply to ClusterVersion Completed; pass: a second engine's converged pass;");
+    println!("CPU: the whole process (engine + simulator); requests/writes: the simulator's audit log.");
+    Ok(())
+}

@@ -539,7 +539,7 @@ impl super::Applier {
         self.cache.after_apply(id, hash, &Drift::None, true, &created);
         Ok(Ok(ApplyOutcome {
             drift: Drift::Create {
-                object: required.clone(),
+                object: std::sync::Arc::new(required.clone()),
             },
             wrote: true,
             live: Some(created),

@@ -512,6 +512,17 @@ impl Applier {
     /// Errors: `UpdatePayloadResourceTypeMissing` when the kind is still unknown after the
     /// retries; other API errors as upstream `pkg/payload/task.go` maps them.
     async fn resource(&self, id: &ManifestId) -> Result<(ApiResource, bool), UpdateError> {
+        self.resource_with_retries(id, DISCOVERY_RETRIES).await
+    }
+
+    /// [`Self::resource`] asking discovery again at most `retries` times for a kind the server
+    /// does not list (0: answer at once, as the watch caches do before a pass, where a kind whose
+    /// CRD does not exist yet is started at its first manifest instead).
+    async fn resource_with_retries(
+        &self,
+        id: &ManifestId,
+        retries: u32,
+    ) -> Result<(ApiResource, bool), UpdateError> {
         let gvk = GroupVersionKind::gvk(id.group(), id.version(), &id.kind);
         if let Some((_, plural, namespaced)) = typed_kind(id.group(), &id.kind) {
             return Ok((ApiResource::from_gvk_with_plural(&gvk, plural), namespaced));
@@ -536,7 +547,7 @@ impl Applier {
                         kube::Error::Api(s) if s.code == 404 => ApiErrorKind::NoKindMatch,
                         other => ApiErrorKind::of(other),
                     };
-                    if kind == ApiErrorKind::NoKindMatch && attempt < DISCOVERY_RETRIES {
+                    if kind == ApiErrorKind::NoKindMatch && attempt < retries {
                         tokio::time::sleep(DISCOVERY_BACKOFF * 3u32.pow(attempt)).await;
                         attempt += 1;
                         continue;

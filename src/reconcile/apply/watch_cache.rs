@@ -43,7 +43,7 @@ use kube::{
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::{ApplyContext, ApplyOutcome, Drift, ManifestId, check_readiness, decode, encode, lock};
+use super::{ApplyContext, ApplyOutcome, Drift, ManifestId, check_readiness, decode, encode, is_crd, lock};
 use crate::reconcile::{
     errors::{ApiErrorKind, UpdateError},
     payload::PayloadState,
@@ -483,9 +483,12 @@ impl super::Applier {
         let resolve = kinds
             .iter()
             .filter(|(_, id)| !(id.group() == "config.openshift.io" && id.kind == "ClusterOperator"))
-            .map(
-                |(key, id)| async move { (key, tokio::time::timeout(RESOLVE_WAIT, self.resource(id)).await) },
-            );
+            .map(|(key, id)| async move {
+                (
+                    key,
+                    tokio::time::timeout(RESOLVE_WAIT, self.resource_with_retries(id, 0)).await,
+                )
+            });
         let mut started = Vec::new();
         for (key, r) in futures::future::join_all(resolve).await {
             if let Ok(Ok((ar, _))) = r {
@@ -523,7 +526,7 @@ impl super::Applier {
     ) -> Result<Result<ApplyOutcome, Value>, UpdateError> {
         let task = id.task();
         let obj: DynamicObject = decode(&task, "manifest", required)?;
-        let created = match api.create(&PostParams::default(), &obj).await {
+        let mut created = match api.create(&PostParams::default(), &obj).await {
             Ok(c) => encode(&task, &c)?,
             Err(e) if ApiErrorKind::of(&e) == ApiErrorKind::AlreadyExists => {
                 return match self.get(api, id).await? {
@@ -531,8 +534,11 @@ impl super::Applier {
                     None => Err(UpdateError::from_api(&task, &e)),
                 };
             }
-            Err(e) => return Err(UpdateError::from_api(&task, &e)),
+            Err(e) => return Err(self.write_error(id, &e)),
         };
+        if is_crd(id) {
+            created = self.wait_established(api, created).await;
+        }
         if ctx.mode != PayloadState::Initializing {
             check_readiness(&created)?;
         }

@@ -83,10 +83,18 @@ impl std::fmt::Debug for KubeApplier {
 }
 
 impl KubeApplier {
-    /// The apply layer over `client`.
+    /// The apply layer over `client`, for the ClusterVersion `version` (the one every cluster
+    /// has).
     pub fn new(client: Client) -> Self {
+        Self::for_cluster_version(client, "version")
+    }
+
+    /// The apply layer over `client` for the ClusterVersion `cluster_version`: its watch
+    /// caches keep their verification record apart from other ClusterVersions' engines
+    /// (`openshift-cluster-version/cvo-verified-manifests[-NAME]`).
+    pub fn for_cluster_version(client: Client, cluster_version: &str) -> Self {
         Self {
-            inner: super::Applier::new(client),
+            inner: super::Applier::for_cluster_version(client, cluster_version),
         }
     }
 

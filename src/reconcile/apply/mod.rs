@@ -482,10 +482,16 @@ pub(crate) fn is_delete_manifest(manifest: &Value) -> Result<bool, UpdateError> 
 }
 
 impl Applier {
-    /// An applier talking through `client`.
+    /// An applier talking through `client`, for the ClusterVersion `version`.
     pub fn new(client: Client) -> Self {
+        Self::for_cluster_version(client, "version")
+    }
+
+    /// An applier talking through `client` for the ClusterVersion `cluster_version` (names
+    /// its watch caches' verification record, [`watch_cache::record_name`]).
+    pub fn for_cluster_version(client: Client, cluster_version: &str) -> Self {
         Self {
-            cache: watch_cache::WatchCaches::new(client.clone()),
+            cache: watch_cache::WatchCaches::new(client.clone(), cluster_version),
             client,
             discovery: Mutex::new(HashMap::new()),
             deletions: Mutex::new(DeletionTracker::default()),
@@ -591,6 +597,38 @@ impl Applier {
         last
     }
 
+    /// What follows every create of `id` (`created` is the server's answer to it): for a CRD,
+    /// the wait for `Established`; the readiness check (not while Initializing); the watch
+    /// cache's verification record. Both create paths (after a GET found the object absent,
+    /// and the cache's create without a GET) end here.
+    ///
+    /// Errors: an undecodable answer `UpdatePayloadFailed`, the readiness check's error.
+    async fn after_create(
+        &self,
+        ctx: &ApplyContext,
+        api: &Api<DynamicObject>,
+        id: &ManifestId,
+        required: Value,
+        hash: Option<u64>,
+        created: &DynamicObject,
+    ) -> Result<ApplyOutcome, UpdateError> {
+        let mut created = encode(&id.task(), created)?;
+        if is_crd(id) {
+            created = self.wait_established(api, created).await;
+        }
+        if ctx.mode != PayloadState::Initializing {
+            check_readiness(&created)?;
+        }
+        self.cache.after_apply(id, hash, &Drift::None, true, &created);
+        Ok(ApplyOutcome {
+            drift: Drift::Create {
+                object: required.into(),
+            },
+            wrote: true,
+            live: Some(created),
+        })
+    }
+
     /// The error of a create/update of `id`, forgetting a discovery answer a 404 shows stale.
     fn write_error(&self, id: &ManifestId, e: &kube::Error) -> UpdateError {
         if matches!(e, kube::Error::Api(s) if s.code == 404) {
@@ -678,21 +716,7 @@ impl Applier {
                 .create(&PostParams::default(), &obj)
                 .await
                 .map_err(|e| self.write_error(&id, &e))?;
-            let mut created = encode(&task, &created)?;
-            if is_crd(&id) {
-                created = self.wait_established(&api, created).await;
-            }
-            if ctx.mode != PayloadState::Initializing {
-                check_readiness(&created)?;
-            }
-            self.cache.after_apply(&id, hash, &Drift::None, true, &created);
-            return Ok(ApplyOutcome {
-                drift: Drift::Create {
-                    object: required.into(),
-                },
-                wrote: true,
-                live: Some(created),
-            });
+            return self.after_create(ctx, &api, &id, required, hash, &created).await;
         };
         if builders::is_create_only(&manifest["metadata"]) {
             return Ok(ApplyOutcome {

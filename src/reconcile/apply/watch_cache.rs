@@ -43,7 +43,7 @@ use kube::{
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::{ApplyContext, ApplyOutcome, Drift, ManifestId, check_readiness, decode, encode, is_crd, lock};
+use super::{ApplyContext, ApplyOutcome, Drift, ManifestId, decode, lock};
 use crate::reconcile::{
     errors::{ApiErrorKind, UpdateError},
     payload::PayloadState,
@@ -238,6 +238,20 @@ pub struct WatchCaches {
     record: Mutex<Record>,
     /// Whether the server streams lists (`sendInitialEvents`), once asked.
     streaming: Mutex<Option<bool>>,
+    /// The verification record's ConfigMap name (in [`RECORD_NAMESPACE`]), one per
+    /// ClusterVersion: see [`record_name`].
+    record_name: String,
+}
+
+/// The verification record's ConfigMap for the ClusterVersion `cluster_version`:
+/// [`RECORD_NAME`] for `version` (the one every cluster has), `{RECORD_NAME}-{cluster_version}`
+/// for any other, so engines of different ClusterVersions never share a record.
+pub fn record_name(cluster_version: &str) -> String {
+    if cluster_version == "version" {
+        RECORD_NAME.to_owned()
+    } else {
+        format!("{RECORD_NAME}-{cluster_version}")
+    }
 }
 
 impl std::fmt::Debug for WatchCaches {
@@ -247,14 +261,16 @@ impl std::fmt::Debug for WatchCaches {
 }
 
 impl WatchCaches {
-    /// No caches yet, over `client`.
-    pub fn new(client: Client) -> Self {
+    /// No caches yet, over `client`, keeping the verification record of the ClusterVersion
+    /// `cluster_version` ([`record_name`]).
+    pub fn new(client: Client, cluster_version: &str) -> Self {
         Self {
             client,
             wanted: Mutex::new(HashSet::new()),
             watches: Mutex::new(HashMap::new()),
             record: Mutex::new(Record::default()),
             streaming: Mutex::new(None),
+            record_name: record_name(cluster_version),
         }
     }
 
@@ -379,13 +395,13 @@ impl WatchCaches {
     pub(crate) async fn load_record(&self, ids: &[ManifestId]) {
         if !lock(&self.record).loaded {
             let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), RECORD_NAMESPACE);
-            let text = match api.get_opt(RECORD_NAME).await {
+            let text = match api.get_opt(&self.record_name).await {
                 Ok(cm) => cm
                     .and_then(|cm| cm.data)
                     .and_then(|mut d| d.remove(RECORD_KEY))
                     .unwrap_or_default(),
                 Err(e) => {
-                    tracing::debug!("reading {RECORD_NAMESPACE}/{RECORD_NAME}: {e}");
+                    tracing::debug!("reading {RECORD_NAMESPACE}/{}: {e}", self.record_name);
                     String::new()
                 }
             };
@@ -421,13 +437,13 @@ impl WatchCaches {
         let cm = serde_json::json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": {"name": RECORD_NAME, "namespace": RECORD_NAMESPACE},
+            "metadata": {"name": self.record_name, "namespace": RECORD_NAMESPACE},
             "data": {RECORD_KEY: text},
         });
         let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), RECORD_NAMESPACE);
         match api
             .patch(
-                RECORD_NAME,
+                &self.record_name,
                 &PatchParams::apply("cvo").force(),
                 &Patch::Apply(&cm),
             )
@@ -435,7 +451,7 @@ impl WatchCaches {
         {
             Ok(_) => true,
             Err(e) => {
-                tracing::debug!("saving {RECORD_NAMESPACE}/{RECORD_NAME}: {e}");
+                tracing::debug!("saving {RECORD_NAMESPACE}/{}: {e}", self.record_name);
                 if ApiErrorKind::of(&e) != ApiErrorKind::NotFound {
                     lock(&self.record).dirty = true;
                 }
@@ -526,8 +542,8 @@ impl super::Applier {
     ) -> Result<Result<ApplyOutcome, Value>, UpdateError> {
         let task = id.task();
         let obj: DynamicObject = decode(&task, "manifest", required)?;
-        let mut created = match api.create(&PostParams::default(), &obj).await {
-            Ok(c) => encode(&task, &c)?,
+        let created = match api.create(&PostParams::default(), &obj).await {
+            Ok(c) => c,
             Err(e) if ApiErrorKind::of(&e) == ApiErrorKind::AlreadyExists => {
                 return match self.get(api, id).await? {
                     Some(live) => Ok(Err(live)),
@@ -536,20 +552,9 @@ impl super::Applier {
             }
             Err(e) => return Err(self.write_error(id, &e)),
         };
-        if is_crd(id) {
-            created = self.wait_established(api, created).await;
-        }
-        if ctx.mode != PayloadState::Initializing {
-            check_readiness(&created)?;
-        }
-        self.cache.after_apply(id, hash, &Drift::None, true, &created);
-        Ok(Ok(ApplyOutcome {
-            drift: Drift::Create {
-                object: std::sync::Arc::new(required.clone()),
-            },
-            wrote: true,
-            live: Some(created),
-        }))
+        self.after_create(ctx, api, id, required.clone(), hash, &created)
+            .await
+            .map(Ok)
     }
 }
 
@@ -581,6 +586,12 @@ impl WatchCaches {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_cluster_version_keeps_its_own_record() {
+        assert_eq!(record_name("version"), "cvo-verified-manifests");
+        assert_eq!(record_name("cv-1a2b"), "cvo-verified-manifests-cv-1a2b");
+    }
 
     fn id(kind: &str, name: &str) -> ManifestId {
         ManifestId {
@@ -661,7 +672,7 @@ mod tests {
             }),
             "default",
         );
-        let c = WatchCaches::new(client);
+        let c = WatchCaches::new(client, "version");
         let cm = id("ConfigMap", "c");
         assert!(!c.is_verified(&cm, 7, "10"));
         c.verified(&cm, 7, "10");

@@ -148,7 +148,10 @@ impl Engine {
         let client = guarded_client(raw.clone(), counters.clone(), switch.clone());
         let applier: Arc<dyn TaskApplier> = match &cfg.applier {
             Some(a) => a.clone(),
-            None => Arc::new(KubeApplier::new(client.clone())),
+            None => Arc::new(KubeApplier::for_cluster_version(
+                client.clone(),
+                &cfg.cluster_version_name,
+            )),
         };
         let shutdown = CancellationToken::new();
         let worker = SyncWorker::start(

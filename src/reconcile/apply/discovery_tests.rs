@@ -12,7 +12,7 @@ use http::{Method, Request, Response, StatusCode};
 use kube::{Client, client::Body};
 use serde_json::{Value, json};
 
-use super::{Applier, ApplyContext, DISCOVERY_RETRIES};
+use super::{Applier, ApplyContext, DISCOVERY_RETRIES, ManifestId};
 use crate::reconcile::payload::PayloadState;
 
 /// Requests the fake server saw, as `METHOD path`.
@@ -39,6 +39,10 @@ fn not_found() -> Response<Body> {
 fn gadget_resources() -> Value {
     json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "example.com/v1",
            "resources": [{"name": "gadgets", "singularName": "gadget", "namespaced": true, "kind": "Gadget",
+                          "verbs": ["get", "list", "create", "update", "delete", "watch"]},
+                         {"name": "gadgets/status", "singularName": "", "namespaced": true, "kind": "Gadget",
+                          "verbs": ["get", "update"]},
+                         {"name": "widgets", "singularName": "widget", "namespaced": false, "kind": "Widget",
                           "verbs": ["get", "list", "create", "update", "delete", "watch"]}]})
 }
 
@@ -137,6 +141,34 @@ async fn a_kind_never_listed_fails_after_bounded_retries_and_is_not_cached() {
     // No negative cache: the next apply asks again.
     let _ = a.apply(&ApplyContext::default(), &gadget()).await;
     assert_eq!(count(&seen, "GET /apis/example.com/v1"), 2 * tries);
+}
+
+#[tokio::test]
+async fn concurrent_lookups_and_kinds_of_one_group_version_share_one_request() {
+    let (client, seen) = server(0);
+    let a = Applier::new(client);
+    let ctx = ApplyContext::default();
+    let g = gadget();
+    let outs = futures::future::join_all((0..8).map(|_| a.apply(&ctx, &g))).await;
+    assert!(outs.iter().all(|o| o.as_ref().is_ok_and(|o| o.wrote)), "{outs:?}");
+    assert_eq!(count(&seen, "GET /apis/example.com/v1"), 1);
+    // Another kind of the same group-version comes from the same document; the status
+    // subresource is not taken for the kind.
+    let (ar, namespaced) = a
+        .resource(
+            &ManifestId::of(&json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                                           "metadata": {"name": "w"}}))
+            .expect("id"),
+        )
+        .await
+        .expect("Widget is listed");
+    assert_eq!((ar.plural.as_str(), namespaced), ("widgets", false));
+    let (ar, namespaced) = a
+        .resource(&ManifestId::of(&gadget()).expect("id"))
+        .await
+        .expect("Gadget is listed");
+    assert_eq!((ar.plural.as_str(), namespaced), ("gadgets", true));
+    assert_eq!(count(&seen, "GET /apis/example.com/v1"), 1);
 }
 
 #[tokio::test]

@@ -19,6 +19,7 @@ mod absent_zero_tests;
 pub mod builders;
 pub mod delete;
 pub mod diff;
+mod discovery;
 #[cfg(test)]
 mod discovery_tests;
 pub mod kinds;
@@ -30,7 +31,6 @@ pub mod readiness;
 pub mod watch_cache;
 
 use std::{
-    collections::HashMap,
     sync::Mutex,
     time::{Duration, Instant},
 };
@@ -43,7 +43,6 @@ use k8s_openapi::api::{
 use kube::{
     Api, Client,
     api::{ApiResource, DynamicObject, GroupVersionKind, PostParams},
-    discovery::Scope,
 };
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
@@ -231,9 +230,6 @@ fn typed_kind(group: &str, kind: &str) -> Option<(Typed, &'static str, bool)> {
     })
 }
 
-/// How long a discovery answer is trusted (upstream resets its REST mapper every minute).
-pub(crate) const DISCOVERY_TTL: Duration = Duration::from_secs(60);
-
 /// Discovery retries for a kind the server does not list (yet).
 pub(crate) const DISCOVERY_RETRIES: u32 = 3;
 /// First backoff of those retries; each next one is three times longer (0.1, 0.3, 0.9 s).
@@ -256,17 +252,12 @@ fn is_crd(id: &ManifestId) -> bool {
     id.group() == "apiextensions.k8s.io" && id.kind == "CustomResourceDefinition"
 }
 
-/// (group, version, kind) of a discovery cache entry.
-type GvkKey = (String, String, String);
-/// A discovered resource, whether it is namespaced, and when it was discovered.
-type Discovered = (ApiResource, bool, Instant);
-
 /// Applies manifests through one `kube::Client`: typed kinds by their known resource, every
 /// other kind through discovery (cached for [`DISCOVERY_TTL`], asked again on a miss), deletions
 /// tracked across calls. Cheap to share behind an `Arc`; all methods take `&self`.
 pub struct Applier {
     client: Client,
-    discovery: Mutex<HashMap<GvkKey, Discovered>>,
+    discovery: discovery::Discovery,
     deletions: Mutex<DeletionTracker>,
     cache: watch_cache::WatchCaches,
 }
@@ -493,7 +484,7 @@ impl Applier {
         Self {
             cache: watch_cache::WatchCaches::new(client.clone(), cluster_version),
             client,
-            discovery: Mutex::new(HashMap::new()),
+            discovery: discovery::Discovery::default(),
             deletions: Mutex::new(DeletionTracker::default()),
         }
     }
@@ -533,46 +524,38 @@ impl Applier {
         if let Some((_, plural, namespaced)) = typed_kind(id.group(), &id.kind) {
             return Ok((ApiResource::from_gvk_with_plural(&gvk, plural), namespaced));
         }
-        let key = (id.group().to_owned(), id.version().to_owned(), id.kind.clone());
-        if let Some((ar, ns, at)) = lock(&self.discovery).get(&key)
-            && at.elapsed() < DISCOVERY_TTL
-        {
-            return Ok((ar.clone(), *ns));
-        }
         let mut attempt = 0;
         loop {
-            match kube::discovery::pinned_kind(&self.client, &gvk).await {
-                Ok((ar, caps)) => {
-                    let ns = caps.scope == Scope::Namespaced;
-                    lock(&self.discovery).insert(key, (ar.clone(), ns, Instant::now()));
-                    return Ok((ar, ns));
+            let found = self
+                .discovery
+                .lookup(&self.client, id.group(), id.version(), &id.kind)
+                .await;
+            let e = match found {
+                Ok(discovery::Lookup::Found(ar, ns)) => return Ok((ar, ns)),
+                Ok(discovery::Lookup::Missing) => {
+                    kube::Error::Discovery(kube::error::DiscoveryError::MissingKind(format!("{gvk:?}")))
                 }
-                Err(e) => {
-                    lock(&self.discovery).remove(&key);
-                    let kind = match &e {
-                        kube::Error::Api(s) if s.code == 404 => ApiErrorKind::NoKindMatch,
-                        other => ApiErrorKind::of(other),
-                    };
-                    if kind == ApiErrorKind::NoKindMatch && attempt < retries {
-                        tokio::time::sleep(DISCOVERY_BACKOFF * 3u32.pow(attempt)).await;
-                        attempt += 1;
-                        continue;
-                    }
-                    return Err(UpdateError::from_api_kind(&id.task(), kind, &e));
-                }
+                Err(e) => e,
+            };
+            let kind = ApiErrorKind::of(&e);
+            if kind == ApiErrorKind::NoKindMatch && attempt < retries {
+                tokio::time::sleep(DISCOVERY_BACKOFF * 3u32.pow(attempt)).await;
+                attempt += 1;
+                continue;
             }
+            return Err(UpdateError::from_api_kind(&id.task(), kind, &e));
         }
     }
 
     /// Forgets what discovery said about `group`/`kind` (every version): after a CRD of it was
     /// written, or when a request to its resource answered 404 (the CRD is gone or renamed).
-    fn forget_discovery(&self, group: &str, kind: &str) {
-        lock(&self.discovery).retain(|(g, _, k), _| !(g == group && k == kind));
+    fn forget_discovery(&self, group: &str) {
+        self.discovery.forget_group(group);
     }
 
     /// After a write of a CRD: polls it until `Established=True` (upstream
     /// `lib/resourcebuilder/apiext.go`, the CRD readiness check), at most
-    /// [`CRD_ESTABLISHED_TIMEOUT`], and forgets the discovery of the kind it serves. Returns the
+    /// [`CRD_ESTABLISHED_TIMEOUT`], and forgets the discovery of the group it serves. Returns the
     /// last object read (`written` when no read succeeded), for the readiness check.
     async fn wait_established(&self, api: &Api<DynamicObject>, written: Value) -> Value {
         let name = written["metadata"]["name"]
@@ -580,10 +563,6 @@ impl Applier {
             .unwrap_or_default()
             .to_owned();
         let group = written["spec"]["group"].as_str().unwrap_or_default().to_owned();
-        let kind = written["spec"]["names"]["kind"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
         let deadline = Instant::now() + CRD_ESTABLISHED_TIMEOUT;
         let mut last = written;
         while !crd_established(&last) && Instant::now() < deadline {
@@ -593,7 +572,7 @@ impl Applier {
                 Err(e) => tracing::debug!("waiting for CRD {name} Established: {e}"),
             }
         }
-        self.forget_discovery(&group, &kind);
+        self.forget_discovery(&group);
         last
     }
 
@@ -632,7 +611,7 @@ impl Applier {
     /// The error of a create/update of `id`, forgetting a discovery answer a 404 shows stale.
     fn write_error(&self, id: &ManifestId, e: &kube::Error) -> UpdateError {
         if matches!(e, kube::Error::Api(s) if s.code == 404) {
-            self.forget_discovery(id.group(), &id.kind);
+            self.forget_discovery(id.group());
         }
         UpdateError::from_api(&id.task(), e)
     }

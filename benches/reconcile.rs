@@ -152,6 +152,35 @@ async fn phase(sim: &Simulator, dir: &Path, done: impl Fn(&StatusSnapshot) -> bo
     })
 }
 
+/// Passes of a long-running engine on a converged cluster: one engine with the resync interval
+/// at [`STEADY_RESYNC`] runs its first pass, then [`STEADY_PASSES`] more; returns the requests
+/// (the simulator's audit log) and writes per later pass, and the longest pass's wall time.
+async fn steady(sim: &Simulator, dir: &Path) -> anyhow::Result<(f64, f64, f64)> {
+    let mut cfg = EngineConfig::local(dir.to_path_buf(), None)?;
+    cfg.timings.resync_interval = STEADY_RESYNC;
+    let mut h = Engine::spawn(Client::new(sim.clone(), "default"), cfg);
+    wait_for(&mut h, |s| s.counters.passes >= 1 && !s.running).await?;
+    sim.clear_audit();
+    // Wall time of each pass, from the first snapshot that shows it running to the one that
+    // counts it (snapshots are published every 100 ms: that is the resolution).
+    let mut longest = 0.0f64;
+    for k in 1..=STEADY_PASSES {
+        wait_for(&mut h, |s| s.running || s.counters.passes > k).await?;
+        let t0 = Instant::now();
+        wait_for(&mut h, |s| s.counters.passes > k && !s.running).await?;
+        longest = longest.max(t0.elapsed().as_secs_f64());
+    }
+    h.shutdown().await;
+    let audit = sim.audit();
+    let per = |x: usize| x as f64 / STEADY_PASSES as f64;
+    Ok((per(audit.entries.len()), per(audit.writes()), longest))
+}
+
+/// Resync interval of the long-running engine in [`steady`].
+const STEADY_RESYNC: Duration = Duration::from_secs(3);
+/// Converged passes [`steady`] counts.
+const STEADY_PASSES: u64 = 3;
+
 /// The child: one payload size; prints one tab-separated line of figures.
 async fn child(n: usize) -> anyhow::Result<()> {
     let tmp = tempfile::tempdir()?;
@@ -159,9 +188,10 @@ async fn child(n: usize) -> anyhow::Result<()> {
     let sim = Simulator::new();
     let first = phase(&sim, tmp.path(), StatusSnapshot::is_completed).await?;
     let converged = phase(&sim, tmp.path(), |s| s.counters.passes >= 1 && !s.running).await?;
+    let (steady_requests, steady_writes, steady_wall) = steady(&sim, tmp.path()).await?;
     let (hwm, _) = usage();
     println!(
-        "{n}\t{:.2}\t{:.2}\t{}\t{}\t{}\t{:.2}\t{:.2}\t{}\t{}\t{}",
+        "{n}\t{:.2}\t{:.2}\t{}\t{}\t{}\t{:.2}\t{:.2}\t{}\t{}\t{}\t{steady_requests:.1}\t{steady_writes:.1}\t{steady_wall:.2}",
         first.wall,
         first.cpu,
         first.requests,
@@ -176,7 +206,53 @@ async fn child(n: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `CVO_BENCH_KUBECONFIG=FILE CVO_BENCH_PAYLOAD=DIR`: the long-running engine's converged
+/// passes on that cluster (a real kube-apiserver; `scripts/bench-realapi.sh` runs it after its
+/// first apply), requests counted by the engine itself; prints one line.
+async fn steady_on_cluster(kubeconfig: &Path, dir: &Path) -> anyhow::Result<()> {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?;
+    let client = Client::try_from(config)?;
+    let mut cfg = EngineConfig::local(dir.to_path_buf(), None)?;
+    cfg.timings.resync_interval = STEADY_RESYNC;
+    let mut h = Engine::spawn(client, cfg);
+    let first = wait_for(&mut h, |s| s.counters.passes >= 1 && !s.running).await?;
+    let mut longest = 0.0f64;
+    for k in 1..=STEADY_PASSES {
+        wait_for(&mut h, |s| s.running || s.counters.passes > k).await?;
+        let t0 = Instant::now();
+        wait_for(&mut h, |s| s.counters.passes > k && !s.running).await?;
+        longest = longest.max(t0.elapsed().as_secs_f64());
+    }
+    let last = h.status.borrow().clone();
+    h.shutdown().await;
+    let total = |s: &StatusSnapshot| s.counters.requests.values().sum::<u64>();
+    let delta: std::collections::BTreeMap<&String, u64> = last
+        .counters
+        .requests
+        .iter()
+        .map(|(k, v)| (k, v - first.counters.requests.get(k).copied().unwrap_or(0)))
+        .filter(|(_, v)| *v > 0)
+        .collect();
+    println!(
+        "converged passes of a long-running engine (resync {} s): {:.1} requests per pass ({delta:?} over {STEADY_PASSES} passes), {:.1} apply writes per pass, longest pass {longest:.2} s",
+        STEADY_RESYNC.as_secs(),
+        (total(&last) - total(&first)) as f64 / STEADY_PASSES as f64,
+        (last.counters.apply_writes - first.counters.apply_writes) as f64 / STEADY_PASSES as f64,
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
+    if let (Some(kc), Some(dir)) = (
+        std::env::var_os("CVO_BENCH_KUBECONFIG"),
+        std::env::var_os("CVO_BENCH_PAYLOAD"),
+    ) {
+        return tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+            .block_on(steady_on_cluster(Path::new(&kc), Path::new(&dir)));
+    }
     if let Ok(n) = std::env::var(CHILD_ENV) {
         let n: usize = n.parse()?;
         return tokio::runtime::Builder::new_multi_thread()
@@ -192,7 +268,7 @@ fn main() -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
     println!("reconcile engine on the in-process simulator (upstream timings, one process per N)");
     println!(
-        "{:>6} | {:>8} {:>7} {:>8} {:>7} {:>7} | {:>8} {:>7} {:>8} {:>7} | {:>8}",
+        "{:>6} | {:>8} {:>7} {:>8} {:>7} {:>7} | {:>8} {:>7} {:>8} {:>7} | {:>8} | {:>8} {:>7} {:>7}",
         "N",
         "apply s",
         "CPU s",
@@ -203,7 +279,10 @@ fn main() -> anyhow::Result<()> {
         "CPU s",
         "requests",
         "writes",
-        "peak RSS"
+        "peak RSS",
+        "steady/p",
+        "writes",
+        "pass s"
     );
     for n in sizes {
         let out = Command::new(&exe).env(CHILD_ENV, n.to_string()).output()?;
@@ -219,7 +298,7 @@ fn main() -> anyhow::Result<()> {
         let f: Vec<&str> = line.split('\t').collect();
         let g = |i: usize| f.get(i).copied().unwrap_or("?");
         println!(
-            "{:>6} | {:>8} {:>7} {:>8} {:>7} {:>7} | {:>8} {:>7} {:>8} {:>7} | {:>5} MiB",
+            "{:>6} | {:>8} {:>7} {:>8} {:>7} {:>7} | {:>8} {:>7} {:>8} {:>7} | {:>5} MiB | {:>8} {:>7} {:>7}",
             g(0),
             g(1),
             g(2),
@@ -230,10 +309,15 @@ fn main() -> anyhow::Result<()> {
             g(7),
             g(8),
             g(9),
-            g(10)
+            g(10),
+            g(11),
+            g(12),
+            g(13)
         );
     }
     println!("apply: first apply to ClusterVersion Completed; pass: a second engine's converged pass;");
+    println!("steady/p: requests per converged pass of a long-running engine (resync 3 s, 3 passes),");
+    println!("with its writes per pass and the longest of those passes' wall time.");
     println!("CPU: the whole process (engine + simulator); requests/writes: the simulator's audit log.");
     Ok(())
 }

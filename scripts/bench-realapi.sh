@@ -5,7 +5,10 @@
 # scripts/gen-payload.sh (full mix: CRDs + custom resources, RBAC, Services, Secrets,
 # ConfigMaps), then
 #   1. `cvo reconcile --until-complete` (first apply, until ClusterVersion Completed),
-#   2. `cvo reconcile --once` (a converged pass, in a new process).
+#   2. `cvo reconcile --once` (a converged pass, in a new process),
+#   3. (STEADY=1, the default) a long-running engine's converged passes: `cargo bench --bench
+#      reconcile` with CVO_BENCH_KUBECONFIG/CVO_BENCH_PAYLOAD, resync 3 s, requests per pass as
+#      the engine counts them, printed after the table.
 # Prints one Markdown table row per run: wall time to the end of the run (Completed for 1), the
 # requests cvo sent by verb (from the audit log: the admin user, without the requests of
 # kube-controller-manager, kubectl and curl), writes to payload objects (create/update/patch/
@@ -117,5 +120,26 @@ for n in "${SIZES[@]}"; do
         sleep 1 # the audit log is written as requests finish
         row "$audit" "$mark" "$WORK/time-$n-$run" "$WORK/summary-$n-$run.json" "N=$n $run"
     done
+    if [ "${STEADY:-1}" = 1 ]; then
+        # 3. a long-running engine's converged passes (benches/reconcile.rs against this server)
+        mark=$(wc -l <"$audit")
+        steady=$(CVO_BENCH_KUBECONFIG=$kc CVO_BENCH_PAYLOAD=$p cargo bench --quiet --bench reconcile 2>"$WORK/steady-$n.err" | tail -1)
+        sleep 1
+        echo "N=$n: ${steady:-the steady run failed: $(tail -3 "$WORK/steady-$n.err")}" >>"$WORK/steady.txt"
+        python3 - "$audit" "$mark" >>"$WORK/steady.txt" <<'PY'
+import json, sys
+n = 0
+for i, line in enumerate(open(sys.argv[1])):
+    if i < int(sys.argv[2]):
+        continue
+    e = json.loads(line)
+    agent = e.get("userAgent", "")
+    if e.get("stage") != "ResponseStarted" and e["user"]["username"] == "realk8s-admin" \
+            and not agent.startswith(("kube-controller-manager", "kubectl", "curl")):
+        n += 1
+print(f"  audit log: {n} requests from the bench process in that run (start-up and shutdown included)")
+PY
+    fi
     "$TOOLS/down.sh" --wipe >/dev/null 2>&1 || true
 done
+[ ! -f "$WORK/steady.txt" ] || cat "$WORK/steady.txt"

@@ -53,6 +53,7 @@ use crate::reconcile::{
 };
 
 mod commands;
+mod cv_feed;
 mod error;
 mod snapshot;
 mod status_write;
@@ -181,6 +182,7 @@ impl Engine {
             switch,
             snapshot: snap_tx,
             cv: None,
+            cv_feed: None,
             pacer,
             deferred_write: None,
             status_writes: 0,
@@ -213,6 +215,8 @@ struct EngineLoop {
     switch: ReadOnlySwitch,
     snapshot: watch::Sender<Arc<StatusSnapshot>>,
     cv: Option<ClusterVersion>,
+    /// The watch of the ClusterVersion (started with the loop).
+    cv_feed: Option<cv_feed::CvFeed>,
     /// When status writes may go out ([`status_write::StatusPacer`]).
     pacer: status_write::StatusPacer,
     /// A progress-only status write held back until this instant.
@@ -235,6 +239,9 @@ struct EngineLoop {
 impl EngineLoop {
     async fn run(&mut self, mut cmds: mpsc::Receiver<Command>) {
         let mut worker_rx = self.worker.subscribe();
+        let feed = cv_feed::CvFeed::start(self.api.clone(), &self.cfg.cluster_version_name);
+        let mut cv_rx = feed.changes();
+        self.cv_feed = Some(feed);
         self.start_elector().await;
         let poll = self.cfg.timings.cv_poll;
         let mut next_poll = tokio::time::Instant::now();
@@ -275,6 +282,16 @@ impl EngineLoop {
                         self.deferred_write = None;
                     }
                     self.sync().await;
+                }
+                r = cv_rx.changed(), if self.cv_feed.is_some() => {
+                    if r.is_ok() {
+                        cv_rx.borrow_and_update();
+                        self.sync().await;
+                    } else {
+                        // The feed's task ended (it does not, short of a panic): fall back to
+                        // the poll, which reads with a GET.
+                        self.cv_feed = None;
+                    }
                 }
                 r = worker_rx.changed() => {
                     if r.is_err() {
@@ -419,15 +436,41 @@ impl EngineLoop {
 
     async fn read_cluster_version(&mut self) -> Result<(), EngineError> {
         let name = self.cfg.cluster_version_name.clone();
-        match self.api.get_opt(&name).await {
+        let seen = self
+            .cv_feed
+            .as_ref()
+            .map_or(cv_feed::Seen::Unknown, cv_feed::CvFeed::seen);
+        let got = match seen {
+            cv_feed::Seen::Present(cv) => Ok(Some(*cv)),
+            // The watch may not have seen a ClusterVersion this loop just created or read.
+            cv_feed::Seen::Absent if self.cv.is_none() => Ok(None),
+            cv_feed::Seen::Absent | cv_feed::Seen::Unknown => {
+                let got = self.api.get_opt(&name).await;
+                if got.is_ok()
+                    && let Some(f) = &self.cv_feed
+                {
+                    f.recovered();
+                }
+                got
+            }
+        };
+        match got {
             Ok(Some(cv)) => {
-                self.cv = Some(cv);
+                // The watch trails this loop's own status writes: keep the newer object.
+                if !self.cv.as_ref().is_some_and(|held| cv_feed::older(&cv, held)) {
+                    self.cv = Some(cv);
+                }
                 self.blocked = None;
                 Ok(())
             }
             Ok(None) => {
                 self.cv = None;
-                if self.mode == EngineMode::ActiveApply && self.cfg.create_cluster_version {
+                // Created only once this engine may write (it holds the Lease when it needs
+                // one); until then the turn waits, as for any absent ClusterVersion.
+                if self.mode == EngineMode::ActiveApply
+                    && self.cfg.create_cluster_version
+                    && !self.switch.is_read_only()
+                {
                     let cv = ClusterVersion {
                         metadata: kube::api::ObjectMeta {
                             name: Some(name.clone()),

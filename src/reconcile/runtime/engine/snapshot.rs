@@ -26,9 +26,16 @@ impl EngineLoop {
     }
 
     pub(super) fn snapshot_of(&self, v: &WorkerView, stopped: bool) -> StatusSnapshot {
+        // One read of the elector's state for the whole snapshot: two reads could straddle an
+        // acquire and say "waiting for the lease, held by <ourselves>".
+        let lease_state = self.leader.as_ref().map(|(rx, _)| rx.borrow().clone());
+        let leading = match &lease_state {
+            Some(ls) => ls.is_leading(),
+            None => self.cfg.lease.is_none(),
+        };
         let state = if stopped {
             EngineState::Stopped
-        } else if self.mode == EngineMode::ActiveApply && !self.leading() {
+        } else if self.mode == EngineMode::ActiveApply && !leading {
             EngineState::WaitingForLease
         } else if let Some(b) = &self.blocked {
             EngineState::Blocked(b.clone())
@@ -87,8 +94,8 @@ impl EngineLoop {
             failure,
             failures,
             drift: v.drift.clone(),
-            lease_holder: self.lease_holder(),
-            leader: self.mode == EngineMode::ActiveApply && self.leading(),
+            lease_holder: self.lease_holder(lease_state.as_ref()),
+            leader: self.mode == EngineMode::ActiveApply && leading,
             last_command: self.last_command.clone(),
             counters,
             cluster_version: self.cv.as_ref().map(|c| c.status.clone()),
@@ -100,9 +107,12 @@ impl EngineLoop {
         }
     }
 
-    pub(super) fn lease_holder(&self) -> Option<String> {
-        let (rx, _) = self.leader.as_ref()?;
-        match &*rx.borrow() {
+    /// Who holds the Lease by the elector's state `ls` (read once by the caller).
+    pub(super) fn lease_holder(
+        &self,
+        ls: Option<&crate::reconcile::runtime::leader::LeaderState>,
+    ) -> Option<String> {
+        match ls? {
             crate::reconcile::runtime::leader::LeaderState::Leading { .. } => {
                 self.cfg.lease.as_ref().map(|l| l.identity.clone())
             }

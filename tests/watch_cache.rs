@@ -406,8 +406,9 @@ async fn a_new_process_starts_from_the_saved_verification_record() {
             "/api/v1/namespaces",
             "/api/v1/secrets",
             "/apis/config.openshift.io/v1/clusteroperators",
+            "/apis/config.openshift.io/v1/clusterversions",
         ],
-        "one LIST per payload kind, and the ClusterOperators' watch"
+        "one LIST per payload kind, the ClusterOperators' watch and the ClusterVersion's"
     );
     assert!(
         audit

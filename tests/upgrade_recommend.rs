@@ -19,14 +19,20 @@ fn dir() -> PathBuf {
 
 /// oc's test-mode line about the missing alerts file (its wording; cvo words it its own way).
 fn oc_no_data(scenario: &str) -> String {
-    format!("This --mock-clusterversion run did not have alert data available at examples/{scenario}-alerts.json")
+    format!(
+        "This --mock-clusterversion run did not have alert data available at examples/{scenario}-alerts.json"
+    )
 }
 
 /// Prints the first differing lines with some context.
 fn diff(expected: &str, actual: &str) -> String {
     let e: Vec<&str> = expected.split('\n').collect();
     let a: Vec<&str> = actual.split('\n').collect();
-    let first = e.iter().zip(&a).position(|(x, y)| x != y).unwrap_or(e.len().min(a.len()));
+    let first = e
+        .iter()
+        .zip(&a)
+        .position(|(x, y)| x != y)
+        .unwrap_or(e.len().min(a.len()));
     let start = first.saturating_sub(2);
     let mut out = format!("@@ first difference at line {} @@\n", first + 1);
     for l in e.iter().take(start + 8).skip(start) {
@@ -79,7 +85,11 @@ fn through_library(scenario: &str, mode: Mode) {
     }
     let file = expected_file(scenario, mode);
     let expected = std::fs::read_to_string(dir().join(&file)).expect("expected output");
-    assert!(actual == expected, "{file} differs:\n{}", diff(&expected, &actual));
+    assert!(
+        actual == expected,
+        "{file} differs:\n{}",
+        diff(&expected, &actual)
+    );
     assert_eq!(out.stderr, "", "{file}: no warnings expected");
 }
 
@@ -120,7 +130,11 @@ fn through_binary(scenario: &str, mode: Mode) {
             assert_eq!(stderr, "", "{file}");
         }
     }
-    assert!(actual == expected, "{file} (binary) differs:\n{}", diff(&expected, &actual));
+    assert!(
+        actual == expected,
+        "{file} (binary) differs:\n{}",
+        diff(&expected, &actual)
+    );
 }
 
 macro_rules! scenario {
@@ -146,7 +160,11 @@ macro_rules! scenario {
     };
 }
 
-scenario!(longest_not_recommended, "4.12.16-longest-not-recommended", "4.12.51");
+scenario!(
+    longest_not_recommended,
+    "4.12.16-longest-not-recommended",
+    "4.12.51"
+);
 scenario!(longest_recommended, "4.12.16-longest-recommended", "4.12.51");
 scenario!(all_recommended, "4.14.1-all-recommended", "4.12.51");
 scenario!(degraded_monitoring, "4.16.27-degraded-monitoring", "4.16.32");
@@ -157,12 +175,27 @@ fn accepting_every_issue_ends_with_the_accepted_line_and_exit_0() {
     let out = Command::new(BIN)
         .current_dir(dir())
         .env("RUST_LOG", "off")
-        .args(["upgrade", "recommend", "--from", "4.16.27-degraded-monitoring-cv.yaml", "--version", "4.16.32"])
-        .args(["--accept", "ClusterOperatorDown,Failing,PodDisruptionBudgetAtLimit"])
+        .args([
+            "upgrade",
+            "recommend",
+            "--from",
+            "4.16.27-degraded-monitoring-cv.yaml",
+            "--version",
+            "4.16.32",
+        ])
+        .args([
+            "--accept",
+            "ClusterOperatorDown,Failing,PodDisruptionBudgetAtLimit",
+        ])
         .output()
         .expect("cvo runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.starts_with("accepted Failing=True:\n"), "{stdout}");
     assert!(
         stdout.contains("but were explicitly accepted via --accept: recommended/CriticalAlerts/ClusterOperatorDown/0, recommended/PodDisruptionBudgetAlerts/PodDisruptionBudgetAtLimit/1\n"),
@@ -178,13 +211,21 @@ fn accepting_every_issue_ends_with_the_accepted_line_and_exit_0() {
 fn flag_errors_are_usage_errors() {
     for (args, want) in [
         (vec!["--quiet"], "--quiet can only be set when --version is set"),
-        (vec!["--version", "4.16.32", "--show-outdated-releases"], "when --version is set, --show-outdated-releases is unnecessary"),
+        (
+            vec!["--version", "4.16.32", "--show-outdated-releases"],
+            "when --version is set, --show-outdated-releases is unnecessary",
+        ),
         (vec!["--version", "4.16"], "cannot parse SemVer target \"4.16\""),
     ] {
         let out = Command::new(BIN)
             .current_dir(dir())
             .env("RUST_LOG", "off")
-            .args(["upgrade", "recommend", "--from", "4.16.27-degraded-monitoring-cv.yaml"])
+            .args([
+                "upgrade",
+                "recommend",
+                "--from",
+                "4.16.27-degraded-monitoring-cv.yaml",
+            ])
             .args(&args)
             .output()
             .expect("cvo runs");

@@ -183,6 +183,30 @@ pub struct Plan {
     pub done: String,
 }
 
+impl Plan {
+    /// What the patch writes, one `path = value` line per leaf, sorted by key, e.g.
+    /// `spec.desiredUpdate.version = "4.16.4"`; `null` removes the field. For a confirm popup.
+    pub fn written(&self) -> Vec<String> {
+        fn walk(path: &str, v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::Object(map) if !map.is_empty() => {
+                    for (k, child) in map {
+                        walk(&format!("{path}.{k}"), child, out);
+                    }
+                }
+                other => out.push(format!("{path} = {other}")),
+            }
+        }
+        let mut out = Vec::new();
+        if let Value::Object(map) = &self.patch {
+            for (k, v) in map {
+                walk(k, v, &mut out);
+            }
+        }
+        out
+    }
+}
+
 /// A request that needs no write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NoChange {

@@ -636,3 +636,23 @@ fn releases_sort_by_semver_descending_then_unparseable_reverse_lexical() {
     let v: Vec<&str> = r.iter().map(|r| r.version.as_str()).collect();
     assert_eq!(v, ["4.10.0", "4.10.0-rc.1", "4.9.1", "zzz", "abc"]);
 }
+
+#[test]
+fn written_lists_each_field_of_the_patch() {
+    let mut cv = cluster();
+    cv.spec.desired_update = Some(Update {
+        force: true,
+        ..Update::default()
+    });
+    let p = planned(&cv, &to("4.16.4"), &Flags::default());
+    assert_eq!(
+        p.written(),
+        [
+            "spec.desiredUpdate.force = null".to_string(),
+            format!("spec.desiredUpdate.image = \"{IMG_A}\""),
+            "spec.desiredUpdate.version = \"4.16.4\"".to_string(),
+        ]
+    );
+    let p = planned(&cluster(), &Request::Channel(String::new()), &Flags::default());
+    assert_eq!(p.written(), ["spec.channel = null"]);
+}

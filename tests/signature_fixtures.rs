@@ -203,9 +203,15 @@ async fn digests_are_checked_before_any_store_is_read() {
     let v = verifier(&[keyring("redhat.txt")], &[signature_store()]);
     assert_eq!(
         v.verify("quay.io/openshift/release:4.16").await,
-        Err(VerifyError::InvalidDigest(
-            "quay.io/openshift/release:4.16".to_string()
-        ))
+        Err(VerifyError::NoDigest)
+    );
+    assert_eq!(
+        v.verify("sha256").await,
+        Err(VerifyError::InvalidDigest("sha256".to_string()))
+    );
+    assert_eq!(
+        v.verify("quay.io/openshift/release@SHA256:abc").await,
+        Err(VerifyError::InvalidDigest("SHA256:abc".to_string()))
     );
     assert_eq!(v.verify("").await, Err(VerifyError::NoDigest));
     assert_eq!(

@@ -404,10 +404,11 @@ impl Verifier {
         if c.keyrings.is_empty() || no_store {
             return Err(VerifyError::NotConfigured);
         }
-        let digest = if digest.contains('@') {
-            digest_of(digest).unwrap_or_default()
-        } else {
-            digest
+        let digest = match digest_of(digest) {
+            Some(d) => d,
+            // A pull spec by tag (a digest has no `/`).
+            None if digest.contains('/') => "",
+            None => digest,
         };
         if digest.is_empty() {
             return Err(VerifyError::NoDigest);

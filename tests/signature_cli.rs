@@ -11,9 +11,7 @@ fn fixtures() -> PathBuf {
 fn store() -> String {
     format!(
         "file://{}",
-        fixtures()
-            .join("library-go-verify-testdata/signatures")
-            .display()
+        fixtures().join("library-go-verify-testdata/signatures").display()
     )
 }
 

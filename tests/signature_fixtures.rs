@@ -33,8 +33,7 @@ fn signature_store() -> String {
 
 fn signature_bytes(digest: &str) -> Vec<u8> {
     let dir = digest.replace(':', "=");
-    std::fs::read(verify_data().join("signatures").join(dir).join("signature-1"))
-        .expect("fixture signature")
+    std::fs::read(verify_data().join("signatures").join(dir).join("signature-1")).expect("fixture signature")
 }
 
 fn verifier(keys: &[PathBuf], stores: &[String]) -> Verifier {
@@ -74,10 +73,9 @@ async fn the_real_red_hat_signature_verifies_with_the_release_key() {
     assert_eq!(ok.by[0].key, RH_FPR);
     assert_eq!(ok.by[0].identity, "registry.access.redhat.com/rhel7:7.6");
     assert!(
-        ok.by[0].source.ends_with(&format!(
-            "{}/signature-1",
-            RH_DIGEST.replace(':', "=")
-        )),
+        ok.by[0]
+            .source
+            .ends_with(&format!("{}/signature-1", RH_DIGEST.replace(':', "="))),
         "{}",
         ok.by[0].source
     );
@@ -145,7 +143,7 @@ async fn every_keyring_must_sign() {
 async fn a_changed_digest_is_rejected_with_the_digest_the_signature_names() {
     let other = "sha256:0000000000000000000000000000000000000000000000000000000000000001";
     let (_dir, store) = temp_store(other, &[&signature_bytes(RH_DIGEST)]);
-    let v = verifier(&[keyring("redhat.txt")], &[store.clone()]);
+    let v = verifier(&[keyring("redhat.txt")], std::slice::from_ref(&store));
     let msg = unverified(v.verify(other).await.expect_err("digest differs"));
     assert!(
         msg.ends_with(&format!(
@@ -164,12 +162,12 @@ async fn truncated_and_garbage_signatures_are_unreadable_and_the_next_one_is_tri
         CI_DIGEST,
         &[truncated, b"garbage bytes, not OpenPGP", &good[..40], &good],
     );
-    let v = verifier(&[keyring("simple.txt")], &[store.clone()]);
+    let v = verifier(&[keyring("simple.txt")], std::slice::from_ref(&store));
     let ok = v.verify(CI_DIGEST).await.expect("signature-4 is good");
     assert!(ok.by[0].source.ends_with("signature-4"), "{}", ok.by[0].source);
 
     let (_dir2, store2) = temp_store(CI_DIGEST, &[truncated, b"garbage bytes, not OpenPGP"]);
-    let v = verifier(&[keyring("simple.txt")], &[store2.clone()]);
+    let v = verifier(&[keyring("simple.txt")], std::slice::from_ref(&store2));
     let msg = unverified(v.verify(CI_DIGEST).await.expect_err("no good signature"));
     let tail = msg
         .split_once("stores tried: ")
@@ -227,10 +225,7 @@ async fn digests_are_checked_before_any_store_is_read() {
         stores: vec![Store::parse(&signature_store()).expect("store")],
     })
     .expect("verifier");
-    assert_eq!(
-        keyless.verify(RH_DIGEST).await,
-        Err(VerifyError::NotConfigured)
-    );
+    assert_eq!(keyless.verify(RH_DIGEST).await, Err(VerifyError::NotConfigured));
 }
 
 #[test]
@@ -242,15 +237,13 @@ fn the_real_release_verification_config_maps_parse() {
     let names: Vec<&str> = c.keyrings.iter().map(|k| k.name()).collect();
     assert_eq!(names, ["verifier-public-key-ci"]);
     let stores: Vec<String> = c.stores.iter().map(ToString::to_string).collect();
-    let ci_store = std::fs::read_to_string(
-        fixtures().join("cluster-update-keys/stores/store-openshift-ci-release"),
-    )
-    .expect("store file");
+    let ci_store =
+        std::fs::read_to_string(fixtures().join("cluster-update-keys/stores/store-openshift-ci-release"))
+            .expect("store file");
     assert_eq!(stores, [ci_store.trim()]);
 
     let ocp = cm_from_yaml(
-        &fixtures()
-            .join("cluster-update-keys/manifests.rhel/0000_90_cluster-update-keys_configmap.yaml"),
+        &fixtures().join("cluster-update-keys/manifests.rhel/0000_90_cluster-update-keys_configmap.yaml"),
     );
     let c = VerifierConfig::from_config_map(&ocp).expect("valid");
     assert_eq!(c.keyrings.len(), 1);
@@ -290,9 +283,7 @@ fn library_go_config_map_variants_give_upstreams_errors() {
         VerifierConfig::from_data(src, &stores_only)
             .expect_err("no keys")
             .to_string(),
-        format!(
-            "{src} did not provide any GPG public keys to verify signatures from and cannot be used"
-        )
+        format!("{src} did not provide any GPG public keys to verify signatures from and cannot be used")
     );
     assert_eq!(
         load("requires-data.yaml").expect_err("no data").to_string(),
@@ -316,7 +307,9 @@ fn library_go_config_map_variants_give_upstreams_errors() {
     );
     let bad = BTreeMap::from([("store-x".to_string(), "ftp://example.com".to_string())]);
     assert_eq!(
-        VerifierConfig::from_data("cm", &bad).expect_err("bad store").to_string(),
+        VerifierConfig::from_data("cm", &bad)
+            .expect_err("bad store")
+            .to_string(),
         "cm has an invalid key \"store-x\": must be a valid URL with scheme file://, http://, or https://"
     );
 }
@@ -327,7 +320,10 @@ fn the_first_annotated_config_map_of_a_payload_is_the_verification_config() {
     let rm = dir.path().join("release-manifests");
     std::fs::create_dir_all(&rm).expect("mkdir");
     assert!(find_in_payload(dir.path()).expect("listable").is_none());
-    for f in ["0000_90_cluster-update-keys_configmap.yaml", "0000_90_openshift-cluster-image-policy.yaml"] {
+    for f in [
+        "0000_90_cluster-update-keys_configmap.yaml",
+        "0000_90_openshift-cluster-image-policy.yaml",
+    ] {
         std::fs::copy(
             fixtures().join("cluster-update-keys/manifests.rhel").join(f),
             rm.join(f),
@@ -358,11 +354,9 @@ async fn signature_config_maps_are_read_first_and_end_the_search() {
     // The real OCP ConfigMap names internet stores; a signature ConfigMap in the cluster
     // satisfies the key first, so none of them is contacted.
     let ocp = cm_from_yaml(
-        &fixtures()
-            .join("cluster-update-keys/manifests.rhel/0000_90_cluster-update-keys_configmap.yaml"),
+        &fixtures().join("cluster-update-keys/manifests.rhel/0000_90_cluster-update-keys_configmap.yaml"),
     );
-    let sig_cm = digest_signatures_config_map(RH_DIGEST, &[signature_bytes(RH_DIGEST)])
-        .expect("config map");
+    let sig_cm = digest_signatures_config_map(RH_DIGEST, &[signature_bytes(RH_DIGEST)]).expect("config map");
     let v = Verifier::from_cluster(Some(&ocp), None, |_| None, vec![sig_cm]).expect("verifier");
     let ok = v.verify(RH_DIGEST).await.expect("verifies from the config map");
     assert_eq!(
@@ -382,13 +376,7 @@ async fn signature_config_maps_are_read_first_and_end_the_search() {
         signature_bytes(RH_DIGEST)
     );
     // And a verifier reading only that saved ConfigMap verifies too.
-    let v2 = Verifier::from_cluster(
-        Some(&ocp),
-        Some(&[]),
-        |_| None,
-        vec![saved],
-    )
-    .expect("verifier");
+    let v2 = Verifier::from_cluster(Some(&ocp), Some(&[]), |_| None, vec![saved]).expect("verifier");
     assert!(v2.verify(RH_DIGEST).await.is_ok());
     // No verification ConfigMap in the payload: every update is rejected.
     let none = Verifier::from_cluster(None, None, |_| None, Vec::new()).expect("reject");

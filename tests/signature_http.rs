@@ -163,9 +163,15 @@ async fn a_bad_signature_1_then_a_good_signature_2_verifies_and_the_search_stops
         ]),
     )
     .await;
-    let v = verifier(vec![keyring("verifier-public-key-test", &release)], &[&store.base]);
+    let v = verifier(
+        vec![keyring("verifier-public-key-test", &release)],
+        &[&store.base],
+    );
     let ok = v.verify(DIGEST).await.expect("signature-2 verifies");
-    assert_eq!(ok.by[0].source, format!("{}{}", store.base.trim_end_matches("/sigs"), sig_path("/sigs", 2)));
+    assert_eq!(
+        ok.by[0].source,
+        format!("{}{}", store.base.trim_end_matches("/sigs"), sig_path("/sigs", 2))
+    );
     assert_eq!(ok.by[0].key, keyring("x", &release).fingerprints()[0]);
     assert_eq!(
         ok.by[0].identity,
@@ -214,7 +220,10 @@ async fn a_server_error_a_wrong_type_and_an_unknown_key_are_each_named() {
         BTreeMap::from([
             (
                 sig_path("/b", 1),
-                Reply::Body(sign(&release, document("cosign container image signature", DIGEST))),
+                Reply::Body(sign(
+                    &release,
+                    document("cosign container image signature", DIGEST),
+                )),
             ),
             (sig_path("/b", 2), Reply::Body(good(&stranger))),
             (sig_path("/b", 3), Reply::Body(Vec::new())),
@@ -227,7 +236,10 @@ async fn a_server_error_a_wrong_type_and_an_unknown_key_are_each_named() {
     );
     let msg = message(v.verify(DIGEST).await.expect_err("no valid signature"));
     let stranger_id = keyring("s", &stranger).fingerprints()[0].clone();
-    let tail = msg.split_once("stores tried: ").map(|(_, t)| t).unwrap_or_default();
+    let tail = msg
+        .split_once("stores tried: ")
+        .map(|(_, t)| t)
+        .unwrap_or_default();
     assert_eq!(
         tail,
         format!(
@@ -246,8 +258,7 @@ async fn a_slow_store_is_cut_at_the_deadline() {
         BTreeMap::from([(sig_path("/slow", 1), Reply::Slow(Duration::from_secs(20)))]),
     )
     .await;
-    let v = verifier(vec![keyring("k", &release)], &[&slow.base])
-        .with_timeout(Duration::from_millis(400));
+    let v = verifier(vec![keyring("k", &release)], &[&slow.base]).with_timeout(Duration::from_millis(400));
     let start = Instant::now();
     let msg = message(v.verify(DIGEST).await.expect_err("timed out"));
     assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
@@ -265,9 +276,7 @@ async fn huge_bodies_are_capped_with_or_without_a_length() {
     let release = generate_key("release");
     let store = stub(
         "/big",
-        BTreeMap::from([
-            (sig_path("/big", 1), Reply::Huge(10 * 1024 * 1024, true)),
-        ]),
+        BTreeMap::from([(sig_path("/big", 1), Reply::Huge(10 * 1024 * 1024, true))]),
     )
     .await;
     let streamed = stub(
@@ -306,7 +315,10 @@ async fn every_keyring_needs_its_own_signature() {
     )
     .await;
     let v = verifier(
-        vec![keyring("verifier-public-key-a", &a), keyring("verifier-public-key-b", &b)],
+        vec![
+            keyring("verifier-public-key-a", &a),
+            keyring("verifier-public-key-b", &b),
+        ],
         &[&store.base],
     );
     let ok = v.verify(DIGEST).await.expect("both signed");
@@ -315,7 +327,10 @@ async fn every_keyring_needs_its_own_signature() {
         .iter()
         .map(|x| (x.keyring.as_str(), x.source.ends_with("signature-2")))
         .collect();
-    assert_eq!(by, [("verifier-public-key-a", false), ("verifier-public-key-b", true)]);
+    assert_eq!(
+        by,
+        [("verifier-public-key-a", false), ("verifier-public-key-b", true)]
+    );
     assert_eq!(ok.signatures.len(), 2);
 }
 

@@ -102,8 +102,10 @@ pub struct InspectArgs {
 
 /// Flags of `cvo payload verify`.
 #[derive(Args, Debug)]
-#[command(after_help = "Exit codes: 0 verified, 1 not verified (the reasons name every store \
-and key tried) or another failure, 2 usage error.")]
+#[command(
+    after_help = "Exit codes: 0 verified, 1 not verified (the reasons name every store \
+and key tried) or another failure, 2 usage error."
+)]
 pub struct VerifyArgs {
     /// The release digest (`sha256:<hex>`) or a pull spec by digest (`<repo>@sha256:<hex>`).
     #[arg(value_name = "DIGEST|PULLSPEC@DIGEST")]

@@ -34,10 +34,7 @@ use crate::{
 /// files, bad store URLs, an unreachable cluster.
 pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     if !a.from_cluster && (a.keys.is_empty() || a.stores.is_empty()) {
-        return Err(UsageError(
-            "give --keys FILE and --store URL, or --from-cluster".to_string(),
-        )
-        .into());
+        return Err(UsageError("give --keys FILE and --store URL, or --from-cluster".to_string()).into());
     }
     let timeout = match a.timeout {
         Some(s) if !(s.is_finite() && s > 0.0) => {
@@ -126,8 +123,7 @@ async fn build(a: &VerifyArgs) -> anyhow::Result<Verifier> {
 /// `spec.signatureStores` of the ClusterVersion `version`, read raw so that unset (`None`) and
 /// an empty list (`Some([])`) stay apart.
 async fn signature_stores(client: &Client) -> anyhow::Result<Option<Vec<SignatureStore>>> {
-    let req = http::Request::get("/apis/config.openshift.io/v1/clusterversions/version")
-        .body(Vec::new())?;
+    let req = http::Request::get("/apis/config.openshift.io/v1/clusterversions/version").body(Vec::new())?;
     let cv: serde_json::Value = client
         .request(req)
         .await
@@ -141,10 +137,7 @@ async fn signature_stores(client: &Client) -> anyhow::Result<Option<Vec<Signatur
 }
 
 /// `ca.crt` of each ConfigMap `openshift-config/<name>` the stores name (absent ones skipped).
-async fn ca_bundles(
-    client: &Client,
-    stores: &[SignatureStore],
-) -> anyhow::Result<BTreeMap<String, String>> {
+async fn ca_bundles(client: &Client, stores: &[SignatureStore]) -> anyhow::Result<BTreeMap<String, String>> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), SIGNATURE_STORE_CA_NAMESPACE);
     let mut out = BTreeMap::new();
     for name in stores

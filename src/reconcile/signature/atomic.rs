@@ -99,8 +99,8 @@ impl AtomicSignature {
 /// [`SignatureFailure::InvalidJson`], [`SignatureFailure::WrongType`],
 /// [`SignatureFailure::NoIdentity`] or [`SignatureFailure::DigestMismatch`], in that order.
 pub fn check_document(content: &[u8], digest: &str) -> Result<AtomicSignature, SignatureFailure> {
-    let doc: AtomicSignature = serde_json::from_slice(content)
-        .map_err(|e| SignatureFailure::InvalidJson(e.to_string()))?;
+    let doc: AtomicSignature =
+        serde_json::from_slice(content).map_err(|e| SignatureFailure::InvalidJson(e.to_string()))?;
     if doc.critical.kind != ATOMIC_SIGNATURE_TYPE {
         return Err(SignatureFailure::WrongType(doc.critical.kind));
     }

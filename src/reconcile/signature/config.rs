@@ -72,9 +72,7 @@ impl Store {
     /// `must be a valid URL with scheme file://, http://, or https://`.
     pub fn parse(url: &str) -> Result<Store, ConfigError> {
         let url = url.trim();
-        let bad = || {
-            ConfigError("must be a valid URL with scheme file://, http://, or https://".to_string())
-        };
+        let bad = || ConfigError("must be a valid URL with scheme file://, http://, or https://".to_string());
         if let Some(path) = url.strip_prefix("file://") {
             if path.is_empty() {
                 return Err(bad());
@@ -111,10 +109,7 @@ impl VerifierConfig {
     ///
     /// # Errors
     /// An invalid key or store, no store, or no key, worded as upstream.
-    pub fn from_data(
-        src: &str,
-        data: &BTreeMap<String, String>,
-    ) -> Result<VerifierConfig, ConfigError> {
+    pub fn from_data(src: &str, data: &BTreeMap<String, String>) -> Result<VerifierConfig, ConfigError> {
         let mut keyrings = Vec::new();
         let mut stores = Vec::new();
         for (k, v) in data {
@@ -169,15 +164,13 @@ impl VerifierConfig {
     pub fn from_files(keys: &[PathBuf], stores: &[String]) -> Result<VerifierConfig, ConfigError> {
         let mut keyrings = Vec::new();
         for path in keys {
-            let data = std::fs::read(path)
-                .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+            let data = std::fs::read(path).map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| path.display().to_string());
-            let ring = Keyring::parse(&name, &data).map_err(|e| {
-                ConfigError(format!("{}: not a GPG public key: {e}", path.display()))
-            })?;
+            let ring = Keyring::parse(&name, &data)
+                .map_err(|e| ConfigError(format!("{}: not a GPG public key: {e}", path.display())))?;
             keyrings.push(ring);
         }
         keyrings.sort_by(|a, b| a.name().cmp(b.name()));
@@ -205,7 +198,10 @@ pub fn custom_stores(
     let mut out = Vec::with_capacity(spec.len());
     for (i, s) in spec.iter().enumerate() {
         let mut store = Store::parse(&s.url).map_err(|e| {
-            ConfigError(format!("ClusterVersion spec.signatureStores[{i}].url {:?}: {e}", s.url))
+            ConfigError(format!(
+                "ClusterVersion spec.signatureStores[{i}].url {:?}: {e}",
+                s.url
+            ))
         })?;
         if matches!(store.location, StoreLocation::File(_)) {
             return Err(ConfigError(format!(
@@ -213,11 +209,10 @@ pub fn custom_stores(
                 s.url
             )));
         }
-        store.ca_pem = s
-            .ca
-            .as_ref()
-            .filter(|c| !c.name.is_empty())
-            .and_then(|c| ca_bundle(&c.name));
+        store.ca_pem =
+            s.ca.as_ref()
+                .filter(|c| !c.name.is_empty())
+                .and_then(|c| ca_bundle(&c.name));
         out.push(store);
     }
     Ok(Some(out))

@@ -9,9 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::{
-    ByteString, api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta,
-};
+use k8s_openapi::{ByteString, api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 
 use super::config::CONFIG_MANAGED_NAMESPACE;
 
@@ -79,10 +77,7 @@ fn signature_meta(name: String) -> ObjectMeta {
     ObjectMeta {
         name: Some(name),
         namespace: Some(CONFIG_MANAGED_NAMESPACE.to_string()),
-        labels: Some(BTreeMap::from([(
-            SIGNATURES_LABEL.to_string(),
-            String::new(),
-        )])),
+        labels: Some(BTreeMap::from([(SIGNATURES_LABEL.to_string(), String::new())])),
         ..ObjectMeta::default()
     }
 }
@@ -116,10 +111,7 @@ pub fn managed_signatures_config_map(
 ///
 /// # Errors
 /// A digest that is not `ALGO:HASH`.
-pub fn digest_signatures_config_map(
-    digest: &str,
-    signatures: &[Vec<u8>],
-) -> Result<ConfigMap, String> {
+pub fn digest_signatures_config_map(digest: &str, signatures: &[Vec<u8>]) -> Result<ConfigMap, String> {
     let prefix = digest_key_prefix(digest)?;
     let data = signatures
         .iter()
@@ -160,17 +152,16 @@ mod tests {
         );
         // base64 on the wire, as binaryData is.
         assert_eq!(
-            v["binaryData"]
-                ["sha256-e3f12513a4b22a2d7c0e7c9207f52128113758d9d68c7d06b11a0ac7672966f7-0"],
+            v["binaryData"]["sha256-e3f12513a4b22a2d7c0e7c9207f52128113758d9d68c7d06b11a0ac7672966f7-0"],
             "b25l"
         );
         let found = signatures_in(&[cm], D);
         assert_eq!(found.len(), 2);
         assert_eq!(found[1].1, b"two");
         assert!(
-            found[0].0.starts_with(
-                "config map openshift-config-managed/signatures-managed key sha256-e3f1"
-            ),
+            found[0]
+                .0
+                .starts_with("config map openshift-config-managed/signatures-managed key sha256-e3f1"),
             "{}",
             found[0].0
         );

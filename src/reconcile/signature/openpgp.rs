@@ -144,7 +144,10 @@ impl Candidate<'_> {
 
     /// Whether the signature's claimed issuers name this key (no claim: any key may try).
     fn matches(&self, issuers: &[String]) -> bool {
-        issuers.is_empty() || issuers.iter().any(|i| *i == self.key_id || *i == self.fingerprint)
+        issuers.is_empty()
+            || issuers
+                .iter()
+                .any(|i| *i == self.key_id || *i == self.fingerprint)
     }
 }
 
@@ -236,13 +239,8 @@ pub fn check_message(
     keyring: &Keyring,
     now: SystemTime,
 ) -> Result<SignedContent, SignatureFailure> {
-    catch_unwind(AssertUnwindSafe(|| check_message_inner(data, keyring, now))).unwrap_or_else(
-        |_| {
-            Err(SignatureFailure::Unreadable(
-                "malformed OpenPGP data".to_string(),
-            ))
-        },
-    )
+    catch_unwind(AssertUnwindSafe(|| check_message_inner(data, keyring, now)))
+        .unwrap_or_else(|_| Err(SignatureFailure::Unreadable("malformed OpenPGP data".to_string())))
 }
 
 fn check_message_inner(
@@ -303,8 +301,7 @@ fn check_message_inner(
             continue;
         };
         let issuers = issuers(sig);
-        let matching: Vec<&Candidate<'_>> =
-            candidates.iter().filter(|c| c.matches(&issuers)).collect();
+        let matching: Vec<&Candidate<'_>> = candidates.iter().filter(|c| c.matches(&issuers)).collect();
         if matching.is_empty() {
             unknown.extend(issuers);
             continue;

@@ -64,8 +64,8 @@ pub(crate) fn http_client(ca_pem: Option<&str>) -> Result<reqwest::Client, Strin
         .user_agent(concat!("cvo/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(30));
     if let Some(pem) = ca_pem {
-        let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
-            .map_err(|e| format!("CA bundle: {e}"))?;
+        let certs =
+            reqwest::Certificate::from_pem_bundle(pem.as_bytes()).map_err(|e| format!("CA bundle: {e}"))?;
         if certs.is_empty() {
             return Err("CA bundle: no certificate in ca.crt".to_string());
         }
@@ -120,9 +120,7 @@ async fn fetch_http(client: &reqwest::Client, url: &str) -> Fetched {
         match resp.chunk().await {
             Ok(Some(chunk)) => {
                 if body.len() + chunk.len() > MAX_SIGNATURE_BYTES {
-                    return Fetched::Failed(format!(
-                        "body is over the {MAX_SIGNATURE_BYTES}-byte limit"
-                    ));
+                    return Fetched::Failed(format!("body is over the {MAX_SIGNATURE_BYTES}-byte limit"));
                 }
                 body.extend_from_slice(&chunk);
             }
@@ -141,13 +139,10 @@ async fn fetch_file(path: &Path) -> Fetched {
         Err(e) => return Fetched::Failed(e.to_string()),
     };
     let mut body = Vec::new();
-    match file
-        .take(MAX_SIGNATURE_BYTES as u64 + 1)
-        .read_to_end(&mut body)
-    {
-        Ok(_) if body.len() > MAX_SIGNATURE_BYTES => Fetched::Failed(format!(
-            "file is over the {MAX_SIGNATURE_BYTES}-byte limit"
-        )),
+    match file.take(MAX_SIGNATURE_BYTES as u64 + 1).read_to_end(&mut body) {
+        Ok(_) if body.len() > MAX_SIGNATURE_BYTES => {
+            Fetched::Failed(format!("file is over the {MAX_SIGNATURE_BYTES}-byte limit"))
+        }
         Ok(_) => Fetched::Body(body),
         Err(e) => Fetched::Failed(e.to_string()),
     }

@@ -338,8 +338,7 @@ impl Verifier {
     /// One line for humans: which keys must sign and where signatures are looked up.
     pub fn describe(&self) -> String {
         let Kind::Configured(c) = &self.kind else {
-            return "no verification config map in the payload: every update is rejected"
-                .to_string();
+            return "no verification config map in the payload: every update is rejected".to_string();
         };
         let keys: Vec<String> = c.keyrings.iter().map(Keyring::describe).collect();
         let mut stores: Vec<String> = Vec::new();
@@ -375,11 +374,7 @@ impl Verifier {
     ///
     /// # Errors
     /// As [`Verifier::verify`].
-    pub async fn verify_release(
-        &self,
-        pullspec: &str,
-        digest: &str,
-    ) -> Result<Verified, VerifyError> {
+    pub async fn verify_release(&self, pullspec: &str, digest: &str) -> Result<Verified, VerifyError> {
         let digest = if digest.is_empty() {
             digest_of(pullspec).unwrap_or_default()
         } else {
@@ -398,9 +393,7 @@ impl Verifier {
             Kind::Reject => return Err(VerifyError::NotPossible),
             Kind::Configured(c) => c,
         };
-        let no_store = c.default_stores.is_empty()
-            && c.custom_stores.is_none()
-            && c.config_maps.is_none();
+        let no_store = c.default_stores.is_empty() && c.custom_stores.is_none() && c.config_maps.is_none();
         if c.keyrings.is_empty() || no_store {
             return Err(VerifyError::NotConfigured);
         }
@@ -455,9 +448,10 @@ impl Verifier {
         if let Some((readers, custom)) = group
             && !search.done()
         {
-            let runs = readers.iter().enumerate().map(|(i, r)| {
-                search_store(&search, order + i, r, algo, hex, deadline, c.timeout)
-            });
+            let runs = readers
+                .iter()
+                .enumerate()
+                .map(|(i, r)| search_store(&search, order + i, r, algo, hex, deadline, c.timeout));
             futures::future::join_all(runs).await;
             order += readers.len();
             if custom && !search.done() {

@@ -54,6 +54,9 @@ enum PayloadCommand {
     /// Show what the CVO would apply from a payload directory: release, included and excluded
     /// manifests with reasons, and the task graph.
     Inspect(args::InspectArgs),
+    /// Check that a release digest is signed by every configured key (release signature
+    /// verification, as the CVO does before an update).
+    Verify(args::VerifyArgs),
 }
 
 impl Command {
@@ -97,6 +100,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         #[cfg(feature = "sim")]
         Command::Sim(SimCommand::Serve(a)) => run::sim_serve(a),
         Command::Payload(PayloadCommand::Inspect(a)) => run::payload_inspect(a),
+        Command::Payload(PayloadCommand::Verify(a)) => cvo::cli::payload_verify::run(a),
         Command::Reconcile(a) => run::reconcile(a),
         Command::Upgrade(a) => upgrade::run(a),
     }

@@ -102,6 +102,36 @@ pub struct InspectArgs {
     pub output: Output,
 }
 
+/// Flags of `cvo payload verify`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Exit codes: 0 verified, 1 not verified (the reasons name every store \
+and key tried) or another failure, 2 usage error."
+)]
+pub struct VerifyArgs {
+    /// The release digest (`sha256:<hex>`) or a pull spec by digest (`<repo>@sha256:<hex>`).
+    #[arg(value_name = "DIGEST|PULLSPEC@DIGEST")]
+    pub release: String,
+    /// A public keyring file (armored or binary); every keyring must have signed. Repeatable;
+    /// with --from-cluster, replaces the cluster's keys.
+    #[arg(long = "keys", value_name = "FILE")]
+    pub keys: Vec<PathBuf>,
+    /// A signature store (`https://`, `http://` or `file://`), read as
+    /// `<URL>/sha256=<hex>/signature-<N>`. Repeatable; with --from-cluster, replaces the
+    /// cluster's stores.
+    #[arg(long = "store", value_name = "URL")]
+    pub stores: Vec<String>,
+    /// Use the cluster's configuration: the openshift-config-managed/release-verification
+    /// ConfigMap, spec.signatureStores of the ClusterVersion and the signature ConfigMaps.
+    #[arg(long)]
+    pub from_cluster: bool,
+    /// Give up after this many seconds (default 120, half of upstream's payload retrieval time).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    #[command(flatten)]
+    pub cluster: KubeconfigArgs,
+}
+
 /// How the payload is applied (`--mode` of `cvo payload inspect`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Mode {

@@ -18,6 +18,7 @@ pub mod demo;
 pub mod get;
 pub mod logging;
 pub mod payload;
+pub mod payload_verify;
 pub mod reconcile;
 pub mod run;
 pub mod source;

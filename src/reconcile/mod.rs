@@ -31,6 +31,7 @@ pub mod apply;
 pub mod errors;
 pub mod payload;
 pub mod runtime;
+pub mod signature;
 pub mod status;
 
 pub use runtime::{

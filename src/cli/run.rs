@@ -124,6 +124,7 @@ pub fn tui(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
             alerts,
             now,
             engine: None,
+            read_only: a.read_only,
         })
         .await
     })?;
@@ -157,6 +158,8 @@ pub fn demo(a: super::args::DemoArgs) -> anyhow::Result<ExitCode> {
         speed: a.speed,
         until_complete: a.until_complete,
         timeout,
+        // Headless runs have no one to pick the update: they request it themselves.
+        auto: a.auto || headless,
     };
     let rt = runtime()?;
     if headless {
@@ -179,6 +182,7 @@ pub fn demo(a: super::args::DemoArgs) -> anyhow::Result<ExitCode> {
                 alerts: None,
                 now: None,
                 engine: Some(demo.engine.clone()),
+                read_only: a.read_only,
             })
             .await;
             demo.stop().await;
@@ -206,6 +210,7 @@ fn demo_snapshot(headless: bool) -> anyhow::Result<ExitCode> {
             alerts: None,
             now: None,
             engine: None,
+            read_only: false,
         }))?;
     }
     Ok(ExitCode::SUCCESS)

@@ -21,6 +21,7 @@ use super::{
         rows,
     },
     popup::{self, Popup, PopupKind},
+    request::{RequestView, UiRequest},
     tab::Tab,
     text,
     theme::{Level, Palette},
@@ -131,6 +132,16 @@ pub enum Action {
     ReconcileNow,
     /// Show or hide the engine event log.
     ToggleLog,
+    /// Updates: open the confirm popup for the selected target.
+    RequestSelected,
+    /// Open the channel list.
+    OpenChannels,
+    /// Channel list: review the change to the selected channel.
+    ChooseChannel,
+    /// Open the confirm popup for clearing the requested update.
+    ClearRequest,
+    /// Updates: open the confirm popup for accepting the selected target's risks.
+    AcceptRisks,
 }
 
 /// The dashboard's state.
@@ -151,7 +162,7 @@ pub struct App {
     /// The view in front.
     pub tab: Tab,
     /// Per-view table state, indexed by [`Tab::index`].
-    pub views: [TableView; 7],
+    pub views: [TableView; 8],
     /// The open prompt.
     pub prompt: Option<Prompt>,
     /// The open popup.
@@ -172,6 +183,8 @@ pub struct App {
     /// The task-graph cell (run level, component) whose detail popup is open: new snapshots
     /// refresh it.
     pub task_detail: Option<(Option<u32>, String)>,
+    /// `--read-only`: every request is refused, with the reason on screen.
+    pub read_only: bool,
 }
 
 impl App {
@@ -201,6 +214,7 @@ impl App {
             commands: None,
             show_log: false,
             task_detail: None,
+            read_only: false,
         };
         app.update(Action::State(state));
         app
@@ -243,17 +257,130 @@ impl App {
         });
     }
 
+    /// Whether this dashboard may write a request: `Err` says why not (shown in the popup).
+    pub fn writer(&self) -> Result<(), String> {
+        if self.read_only {
+            return Err("--read-only: this dashboard refuses every write; nothing is sent.".into());
+        }
+        if self.commands.is_none() {
+            return Err(if self.state.feed == crate::cluster::FeedStatus::Static {
+                "a snapshot (--from) cannot be written to; nothing is sent.".into()
+            } else {
+                "this dashboard has no writer for the cluster; use `cvo upgrade`.".into()
+            });
+        }
+        Ok(())
+    }
+
+    /// Opens the confirm popup for `req`, decided against the ClusterVersion as read.
+    fn open_request(&mut self, req: UiRequest, risks: Vec<super::model::updates::RiskRow>) {
+        let title = req.title();
+        let v = RequestView::build(self.state.cluster_version.as_ref(), req, risks, self.writer());
+        self.popup = Some(Popup {
+            title,
+            kind: PopupKind::Request(Box::new(v)),
+            scroll: 0,
+            yaml: None,
+        });
+    }
+
+    /// The selected row of the Updates view.
+    fn selected_update(&self) -> Option<&super::model::updates::UpdateRow> {
+        if self.tab != Tab::Updates {
+            return None;
+        }
+        self.selected_row().and_then(|i| self.dash.updates.rows.get(i))
+    }
+
+    fn request_selected(&mut self) -> bool {
+        let Some(row) = self.selected_update().cloned() else {
+            self.flash = Some(("no update selected: nothing to request".into(), Level::Warn));
+            return true;
+        };
+        let conditional = row.kind == super::model::updates::UpdateKind::Conditional;
+        let risks = if conditional { row.risks.clone() } else { Vec::new() };
+        self.open_request(
+            UiRequest::To {
+                version: row.release.version.clone(),
+                image: row.release.image.clone(),
+                conditional,
+            },
+            risks,
+        );
+        true
+    }
+
+    fn accept_risks(&mut self) -> bool {
+        let Some(row) = self.selected_update().cloned() else {
+            self.flash = Some(("select a conditional update on the Updates view (6) first".into(), Level::Warn));
+            return true;
+        };
+        if row.risks.is_empty() {
+            self.flash = Some((format!("{} has no risks to accept", row.release.version), Level::Warn));
+            return true;
+        }
+        let mut names = self.dash.updates.accepted.clone();
+        for r in &row.risks {
+            if !names.contains(&r.name) {
+                names.push(r.name.clone());
+            }
+        }
+        self.open_request(UiRequest::AcceptRisks(names), row.risks);
+        true
+    }
+
+    fn open_channels(&mut self) -> bool {
+        let list = self.dash.updates.channels.clone();
+        if list.is_empty() {
+            self.flash = Some((
+                "the current release lists no channels (status.desired.channels)".into(),
+                Level::Warn,
+            ));
+            return true;
+        }
+        let current = list.iter().position(|c| *c == self.dash.updates.channel).unwrap_or(0);
+        self.popup = Some(Popup {
+            title: "change the channel".into(),
+            kind: PopupKind::Channels(list),
+            scroll: current,
+            yaml: None,
+        });
+        true
+    }
+
+    fn choose_channel(&mut self) -> bool {
+        let Some(Popup {
+            kind: PopupKind::Channels(list),
+            scroll,
+            ..
+        }) = &self.popup
+        else {
+            return false;
+        };
+        let Some(c) = list.get(*scroll).cloned() else {
+            return false;
+        };
+        self.open_request(UiRequest::Channel(c), Vec::new());
+        true
+    }
+
+    /// Sends a confirmed request, or says why nothing was sent.
+    fn send_request(&mut self, v: RequestView) {
+        match (v.refusal, v.patch) {
+            (Some(why), _) => self.flash = Some((format!("refused, nothing written: {why}"), Level::Error)),
+            (None, Some(patch)) => self.send(Command::RequestPatch {
+                patch,
+                summary: v.request.command_line(),
+            }),
+            (None, None) => self.flash = Some(("nothing to write".into(), Level::Info)),
+        }
+    }
+
     /// Which bindings apply now.
     pub fn mode(&self) -> Mode {
         if self.prompt.is_some() {
             Mode::Prompt
-        } else if matches!(
-            self.popup,
-            Some(Popup {
-                kind: PopupKind::Confirm(_),
-                ..
-            })
-        ) {
+        } else if self.popup.as_ref().is_some_and(|p| p.kind.is_confirm()) {
             Mode::Confirm
         } else if self.popup.is_some() {
             Mode::Popup
@@ -305,7 +432,14 @@ impl App {
             KeyAction::Bottom => Action::Move(Move::Bottom),
             KeyAction::PageDown => Action::Move(Move::PageDown),
             KeyAction::PageUp => Action::Move(Move::PageUp),
-            KeyAction::Open => Action::OpenDetail,
+            KeyAction::Open => match &self.popup {
+                Some(Popup {
+                    kind: PopupKind::Channels(_),
+                    ..
+                }) => Action::ChooseChannel,
+                None if self.tab == Tab::Updates => Action::RequestSelected,
+                _ => Action::OpenDetail,
+            },
             KeyAction::Yaml => Action::OpenYaml,
             KeyAction::ToggleSort => Action::ToggleSort,
             KeyAction::NextTab => Action::NextTab,
@@ -323,6 +457,9 @@ impl App {
             KeyAction::ReconcileNow => Action::ReconcileNow,
             KeyAction::ToggleLog => Action::ToggleLog,
             KeyAction::Confirm => Action::Confirm,
+            KeyAction::Channel => Action::OpenChannels,
+            KeyAction::ClearRequest => Action::ClearRequest,
+            KeyAction::AcceptRisks => Action::AcceptRisks,
         }
     }
 
@@ -450,6 +587,13 @@ impl App {
             Action::SwitchMode => {
                 let Some(e) = &self.engine else { return false };
                 let to = engine::other_mode(e.snap.mode);
+                if self.read_only && to == crate::reconcile::api::EngineMode::ActiveApply {
+                    self.flash = Some((
+                        "--read-only: the switch to active-apply is refused (it would write)".into(),
+                        Level::Error,
+                    ));
+                    return true;
+                }
                 self.popup = Some(Popup {
                     title: format!("switch to {}?", engine::mode_word(to)),
                     kind: PopupKind::Confirm(to),
@@ -458,16 +602,20 @@ impl App {
                 });
             }
             Action::Confirm => {
-                let Some(Popup {
-                    kind: PopupKind::Confirm(to),
-                    ..
-                }) = self.popup
-                else {
+                if !self.popup.as_ref().is_some_and(|p| p.kind.is_confirm()) {
                     return false;
-                };
-                self.popup = None;
-                self.send(Command::SetMode(to));
+                }
+                match self.popup.take().map(|p| p.kind) {
+                    Some(PopupKind::Confirm(to)) => self.send(Command::SetMode(to)),
+                    Some(PopupKind::Request(v)) => self.send_request(*v),
+                    _ => return false,
+                }
             }
+            Action::RequestSelected => return self.request_selected(),
+            Action::OpenChannels => return self.open_channels(),
+            Action::ChooseChannel => return self.choose_channel(),
+            Action::ClearRequest => self.open_request(UiRequest::Clear, Vec::new()),
+            Action::AcceptRisks => return self.accept_risks(),
             Action::ReconcileNow => {
                 if self.engine.is_none() {
                     return false;
@@ -531,6 +679,7 @@ impl App {
             Some("nodes") => self.tab = Tab::Nodes,
             Some("history") => self.tab = Tab::History,
             Some("health") => self.tab = Tab::Health,
+            Some("updates") => self.tab = Tab::Updates,
             Some("help") => {
                 self.popup = Some(Popup {
                     title: "help".into(),
@@ -703,6 +852,9 @@ impl App {
     }
 
     fn open_detail(&mut self) -> bool {
+        if self.popup.is_some() {
+            return false;
+        }
         let Some(i) = self.selected_row() else {
             return false;
         };
@@ -786,6 +938,7 @@ impl App {
             }
             Tab::Nodes => layout::nodes_areas(body, &self.dash).1,
             Tab::Operators | Tab::History | Tab::Health | Tab::Tasks | Tab::Drift => body,
+            Tab::Updates => layout::updates_areas(body, &self.dash).1,
         }
     }
 

@@ -33,6 +33,7 @@ mod layout;
 pub mod logging;
 mod model;
 mod popup;
+mod request;
 mod tab;
 mod text;
 mod theme;
@@ -66,6 +67,9 @@ pub struct UiOptions {
     /// The embedded reconcile engine, when the dashboard drives one (`cvo demo`); `None` for a
     /// dashboard that only watches a cluster or a snapshot.
     pub engine: Option<EngineHandle>,
+    /// `--read-only`: every administrator request (update, channel, clear, accept risks, the
+    /// switch to active-apply) is refused with the reason on screen.
+    pub read_only: bool,
 }
 
 /// Environment variable naming a key that makes the dashboard panic (end-to-end tests check
@@ -147,10 +151,12 @@ where
         alerts,
         now,
         engine,
+        read_only,
     } = opts;
     let size = terminal.size()?;
     let first = feed.borrow_and_update().clone();
     let mut app = app::App::new(first, alerts, now, palette, (size.width, size.height));
+    app.read_only = read_only;
     let mut stats = LoopStats {
         frames: 0,
         states: 1,

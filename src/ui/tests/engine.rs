@@ -523,6 +523,7 @@ mod event_loop {
             alerts: None,
             now: None,
             engine: Some(EngineHandle::new(status, commands)),
+            read_only: false,
         };
         let producer = async move {
             // 100 snapshots in about 0.3 s: coalesced to a few redraws.
@@ -564,6 +565,7 @@ mod event_loop {
             alerts: None,
             now: None,
             engine: Some(EngineHandle::new(status, commands)),
+            read_only: false,
         };
         let stop = async {
             tokio::time::sleep(Duration::from_millis(800)).await;

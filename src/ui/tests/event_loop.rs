@@ -15,6 +15,7 @@ fn static_opts() -> UiOptions {
         alerts: None,
         now: None,
         engine: None,
+        read_only: false,
     }
 }
 
@@ -114,6 +115,7 @@ async fn bursts_of_feed_updates_are_coalesced() {
         alerts: None,
         now: None,
         engine: None,
+        read_only: false,
     };
     let base = demo();
     let producer = async move {

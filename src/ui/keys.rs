@@ -299,7 +299,7 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::Enter)],
         "Enter",
-        "details of the selected row; on Updates: request that update (asks first); in the channel list: choose",
+        "details of the row (Updates: request it, asks first)",
         "Views",
         N | P,
         true,
@@ -407,10 +407,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('c')],
         "c",
-        "change the channel: pick one the current release lists (asks first)",
+        "change the channel, from those the release lists (asks first)",
         "Updates",
         N,
-        true,
+        false,
         KeyAction::Channel,
     ),
     b(
@@ -425,7 +425,7 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('a')],
         "a",
-        "on Updates: accept the selected conditional update's risks (asks first)",
+        "accept the selected update's risks (Updates; asks first)",
         "Updates",
         N,
         false,
@@ -537,7 +537,8 @@ mod tests {
 
     #[test]
     fn plain_c_is_not_ctrl_c_and_shift_g_is_g() {
-        assert!(lookup(Mode::Normal, false, &ev(KeyCode::Char('c'), KeyModifiers::NONE)).is_none());
+        let c = lookup(Mode::Normal, false, &ev(KeyCode::Char('c'), KeyModifiers::NONE));
+        assert_eq!(c.map(|b| b.action), Some(KeyAction::Channel));
         let g = lookup(Mode::Normal, false, &ev(KeyCode::Char('G'), KeyModifiers::SHIFT));
         assert_eq!(g.map(|b| b.action), Some(KeyAction::Bottom));
     }

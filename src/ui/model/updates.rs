@@ -93,8 +93,12 @@ impl UpdateRow {
 pub struct UpdatesModel {
     /// There is a ClusterVersion to read.
     pub present: bool,
-    /// The release the cluster runs or applies (`status.desired.version`).
+    /// The release the cluster runs or applies (`status.desired.version`): the update
+    /// service is asked for updates from it.
     pub current: String,
+    /// The newest Completed release in history, when it differs from `current` (an update
+    /// is in progress from it).
+    pub updating_from: Option<String>,
     /// `spec.channel` (empty: none).
     pub channel: String,
     /// The channels the current release lists (`status.desired.channels`).
@@ -216,6 +220,10 @@ impl UpdatesModel {
         let mut m = Self {
             present: true,
             current: status.desired.version.clone(),
+            updating_from: cv
+                .current_version()
+                .filter(|v| *v != status.desired.version)
+                .map(str::to_string),
             channel: spec.channel.clone().unwrap_or_default(),
             channels: status.desired.channels.clone(),
             upstream: spec.upstream.clone().unwrap_or_default(),
@@ -330,16 +338,13 @@ impl UpdatesModel {
                 .notes
                 .first()
                 .map_or_else(|| "none offered".to_string(), |(n, _)| n.clone());
-            format!("Updates: none. {why}")
+            format!("Updates (6): none. {why}")
         } else {
-            format!("Updates: {}", parts.join(" · "))
+            format!("Updates (6): {}", parts.join(" · "))
         };
         if let Some((v, i)) = &self.requested {
             let what = if v.is_empty() { i } else { v };
             line.push_str(&format!(" · requested {what}"));
-        }
-        if !parts.is_empty() {
-            line.push_str(" — 6 to choose");
         }
         let level = if parts.is_empty() {
             self.notes.first().map_or(Level::Info, |(_, l)| *l)

@@ -50,10 +50,14 @@ fn render_summary(app: &App, frame: &mut Frame, area: Rect) {
     } else {
         format!("  (the release lists {})", u.channels.join(", "))
     };
+    let current = match &u.updating_from {
+        Some(from) => format!("{} (updating from {from})   ", none_dash(&u.current)),
+        None => format!("{}   ", none_dash(&u.current)),
+    };
     lines.push(fit_spans(
         vec![
-            label("Current"),
-            (format!("{}   ", none_dash(&u.current)), p.text),
+            label("Release"),
+            (current, p.text),
             ("Channel ".into(), p.muted),
             channel,
             (offered, p.muted),
@@ -200,7 +204,14 @@ fn render_risks(app: &App, frame: &mut Frame, area: Rect) {
         Some(r) => {
             if let Some((_, _, msg)) = &r.recommended {
                 let style = if r.level == Level::Ok { p.ok } else { p.warn };
-                for l in text::wrap(&format!("Recommended={}: {msg}", r.recommended_word()), w) {
+                // The condition's message usually repeats the risks below: then only its word.
+                let repeats = !r.risks.is_empty() && r.risks.iter().all(|k| msg.contains(&k.message));
+                let head = if repeats || msg.is_empty() {
+                    format!("Recommended={}", r.recommended_word())
+                } else {
+                    format!("Recommended={}: {msg}", r.recommended_word())
+                };
+                for l in text::wrap(&head, w) {
                     lines.push(Line::styled(l, style));
                 }
             }

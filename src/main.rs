@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use cvo::cli::{args, logging::LogSink, run};
+use cvo::cli::{args, logging::LogSink, run, upgrade};
 
 /// Cluster Version Operator for OpenShift-compatible clusters: dashboard, operator and CLI.
 #[derive(Parser, Debug)]
@@ -37,6 +37,9 @@ enum Command {
     Payload(PayloadCommand),
     /// Apply a release payload to the cluster (the reconcile engine), or show its drift.
     Reconcile(args::ReconcileArgs),
+    /// Request an update or change the channel, like `oc adm upgrade`; without flags, the
+    /// update status and the recommended updates.
+    Upgrade(args::UpgradeArgs),
 }
 
 #[cfg(feature = "sim")]
@@ -95,5 +98,6 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Sim(SimCommand::Serve(a)) => run::sim_serve(a),
         Command::Payload(PayloadCommand::Inspect(a)) => run::payload_inspect(a),
         Command::Reconcile(a) => run::reconcile(a),
+        Command::Upgrade(a) => upgrade::run(a),
     }
 }

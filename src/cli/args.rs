@@ -11,6 +11,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 pub use super::source::{KubeconfigArgs, SourceArgs};
+/// The flags of `cvo upgrade` and its subcommands (defined beside the command).
+pub use super::upgrade::{ChannelArgs, RecommendArgs, UpgradeArgs, UpgradeCommand};
 
 /// Output format of one-shot commands.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -23,6 +23,7 @@ pub mod run;
 pub mod source;
 pub mod status;
 pub mod tabwriter;
+pub mod upgrade;
 
 /// Exit code of a usage error: bad flags or flag values.
 pub const EXIT_USAGE: u8 = 2;

@@ -5,6 +5,7 @@
 pub mod demo_snapshot;
 pub mod live;
 pub mod snapshot;
+pub mod update_request;
 
 use std::sync::Arc;
 

@@ -1,0 +1,473 @@
+//! `cvo upgrade`: `oc adm upgrade` for cvo. Without flags, the update status of the cluster
+//! (Failing, Progressing, Upgradeable, channel, recommended updates); with `--to`,
+//! `--to-image`, `--to-latest` or `--clear`, an update request decided by
+//! [`crate::cluster::update_request`] and written as one merge patch; `cvo upgrade channel C`;
+//! and `cvo upgrade recommend` ([`recommend`]).
+//!
+//! Upstream: `pkg/cli/admin/upgrade/upgrade.go` and `channel/channel.go` in openshift/oc.
+
+pub mod recommend;
+
+use std::{
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use kube::Api;
+
+use super::{
+    UsageError,
+    args::{KubeconfigArgs, SourceArgs},
+    runtime,
+};
+use crate::{
+    assess::alerts,
+    cluster::update_request::{self, Flags, Outcome, Request, pullspec::PullSpec},
+    openshift::{ClusterVersion, ConditionStatus},
+};
+
+/// Flags of `cvo upgrade`.
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct UpgradeArgs {
+    /// `channel` or `recommend`; none: the update status, or the request the flags ask for.
+    #[command(subcommand)]
+    pub command: Option<UpgradeCommand>,
+    /// Update to this version (one of the available updates).
+    #[arg(long, value_name = "VERSION")]
+    pub to: Option<String>,
+    /// Update to this release image (a by-digest pull spec; a tag only with --force).
+    #[arg(long, value_name = "PULLSPEC")]
+    pub to_image: Option<String>,
+    /// Update to the highest available version.
+    #[arg(long)]
+    pub to_latest: bool,
+    /// Cancel a requested update that has not started (accepted risks are kept).
+    #[arg(long)]
+    pub clear: bool,
+    /// Allow a conditional update that is not recommended (each waived risk is printed).
+    #[arg(long)]
+    pub allow_not_recommended: bool,
+    /// Allow a --to-image target that is not among the available updates.
+    #[arg(long)]
+    pub allow_explicit_upgrade: bool,
+    /// Update even when the cluster is failing, invalid or already updating.
+    #[arg(long)]
+    pub allow_upgrade_with_warnings: bool,
+    /// Waive the cluster-side preconditions (Upgradeable, rollback, giant hop) and release
+    /// verification; written as desiredUpdate.force.
+    #[arg(long)]
+    pub force: bool,
+    /// Also list the conditional updates that are not recommended.
+    #[arg(long)]
+    pub include_not_recommended: bool,
+    /// Refuse every write (the request is checked and shown, never sent).
+    #[arg(long)]
+    pub read_only: bool,
+    #[command(flatten)]
+    pub source: SourceArgs,
+}
+
+/// The subcommands of `cvo upgrade`.
+#[derive(Subcommand, Debug)]
+pub enum UpgradeCommand {
+    /// Set or clear the update channel.
+    Channel(ChannelArgs),
+    /// The updates to choose from, with the issues that apply to this cluster.
+    Recommend(RecommendArgs),
+}
+
+/// Flags of `cvo upgrade channel`.
+#[derive(Args, Debug)]
+pub struct ChannelArgs {
+    /// The channel, e.g. stable-4.16; empty or absent clears it.
+    pub channel: Option<String>,
+    /// Refuse every write.
+    #[arg(long)]
+    pub read_only: bool,
+    #[command(flatten)]
+    pub cluster: KubeconfigArgs,
+}
+
+/// Flags of `cvo upgrade recommend` (`--version` is the target release, so cvo's own version
+/// flag is off here).
+#[derive(Args, Debug)]
+#[command(disable_version_flag = true)]
+pub struct RecommendArgs {
+    /// Show this release only, and fail on the issues not accepted with --accept.
+    #[arg(long, value_name = "VERSION")]
+    pub version: Option<String>,
+    /// List every release of each minor version, not only the two newest.
+    #[arg(long)]
+    pub show_outdated_releases: bool,
+    /// Issue names to accept (e.g. Failing,ConditionalUpdateRisk,AlertNoTestData).
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+    pub accept: Vec<String>,
+    /// With --version: print nothing, only fail on issues not accepted.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Firing alerts: a Prometheus `/api/v1/alerts` JSON response (default with --from: the
+    /// file named like the ClusterVersion file with `-alerts.json` for `-cv.yaml`).
+    #[arg(long, value_name = "FILE")]
+    pub alerts: Option<PathBuf>,
+    #[command(flatten)]
+    pub source: SourceArgs,
+}
+
+const NO_CLUSTER_VERSION: &str = "No cluster version information available - you must be connected to an OpenShift version 4 server to fetch the current version";
+
+/// `cvo upgrade`: dispatches to the status view, a request, `channel` or `recommend`.
+///
+/// # Errors
+/// Usage errors of the flags (exit 2); a cluster or file that cannot be read; a refused
+/// request (its reason and the flag that waives it); a write the server refused.
+pub fn run(a: UpgradeArgs) -> anyhow::Result<ExitCode> {
+    match a.command {
+        Some(UpgradeCommand::Channel(c)) => return channel(c),
+        Some(UpgradeCommand::Recommend(r)) => return run_recommend(r),
+        None => {}
+    }
+    let request = request_of(&a)?;
+    let Some(request) = request else {
+        let cv = load_cv(&a.source)?;
+        let (stdout, stderr) = status_view(&cv, a.include_not_recommended);
+        eprint!("{stderr}");
+        print!("{stdout}");
+        return Ok(ExitCode::SUCCESS);
+    };
+    if a.source.is_snapshot() {
+        return Err(UsageError(
+            "--from is read-only: --to, --to-image, --to-latest and --clear need a cluster (kubeconfig)"
+                .into(),
+        )
+        .into());
+    }
+    let flags = Flags {
+        allow_not_recommended: a.allow_not_recommended,
+        allow_explicit_upgrade: a.allow_explicit_upgrade,
+        allow_upgrade_with_warnings: a.allow_upgrade_with_warnings,
+        force: a.force,
+    };
+    execute(&a.source.cluster, &request, &flags, a.read_only)
+}
+
+/// The request the flags ask for (`None`: the status view), checked as oc checks them.
+fn request_of(a: &UpgradeArgs) -> anyhow::Result<Option<Request>> {
+    let usage = |m: &str| -> anyhow::Error { UsageError(m.to_string()).into() };
+    if a.clear && (a.to.is_some() || a.to_image.is_some() || a.to_latest) {
+        return Err(usage("--clear may not be specified with any other flags"));
+    }
+    if a.to.is_some() && a.to_image.is_some() {
+        return Err(usage("only one of --to or --to-image may be provided"));
+    }
+    if a.to_latest && (a.to.is_some() || a.to_image.is_some()) {
+        return Err(usage("--to-latest may not be used with --to or --to-image"));
+    }
+    if let Some(v) = &a.to {
+        semver::Version::parse(v).map_err(|e| {
+            usage(&format!(
+                "--to must be a semantic version (e.g. 4.0.1 or 4.1.0-nightly-20181104): {e}"
+            ))
+        })?;
+        return Ok(Some(Request::ToVersion {
+            version: v.clone(),
+            image: None,
+        }));
+    }
+    if let Some(image) = &a.to_image {
+        let spec = PullSpec::parse(image)
+            .map_err(|e| usage(&format!("--to-image must be a valid image pull spec: {e}")))?;
+        if !spec.is_by_digest() {
+            if !a.force {
+                return Err(usage(
+                    "--to-image must be a by-digest pull spec, unless --force is also set, because release images that are not accessed via digest cannot be verified by the cluster.  Even when --force is set, using tags is not recommended, although we continue to allow it for backwards compatibility",
+                ));
+            }
+            eprintln!(
+                "warning: Using by-tag pull specs is dangerous, and while we still allow it in combination with --force for backward compatibility, it would be much safer to pass a by-digest pull spec instead"
+            );
+            // TODO(registry client): resolve the tag to its digest once and write the digest.
+            anyhow::bail!(
+                "--to-image {image}: resolving a tag to a digest needs a registry client, which cvo does not have yet (tag resolution is not implemented); pass a by-digest pull spec (…@sha256:…)"
+            );
+        }
+        return Ok(Some(Request::ToImage {
+            pullspec: image.clone(),
+        }));
+    }
+    if a.to_latest {
+        return Ok(Some(Request::ToLatest));
+    }
+    if a.clear {
+        return Ok(Some(Request::Clear));
+    }
+    Ok(None)
+}
+
+/// The ClusterVersion of `--from` files or of the cluster.
+fn load_cv(source: &SourceArgs) -> anyhow::Result<ClusterVersion> {
+    let state = source.load_once()?;
+    state.cluster_version.ok_or_else(|| {
+        if source.is_snapshot() {
+            anyhow::anyhow!(
+                "no ClusterVersion in {}: add the file with clusterversion/version",
+                state.source
+            )
+        } else {
+            anyhow::anyhow!(NO_CLUSTER_VERSION)
+        }
+    })
+}
+
+/// Reads the ClusterVersion, plans the request and sends its one patch (none when refused,
+/// unchanged, or `read_only`).
+fn execute(
+    cluster: &KubeconfigArgs,
+    request: &Request,
+    flags: &Flags,
+    read_only: bool,
+) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async {
+        let conn = cluster.connect().await?;
+        let api: Api<ClusterVersion> = Api::all(conn.client.clone());
+        let cv = api
+            .get_opt("version")
+            .await
+            .with_context(|| {
+                format!(
+                    "{} (context {:?}): reading clusterversion/version",
+                    conn.server, conn.context
+                )
+            })?
+            .ok_or_else(|| anyhow::anyhow!(NO_CLUSTER_VERSION))?;
+        let plan = match update_request::plan(&cv, request, flags)? {
+            Outcome::NoChange(n) => {
+                println!("{}", n.message);
+                return Ok(ExitCode::SUCCESS);
+            }
+            Outcome::Plan(p) => p,
+        };
+        for w in &plan.warnings {
+            eprintln!("warning: {w}");
+        }
+        for r in &plan.waived_risks {
+            let url = if r.url.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", r.url)
+            };
+            eprintln!("warning: accepting risk {}: {}{url}", r.name, r.message.trim());
+        }
+        update_request::send(conn.client, &plan, read_only).await?;
+        if !plan.done.is_empty() {
+            println!("{}", plan.done);
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `cvo upgrade channel C`.
+fn channel(c: ChannelArgs) -> anyhow::Result<ExitCode> {
+    let request = Request::Channel(c.channel.unwrap_or_default());
+    execute(&c.cluster, &request, &Flags::default(), c.read_only)
+}
+
+/// `cvo upgrade recommend`.
+fn run_recommend(r: RecommendArgs) -> anyhow::Result<ExitCode> {
+    let usage = |m: String| -> anyhow::Error { UsageError(m).into() };
+    if r.quiet && r.version.is_none() {
+        return Err(usage("--quiet can only be set when --version is set".into()));
+    }
+    if r.version.is_some() && r.show_outdated_releases {
+        return Err(usage(
+            "when --version is set, --show-outdated-releases is unnecessary".into(),
+        ));
+    }
+    let version = r
+        .version
+        .as_deref()
+        .map(|v| {
+            semver::Version::parse(v).map_err(|e| usage(format!("cannot parse SemVer target {v:?}: {e}")))
+        })
+        .transpose()?;
+    let source = match (&r.alerts, r.source.from.first()) {
+        (Some(path), _) => recommend::AlertSource::Alerts(alerts::load(path)?),
+        (None, Some(cv_path)) => sibling_alerts(cv_path)?,
+        (None, None) => recommend::AlertSource::Failed(
+            "alerts were not retrieved: cvo does not query the cluster's Prometheus yet; pass --alerts FILE"
+                .into(),
+        ),
+    };
+    let cv = load_cv(&r.source)?;
+    let opts = recommend::Options {
+        version,
+        show_outdated: r.show_outdated_releases,
+        accept: r.accept,
+        quiet: r.quiet,
+    };
+    let out = recommend::recommend(&cv, &source, &opts);
+    eprint!("{}", out.stderr);
+    print!("{}", out.stdout);
+    match out.error {
+        Some(e) => Err(anyhow::anyhow!(e)),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// Offline alerts beside a `--from` ClusterVersion file: `S-cv.yaml` → `S-alerts.json`; a
+/// missing or empty file means no alert data.
+fn sibling_alerts(cv_path: &Path) -> anyhow::Result<recommend::AlertSource> {
+    let text = cv_path.to_string_lossy();
+    if !text.contains("-cv.yaml") {
+        return Ok(recommend::AlertSource::NoData(
+            "This --from run did not have alert data available (no --alerts FILE given)".into(),
+        ));
+    }
+    let alerts_path = PathBuf::from(text.replacen("-cv.yaml", "-alerts.json", 1));
+    match std::fs::metadata(&alerts_path) {
+        Ok(m) if m.len() > 0 => Ok(recommend::AlertSource::Alerts(alerts::load(&alerts_path)?)),
+        Ok(_) => Ok(no_data_at(&alerts_path)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(no_data_at(&alerts_path)),
+        Err(e) => Err(anyhow::anyhow!("{}: {e}", alerts_path.display())),
+    }
+}
+
+fn no_data_at(path: &Path) -> recommend::AlertSource {
+    recommend::AlertSource::NoData(format!(
+        "This --from run did not have alert data available at {}",
+        path.display()
+    ))
+}
+
+fn indent(s: &str) -> String {
+    s.replace('\n', "\n  ")
+}
+
+/// The status view of `oc adm upgrade` (no flags): `(stdout, stderr)`.
+pub fn status_view(cv: &ClusterVersion, include_not_recommended: bool) -> (String, String) {
+    let (mut out, mut err) = (String::new(), String::new());
+    match cv.condition("Failing") {
+        Some(c) if c.status != ConditionStatus::False => {
+            out += &format!(
+                "Failing={}:\n\n  Reason: {}\n  Message: {}\n\n",
+                c.status,
+                c.reason(),
+                indent(c.message())
+            );
+        }
+        Some(_) => {}
+        None => {
+            err += "warning: No current Failing info, see `oc describe clusterversion` for more details.\n"
+        }
+    }
+    match cv.condition("Progressing").filter(|c| !c.message().is_empty()) {
+        Some(c) if c.is_true() => out += &format!("info: An upgrade is in progress. {}\n", c.message()),
+        Some(c) => out += &format!("{}\n", c.message()),
+        None => {
+            err +=
+                "warning: No current Progressing info, see `oc describe clusterversion` for more details.\n"
+        }
+    }
+    out.push('\n');
+    if let Some(c) = cv.condition("Upgradeable").filter(|c| c.is_false()) {
+        out += &format!(
+            "Upgradeable=False\n\n  Reason: {}\n  Message: {}\n\n",
+            c.reason(),
+            indent(c.message())
+        );
+    }
+    if let Some(c) = cv.condition("ReleaseAccepted").filter(|c| !c.is_true()) {
+        out += &format!(
+            "ReleaseAccepted={}\n\n  Reason: {}\n  Message: {}\n\n",
+            c.status,
+            c.reason(),
+            indent(c.message())
+        );
+    }
+    if let Some(channel) = cv.spec.channel.as_deref().filter(|c| !c.is_empty()) {
+        match cv.spec.upstream.as_deref().filter(|u| !u.is_empty()) {
+            Some(u) => out += &format!("Upstream: {u}\n"),
+            None => out += "Upstream is unset, so the cluster will use an appropriate default.\n",
+        }
+        let channels = &cv.status.desired.channels;
+        if channels.is_empty() {
+            out += &format!("Channel: {channel}\n");
+        } else {
+            out += &format!(
+                "Channel: {channel} (available channels: {})\n",
+                channels.join(", ")
+            );
+        }
+    }
+    let retrieved = cv.condition("RetrievedUpdates").filter(|c| c.is_false());
+    let mut available = cv.status.available_updates.clone().unwrap_or_default();
+    if !available.is_empty() {
+        out += "\nRecommended updates:\n\n";
+        update_request::sort_releases_desc(&mut available);
+        let mut table = String::from("  VERSION\tIMAGE\n");
+        for r in &available {
+            table += &format!("  {}\t{}\n", r.version, r.image);
+        }
+        out += &super::tabwriter::format(&table, 14, 1);
+        if let Some(c) = retrieved {
+            err += &format!(
+                "warning: Cannot refresh available updates:\n  Reason: {}\n  Message: {}\n\n",
+                c.reason(),
+                indent(c.message())
+            );
+        }
+    } else if let Some(c) = retrieved {
+        err += &format!(
+            "warning: Cannot display available updates:\n  Reason: {}\n  Message: {}\n\n",
+            c.reason(),
+            indent(c.message())
+        );
+    } else {
+        out += "No updates available. You may still upgrade to a specific release image with --to-image or wait for new updates to be available.\n";
+    }
+    let not_recommended = |cu: &crate::openshift::ConditionalUpdate| {
+        crate::openshift::condition::find(&cu.conditions, "Recommended")
+            .filter(|c| !c.is_true())
+            .cloned()
+    };
+    let mut conditional = cv.status.conditional_updates.clone();
+    let any_not_recommended = conditional.iter().any(|cu| not_recommended(cu).is_some());
+    if include_not_recommended {
+        if any_not_recommended {
+            conditional.sort_by(|a, b| {
+                update_request::compare_versions_desc(&a.release.version, &b.release.version)
+            });
+            out += "\nUpdates with known issues:\n";
+            for cu in &conditional {
+                if let Some(c) = not_recommended(cu) {
+                    out += &format!(
+                        "\n  Version: {}\n  Image: {}\n  Reason: {}\n  Message: {}\n",
+                        cu.release.version,
+                        cu.release.image,
+                        c.reason(),
+                        indent(c.message().trim())
+                    );
+                }
+            }
+        } else {
+            out +=
+                "\nNo updates which are not recommended based on your cluster configuration are available.\n";
+        }
+    } else if any_not_recommended {
+        let qualifier = conditional
+            .iter()
+            .filter_map(not_recommended)
+            .find(|c| c.status == ConditionStatus::Unknown)
+            .map(|c| format!(", or where the recommended status is {:?},", c.status.as_str()))
+            .unwrap_or_default();
+        out += &format!(
+            "\nAdditional updates which are not recommended{qualifier} for your cluster configuration are available, to view those re-run the command with --include-not-recommended.\n"
+        );
+    }
+    (out, err)
+}
+
+#[cfg(test)]
+mod tests;

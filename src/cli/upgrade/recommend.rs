@@ -1,0 +1,599 @@
+//! `cvo upgrade recommend`: the update recommendations of `oc adm upgrade recommend`, with its
+//! text: the Failing and Progressing blocks, alert prechecks, condition summaries, then the
+//! updates grouped by minor version (two per minor unless `--show-outdated-releases`), or the
+//! one release of `--version V` with the issues that were not `--accept`ed.
+//!
+//! Upstream: `pkg/cli/admin/upgrade/recommend/recommend.go`, `precheck.go` and `alerts.go` in
+//! openshift/oc.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::{
+    assess::alerts::{Alert, Alerts},
+    cli::tabwriter,
+    openshift::{ClusterVersion, Condition, ConditionStatus, ConditionalUpdateRisk, Release},
+};
+
+/// Where the alert prechecks get their alerts from.
+#[derive(Clone, Debug)]
+pub enum AlertSource {
+    /// A Prometheus `/api/v1/alerts` response.
+    Alerts(Alerts),
+    /// Offline without alert data: one Unknown `recommended/Alert` condition (acceptance name
+    /// `AlertNoTestData`) whose message is this text.
+    NoData(String),
+    /// The alerts could not be retrieved: `Failed to check for at least some preconditions:`
+    /// this text, and the issue `FailedToCompletePrecheck`.
+    Failed(String),
+}
+
+/// The flags of `cvo upgrade recommend`.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `--version V`: show this release only.
+    pub version: Option<semver::Version>,
+    /// `--show-outdated-releases`: every release of each minor, as a table.
+    pub show_outdated: bool,
+    /// `--accept`: issue names accepted.
+    pub accept: Vec<String>,
+    /// `--quiet` (with `--version`): stdout stays empty.
+    pub quiet: bool,
+}
+
+/// What the command prints, and its error (exit 1) if any.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    /// Standard output.
+    pub stdout: String,
+    /// Warnings for standard error (each line ends with `\n`).
+    pub stderr: String,
+    /// The error that ends the command, without the `error: ` prefix.
+    pub error: Option<String>,
+}
+
+/// A precheck condition: `{type, status, reason, message}` and the name `--accept` takes.
+struct Check {
+    type_: String,
+    status: ConditionStatus,
+    reason: String,
+    message: String,
+    acceptance: Option<String>,
+}
+
+/// One candidate update in a minor-version bucket.
+struct Entry {
+    release: Release,
+    risks: Vec<ConditionalUpdateRisk>,
+    recommended: Option<Condition>,
+}
+
+fn indent(s: &str) -> String {
+    s.replace('\n', "\n  ")
+}
+
+/// Computes the output of `oc adm upgrade recommend` for `cv`.
+pub fn recommend(cv: &ClusterVersion, alerts: &AlertSource, opts: &Options) -> Output {
+    let mut out = Output::default();
+    let mut stdout = String::new();
+    let accepted = |name: &str| opts.accept.iter().any(|a| a == name);
+    let acc = |name: &str| if accepted(name) { "accepted " } else { "" };
+    let mut issues: BTreeSet<String> = BTreeSet::new();
+
+    match cv.condition("Failing") {
+        Some(c) if c.status != ConditionStatus::False => {
+            stdout += &format!(
+                "{}Failing={}:\n\n  Reason: {}\n  Message: {}\n\n",
+                acc("Failing"),
+                c.status,
+                c.reason(),
+                indent(c.message())
+            );
+            issues.insert("Failing".into());
+        }
+        Some(_) => {}
+        None => {
+            out.stderr += &format!(
+                "{}warning: No current Failing info, see `oc describe clusterversion` for more details.\n",
+                acc("Failing")
+            );
+            issues.insert("Failing".into());
+        }
+    }
+    if let Some(c) = cv
+        .condition("Progressing")
+        .filter(|c| c.is_true() && !c.message().is_empty())
+    {
+        stdout += &format!(
+            "{}info: An update is in progress.  You may wish to let this update complete before requesting a new update.\n  {}\n\n",
+            acc("Progressing"),
+            indent(c.message())
+        );
+        issues.insert("Progressing".into());
+    }
+
+    let checks = match alerts {
+        AlertSource::Alerts(a) => alert_checks(&a.data.alerts),
+        AlertSource::NoData(message) => vec![Check {
+            type_: "recommended/Alert".into(),
+            status: ConditionStatus::Unknown,
+            reason: "NoTestData".into(),
+            message: message.clone(),
+            acceptance: Some("AlertNoTestData".into()),
+        }],
+        AlertSource::Failed(e) => {
+            stdout += &format!("Failed to check for at least some preconditions: {e}\n");
+            issues.insert("FailedToCompletePrecheck".into());
+            Vec::new()
+        }
+    };
+    let (mut happy, mut accepted_list, mut unhappy) = (Vec::new(), Vec::new(), Vec::new());
+    for c in &checks {
+        if c.status == ConditionStatus::True {
+            happy.push(format!("{} ({})", c.type_, c.reason));
+            continue;
+        }
+        let name = c.acceptance.clone().unwrap_or_default();
+        issues.insert(name.clone());
+        if accepted(&name) {
+            accepted_list.push(c.type_.clone());
+        } else {
+            unhappy.push(c.type_.clone());
+        }
+    }
+    for list in [&mut happy, &mut accepted_list, &mut unhappy] {
+        list.sort();
+    }
+    if !happy.is_empty() {
+        stdout += &format!(
+            "The following conditions found no cause for concern in updating this cluster to later releases: {}\n\n",
+            happy.join(", ")
+        );
+    }
+    if !accepted_list.is_empty() {
+        stdout += &format!(
+            "The following conditions found cause for concern in updating this cluster to later releases, but were explicitly accepted via --accept: {}\n\n",
+            accepted_list.join(", ")
+        );
+    }
+    if !unhappy.is_empty() {
+        stdout += &format!(
+            "The following conditions found cause for concern in updating this cluster to later releases: {}\n\n",
+            unhappy.join(", ")
+        );
+        for c in checks.iter().filter(|c| c.status != ConditionStatus::True) {
+            stdout += &format!(
+                "{}={}:\n\n  Reason: {}\n  Message: {}\n\n",
+                c.type_,
+                c.status,
+                c.reason,
+                indent(&c.message)
+            );
+        }
+    }
+
+    if let Some(c) = cv.condition("RetrievedUpdates").filter(|c| !c.is_true()) {
+        out.stderr += &format!(
+            "warning: Cannot refresh available updates:\n  Reason: {}\n  Message: {}\n\n",
+            c.reason(),
+            indent(c.message())
+        );
+        issues.insert("CannotRetrieveUpdates".into());
+    }
+    if let Some(channel) = cv.spec.channel.as_deref().filter(|c| !c.is_empty()) {
+        match cv.spec.upstream.as_deref().filter(|u| !u.is_empty()) {
+            Some(u) => stdout += &format!("Upstream update service: {u}\n"),
+            None => {
+                stdout +=
+                    "Upstream update service is unset, so the cluster will use an appropriate default.\n"
+            }
+        }
+        let channels = &cv.status.desired.channels;
+        if channels.is_empty() {
+            stdout += &format!("Channel: {channel}\n");
+        } else {
+            stdout += &format!(
+                "Channel: {channel} (available channels: {})\n",
+                channels.join(", ")
+            );
+        }
+    }
+
+    let buckets = buckets(cv, &mut out.stderr);
+    let result = match &opts.version {
+        Some(v) => version_mode(&buckets, v, opts, &mut stdout, &mut issues),
+        None if buckets.is_empty() => {
+            stdout += "No updates available. You may still upgrade to a specific release image with --to-image or wait for new updates to be available.\n";
+            Ok(())
+        }
+        None => {
+            listing(&buckets, opts.show_outdated, &mut stdout);
+            Ok(())
+        }
+    };
+    if let Err(e) = result {
+        out.error = Some(e);
+    }
+    out.stdout = if opts.quiet { String::new() } else { stdout };
+    out
+}
+
+/// The alert prechecks, in alert order, then one happy condition per category without alerts.
+fn alert_checks(alerts: &[Alert]) -> Vec<Check> {
+    const CRITICAL: &str = "recommended/CriticalAlerts";
+    const PDB: &str = "recommended/PodDisruptionBudgetAlerts";
+    const PULL: &str = "recommended/PodImagePullAlerts";
+    const NODE: &str = "recommended/NodeAlerts";
+    const PRECHECK: &str = "recommended/UpdatePrecheckAlerts";
+    const VIRT: &str = "recommended/VirtAlerts";
+    const SLOW_REDISTRIBUTION: &str = "which may slow workload redistribution during rolling node updates.";
+    let mut checks = Vec::new();
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    for alert in alerts {
+        let name = alert.labels.alertname.as_str();
+        if name.is_empty() || alert.state == "pending" {
+            continue;
+        }
+        let an = &alert.annotations;
+        let mut summary = if an.summary.is_empty() {
+            name.to_string()
+        } else {
+            an.summary.clone()
+        };
+        if !summary.ends_with('.') {
+            summary.push('.');
+        }
+        let descr = match (an.description.is_empty(), an.message.is_empty()) {
+            (false, false) => format!(" The alert description is: {} | {}", an.description, an.message),
+            (false, true) => format!(" The alert description is: {}", an.description),
+            (true, false) => format!(" The alert description is: {}", an.message),
+            (true, true) => " The alert has no description.".to_string(),
+        };
+        let runbook = if an.runbook_url.is_empty() {
+            "<alert does not have a runbook_url annotation>"
+        } else {
+            an.runbook_url.as_str()
+        };
+        let details = format!("{summary}{descr} {runbook}");
+        let pdb_prefix = format!(
+            "Namespace={}, PodDisruptionBudget={}. ",
+            alert.labels.namespace, alert.labels.poddisruptionbudget
+        );
+        let (category, phrase, prefixed) = if alert.labels.severity == "critical" {
+            if name == "PodDisruptionBudgetLimit" {
+                seen.insert(PDB);
+            }
+            (
+                CRITICAL,
+                "suggesting significant cluster issues worth investigating.",
+                name == "PodDisruptionBudgetLimit",
+            )
+        } else if name == "PodDisruptionBudgetAtLimit" {
+            (PDB, "which might slow node drains.", true)
+        } else if name == "KubeContainerWaiting" {
+            (PULL, SLOW_REDISTRIBUTION, false)
+        } else if [
+            "KubeletHealthState",
+            "KubeNodeNotReady",
+            "KubeNodeReadinessFlapping",
+            "KubeNodeUnreachable",
+        ]
+        .contains(&name)
+        {
+            (NODE, SLOW_REDISTRIBUTION, false)
+        } else if alert.labels.open_shift_update_precheck == "true" {
+            (
+                PRECHECK,
+                "suggesting issues worth investigating before updating the cluster.",
+                false,
+            )
+        } else if ["VirtHandlerDaemonSetRolloutFailing", "VMCannotBeEvicted"].contains(&name) {
+            (VIRT, SLOW_REDISTRIBUTION, false)
+        } else {
+            continue;
+        };
+        seen.insert(category);
+        let prefix = if prefixed { pdb_prefix.as_str() } else { "" };
+        checks.push(Check {
+            type_: format!("{category}/{name}/{}", checks.len()),
+            status: ConditionStatus::False,
+            reason: format!("Alert:{}", alert.state),
+            message: format!(
+                "{} alert {name} {}, {phrase} {prefix}{details}",
+                alert.labels.severity, alert.state
+            ),
+            acceptance: Some(name.to_string()),
+        });
+    }
+    for category in [CRITICAL, PDB, PULL, NODE, PRECHECK] {
+        if !seen.contains(category) {
+            checks.push(Check {
+                type_: category.to_string(),
+                status: ConditionStatus::True,
+                reason: "AsExpected".into(),
+                message: String::new(),
+                acceptance: None,
+            });
+        }
+    }
+    checks
+}
+
+type Buckets = BTreeMap<(u64, u64), Vec<Entry>>;
+
+/// The candidates by (major, minor): conditional updates, then available updates whose image
+/// no conditional update has; Upgradeable=False injected as a risk into minor and major
+/// updates.
+fn buckets(cv: &ClusterVersion, stderr: &mut String) -> Buckets {
+    let mut buckets: Buckets = BTreeMap::new();
+    for cu in &cv.status.conditional_updates {
+        match semver::Version::parse(&cu.release.version) {
+            Ok(v) => {
+                let mut risks = cu.risks.clone();
+                for name in &cu.risk_names {
+                    if let Some(r) = cv
+                        .status
+                        .conditional_update_risks
+                        .iter()
+                        .find(|r| &r.name == name)
+                        && !risks.iter().any(|x| &x.name == name)
+                    {
+                        risks.push(r.clone());
+                    }
+                }
+                buckets.entry((v.major, v.minor)).or_default().push(Entry {
+                    release: cu.release.clone(),
+                    risks,
+                    recommended: crate::openshift::condition::find(&cu.conditions, "Recommended").cloned(),
+                });
+            }
+            Err(e) => {
+                *stderr += &format!(
+                    "warning: Cannot parse SemVer available update {:?}: {e}",
+                    cu.release.version
+                )
+            }
+        }
+    }
+    for r in cv.status.available_updates.iter().flatten() {
+        if cv
+            .status
+            .conditional_updates
+            .iter()
+            .any(|cu| cu.release.image == r.image)
+        {
+            continue;
+        }
+        match semver::Version::parse(&r.version) {
+            Ok(v) => buckets.entry((v.major, v.minor)).or_default().push(Entry {
+                release: r.clone(),
+                risks: Vec::new(),
+                recommended: None,
+            }),
+            Err(e) => {
+                *stderr += &format!(
+                    "warning: Cannot parse SemVer available update {:?}: {e}",
+                    r.version
+                )
+            }
+        }
+    }
+    if let Some(u) = cv.condition("Upgradeable").filter(|u| u.is_false()) {
+        match semver::Version::parse(&cv.status.desired.version) {
+            Ok(current) => {
+                for (&(major, minor), entries) in buckets.iter_mut() {
+                    if major > current.major || (major == current.major && minor > current.minor) {
+                        for e in entries.iter_mut() {
+                            inject_upgradeable(e, u);
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                *stderr +=
+                    &format!("warning: Cannot inject Upgradeable=False as a conditional update risk: {e}\n");
+            }
+        }
+    }
+    for entries in buckets.values_mut() {
+        entries.sort_by(|a, b| {
+            crate::cluster::update_request::compare_versions_desc(&a.release.version, &b.release.version)
+        });
+    }
+    buckets
+}
+
+fn inject_upgradeable(e: &mut Entry, u: &Condition) {
+    if e.risks.iter().any(|r| r.message.contains(u.message())) {
+        return;
+    }
+    e.risks.push(ConditionalUpdateRisk {
+        name: "UpgradeableFalse".into(),
+        message: u.message().to_string(),
+        matching_rules: vec![crate::openshift::ClusterCondition {
+            type_: "Always".into(),
+            promql: None,
+        }],
+        ..ConditionalUpdateRisk::default()
+    });
+    match &mut e.recommended {
+        Some(c) if c.is_true() => {
+            c.status = ConditionStatus::False;
+            c.reason = u.reason.clone();
+            c.message = u.message.clone();
+        }
+        Some(c) => {
+            c.status = ConditionStatus::False;
+            c.message = Some(format!("{}\n\n{}", u.message(), c.message()));
+            c.reason = Some("MultipleReasons".into());
+        }
+        None => {
+            e.recommended = Some(Condition {
+                type_: "Recommended".into(),
+                status: ConditionStatus::False,
+                reason: u.reason.clone(),
+                message: u.message.clone(),
+                ..Condition::default()
+            });
+        }
+    }
+}
+
+/// The condition that makes an entry not recommended, or `None` when it is recommended.
+fn not_recommended(e: &Entry) -> Option<Condition> {
+    if e.risks.is_empty() {
+        return None;
+    }
+    match &e.recommended {
+        Some(c) if c.is_true() => None,
+        Some(c) => Some(c.clone()),
+        None => {
+            // oc builds the list with n empty names before the n risk names.
+            let mut names: Vec<&str> = vec![""; e.risks.len()];
+            names.extend(e.risks.iter().map(|r| r.name.as_str()));
+            names.sort_unstable();
+            Some(Condition {
+                type_: "Recommended".into(),
+                status: ConditionStatus::Unknown,
+                reason: Some("NoConditions".into()),
+                message: Some(format!(
+                    "Conditional update to {} has risks ({}), but no conditions.",
+                    e.release.version,
+                    names.join(", ")
+                )),
+                ..Condition::default()
+            })
+        }
+    }
+}
+
+/// The per-minor listing, with oc's mix of direct writes and a buffered table.
+fn listing(buckets: &Buckets, show_outdated: bool, out: &mut String) {
+    const HEADER: &str = "  VERSION\tISSUES\n";
+    for (&(major, minor), entries) in buckets.iter().rev() {
+        *out += &format!("\nUpdates to {major}.{minor}:\n");
+        let mut table = String::from(HEADER);
+        let mut header_queued = true;
+        let mut last_was_long = false;
+        for (i, e) in entries.iter().enumerate() {
+            let c = not_recommended(e);
+            if last_was_long || (c.is_some() && !show_outdated) {
+                out.push('\n');
+                if c.is_none() && !header_queued {
+                    table += HEADER;
+                    header_queued = true;
+                }
+                last_was_long = false;
+            }
+            if i == 2 && !show_outdated {
+                *out += &format!(
+                    "And {} older {major}.{minor} updates you can see with '--show-outdated-releases' or '--version VERSION'.\n",
+                    entries.len() - 2
+                );
+                table.clear();
+                break;
+            }
+            match c {
+                None => {
+                    table += &format!(
+                        "  {}\tno known issues relevant to this cluster\n",
+                        e.release.version
+                    );
+                    if !show_outdated {
+                        header_queued = false;
+                        *out += &tabwriter::format(&table, 14, 1);
+                        table.clear();
+                    }
+                }
+                Some(c) if show_outdated => table += &format!("  {}\t{}\n", e.release.version, c.reason()),
+                Some(c) => {
+                    *out += &format!(
+                        "  Version: {}\n  Image: {}\n  Reason: {}\n  Message: {}\n",
+                        e.release.version,
+                        e.release.image,
+                        c.reason(),
+                        indent(c.message().trim())
+                    );
+                    last_was_long = true;
+                }
+            }
+        }
+        if show_outdated {
+            *out += &tabwriter::format(&table, 14, 1);
+        }
+    }
+}
+
+/// `--version V`: the one release, then the error naming the issues not accepted.
+fn version_mode(
+    buckets: &Buckets,
+    v: &semver::Version,
+    opts: &Options,
+    out: &mut String,
+    issues: &mut BTreeSet<String>,
+) -> Result<(), String> {
+    let tail = format!("so cannot display context for the requested release {v}");
+    if buckets.is_empty() {
+        return Err(format!("no updates available, {tail}"));
+    }
+    if !buckets.keys().any(|&(major, _)| major == v.major) {
+        return Err(format!("no updates to {} available, {tail}", v.major));
+    }
+    let Some(entries) = buckets.get(&(v.major, v.minor)) else {
+        return Err(format!("no updates to {}.{} available, {tail}", v.major, v.minor));
+    };
+    let wanted = v.to_string();
+    let Some(e) = entries
+        .iter()
+        .find(|e| semver::Version::parse(&e.release.version).is_ok_and(|x| x.to_string() == wanted))
+    else {
+        return Err(format!(
+            "no update to {v} available, so cannot display context for the requested release"
+        ));
+    };
+    out.push('\n');
+    let url = e.release.url.as_deref().unwrap_or("");
+    match not_recommended(e) {
+        None => {
+            *out += &format!(
+                "Update to {} has no known issues relevant to this cluster.\nImage: {}\nRelease URL: {url}\n",
+                e.release.version, e.release.image
+            );
+        }
+        Some(c) => {
+            let reason = if opts.accept.iter().any(|a| a == "ConditionalUpdateRisk") {
+                format!("accepted {} via ConditionalUpdateRisk", c.reason())
+            } else {
+                c.reason().to_string()
+            };
+            *out += &format!(
+                "Update to {} {}={}:\nImage: {}\nRelease URL: {url}\nReason: {reason}\nMessage: {}\n",
+                e.release.version,
+                c.type_,
+                c.status,
+                e.release.image,
+                indent(c.message())
+            );
+            issues.insert("ConditionalUpdateRisk".into());
+        }
+    }
+    let unaccepted: Vec<&str> = issues
+        .iter()
+        .filter(|i| !opts.accept.iter().any(|a| a == *i))
+        .map(String::as_str)
+        .collect();
+    if !unaccepted.is_empty() {
+        return Err(format!(
+            "issues that apply to this cluster but which were not included in --accept: {}",
+            unaccepted.join(",")
+        ));
+    }
+    if !issues.is_empty() {
+        let all: Vec<&str> = issues.iter().map(String::as_str).collect();
+        *out += &format!(
+            "Update to {} has no known issues relevant to this cluster other than the accepted {}.\n",
+            e.release.version,
+            all.join(",")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,423 @@
+//! The update request: what `oc adm upgrade` (and the dashboard's updates view) asks of a
+//! cluster, decided before anything is written.
+//!
+//! [`plan`] is pure: the ClusterVersion as read, a [`Request`] and the [`Flags`] give either an
+//! [`Outcome`] (a [`Plan`] with the JSON merge patch to send, or "no change" with oc's `info:`
+//! line) or a [`Refusal`] naming the blocking precondition and the flag that waives it. Every
+//! precondition is reported as a [`Verdict`], so a confirm popup can list them. [`send`] writes a
+//! plan's patch, and refuses before any request when the caller is read-only.
+//!
+//! Patches touch `spec.desiredUpdate` or `spec.channel` only, never the whole object.
+//!
+//! Upstream: `pkg/cli/admin/upgrade/upgrade.go` and `pkg/cli/admin/upgrade/channel/channel.go`
+//! in openshift/oc (the request, its client-side guards and texts), and
+//! `pkg/payload/precondition/clusterversion/{upgradeable,rollback,gianthop}.go` in
+//! openshift/cluster-version-operator (the cluster-side preconditions that `--force` waives,
+//! checked here before writing so a blocked request makes no write).
+
+mod preconditions;
+pub mod pullspec;
+mod send;
+
+use std::fmt;
+
+use serde_json::{Value, json};
+
+pub use send::{SendError, send};
+
+use crate::openshift::{ClusterVersion, ConditionalUpdate, ConditionalUpdateRisk, Release};
+use pullspec::{PullSpec, same_image};
+
+/// What the administrator asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// `--to VERSION`: a version from the available (or, with `--allow-not-recommended`, the
+    /// conditional) updates. `image`, when given (a row picked in the dashboard), must match too.
+    ToVersion {
+        /// Semantic version, e.g. `4.16.4`.
+        version: String,
+        /// The release image of the picked row, if known.
+        image: Option<String>,
+    },
+    /// `--to-image PULLSPEC`: a release image, by digest (a tag only with `--force`, and the
+    /// caller resolves the tag to a digest before planning).
+    ToImage {
+        /// The pull spec.
+        pullspec: String,
+    },
+    /// `--to-latest`: the highest semantic version among the candidates.
+    ToLatest,
+    /// `--clear`: cancel the requested update (accepted risks are kept).
+    Clear,
+    /// `upgrade channel C`: set `spec.channel` (empty clears it).
+    Channel(String),
+    /// Replace `spec.desiredUpdate.acceptRisks` with these risk names.
+    AcceptRisks(Vec<String>),
+}
+
+/// The waivers of `oc adm upgrade`, all off by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// `--allow-not-recommended`: a conditional update whose Recommended is not True.
+    pub allow_not_recommended: bool,
+    /// `--allow-explicit-upgrade`: an image that is not among the listed updates.
+    pub allow_explicit_upgrade: bool,
+    /// `--allow-upgrade-with-warnings`: the client guards (Invalid, Failing, Progressing).
+    pub allow_upgrade_with_warnings: bool,
+    /// `--force`: the cluster-side preconditions (Upgradeable, rollback, giant hop), a by-tag
+    /// pull spec, and release verification (written as `desiredUpdate.force`).
+    pub force: bool,
+}
+
+/// A flag that waives a precondition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waiver {
+    /// `--allow-not-recommended`.
+    AllowNotRecommended,
+    /// `--allow-explicit-upgrade`.
+    AllowExplicitUpgrade,
+    /// `--allow-upgrade-with-warnings`.
+    AllowUpgradeWithWarnings,
+    /// `--force`.
+    Force,
+}
+
+impl Waiver {
+    /// The command-line flag, e.g. `--force`.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Self::AllowNotRecommended => "--allow-not-recommended",
+            Self::AllowExplicitUpgrade => "--allow-explicit-upgrade",
+            Self::AllowUpgradeWithWarnings => "--allow-upgrade-with-warnings",
+            Self::Force => "--force",
+        }
+    }
+
+    fn given(self, flags: &Flags) -> bool {
+        match self {
+            Self::AllowNotRecommended => flags.allow_not_recommended,
+            Self::AllowExplicitUpgrade => flags.allow_explicit_upgrade,
+            Self::AllowUpgradeWithWarnings => flags.allow_upgrade_with_warnings,
+            Self::Force => flags.force,
+        }
+    }
+}
+
+impl fmt::Display for Waiver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.flag())
+    }
+}
+
+/// The result of one precondition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerdictState {
+    /// The check passed.
+    Passed,
+    /// The check failed and the flag given waived it.
+    Waived(Waiver),
+    /// The check failed; the request is refused unless the flag (if any) is given.
+    Blocking(Option<Waiver>),
+    /// The check could not be made here (e.g. the version of an explicit image is unknown until
+    /// the cluster loads it); the cluster checks it again.
+    Unchecked,
+}
+
+/// One precondition's verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// Stable name, e.g. `ClusterVersionUpgradeable`, `ClusterFailing`.
+    pub name: &'static str,
+    /// Passed, waived, blocking or unchecked.
+    pub state: VerdictState,
+    /// One line (or oc's indented block) saying what was found.
+    pub message: String,
+}
+
+impl Verdict {
+    fn passed(name: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            name,
+            state: VerdictState::Passed,
+            message: message.into(),
+        }
+    }
+
+    /// A failed check: waived when `waiver` is among `flags`, blocking otherwise.
+    fn failed(name: &'static str, waiver: Option<Waiver>, flags: &Flags, message: impl Into<String>) -> Self {
+        let state = match waiver {
+            Some(w) if w.given(flags) => VerdictState::Waived(w),
+            w => VerdictState::Blocking(w),
+        };
+        Self {
+            name,
+            state,
+            message: message.into(),
+        }
+    }
+
+    /// Whether the verdict blocks the request.
+    pub fn is_blocking(&self) -> bool {
+        matches!(self.state, VerdictState::Blocking(_))
+    }
+}
+
+/// A request that can be sent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The ClusterVersion to patch (`version`).
+    pub name: String,
+    /// The JSON merge patch: `{"spec":{"desiredUpdate":…}}` or `{"spec":{"channel":…}}`.
+    pub patch: Value,
+    /// The release requested, for `ToVersion`/`ToImage`/`ToLatest`.
+    pub target: Option<Release>,
+    /// Every precondition checked, in order; none is blocking.
+    pub verdicts: Vec<Verdict>,
+    /// The risks of a not-recommended conditional update accepted by `--allow-not-recommended`.
+    pub waived_risks: Vec<ConditionalUpdateRisk>,
+    /// Warnings to show before sending, each one line or block (oc prints them as
+    /// `warning: …` on stderr).
+    pub warnings: Vec<String>,
+    /// What to print after a successful write, e.g. `Requested update to 4.16.4`; empty when
+    /// oc prints nothing (a channel change).
+    pub done: String,
+}
+
+/// A request that needs no write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoChange {
+    /// oc's line, e.g. `info: Cluster is already at version 4.16.4`.
+    pub message: String,
+}
+
+/// What [`plan`] decided.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Send this patch.
+    Plan(Plan),
+    /// Nothing to write.
+    NoChange(NoChange),
+}
+
+/// A refused request: nothing may be written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Refusal {
+    /// The name of the first blocking precondition (a [`Verdict::name`]).
+    pub precondition: &'static str,
+    /// The full text (oc's wording, ending with the flag that would waive it when one does).
+    pub message: String,
+    /// The flag that waives it, if any.
+    pub waiver: Option<Waiver>,
+    /// Every verdict computed before the refusal.
+    pub verdicts: Vec<Verdict>,
+}
+
+/// Decides `request` against `cv` (as read from the cluster) with `flags`.
+///
+/// # Errors
+/// [`Refusal`] when a precondition blocks and its flag is not given, when the target is not
+/// found, or when the request is malformed (a pull spec without a repository or digest).
+pub fn plan(cv: &ClusterVersion, request: &Request, flags: &Flags) -> Result<Outcome, Refusal> {
+    match request {
+        Request::Clear => Ok(clear(cv)),
+        Request::Channel(channel) => Ok(set_channel(cv, channel)),
+        Request::AcceptRisks(names) => Ok(accept_risks(cv, names)),
+        Request::ToVersion { .. } | Request::ToImage { .. } | Request::ToLatest => {
+            preconditions::update(cv, request, flags)
+        }
+    }
+}
+
+fn cv_name(cv: &ClusterVersion) -> String {
+    cv.metadata.name.clone().unwrap_or_else(|| "version".to_string())
+}
+
+fn no_change(message: impl Into<String>) -> Outcome {
+    Outcome::NoChange(NoChange {
+        message: message.into(),
+    })
+}
+
+/// `version`, else `image`, else `<unknown>` (oc's `updateVersionString`).
+fn version_or_image(version: Option<&str>, image: Option<&str>) -> String {
+    [version, image]
+        .into_iter()
+        .flatten()
+        .find(|s| !s.is_empty())
+        .unwrap_or("<unknown>")
+        .to_string()
+}
+
+fn clear(cv: &ClusterVersion) -> Outcome {
+    let Some(original) = &cv.spec.desired_update else {
+        return no_change("info: No update in progress");
+    };
+    let desired_update = if original.accept_risks.is_empty() {
+        Value::Null
+    } else {
+        // Keep the accepted risks; drop everything that names a target.
+        json!({"architecture": null, "version": null, "image": null, "force": null})
+    };
+    let desired = &cv.status.desired;
+    let equivalent = match (original.image.as_deref(), original.version.as_deref()) {
+        (Some(i), _) if !i.is_empty() && !desired.image.is_empty() => i == desired.image,
+        (_, Some(v)) if !v.is_empty() && !desired.version.is_empty() => v == desired.version,
+        _ => false,
+    };
+    let done = if equivalent {
+        let at = version_or_image(Some(&desired.version), Some(&desired.image));
+        format!("Cleared the update field, still at {at}")
+    } else {
+        let to = version_or_image(original.version.as_deref(), original.image.as_deref());
+        format!("Cancelled requested upgrade to {to}")
+    };
+    Outcome::Plan(Plan {
+        name: cv_name(cv),
+        patch: json!({"spec": {"desiredUpdate": desired_update}}),
+        target: None,
+        verdicts: Vec::new(),
+        waived_risks: Vec::new(),
+        warnings: Vec::new(),
+        done,
+    })
+}
+
+fn set_channel(cv: &ClusterVersion, channel: &str) -> Outcome {
+    let current = cv.spec.channel.as_deref().unwrap_or("");
+    if channel == current {
+        return no_change(if current.is_empty() {
+            "info: Cluster channel is already clear (no change)".to_string()
+        } else {
+            format!("info: Cluster is already in {current} (no change)")
+        });
+    }
+    let channels = &cv.status.desired.channels;
+    let version = &cv.status.desired.version;
+    let mut warnings = Vec::new();
+    let mut verdicts = Vec::new();
+    if channel.is_empty() {
+        warnings.push(format!(
+            "Clearing channel {current:?}; cluster will no longer request available update recommendations."
+        ));
+    } else if channels.is_empty() {
+        let message = format!(
+            "No channels known to be compatible with the current version {version:?}; unable to validate {channel:?}. Setting the update channel to {channel:?} anyway."
+        );
+        verdicts.push(Verdict {
+            name: "ChannelKnown",
+            state: VerdictState::Unchecked,
+            message: message.clone(),
+        });
+        warnings.push(message);
+    } else if channels.iter().any(|c| c == channel) {
+        verdicts.push(Verdict::passed(
+            "ChannelKnown",
+            format!("{version} is in {channel}"),
+        ));
+    } else {
+        let message = format!(
+            "The requested channel {channel:?} is not one of the available channels of {version} ({}). Setting the update channel to {channel:?} anyway; the cluster will find no updates from {version} in it.",
+            channels.join(", ")
+        );
+        verdicts.push(Verdict {
+            name: "ChannelKnown",
+            state: VerdictState::Unchecked,
+            message: message.clone(),
+        });
+        warnings.push(message);
+    }
+    let value = if channel.is_empty() {
+        Value::Null
+    } else {
+        Value::String(channel.to_string())
+    };
+    Outcome::Plan(Plan {
+        name: cv_name(cv),
+        patch: json!({"spec": {"channel": value}}),
+        target: None,
+        verdicts,
+        waived_risks: Vec::new(),
+        warnings,
+        done: String::new(),
+    })
+}
+
+fn accept_risks(cv: &ClusterVersion, names: &[String]) -> Outcome {
+    let mut unique: Vec<&str> = Vec::new();
+    for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        if !unique.contains(&n) {
+            unique.push(n);
+        }
+    }
+    let current: Vec<&str> = cv
+        .spec
+        .desired_update
+        .iter()
+        .flat_map(|u| u.accept_risks.iter().map(|r| r.name.as_str()))
+        .collect();
+    let shown = format!("info: Accept risks are [{}]", unique.join(" "));
+    if current == unique {
+        return no_change(shown);
+    }
+    let value = if unique.is_empty() {
+        Value::Null
+    } else {
+        Value::Array(unique.iter().map(|n| json!({"name": n})).collect())
+    };
+    Outcome::Plan(Plan {
+        name: cv_name(cv),
+        patch: json!({"spec": {"desiredUpdate": {"acceptRisks": value}}}),
+        target: None,
+        verdicts: Vec::new(),
+        waived_risks: Vec::new(),
+        warnings: Vec::new(),
+        done: shown,
+    })
+}
+
+/// The Recommended condition of a conditional update, if any.
+fn recommended(update: &ConditionalUpdate) -> Option<&crate::openshift::Condition> {
+    crate::openshift::condition::find(&update.conditions, "Recommended")
+}
+
+/// Whether release `r` matches `--to` version or `--to-image` pull spec (oc's `targetMatch`:
+/// the version, the exact image, or the same digest).
+fn target_match(r: &Release, version: Option<&str>, image: Option<&str>) -> bool {
+    if let Some(v) = version.filter(|v| !v.is_empty()) {
+        if r.version == v {
+            return image.is_none_or(|i| same_image(&r.image, i));
+        }
+    }
+    match (version, image) {
+        (None, Some(i)) if !i.is_empty() => same_image(&r.image, i),
+        _ => false,
+    }
+}
+
+/// Releases sorted by semantic version, highest first; unparseable versions after, in
+/// reverse lexical order (oc's `sortReleasesBySemanticVersions`).
+pub fn sort_releases_desc(releases: &mut [Release]) {
+    releases.sort_by(|a, b| compare_versions_desc(&a.version, &b.version));
+}
+
+/// The order of [`sort_releases_desc`] on version strings.
+pub fn compare_versions_desc(a: &str, b: &str) -> std::cmp::Ordering {
+    match (semver::Version::parse(a), semver::Version::parse(b)) {
+        (Ok(x), Ok(y)) => y.cmp_precedence(&x),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        (Err(_), Err(_)) => b.cmp(a),
+    }
+}
+
+/// Parses a pull spec for [`Request::ToImage`], with oc's messages.
+///
+/// # Errors
+/// The text after `--to-image must be a valid image pull spec: `.
+pub fn parse_pullspec(text: &str) -> Result<PullSpec, pullspec::PullSpecError> {
+    PullSpec::parse(text)
+}
+
+#[cfg(test)]
+mod tests;

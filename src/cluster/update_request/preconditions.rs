@@ -1,0 +1,561 @@
+//! The update requests (`--to`, `--to-image`, `--to-latest`): target resolution against the
+//! listed updates, oc's client guards, and the cluster-side preconditions.
+//!
+//! Upstream: `Options.Run` and `checkForUpgrade` in `pkg/cli/admin/upgrade/upgrade.go` (openshift/oc);
+//! `pkg/payload/precondition/clusterversion/upgradeable.go`, `rollback.go` and `gianthop.go`
+//! (openshift/cluster-version-operator).
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::{
+    Flags, Outcome, Plan, Refusal, Request, Verdict, VerdictState, Waiver, cv_name, no_change,
+    pullspec::PullSpec, recommended, sort_releases_desc, target_match,
+};
+use crate::openshift::{
+    ClusterVersion, Condition, ConditionStatus, ConditionalUpdate, ConditionalUpdateRisk, Release,
+};
+
+const FORCE_WARNING: &str = "--force overrides cluster verification of your supplied release image and waives any update precondition failures. Only use this if you are testing unsigned release images or you are working around a known bug in the cluster-version operator and you have verified the authenticity of the provided image yourself.";
+
+/// Indents every line after the first by two spaces (oc's `Message:` blocks).
+fn indent(message: &str) -> String {
+    message.replace('\n', "\n  ")
+}
+
+fn refuse(
+    name: &'static str,
+    waiver: Option<Waiver>,
+    message: String,
+    mut verdicts: Vec<Verdict>,
+) -> Refusal {
+    verdicts.push(Verdict {
+        name,
+        state: VerdictState::Blocking(waiver),
+        message: message.clone(),
+    });
+    Refusal {
+        precondition: name,
+        message,
+        waiver,
+        verdicts,
+    }
+}
+
+/// Plans `--to`, `--to-image` or `--to-latest`.
+pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> Result<Outcome, Refusal> {
+    let desired = &cv.status.desired;
+    let (to, to_image, latest) = match request {
+        Request::ToVersion { version, image } => (Some(version.as_str()), image.as_deref(), false),
+        Request::ToImage { pullspec } => (None, Some(pullspec.as_str()), false),
+        _ => (None, None, true),
+    };
+    let explicit_image = matches!(request, Request::ToImage { .. });
+    if let Some(v) = to.filter(|v| *v == desired.version) {
+        return Ok(no_change(format!("info: Cluster is already at version {v}")));
+    }
+    if let Some(i) = to_image.filter(|i| explicit_image && *i == desired.image) {
+        return Ok(no_change(format!("info: Cluster is already at {i}")));
+    }
+
+    let mut verdicts = Vec::new();
+    let mut warnings = Vec::new();
+    if let (Some(image), true) = (to_image, explicit_image) {
+        check_pullspec(image, flags, &mut verdicts, &mut warnings)?;
+    }
+
+    // Target resolution, in oc's order: the recommended updates, then the conditional updates
+    // that are not recommended, then an explicit image.
+    let mut target: Option<Release> = None;
+    let mut waived_risks = Vec::new();
+    let mut possible: Vec<Release> = Vec::new();
+    let mut not_recommended: HashMap<String, &ConditionalUpdate> = HashMap::new();
+    for available in cv.status.available_updates.iter().flatten() {
+        if target_match(available, to, to_image) {
+            let mut t = available.clone();
+            if explicit_image {
+                // Keep the pull spec as asked (it may name a mirror of the same digest).
+                t.image = to_image.unwrap_or_default().to_string();
+            }
+            verdicts.push(Verdict::passed(
+                "Recommended",
+                format!("{} is a recommended update", t.version),
+            ));
+            target = Some(t);
+            break;
+        }
+        possible.push(available.clone());
+    }
+    if target.is_none() {
+        for cu in &cv.status.conditional_updates {
+            let Some(c) = recommended(cu).filter(|c| c.status != ConditionStatus::True) else {
+                continue;
+            };
+            if target_match(&cu.release, to, to_image) {
+                verdicts.push(not_recommended_verdict(cu, c, flags));
+                if flags.allow_not_recommended {
+                    warnings.push(bypass_warning(&cu.release.version, c));
+                    waived_risks = risks_of(cv, cu);
+                }
+                target = Some(cu.release.clone());
+                break;
+            }
+            if flags.allow_not_recommended {
+                possible.push(cu.release.clone());
+                not_recommended.insert(cu.release.image.clone(), cu);
+            }
+        }
+    }
+    if target.is_none() && explicit_image && flags.allow_explicit_upgrade {
+        let image = to_image.unwrap_or_default().to_string();
+        warnings.push("The requested upgrade image is not one of the available updates. You have used --allow-explicit-upgrade for the update to proceed anyway".to_string());
+        verdicts.push(Verdict {
+            name: "ListedTarget",
+            state: VerdictState::Waived(Waiver::AllowExplicitUpgrade),
+            message: format!("{image} is not one of the available updates"),
+        });
+        target = Some(Release {
+            image,
+            ..Release::default()
+        });
+    }
+    sort_releases_desc(&mut possible);
+    if latest && let Some(first) = possible.first() {
+        if let Some(cu) = not_recommended.get(&first.image)
+            && let Some(c) = recommended(cu)
+        {
+            verdicts.push(not_recommended_verdict(cu, c, flags));
+            warnings.push(bypass_warning(&first.version, c));
+            waived_risks = risks_of(cv, cu);
+        } else {
+            verdicts.push(Verdict::passed(
+                "Recommended",
+                format!("{} is a recommended update", first.version),
+            ));
+        }
+        target = Some(first.clone());
+    }
+    let Some(target) = target else {
+        return no_target(cv, &possible, explicit_image, latest, flags, verdicts);
+    };
+
+    if flags.force {
+        warnings.push(FORCE_WARNING.to_string());
+    }
+    client_guards(cv, flags, &mut verdicts, &mut warnings);
+    cluster_preconditions(cv, &target.version, flags, &mut verdicts);
+
+    if let Some(refusal) = first_blocking(&verdicts) {
+        return Err(refusal);
+    }
+    let patch = desired_update_patch(cv, &target, flags.force);
+    let done = if target.version.is_empty() {
+        format!("Requested update to release image {}", target.image)
+    } else {
+        format!("Requested update to {}", target.version)
+    };
+    Ok(Outcome::Plan(Plan {
+        name: cv_name(cv),
+        patch,
+        target: Some(target),
+        verdicts,
+        waived_risks,
+        warnings,
+        done,
+    }))
+}
+
+fn check_pullspec(
+    image: &str,
+    flags: &Flags,
+    verdicts: &mut Vec<Verdict>,
+    warnings: &mut Vec<String>,
+) -> Result<(), Refusal> {
+    let spec = PullSpec::parse(image).map_err(|e| {
+        refuse(
+            "PullSpec",
+            None,
+            format!("--to-image must be a valid image pull spec: {e}"),
+            verdicts.clone(),
+        )
+    })?;
+    if spec.is_by_digest() {
+        verdicts.push(Verdict::passed(
+            "PullSpec",
+            format!("{image} is a by-digest pull spec"),
+        ));
+    } else if flags.force {
+        warnings.push("Using by-tag pull specs is dangerous, and while we still allow it in combination with --force for backward compatibility, it would be much safer to pass a by-digest pull spec instead".to_string());
+        verdicts.push(Verdict {
+            name: "PullSpec",
+            state: VerdictState::Waived(Waiver::Force),
+            message: format!("{image} is a by-tag pull spec"),
+        });
+    } else {
+        return Err(refuse(
+            "PullSpec",
+            Some(Waiver::Force),
+            "--to-image must be a by-digest pull spec, unless --force is also set, because release images that are not accessed via digest cannot be verified by the cluster.  Even when --force is set, using tags is not recommended, although we continue to allow it for backwards compatibility".to_string(),
+            verdicts.clone(),
+        ));
+    }
+    Ok(())
+}
+
+fn not_recommended_verdict(cu: &ConditionalUpdate, c: &Condition, flags: &Flags) -> Verdict {
+    let message = format!(
+        "the update {} is not one of the recommended updates, but is available as a conditional update. To accept the Recommended={} risk and to proceed with update use --allow-not-recommended.\n  Reason: {}\n  Message: {}\n",
+        cu.release.version,
+        c.status.as_str(),
+        c.reason(),
+        indent(c.message())
+    );
+    Verdict::failed("Recommended", Some(Waiver::AllowNotRecommended), flags, message)
+}
+
+fn bypass_warning(version: &str, c: &Condition) -> String {
+    format!(
+        "with --allow-not-recommended you have accepted the risks with {version} and bypassed Recommended={} {}: {}",
+        c.status.as_str(),
+        c.reason(),
+        c.message()
+    )
+}
+
+/// The risks of a conditional update: its own list, or (feature gate
+/// ClusterUpdateAcceptRisks) the named entries of `status.conditionalUpdateRisks`; risks whose
+/// `Applies` condition is False are left out.
+fn risks_of(cv: &ClusterVersion, cu: &ConditionalUpdate) -> Vec<ConditionalUpdateRisk> {
+    let mut risks = cu.risks.clone();
+    for name in &cu.risk_names {
+        if !risks.iter().any(|r| &r.name == name)
+            && let Some(r) = cv
+                .status
+                .conditional_update_risks
+                .iter()
+                .find(|r| &r.name == name)
+        {
+            risks.push(r.clone());
+        }
+    }
+    risks.retain(|r| {
+        crate::openshift::condition::find(&r.conditions, "Applies").is_none_or(|c| !c.is_false())
+    });
+    risks
+}
+
+fn no_target(
+    cv: &ClusterVersion,
+    possible: &[Release],
+    explicit_image: bool,
+    latest: bool,
+    flags: &Flags,
+    verdicts: Vec<Verdict>,
+) -> Result<Outcome, Refusal> {
+    let (option, waiver) = if explicit_image {
+        ("--allow-explicit-upgrade", Some(Waiver::AllowExplicitUpgrade))
+    } else {
+        ("--to-image", None)
+    };
+    let article = if latest { "an" } else { "the" };
+    let next = format!("{option} to continue with {article} update");
+    let retrieved = cv.condition("RetrievedUpdates");
+    let message = match retrieved {
+        Some(c) if c.status != ConditionStatus::True => format!(
+            "cannot refresh available updates:\n  Reason: {}\n  Message: {}\n\nspecify {next}.",
+            c.reason(),
+            indent(c.message())
+        ),
+        _ if possible.is_empty() && flags.allow_not_recommended => format!(
+            "no recommended or conditional updates, specify {next} or wait for new updates to be available."
+        ),
+        _ if possible.is_empty() && latest => {
+            return Ok(no_change(format!(
+                "info: Cluster is already at the latest available version {}",
+                cv.status.desired.version
+            )));
+        }
+        _ if possible.is_empty() => {
+            format!("no recommended updates, specify {next} or wait for new updates to be available.")
+        }
+        _ => {
+            let versions: Vec<&str> = possible.iter().map(|r| r.version.as_str()).collect();
+            format!(
+                "the update is not one of the possible targets: {}. specify {next}.",
+                versions.join(", ")
+            )
+        }
+    };
+    Err(refuse("TargetFound", waiver, message, verdicts))
+}
+
+/// oc's `checkForUpgrade`: Invalid=True, Failing=True and Progressing=True, waived by
+/// `--allow-upgrade-with-warnings`.
+fn client_guards(
+    cv: &ClusterVersion,
+    flags: &Flags,
+    verdicts: &mut Vec<Verdict>,
+    warnings: &mut Vec<String>,
+) {
+    let waiver = Some(Waiver::AllowUpgradeWithWarnings);
+    let mut bypassed = Vec::new();
+    match cv.condition("Invalid").filter(|c| c.is_true()) {
+        Some(c) => {
+            let m = format!(
+                "the cluster version object is invalid, you must correct the invalid state first:\n\n  Reason: {}\n  Message: {}",
+                c.reason(),
+                indent(c.message())
+            );
+            bypassed.push(m.clone());
+            verdicts.push(Verdict::failed("Invalid", waiver, flags, m));
+        }
+        None => verdicts.push(Verdict::passed("Invalid", "the ClusterVersion is valid")),
+    }
+    match cv.condition("Failing").filter(|c| c.is_true()) {
+        Some(c) => {
+            let desired = &cv.status.desired;
+            let target = [&desired.version, &desired.image]
+                .into_iter()
+                .find(|s| !s.is_empty())
+                .cloned()
+                .unwrap_or_else(|| {
+                    "ClusterVersion status.desired has neither a version nor image; please open a bug"
+                        .to_string()
+                });
+            let m = format!(
+                "the cluster is experiencing an error reconciling {target:?}:\n\n  Reason: {}\n  Message: {}",
+                c.reason(),
+                indent(c.message())
+            );
+            bypassed.push(m.clone());
+            verdicts.push(Verdict::failed("Failing", waiver, flags, m));
+        }
+        None => verdicts.push(Verdict::passed("Failing", "the cluster is not failing")),
+    }
+    match cv.condition("Progressing").filter(|c| c.is_true()) {
+        Some(c) => {
+            let m = format!(
+                "the cluster is already upgrading:\n\n  Reason: {}\n  Message: {}",
+                c.reason(),
+                indent(c.message())
+            );
+            bypassed.push(m.clone());
+            verdicts.push(Verdict::failed("UpdateInProgress", waiver, flags, m));
+        }
+        None => verdicts.push(Verdict::passed("UpdateInProgress", "no update is in progress")),
+    }
+    if flags.allow_upgrade_with_warnings && !bypassed.is_empty() {
+        warnings.push(format!(
+            "--allow-upgrade-with-warnings is bypassing: {}",
+            bypassed.join("\n\n")
+        ));
+    }
+}
+
+fn precondition_message(name: &str, reason: &str, message: &str) -> String {
+    format!("Precondition {name:?} failed because of {reason:?}: {message}")
+}
+
+/// The CVO's ClusterVersionUpgradeable, ClusterVersionRollback and ClusterVersionGiantHop
+/// preconditions, against `status.desired.version` as the current target.
+fn cluster_preconditions(cv: &ClusterVersion, target: &str, flags: &Flags, verdicts: &mut Vec<Verdict>) {
+    const NAMES: [&str; 3] = [
+        "ClusterVersionUpgradeable",
+        "ClusterVersionRollback",
+        "ClusterVersionGiantHop",
+    ];
+    let current_text = &cv.status.desired.version;
+    let unchecked = |verdicts: &mut Vec<Verdict>, why: String| {
+        for name in NAMES {
+            verdicts.push(Verdict {
+                name,
+                state: VerdictState::Unchecked,
+                message: why.clone(),
+            });
+        }
+    };
+    if target.is_empty() {
+        return unchecked(
+            verdicts,
+            "the target version is unknown until the cluster loads the release image; the cluster checks it then".to_string(),
+        );
+    }
+    let Ok(t) = semver::Version::parse(target) else {
+        return unchecked(
+            verdicts,
+            format!("the target version {target:?} is not a semantic version"),
+        );
+    };
+    let Ok(c) = semver::Version::parse(current_text) else {
+        return unchecked(
+            verdicts,
+            format!("the current version {current_text:?} is not a semantic version"),
+        );
+    };
+    let force = Some(Waiver::Force);
+    let same_minor = t.major == c.major && t.minor == c.minor;
+    let lower = t.cmp_precedence(&c).is_lt();
+
+    // ClusterVersionUpgradeable: Upgradeable=False blocks minor and major updates.
+    let name = NAMES[0];
+    match cv.condition("Upgradeable").filter(|u| u.is_false()) {
+        Some(u) if !lower && !same_minor => verdicts.push(Verdict::failed(
+            name,
+            force,
+            flags,
+            precondition_message(name, u.reason(), u.message()),
+        )),
+        Some(_) => verdicts.push(Verdict::passed(
+            name,
+            format!("Upgradeable=False does not block {c} to {t} (same minor or lower)"),
+        )),
+        None => verdicts.push(Verdict::passed(name, "Upgradeable is not False")),
+    }
+
+    // ClusterVersionRollback: only to the previous version, within the same minor.
+    let name = NAMES[1];
+    if lower {
+        let desired_image = &cv.status.desired.image;
+        let previous = cv
+            .status
+            .history
+            .iter()
+            .find(|h| !(h.version == *current_text && h.image == *desired_image));
+        let failure = match previous {
+            None => Some((
+                "LowDesiredVersion",
+                format!(
+                    "{t} is less than the current target {c}, and the cluster has no previous Semantic Version"
+                ),
+            )),
+            Some(p) if p.version != target => Some((
+                "LowDesiredVersion",
+                format!(
+                    "{t} is less than the current target {c}, and the only supported rollback is to the cluster's previous version {} ({})",
+                    p.version, p.image
+                ),
+            )),
+            Some(_) if !same_minor => Some((
+                "LowDesiredVersion",
+                format!(
+                    "{t} is less than the current target {c} and matches the cluster's previous version, but rollbacks that change major or minor versions are not recommended"
+                ),
+            )),
+            Some(_) => None,
+        };
+        match failure {
+            Some((reason, m)) => verdicts.push(Verdict::failed(
+                name,
+                force,
+                flags,
+                precondition_message(name, reason, &m),
+            )),
+            None => verdicts.push(Verdict::passed(
+                name,
+                format!("{t} is the cluster's previous version, in the same minor"),
+            )),
+        }
+    } else {
+        verdicts.push(Verdict::passed(name, format!("{t} is not lower than {c}")));
+    }
+
+    // ClusterVersionGiantHop: at most the next minor; a new major only to its .0 minor.
+    let name = NAMES[2];
+    if t.major > c.major {
+        if t.major == c.major + 1 && t.minor == 0 {
+            verdicts.push(Verdict::passed(
+                name,
+                format!("{t} is the next major version's first minor"),
+            ));
+        } else {
+            let tail = if t.major == c.major + 1 {
+                format!("current major version or to {}.0 are supported.", t.major)
+            } else {
+                "current major version are supported.".to_string()
+            };
+            let m = format!(
+                "{t} has a larger major version than the current target {c} ({} > {}), and only updates within the {tail}",
+                t.major, c.major
+            );
+            verdicts.push(Verdict::failed(
+                name,
+                force,
+                flags,
+                precondition_message(name, "MajorVersionUpdate", &m),
+            ));
+        }
+    } else if t.major == c.major && t.minor > c.minor + 1 {
+        let m = format!(
+            "{t} is more than one minor version beyond the current target {c} ({}.{} > {}.({}+1)), and only updates within the current minor version or to the next minor version are supported.",
+            t.major, t.minor, c.major, c.minor
+        );
+        verdicts.push(Verdict::failed(
+            name,
+            force,
+            flags,
+            precondition_message(name, "MultipleMinorVersionsUpdate", &m),
+        ));
+    } else {
+        verdicts.push(Verdict::passed(
+            name,
+            format!("{c} to {t} is within one minor version"),
+        ));
+    }
+}
+
+/// The refusal for the first blocking verdict; the client guards are reported together, as
+/// oc does.
+fn first_blocking(verdicts: &[Verdict]) -> Option<Refusal> {
+    let first = verdicts.iter().find(|v| v.is_blocking())?;
+    let VerdictState::Blocking(waiver) = first.state else {
+        return None;
+    };
+    let message = match waiver {
+        Some(Waiver::AllowUpgradeWithWarnings) => {
+            let all: Vec<&str> = verdicts
+                .iter()
+                .filter(|v| v.state == VerdictState::Blocking(Some(Waiver::AllowUpgradeWithWarnings)))
+                .map(|v| v.message.as_str())
+                .collect();
+            format!(
+                "{}\n\nIf you want to upgrade anyway, use --allow-upgrade-with-warnings.",
+                all.join("\n\n")
+            )
+        }
+        Some(Waiver::Force) => format!(
+            "{}\n\nIf you want to update anyway, use --force (it also skips the cluster's verification of the release image).",
+            first.message
+        ),
+        _ => first.message.clone(),
+    };
+    Some(Refusal {
+        precondition: first.name,
+        message,
+        waiver,
+        verdicts: verdicts.to_vec(),
+    })
+}
+
+/// `{"spec":{"desiredUpdate":{…}}}`: the target's version and image, `force` when given, and
+/// `null` for each field of the current desiredUpdate the request no longer sets
+/// (`acceptRisks` is left as it is).
+fn desired_update_patch(cv: &ClusterVersion, target: &Release, force: bool) -> Value {
+    let current = cv.spec.desired_update.clone().unwrap_or_default();
+    let mut du = Map::new();
+    let mut set = |key: &str, value: Option<Value>, present: bool| match value {
+        Some(v) => {
+            du.insert(key.to_string(), v);
+        }
+        None if present => {
+            du.insert(key.to_string(), Value::Null);
+        }
+        None => {}
+    };
+    set("architecture", None, current.architecture.is_some());
+    let version = (!target.version.is_empty()).then(|| Value::String(target.version.clone()));
+    set("version", version, current.version.is_some());
+    set("image", Some(Value::String(target.image.clone())), true);
+    set("force", force.then_some(Value::Bool(true)), current.force);
+    json!({"spec": {"desiredUpdate": Value::Object(du)}})
+}

@@ -1,0 +1,329 @@
+//! `cvo upgrade` requests against `cvo sim serve` (the real binary, a child process), counted
+//! in the server's audit log: a request that passes its preconditions is exactly one PATCH of
+//! clusterversions/version that changes `spec.desiredUpdate` (or `spec.channel`) and nothing
+//! else; a refused request (Failing=True, Upgradeable=False for a minor update, a
+//! not-recommended target, `--read-only`) makes no write, exits 1 and names the reason and the
+//! flag that would waive it.
+
+use std::{
+    io::{BufRead, BufReader},
+    path::PathBuf,
+    process::{Child, Command, Stdio},
+    sync::mpsc,
+    time::Duration,
+};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cvo");
+
+/// A running `cvo sim serve` seeded with one ClusterVersion; killed on drop.
+struct Server {
+    child: Child,
+    kubeconfig: PathBuf,
+    audit: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upgrade/cv-4.16.3.yaml")
+}
+
+impl Server {
+    /// Starts a server holding the fixture ClusterVersion after `edit` (YAML text in, out).
+    fn start(edit: impl FnOnce(String) -> String) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cv = dir.path().join("cv.yaml");
+        let text = std::fs::read_to_string(fixture()).expect("fixture");
+        std::fs::write(&cv, edit(text)).expect("write cv");
+        let kubeconfig = dir.path().join("kubeconfig");
+        let audit = dir.path().join("audit.jsonl");
+        let mut child = Command::new(BIN)
+            .args(["sim", "serve", "--port", "0", "--kubeconfig-out"])
+            .arg(&kubeconfig)
+            .arg("--audit-log")
+            .arg(&audit)
+            .arg("--from")
+            .arg(&cv)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("cvo sim serve starts");
+        let stdout = child.stdout.take().expect("stdout piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("ready line within 20 s");
+        assert!(line.starts_with("cvo sim serving https://127.0.0.1:"), "{line:?}");
+        Server {
+            child,
+            kubeconfig,
+            audit,
+            dir,
+        }
+    }
+
+    /// Runs `cvo upgrade ARGS --kubeconfig K`: (exit code, stdout, stderr).
+    fn upgrade(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(BIN)
+            .arg("upgrade")
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .env_remove("KUBECONFIG")
+            .env("RUST_LOG", "off")
+            .output()
+            .expect("cvo runs");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// The audit log's write requests (every verb but get, list and watch) as (method, path).
+    fn writes(&self) -> Vec<(String, String)> {
+        let log = std::fs::read_to_string(&self.audit).unwrap_or_default();
+        log.lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("audit line is JSON"))
+            .filter(|e| !matches!(e["verb"].as_str(), Some("get" | "list" | "watch")))
+            .map(|e| {
+                (
+                    e["method"].as_str().unwrap_or_default().to_string(),
+                    e["path"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    /// The ClusterVersion as the server holds it, as JSON.
+    fn cluster_version(&self) -> Value {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let conn = cvo::cluster::live::connect(Some(&self.kubeconfig), None)
+                .await
+                .expect("connect");
+            let api: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
+                conn.client,
+                &kube::api::ApiResource {
+                    group: "config.openshift.io".into(),
+                    version: "v1".into(),
+                    api_version: "config.openshift.io/v1".into(),
+                    kind: "ClusterVersion".into(),
+                    plural: "clusterversions".into(),
+                },
+            );
+            serde_json::to_value(api.get("version").await.expect("get cv")).expect("json")
+        })
+    }
+}
+
+const PATCH_CV: (&str, &str) = ("PATCH", "/apis/config.openshift.io/v1/clusterversions/version");
+
+fn owned(w: (&str, &str)) -> (String, String) {
+    (w.0.to_string(), w.1.to_string())
+}
+
+#[test]
+fn to_a_recommended_version_is_exactly_one_patch_of_desired_update() {
+    let server = Server::start(|t| t);
+    let _ = &server.dir;
+    let before = server.cluster_version();
+    let (code, out, err) = server.upgrade(&["--to", "4.16.4"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "Requested update to 4.16.4\n");
+    assert_eq!(server.writes(), vec![owned(PATCH_CV)]);
+    let after = server.cluster_version();
+    assert_eq!(
+        after["spec"]["desiredUpdate"],
+        serde_json::json!({
+            "version": "4.16.4",
+            "image": "quay.io/openshift-release-dev/ocp-release@sha256:4444444444444444444444444444444444444444444444444444444444444444"
+        })
+    );
+    // Nothing else of the spec moved, and the status is untouched.
+    let mut spec = after["spec"].clone();
+    spec.as_object_mut().expect("spec object").remove("desiredUpdate");
+    assert_eq!(spec, before["spec"]);
+    assert_eq!(after["status"], before["status"]);
+    // The version the cluster runs is no change at all: no write.
+    let (code, out, _) = server.upgrade(&["--to", "4.16.3"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "info: Cluster is already at version 4.16.3\n")
+    );
+    assert_eq!(server.writes().len(), 1);
+}
+
+#[test]
+fn a_failing_cluster_is_refused_with_no_write_until_allow_upgrade_with_warnings() {
+    let server = Server::start(|t| {
+        t.replace(
+            "{type: Failing, status: \"False\", lastTransitionTime: \"2026-01-01T01:00:00Z\"}",
+            "{type: Failing, status: \"True\", lastTransitionTime: \"2026-01-01T01:00:00Z\", reason: ClusterOperatorDegraded, message: Cluster operator etcd is degraded}",
+        )
+    });
+    let (code, out, err) = server.upgrade(&["--to", "4.16.4"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out, "");
+    assert!(err.contains("the cluster is experiencing an error reconciling \"4.16.3\":\n\n  Reason: ClusterOperatorDegraded\n  Message: Cluster operator etcd is degraded"), "{err}");
+    assert!(
+        err.contains("If you want to upgrade anyway, use --allow-upgrade-with-warnings."),
+        "{err}"
+    );
+    assert_eq!(server.writes(), Vec::<(String, String)>::new());
+    let (code, out, err) = server.upgrade(&["--to", "4.16.4", "--allow-upgrade-with-warnings"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "Requested update to 4.16.4\n");
+    assert!(
+        err.contains(
+            "warning: --allow-upgrade-with-warnings is bypassing: the cluster is experiencing an error"
+        ),
+        "{err}"
+    );
+    assert_eq!(server.writes(), vec![owned(PATCH_CV)]);
+}
+
+#[test]
+fn upgradeable_false_refuses_a_minor_update_but_not_a_patch_update() {
+    let server = Server::start(|t| {
+        t.replace(
+            "  - {type: RetrievedUpdates,",
+            "  - {type: Upgradeable, status: \"False\", lastTransitionTime: \"2026-01-01T01:00:00Z\", reason: AdminAckRequired, message: Kubernetes 1.30 removes APIs}\n  - {type: RetrievedUpdates,",
+        )
+    });
+    let (code, _, err) = server.upgrade(&["--to", "4.17.1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("Precondition \"ClusterVersionUpgradeable\" failed because of \"AdminAckRequired\": Kubernetes 1.30 removes APIs"), "{err}");
+    assert!(err.contains("use --force"), "{err}");
+    assert!(server.writes().is_empty(), "{:?}", server.writes());
+    let (code, out, err) = server.upgrade(&["--to", "4.17.1", "--force"]);
+    assert_eq!((code, out.as_str()), (0, "Requested update to 4.17.1\n"), "{err}");
+    assert_eq!(
+        server.cluster_version()["spec"]["desiredUpdate"]["force"],
+        Value::Bool(true)
+    );
+    let (code, out, err) = server.upgrade(&["--to", "4.16.4"]);
+    assert_eq!((code, out.as_str()), (0, "Requested update to 4.16.4\n"), "{err}");
+    // The second request drops force: it was not asked for.
+    assert_eq!(
+        server.cluster_version()["spec"]["desiredUpdate"].get("force"),
+        None
+    );
+    assert_eq!(server.writes(), vec![owned(PATCH_CV), owned(PATCH_CV)]);
+}
+
+#[test]
+fn a_not_recommended_target_needs_allow_not_recommended_which_prints_the_risk() {
+    let server = Server::start(|t| t);
+    let (code, _, err) = server.upgrade(&["--to", "4.16.5"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(
+            "To accept the Recommended=False risk and to proceed with update use --allow-not-recommended."
+        ),
+        "{err}"
+    );
+    assert!(server.writes().is_empty());
+    let (code, out, err) = server.upgrade(&["--to", "4.16.5", "--allow-not-recommended"]);
+    assert_eq!((code, out.as_str()), (0, "Requested update to 4.16.5\n"), "{err}");
+    assert!(err.contains("warning: accepting risk BadThing: Bad things happen to clusters with a proxy. https://example.com/bad-thing\n"), "{err}");
+    assert_eq!(server.writes(), vec![owned(PATCH_CV)]);
+}
+
+#[test]
+fn read_only_refuses_before_any_write_and_from_files_are_read_only() {
+    let server = Server::start(|t| t);
+    let (code, _, err) = server.upgrade(&["--to", "4.16.4", "--read-only"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("read-only"), "{err}");
+    let (code, _, err) = server.upgrade(&["channel", "fast-4.16", "--read-only"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("read-only"), "{err}");
+    assert!(server.writes().is_empty(), "{:?}", server.writes());
+    let out = Command::new(BIN)
+        .args(["upgrade", "--to", "4.16.4", "--from"])
+        .arg(fixture())
+        .output()
+        .expect("cvo runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--from is read-only"));
+}
+
+#[test]
+fn unknown_versions_and_tags_are_refused_without_a_write() {
+    let server = Server::start(|t| t);
+    let (code, _, err) = server.upgrade(&["--to", "4.16.9"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("the update is not one of the possible targets: 4.17.1, 4.16.4. specify --to-image to continue with the update."), "{err}");
+    let (code, _, err) = server.upgrade(&[
+        "--to-image",
+        "quay.io/openshift-release-dev/ocp-release:4.16.4-x86_64",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--to-image must be a by-digest pull spec, unless --force is also set"),
+        "{err}"
+    );
+    let (code, _, err) = server.upgrade(&[
+        "--to-image",
+        "quay.io/openshift-release-dev/ocp-release:4.16.4-x86_64",
+        "--force",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("tag resolution is not implemented"), "{err}");
+    let (code, _, err) = server.upgrade(&[
+        "--to-image",
+        "example.com/mirror/release@sha256:dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("specify --allow-explicit-upgrade to continue with the update."),
+        "{err}"
+    );
+    assert!(server.writes().is_empty(), "{:?}", server.writes());
+}
+
+#[test]
+fn channel_and_clear_are_single_patches() {
+    let server = Server::start(|t| t);
+    let (code, out, err) = server.upgrade(&["channel", "stable-4.17"]);
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(err.contains("warning: The requested channel \"stable-4.17\" is not one of the available channels of 4.16.3 (fast-4.16, stable-4.16)"), "{err}");
+    assert_eq!(server.cluster_version()["spec"]["channel"], "stable-4.17");
+    let (code, out, _) = server.upgrade(&["channel", "stable-4.17"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "info: Cluster is already in stable-4.17 (no change)\n")
+    );
+    let (code, out, _) = server.upgrade(&["--clear"]);
+    assert_eq!((code, out.as_str()), (0, "info: No update in progress\n"));
+    let (code, _, err) = server.upgrade(&["--to-latest"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        server.cluster_version()["spec"]["desiredUpdate"]["version"],
+        "4.17.1"
+    );
+    let (code, out, _) = server.upgrade(&["--clear"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "Cancelled requested upgrade to 4.17.1\n")
+    );
+    assert_eq!(server.cluster_version()["spec"].get("desiredUpdate"), None);
+    assert_eq!(server.writes(), vec![owned(PATCH_CV); 3]);
+}

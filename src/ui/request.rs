@@ -127,19 +127,71 @@ impl RequestView {
     }
 }
 
-/// Fills the patch, verdicts and refusal (a stand-in that writes what `oc adm upgrade` writes
-/// without checking preconditions, until the shared update-request module is wired in).
-fn decide(_cv: &ClusterVersion, v: &mut RequestView) {
-    v.patch = Some(match &v.request {
-        UiRequest::To { version, image, .. } => serde_json::json!({"spec": {"desiredUpdate": {
-            "version": version, "image": image, "force": false}}}),
-        UiRequest::Clear => serde_json::json!({"spec": {"desiredUpdate": null}}),
-        UiRequest::Channel(c) => serde_json::json!({"spec": {"channel": c}}),
-        UiRequest::AcceptRisks(names) => {
-            let r: Vec<Value> = names.iter().map(|n| serde_json::json!({"name": n})).collect();
-            serde_json::json!({"spec": {"desiredUpdate": {"acceptRisks": r}}})
+/// Fills the patch, verdicts, warnings, accepted risks and refusal from the shared
+/// update-request module ([`crate::cluster::update_request::plan`]). A conditional update is
+/// planned as `--allow-not-recommended` (the popup lists each risk so waived); no other
+/// waiver is given from the dashboard.
+fn decide(cv: &ClusterVersion, v: &mut RequestView) {
+    use crate::cluster::update_request::{self as ur, Flags, Outcome, Request, VerdictState};
+    let (request, flags) = match &v.request {
+        UiRequest::To {
+            version,
+            image,
+            conditional,
+        } => (
+            Request::ToVersion {
+                version: version.clone(),
+                image: (!image.is_empty()).then(|| image.clone()),
+            },
+            Flags {
+                allow_not_recommended: *conditional,
+                ..Flags::default()
+            },
+        ),
+        UiRequest::Clear => (Request::Clear, Flags::default()),
+        UiRequest::Channel(c) => (Request::Channel(c.clone()), Flags::default()),
+        UiRequest::AcceptRisks(names) => (Request::AcceptRisks(names.clone()), Flags::default()),
+    };
+    let verdict_line = |vd: &ur::Verdict| -> (Level, String) {
+        let msg = vd.message.replace('\n', " ");
+        match vd.state {
+            VerdictState::Passed => (Level::Ok, format!("{}: {msg}", vd.name)),
+            VerdictState::Waived(w) => (Level::Warn, format!("{}: {msg} (waived: {w})", vd.name)),
+            VerdictState::Blocking(Some(w)) => (Level::Error, format!("{}: {msg} (blocks; {w} would waive it)", vd.name)),
+            VerdictState::Blocking(None) => (Level::Error, format!("{}: {msg} (blocks)", vd.name)),
+            VerdictState::Unchecked => (Level::Warn, format!("{}: {msg} (not checked here)", vd.name)),
         }
-    });
+    };
+    match ur::plan(cv, &request, &flags) {
+        Ok(Outcome::Plan(p)) => {
+            v.verdicts = p.verdicts.iter().map(verdict_line).collect();
+            v.warnings = p.warnings;
+            if !p.waived_risks.is_empty() {
+                let accepted: Vec<&str> = cv
+                    .spec
+                    .desired_update
+                    .iter()
+                    .flat_map(|d| d.accept_risks.iter().map(|r| r.name.as_str()))
+                    .collect();
+                v.risks = p
+                    .waived_risks
+                    .iter()
+                    .map(|r| RiskRow {
+                        name: r.name.clone(),
+                        message: r.message.clone(),
+                        url: r.url.clone(),
+                        accepted: accepted.contains(&r.name.as_str()),
+                    })
+                    .collect();
+            }
+            v.patch = Some(p.patch);
+        }
+        Ok(Outcome::NoChange(n)) => v.refusal = Some(format!("nothing to write ({})", n.message)),
+        Err(r) => {
+            v.verdicts = r.verdicts.iter().map(verdict_line).collect();
+            v.refusal = Some(r.message);
+        }
+    }
 }
 
 /// A merge patch as `path: value` lines, in key order.

@@ -1141,8 +1141,16 @@ async fn watch_only_writes_the_administrators_request_and_nothing_else() {
     let cv = t.get(CV, "", &n.cv).await.expect("cv");
     assert_eq!(cv["spec"]["channel"], "fast-1");
     assert_eq!(cv["spec"]["desiredUpdate"]["version"], "2.0.0");
-    assert_eq!(cv["spec"]["clusterID"], "00000000-0000-0000-0000-000000000001", "a merge patch keeps the rest");
-    assert_eq!(writes_of(&snap.counters.requests), 1, "{:?}", snap.counters.requests);
+    assert_eq!(
+        cv["spec"]["clusterID"], "00000000-0000-0000-0000-000000000001",
+        "a merge patch keeps the rest"
+    );
+    assert_eq!(
+        writes_of(&snap.counters.requests),
+        1,
+        "{:?}",
+        snap.counters.requests
+    );
     if let (Some(sim), Some(before)) = (t.sim(), before) {
         assert_eq!(sim.audit().writes() - before, 1, "{:?}", sim.audit().counts());
     }
@@ -1159,7 +1167,9 @@ async fn watch_only_writes_the_administrators_request_and_nothing_else() {
     .await;
     let out = snap.last_command.clone().expect("outcome");
     assert!(
-        out.result.as_ref().is_err_and(|e| e.starts_with("refused: a request may patch only spec.desiredUpdate and spec.channel")),
+        out.result.as_ref().is_err_and(
+            |e| e.starts_with("refused: a request may patch only spec.desiredUpdate and spec.channel")
+        ),
         "{out:?}"
     );
     assert_eq!(writes_of(&snap.counters.requests), 1, "no second write");

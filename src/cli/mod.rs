@@ -19,6 +19,8 @@ pub mod get;
 pub mod logging;
 pub mod payload;
 pub mod reconcile;
+#[cfg(feature = "tui")]
+pub mod request_writer;
 pub mod run;
 pub mod source;
 pub mod status;

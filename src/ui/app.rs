@@ -144,6 +144,8 @@ pub enum Action {
     ClearRequest,
     /// Updates: open the confirm popup for accepting the selected target's risks.
     AcceptRisks,
+    /// Without an engine: what the request writer did with a request.
+    RequestOutcome(crate::reconcile::api::CommandOutcome),
 }
 
 /// The dashboard's state.
@@ -246,10 +248,11 @@ impl App {
             return;
         };
         self.flash = Some(match tx.try_send(cmd) {
-            Ok(()) => (
+            Ok(()) if self.engine.is_some() => (
                 format!("sent {text}; the outcome shows in the header"),
                 Level::Info,
             ),
+            Ok(()) => (format!("sent {text}; waiting for the API server"), Level::Info),
             Err(mpsc::error::TrySendError::Full(_)) => {
                 (format!("engine busy: {text} not sent, try again"), Level::Warn)
             }
@@ -499,6 +502,12 @@ impl App {
             Action::ChooseChannel => return self.choose_channel(),
             Action::ClearRequest => self.open_request(UiRequest::Clear, Vec::new()),
             Action::AcceptRisks => return self.accept_risks(),
+            Action::RequestOutcome(o) => {
+                self.flash = Some(match o.result {
+                    Ok(m) => (format!("{}: {m}", o.command), Level::Ok),
+                    Err(e) => (format!("{}: {e}", o.command), Level::Error),
+                });
+            }
             Action::ReconcileNow => {
                 if self.engine.is_none() {
                     return false;

@@ -515,7 +515,10 @@ pub const COMMANDS: &[(&[&str], &str)] = &[
     ),
     (&["history", "hist"], "update history"),
     (&["health", "insights"], "update-health insights"),
-    (&["updates", "upgrade", "up"], "update targets, channel and requests"),
+    (
+        &["updates", "upgrade", "up"],
+        "update targets, channel and requests",
+    ),
     (&["help", "h"], "this help"),
 ];
 

@@ -92,7 +92,11 @@ pub(crate) fn split_v(area: Rect, first: u16) -> (Rect, Rect) {
 pub(crate) fn overview_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect, Rect, Rect) {
     // Completion (gauge, duration and estimate) or "no update in progress", and the updates
     // line.
-    let rows = if dash.no_data || dash.completion.is_some() { 5 } else { 4 };
+    let rows = if dash.no_data || dash.completion.is_some() {
+        5
+    } else {
+        4
+    };
     let (completion, rest) = split_v(body, rows);
     let want = u16::try_from(dash.conditions.len().max(1))
         .unwrap_or(u16::MAX)

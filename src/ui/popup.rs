@@ -7,6 +7,7 @@ use ratatui::{
     text::{Line, Span},
 };
 
+use super::request::RequestView;
 use super::{
     engine::{self, EngineModel},
     keys::{self, BINDINGS, COMMANDS},
@@ -15,7 +16,6 @@ use super::{
     text,
     theme::{Level, Palette},
 };
-use super::request::RequestView;
 use crate::reconcile::api::EngineMode;
 
 /// What a popup shows.
@@ -263,7 +263,10 @@ fn request_lines(v: &RequestView, p: &Palette, width: usize, out: &mut Vec<Line<
     if v.writes.is_empty() {
         out.push(Line::styled("Writes nothing.", p.title));
     } else {
-        out.push(Line::styled("Writes (JSON merge patch of clusterversion/version):", p.title));
+        out.push(Line::styled(
+            "Writes (JSON merge patch of clusterversion/version):",
+            p.title,
+        ));
         for w in &v.writes {
             wrapped(w, 2, p.text, out);
         }
@@ -292,7 +295,10 @@ fn request_lines(v: &RequestView, p: &Palette, width: usize, out: &mut Vec<Line<
         out.push(Line::default());
         out.push(Line::styled("Risks you accept by confirming", p.title));
         for r in &v.risks {
-            out.push(Line::from(vec![Span::raw("  "), Span::styled(r.name.clone(), p.warn)]));
+            out.push(Line::from(vec![
+                Span::raw("  "),
+                Span::styled(r.name.clone(), p.warn),
+            ]));
             wrapped(&r.message, 4, p.text, out);
             if !r.url.is_empty() {
                 wrapped(&r.url, 4, p.key, out);

@@ -38,9 +38,7 @@ impl UiRequest {
     pub fn command_line(&self) -> String {
         match self {
             Self::To {
-                version,
-                conditional,
-                ..
+                version, conditional, ..
             } => {
                 let mut s = format!("upgrade --to {version}");
                 if *conditional {
@@ -157,7 +155,10 @@ fn decide(cv: &ClusterVersion, v: &mut RequestView) {
         match vd.state {
             VerdictState::Passed => (Level::Ok, format!("{}: {msg}", vd.name)),
             VerdictState::Waived(w) => (Level::Warn, format!("{}: {msg} (waived: {w})", vd.name)),
-            VerdictState::Blocking(Some(w)) => (Level::Error, format!("{}: {msg} (blocks; {w} would waive it)", vd.name)),
+            VerdictState::Blocking(Some(w)) => (
+                Level::Error,
+                format!("{}: {msg} (blocks; {w} would waive it)", vd.name),
+            ),
             VerdictState::Blocking(None) => (Level::Error, format!("{}: {msg} (blocks)", vd.name)),
             VerdictState::Unchecked => (Level::Warn, format!("{}: {msg} (not checked here)", vd.name)),
         }
@@ -209,8 +210,15 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<String>) {
         }
         Value::Null => out.push(format!("{prefix}: (removed)")),
         Value::String(s) => out.push(format!("{prefix}: {s}")),
-        Value::Array(a) if a.iter().all(|x| x.get("name").is_some_and(Value::is_string) && x.as_object().is_some_and(|o| o.len() == 1)) => {
-            let names: Vec<&str> = a.iter().filter_map(|x| x.get("name").and_then(Value::as_str)).collect();
+        Value::Array(a)
+            if a.iter().all(|x| {
+                x.get("name").is_some_and(Value::is_string) && x.as_object().is_some_and(|o| o.len() == 1)
+            }) =>
+        {
+            let names: Vec<&str> = a
+                .iter()
+                .filter_map(|x| x.get("name").and_then(Value::as_str))
+                .collect();
             out.push(format!("{prefix}: [{}]", names.join(", ")));
         }
         other => out.push(format!("{prefix}: {other}")),

@@ -54,7 +54,11 @@ impl App {
             return true;
         };
         let conditional = row.kind == UpdateKind::Conditional;
-        let risks = if conditional { row.risks.clone() } else { Vec::new() };
+        let risks = if conditional {
+            row.risks.clone()
+        } else {
+            Vec::new()
+        };
         self.open_request(
             UiRequest::To {
                 version: row.release.version.clone(),
@@ -68,11 +72,17 @@ impl App {
 
     pub(super) fn accept_risks(&mut self) -> bool {
         let Some(row) = self.selected_update().cloned() else {
-            self.flash = Some(("select a conditional update on the Updates view (6) first".into(), Level::Warn));
+            self.flash = Some((
+                "select a conditional update on the Updates view (6) first".into(),
+                Level::Warn,
+            ));
             return true;
         };
         if row.risks.is_empty() {
-            self.flash = Some((format!("{} has no risks to accept", row.release.version), Level::Warn));
+            self.flash = Some((
+                format!("{} has no risks to accept", row.release.version),
+                Level::Warn,
+            ));
             return true;
         }
         let mut names = self.dash.updates.accepted.clone();
@@ -94,7 +104,10 @@ impl App {
             ));
             return true;
         }
-        let current = list.iter().position(|c| *c == self.dash.updates.channel).unwrap_or(0);
+        let current = list
+            .iter()
+            .position(|c| *c == self.dash.updates.channel)
+            .unwrap_or(0);
         self.popup = Some(Popup {
             title: "change the channel".into(),
             kind: PopupKind::Channels(list),

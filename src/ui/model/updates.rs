@@ -82,7 +82,11 @@ impl UpdateRow {
                     ConditionStatus::False => "no",
                     ConditionStatus::Unknown => "unknown",
                 };
-                if r.is_empty() { w.into() } else { format!("{w} ({r})") }
+                if r.is_empty() {
+                    w.into()
+                } else {
+                    format!("{w} ({r})")
+                }
             }
         }
     }
@@ -330,7 +334,11 @@ impl UpdatesModel {
             parts.push(format!(
                 "{} conditional (risk: {})",
                 r.release.version,
-                if names.is_empty() { "-".into() } else { names.join(", ") }
+                if names.is_empty() {
+                    "-".into()
+                } else {
+                    names.join(", ")
+                }
             ));
         }
         let mut line = if parts.is_empty() {

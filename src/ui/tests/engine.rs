@@ -523,6 +523,7 @@ mod event_loop {
             alerts: None,
             now: None,
             engine: Some(EngineHandle::new(status, commands)),
+            requests: None,
             read_only: false,
         };
         let producer = async move {
@@ -565,6 +566,7 @@ mod event_loop {
             alerts: None,
             now: None,
             engine: Some(EngineHandle::new(status, commands)),
+            requests: None,
             read_only: false,
         };
         let stop = async {

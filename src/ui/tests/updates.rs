@@ -63,16 +63,29 @@ fn text_of(app: &App) -> String {
 fn model_lists_recommended_then_conditional_with_risks() {
     let app = updates_app(demo_cluster(), 120, 40);
     let u = &app.dash.updates;
-    let rows: Vec<(&str, UpdateKind)> = u.rows.iter().map(|r| (r.release.version.as_str(), r.kind)).collect();
+    let rows: Vec<(&str, UpdateKind)> = u
+        .rows
+        .iter()
+        .map(|r| (r.release.version.as_str(), r.kind))
+        .collect();
     assert_eq!(
         rows,
-        vec![("4.16.4", UpdateKind::Recommended), ("4.16.5", UpdateKind::Conditional)]
+        vec![
+            ("4.16.4", UpdateKind::Recommended),
+            ("4.16.5", UpdateKind::Conditional)
+        ]
     );
     let risk = &u.rows[1].risks[0];
     assert_eq!(risk.name, "OVNKubernetesEgressIPRegression");
     assert_eq!(risk.url, "https://issues.redhat.com/browse/OCPBUGS-37029");
-    assert!(risk.message.starts_with("Clusters updating directly from 4.16.3 to 4.16.5"));
-    assert_eq!(u.rows[1].recommended_word(), "no (OVNKubernetesEgressIPRegression)");
+    assert!(
+        risk.message
+            .starts_with("Clusters updating directly from 4.16.3 to 4.16.5")
+    );
+    assert_eq!(
+        u.rows[1].recommended_word(),
+        "no (OVNKubernetesEgressIPRegression)"
+    );
     assert_eq!(u.channels, vec!["candidate-4.16", "fast-4.16", "stable-4.16"]);
     assert!(u.notes.is_empty(), "{:?}", u.notes);
 }
@@ -85,7 +98,10 @@ fn snapshot_updates_view_120x40() {
     let text = text_of(&app);
     // The risk in plain view: name, message and URL.
     assert!(text.contains("Risk OVNKubernetesEgressIPRegression"), "{text}");
-    assert!(text.contains("https://issues.redhat.com/browse/OCPBUGS-37029"), "{text}");
+    assert!(
+        text.contains("https://issues.redhat.com/browse/OCPBUGS-37029"),
+        "{text}"
+    );
     insta::assert_snapshot!("updates_view_120x40", draw(&app).backend());
 }
 
@@ -137,7 +153,11 @@ fn snapshot_confirm_recommended_and_confirm_sends_one_request() {
         "quay.io/openshift-release-dev/ocp-release@sha256:8878f38c39bf31828fcd6909657523a97dabf8dd21425d6f2d760433d191071e"
     );
     assert_eq!(patch["spec"]["desiredUpdate"]["version"], "4.16.4");
-    assert_eq!(patch["spec"].as_object().map(|o| o.len()), Some(1), "only desiredUpdate: {patch}");
+    assert_eq!(
+        patch["spec"].as_object().map(|o| o.len()),
+        Some(1),
+        "only desiredUpdate: {patch}"
+    );
 }
 
 #[test]
@@ -147,7 +167,10 @@ fn snapshot_confirm_conditional_lists_the_risk_and_esc_sends_nothing() {
     key(&mut app, KeyCode::Enter);
     let text = text_of(&app);
     assert!(text.contains("Risks you accept by confirming"), "{text}");
-    assert!(text.contains("upgrade --to 4.16.5 --allow-not-recommended"), "{text}");
+    assert!(
+        text.contains("upgrade --to 4.16.5 --allow-not-recommended"),
+        "{text}"
+    );
     insta::assert_snapshot!("confirm_conditional_120x40", draw(&app).backend());
     assert!(key(&mut app, KeyCode::Esc));
     assert!(app.popup.is_none());
@@ -170,7 +193,10 @@ fn snapshot_read_only_refuses_with_the_reason() {
     key(&mut app, KeyCode::Char('y'));
     assert!(sent(&mut rx).is_empty(), "read-only never sends");
     let flash = app.flash.clone().map(|f| f.0).unwrap_or_default();
-    assert!(flash.starts_with("refused, nothing written: --read-only"), "{flash}");
+    assert!(
+        flash.starts_with("refused, nothing written: --read-only"),
+        "{flash}"
+    );
     // Channel, clear and accept-risks are refused the same way.
     for k in ['x', 'a'] {
         key(&mut app, KeyCode::Char('j'));
@@ -189,7 +215,10 @@ fn snapshot_without_a_writer_the_popup_says_so() {
     key(&mut app, KeyCode::Char('6'));
     key(&mut app, KeyCode::Enter);
     let text = text_of(&app);
-    assert!(text.contains("Refused: a snapshot (--from) cannot be written to"), "{text}");
+    assert!(
+        text.contains("Refused: a snapshot (--from) cannot be written to"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -200,7 +229,11 @@ fn channel_change_from_the_release_list() {
         app.popup.as_ref().map(|p| &p.kind),
         Some(PopupKind::Channels(c)) if c.len() == 3
     ));
-    assert_eq!(app.popup.as_ref().map(|p| p.scroll), Some(2), "starts on the current channel");
+    assert_eq!(
+        app.popup.as_ref().map(|p| p.scroll),
+        Some(2),
+        "starts on the current channel"
+    );
     key(&mut app, KeyCode::Char('k'));
     key(&mut app, KeyCode::Enter);
     let text = text_of(&app);
@@ -268,12 +301,18 @@ fn snapshot_no_updates_variants() {
     let mut app = updates_app(s, 100, 30);
     key(&mut app, KeyCode::Char('6'));
     let text = text_of(&app);
-    assert!(text.contains("RetrievedUpdates=False (ResponseFailed) for 2d"), "{text}");
+    assert!(
+        text.contains("RetrievedUpdates=False (ResponseFailed) for 2d"),
+        "{text}"
+    );
     assert!(text.contains("503 Service Unavailable"), "{text}");
     insta::assert_snapshot!("no_updates_unreachable_100x30", draw(&app).backend());
     key(&mut app, KeyCode::Char('1'));
     let text = text_of(&app);
-    assert!(text.contains("Updates (6): none. RetrievedUpdates=False (ResponseFailed)"), "{text}");
+    assert!(
+        text.contains("Updates (6): none. RetrievedUpdates=False (ResponseFailed)"),
+        "{text}"
+    );
 
     // No channel.
     let s = no_updates(|cv| {
@@ -305,7 +344,12 @@ fn snapshot_no_updates_variants() {
     let mut app = updates_app(s, 100, 30);
     key(&mut app, KeyCode::Char('6'));
     let text = text_of(&app);
-    assert!(text.contains("4.16.3 is not in channel stable-4.17: it lists candidate-4.16, fast-4.16, stable-4.16"), "{text}");
+    assert!(
+        text.contains(
+            "4.16.3 is not in channel stable-4.17: it lists candidate-4.16, fast-4.16, stable-4.16"
+        ),
+        "{text}"
+    );
     insta::assert_snapshot!("no_updates_not_in_channel_100x30", draw(&app).backend());
 
     // Retrieved fine, no edge from here.
@@ -314,7 +358,9 @@ fn snapshot_no_updates_variants() {
     key(&mut app, KeyCode::Char('6'));
     let text = text_of(&app);
     assert!(
-        text.contains("No updates: https://api.openshift.com/api/upgrades_info/v1/graph lists no edge from 4.16.3"),
+        text.contains(
+            "No updates: https://api.openshift.com/api/upgrades_info/v1/graph lists no edge from 4.16.3"
+        ),
         "{text}"
     );
 }
@@ -334,7 +380,10 @@ fn stale_list_after_a_failed_retrieval_is_flagged() {
     let app = updates_app(s, 120, 40);
     let notes: Vec<&str> = app.dash.updates.notes.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(notes.len(), 2, "{notes:?}");
-    assert!(notes[1].starts_with("The targets below are from the last good retrieval, more than 2d"), "{notes:?}");
+    assert!(
+        notes[1].starts_with("The targets below are from the last good retrieval, more than 2d"),
+        "{notes:?}"
+    );
     let (line, level) = app.dash.updates.summary();
     assert_eq!(level, crate::ui::theme::Level::Warn, "{line}");
 }

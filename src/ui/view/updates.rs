@@ -140,7 +140,11 @@ fn render_targets(app: &App, frame: &mut Frame, area: Rect) {
                     C(r.kind.word().into(), Some(r.level)),
                     C(r.recommended_word(), Some(r.level)),
                     C(
-                        if risks.is_empty() { "-".into() } else { risks.join(", ") },
+                        if risks.is_empty() {
+                            "-".into()
+                        } else {
+                            risks.join(", ")
+                        },
                         (!risks.is_empty()).then_some(Level::Warn),
                     ),
                     c(&r.release.image),
@@ -179,7 +183,10 @@ fn render_risks(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let row = app.selected_row().and_then(|i| app.dash.updates.rows.get(i));
     let title = match row {
-        Some(r) => format!(" {} — Enter request · a accept risks · c channel · x clear ", r.release.version),
+        Some(r) => format!(
+            " {} — Enter request · a accept risks · c channel · x clear ",
+            r.release.version
+        ),
         None => " c channel · x clear the request ".into(),
     };
     let block = Block::bordered().border_style(p.border).title(Line::styled(
@@ -198,7 +205,10 @@ fn render_risks(app: &App, frame: &mut Frame, area: Rect) {
                 p.ok,
             ));
             if let Some(url) = &r.release.url {
-                lines.push(fit_spans(vec![("Release notes ".into(), p.muted), (url.clone(), p.text)], w));
+                lines.push(fit_spans(
+                    vec![("Release notes ".into(), p.muted), (url.clone(), p.text)],
+                    w,
+                ));
             }
         }
         Some(r) => {

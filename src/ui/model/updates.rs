@@ -148,7 +148,7 @@ impl UpdatesModel {
             let i = d.image.clone().unwrap_or_default();
             let same = (!i.is_empty() && i == status.desired.image)
                 || (i.is_empty() && !v.is_empty() && v == status.desired.version);
-            (!same && !(v.is_empty() && i.is_empty())).then_some((v, i))
+            (!(same || v.is_empty() && i.is_empty())).then_some((v, i))
         });
         let is_requested = |r: &Release| {
             requested
@@ -211,8 +211,8 @@ impl UpdatesModel {
                 }
             })
             .collect();
-        recommended.sort_by(|a, b| version_key(&b.release.version).cmp(&version_key(&a.release.version)));
-        conditional.sort_by(|a, b| version_key(&b.release.version).cmp(&version_key(&a.release.version)));
+        recommended.sort_by_key(|r| std::cmp::Reverse(version_key(&r.release.version)));
+        conditional.sort_by_key(|r| std::cmp::Reverse(version_key(&r.release.version)));
         let retrieved = find(&status.conditions, RETRIEVED_UPDATES).map(|c| {
             (
                 c.status,

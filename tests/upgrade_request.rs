@@ -327,3 +327,60 @@ fn channel_and_clear_are_single_patches() {
     assert_eq!(server.cluster_version()["spec"].get("desiredUpdate"), None);
     assert_eq!(server.writes(), vec![owned(PATCH_CV); 3]);
 }
+
+#[test]
+fn status_view_and_recommend_read_from_files_and_live() {
+    let out = Command::new(BIN)
+        .args(["upgrade", "--from"])
+        .arg(fixture())
+        .env("RUST_LOG", "off")
+        .output()
+        .expect("cvo runs");
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout,
+        "Cluster version is 4.16.3\n\nUpstream is unset, so the cluster will use an appropriate default.\nChannel: stable-4.16 (available channels: fast-4.16, stable-4.16)\n\nRecommended updates:\n\n  VERSION     IMAGE\n  4.17.1      quay.io/openshift-release-dev/ocp-release@sha256:1717171717171717171717171717171717171717171717171717171717171717\n  4.16.4      quay.io/openshift-release-dev/ocp-release@sha256:4444444444444444444444444444444444444444444444444444444444444444\n\nAdditional updates which are not recommended for your cluster configuration are available, to view those re-run the command with --include-not-recommended.\n"
+    );
+    // Live: the same ClusterVersion from the simulator; no alerts without --alerts.
+    let server = Server::start(|t| t);
+    let out = Command::new(BIN)
+        .args(["upgrade", "recommend", "--kubeconfig"])
+        .arg(&server.kubeconfig)
+        .env_remove("KUBECONFIG")
+        .env("RUST_LOG", "off")
+        .output()
+        .expect("cvo runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout,
+        "Failed to check for at least some preconditions: alerts were not retrieved: cvo does not query the cluster's Prometheus yet; pass --alerts FILE\nUpstream update service is unset, so the cluster will use an appropriate default.\nChannel: stable-4.16 (available channels: fast-4.16, stable-4.16)\n\nUpdates to 4.17:\n  VERSION     ISSUES\n  4.17.1      no known issues relevant to this cluster\n\nUpdates to 4.16:\n\n  Version: 4.16.5\n  Image: quay.io/openshift-release-dev/ocp-release@sha256:5555555555555555555555555555555555555555555555555555555555555555\n  Reason: BadThing\n  Message: Bad things happen to clusters with a proxy. https://example.com/bad-thing\n\n  VERSION     ISSUES\n  4.16.4      no known issues relevant to this cluster\n"
+    );
+    let out = Command::new(BIN)
+        .args([
+            "upgrade",
+            "recommend",
+            "--version",
+            "4.16.5",
+            "--accept",
+            "FailedToCompletePrecheck",
+            "--kubeconfig",
+        ])
+        .arg(&server.kubeconfig)
+        .env_remove("KUBECONFIG")
+        .env("RUST_LOG", "off")
+        .output()
+        .expect("cvo runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "cvo: issues that apply to this cluster but which were not included in --accept: ConditionalUpdateRisk\n"
+    );
+    assert!(server.writes().is_empty(), "{:?}", server.writes());
+}

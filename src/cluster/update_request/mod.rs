@@ -191,6 +191,8 @@ pub struct NoChange {
 }
 
 /// What [`plan`] decided.
+// One value per administrator request: boxing the plan would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
     /// Send this patch.
@@ -384,10 +386,10 @@ fn recommended(update: &ConditionalUpdate) -> Option<&crate::openshift::Conditio
 /// Whether release `r` matches `--to` version or `--to-image` pull spec (oc's `targetMatch`:
 /// the version, the exact image, or the same digest).
 fn target_match(r: &Release, version: Option<&str>, image: Option<&str>) -> bool {
-    if let Some(v) = version.filter(|v| !v.is_empty()) {
-        if r.version == v {
-            return image.is_none_or(|i| same_image(&r.image, i));
-        }
+    if let Some(v) = version.filter(|v| !v.is_empty())
+        && r.version == v
+    {
+        return image.is_none_or(|i| same_image(&r.image, i));
     }
     match (version, image) {
         (None, Some(i)) if !i.is_empty() => same_image(&r.image, i),

@@ -145,6 +145,14 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
     }
     client_guards(cv, flags, &mut verdicts, &mut warnings);
     cluster_preconditions(cv, &target.version, flags, &mut verdicts);
+    for v in verdicts
+        .iter()
+        .filter(|v| v.state == VerdictState::Waived(Waiver::Force))
+    {
+        if v.name.starts_with("ClusterVersion") {
+            warnings.push(format!("--force is waiving: {}", v.message));
+        }
+    }
 
     if let Some(refusal) = first_blocking(&verdicts) {
         return Err(refusal);
@@ -527,7 +535,7 @@ fn first_blocking(verdicts: &[Verdict]) -> Option<Refusal> {
             "{}\n\nIf you want to update anyway, use --force (it also skips the cluster's verification of the release image).",
             first.message
         ),
-        _ => first.message.clone(),
+        _ => first.message.trim_end().to_string(),
     };
     Some(Refusal {
         precondition: first.name,

@@ -439,6 +439,11 @@ fn upgradeable_false_blocks_a_minor_update_but_not_a_patch_update() {
             .iter()
             .any(|w| w.starts_with("--force overrides cluster verification"))
     );
+    assert!(
+        p.warnings.contains(&"--force is waiving: Precondition \"ClusterVersionUpgradeable\" failed because of \"AdminAckRequired\": Kubernetes 1.30 removes APIs".to_string()),
+        "{:?}",
+        p.warnings
+    );
 }
 
 #[test]

@@ -1118,3 +1118,71 @@ async fn every_request_carries_the_user_agent_of_its_command() {
         assert!(agents.iter().all(|a| *a == want), "cvo {command}: {agents:?}");
     }
 }
+
+/// The dashboard's confirmed request (`Command::RequestPatch`) is the administrator's write,
+/// not the engine's: written in watch-only too, as one PATCH of `spec`; a patch reaching past
+/// `spec.desiredUpdate`/`spec.channel` is refused with no request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_only_writes_the_administrators_request_and_nothing_else() {
+    use cvo::reconcile::api::Command;
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
+    t.create(
+        CV,
+        json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+            "metadata": {"name": n.cv}, "spec": {"clusterID": "00000000-0000-0000-0000-000000000001",
+            "channel": "stable-1"}}),
+    )
+    .await;
+    let mut h = Engine::spawn(t.client(), config(&f, &n, EngineMode::WatchOnly));
+    let before = t.sim().map(|s| s.audit().writes());
+    h.commands
+        .send(Command::RequestPatch {
+            patch: json!({"spec": {"channel": "fast-1",
+                "desiredUpdate": {"version": "2.0.0", "image": IMAGE_2}}}),
+            summary: "upgrade --to 2.0.0".into(),
+        })
+        .await
+        .expect("send");
+    let snap = wait_snapshot(&mut h, "request outcome", 10, |s| s.last_command.is_some()).await;
+    let out = snap.last_command.clone().expect("outcome");
+    assert_eq!(out.command, "upgrade --to 2.0.0");
+    assert_eq!(out.result, Ok(format!("ClusterVersion {} spec patched", n.cv)));
+    assert_eq!(snap.mode, EngineMode::WatchOnly);
+    let cv = t.get(CV, "", &n.cv).await.expect("cv");
+    assert_eq!(cv["spec"]["channel"], "fast-1");
+    assert_eq!(cv["spec"]["desiredUpdate"]["version"], "2.0.0");
+    assert_eq!(
+        cv["spec"]["clusterID"], "00000000-0000-0000-0000-000000000001",
+        "a merge patch keeps the rest"
+    );
+    assert_eq!(
+        writes_of(&snap.counters.requests),
+        1,
+        "{:?}",
+        snap.counters.requests
+    );
+    if let (Some(sim), Some(before)) = (t.sim(), before) {
+        assert_eq!(sim.audit().writes() - before, 1, "{:?}", sim.audit().counts());
+    }
+    h.commands
+        .send(Command::RequestPatch {
+            patch: json!({"spec": {"upstream": "https://evil.example.com"}}),
+            summary: "upstream".into(),
+        })
+        .await
+        .expect("send");
+    let snap = wait_snapshot(&mut h, "refusal", 10, |s| {
+        s.last_command.as_ref().is_some_and(|c| c.command == "upstream")
+    })
+    .await;
+    let out = snap.last_command.clone().expect("outcome");
+    assert!(
+        out.result.as_ref().is_err_and(
+            |e| e.starts_with("refused: a request may patch only spec.desiredUpdate and spec.channel")
+        ),
+        "{out:?}"
+    );
+    assert_eq!(writes_of(&snap.counters.requests), 1, "no second write");
+    h.shutdown().await;
+}

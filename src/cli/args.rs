@@ -184,6 +184,9 @@ pub struct GetArgs {
 pub struct TuiArgs {
     #[command(flatten)]
     pub view: AssessArgs,
+    /// Refuse every write (update requests, channel changes), with the reason on screen.
+    #[arg(long)]
+    pub read_only: bool,
 }
 
 /// Flags of `cvo demo`.
@@ -210,6 +213,14 @@ pub struct DemoArgs {
     /// Stop after this many seconds (default with --until-complete: 60 + 900/speed).
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub timeout: Option<f64>,
+    /// Request the update to 4.16.4 by itself shortly after start (as before; headless runs
+    /// need it to have an update to watch). Without it the update starts when you pick one.
+    #[arg(long, conflicts_with = "snapshot")]
+    pub auto: bool,
+    /// Refuse every write from the dashboard (update requests, channel changes, the switch
+    /// to active-apply), with the reason on screen.
+    #[arg(long)]
+    pub read_only: bool,
 }
 
 #[cfg(feature = "sim")]

@@ -9,8 +9,10 @@
 //!   `openshift-cluster-version/version` (upstream HA lease timings), its other intervals are
 //!   upstream's divided by `speed` ([`engine_timings`]), and the update graph is its update
 //!   service ([`crate::reconcile::runtime::update_graph`]);
-//! - after [`request_delay`], like an administrator running `oc adm upgrade --to 4.16.4`, a
-//!   [`Command::SetDesiredUpdate`] with the 4.16.4 version and image.
+//! - with `auto` ([`DemoOptions::auto`]: `--auto`, and always headless), after
+//!   [`request_delay`], like an administrator running `oc adm upgrade --to 4.16.4`, a
+//!   [`Command::SetDesiredUpdate`] with the 4.16.4 version and image. Without it the
+//!   dashboard's user picks the update on the Updates view and confirms it.
 //!
 //! The payloads are embedded in the binary and written to a temporary directory that is
 //! removed at exit, so a release binary runs the demo from anywhere.
@@ -65,6 +67,9 @@ pub struct DemoOptions {
     pub until_complete: bool,
     /// Give up after this long; `None` with `until_complete` ⇒ [`default_timeout`].
     pub timeout: Option<Duration>,
+    /// Request the update to 4.16.4 by itself after [`request_delay`] (`--auto`; headless
+    /// runs always do, having no one to pick it).
+    pub auto: bool,
 }
 
 /// The default `--timeout` of `--until-complete`: 60 s plus 900 s divided by the speed (the
@@ -194,8 +199,9 @@ pub struct LiveDemo {
     pub operators: OperatorSimHandle,
     /// The speed in effect.
     pub speed: f64,
-    /// The `SetDesiredUpdate` request, sent after [`request_delay`].
-    pub requester: tokio::task::JoinHandle<Option<String>>,
+    /// The `SetDesiredUpdate` request, sent after [`request_delay`] when
+    /// [`DemoOptions::auto`]; `None` otherwise.
+    pub requester: Option<tokio::task::JoinHandle<Option<String>>>,
     /// The extracted payloads (kept until the demo ends).
     pub payloads: DemoPayloads,
 }
@@ -264,12 +270,14 @@ impl LiveDemo {
         };
         let client = kube::Client::new(sim.clone(), "default");
         let engine = Engine::spawn(client, cfg);
-        let requester = tokio::spawn(request_update(
-            engine.status.clone(),
-            engine.commands.clone(),
-            target_image,
-            request_delay(speed),
-        ));
+        let requester = opts.auto.then(|| {
+            tokio::spawn(request_update(
+                engine.status.clone(),
+                engine.commands.clone(),
+                target_image,
+                request_delay(speed),
+            ))
+        });
         Ok(Self {
             sim,
             engine,
@@ -282,7 +290,9 @@ impl LiveDemo {
 
     /// Stops the engine (it gives the lease up) and the simulated operators.
     pub async fn stop(self) {
-        self.requester.abort();
+        if let Some(r) = &self.requester {
+            r.abort();
+        }
         self.engine.shutdown().await;
         self.operators.shutdown();
         drop(self.payloads);
@@ -407,9 +417,12 @@ pub async fn run_headless(
     tokio::pin!(ctrl_c);
     let tick = Duration::from_millis(250);
     loop {
-        if !requested && demo.requester.is_finished() {
+        if !requested
+            && let Some(r) = demo.requester.as_mut()
+            && r.is_finished()
+        {
             requested = true;
-            if let Ok(Some(line)) = (&mut demo.requester).await {
+            if let Ok(Some(line)) = r.await {
                 writeln!(out, "{} INFO  {line}", stamp(Utc::now()))?;
             }
         }

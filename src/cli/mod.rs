@@ -20,6 +20,8 @@ pub mod logging;
 pub mod payload;
 pub mod payload_verify;
 pub mod reconcile;
+#[cfg(feature = "tui")]
+pub mod request_writer;
 pub mod run;
 pub mod source;
 pub mod status;

@@ -113,10 +113,17 @@ pub fn tui(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
     let (now, alerts) = a.view.now_and_alerts()?;
     let rt = runtime()?;
     rt.block_on(async {
+        let mut requests = None;
         let feed = if a.view.source.is_snapshot() {
             crate::cluster::static_feed(crate::cluster::snapshot::load(&a.view.source.from)?)
         } else {
             let conn = a.view.source.cluster.connect().await?;
+            if !a.read_only {
+                requests = Some(super::request_writer::spawn(
+                    conn.client.clone(),
+                    "version".into(),
+                ));
+            }
             crate::cluster::live::watch_state(conn.client, conn.context)
         };
         crate::ui::run(crate::ui::UiOptions {
@@ -124,6 +131,8 @@ pub fn tui(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
             alerts,
             now,
             engine: None,
+            requests,
+            read_only: a.read_only,
         })
         .await
     })?;
@@ -157,6 +166,8 @@ pub fn demo(a: super::args::DemoArgs) -> anyhow::Result<ExitCode> {
         speed: a.speed,
         until_complete: a.until_complete,
         timeout,
+        // Headless runs have no one to pick the update: they request it themselves.
+        auto: a.auto || headless,
     };
     let rt = runtime()?;
     if headless {
@@ -179,6 +190,8 @@ pub fn demo(a: super::args::DemoArgs) -> anyhow::Result<ExitCode> {
                 alerts: None,
                 now: None,
                 engine: Some(demo.engine.clone()),
+                requests: None,
+                read_only: a.read_only,
             })
             .await;
             demo.stop().await;
@@ -206,6 +219,8 @@ fn demo_snapshot(headless: bool) -> anyhow::Result<ExitCode> {
             alerts: None,
             now: None,
             engine: None,
+            requests: None,
+            read_only: false,
         }))?;
     }
     Ok(ExitCode::SUCCESS)

@@ -571,6 +571,16 @@ pub enum Command {
     SetChannel(String),
     /// Set `spec.desiredUpdate.acceptRisks` to these names.
     AcceptRisks(Vec<String>),
+    /// Write an administrator's confirmed request: a JSON merge patch of the ClusterVersion
+    /// touching only `spec.desiredUpdate` and `spec.channel`, as `oc adm upgrade` writes it
+    /// (`pkg/cli/admin/upgrade/upgrade.go` in openshift/oc). Written in both modes: watch-only
+    /// stops the engine applying manifests and writing status, not the administrator.
+    RequestPatch {
+        /// The merge-patch body, e.g. `{"spec":{"desiredUpdate":{"version":"4.16.4",...}}}`.
+        patch: serde_json::Value,
+        /// The request as typed, e.g. `upgrade --to 4.16.5 --allow-not-recommended`.
+        summary: String,
+    },
     /// Switch between watch-only and active-apply.
     SetMode(EngineMode),
     /// Stop the engine.
@@ -603,6 +613,7 @@ impl std::fmt::Display for Command {
             Command::SetChannel(c) if c.is_empty() => f.write_str("channel cleared"),
             Command::SetChannel(c) => write!(f, "channel {c}"),
             Command::AcceptRisks(r) => write!(f, "accept risks {}", r.join(",")),
+            Command::RequestPatch { summary, .. } => f.write_str(summary),
             Command::SetMode(EngineMode::WatchOnly) => f.write_str("mode watch-only"),
             Command::SetMode(EngineMode::ActiveApply) => f.write_str("mode active-apply"),
             Command::Shutdown => f.write_str("shutdown"),

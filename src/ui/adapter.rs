@@ -24,6 +24,7 @@ use crate::{
 /// The view model for `state` at `now`.
 pub fn dashboard(state: &ClusterState, alerts: Option<&Alerts>, now: DateTime<Utc>) -> Dashboard {
     let mut d = Dashboard::build(state);
+    d.updates = super::model::updates::UpdatesModel::build(state.cluster_version.as_ref(), now);
     let a = assess::assess(state, alerts, now);
     apply_assessment(&mut d, state, &a);
     d

@@ -21,6 +21,7 @@ use super::{
         rows,
     },
     popup::{self, Popup, PopupKind},
+    request::UiRequest,
     tab::Tab,
     text,
     theme::{Level, Palette},
@@ -30,6 +31,8 @@ use crate::{
     cluster::ClusterState,
     reconcile::api::{Command, StatusSnapshot},
 };
+
+mod requests;
 
 /// Terminal height from which the engine event log starts shown.
 pub const LOG_AUTO_HEIGHT: u16 = 32;
@@ -131,6 +134,18 @@ pub enum Action {
     ReconcileNow,
     /// Show or hide the engine event log.
     ToggleLog,
+    /// Updates: open the confirm popup for the selected target.
+    RequestSelected,
+    /// Open the channel list.
+    OpenChannels,
+    /// Channel list: review the change to the selected channel.
+    ChooseChannel,
+    /// Open the confirm popup for clearing the requested update.
+    ClearRequest,
+    /// Updates: open the confirm popup for accepting the selected target's risks.
+    AcceptRisks,
+    /// Without an engine: what the request writer did with a request.
+    RequestOutcome(crate::reconcile::api::CommandOutcome),
 }
 
 /// The dashboard's state.
@@ -151,7 +166,7 @@ pub struct App {
     /// The view in front.
     pub tab: Tab,
     /// Per-view table state, indexed by [`Tab::index`].
-    pub views: [TableView; 7],
+    pub views: [TableView; 8],
     /// The open prompt.
     pub prompt: Option<Prompt>,
     /// The open popup.
@@ -172,6 +187,8 @@ pub struct App {
     /// The task-graph cell (run level, component) whose detail popup is open: new snapshots
     /// refresh it.
     pub task_detail: Option<(Option<u32>, String)>,
+    /// `--read-only`: every request is refused, with the reason on screen.
+    pub read_only: bool,
 }
 
 impl App {
@@ -201,6 +218,7 @@ impl App {
             commands: None,
             show_log: false,
             task_detail: None,
+            read_only: false,
         };
         app.update(Action::State(state));
         app
@@ -230,10 +248,11 @@ impl App {
             return;
         };
         self.flash = Some(match tx.try_send(cmd) {
-            Ok(()) => (
+            Ok(()) if self.engine.is_some() => (
                 format!("sent {text}; the outcome shows in the header"),
                 Level::Info,
             ),
+            Ok(()) => (format!("sent {text}; waiting for the API server"), Level::Info),
             Err(mpsc::error::TrySendError::Full(_)) => {
                 (format!("engine busy: {text} not sent, try again"), Level::Warn)
             }
@@ -247,13 +266,7 @@ impl App {
     pub fn mode(&self) -> Mode {
         if self.prompt.is_some() {
             Mode::Prompt
-        } else if matches!(
-            self.popup,
-            Some(Popup {
-                kind: PopupKind::Confirm(_),
-                ..
-            })
-        ) {
+        } else if self.popup.as_ref().is_some_and(|p| p.kind.is_confirm()) {
             Mode::Confirm
         } else if self.popup.is_some() {
             Mode::Popup
@@ -305,7 +318,14 @@ impl App {
             KeyAction::Bottom => Action::Move(Move::Bottom),
             KeyAction::PageDown => Action::Move(Move::PageDown),
             KeyAction::PageUp => Action::Move(Move::PageUp),
-            KeyAction::Open => Action::OpenDetail,
+            KeyAction::Open => match &self.popup {
+                Some(Popup {
+                    kind: PopupKind::Channels(_),
+                    ..
+                }) => Action::ChooseChannel,
+                None if self.tab == Tab::Updates => Action::RequestSelected,
+                _ => Action::OpenDetail,
+            },
             KeyAction::Yaml => Action::OpenYaml,
             KeyAction::ToggleSort => Action::ToggleSort,
             KeyAction::NextTab => Action::NextTab,
@@ -323,6 +343,9 @@ impl App {
             KeyAction::ReconcileNow => Action::ReconcileNow,
             KeyAction::ToggleLog => Action::ToggleLog,
             KeyAction::Confirm => Action::Confirm,
+            KeyAction::Channel => Action::OpenChannels,
+            KeyAction::ClearRequest => Action::ClearRequest,
+            KeyAction::AcceptRisks => Action::AcceptRisks,
         }
     }
 
@@ -450,6 +473,13 @@ impl App {
             Action::SwitchMode => {
                 let Some(e) = &self.engine else { return false };
                 let to = engine::other_mode(e.snap.mode);
+                if self.read_only && to == crate::reconcile::api::EngineMode::ActiveApply {
+                    self.flash = Some((
+                        "--read-only: the switch to active-apply is refused (it would write)".into(),
+                        Level::Error,
+                    ));
+                    return true;
+                }
                 self.popup = Some(Popup {
                     title: format!("switch to {}?", engine::mode_word(to)),
                     kind: PopupKind::Confirm(to),
@@ -458,15 +488,25 @@ impl App {
                 });
             }
             Action::Confirm => {
-                let Some(Popup {
-                    kind: PopupKind::Confirm(to),
-                    ..
-                }) = self.popup
-                else {
+                if !self.popup.as_ref().is_some_and(|p| p.kind.is_confirm()) {
                     return false;
-                };
-                self.popup = None;
-                self.send(Command::SetMode(to));
+                }
+                match self.popup.take().map(|p| p.kind) {
+                    Some(PopupKind::Confirm(to)) => self.send(Command::SetMode(to)),
+                    Some(PopupKind::Request(v)) => self.send_request(*v),
+                    _ => return false,
+                }
+            }
+            Action::RequestSelected => return self.request_selected(),
+            Action::OpenChannels => return self.open_channels(),
+            Action::ChooseChannel => return self.choose_channel(),
+            Action::ClearRequest => self.open_request(UiRequest::Clear, Vec::new()),
+            Action::AcceptRisks => return self.accept_risks(),
+            Action::RequestOutcome(o) => {
+                self.flash = Some(match o.result {
+                    Ok(m) => (format!("{}: {m}", o.command), Level::Ok),
+                    Err(e) => (format!("{}: {e}", o.command), Level::Error),
+                });
             }
             Action::ReconcileNow => {
                 if self.engine.is_none() {
@@ -531,6 +571,7 @@ impl App {
             Some("nodes") => self.tab = Tab::Nodes,
             Some("history") => self.tab = Tab::History,
             Some("health") => self.tab = Tab::Health,
+            Some("updates") => self.tab = Tab::Updates,
             Some("help") => {
                 self.popup = Some(Popup {
                     title: "help".into(),
@@ -703,6 +744,9 @@ impl App {
     }
 
     fn open_detail(&mut self) -> bool {
+        if self.popup.is_some() {
+            return false;
+        }
         let Some(i) = self.selected_row() else {
             return false;
         };
@@ -786,6 +830,7 @@ impl App {
             }
             Tab::Nodes => layout::nodes_areas(body, &self.dash).1,
             Tab::Operators | Tab::History | Tab::Health | Tab::Tasks | Tab::Drift => body,
+            Tab::Updates => layout::updates_areas(body, &self.dash).1,
         }
     }
 

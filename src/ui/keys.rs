@@ -83,6 +83,12 @@ pub enum KeyAction {
     ToggleLog,
     /// Confirm popup: do it.
     Confirm,
+    /// Updates: choose a channel from those the current release lists.
+    Channel,
+    /// Updates: clear the requested update.
+    ClearRequest,
+    /// Updates: accept the selected conditional update's risks.
+    AcceptRisks,
 }
 
 /// A key: code plus the modifiers that must be held (Shift is ignored for characters).
@@ -175,6 +181,7 @@ const fn b(
         KeyAction::SwitchMode => "mode",
         KeyAction::ToggleLog => "log",
         KeyAction::Confirm => "confirm",
+        KeyAction::Channel => "channel",
         _ => "",
     };
     KeyBinding {
@@ -204,7 +211,7 @@ const fn eb(
     kb
 }
 
-const DIGITS: [Key; 5] = [c('1'), c('2'), c('3'), c('4'), c('5')];
+const DIGITS: [Key; 6] = [c('1'), c('2'), c('3'), c('4'), c('5'), c('6')];
 
 /// Every key the dashboard understands, in help order.
 pub const BINDINGS: &[KeyBinding] = &[
@@ -247,7 +254,7 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c(':')],
         ":",
-        "command: :co :cv :nodes :history :health :q",
+        "command: :co :cv :nodes :history :health :updates :q",
         "General",
         N,
         true,
@@ -282,8 +289,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     ),
     b(
         &DIGITS,
-        "1-5",
-        "overview, operators, nodes, history, health",
+        "1-6",
+        "overview, operators, nodes, history, health, updates",
         "Views",
         N,
         false,
@@ -292,9 +299,9 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::Enter)],
         "Enter",
-        "details of the selected row",
+        "details of the row (Updates: request it, asks first)",
         "Views",
-        N,
+        N | P,
         true,
         KeyAction::Open,
     ),
@@ -321,7 +328,7 @@ pub const BINDINGS: &[KeyBinding] = &[
         "j/↓",
         "next row / scroll down",
         "Navigation",
-        N | P,
+        N | P | C,
         false,
         KeyAction::Down,
     ),
@@ -330,7 +337,7 @@ pub const BINDINGS: &[KeyBinding] = &[
         "k/↑",
         "previous row / scroll up",
         "Navigation",
-        N | P,
+        N | P | C,
         false,
         KeyAction::Up,
     ),
@@ -397,9 +404,54 @@ pub const BINDINGS: &[KeyBinding] = &[
         false,
         KeyAction::DeleteChar,
     ),
+    b(
+        &[c('c')],
+        "c",
+        "change the channel, from those the release lists (asks first)",
+        "Updates",
+        N,
+        false,
+        KeyAction::Channel,
+    ),
+    b(
+        &[c('x')],
+        "x",
+        "clear the requested update (asks first)",
+        "Updates",
+        N,
+        false,
+        KeyAction::ClearRequest,
+    ),
+    b(
+        &[c('a')],
+        "a",
+        "accept the selected update's risks (Updates; asks first)",
+        "Updates",
+        N,
+        false,
+        KeyAction::AcceptRisks,
+    ),
+    b(
+        &[c('y'), k(KeyCode::Enter)],
+        "y/Enter",
+        "confirm: switch the mode, write the request",
+        "Confirm popups",
+        C,
+        true,
+        KeyAction::Confirm,
+    ),
+    b(
+        &[c('n'), k(KeyCode::Esc), c('q')],
+        "n/Esc",
+        "cancel: nothing is sent or written",
+        "Confirm popups",
+        C,
+        true,
+        KeyAction::Back,
+    ),
     eb(
-        &[c('6'), c('7')],
-        "6-7",
+        &[c('7'), c('8')],
+        "7-8",
         "task graph (run levels × components), drift",
         N,
         false,
@@ -428,22 +480,6 @@ pub const BINDINGS: &[KeyBinding] = &[
         N,
         true,
         KeyAction::ToggleLog,
-    ),
-    eb(
-        &[c('y'), k(KeyCode::Enter)],
-        "y/Enter",
-        "confirm the mode switch",
-        C,
-        true,
-        KeyAction::Confirm,
-    ),
-    eb(
-        &[c('n'), k(KeyCode::Esc), c('q')],
-        "n/Esc",
-        "cancel the mode switch (nothing is sent)",
-        C,
-        true,
-        KeyAction::Back,
     ),
 ];
 
@@ -479,6 +515,10 @@ pub const COMMANDS: &[(&[&str], &str)] = &[
     ),
     (&["history", "hist"], "update history"),
     (&["health", "insights"], "update-health insights"),
+    (
+        &["updates", "upgrade", "up"],
+        "update targets, channel and requests",
+    ),
     (&["help", "h"], "this help"),
 ];
 
@@ -500,7 +540,8 @@ mod tests {
 
     #[test]
     fn plain_c_is_not_ctrl_c_and_shift_g_is_g() {
-        assert!(lookup(Mode::Normal, false, &ev(KeyCode::Char('c'), KeyModifiers::NONE)).is_none());
+        let c = lookup(Mode::Normal, false, &ev(KeyCode::Char('c'), KeyModifiers::NONE));
+        assert_eq!(c.map(|b| b.action), Some(KeyAction::Channel));
         let g = lookup(Mode::Normal, false, &ev(KeyCode::Char('G'), KeyModifiers::SHIFT));
         assert_eq!(g.map(|b| b.action), Some(KeyAction::Bottom));
     }
@@ -533,8 +574,8 @@ mod tests {
             lookup(Mode::Normal, true, &m).map(|b| b.action),
             Some(KeyAction::SwitchMode)
         );
-        let six = ev(KeyCode::Char('6'), KeyModifiers::NONE);
-        assert!(lookup(Mode::Normal, false, &six).is_none());
+        let seven = ev(KeyCode::Char('7'), KeyModifiers::NONE);
+        assert!(lookup(Mode::Normal, false, &seven).is_none());
         // In the confirm popup `y` confirms (elsewhere in popups it shows YAML).
         let y = ev(KeyCode::Char('y'), KeyModifiers::NONE);
         assert_eq!(

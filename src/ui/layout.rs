@@ -90,7 +90,14 @@ pub(crate) fn split_v(area: Rect, first: u16) -> (Rect, Rect) {
 /// Overview: (completion, conditions, insights, pools); pools get space only when everything
 /// else fits.
 pub(crate) fn overview_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect, Rect, Rect) {
-    let (completion, rest) = split_v(body, if dash.no_data { 5 } else { 4 });
+    // Completion (gauge, duration and estimate) or "no update in progress", and the updates
+    // line.
+    let rows = if dash.no_data || dash.completion.is_some() {
+        5
+    } else {
+        4
+    };
+    let (completion, rest) = split_v(body, rows);
     let want = u16::try_from(dash.conditions.len().max(1))
         .unwrap_or(u16::MAX)
         .saturating_add(3);
@@ -150,4 +157,34 @@ pub(crate) fn popup_area(area: Rect, max_width: u16) -> Rect {
         width: w,
         height: h,
     }
+}
+
+/// Width of the labels of the Updates summary panel (`Requested  `).
+pub(crate) const UPDATES_LABEL_W: usize = 11;
+
+/// Lines of the Updates summary panel's notes wrapped to an inner width of `inner_w`.
+pub(crate) fn updates_note_lines(dash: &Dashboard, inner_w: usize) -> usize {
+    dash.updates
+        .notes
+        .iter()
+        .map(|(n, _)| super::text::wrap(n, inner_w.max(8)).len())
+        .sum()
+}
+
+/// Updates: (summary panel, targets table, risks of the selected target).
+pub(crate) fn updates_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect, Rect) {
+    let notes = updates_note_lines(dash, usize::from(body.width.saturating_sub(2)));
+    let want = u16::try_from(3 + notes).unwrap_or(u16::MAX).saturating_add(2);
+    let sum_h = want.min(body.height / 2).max(5.min(body.height));
+    let (summary, rest) = split_v(body, sum_h);
+    let rows = u16::try_from(dash.updates.rows.len().max(1))
+        .unwrap_or(u16::MAX)
+        .saturating_add(3);
+    let table_h = if rest.height >= rows + 6 {
+        rows
+    } else {
+        (rest.height / 2).max(4.min(rest.height))
+    };
+    let (table, risks) = split_v(rest, table_h);
+    (summary, table, risks)
 }

@@ -33,6 +33,7 @@ mod layout;
 pub mod logging;
 mod model;
 mod popup;
+mod request;
 mod tab;
 mod text;
 mod theme;
@@ -66,6 +67,15 @@ pub struct UiOptions {
     /// The embedded reconcile engine, when the dashboard drives one (`cvo demo`); `None` for a
     /// dashboard that only watches a cluster or a snapshot.
     pub engine: Option<EngineHandle>,
+    /// Without an engine (`cvo tui` on a live cluster): where confirmed requests go and their
+    /// outcomes come back (the CLI's writer); `None` for snapshots and `--read-only`.
+    pub requests: Option<(
+        tokio::sync::mpsc::Sender<crate::reconcile::api::Command>,
+        tokio::sync::mpsc::Receiver<crate::reconcile::api::CommandOutcome>,
+    )>,
+    /// `--read-only`: every administrator request (update, channel, clear, accept risks, the
+    /// switch to active-apply) is refused with the reason on screen.
+    pub read_only: bool,
 }
 
 /// Environment variable naming a key that makes the dashboard panic (end-to-end tests check
@@ -147,10 +157,13 @@ where
         alerts,
         now,
         engine,
+        requests,
+        read_only,
     } = opts;
     let size = terminal.size()?;
     let first = feed.borrow_and_update().clone();
     let mut app = app::App::new(first, alerts, now, palette, (size.width, size.height));
+    app.read_only = read_only;
     let mut stats = LoopStats {
         frames: 0,
         states: 1,
@@ -166,6 +179,11 @@ where
         }
         None => (None, false),
     };
+    let mut outcomes = None;
+    if let (false, Some((tx, rx))) = (engine_open, requests) {
+        app.commands = Some(tx);
+        outcomes = Some(rx);
+    }
     let mut engine_pending = false;
     let mut clock = tokio::time::interval(CLOCK_INTERVAL);
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -239,12 +257,25 @@ where
                 }
                 last_feed = Instant::now();
             }
+            Some(out) = next_outcome(outcomes.as_mut()), if outcomes.is_some() => {
+                dirty |= app.update(app::Action::RequestOutcome(out));
+            }
             _ = clock.tick(), if app.follows_clock() => {
                 dirty |= app.update(app::Action::Tick(Utc::now()));
             }
         }
     }
     Ok(stats)
+}
+
+/// The next outcome of the request writer; `None` once it has stopped.
+async fn next_outcome(
+    rx: Option<&mut tokio::sync::mpsc::Receiver<crate::reconcile::api::CommandOutcome>>,
+) -> Option<crate::reconcile::api::CommandOutcome> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Waits for the next engine snapshot; never resolves without an engine.

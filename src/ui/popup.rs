@@ -7,6 +7,7 @@ use ratatui::{
     text::{Line, Span},
 };
 
+use super::request::RequestView;
 use super::{
     engine::{self, EngineModel},
     keys::{self, BINDINGS, COMMANDS},
@@ -28,6 +29,19 @@ pub enum PopupKind {
     Yaml(String),
     /// Confirm switching the engine to this mode.
     Confirm(EngineMode),
+    /// Confirm an administrator's request (update, channel, clear, accept risks): what will
+    /// be written, the preconditions' verdicts, the risks accepted, or why nothing will be.
+    Request(Box<RequestView>),
+    /// Choose a channel from those the current release lists; the popup's `scroll` is the
+    /// selected index.
+    Channels(Vec<String>),
+}
+
+impl PopupKind {
+    /// Whether the popup asks for a yes/no (`y`/Enter, `n`/Esc).
+    pub fn is_confirm(&self) -> bool {
+        matches!(self, Self::Confirm(_) | Self::Request(_))
+    }
 }
 
 /// An open popup.
@@ -45,7 +59,7 @@ pub struct Popup {
 
 /// The confirm popup's rectangle: just high enough for its text.
 pub(crate) fn confirm_area(popup: &Popup, attached: Option<&EngineModel>, p: &Palette, area: Rect) -> Rect {
-    let w = area.width.saturating_sub(4).min(64);
+    let w = area.width.saturating_sub(4).min(max_width(&popup.kind));
     let inner_w = usize::from(w.saturating_sub(2));
     let lines = u16::try_from(lines(popup, attached, p, inner_w).len()).unwrap_or(u16::MAX);
     let h = lines.saturating_add(2).min(area.height);
@@ -61,7 +75,8 @@ pub(crate) fn confirm_area(popup: &Popup, attached: Option<&EngineModel>, p: &Pa
 pub(crate) fn max_width(kind: &PopupKind) -> u16 {
     match kind {
         PopupKind::Help => 84,
-        PopupKind::Confirm(_) => 64,
+        PopupKind::Confirm(_) | PopupKind::Channels(_) => 64,
+        PopupKind::Request(_) => 96,
         _ => u16::MAX,
     }
 }
@@ -197,6 +212,24 @@ pub(crate) fn lines(
                 Span::styled(" cancel (nothing is sent)", p.text),
             ]));
         }
+        PopupKind::Request(v) => request_lines(v, p, width, &mut out),
+        PopupKind::Channels(list) => {
+            out.push(Line::styled("Channels the current release lists:", p.text));
+            out.push(Line::default());
+            for (i, c) in list.iter().enumerate() {
+                let style = if i == popup.scroll { p.selected } else { p.text };
+                out.push(Line::styled(text::fit(&format!("  {c}"), width), style));
+            }
+            out.push(Line::default());
+            out.push(Line::from(vec![
+                Span::styled("j/k", p.key),
+                Span::styled(" choose   ", p.text),
+                Span::styled("Enter", p.key),
+                Span::styled(" review the change   ", p.text),
+                Span::styled("Esc", p.key),
+                Span::styled(" cancel", p.text),
+            ]));
+        }
         PopupKind::Yaml(y) => {
             for line in y.lines() {
                 let indent = line.len() - line.trim_start().len();
@@ -214,6 +247,86 @@ pub(crate) fn lines(
     out
 }
 
+/// The request popup's lines: the request, what will be written, the verdicts, the risks
+/// accepted, warnings, and the keys (or the refusal).
+fn request_lines(v: &RequestView, p: &Palette, width: usize, out: &mut Vec<Line<'static>>) {
+    let wrapped = |s: &str, indent: usize, style, out: &mut Vec<Line<'static>>| {
+        for l in text::wrap(s, width.saturating_sub(indent).max(8)) {
+            out.push(Line::styled(format!("{}{l}", " ".repeat(indent)), style));
+        }
+    };
+    out.push(Line::from(vec![
+        Span::styled("Request  ", p.muted),
+        Span::styled(v.request.command_line(), p.text),
+    ]));
+    out.push(Line::default());
+    if v.writes.is_empty() {
+        out.push(Line::styled("Writes nothing.", p.title));
+    } else {
+        out.push(Line::styled(
+            "Writes (JSON merge patch of clusterversion/version):",
+            p.title,
+        ));
+        for w in &v.writes {
+            wrapped(w, 2, p.text, out);
+        }
+    }
+    if !v.verdicts.is_empty() {
+        out.push(Line::default());
+        out.push(Line::styled("Preconditions", p.title));
+        for (level, line) in &v.verdicts {
+            let mark = match level {
+                Level::Ok => "✓ ",
+                Level::Error | Level::Blocked => "✗ ",
+                _ => "! ",
+            };
+            let mut first = true;
+            for l in text::wrap(line, width.saturating_sub(4).max(8)) {
+                let lead = if first { mark } else { "  " };
+                first = false;
+                out.push(Line::from(vec![
+                    Span::raw("  "),
+                    Span::styled(format!("{lead}{l}"), p.level(*level)),
+                ]));
+            }
+        }
+    }
+    if !v.risks.is_empty() {
+        out.push(Line::default());
+        out.push(Line::styled("Risks you accept by confirming", p.title));
+        for r in &v.risks {
+            out.push(Line::from(vec![
+                Span::raw("  "),
+                Span::styled(r.name.clone(), p.warn),
+            ]));
+            wrapped(&r.message, 4, p.text, out);
+            if !r.url.is_empty() {
+                wrapped(&r.url, 4, p.key, out);
+            }
+        }
+    }
+    for w in &v.warnings {
+        out.push(Line::default());
+        wrapped(&format!("warning: {w}"), 0, p.warn, out);
+    }
+    out.push(Line::default());
+    match &v.refusal {
+        Some(why) => {
+            wrapped(&format!("Refused: {why}"), 0, p.err, out);
+            out.push(Line::from(vec![
+                Span::styled("n/Esc", p.key),
+                Span::styled(" close (nothing is written)", p.text),
+            ]));
+        }
+        None => out.push(Line::from(vec![
+            Span::styled("y/Enter", p.key),
+            Span::styled(" write it   ", p.text),
+            Span::styled("n/Esc", p.key),
+            Span::styled(" cancel (nothing is written)", p.text),
+        ])),
+    }
+}
+
 /// The largest scroll offset that still fills the popup on a terminal of `size`.
 pub(crate) fn max_scroll(
     popup: &Popup,
@@ -221,7 +334,15 @@ pub(crate) fn max_scroll(
     p: &Palette,
     size: (u16, u16),
 ) -> usize {
-    let area = layout::popup_area(Rect::new(0, 0, size.0, size.1), max_width(&popup.kind));
+    if let PopupKind::Channels(c) = &popup.kind {
+        return c.len().saturating_sub(1);
+    }
+    let screen = Rect::new(0, 0, size.0, size.1);
+    let area = if popup.kind.is_confirm() {
+        confirm_area(popup, attached, p, screen)
+    } else {
+        layout::popup_area(screen, max_width(&popup.kind))
+    };
     let (w, h) = (
         usize::from(area.width.saturating_sub(2)),
         usize::from(area.height.saturating_sub(2)),

@@ -1,7 +1,7 @@
 //! The dashboard's views, in tab order: the vocabulary the state, the model and the render
 //! code share.
 
-/// The views, in tab order (`1`–`5`; `6`–`7` only with an embedded engine).
+/// The views, in tab order (`1`–`6`; `7`–`8` only with an embedded engine).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Tab {
     /// Completion, ClusterVersion conditions, insights summary.
@@ -15,6 +15,8 @@ pub enum Tab {
     History,
     /// Update-health insights.
     Health,
+    /// Update targets (recommended and conditional, with risks), channel, requests.
+    Updates,
     /// The engine's task graph: run levels as rows, components as cells.
     Tasks,
     /// The engine's drift records (what would change, or what changed).
@@ -23,23 +25,25 @@ pub enum Tab {
 
 impl Tab {
     /// All tabs in order.
-    pub const ALL: [Tab; 7] = [
+    pub const ALL: [Tab; 8] = [
         Tab::Overview,
         Tab::Operators,
         Tab::Nodes,
         Tab::History,
         Tab::Health,
+        Tab::Updates,
         Tab::Tasks,
         Tab::Drift,
     ];
 
     /// The tabs without an engine.
-    pub const CLUSTER: [Tab; 5] = [
+    pub const CLUSTER: [Tab; 6] = [
         Tab::Overview,
         Tab::Operators,
         Tab::Nodes,
         Tab::History,
         Tab::Health,
+        Tab::Updates,
     ];
 
     /// Position in [`Tab::ALL`].
@@ -55,6 +59,7 @@ impl Tab {
             Tab::Nodes => "Nodes",
             Tab::History => "History",
             Tab::Health => "Health",
+            Tab::Updates => "Updates",
             Tab::Tasks => "Tasks",
             Tab::Drift => "Drift",
         }

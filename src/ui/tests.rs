@@ -639,6 +639,7 @@ fn field_note_35_too_small_terminal() {
 
 mod app_update;
 mod event_loop;
+mod updates;
 mod views;
 
 /// The skip notice names the test and goes to stderr, not to the captured stdout.

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # End-to-end: the live demo update in a real terminal (tmux), on the release binary.
 #
-# Starts `cvo demo --speed 20` (simulator + simulated operators + the engine in active-apply,
-# 4.16.3 → 4.16.4) at 120x40 and checks, from what is on screen:
+# Starts `cvo demo --speed 20 --auto` (simulator + simulated operators + the engine in active-apply,
+# 4.16.3 → 4.16.4, requested by the demo itself: `--auto`) at 120x40 and checks, from what is on screen:
 #   1. the dashboard comes up in active-apply mode with the engine's sync gauge;
 #   2. the gauge rises: the percentages read from successive captures never fall and at least
 #      three distinct values are seen before 100 %;
-#   3. `6` opens the task graph (run levels as rows, components with done/total);
+#   3. `7` opens the task graph (run levels as rows, components with done/total);
 #   4. the update completes: `4` shows the History tab with `4.16.4  Completed` on top;
 #   5. `m` opens the mode-switch confirm popup, Esc closes it without switching;
 #   6. `q` quits with exit code 0 and the terminal leaves the alternate screen.
@@ -33,7 +33,7 @@ trap cleanup EXIT
 e2e_prepare
 
 tm -f /dev/null new-session -d -s "$SESSION" -x 120 -y 40 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" TERM=tmux-256color bash --norc --noprofile"
-keys "clear; cd '$ART' && TERM=xterm-256color XDG_STATE_HOME='$ART' '$CVO_BIN' demo --speed 20; echo rc=\$?" Enter
+keys "clear; cd '$ART' && TERM=xterm-256color XDG_STATE_HOME='$ART' '$CVO_BIN' demo --speed 20 --auto; echo rc=\$?" Enter
 
 # 1. The dashboard in active-apply with the engine's gauge.
 wait_for "active-apply" "start"
@@ -69,7 +69,7 @@ echo "gauge values seen: ${seen[*]}" | tee "$ART/gauge.txt"
 ((${#seen[@]} >= 4)) || fail "the gauge did not rise through at least three values before 100%: ${seen[*]}"
 
 # 3. The task graph.
-keys 6
+keys 7
 wait_for "task graph" "task-graph"
 tm capture-pane -p -t "$SESSION" | grep -qE '✓ kube-apiserver-operator [0-9]+/[0-9]+' ||
     fail "the task graph does not show kube-apiserver-operator as done"

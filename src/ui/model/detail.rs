@@ -130,7 +130,7 @@ pub(crate) fn object_yaml(src: &Sources<'_>, tab: Tab, i: usize) -> Option<(Stri
             Some((format!("node/{name} (yaml)"), to_yaml(n)))
         }
         Tab::Health => insight_yaml(src, i),
-        Tab::Overview | Tab::History => {
+        Tab::Overview | Tab::History | Tab::Updates => {
             let cv = s.cluster_version.as_ref()?;
             Some(("clusterversion/version (yaml)".into(), to_yaml(cv)))
         }
@@ -318,6 +318,7 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
             l.push(DetailLine::new("Description", &ins.description, Level::Info));
             "update health insight".into()
         }
+        Tab::Updates => return None,
         Tab::Tasks => {
             let e = src.engine?;
             let cell = e.cells.get(i)?;

@@ -15,6 +15,7 @@
 pub mod detail;
 pub mod feed;
 pub mod rows;
+pub mod updates;
 
 use chrono::{DateTime, Utc};
 
@@ -61,6 +62,8 @@ pub struct Dashboard {
     /// A live feed that has not received any object yet (syncing or unreachable): every
     /// panel says so instead of drawing conclusions from empty lists.
     pub no_data: bool,
+    /// Update targets, requests and why there are none ([`updates::UpdatesModel`]).
+    pub updates: updates::UpdatesModel,
 }
 
 /// The one-line summary at the top of the screen.
@@ -268,6 +271,7 @@ impl Dashboard {
             nodes: Vec::new(),
             insights: Vec::new(),
             no_data: waiting_for_data(state),
+            updates: updates::UpdatesModel::default(),
         }
     }
 }

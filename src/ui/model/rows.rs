@@ -43,6 +43,22 @@ pub(crate) fn row_texts(dash: &Dashboard, engine: Option<&EngineModel>, tab: Tab
             .iter()
             .map(|i| format!("{} {} {} {}", i.level_word, i.impact, i.message, i.description))
             .collect(),
+        Tab::Updates => dash
+            .updates
+            .rows
+            .iter()
+            .map(|r| {
+                let risks: Vec<&str> = r.risks.iter().map(|k| k.name.as_str()).collect();
+                format!(
+                    "{} {} {} {} {}",
+                    r.release.version,
+                    r.kind.word(),
+                    r.recommended_word(),
+                    risks.join(" "),
+                    r.release.image
+                )
+            })
+            .collect(),
         Tab::Tasks => engine.map_or_else(Vec::new, |e| {
             e.cells
                 .iter()
@@ -82,6 +98,7 @@ pub(crate) fn row_levels(dash: &Dashboard, engine: Option<&EngineModel>, tab: Ta
         Tab::Nodes => dash.nodes.iter().map(|r| r.level).collect(),
         Tab::History => dash.history.iter().map(|r| r.level).collect(),
         Tab::Health => dash.insights.iter().map(|r| r.level).collect(),
+        Tab::Updates => dash.updates.rows.iter().map(|r| r.level).collect(),
         Tab::Tasks => engine.map_or_else(Vec::new, |e| {
             e.cells.iter().map(engine::TaskCell::level_style).collect()
         }),

@@ -225,7 +225,7 @@ fn snapshot_engine_overview_mid_update() {
 #[test]
 fn snapshot_engine_task_graph_with_a_failed_component() {
     let (mut app, _rx) = engine_app(mid_update(EngineMode::ActiveApply), 80, 24);
-    key(&mut app, KeyCode::Char('6'));
+    key(&mut app, KeyCode::Char('7'));
     assert_eq!(app.tab, Tab::Tasks);
     insta::assert_snapshot!("engine_tasks_80x24", draw(&app).backend());
     // Select the failed cell with the filter, open its tasks.
@@ -234,20 +234,20 @@ fn snapshot_engine_task_graph_with_a_failed_component() {
     key(&mut app, KeyCode::Enter);
     insta::assert_snapshot!("engine_tasks_failed_detail_80x24", draw(&app).backend());
     let (mut app, _rx) = engine_app(mid_update(EngineMode::ActiveApply), 160, 48);
-    key(&mut app, KeyCode::Char('6'));
+    key(&mut app, KeyCode::Char('7'));
     insta::assert_snapshot!("engine_tasks_160x48", draw(&app).backend());
 }
 
 #[test]
 fn snapshot_engine_drift_view() {
     let (mut app, _rx) = engine_app(mid_update(EngineMode::WatchOnly), 80, 24);
-    key(&mut app, KeyCode::Char('7'));
+    key(&mut app, KeyCode::Char('8'));
     assert_eq!(app.tab, Tab::Drift);
     insta::assert_snapshot!("engine_drift_80x24", draw(&app).backend());
     key(&mut app, KeyCode::Enter);
     insta::assert_snapshot!("engine_drift_detail_80x24", draw(&app).backend());
     let (mut app, _rx) = engine_app(mid_update(EngineMode::WatchOnly), 160, 48);
-    key(&mut app, KeyCode::Char('7'));
+    key(&mut app, KeyCode::Char('8'));
     insta::assert_snapshot!("engine_drift_160x48", draw(&app).backend());
 }
 
@@ -286,7 +286,7 @@ fn gauge_numbers_come_from_the_snapshot() {
 #[test]
 fn cells_and_modes_are_coloured() {
     let (mut app, _rx) = engine_app(mid_update(EngineMode::ActiveApply), 120, 40);
-    key(&mut app, KeyCode::Char('6'));
+    key(&mut app, KeyCode::Char('7'));
     let t = draw(&app);
     let buf = t.backend().buffer();
     let (x, y) = find(buf, "✓ etcd 5/5").expect("done cell on screen");
@@ -404,7 +404,7 @@ fn a_full_command_channel_never_blocks() {
 #[test]
 fn without_an_engine_the_engine_views_and_keys_are_absent() {
     let mut app = app_for(demo(), 120, 40);
-    for c in ['6', '7', 'm', 'r', 'e'] {
+    for c in ['7', '8', 'm', 'r', 'e'] {
         assert!(
             !key(&mut app, KeyCode::Char(c)),
             "{c} does nothing without an engine"
@@ -418,8 +418,8 @@ fn without_an_engine_the_engine_views_and_keys_are_absent() {
         text.lines().next().is_some_and(|l| l.contains("│ watch-only")),
         "{text}"
     );
-    // Tab cycles through the five cluster views only.
-    for _ in 0..5 {
+    // Tab cycles through the six cluster views only.
+    for _ in 0..6 {
         key(&mut app, KeyCode::Tab);
         assert!(Tab::CLUSTER.contains(&app.tab));
     }
@@ -444,7 +444,7 @@ fn with_an_engine_help_lists_every_key_and_tab_reaches_the_engine_views() {
 #[test]
 fn drift_filter_and_create_yaml() {
     let (mut app, _rx) = engine_app(mid_update(EngineMode::WatchOnly), 120, 40);
-    key(&mut app, KeyCode::Char('7'));
+    key(&mut app, KeyCode::Char('8'));
     assert_eq!(
         app.visible_rows(Tab::Drift).len(),
         3,
@@ -470,7 +470,7 @@ fn task_graph_scrolls_to_keep_the_selection_visible() {
     let spec: Vec<(u32, String, &str)> = (0..40).map(|i| (i, format!("component-{i:02}"), "dd")).collect();
     let spec: Vec<(u32, &str, &str)> = spec.iter().map(|(l, c, s)| (*l, c.as_str(), *s)).collect();
     let (mut app, _rx) = engine_app(snapshot_of(EngineMode::ActiveApply, &spec), 80, 24);
-    key(&mut app, KeyCode::Char('6'));
+    key(&mut app, KeyCode::Char('7'));
     key(&mut app, KeyCode::Char('G'));
     let text = text_of(&app);
     assert!(
@@ -523,6 +523,8 @@ mod event_loop {
             alerts: None,
             now: None,
             engine: Some(EngineHandle::new(status, commands)),
+            requests: None,
+            read_only: false,
         };
         let producer = async move {
             // 100 snapshots in about 0.3 s: coalesced to a few redraws.
@@ -564,6 +566,8 @@ mod event_loop {
             alerts: None,
             now: None,
             engine: Some(EngineHandle::new(status, commands)),
+            requests: None,
+            read_only: false,
         };
         let stop = async {
             tokio::time::sleep(Duration::from_millis(800)).await;
@@ -584,7 +588,7 @@ mod event_loop {
 #[test]
 fn an_open_task_detail_follows_new_snapshots() {
     let (mut app, _rx) = engine_app(mid_update(EngineMode::ActiveApply), 100, 40);
-    key(&mut app, KeyCode::Char('6'));
+    key(&mut app, KeyCode::Char('7'));
     chars(&mut app, "/kube-scheduler");
     key(&mut app, KeyCode::Enter);
     key(&mut app, KeyCode::Enter);
@@ -607,7 +611,7 @@ fn an_open_task_detail_follows_new_snapshots() {
 #[test]
 fn drift_words_follow_the_mode() {
     let (mut app, _rx) = engine_app(mid_update(EngineMode::ActiveApply), 120, 40);
-    key(&mut app, KeyCode::Char('7'));
+    key(&mut app, KeyCode::Char('8'));
     let text = text_of(&app);
     assert!(text.contains("drift (active-apply: changed)"), "{text}");
     assert!(text.contains("created (was absent)"), "{text}");
@@ -632,7 +636,7 @@ fn operators_still_updating_are_waiting_not_failed() {
     // The gauge's run level says waiting too, not failed.
     assert!(text.contains("1 waiting)"), "{text}");
     assert!(!text.contains("1 failed)"), "{text}");
-    key(&mut app, KeyCode::Char('6'));
+    key(&mut app, KeyCode::Char('7'));
     let t = draw(&app);
     let buf = t.backend().buffer();
     let (x, y) = find(buf, "~ kube-scheduler 2/5").expect("waiting cell");
@@ -653,7 +657,7 @@ fn operators_still_updating_are_waiting_not_failed() {
     );
     snap.cluster_version = Some(cv);
     let (mut app, _rx) = engine_app(snap, 120, 40);
-    key(&mut app, KeyCode::Char('6'));
+    key(&mut app, KeyCode::Char('7'));
     assert!(text_of(&app).contains("✗ kube-scheduler 2/5"));
 }
 
@@ -674,8 +678,8 @@ fn random_keys_and_snapshots_never_panic() {
         KeyCode::Char('m'),
         KeyCode::Char('r'),
         KeyCode::Char('e'),
-        KeyCode::Char('6'),
         KeyCode::Char('7'),
+        KeyCode::Char('8'),
         KeyCode::Enter,
         KeyCode::Esc,
         KeyCode::Tab,

@@ -15,6 +15,8 @@ fn static_opts() -> UiOptions {
         alerts: None,
         now: None,
         engine: None,
+        requests: None,
+        read_only: false,
     }
 }
 
@@ -114,6 +116,8 @@ async fn bursts_of_feed_updates_are_coalesced() {
         alerts: None,
         now: None,
         engine: None,
+        requests: None,
+        read_only: false,
     };
     let base = demo();
     let producer = async move {

@@ -163,6 +163,7 @@ pub(super) fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
                 Tab::Nodes => format!("[{}]", d.nodes.len()),
                 Tab::History => format!("[{}]", d.history.len()),
                 Tab::Health => format!("[{}]", d.insights.len()),
+                Tab::Updates => format!("[{}]", d.updates.rows.len()),
             };
             let label = if compact {
                 format!("{} {}{count}", i + 1, t.title())

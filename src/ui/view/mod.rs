@@ -6,7 +6,7 @@
 //! one line, fitted to its column with an ellipsis.
 //!
 //! One module per view or widget: [`header`] (header and tab line), [`footer`], [`table`] (the
-//! shared table widget), [`overview`], [`operators`], [`nodes`], [`history`], [`health`], the
+//! shared table widget), [`overview`], [`operators`], [`nodes`], [`history`], [`health`], [`updates`], the
 //! engine views [`sync`], [`tasks`], [`drift`] and [`log`], and [`popup`]. Render depends on the
 //! state ([`App`]), never the reverse.
 
@@ -23,6 +23,7 @@ mod popup;
 mod sync;
 mod table;
 mod tasks;
+mod updates;
 mod widgets;
 
 use ratatui::{Frame, text::Line, widgets::Paragraph};
@@ -51,6 +52,7 @@ pub(crate) fn render(app: &App, frame: &mut Frame) {
         Tab::Nodes => nodes::render(app, frame, body),
         Tab::History => history::render(app, frame, body),
         Tab::Health => health::render(app, frame, body, true),
+        Tab::Updates => updates::render(app, frame, body),
         Tab::Tasks => tasks::render(app, frame, body),
         Tab::Drift => drift::render(app, frame, body),
     }

@@ -123,6 +123,11 @@ fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
         return;
     }
     let (gauge_area, info_area) = layout::split_v(inner, 1);
+    let (info_area, updates_area) = if d.completion.is_some() {
+        layout::split_v(info_area, 1)
+    } else {
+        (Rect::default(), info_area)
+    };
     let w = usize::from(inner.width);
     if let Some(msg) = feed::waiting_long(&app.dash, &app.state.feed, app.now) {
         let style = if feed::feed_error(&app.state.feed).is_some() {
@@ -137,6 +142,14 @@ fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
             .collect();
         frame.render_widget(Paragraph::new(lines), inner);
         return;
+    }
+    if !d.no_data {
+        let (line, level) = d.updates.summary();
+        let style = match level {
+            Level::Info => p.text,
+            other => p.level(other),
+        };
+        frame.render_widget(Paragraph::new(fit_spans(vec![(line, style)], w)), updates_area);
     }
     match &d.completion {
         Some(comp) => {

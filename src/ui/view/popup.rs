@@ -20,13 +20,18 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let Some(popup) = &app.popup else { return };
     let rect = match popup.kind {
-        PopupKind::Confirm(_) => content::confirm_area(popup, app.engine.as_ref(), &app.palette, area),
+        PopupKind::Confirm(_) | PopupKind::Request(_) | PopupKind::Channels(_) => {
+            content::confirm_area(popup, app.engine.as_ref(), &app.palette, area)
+        }
         _ => layout::popup_area(area, content::max_width(&popup.kind)),
     };
     frame.render_widget(Clear, rect);
     let hint = match popup.kind {
         PopupKind::Detail(_) if popup.yaml.is_some() => " j/k scroll · y yaml · Esc close ",
         PopupKind::Confirm(_) => " y confirm · n cancel ",
+        PopupKind::Request(ref v) if v.refusal.is_some() => " j/k scroll · n close ",
+        PopupKind::Request(_) => " y confirm · n cancel · j/k scroll ",
+        PopupKind::Channels(_) => " j/k choose · Enter review · Esc cancel ",
         _ => " j/k scroll · Esc close ",
     };
     let block = Block::bordered()
@@ -43,7 +48,11 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(block, rect);
     let lines = content::lines(popup, app.engine.as_ref(), &app.palette, usize::from(inner.width));
     let max = lines.len().saturating_sub(usize::from(inner.height));
-    let scroll = popup.scroll.min(max);
+    let scroll = if matches!(popup.kind, PopupKind::Channels(_)) {
+        0
+    } else {
+        popup.scroll.min(max)
+    };
     let shown: Vec<Line> = lines
         .into_iter()
         .skip(scroll)

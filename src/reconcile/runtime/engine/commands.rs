@@ -31,6 +31,29 @@ impl EngineLoop {
                 return Ok(format!("mode {m:?}"));
             }
             Command::Shutdown => return Ok("stopping".into()),
+            Command::RequestPatch { patch, .. } => {
+                // The administrator's own request: written in both modes, through the client
+                // without the watch-only guard (like the Lease), and only within spec's
+                // desiredUpdate and channel.
+                let spec = patch
+                    .as_object()
+                    .filter(|o| o.len() == 1)
+                    .and_then(|o| o.get("spec"));
+                let ok = spec.and_then(serde_json::Value::as_object).is_some_and(|s| {
+                    !s.is_empty() && s.keys().all(|k| k == "desiredUpdate" || k == "channel")
+                });
+                if !ok {
+                    return Err(CommandError::PatchScope(patch.to_string()));
+                }
+                let api: Api<ClusterVersion> = Api::all(self.lease_client.clone());
+                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map_err(|err| CommandError::Patch {
+                        name: name.clone(),
+                        err,
+                    })?;
+                return Ok(format!("ClusterVersion {name} spec patched"));
+            }
             Command::SetDesiredUpdate {
                 version,
                 image,

@@ -101,6 +101,9 @@ pub enum CommandError {
     /// A spec change while watch-only.
     #[error("refused: the engine is watch-only")]
     WatchOnly,
+    /// A request patch that touches more than `spec.desiredUpdate` and `spec.channel`.
+    #[error("refused: a request may patch only spec.desiredUpdate and spec.channel, not {0}")]
+    PatchScope(String),
     /// The spec patch failed.
     #[error("patching ClusterVersion {name}: {}", api_text(.err))]
     Patch {

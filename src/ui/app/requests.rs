@@ -1,0 +1,147 @@
+//! The administrator's requests from the Updates view: which popup each key opens (update
+//! target, channel list, clear, accept risks), whether this dashboard may write at all, and
+//! what a confirmed request sends (one [`Command::RequestPatch`]).
+
+use super::{App, Popup, PopupKind, Tab};
+use crate::{
+    reconcile::api::Command,
+    ui::{
+        model::updates::{RiskRow, UpdateKind, UpdateRow},
+        request::{RequestView, UiRequest},
+        theme::Level,
+    },
+};
+
+impl App {
+    /// Whether this dashboard may write a request: `Err` says why not (shown in the popup).
+    pub fn writer(&self) -> Result<(), String> {
+        if self.read_only {
+            return Err("--read-only: this dashboard refuses every write; nothing is sent.".into());
+        }
+        if self.commands.is_none() {
+            return Err(if self.state.feed == crate::cluster::FeedStatus::Static {
+                "a snapshot (--from) cannot be written to; nothing is sent.".into()
+            } else {
+                "this dashboard has no writer for the cluster; use `cvo upgrade`.".into()
+            });
+        }
+        Ok(())
+    }
+
+    /// Opens the confirm popup for `req`, decided against the ClusterVersion as read.
+    pub(super) fn open_request(&mut self, req: UiRequest, risks: Vec<RiskRow>) {
+        let title = req.title();
+        let v = RequestView::build(self.state.cluster_version.as_ref(), req, risks, self.writer());
+        self.popup = Some(Popup {
+            title,
+            kind: PopupKind::Request(Box::new(v)),
+            scroll: 0,
+            yaml: None,
+        });
+    }
+
+    /// The selected row of the Updates view.
+    fn selected_update(&self) -> Option<&UpdateRow> {
+        if self.tab != Tab::Updates {
+            return None;
+        }
+        self.selected_row().and_then(|i| self.dash.updates.rows.get(i))
+    }
+
+    pub(super) fn request_selected(&mut self) -> bool {
+        let Some(row) = self.selected_update().cloned() else {
+            self.flash = Some(("no update selected: nothing to request".into(), Level::Warn));
+            return true;
+        };
+        let conditional = row.kind == UpdateKind::Conditional;
+        let risks = if conditional {
+            row.risks.clone()
+        } else {
+            Vec::new()
+        };
+        self.open_request(
+            UiRequest::To {
+                version: row.release.version.clone(),
+                image: row.release.image.clone(),
+                conditional,
+            },
+            risks,
+        );
+        true
+    }
+
+    pub(super) fn accept_risks(&mut self) -> bool {
+        let Some(row) = self.selected_update().cloned() else {
+            self.flash = Some((
+                "select a conditional update on the Updates view (6) first".into(),
+                Level::Warn,
+            ));
+            return true;
+        };
+        if row.risks.is_empty() {
+            self.flash = Some((
+                format!("{} has no risks to accept", row.release.version),
+                Level::Warn,
+            ));
+            return true;
+        }
+        let mut names = self.dash.updates.accepted.clone();
+        for r in &row.risks {
+            if !names.contains(&r.name) {
+                names.push(r.name.clone());
+            }
+        }
+        self.open_request(UiRequest::AcceptRisks(names), row.risks);
+        true
+    }
+
+    pub(super) fn open_channels(&mut self) -> bool {
+        let list = self.dash.updates.channels.clone();
+        if list.is_empty() {
+            self.flash = Some((
+                "the current release lists no channels (status.desired.channels)".into(),
+                Level::Warn,
+            ));
+            return true;
+        }
+        let current = list
+            .iter()
+            .position(|c| *c == self.dash.updates.channel)
+            .unwrap_or(0);
+        self.popup = Some(Popup {
+            title: "change the channel".into(),
+            kind: PopupKind::Channels(list),
+            scroll: current,
+            yaml: None,
+        });
+        true
+    }
+
+    pub(super) fn choose_channel(&mut self) -> bool {
+        let Some(Popup {
+            kind: PopupKind::Channels(list),
+            scroll,
+            ..
+        }) = &self.popup
+        else {
+            return false;
+        };
+        let Some(c) = list.get(*scroll).cloned() else {
+            return false;
+        };
+        self.open_request(UiRequest::Channel(c), Vec::new());
+        true
+    }
+
+    /// Sends a confirmed request, or says why nothing was sent.
+    pub(super) fn send_request(&mut self, v: RequestView) {
+        match (v.refusal, v.patch) {
+            (Some(why), _) => self.flash = Some((format!("refused, nothing written: {why}"), Level::Error)),
+            (None, Some(patch)) => self.send(Command::RequestPatch {
+                patch,
+                summary: v.request.command_line(),
+            }),
+            (None, None) => self.flash = Some(("nothing to write".into(), Level::Info)),
+        }
+    }
+}

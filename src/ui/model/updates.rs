@@ -1,0 +1,366 @@
+//! The Updates view's model: the targets the ClusterVersion offers (recommended, then
+//! conditional with their risks), what is requested, the channels the current release lists,
+//! and, when there is nothing to offer, why — all read from the ClusterVersion the cluster
+//! feed holds (`spec` and `status`), as the cluster's own CVO wrote it.
+//!
+//! The facts come from `status.availableUpdates`, `status.conditionalUpdates` (each with its
+//! `Recommended` condition and risks), the `RetrievedUpdates` condition and
+//! `status.desired.channels` (upstream `pkg/cvo/availableupdates.go` in
+//! openshift/cluster-version-operator writes them).
+
+use chrono::{DateTime, Utc};
+
+use crate::{
+    openshift::{ClusterVersion, ConditionStatus, Release, condition::find},
+    ui::theme::Level,
+};
+
+/// The condition type the CVO reports update retrieval with.
+pub const RETRIEVED_UPDATES: &str = "RetrievedUpdates";
+/// The condition type of a conditional update.
+pub const RECOMMENDED: &str = "Recommended";
+
+/// Whether a target is a plain (recommended) edge or a conditional one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateKind {
+    /// In `status.availableUpdates`.
+    Recommended,
+    /// In `status.conditionalUpdates`.
+    Conditional,
+}
+
+impl UpdateKind {
+    /// The word the table shows.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Recommended => "recommended",
+            Self::Conditional => "conditional",
+        }
+    }
+}
+
+/// One risk of a conditional update, shown in full.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RiskRow {
+    /// CamelCase name.
+    pub name: String,
+    /// What the risk is.
+    pub message: String,
+    /// Where it is described.
+    pub url: String,
+    /// Whether `spec.desiredUpdate.acceptRisks` names it already.
+    pub accepted: bool,
+}
+
+/// One update target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UpdateRow {
+    /// The target release (version, image, url, channels).
+    pub release: Release,
+    /// Recommended or conditional.
+    pub kind: UpdateKind,
+    /// The `Recommended` condition of a conditional update: status, reason, message.
+    pub recommended: Option<(ConditionStatus, String, String)>,
+    /// Its risks (none for a recommended update).
+    pub risks: Vec<RiskRow>,
+    /// Whether `spec.desiredUpdate` asks for this release.
+    pub requested: bool,
+    /// Severity of the row: Ok for recommended, Warn for a conditional update that is not
+    /// recommended here (or whose evaluation failed), Ok when its risks do not apply.
+    pub level: Level,
+}
+
+impl UpdateRow {
+    /// The RECOMMENDED column: `yes`, or the condition's status and reason.
+    pub fn recommended_word(&self) -> String {
+        match (&self.kind, &self.recommended) {
+            (UpdateKind::Recommended, _) => "yes".into(),
+            (UpdateKind::Conditional, None) => "unknown".into(),
+            (UpdateKind::Conditional, Some((s, r, _))) => {
+                let w = match s {
+                    ConditionStatus::True => "yes",
+                    ConditionStatus::False => "no",
+                    ConditionStatus::Unknown => "unknown",
+                };
+                if r.is_empty() {
+                    w.into()
+                } else {
+                    format!("{w} ({r})")
+                }
+            }
+        }
+    }
+}
+
+/// Everything the Updates view and the overview line show.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UpdatesModel {
+    /// There is a ClusterVersion to read.
+    pub present: bool,
+    /// The release the cluster runs or applies (`status.desired.version`): the update
+    /// service is asked for updates from it.
+    pub current: String,
+    /// The newest Completed release in history, when it differs from `current` (an update
+    /// is in progress from it).
+    pub updating_from: Option<String>,
+    /// `spec.channel` (empty: none).
+    pub channel: String,
+    /// The channels the current release lists (`status.desired.channels`).
+    pub channels: Vec<String>,
+    /// `spec.upstream` (empty: the default update service).
+    pub upstream: String,
+    /// `spec.desiredUpdate` when it names a release other than the one applied: (version,
+    /// image).
+    pub requested: Option<(String, String)>,
+    /// `spec.desiredUpdate.acceptRisks` names.
+    pub accepted: Vec<String>,
+    /// The `RetrievedUpdates` condition: status, reason, message, last transition.
+    pub retrieved: Option<(ConditionStatus, String, String, Option<DateTime<Utc>>)>,
+    /// The targets: recommended first, then conditional, each by version order (newest
+    /// first).
+    pub rows: Vec<UpdateRow>,
+    /// Why there is no target, or why the list may be stale: lines with a severity.
+    pub notes: Vec<(String, Level)>,
+}
+
+fn version_key(v: &str) -> (Option<semver::Version>, String) {
+    (semver::Version::parse(v).ok(), v.to_string())
+}
+
+impl UpdatesModel {
+    /// Builds the model from the ClusterVersion (`None`: no ClusterVersion).
+    pub fn build(cv: Option<&ClusterVersion>, now: DateTime<Utc>) -> Self {
+        let Some(cv) = cv else {
+            return Self {
+                notes: vec![("no ClusterVersion: nothing to update".into(), Level::Warn)],
+                ..Self::default()
+            };
+        };
+        let spec = &cv.spec;
+        let status = &cv.status;
+        let accepted: Vec<String> = spec
+            .desired_update
+            .iter()
+            .flat_map(|d| d.accept_risks.iter().map(|r| r.name.clone()))
+            .collect();
+        let requested = spec.desired_update.as_ref().and_then(|d| {
+            let v = d.version.clone().unwrap_or_default();
+            let i = d.image.clone().unwrap_or_default();
+            let same = (!i.is_empty() && i == status.desired.image)
+                || (i.is_empty() && !v.is_empty() && v == status.desired.version);
+            (!(same || v.is_empty() && i.is_empty())).then_some((v, i))
+        });
+        let is_requested = |r: &Release| {
+            requested
+                .as_ref()
+                .is_some_and(|(v, i)| (!i.is_empty() && *i == r.image) || (i.is_empty() && *v == r.version))
+        };
+        let mut recommended: Vec<UpdateRow> = status
+            .available_updates
+            .iter()
+            .flatten()
+            .map(|r| UpdateRow {
+                release: r.clone(),
+                kind: UpdateKind::Recommended,
+                recommended: None,
+                risks: Vec::new(),
+                requested: is_requested(r),
+                level: Level::Ok,
+            })
+            .collect();
+        let mut conditional: Vec<UpdateRow> = status
+            .conditional_updates
+            .iter()
+            .map(|u| {
+                let rec = find(&u.conditions, RECOMMENDED)
+                    .map(|c| (c.status, c.reason().to_string(), c.message().to_string()));
+                let mut risks: Vec<RiskRow> = u
+                    .risks
+                    .iter()
+                    .map(|r| RiskRow {
+                        name: r.name.clone(),
+                        message: r.message.clone(),
+                        url: r.url.clone(),
+                        accepted: accepted.contains(&r.name),
+                    })
+                    .collect();
+                // Newer APIs name the risks and list them once in conditionalUpdateRisks.
+                for name in &u.risk_names {
+                    if risks.iter().any(|r| &r.name == name) {
+                        continue;
+                    }
+                    let r = status.conditional_update_risks.iter().find(|r| &r.name == name);
+                    risks.push(RiskRow {
+                        name: name.clone(),
+                        message: r.map(|r| r.message.clone()).unwrap_or_default(),
+                        url: r.map(|r| r.url.clone()).unwrap_or_default(),
+                        accepted: accepted.contains(name),
+                    });
+                }
+                let level = match &rec {
+                    Some((ConditionStatus::True, _, _)) => Level::Ok,
+                    _ => Level::Warn,
+                };
+                UpdateRow {
+                    release: u.release.clone(),
+                    kind: UpdateKind::Conditional,
+                    recommended: rec,
+                    risks,
+                    requested: is_requested(&u.release),
+                    level,
+                }
+            })
+            .collect();
+        recommended.sort_by_key(|r| std::cmp::Reverse(version_key(&r.release.version)));
+        conditional.sort_by_key(|r| std::cmp::Reverse(version_key(&r.release.version)));
+        let retrieved = find(&status.conditions, RETRIEVED_UPDATES).map(|c| {
+            (
+                c.status,
+                c.reason().to_string(),
+                c.message().to_string(),
+                c.last_transition_time,
+            )
+        });
+        let mut m = Self {
+            present: true,
+            current: status.desired.version.clone(),
+            updating_from: cv
+                .current_version()
+                .filter(|v| *v != status.desired.version)
+                .map(str::to_string),
+            channel: spec.channel.clone().unwrap_or_default(),
+            channels: status.desired.channels.clone(),
+            upstream: spec.upstream.clone().unwrap_or_default(),
+            requested,
+            accepted,
+            retrieved,
+            rows: recommended.into_iter().chain(conditional).collect(),
+            notes: Vec::new(),
+        };
+        m.notes = m.explain(now);
+        m
+    }
+
+    /// Why the list is empty (or may be stale), most decisive first: no channel, the current
+    /// release not in the channel, RetrievedUpdates=False with its reason and message (e.g.
+    /// the service's status code and URL), the age of the last good retrieval.
+    fn explain(&self, now: DateTime<Utc>) -> Vec<(String, Level)> {
+        let mut notes = Vec::new();
+        let cur = if self.current.is_empty() {
+            "the current release"
+        } else {
+            &self.current
+        };
+        if self.channel.is_empty() {
+            notes.push((
+                "No channel is set (spec.channel), so the update service is not asked: choose one with c."
+                    .into(),
+                Level::Warn,
+            ));
+        } else if !self.channels.is_empty() && !self.channels.contains(&self.channel) {
+            notes.push((
+                format!(
+                    "{cur} is not in channel {}: it lists {}; choose one of those with c.",
+                    self.channel,
+                    self.channels.join(", ")
+                ),
+                Level::Warn,
+            ));
+        }
+        let since = |t: &Option<DateTime<Utc>>| crate::ui::text::age(*t, now);
+        match &self.retrieved {
+            Some((ConditionStatus::False, reason, msg, t)) => {
+                notes.push((
+                    format!("RetrievedUpdates=False ({reason}) for {}: {msg}", since(t)),
+                    Level::Error,
+                ));
+                if !self.rows.is_empty() {
+                    notes.push((
+                        format!(
+                            "The targets below are from the last good retrieval, more than {} ago.",
+                            since(t)
+                        ),
+                        Level::Warn,
+                    ));
+                }
+            }
+            Some((ConditionStatus::True, _, _, t)) if self.rows.is_empty() => {
+                let service = if self.upstream.is_empty() {
+                    "the default update service".to_string()
+                } else {
+                    self.upstream.clone()
+                };
+                notes.push((
+                    format!(
+                        "No updates: {service} lists no edge from {cur} in channel {} (retrieved OK, \
+                         condition unchanged for {}). Newer releases may exist without a path from here yet.",
+                        self.channel,
+                        since(t)
+                    ),
+                    Level::Info,
+                ));
+            }
+            Some((ConditionStatus::Unknown, reason, msg, _)) => {
+                notes.push((format!("RetrievedUpdates=Unknown ({reason}): {msg}"), Level::Warn));
+            }
+            None if self.rows.is_empty() && !self.channel.is_empty() => notes.push((
+                "No updates: the ClusterVersion has no RetrievedUpdates condition yet (no CVO has asked the \
+                 update service)."
+                    .into(),
+                Level::Info,
+            )),
+            _ => {}
+        }
+        notes
+    }
+
+    /// The overview's one line: the targets by kind, or why there are none.
+    pub fn summary(&self) -> (String, Level) {
+        if !self.present {
+            return ("Updates: no ClusterVersion".into(), Level::Warn);
+        }
+        let mut parts = Vec::new();
+        let rec: Vec<&str> = self
+            .rows
+            .iter()
+            .filter(|r| r.kind == UpdateKind::Recommended)
+            .map(|r| r.release.version.as_str())
+            .collect();
+        if !rec.is_empty() {
+            parts.push(format!("{} recommended", rec.join(", ")));
+        }
+        for r in self.rows.iter().filter(|r| r.kind == UpdateKind::Conditional) {
+            let names: Vec<&str> = r.risks.iter().map(|k| k.name.as_str()).collect();
+            parts.push(format!(
+                "{} conditional (risk: {})",
+                r.release.version,
+                if names.is_empty() {
+                    "-".into()
+                } else {
+                    names.join(", ")
+                }
+            ));
+        }
+        let mut line = if parts.is_empty() {
+            let why = self
+                .notes
+                .first()
+                .map_or_else(|| "none offered".to_string(), |(n, _)| n.clone());
+            format!("Updates (6): none. {why}")
+        } else {
+            format!("Updates (6): {}", parts.join(" · "))
+        };
+        if let Some((v, i)) = &self.requested {
+            let what = if v.is_empty() { i } else { v };
+            line.push_str(&format!(" · requested {what}"));
+        }
+        let level = if parts.is_empty() {
+            self.notes.first().map_or(Level::Info, |(_, l)| *l)
+        } else if self.notes.iter().any(|(_, l)| *l == Level::Error) {
+            Level::Warn
+        } else {
+            Level::Ok
+        };
+        (line, level)
+    }
+}

@@ -1,0 +1,413 @@
+//! The Updates view and the requests made from it: snapshots of the view, the overview line,
+//! the confirm popups (recommended, conditional with its risk, read-only refusal), the "no
+//! updates" explanations; the risk colour; and `App::update` sending exactly one request on
+//! confirm and none on cancel.
+
+use tokio::sync::mpsc;
+
+use super::*;
+use crate::{
+    openshift::{AcceptRisk, ClusterVersion, Update},
+    reconcile::api::Command,
+    ui::model::updates::UpdateKind,
+};
+
+fn at(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s).map(|t| t.to_utc()).expect("time")
+}
+
+/// The live demo's cluster at 4.16.3 (`assets/demo-cluster`): 4.16.4 recommended, 4.16.5
+/// conditional with one risk.
+fn demo_cluster() -> ClusterState {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/demo-cluster");
+    let paths: Vec<PathBuf> = ["cv", "co", "mc", "mcp", "node"]
+        .iter()
+        .map(|k| dir.join(format!("{k}.yaml")))
+        .collect();
+    crate::cluster::snapshot::load(&paths).expect("the demo cluster loads")
+}
+
+fn updates_app(state: ClusterState, w: u16, h: u16) -> App {
+    App::new(
+        Arc::new(state),
+        None,
+        Some(at("2024-07-22T10:00:00Z")),
+        Palette::color(),
+        (w, h),
+    )
+}
+
+/// An app with a command channel (as with an embedded engine's), on the Updates view.
+fn with_writer(state: ClusterState, w: u16, h: u16) -> (App, mpsc::Receiver<Command>) {
+    let mut app = updates_app(state, w, h);
+    let (tx, rx) = mpsc::channel(4);
+    app.commands = Some(tx);
+    key(&mut app, KeyCode::Char('6'));
+    assert_eq!(app.tab, Tab::Updates);
+    (app, rx)
+}
+
+fn sent(rx: &mut mpsc::Receiver<Command>) -> Vec<Command> {
+    let mut out = Vec::new();
+    while let Ok(c) = rx.try_recv() {
+        out.push(c);
+    }
+    out
+}
+
+fn text_of(app: &App) -> String {
+    screen_text(draw(app).backend().buffer()).join("\n")
+}
+
+#[test]
+fn model_lists_recommended_then_conditional_with_risks() {
+    let app = updates_app(demo_cluster(), 120, 40);
+    let u = &app.dash.updates;
+    let rows: Vec<(&str, UpdateKind)> = u
+        .rows
+        .iter()
+        .map(|r| (r.release.version.as_str(), r.kind))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("4.16.4", UpdateKind::Recommended),
+            ("4.16.5", UpdateKind::Conditional)
+        ]
+    );
+    let risk = &u.rows[1].risks[0];
+    assert_eq!(risk.name, "OVNKubernetesEgressIPRegression");
+    assert_eq!(risk.url, "https://issues.redhat.com/browse/OCPBUGS-37029");
+    assert!(
+        risk.message
+            .starts_with("Clusters updating directly from 4.16.3 to 4.16.5")
+    );
+    assert_eq!(
+        u.rows[1].recommended_word(),
+        "no (OVNKubernetesEgressIPRegression)"
+    );
+    assert_eq!(u.channels, vec!["candidate-4.16", "fast-4.16", "stable-4.16"]);
+    assert!(u.notes.is_empty(), "{:?}", u.notes);
+}
+
+#[test]
+fn snapshot_updates_view_120x40() {
+    let mut app = updates_app(demo_cluster(), 120, 40);
+    key(&mut app, KeyCode::Char('6'));
+    key(&mut app, KeyCode::Char('j'));
+    let text = text_of(&app);
+    // The risk in plain view: name, message and URL.
+    assert!(text.contains("Risk OVNKubernetesEgressIPRegression"), "{text}");
+    assert!(
+        text.contains("https://issues.redhat.com/browse/OCPBUGS-37029"),
+        "{text}"
+    );
+    insta::assert_snapshot!("updates_view_120x40", draw(&app).backend());
+}
+
+#[test]
+fn snapshot_overview_updates_line_100x30() {
+    let app = updates_app(demo_cluster(), 100, 30);
+    let text = text_of(&app);
+    assert!(
+        text.contains(
+            "Updates (6): 4.16.4 recommended · 4.16.5 conditional (risk: OVNKubernetesEgressIPRegression)"
+        ),
+        "{text}"
+    );
+    insta::assert_snapshot!("overview_updates_line_100x30", draw(&app).backend());
+}
+
+#[test]
+fn risk_names_are_yellow_and_recommended_green() {
+    let mut app = updates_app(demo_cluster(), 120, 40);
+    key(&mut app, KeyCode::Char('6'));
+    key(&mut app, KeyCode::Char('j'));
+    let t = draw(&app);
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "Risk OVNKubernetesEgressIPRegression").expect("risk on screen");
+    assert_eq!(buf[(x + 5, y)].fg, Color::Yellow, "the risk name is a warning");
+    assert_eq!(buf[(x, y)].modifier, Modifier::DIM, "the label is muted");
+    let (x, y) = find(buf, "recommended yes").expect("recommended row");
+    assert_eq!(buf[(x, y)].fg, Color::Green);
+    let (x, y) = find(buf, "conditional no").expect("conditional row");
+    assert_eq!(buf[(x, y)].fg, Color::Yellow);
+}
+
+#[test]
+fn snapshot_confirm_recommended_and_confirm_sends_one_request() {
+    let (mut app, mut rx) = with_writer(demo_cluster(), 120, 40);
+    assert!(key(&mut app, KeyCode::Enter));
+    insta::assert_snapshot!("confirm_recommended_120x40", draw(&app).backend());
+    assert!(sent(&mut rx).is_empty(), "opening the popup sends nothing");
+    assert!(key(&mut app, KeyCode::Char('y')));
+    assert!(app.popup.is_none());
+    let cmds = sent(&mut rx);
+    assert_eq!(cmds.len(), 1, "{cmds:?}");
+    let Command::RequestPatch { patch, summary } = &cmds[0] else {
+        panic!("a request patch: {cmds:?}");
+    };
+    assert_eq!(summary, "upgrade --to 4.16.4");
+    assert_eq!(
+        patch["spec"]["desiredUpdate"]["image"],
+        "quay.io/openshift-release-dev/ocp-release@sha256:8878f38c39bf31828fcd6909657523a97dabf8dd21425d6f2d760433d191071e"
+    );
+    assert_eq!(patch["spec"]["desiredUpdate"]["version"], "4.16.4");
+    assert_eq!(
+        patch["spec"].as_object().map(|o| o.len()),
+        Some(1),
+        "only desiredUpdate: {patch}"
+    );
+}
+
+#[test]
+fn snapshot_confirm_conditional_lists_the_risk_and_esc_sends_nothing() {
+    let (mut app, mut rx) = with_writer(demo_cluster(), 120, 40);
+    key(&mut app, KeyCode::Char('j'));
+    key(&mut app, KeyCode::Enter);
+    let text = text_of(&app);
+    assert!(text.contains("Risks you accept by confirming"), "{text}");
+    assert!(
+        text.contains("upgrade --to 4.16.5 --allow-not-recommended"),
+        "{text}"
+    );
+    insta::assert_snapshot!("confirm_conditional_120x40", draw(&app).backend());
+    assert!(key(&mut app, KeyCode::Esc));
+    assert!(app.popup.is_none());
+    assert!(sent(&mut rx).is_empty(), "cancel writes nothing");
+    // n cancels too.
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Char('n'));
+    assert!(app.popup.is_none());
+    assert!(sent(&mut rx).is_empty());
+}
+
+#[test]
+fn snapshot_read_only_refuses_with_the_reason() {
+    let (mut app, mut rx) = with_writer(demo_cluster(), 120, 40);
+    app.read_only = true;
+    key(&mut app, KeyCode::Enter);
+    let text = text_of(&app);
+    assert!(text.contains("Refused: --read-only"), "{text}");
+    insta::assert_snapshot!("confirm_read_only_120x40", draw(&app).backend());
+    key(&mut app, KeyCode::Char('y'));
+    assert!(sent(&mut rx).is_empty(), "read-only never sends");
+    let flash = app.flash.clone().map(|f| f.0).unwrap_or_default();
+    assert!(
+        flash.starts_with("refused, nothing written: --read-only"),
+        "{flash}"
+    );
+    // Channel, clear and accept-risks are refused the same way.
+    for k in ['x', 'a'] {
+        key(&mut app, KeyCode::Char('j'));
+        key(&mut app, KeyCode::Char(k));
+        key(&mut app, KeyCode::Enter);
+    }
+    key(&mut app, KeyCode::Char('c'));
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Enter);
+    assert!(sent(&mut rx).is_empty());
+}
+
+#[test]
+fn snapshot_without_a_writer_the_popup_says_so() {
+    let mut app = updates_app(demo_cluster(), 120, 40);
+    key(&mut app, KeyCode::Char('6'));
+    key(&mut app, KeyCode::Enter);
+    let text = text_of(&app);
+    assert!(
+        text.contains("Refused: a snapshot (--from) cannot be written to"),
+        "{text}"
+    );
+}
+
+#[test]
+fn channel_change_from_the_release_list() {
+    let (mut app, mut rx) = with_writer(demo_cluster(), 120, 40);
+    key(&mut app, KeyCode::Char('c'));
+    assert!(matches!(
+        app.popup.as_ref().map(|p| &p.kind),
+        Some(PopupKind::Channels(c)) if c.len() == 3
+    ));
+    assert_eq!(
+        app.popup.as_ref().map(|p| p.scroll),
+        Some(2),
+        "starts on the current channel"
+    );
+    key(&mut app, KeyCode::Char('k'));
+    key(&mut app, KeyCode::Enter);
+    let text = text_of(&app);
+    assert!(text.contains("spec.channel: fast-4.16"), "{text}");
+    key(&mut app, KeyCode::Enter);
+    let cmds = sent(&mut rx);
+    assert_eq!(cmds.len(), 1);
+    let Command::RequestPatch { patch, summary } = &cmds[0] else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(summary, "upgrade channel fast-4.16");
+    assert_eq!(*patch, serde_json::json!({"spec": {"channel": "fast-4.16"}}));
+}
+
+#[test]
+fn accept_risks_and_clear_write_desired_update_only() {
+    let (mut app, mut rx) = with_writer(demo_cluster(), 120, 40);
+    key(&mut app, KeyCode::Char('a'));
+    assert!(app.popup.is_none(), "4.16.4 has no risk");
+    key(&mut app, KeyCode::Char('j'));
+    key(&mut app, KeyCode::Char('a'));
+    key(&mut app, KeyCode::Char('y'));
+    key(&mut app, KeyCode::Char('x'));
+    key(&mut app, KeyCode::Char('y'));
+    let cmds = sent(&mut rx);
+    let patches: Vec<serde_json::Value> = cmds
+        .iter()
+        .filter_map(|c| match c {
+            Command::RequestPatch { patch, .. } => Some(patch.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        patches,
+        vec![
+            serde_json::json!({"spec": {"desiredUpdate": {"acceptRisks": [{"name": "OVNKubernetesEgressIPRegression"}]}}}),
+            serde_json::json!({"spec": {"desiredUpdate": null}}),
+        ]
+    );
+}
+
+fn no_updates(f: impl FnOnce(&mut ClusterVersion)) -> ClusterState {
+    let mut s = demo_cluster();
+    with_cv(&mut s, |cv| {
+        cv.status.available_updates = None;
+        cv.status.conditional_updates.clear();
+        f(cv);
+    });
+    s
+}
+
+#[test]
+fn snapshot_no_updates_variants() {
+    // Service unreachable: RetrievedUpdates=False with the status code and URL.
+    let s = no_updates(|cv| {
+        set_condition(
+            &mut cv.status.conditions,
+            "RetrievedUpdates",
+            ConditionStatus::False,
+            "ResponseFailed",
+            "Unable to retrieve available updates: unexpected HTTP status: 503 Service Unavailable from \
+             https://api.openshift.com/api/upgrades_info/v1/graph?arch=amd64&channel=stable-4.16",
+        );
+    });
+    let mut app = updates_app(s, 100, 30);
+    key(&mut app, KeyCode::Char('6'));
+    let text = text_of(&app);
+    assert!(
+        text.contains("RetrievedUpdates=False (ResponseFailed) for 2d"),
+        "{text}"
+    );
+    assert!(text.contains("503 Service Unavailable"), "{text}");
+    insta::assert_snapshot!("no_updates_unreachable_100x30", draw(&app).backend());
+    key(&mut app, KeyCode::Char('1'));
+    let text = text_of(&app);
+    assert!(
+        text.contains("Updates (6): none. RetrievedUpdates=False (ResponseFailed)"),
+        "{text}"
+    );
+
+    // No channel.
+    let s = no_updates(|cv| {
+        cv.spec.channel = None;
+        set_condition(
+            &mut cv.status.conditions,
+            "RetrievedUpdates",
+            ConditionStatus::False,
+            "NoChannel",
+            "The update channel has not been configured.",
+        );
+    });
+    let mut app = updates_app(s, 100, 30);
+    key(&mut app, KeyCode::Char('6'));
+    insta::assert_snapshot!("no_updates_no_channel_100x30", draw(&app).backend());
+    assert!(text_of(&app).contains("No channel is set (spec.channel)"));
+
+    // Current release not in the channel.
+    let s = no_updates(|cv| {
+        cv.spec.channel = Some("stable-4.17".into());
+        set_condition(
+            &mut cv.status.conditions,
+            "RetrievedUpdates",
+            ConditionStatus::False,
+            "VersionNotFound",
+            "Unable to retrieve available updates: currently reconciling cluster version 4.16.3 not found in the \"stable-4.17\" channel",
+        );
+    });
+    let mut app = updates_app(s, 100, 30);
+    key(&mut app, KeyCode::Char('6'));
+    let text = text_of(&app);
+    assert!(
+        text.contains(
+            "4.16.3 is not in channel stable-4.17: it lists candidate-4.16, fast-4.16, stable-4.16"
+        ),
+        "{text}"
+    );
+    insta::assert_snapshot!("no_updates_not_in_channel_100x30", draw(&app).backend());
+
+    // Retrieved fine, no edge from here.
+    let s = no_updates(|_| {});
+    let mut app = updates_app(s, 100, 30);
+    key(&mut app, KeyCode::Char('6'));
+    let text = text_of(&app);
+    assert!(
+        text.contains(
+            "No updates: https://api.openshift.com/api/upgrades_info/v1/graph lists no edge from 4.16.3"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn stale_list_after_a_failed_retrieval_is_flagged() {
+    let mut s = demo_cluster();
+    with_cv(&mut s, |cv| {
+        set_condition(
+            &mut cv.status.conditions,
+            "RetrievedUpdates",
+            ConditionStatus::False,
+            "RemoteFailed",
+            "Unable to retrieve available updates: Get \"https://updates.example.com/graph\": dial tcp: connection refused",
+        );
+    });
+    let app = updates_app(s, 120, 40);
+    let notes: Vec<&str> = app.dash.updates.notes.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[1].starts_with("The targets below are from the last good retrieval, more than 2d"),
+        "{notes:?}"
+    );
+    let (line, level) = app.dash.updates.summary();
+    assert_eq!(level, crate::ui::theme::Level::Warn, "{line}");
+}
+
+#[test]
+fn requested_and_accepted_show_in_the_model() {
+    let mut s = demo_cluster();
+    with_cv(&mut s, |cv| {
+        cv.spec.desired_update = Some(Update {
+            version: Some("4.16.5".into()),
+            image: Some(
+                "quay.io/openshift-release-dev/ocp-release@sha256:93df48a60e4564fbce3bd6e23f0e3d1376376fb6b583f801fe13705506f218bb"
+                    .into(),
+            ),
+            accept_risks: vec![AcceptRisk {
+                name: "OVNKubernetesEgressIPRegression".into(),
+            }],
+            ..Default::default()
+        });
+    });
+    let app = updates_app(s, 120, 40);
+    let u = &app.dash.updates;
+    assert_eq!(u.requested.as_ref().map(|r| r.0.as_str()), Some("4.16.5"));
+    assert!(u.rows[1].requested && !u.rows[0].requested);
+    assert!(u.rows[1].risks[0].accepted);
+    assert!(u.summary().0.contains("requested 4.16.5"));
+}

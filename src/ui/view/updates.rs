@@ -1,0 +1,244 @@
+//! The Updates view: a summary panel (release, channel, update service, retrieval, request,
+//! and why there is nothing to offer), the targets table, and the selected target's risks in
+//! full (name, message, URL).
+
+use ratatui::{
+    Frame,
+    layout::Rect,
+    text::Line,
+    widgets::{Block, Paragraph},
+};
+
+use super::{
+    table::{C, Col, TableSpec, c, col, cursor, fill, filter_title, render_table},
+    widgets::fit_spans,
+};
+use crate::ui::{
+    app::App,
+    layout::{self, UPDATES_LABEL_W},
+    model::updates::UpdateKind,
+    tab::Tab,
+    text,
+    theme::Level,
+};
+
+pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
+    let (summary, table, risks) = layout::updates_areas(body, &app.dash);
+    render_summary(app, frame, summary);
+    render_targets(app, frame, table);
+    render_risks(app, frame, risks);
+}
+
+fn render_summary(app: &App, frame: &mut Frame, area: Rect) {
+    let p = &app.palette;
+    let u = &app.dash.updates;
+    let block = Block::bordered()
+        .border_style(p.border)
+        .title(Line::styled(" update service ", p.title));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let w = usize::from(inner.width);
+    let label = |l: &str| (format!("{l:<UPDATES_LABEL_W$}"), p.muted);
+    let mut lines = Vec::new();
+    let channel = if u.channel.is_empty() {
+        ("none".to_string(), p.warn)
+    } else {
+        (u.channel.clone(), p.text)
+    };
+    let offered = if u.channels.is_empty() {
+        String::new()
+    } else {
+        format!("  (the release lists {})", u.channels.join(", "))
+    };
+    let current = match &u.updating_from {
+        Some(from) => format!("{} (updating from {from})   ", none_dash(&u.current)),
+        None => format!("{}   ", none_dash(&u.current)),
+    };
+    lines.push(fit_spans(
+        vec![
+            label("Release"),
+            (current, p.text),
+            ("Channel ".into(), p.muted),
+            channel,
+            (offered, p.muted),
+        ],
+        w,
+    ));
+    let (retrieved, style) = match &u.retrieved {
+        None => ("not reported".to_string(), p.muted),
+        Some((s, r, _, t)) => (
+            format!("{s} ({}) for {}", none_dash(r), text::age(*t, app.now)),
+            match s {
+                crate::openshift::ConditionStatus::True => p.ok,
+                crate::openshift::ConditionStatus::False => p.err,
+                crate::openshift::ConditionStatus::Unknown => p.warn,
+            },
+        ),
+    };
+    let upstream = if u.upstream.is_empty() {
+        "the default update service".to_string()
+    } else {
+        u.upstream.clone()
+    };
+    lines.push(fit_spans(
+        vec![
+            label("Retrieved"),
+            (retrieved, style),
+            ("   from ".into(), p.muted),
+            (upstream, p.text),
+        ],
+        w,
+    ));
+    let requested = match &u.requested {
+        Some((v, i)) if !v.is_empty() => (format!("{v} ({i})"), p.warn),
+        Some((_, i)) => (i.clone(), p.warn),
+        None => ("nothing beyond the current release".into(), p.muted),
+    };
+    let mut req = vec![label("Requested"), requested];
+    if !u.accepted.is_empty() {
+        req.push(("   accepted risks ".into(), p.muted));
+        req.push((u.accepted.join(", "), p.warn));
+    }
+    lines.push(fit_spans(req, w));
+    for (note, level) in &u.notes {
+        let style = match level {
+            Level::Info | Level::Ok => p.text,
+            other => p.level(*other),
+        };
+        for l in text::wrap(note, w.max(8)) {
+            lines.push(Line::styled(l, style));
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn none_dash(s: &str) -> &str {
+    if s.is_empty() { "-" } else { s }
+}
+
+fn render_targets(app: &App, frame: &mut Frame, area: Rect) {
+    const COLS: [Col; 5] = [
+        col("VERSION", 7, 16).key(),
+        col("KIND", 11, 11),
+        col("RECOMMENDED", 11, 30).hide(2),
+        col("RISKS", 5, 40),
+        fill("IMAGE", 10).hide(1),
+    ];
+    let u = &app.dash.updates;
+    let rows = u
+        .rows
+        .iter()
+        .map(|r| {
+            let mut version = r.release.version.clone();
+            if r.requested {
+                version.push_str(" *");
+            }
+            let risks: Vec<&str> = r.risks.iter().map(|k| k.name.as_str()).collect();
+            (
+                vec![
+                    c(version),
+                    C(r.kind.word().into(), Some(r.level)),
+                    C(r.recommended_word(), Some(r.level)),
+                    C(
+                        if risks.is_empty() {
+                            "-".into()
+                        } else {
+                            risks.join(", ")
+                        },
+                        (!risks.is_empty()).then_some(Level::Warn),
+                    ),
+                    c(&r.release.image),
+                ],
+                Level::Info,
+            )
+        })
+        .collect();
+    let visible = app.visible_rows(Tab::Updates);
+    let title = filter_title(app, Tab::Updates, "updates", u.rows.len(), visible.len());
+    let empty = if u.notes.is_empty() {
+        "no updates offered"
+    } else {
+        "no updates offered: see above why"
+    };
+    render_table(
+        app,
+        frame,
+        area,
+        TableSpec {
+            title,
+            cols: &COLS,
+            rows,
+            visible,
+            cursor: cursor(app, Tab::Updates),
+            empty,
+            preview: None,
+        },
+    );
+}
+
+fn render_risks(app: &App, frame: &mut Frame, area: Rect) {
+    if area.height < 3 {
+        return;
+    }
+    let p = &app.palette;
+    let row = app.selected_row().and_then(|i| app.dash.updates.rows.get(i));
+    let title = match row {
+        Some(r) => format!(
+            " {} — Enter request · a accept risks · c channel · x clear ",
+            r.release.version
+        ),
+        None => " c channel · x clear the request ".into(),
+    };
+    let block = Block::bordered().border_style(p.border).title(Line::styled(
+        text::fit(&title, usize::from(area.width.saturating_sub(4))),
+        p.title,
+    ));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let w = usize::from(inner.width).max(8);
+    let mut lines: Vec<Line> = Vec::new();
+    match row {
+        None => lines.push(Line::styled("No target selected.", p.muted)),
+        Some(r) if r.kind == UpdateKind::Recommended => {
+            lines.push(Line::styled(
+                "Recommended: the update service lists no risk for this update.",
+                p.ok,
+            ));
+            if let Some(url) = &r.release.url {
+                lines.push(fit_spans(
+                    vec![("Release notes ".into(), p.muted), (url.clone(), p.text)],
+                    w,
+                ));
+            }
+        }
+        Some(r) => {
+            if let Some((_, _, msg)) = &r.recommended {
+                let style = if r.level == Level::Ok { p.ok } else { p.warn };
+                // The condition's message usually repeats the risks below: then only its word.
+                let repeats = !r.risks.is_empty() && r.risks.iter().all(|k| msg.contains(&k.message));
+                let head = if repeats || msg.is_empty() {
+                    format!("Recommended={}", r.recommended_word())
+                } else {
+                    format!("Recommended={}: {msg}", r.recommended_word())
+                };
+                for l in text::wrap(&head, w) {
+                    lines.push(Line::styled(l, style));
+                }
+            }
+            for k in &r.risks {
+                let mut head = vec![("Risk ".to_string(), p.muted), (k.name.clone(), p.warn)];
+                if k.accepted {
+                    head.push(("  (accepted)".into(), p.muted));
+                }
+                lines.push(fit_spans(head, w));
+                for l in text::wrap(&k.message, w.saturating_sub(2).max(8)) {
+                    lines.push(Line::styled(format!("  {l}"), p.text));
+                }
+                if !k.url.is_empty() {
+                    lines.push(fit_spans(vec![("  ".into(), p.text), (k.url.clone(), p.key)], w));
+                }
+            }
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}

@@ -51,6 +51,8 @@ enum PayloadCommand {
     /// Show what the CVO would apply from a payload directory: release, included and excluded
     /// manifests with reasons, and the task graph.
     Inspect(args::InspectArgs),
+    /// Pull a release image and extract its payload into a directory, for offline use.
+    Pull(args::PullArgs),
 }
 
 impl Command {
@@ -94,6 +96,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         #[cfg(feature = "sim")]
         Command::Sim(SimCommand::Serve(a)) => run::sim_serve(a),
         Command::Payload(PayloadCommand::Inspect(a)) => run::payload_inspect(a),
+        Command::Payload(PayloadCommand::Pull(a)) => run::payload_pull(a),
         Command::Reconcile(a) => run::reconcile(a),
     }
 }

@@ -430,7 +430,7 @@ async fn the_engine_updates_to_a_registry_digest_refused_unverified_then_forced(
     cfg.payloads = Arc::new(resolver);
     cfg.timings = EngineTimings::scaled(0.05);
     let client = kube::Client::new(sim.clone(), "default");
-    let mut h = Engine::spawn(client.clone(), cfg);
+    let h = Engine::spawn(client.clone(), cfg);
     let cvs: kube::Api<cvo::openshift::ClusterVersion> = kube::Api::all(client.clone());
     let limit = Duration::from_secs(30);
     common::wait_until("1.0.0 completed", limit, || h.status.borrow().is_completed()).await;

@@ -579,7 +579,7 @@ fn parse(image: &str) -> Result<Reference, RetrieveError> {
     })
 }
 
-fn registry_err(image: &str, registry: &str, e: oci_client::errors::OciDistributionError) -> RetrieveError {
+fn registry_err(image: &str, registry: &str, e: impl std::fmt::Display) -> RetrieveError {
     RetrieveError::Registry {
         image: image.to_string(),
         registry: registry.to_string(),

@@ -197,6 +197,7 @@ fn raw_layer(entries: &[(&str, tar::EntryType, u64, &[u8], &str)], truncate: boo
 
 /// Pushes an image of `layers` as `addr/repo:tag`; returns `addr/repo@digest`.
 async fn push(addr: &str, repo: &str, tag: &str, layers: Vec<Vec<u8>>) -> String {
+    cvo::reconcile::payload::retrieve::install_crypto_provider();
     let client = Client::new(ClientConfig {
         protocol: ClientProtocol::Http,
         ..ClientConfig::default()
@@ -467,12 +468,14 @@ async fn the_engine_updates_to_a_registry_digest_refused_unverified_then_forced(
     assert_eq!((top.version.as_str(), top.image.as_str()), ("2.0.0", image.as_str()));
     assert!(!top.verified);
     let risks = top.accepted_risks.clone().unwrap_or_default();
+    // First the verification failure, then the preconditions forced through (no channel).
     assert_eq!(
-        risks,
+        risks.lines().next().unwrap_or_default(),
         format!(
             "Target release version=\"2.0.0\" image=\"{image}\" cannot be verified, but continuing anyway because the update was forced: no signature for {digest} in stores [test-store] with keys [test-key]"
         )
     );
+    assert!(risks.contains("\nForced through blocking failures: "), "{risks}");
     let accepted = find(&cv.conditions, "ReleaseAccepted").expect("ReleaseAccepted");
     assert!(accepted.is_true(), "{accepted:?}");
     assert!(s.payload_pull.is_none());

@@ -263,8 +263,9 @@ pub fn is_loopback(registry: &str) -> bool {
 }
 
 /// The ring provider as rustls' process default (reqwest's rustls without a bundled provider
-/// uses it); a provider installed before is kept.
-fn install_crypto_provider() {
+/// uses it, and panics when there is none): call before making an `oci_client::Client`
+/// yourself. A provider installed before is kept.
+pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 

@@ -397,12 +397,16 @@ async fn hostile_layers_are_refused_with_nothing_written_outside_the_cache() {
     assert_eq!(tree(root.path()), ["cache"]);
 }
 
-/// A verifier that refuses every release, naming what it tried.
-struct Refuse;
+/// A verifier that refuses every release, naming what it tried, once the test lets it answer
+/// (so the test sees the retrieval pending).
+struct Refuse(Arc<tokio::sync::Semaphore>);
 
 impl ReleaseVerifier for Refuse {
     fn verify<'a>(&'a self, _pullspec: &'a str, digest: &'a str) -> futures::future::BoxFuture<'a, Result<(), String>> {
-        Box::pin(async move { Err(format!("no signature for {digest} in stores [test-store] with keys [test-key]")) })
+        Box::pin(async move {
+            let _permit = self.0.acquire().await.map_err(|e| e.to_string())?;
+            Err(format!("no signature for {digest} in stores [test-store] with keys [test-key]"))
+        })
     }
 }
 
@@ -418,6 +422,7 @@ async fn the_engine_updates_to_a_registry_digest_refused_unverified_then_forced(
     let image = push(&reg.addr, "ocp/release", "2.0.0", vec![payload_layer(&p2)]).await;
     let sim = Simulator::new();
     let own = LocalPayloads::pseudo_pull_spec(&p1).expect("pseudo");
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
     let resolver = RegistryPayloads::new(
         LocalPayloads {
             own_image: own.clone(),
@@ -426,7 +431,7 @@ async fn the_engine_updates_to_a_registry_digest_refused_unverified_then_forced(
         },
         Retriever::new(options(&work.path().join("cache"))),
     )
-    .with_verifier(Arc::new(Refuse));
+    .with_verifier(Arc::new(Refuse(gate.clone())));
     let mut cfg = EngineConfig::local(p1.clone(), Some(own.clone())).expect("config");
     cfg.payloads = Arc::new(resolver);
     cfg.timings = EngineTimings::scaled(0.05);
@@ -436,11 +441,28 @@ async fn the_engine_updates_to_a_registry_digest_refused_unverified_then_forced(
     let limit = Duration::from_secs(30);
     common::wait_until("1.0.0 completed", limit, || h.status.borrow().is_completed()).await;
 
+    let digest = image.rsplit_once('@').expect("digest").1;
     let patch = |force: bool| json!({"spec": {"desiredUpdate": {"version": "2.0.0", "image": image, "force": force}}});
     cvs.patch("version", &Default::default(), &kube::api::Patch::Merge(patch(false)))
         .await
         .expect("patch");
-    let digest = image.rsplit_once('@').expect("digest").1;
+    // While the verifier has not answered: ReleaseAccepted Unknown with upstream's message,
+    // the pull's digest in the snapshot, the running release still reconciled.
+    let retrieving = format!("Retrieving and verifying payload version=\"2.0.0\" image=\"{image}\"");
+    common::wait_until("ReleaseAccepted Unknown (retrieving)", limit, || {
+        let s = h.status.borrow();
+        s.cluster_version
+            .as_ref()
+            .and_then(|c| find(&c.conditions, "ReleaseAccepted").cloned())
+            .is_some_and(|c| c.status == cvo::openshift::ConditionStatus::Unknown && c.message() == retrieving)
+            && s.payload_pull.as_ref().is_some_and(|p| p.digest.as_deref() == Some(digest))
+    })
+    .await;
+    let s = h.status.borrow().clone();
+    let pull = s.payload_pull.clone().expect("pull");
+    assert_eq!((pull.image.as_str(), pull.layers_done), (image.as_str(), 0));
+    assert!(s.desired.as_ref().is_some_and(|d| d.version == "1.0.0"), "{:?}", s.desired);
+    gate.add_permits(1000);
     let want = format!(
         "Retrieving payload failed version=\"2.0.0\" image=\"{image}\" failure=The update cannot be verified: no signature for {digest} in stores [test-store] with keys [test-key]"
     );

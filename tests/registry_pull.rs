@@ -503,3 +503,60 @@ async fn the_engine_updates_to_a_registry_digest_refused_unverified_then_forced(
     assert!(s.payload_pull.is_none());
     h.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cvo_payload_pull_and_inspect_take_a_pull_spec() {
+    let Some(reg) = Registry::start("cvo_payload_pull_and_inspect_take_a_pull_spec") else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    let payload = work.path().join("payload");
+    write_payload(&payload, "3.1.0");
+    let image = push(&reg.addr, "ocp/release", "3.1.0", vec![payload_layer(&payload)]).await;
+    let tag = format!("{}/ocp/release:3.1.0", reg.addr);
+    let cache = work.path().join("cache");
+    let out_dir = work.path().join("out");
+    let cvo = env!("CARGO_BIN_EXE_cvo");
+    let out = Command::new(cvo)
+        .args(["payload", "pull", &tag])
+        .arg(&out_dir)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(["--expect-version", "3.1.0"])
+        .env_remove("REGISTRY_AUTH_FILE")
+        .output()
+        .expect("run cvo");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), image);
+    let digest = image.rsplit_once('@').expect("digest").1;
+    assert!(
+        stderr.contains(&format!("cvo: pulling {digest}: layers 1/1, ")),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(out_dir.join("release-manifests/release-metadata")).expect("read"),
+        std::fs::read(payload.join("release-manifests/release-metadata")).expect("read")
+    );
+    // Again into a non-empty directory: refused before any pull.
+    let out = Command::new(cvo)
+        .args(["payload", "pull", &tag])
+        .arg(&out_dir)
+        .output()
+        .expect("run cvo");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        format!("cvo: {}: exists and is not an empty directory", out_dir.display())
+    );
+    // Inspect by digest: from the cache, the release is the image's.
+    let out = Command::new(cvo)
+        .args(["payload", "inspect", &image, "-o", "json", "--cache-dir"])
+        .arg(&cache)
+        .output()
+        .expect("run cvo");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["release"]["version"], "3.1.0");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(", from the cache"));
+}

@@ -219,7 +219,7 @@ pub struct PullArgs {
     pub dir: PathBuf,
     /// Refuse the image unless its `release-metadata` version is this.
     #[arg(long, value_name = "VERSION")]
-    pub version: Option<String>,
+    pub expect_version: Option<String>,
     /// The architecture an image index picks (Go names: amd64, arm64, ppc64le, s390x).
     #[arg(long, value_name = "ARCH")]
     pub arch: Option<String>,

@@ -469,7 +469,7 @@ pub fn pull_command(a: super::args::PullArgs) -> anyhow::Result<std::process::Ex
     let rt = super::runtime()?;
     let got = rt.block_on(pull_release(
         &a.pullspec,
-        a.version.as_deref().unwrap_or(""),
+        a.expect_version.as_deref().unwrap_or(""),
         opts,
         true,
     ))?;

@@ -96,7 +96,11 @@ impl Registry {
         };
         let limit = std::time::Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(&reg.addr).is_err() {
-            assert!(std::time::Instant::now() < limit, "docker-registry did not listen on {}", reg.addr);
+            assert!(
+                std::time::Instant::now() < limit,
+                "docker-registry did not listen on {}",
+                reg.addr
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         Some(reg)
@@ -124,7 +128,8 @@ fn write_payload(dir: &Path, version: &str) {
     std::fs::create_dir_all(&rm).expect("mkdir");
     std::fs::write(
         rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": version, "previous": [], "metadata": {}}).to_string(),
+        json!({"kind": "cincinnati-metadata-v0", "version": version, "previous": [], "metadata": {}})
+            .to_string(),
     )
     .expect("write");
     std::fs::write(
@@ -209,7 +214,10 @@ async fn push(addr: &str, repo: &str, tag: &str, layers: Vec<Vec<u8>>) -> String
         "rootfs": {"type": "layers", "diff_ids": []},
         "config": {}
     });
-    let layers: Vec<ImageLayer> = layers.into_iter().map(|l| ImageLayer::oci_v1_gzip(l, None)).collect();
+    let layers: Vec<ImageLayer> = layers
+        .into_iter()
+        .map(|l| ImageLayer::oci_v1_gzip(l, None))
+        .collect();
     client
         .push(
             &reference,
@@ -253,7 +261,8 @@ fn tree(dir: &Path) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pull_by_tag_and_digest_then_from_the_cache_without_the_registry() {
-    let Some(mut reg) = Registry::start("pull_by_tag_and_digest_then_from_the_cache_without_the_registry") else {
+    let Some(mut reg) = Registry::start("pull_by_tag_and_digest_then_from_the_cache_without_the_registry")
+    else {
         return;
     };
     let work = tempfile::tempdir().expect("tempdir");
@@ -289,7 +298,12 @@ async fn pull_by_tag_and_digest_then_from_the_cache_without_the_registry() {
         std::fs::read(payload.join("release-manifests/0000_10_reg_configmap.yaml")).expect("read")
     );
     // Only the entry and nothing temporary is left in the cache.
-    assert_eq!(tree(&cache).iter().filter(|p| !p.contains('/')).count(), 1, "{:?}", tree(&cache));
+    assert_eq!(
+        tree(&cache).iter().filter(|p| !p.contains('/')).count(),
+        1,
+        "{:?}",
+        tree(&cache)
+    );
     let last = seen.lock().expect("lock").last().cloned().expect("progress");
     assert_eq!((last.layers_done, last.layers_total), (1, 1));
     assert_eq!(last.bytes_done, last.bytes_total);
@@ -297,7 +311,10 @@ async fn pull_by_tag_and_digest_then_from_the_cache_without_the_registry() {
     assert_eq!(last.digest.as_deref(), Some(digest.as_str()));
 
     // A wrong expected version is refused with upstream's wording.
-    let err = r.retrieve(&by_digest, "2.0.1", &|_| {}).await.expect_err("version");
+    let err = r
+        .retrieve(&by_digest, "2.0.1", &|_| {})
+        .await
+        .expect_err("version");
     assert_eq!(
         err.to_string(),
         "release image version 2.0.0 does not match the expected upstream version 2.0.1"
@@ -310,12 +327,17 @@ async fn pull_by_tag_and_digest_then_from_the_cache_without_the_registry() {
     assert_eq!(again.dir, got.dir);
     // A tag needs the registry: it is resolved, so this fails now.
     let err = r.retrieve(&tag, "", &|_| {}).await.expect_err("registry down");
-    assert!(err.to_string().starts_with(&format!("pulling {tag} from {}: ", reg.addr)), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with(&format!("pulling {tag} from {}: ", reg.addr)),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_layers_are_refused_with_nothing_written_outside_the_cache() {
-    let Some(reg) = Registry::start("hostile_layers_are_refused_with_nothing_written_outside_the_cache") else {
+    let Some(reg) = Registry::start("hostile_layers_are_refused_with_nothing_written_outside_the_cache")
+    else {
         return;
     };
     let work = tempfile::tempdir().expect("tempdir");
@@ -366,8 +388,14 @@ async fn hostile_layers_are_refused_with_nothing_written_outside_the_cache() {
         assert!(err.ends_with(&want), "{name}: {err}");
         // Nothing but the (empty) cache directory, nothing at the escape targets.
         assert_eq!(tree(root.path()), ["cache"], "{name}");
-        assert!(!Path::new(&etc).exists() && !Path::new("/tmp").join(&marker).exists(), "{name}");
-        assert!(!root.path().join("x").exists() && !work.path().join("x").exists(), "{name}");
+        assert!(
+            !Path::new(&etc).exists() && !Path::new("/tmp").join(&marker).exists(),
+            "{name}"
+        );
+        assert!(
+            !root.path().join("x").exists() && !work.path().join("x").exists(),
+            "{name}"
+        );
     }
 
     // A blob corrupted in the registry's storage: the digest check refuses it.
@@ -402,17 +430,24 @@ async fn hostile_layers_are_refused_with_nothing_written_outside_the_cache() {
 struct Refuse(Arc<tokio::sync::Semaphore>);
 
 impl ReleaseVerifier for Refuse {
-    fn verify<'a>(&'a self, _pullspec: &'a str, digest: &'a str) -> futures::future::BoxFuture<'a, Result<(), String>> {
+    fn verify<'a>(
+        &'a self,
+        _pullspec: &'a str,
+        digest: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
             let _permit = self.0.acquire().await.map_err(|e| e.to_string())?;
-            Err(format!("no signature for {digest} in stores [test-store] with keys [test-key]"))
+            Err(format!(
+                "no signature for {digest} in stores [test-store] with keys [test-key]"
+            ))
         })
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_engine_updates_to_a_registry_digest_refused_unverified_then_forced() {
-    let Some(reg) = Registry::start("the_engine_updates_to_a_registry_digest_refused_unverified_then_forced") else {
+    let Some(reg) = Registry::start("the_engine_updates_to_a_registry_digest_refused_unverified_then_forced")
+    else {
         return;
     };
     let work = tempfile::tempdir().expect("tempdir");
@@ -443,9 +478,13 @@ async fn the_engine_updates_to_a_registry_digest_refused_unverified_then_forced(
 
     let digest = image.rsplit_once('@').expect("digest").1;
     let patch = |force: bool| json!({"spec": {"desiredUpdate": {"version": "2.0.0", "image": image, "force": force}}});
-    cvs.patch("version", &Default::default(), &kube::api::Patch::Merge(patch(false)))
-        .await
-        .expect("patch");
+    cvs.patch(
+        "version",
+        &Default::default(),
+        &kube::api::Patch::Merge(patch(false)),
+    )
+    .await
+    .expect("patch");
     // While the verifier has not answered: ReleaseAccepted Unknown with upstream's message,
     // the pull's digest in the snapshot, the running release still reconciled.
     let retrieving = format!("Retrieving and verifying payload version=\"2.0.0\" image=\"{image}\"");
@@ -454,14 +493,22 @@ async fn the_engine_updates_to_a_registry_digest_refused_unverified_then_forced(
         s.cluster_version
             .as_ref()
             .and_then(|c| find(&c.conditions, "ReleaseAccepted").cloned())
-            .is_some_and(|c| c.status == cvo::openshift::ConditionStatus::Unknown && c.message() == retrieving)
-            && s.payload_pull.as_ref().is_some_and(|p| p.digest.as_deref() == Some(digest))
+            .is_some_and(|c| {
+                c.status == cvo::openshift::ConditionStatus::Unknown && c.message() == retrieving
+            })
+            && s.payload_pull
+                .as_ref()
+                .is_some_and(|p| p.digest.as_deref() == Some(digest))
     })
     .await;
     let s = h.status.borrow().clone();
     let pull = s.payload_pull.clone().expect("pull");
     assert_eq!((pull.image.as_str(), pull.layers_done), (image.as_str(), 0));
-    assert!(s.desired.as_ref().is_some_and(|d| d.version == "1.0.0"), "{:?}", s.desired);
+    assert!(
+        s.desired.as_ref().is_some_and(|d| d.version == "1.0.0"),
+        "{:?}",
+        s.desired
+    );
     gate.add_permits(1000);
     let want = format!(
         "Retrieving payload failed version=\"2.0.0\" image=\"{image}\" failure=The update cannot be verified: no signature for {digest} in stores [test-store] with keys [test-key]"
@@ -476,9 +523,13 @@ async fn the_engine_updates_to_a_registry_digest_refused_unverified_then_forced(
     .await;
     assert_eq!(h.status.borrow().payload_error.as_deref(), Some(want.as_str()));
 
-    cvs.patch("version", &Default::default(), &kube::api::Patch::Merge(patch(true)))
-        .await
-        .expect("patch");
+    cvs.patch(
+        "version",
+        &Default::default(),
+        &kube::api::Patch::Merge(patch(true)),
+    )
+    .await
+    .expect("patch");
     common::wait_until("2.0.0 completed", limit, || {
         let s = h.status.borrow();
         s.is_completed() && s.desired.as_ref().is_some_and(|d| d.image == image)
@@ -487,7 +538,10 @@ async fn the_engine_updates_to_a_registry_digest_refused_unverified_then_forced(
     let s = h.status.borrow().clone();
     let cv = s.cluster_version.as_ref().expect("cv");
     let top = &cv.history[0];
-    assert_eq!((top.version.as_str(), top.image.as_str()), ("2.0.0", image.as_str()));
+    assert_eq!(
+        (top.version.as_str(), top.image.as_str()),
+        ("2.0.0", image.as_str())
+    );
     assert!(!top.verified);
     let risks = top.accepted_risks.clone().unwrap_or_default();
     // First the verification failure, then the preconditions forced through (no channel).

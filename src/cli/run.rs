@@ -344,7 +344,8 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
                 if !auth_given {
                     rp = rp.with_cluster_pull_secret(conn.client.clone());
                 }
-                super::reconcile::run_with_payloads(conn.client, &opts, ctl, Some(std::sync::Arc::new(rp))).await
+                super::reconcile::run_with_payloads(conn.client, &opts, ctl, Some(std::sync::Arc::new(rp)))
+                    .await
             }
             None => super::reconcile::run_with(conn.client, &opts, ctl).await,
         }

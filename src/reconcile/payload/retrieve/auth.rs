@@ -59,11 +59,16 @@ impl DockerAuth {
         let mut by_registry = BTreeMap::new();
         for (reg, entry) in auths {
             let (mut username, mut password) = (String::new(), String::new());
-            if let Some(a) = entry.get("auth").and_then(|a| a.as_str()).filter(|a| !a.is_empty()) {
+            if let Some(a) = entry
+                .get("auth")
+                .and_then(|a| a.as_str())
+                .filter(|a| !a.is_empty())
+            {
                 let raw = base64::engine::general_purpose::STANDARD
                     .decode(a.trim())
                     .map_err(|_| format!("{source}: auths.{reg}.auth is not base64"))?;
-                let text = String::from_utf8(raw).map_err(|_| format!("{source}: auths.{reg}.auth is not UTF-8"))?;
+                let text =
+                    String::from_utf8(raw).map_err(|_| format!("{source}: auths.{reg}.auth is not UTF-8"))?;
                 let (u, p) = text
                     .split_once(':')
                     .ok_or_else(|| format!("{source}: auths.{reg}.auth is not \"user:password\""))?;

@@ -361,7 +361,11 @@ fn link(
             if let Some(parent) = dest.parent() {
                 fs::create_dir_all(parent).map_err(io_err(format!("creating {}", parent.display())))?;
             }
-            fs::copy(&src, dest).map_err(io_err(format!("copying {} to {}", src.display(), dest.display())))?;
+            fs::copy(&src, dest).map_err(io_err(format!(
+                "copying {} to {}",
+                src.display(),
+                dest.display()
+            )))?;
             Ok(())
         }
         _ => Err(escape()),
@@ -450,9 +454,15 @@ mod tests {
     #[test]
     fn refuses_traversal_absolute_and_escaping_links() {
         for (name, build) in [
-            ("dotdot", Box::new(|b: &mut tar::Builder<Vec<u8>>| file(b, "release-manifests/../../x", b"x"))
-                as Box<dyn FnOnce(&mut tar::Builder<Vec<u8>>)>),
-            ("absolute", Box::new(|b: &mut tar::Builder<Vec<u8>>| file(b, "/etc/x", b"x"))),
+            (
+                "dotdot",
+                Box::new(|b: &mut tar::Builder<Vec<u8>>| file(b, "release-manifests/../../x", b"x"))
+                    as Box<dyn FnOnce(&mut tar::Builder<Vec<u8>>)>,
+            ),
+            (
+                "absolute",
+                Box::new(|b: &mut tar::Builder<Vec<u8>>| file(b, "/etc/x", b"x")),
+            ),
             (
                 "symlink",
                 Box::new(|b: &mut tar::Builder<Vec<u8>>| {
@@ -484,11 +494,15 @@ mod tests {
             let err = r.expect_err(name).to_string();
             assert!(!err.is_empty(), "{name}");
             assert!(
-                tree(dir.path()).iter().all(|p| p == "root" || p.starts_with("root/")),
+                tree(dir.path())
+                    .iter()
+                    .all(|p| p == "root" || p.starts_with("root/")),
                 "{name}: {:?}",
                 tree(dir.path())
             );
-            assert!(!dir.path().join("x").exists() && !dir.path().join("root/release-manifests/evil").exists());
+            assert!(
+                !dir.path().join("x").exists() && !dir.path().join("root/release-manifests/evil").exists()
+            );
         }
     }
 

@@ -43,7 +43,11 @@ use crate::reconcile::api::PullProgress;
 pub trait ReleaseVerifier: Send + Sync {
     /// `Ok` when `digest` (`sha256:<hex>`) of `pullspec` carries a valid signature; `Err` says
     /// why not (which stores and keys were tried), as the ReleaseAccepted message shows it.
-    fn verify<'a>(&'a self, pullspec: &'a str, digest: &'a str) -> futures::future::BoxFuture<'a, Result<(), String>>;
+    fn verify<'a>(
+        &'a self,
+        pullspec: &'a str,
+        digest: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>>;
 }
 
 /// Upstream's time limit for one retrieval when the caller has none (4 min; verification gets
@@ -242,7 +246,9 @@ pub struct Retriever {
 
 impl std::fmt::Debug for Retriever {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Retriever").field("opts", &self.opts).finish_non_exhaustive()
+        f.debug_struct("Retriever")
+            .field("opts", &self.opts)
+            .finish_non_exhaustive()
     }
 }
 
@@ -257,9 +263,7 @@ fn host_of(registry: &str) -> &str {
 /// Whether `registry` is on the loopback interface.
 pub fn is_loopback(registry: &str) -> bool {
     let h = host_of(registry);
-    h == "localhost"
-        || h == "::1"
-        || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    h == "localhost" || h == "::1" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The ring provider as rustls' process default (reqwest's rustls without a bundled provider
@@ -279,9 +283,9 @@ impl Retriever {
             entries
                 .iter()
                 .find(|e| {
-                    e.platform.as_ref().is_some_and(|p| {
-                        p.os.to_string() == "linux" && p.architecture.to_string() == arch
-                    })
+                    e.platform
+                        .as_ref()
+                        .is_some_and(|p| p.os.to_string() == "linux" && p.architecture.to_string() == arch)
                 })
                 .map(|e| e.digest.clone())
         };
@@ -439,7 +443,8 @@ impl Retriever {
             move |err| RetrieveError::Cache { path, err }
         };
         std::fs::create_dir_all(&self.opts.cache_dir).map_err(cache_io(&self.opts.cache_dir))?;
-        let tmp = TempDir::new(&self.opts.cache_dir, &resolved.digest).map_err(cache_io(&self.opts.cache_dir))?;
+        let tmp =
+            TempDir::new(&self.opts.cache_dir, &resolved.digest).map_err(cache_io(&self.opts.cache_dir))?;
         let root = tmp.path.join("root");
         std::fs::create_dir_all(&root).map_err(cache_io(&root))?;
         let mut totals = extract::ExtractTotals::default();
@@ -447,7 +452,8 @@ impl Retriever {
             let file = tmp.path.join(format!("layer-{i}"));
             self.download_layer(&client, &r, image, layer, &file, &mut p, progress)
                 .await?;
-            let (root2, file2, limits, digest) = (root.clone(), file.clone(), self.opts.limits, layer.digest.clone());
+            let (root2, file2, limits, digest) =
+                (root.clone(), file.clone(), self.opts.limits, layer.digest.clone());
             let img = image.to_string();
             totals = tokio::task::spawn_blocking(move || {
                 let mut t = totals;
@@ -681,10 +687,21 @@ mod tests {
 
     #[test]
     fn loopback_registries() {
-        for r in ["127.0.0.1:5000", "localhost", "localhost:5000", "[::1]:5000", "127.0.0.2"] {
+        for r in [
+            "127.0.0.1:5000",
+            "localhost",
+            "localhost:5000",
+            "[::1]:5000",
+            "127.0.0.2",
+        ] {
             assert!(is_loopback(r), "{r}");
         }
-        for r in ["quay.io", "10.0.0.1:5000", "localhost.example.com", "registry:5000"] {
+        for r in [
+            "quay.io",
+            "10.0.0.1:5000",
+            "localhost.example.com",
+            "registry:5000",
+        ] {
             assert!(!is_loopback(r), "{r}");
         }
     }

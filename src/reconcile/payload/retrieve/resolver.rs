@@ -109,7 +109,9 @@ impl RegistryPayloads {
                 m.insert(
                     key,
                     PullState::Failed {
-                        failure: ResolveFailure::Retrieve("no async runtime to pull the release image on".into()),
+                        failure: ResolveFailure::Retrieve(
+                            "no async runtime to pull the release image on".into(),
+                        ),
                         at: Instant::now(),
                     },
                 );
@@ -208,7 +210,11 @@ async fn run_pull(
             tracing::info!(
                 "release image {image} ({}) {} {}",
                 resolved.digest,
-                if r.from_cache { "from the cache" } else { "pulled into" },
+                if r.from_cache {
+                    "from the cache"
+                } else {
+                    "pulled into"
+                },
                 r.dir.display()
             );
             PullState::Done {
@@ -229,7 +235,8 @@ async fn cluster_auth(retriever: &Retriever, client: Option<kube::Client>) -> Op
     if !retriever.options().auth.is_empty() {
         return None;
     }
-    let api: kube::Api<k8s_openapi::api::core::v1::Secret> = kube::Api::namespaced(client, "openshift-config");
+    let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(client, "openshift-config");
     let secret = match api.get_opt("pull-secret").await {
         Ok(Some(s)) => s,
         Ok(None) => return None,

@@ -278,8 +278,8 @@ impl EngineLoop {
             release_image: image.to_string(),
             ..self.cfg.load_options.clone()
         };
-        let p = load_update(&dir, &opts)
-            .map_err(|err| Loading::Failed(PayloadLoadError::Load { dir, err }))?;
+        let p =
+            load_update(&dir, &opts).map_err(|err| Loading::Failed(PayloadLoadError::Load { dir, err }))?;
         let p = Arc::new(p);
         self.loaded = Some((image.to_string(), p.clone()));
         Ok((p, risk, verified))

@@ -208,6 +208,15 @@ pub enum RetrieveError {
         /// The error.
         err: std::io::Error,
     },
+    /// A digest that is not `sha256:` and 64 lowercase hex digits (it would name the cache
+    /// directory).
+    #[error("{image}: unsupported digest {digest:?} (sha256:<64 hex digits> only)")]
+    BadDigest {
+        /// The pull spec.
+        image: String,
+        /// The digest.
+        digest: String,
+    },
     /// The retrieval took longer than its limit (upstream's wording).
     #[error("download was canceled")]
     Canceled,
@@ -363,7 +372,9 @@ impl Retriever {
     /// The cached payload of a pull spec by digest, with no network.
     pub fn resolve_cached(&self, image: &str) -> Option<PathBuf> {
         let r = image.parse::<Reference>().ok()?;
-        self.cached(r.digest()?)
+        let d = r.digest()?;
+        check_digest(image, d).ok()?;
+        self.cached(d)
     }
 
     /// Resolves `image` to its digest. A pull spec by digest needs no network.
@@ -373,6 +384,7 @@ impl Retriever {
     pub async fn resolve(&self, image: &str) -> Result<Resolved, RetrieveError> {
         let r = parse(image)?;
         if let Some(d) = r.digest() {
+            check_digest(image, d)?;
             return Ok(Resolved {
                 image: image.to_string(),
                 digest: d.to_string(),
@@ -386,6 +398,7 @@ impl Retriever {
             .fetch_manifest_digest(&r, &auth)
             .await
             .map_err(|e| registry_err(image, &registry, e))?;
+        check_digest(image, &digest)?;
         Ok(Resolved {
             image: image.to_string(),
             by_digest: format!("{}/{}@{digest}", r.registry(), r.repository()),
@@ -405,6 +418,7 @@ impl Retriever {
         progress: &(dyn Fn(&PullProgress) + Send + Sync),
     ) -> Result<Retrieved, RetrieveError> {
         let image = resolved.image.as_str();
+        check_digest(image, &resolved.digest)?;
         let final_dir = self.cache_path(&resolved.digest);
         let mut p = PullProgress {
             image: image.to_string(),
@@ -594,6 +608,21 @@ fn registry_err(image: &str, registry: &str, e: impl std::fmt::Display) -> Retri
     }
 }
 
+/// Refuses a digest that could not safely name a cache directory.
+fn check_digest(image: &str, digest: &str) -> Result<(), RetrieveError> {
+    let ok = digest
+        .strip_prefix("sha256:")
+        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')));
+    if ok {
+        Ok(())
+    } else {
+        Err(RetrieveError::BadDigest {
+            image: image.to_string(),
+            digest: digest.to_string(),
+        })
+    }
+}
+
 fn check_version(expected: &str, actual: &str) -> Result<(), RetrieveError> {
     if !expected.is_empty() && expected != actual {
         return Err(RetrieveError::Version {
@@ -703,6 +732,23 @@ mod tests {
             "registry:5000",
         ] {
             assert!(!is_loopback(r), "{r}");
+        }
+    }
+
+    #[test]
+    fn only_sha256_digests_name_cache_entries() {
+        let good = format!("sha256:{}", "a1".repeat(32));
+        assert!(check_digest("i", &good).is_ok());
+        for bad in [
+            "sha256:../../etc",
+            "sha512:abc",
+            "sha256:ABC",
+            &format!("sha256:{}", "a".repeat(63)),
+        ] {
+            assert_eq!(
+                check_digest("i", bad).expect_err(bad).to_string(),
+                format!("i: unsupported digest {bad:?} (sha256:<64 hex digits> only)")
+            );
         }
     }
 

@@ -57,6 +57,8 @@ enum PayloadCommand {
     /// Check that a release digest is signed by every configured key (release signature
     /// verification, as the CVO does before an update).
     Verify(args::VerifyArgs),
+    /// Pull a release image and extract its payload into a directory, for offline use.
+    Pull(args::PullArgs),
 }
 
 impl Command {
@@ -101,6 +103,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Sim(SimCommand::Serve(a)) => run::sim_serve(a),
         Command::Payload(PayloadCommand::Inspect(a)) => run::payload_inspect(a),
         Command::Payload(PayloadCommand::Verify(a)) => cvo::cli::payload_verify::run(a),
+        Command::Payload(PayloadCommand::Pull(a)) => run::payload_pull(a),
         Command::Reconcile(a) => run::reconcile(a),
         Command::Upgrade(a) => upgrade::run(a),
     }

@@ -26,8 +26,9 @@ pub enum Output {
 #[derive(Args, Debug)]
 #[command(after_help = RECONCILE_EXIT_CODES)]
 pub struct ReconcileArgs {
-    /// The payload directory (`manifests/` + `release-manifests/`).
-    #[arg(long, value_name = "DIR")]
+    /// The payload directory (`manifests/` + `release-manifests/`), or a release image pull
+    /// spec to pull from its registry.
+    #[arg(long, value_name = "DIR|PULLSPEC")]
     pub payload: PathBuf,
     /// Pull spec of the payload's release image (default: `file://<canonical DIR>`, a pseudo
     /// pull spec naming the directory).
@@ -47,6 +48,8 @@ pub struct ReconcileArgs {
     pub timeout: Option<f64>,
     #[command(flatten)]
     pub cluster: KubeconfigArgs,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
     // (`-o` has no help line here, as it never had.)
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
     pub output: Output,
@@ -71,8 +74,11 @@ While it waits, `cvo: waiting for ...` lines on stderr say for what.";
 #[derive(Args, Debug)]
 pub struct InspectArgs {
     /// A release image root (`manifests/` + `release-manifests/`), a `release-manifests/`
-    /// directory, or a plain manifest directory.
+    /// directory, a plain manifest directory, or a release image pull spec.
+    #[arg(value_name = "DIR|PULLSPEC")]
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
     /// Cluster profile.
     #[arg(long, default_value = "self-managed-high-availability")]
     pub profile: String,
@@ -229,4 +235,37 @@ impl DemoArgs {
     pub fn is_headless(&self) -> bool {
         self.headless || !cfg!(feature = "tui")
     }
+}
+
+/// Where release images come from: credentials, plain-HTTP registries, the cache.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RegistryArgs {
+    /// Registry credentials in the docker config format (default: `REGISTRY_AUTH_FILE`, else
+    /// the cluster's `openshift-config/pull-secret` where a cluster is used).
+    #[arg(long, value_name = "FILE", env = "REGISTRY_AUTH_FILE")]
+    pub registry_auth: Option<PathBuf>,
+    /// Reach this registry (`host` or `host:port`) over plain HTTP (repeatable; loopback
+    /// registries always may).
+    #[arg(long, value_name = "HOST")]
+    pub insecure_registry: Vec<String>,
+    /// Cache of extracted releases (default `$XDG_CACHE_HOME/cvo/releases`).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// Flags of `cvo payload pull`.
+#[derive(Args, Debug)]
+pub struct PullArgs {
+    /// The release image pull spec (`registry/repo:tag` or `registry/repo@sha256:...`).
+    pub pullspec: String,
+    /// Where to put `manifests/` and `release-manifests/` (created; must be empty if it exists).
+    pub dir: PathBuf,
+    /// Refuse the image unless its `release-metadata` version is this.
+    #[arg(long, value_name = "VERSION")]
+    pub expect_version: Option<String>,
+    /// The architecture an image index picks (Go names: amd64, arm64, ppc64le, s390x).
+    #[arg(long, value_name = "ARCH")]
+    pub arch: Option<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }

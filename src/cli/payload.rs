@@ -371,3 +371,109 @@ pub fn render_json(i: &Inspection) -> Value {
         "warnings": i.loaded.warnings,
     })
 }
+
+/// Whether a `DIR|PULLSPEC` argument names a release image rather than a directory: it is not
+/// on disk and parses as a pull spec with a registry (`host/repo:tag`, `host/repo@sha256:...`).
+pub fn is_pull_spec(arg: &Path) -> bool {
+    let Some(s) = arg.to_str() else {
+        return false;
+    };
+    !arg.exists()
+        && s.contains('/')
+        && !s.starts_with('.')
+        && !s.starts_with('/')
+        && s.parse::<oci_client::Reference>().is_ok()
+}
+
+/// The retrieval options of the registry flags (`--registry-auth` read now: a bad file is an
+/// error naming it).
+///
+/// # Errors
+/// The credentials file cannot be read or parsed.
+pub fn retrieve_options(
+    a: &super::args::RegistryArgs,
+) -> anyhow::Result<crate::reconcile::payload::retrieve::RetrieveOptions> {
+    use crate::reconcile::payload::retrieve::{DockerAuth, RetrieveOptions};
+    let mut o = RetrieveOptions::new(a.cache_dir.clone());
+    if let Some(f) = &a.registry_auth {
+        o.auth = DockerAuth::from_file(f).map_err(|e| anyhow::anyhow!("--registry-auth {e}"))?;
+    }
+    o.insecure_registries = a.insecure_registry.clone();
+    Ok(o)
+}
+
+/// Pulls `pullspec` into the cache (or finds it there), printing progress on stderr when
+/// `progress` is set.
+///
+/// # Errors
+/// The retrieval's error, one line.
+pub async fn pull_release(
+    pullspec: &str,
+    version: &str,
+    opts: crate::reconcile::payload::retrieve::RetrieveOptions,
+    progress: bool,
+) -> anyhow::Result<crate::reconcile::payload::retrieve::Retrieved> {
+    use crate::reconcile::{api::PullProgress, payload::retrieve::Retriever};
+    let r = Retriever::new(opts);
+    let last = std::sync::Mutex::new((0usize, 0u64));
+    let report = |p: &PullProgress| {
+        if !progress {
+            return;
+        }
+        let Ok(mut l) = last.lock() else {
+            return;
+        };
+        if *l == (p.layers_done, p.bytes_done) {
+            return;
+        }
+        *l = (p.layers_done, p.bytes_done);
+        eprintln!(
+            "cvo: pulling {}: layers {}/{}, {:.1}/{:.1} MB",
+            p.digest.as_deref().unwrap_or(&p.image),
+            p.layers_done,
+            p.layers_total,
+            p.bytes_done as f64 / 1e6,
+            p.bytes_total as f64 / 1e6
+        );
+    };
+    let got = r.retrieve(pullspec, version, &report).await?;
+    if progress {
+        eprintln!(
+            "cvo: {pullspec} is {} (release {}){}",
+            got.resolved.digest,
+            got.version,
+            if got.from_cache { ", from the cache" } else { "" }
+        );
+    }
+    Ok(got)
+}
+
+/// `cvo payload pull PULLSPEC DIR`: extracts a release image's payload into `DIR` for offline
+/// use (`cvo payload inspect DIR`, `cvo reconcile --payload DIR`); progress on stderr, the
+/// digest on stdout.
+///
+/// # Errors
+/// `DIR` exists and is not empty; the retrieval or the copy failed.
+pub fn pull_command(a: super::args::PullArgs) -> anyhow::Result<std::process::ExitCode> {
+    if a.dir.exists()
+        && std::fs::read_dir(&a.dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        anyhow::bail!("{}: exists and is not an empty directory", a.dir.display());
+    }
+    let mut opts = retrieve_options(&a.registry)?;
+    if let Some(arch) = &a.arch {
+        opts.architecture = arch.clone();
+    }
+    let rt = super::runtime()?;
+    let got = rt.block_on(pull_release(
+        &a.pullspec,
+        a.expect_version.as_deref().unwrap_or(""),
+        opts,
+        true,
+    ))?;
+    crate::reconcile::payload::retrieve::copy_payload(&got.dir, &a.dir).map_err(|e| anyhow::anyhow!(e))?;
+    println!("{}", got.resolved.by_digest);
+    Ok(std::process::ExitCode::SUCCESS)
+}

@@ -317,10 +317,32 @@ async fn lease_held_reason(client: &kube::Client, holder: &str) -> String {
 pub async fn run_with(
     client: kube::Client,
     opts: &ReconcileOptions,
-    mut ctl: RunControl,
+    ctl: RunControl,
 ) -> anyhow::Result<ReconcileSummary> {
-    let mut cfg = EngineConfig::local(opts.payload.clone(), opts.release_image.clone())
-        .map_err(|e| anyhow::anyhow!("--payload {}: {e}", opts.payload.display()))?;
+    run_with_payloads(client, opts, ctl, None).await
+}
+
+/// [`run_with`] with payloads from `payloads` (e.g. a registry) instead of the directory of
+/// `opts.payload` when given.
+///
+/// # Errors
+/// As [`run_with`].
+pub async fn run_with_payloads(
+    client: kube::Client,
+    opts: &ReconcileOptions,
+    mut ctl: RunControl,
+    payloads: Option<std::sync::Arc<dyn crate::reconcile::api::PayloadResolver>>,
+) -> anyhow::Result<ReconcileSummary> {
+    let mut cfg = match payloads {
+        Some(p) => {
+            let mut cfg = EngineConfig::local(std::env::temp_dir(), Some(p.own_image()))
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            cfg.payloads = p;
+            cfg
+        }
+        None => EngineConfig::local(opts.payload.clone(), opts.release_image.clone())
+            .map_err(|e| anyhow::anyhow!("--payload {}: {e}", opts.payload.display()))?,
+    };
     let own_image = cfg.payloads.own_image();
     cfg.timings = opts.timings.clone();
     cfg.mode = if opts.dry_run {

@@ -257,7 +257,19 @@ pub fn payload_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
         },
         release_image: a.release_image,
     };
-    match super::payload::inspect(&a.dir, &opts) {
+    let mut opts = opts;
+    let dir = if super::payload::is_pull_spec(&a.dir) {
+        let pullspec = a.dir.to_string_lossy().into_owned();
+        let ro = super::payload::retrieve_options(&a.registry)?;
+        let got = runtime()?.block_on(super::payload::pull_release(&pullspec, "", ro, true))?;
+        if opts.release_image.is_empty() {
+            opts.release_image = pullspec;
+        }
+        got.dir
+    } else {
+        a.dir.clone()
+    };
+    match super::payload::inspect(&dir, &opts) {
         Ok(i) => {
             match a.output {
                 Output::Text => print!("{}", super::payload::render_text(&i)),
@@ -277,6 +289,14 @@ pub fn payload_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `cvo payload pull`: see [`super::payload::pull_command`].
+///
+/// # Errors
+/// As [`super::payload::pull_command`].
+pub fn payload_pull(a: super::args::PullArgs) -> anyhow::Result<ExitCode> {
+    super::payload::pull_command(a)
+}
+
 /// `cvo reconcile`: applies a payload to the cluster of the kubeconfig (or, `--dry-run`, prints
 /// its drift). Exit code from the run ([`super::reconcile::exit`]): 0 done, 1 failing, 2 usage,
 /// 3 timeout, 4 API server unreachable, 5 payload unusable, 6 Lease held, 130 / 143 stopped by
@@ -289,9 +309,16 @@ pub fn payload_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
 pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
     use super::reconcile::{ReconcileOptions, RunControl, Until};
     let timeout = timeout_flag(a.timeout)?;
-    if !a.payload.is_dir() {
+    let pull = super::payload::is_pull_spec(&a.payload);
+    if !pull && !a.payload.is_dir() {
         anyhow::bail!("--payload {}: not a directory", a.payload.display());
     }
+    let retrieve = if pull {
+        Some(super::payload::retrieve_options(&a.registry)?)
+    } else {
+        None
+    };
+    let auth_given = a.registry.registry_auth.is_some();
     let mut timings = crate::reconcile::EngineTimings::upstream();
     timings.cv_poll = Duration::from_secs(1);
     let opts = ReconcileOptions {
@@ -315,7 +342,28 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
             stop: Box::pin(stop_signal()?),
             ..RunControl::default()
         };
-        super::reconcile::run_with(conn.client, &opts, ctl).await
+        match retrieve {
+            Some(ro) => {
+                use crate::reconcile::{
+                    api::LocalPayloads,
+                    payload::retrieve::{RegistryPayloads, Retriever},
+                };
+                let image = opts.payload.to_string_lossy().into_owned();
+                let mut rp = RegistryPayloads::new(
+                    LocalPayloads {
+                        own_image: opts.release_image.clone().unwrap_or(image),
+                        ..LocalPayloads::default()
+                    },
+                    Retriever::new(ro),
+                );
+                if !auth_given {
+                    rp = rp.with_cluster_pull_secret(conn.client.clone());
+                }
+                super::reconcile::run_with_payloads(conn.client, &opts, ctl, Some(std::sync::Arc::new(rp)))
+                    .await
+            }
+            None => super::reconcile::run_with(conn.client, &opts, ctl).await,
+        }
     });
     // Whatever the engine's tasks still do (a stuck request, a payload being read) does not
     // hold the exit.

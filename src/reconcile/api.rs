@@ -351,6 +351,88 @@ pub trait PayloadResolver: Send + Sync {
     /// Why the payload cannot be had, as text (the engine reports it as `Unable to download
     /// and prepare the update: {err}`).
     fn resolve(&self, image: &str) -> Result<PathBuf, String>;
+
+    /// Where the payload of `request.image` stands, without blocking: a resolver that pulls
+    /// release images from a registry starts the pull in the background on the first call and
+    /// answers [`Resolution::Pending`] with its progress until it is done; the engine calls
+    /// again when [`Self::wakeup`] fires. The default answers at once from [`Self::resolve`].
+    fn poll(&self, request: &ResolveRequest) -> Resolution {
+        match self.resolve(&request.image) {
+            Ok(dir) => Resolution::Ready {
+                dir,
+                accepted_risk: None,
+                verified: false,
+            },
+            Err(e) => Resolution::Failed(ResolveFailure::Retrieve(e)),
+        }
+    }
+
+    /// Notified when a background retrieval made progress or finished (the engine then polls
+    /// again); `None` for resolvers that answer at once.
+    fn wakeup(&self) -> Option<Arc<tokio::sync::Notify>> {
+        None
+    }
+}
+
+/// What the engine asks a [`PayloadResolver`] for: the target release.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResolveRequest {
+    /// The release image pull spec (`spec.desiredUpdate.image` or `status.desired.image`).
+    pub image: String,
+    /// The requested version (may be empty).
+    pub version: String,
+    /// `spec.desiredUpdate.force`: a failed signature verification is accepted as a risk.
+    pub force: bool,
+}
+
+/// The answer of [`PayloadResolver::poll`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Resolution {
+    /// The payload is on disk.
+    Ready {
+        /// Its root (`manifests/` + `release-manifests/`).
+        dir: PathBuf,
+        /// A verification failure bypassed by `force`, as upstream records it in the load
+        /// status' accepted risks (`Target release version=... cannot be verified, but
+        /// continuing anyway because the update was forced: {err}`).
+        accepted_risk: Option<String>,
+        /// The release's signature was verified.
+        verified: bool,
+    },
+    /// Being retrieved; how far.
+    Pending(PullProgress),
+    /// Cannot be had.
+    Failed(ResolveFailure),
+}
+
+/// Why a release payload cannot be had (upstream `pkg/cvo/updatepayload.go`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResolveFailure {
+    /// Pulling or preparing it failed; the engine reports `Unable to download and prepare the
+    /// update: {text}` (reason `UpdatePayloadRetrievalFailed`).
+    Retrieve(String),
+    /// Its signature does not verify and the update is not forced; the engine reports `The
+    /// update cannot be verified: {text}` (reason `ImageVerificationFailed`).
+    Verify(String),
+}
+
+/// Progress of a release image pull (what the dashboard shows while ReleaseAccepted is
+/// Unknown).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullProgress {
+    /// The pull spec being retrieved.
+    pub image: String,
+    /// The manifest digest (`sha256:<hex>`) once the tag or digest is resolved.
+    pub digest: Option<String>,
+    /// Layer bytes received (compressed, as the registry sends them).
+    pub bytes_done: u64,
+    /// Layer bytes in the image (the manifest's layer sizes; 0 before the manifest is read).
+    pub bytes_total: u64,
+    /// Layers received, verified and extracted.
+    pub layers_done: usize,
+    /// Layers in the image.
+    pub layers_total: usize,
 }
 
 /// Payload directories on the local disk, keyed by image.
@@ -524,6 +606,8 @@ pub struct StatusSnapshot {
     /// Why the target release's payload cannot be used (retrieved, loaded, verified or
     /// accepted): the ReleaseAccepted=False message, while it is so.
     pub payload_error: Option<String>,
+    /// The release image pull in progress (ReleaseAccepted Unknown, step `RetrievePayload`).
+    pub payload_pull: Option<PullProgress>,
 }
 
 impl StatusSnapshot {

@@ -17,6 +17,7 @@ pub mod capability;
 pub mod filter;
 pub mod load;
 pub mod manifest;
+pub mod retrieve;
 pub mod task_graph;
 pub mod template;
 

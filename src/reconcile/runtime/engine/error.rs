@@ -69,6 +69,10 @@ pub enum PayloadLoadError {
     /// The resolver has no payload for the image (step `RetrievePayload`).
     #[error("Unable to download and prepare the update: {0}")]
     Retrieve(String),
+    /// The release's signature does not verify and the update is not forced (step
+    /// `RetrievePayload`, reason `ImageVerificationFailed`).
+    #[error("The update cannot be verified: {0}")]
+    Verify(String),
     /// The payload directory does not load (step `LoadPayload`).
     #[error("Error loading manifests from {}: {err}", .dir.display())]
     Load {
@@ -83,7 +87,7 @@ impl PayloadLoadError {
     /// The ReleaseAccepted step: `RetrievePayload` or `LoadPayload`.
     pub fn step(&self) -> &'static str {
         match self {
-            Self::Retrieve(_) => "RetrievePayload",
+            Self::Retrieve(_) | Self::Verify(_) => "RetrievePayload",
             Self::Load { .. } => "LoadPayload",
         }
     }

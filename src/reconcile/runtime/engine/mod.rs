@@ -27,7 +27,8 @@ use crate::openshift::{ClusterVersion, ClusterVersionStatus, Release};
 use crate::reconcile::{
     api::{
         Command, CommandOutcome, Counters, EngineHandle, EngineMode, EngineState, Failure, LocalPayloads,
-        PayloadResolver, RunLevelProgress, StatusSnapshot, TaskProgress, TaskState,
+        PayloadResolver, PullProgress, Resolution, ResolveFailure, ResolveRequest, RunLevelProgress,
+        StatusSnapshot, TaskProgress, TaskState,
     },
     apply::{KubeApplier, TaskApplier},
     errors::SyncError,
@@ -190,6 +191,7 @@ impl Engine {
             last_error: None,
             blocked: None,
             loaded: None,
+            pulling: None,
             own_release: Release::default(),
             _worker_guard: shutdown.clone().drop_guard(),
             shutdown,
@@ -227,6 +229,8 @@ struct EngineLoop {
     blocked: Option<String>,
     /// The payload loaded last, by image.
     loaded: Option<(String, Arc<Payload>)>,
+    /// The release image pull the resolver reports pending ([`StatusSnapshot::payload_pull`]).
+    pulling: Option<PullProgress>,
     own_release: Release,
     shutdown: CancellationToken,
     last_publish: Option<Instant>,
@@ -245,7 +249,14 @@ impl EngineLoop {
         self.start_elector().await;
         let poll = self.cfg.timings.cv_poll;
         let mut next_poll = tokio::time::Instant::now();
+        let pull_wakeup = self.cfg.payloads.wakeup();
         loop {
+            let pull_progressed = async {
+                match &pull_wakeup {
+                    Some(n) => n.notified().await,
+                    None => std::future::pending::<()>().await,
+                }
+            };
             let wake_at = match self.deferred_write {
                 Some(t) => next_poll.min(t),
                 None => next_poll,
@@ -270,6 +281,10 @@ impl EngineLoop {
                         rx.borrow_and_update();
                     }
                     self.apply_leadership().await;
+                    self.sync().await;
+                }
+                () = pull_progressed => {
+                    // A background release pull moved on or finished: poll it again.
                     self.sync().await;
                 }
                 () = tokio::time::sleep_until(wake_at) => {

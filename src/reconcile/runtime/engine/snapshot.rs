@@ -104,6 +104,7 @@ impl EngineLoop {
             // Filled by `publish` from the event log.
             events: Default::default(),
             payload_error: Self::payload_error(v),
+            payload_pull: self.pulling.clone(),
         }
     }
 

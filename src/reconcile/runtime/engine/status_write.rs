@@ -49,9 +49,13 @@ impl EngineLoop {
             .collect();
         inputs.upgradeable_risks = Some(&risks);
         let mut st = compute_status(&existing.status, worker, &inputs);
-        if worker.actual.image.is_empty() && worker.load_payload_status.failure.is_some() {
-            // No payload was ever loaded: say why in ReleaseAccepted and leave the rest as it
-            // is (no "Working towards <unknown>", no history entry without an image).
+        let lps = &worker.load_payload_status;
+        if worker.actual.image.is_empty()
+            && (lps.failure.is_some() || (lps.step == "RetrievePayload" && !lps.success))
+        {
+            // No payload was ever loaded (it failed, or its image is still being pulled): say
+            // so in ReleaseAccepted and leave the rest as it is (no "Working towards
+            // <unknown>", no history entry without an image).
             let mut kept = existing.status.clone();
             let accepted =
                 crate::openshift::condition::find(&st.conditions, crate::reconcile::status::RELEASE_ACCEPTED)

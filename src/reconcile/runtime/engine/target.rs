@@ -124,13 +124,34 @@ impl EngineLoop {
             last_transition_time: Some(now),
             ..LoadPayloadStatus::default()
         };
-        let payload = match self.load(&target.image) {
+        let request = ResolveRequest {
+            image: target.image.clone(),
+            version: target.version.clone(),
+            force,
+        };
+        let (payload, forced_risk, verified) = match self.load(&request) {
             Ok(p) => p,
-            Err(e) => {
+            Err(Loading::Pending(progress)) => {
+                // ReleaseAccepted Unknown while the pull runs; the running work goes on. The
+                // status keeps its first transition time while the same pull is pending.
+                self.pulling = Some(progress);
+                let lps = self.worker.view().status.load_payload_status;
+                if !(lps.step == "RetrievePayload"
+                    && lps.failure.is_none()
+                    && !lps.success
+                    && lps.release.image == target.image)
+                {
+                    self.worker
+                        .set_load_status(LoadPayloadStatus::retrieving(&load.release, now));
+                }
+                return;
+            }
+            Err(Loading::Failed(e)) => {
+                self.pulling = None;
                 let msg = e.to_string();
                 load.step = e.step().into();
                 load.message = match e {
-                    PayloadLoadError::Retrieve(_) => format!(
+                    PayloadLoadError::Retrieve(_) | PayloadLoadError::Verify(_) => format!(
                         "Retrieving payload failed version=\"{}\" image=\"{}\" failure={msg}",
                         target.version, target.image
                     ),
@@ -144,6 +165,7 @@ impl EngineLoop {
                 return;
             }
         };
+        self.pulling = None;
         if local {
             self.own_release = to_release(&payload.release);
             self.own_release.image = own.image.clone();
@@ -166,6 +188,10 @@ impl EngineLoop {
         release.image = target.image.clone();
         load.release = release.clone();
         let mut accepted_risks = String::new();
+        load.verified = verified;
+        if let Some(risk) = forced_risk {
+            accepted_risks = risk;
+        }
         if !local && current.is_some() {
             let t = Target {
                 version: release.version.clone(),
@@ -186,7 +212,11 @@ impl EngineLoop {
                     self.worker.set_load_status(load);
                     return;
                 }
-                accepted_risks = ue.message;
+                if accepted_risks.is_empty() {
+                    accepted_risks = ue.message;
+                } else {
+                    accepted_risks = format!("{accepted_risks}\n{}", ue.message);
+                }
             }
         }
         load.success = true;
@@ -215,28 +245,54 @@ impl EngineLoop {
         });
     }
 
-    /// Loads the payload of `image` (cached by image).
+    /// Loads the payload of the target release (cached by image): its directory comes from
+    /// the resolver, which may still be pulling it ([`Loading::Pending`]). Returns the payload,
+    /// a verification failure accepted by `force` and whether the signature verified.
     #[tracing::instrument(name = "payload_load", skip(self))]
-    pub(super) fn load(&mut self, image: &str) -> Result<Arc<Payload>, PayloadLoadError> {
+    pub(super) fn load(
+        &mut self,
+        request: &ResolveRequest,
+    ) -> Result<(Arc<Payload>, Option<String>, bool), Loading> {
+        let image = request.image.as_str();
+        let resolution = self.cfg.payloads.poll(request);
+        let (dir, risk, verified) = match resolution {
+            Resolution::Ready {
+                dir,
+                accepted_risk,
+                verified,
+            } => (dir, accepted_risk, verified),
+            Resolution::Pending(p) => return Err(Loading::Pending(p)),
+            Resolution::Failed(ResolveFailure::Retrieve(e)) => {
+                return Err(Loading::Failed(PayloadLoadError::Retrieve(e)));
+            }
+            Resolution::Failed(ResolveFailure::Verify(e)) => {
+                return Err(Loading::Failed(PayloadLoadError::Verify(e)));
+            }
+        };
         if let Some((i, p)) = &self.loaded
             && i == image
         {
-            return Ok(p.clone());
+            return Ok((p.clone(), risk, verified));
         }
-        let dir = self
-            .cfg
-            .payloads
-            .resolve(image)
-            .map_err(PayloadLoadError::Retrieve)?;
         let opts = LoadOptions {
             release_image: image.to_string(),
             ..self.cfg.load_options.clone()
         };
-        let p = load_update(&dir, &opts).map_err(|err| PayloadLoadError::Load { dir, err })?;
+        let p =
+            load_update(&dir, &opts).map_err(|err| Loading::Failed(PayloadLoadError::Load { dir, err }))?;
         let p = Arc::new(p);
         self.loaded = Some((image.to_string(), p.clone()));
-        Ok(p)
+        Ok((p, risk, verified))
     }
+}
+
+/// A payload that is not (yet) loaded.
+#[derive(Debug)]
+pub(super) enum Loading {
+    /// The resolver is still retrieving it.
+    Pending(PullProgress),
+    /// It cannot be had or does not load.
+    Failed(PayloadLoadError),
 }
 
 impl EngineLoop {

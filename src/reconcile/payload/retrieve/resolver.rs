@@ -1,0 +1,325 @@
+//! [`RegistryPayloads`]: the engine's [`PayloadResolver`] for release images in registries.
+//! Local payloads (the operator's own directory, `file://` pseudo pull specs, other known
+//! directories) answer at once; any other pull spec is retrieved in the background (resolve the
+//! digest, verify, pull and extract, within upstream's time limit) while [`PayloadResolver::poll`]
+//! answers `Pending` with the progress, and the engine is woken through
+//! [`PayloadResolver::wakeup`] at each step.
+
+use std::{
+    collections::HashMap,
+    path::PathBuf,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use tokio::sync::Notify;
+
+use super::{DockerAuth, ReleaseVerifier, Retriever, SharedVerifier};
+use crate::reconcile::api::{
+    LocalPayloads, PayloadResolver, PullProgress, Resolution, ResolveFailure, ResolveRequest,
+};
+
+/// How long a failed retrieval is reported before the next poll tries again.
+const RETRY_AFTER: Duration = Duration::from_secs(15);
+
+enum PullState {
+    Running(Arc<Mutex<PullProgress>>),
+    Done {
+        dir: PathBuf,
+        accepted_risk: Option<String>,
+        verified: bool,
+    },
+    Failed {
+        failure: ResolveFailure,
+        at: Instant,
+    },
+}
+
+/// Release payloads from local directories and registries (see the module documentation).
+pub struct RegistryPayloads {
+    local: LocalPayloads,
+    retriever: Arc<Retriever>,
+    verifier: Option<SharedVerifier>,
+    /// Where the cluster's pull secret comes from when no credentials file was given.
+    pull_secret: Option<kube::Client>,
+    pulls: Arc<Mutex<HashMap<(String, bool), PullState>>>,
+    notify: Arc<Notify>,
+}
+
+impl std::fmt::Debug for RegistryPayloads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryPayloads")
+            .field("local", &self.local)
+            .field("retriever", &self.retriever)
+            .field("verifier", &self.verifier.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RegistryPayloads {
+    /// Local payloads first, then `retriever`. An empty `local.own_dir` means the own image is
+    /// pulled too.
+    pub fn new(local: LocalPayloads, retriever: Retriever) -> Self {
+        Self {
+            local,
+            retriever: Arc::new(retriever),
+            verifier: None,
+            pull_secret: None,
+            pulls: Arc::new(Mutex::new(HashMap::new())),
+            notify: Arc::new(Notify::new()),
+        }
+    }
+
+    /// Checks each release's signature with `verifier` before its payload is accepted (without
+    /// one, releases are accepted unverified, as before verification existed).
+    pub fn with_verifier(mut self, verifier: Arc<dyn ReleaseVerifier>) -> Self {
+        self.verifier = Some(verifier);
+        self
+    }
+
+    /// Reads registry credentials from the cluster's `openshift-config/pull-secret` when the
+    /// retriever has none.
+    pub fn with_cluster_pull_secret(mut self, client: kube::Client) -> Self {
+        self.pull_secret = Some(client);
+        self
+    }
+
+    fn local_dir(&self, image: &str) -> Option<Result<PathBuf, String>> {
+        if image == self.local.own_image && !self.local.own_dir.as_os_str().is_empty() {
+            return Some(Ok(self.local.own_dir.clone()));
+        }
+        if let Some(d) = self.local.others.get(image) {
+            return Some(Ok(d.clone()));
+        }
+        if let Some(path) = image.strip_prefix("file://") {
+            let p = PathBuf::from(path);
+            return Some(if p.is_dir() {
+                Ok(p)
+            } else {
+                Err(format!("{path}: not a payload directory"))
+            });
+        }
+        None
+    }
+
+    fn start(&self, request: &ResolveRequest, progress: Arc<Mutex<PullProgress>>) {
+        let key = (request.image.clone(), request.force);
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            if let Ok(mut m) = self.pulls.lock() {
+                m.insert(
+                    key,
+                    PullState::Failed {
+                        failure: ResolveFailure::Retrieve(
+                            "no async runtime to pull the release image on".into(),
+                        ),
+                        at: Instant::now(),
+                    },
+                );
+            }
+            return;
+        };
+        let image = request.image.clone();
+        let version = request.version.clone();
+        let force = request.force;
+        let retriever = self.retriever.clone();
+        let verifier = self.verifier.clone();
+        let notify = self.notify.clone();
+        let pull_secret = self.pull_secret.clone();
+        let pulls = self.pulls.clone();
+        handle.spawn(async move {
+            let outcome = run_pull(
+                &retriever,
+                verifier.as_deref(),
+                pull_secret,
+                &image,
+                &version,
+                force,
+                &progress,
+                &notify,
+            )
+            .await;
+            if let PullState::Failed { failure, .. } = &outcome {
+                tracing::warn!("retrieving release image {image}: {failure:?}");
+            }
+            if let Ok(mut m) = pulls.lock() {
+                m.insert(key, outcome);
+            }
+            notify.notify_one();
+        });
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_pull(
+    retriever: &Retriever,
+    verifier: Option<&dyn ReleaseVerifier>,
+    pull_secret: Option<kube::Client>,
+    image: &str,
+    version: &str,
+    force: bool,
+    progress: &Arc<Mutex<PullProgress>>,
+    notify: &Arc<Notify>,
+) -> PullState {
+    let failed = |failure| PullState::Failed {
+        failure,
+        at: Instant::now(),
+    };
+    let started = tokio::time::Instant::now();
+    let limit = retriever.options().timeout;
+    let with_secret = cluster_auth(retriever, pull_secret).await;
+    let retriever = with_secret.as_ref().unwrap_or(retriever);
+    let resolved = match tokio::time::timeout(limit, retriever.resolve(image)).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return failed(ResolveFailure::Retrieve(e.to_string())),
+        Err(_) => return failed(ResolveFailure::Retrieve("download was canceled".into())),
+    };
+    if let Ok(mut p) = progress.lock() {
+        p.digest = Some(resolved.digest.clone());
+    }
+    notify.notify_one();
+    tracing::info!("release image {image} is {}", resolved.digest);
+    let mut accepted_risk = None;
+    let mut verified = false;
+    if let Some(v) = verifier {
+        // Verification gets half of the time left (upstream updatepayload.go).
+        let left = limit.saturating_sub(started.elapsed()) / 2;
+        let r = match tokio::time::timeout(left, v.verify(image, &resolved.digest)).await {
+            Ok(r) => r,
+            Err(_) => Err("verification timed out".to_string()),
+        };
+        match r {
+            Ok(()) => verified = true,
+            Err(e) if force => {
+                accepted_risk = Some(format!(
+                    "Target release version=\"{version}\" image=\"{image}\" cannot be verified, but continuing anyway because the update was forced: {e}"
+                ));
+            }
+            Err(e) => return failed(ResolveFailure::Verify(e)),
+        }
+    }
+    let report = |p: &PullProgress| {
+        if let Ok(mut cur) = progress.lock() {
+            *cur = p.clone();
+        }
+        notify.notify_one();
+    };
+    let left = limit.saturating_sub(started.elapsed());
+    // The version is checked by the engine after the load (step VerifyPayloadVersion).
+    match tokio::time::timeout(left, retriever.fetch(&resolved, "", &report)).await {
+        Ok(Ok(r)) => {
+            tracing::info!(
+                "release image {image} ({}) {} {}",
+                resolved.digest,
+                if r.from_cache {
+                    "from the cache"
+                } else {
+                    "pulled into"
+                },
+                r.dir.display()
+            );
+            PullState::Done {
+                dir: r.dir,
+                accepted_risk,
+                verified,
+            }
+        }
+        Ok(Err(e)) => failed(ResolveFailure::Retrieve(e.to_string())),
+        Err(_) => failed(ResolveFailure::Retrieve("download was canceled".into())),
+    }
+}
+
+/// A retriever with the cluster's pull secret when the given one has no credentials and the
+/// secret can be read.
+async fn cluster_auth(retriever: &Retriever, client: Option<kube::Client>) -> Option<Retriever> {
+    let client = client?;
+    if !retriever.options().auth.is_empty() {
+        return None;
+    }
+    let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(client, "openshift-config");
+    let secret = match api.get_opt("pull-secret").await {
+        Ok(Some(s)) => s,
+        Ok(None) => return None,
+        Err(e) => {
+            tracing::debug!("reading openshift-config/pull-secret: {e}");
+            return None;
+        }
+    };
+    let data = secret.data?.get(".dockerconfigjson")?.0.clone();
+    match DockerAuth::parse(&data, "openshift-config/pull-secret .dockerconfigjson") {
+        Ok(auth) => {
+            let mut opts = retriever.options().clone();
+            opts.auth = auth;
+            Some(Retriever::new(opts))
+        }
+        Err(e) => {
+            tracing::warn!("{e}");
+            None
+        }
+    }
+}
+
+impl PayloadResolver for RegistryPayloads {
+    fn own_image(&self) -> String {
+        self.local.own_image.clone()
+    }
+
+    fn resolve(&self, image: &str) -> Result<PathBuf, String> {
+        match self.local_dir(image) {
+            Some(r) => r,
+            None => match self.retriever.resolve_cached(image) {
+                Some(d) => Ok(d),
+                None => Err(format!("{image} is not retrieved yet")),
+            },
+        }
+    }
+
+    fn poll(&self, request: &ResolveRequest) -> Resolution {
+        if let Some(r) = self.local_dir(&request.image) {
+            return match r {
+                Ok(dir) => Resolution::Ready {
+                    dir,
+                    accepted_risk: None,
+                    verified: false,
+                },
+                Err(e) => Resolution::Failed(ResolveFailure::Retrieve(e)),
+            };
+        }
+        let key = (request.image.clone(), request.force);
+        let Ok(mut pulls) = self.pulls.lock() else {
+            return Resolution::Failed(ResolveFailure::Retrieve("the pull table is poisoned".into()));
+        };
+        match pulls.get(&key) {
+            Some(PullState::Running(p)) => {
+                return Resolution::Pending(p.lock().map(|p| p.clone()).unwrap_or_default());
+            }
+            Some(PullState::Done {
+                dir,
+                accepted_risk,
+                verified,
+            }) => {
+                return Resolution::Ready {
+                    dir: dir.clone(),
+                    accepted_risk: accepted_risk.clone(),
+                    verified: *verified,
+                };
+            }
+            Some(PullState::Failed { failure, at }) if at.elapsed() < RETRY_AFTER => {
+                return Resolution::Failed(failure.clone());
+            }
+            _ => {}
+        }
+        let progress = Arc::new(Mutex::new(PullProgress {
+            image: request.image.clone(),
+            ..PullProgress::default()
+        }));
+        pulls.insert(key, PullState::Running(progress.clone()));
+        drop(pulls);
+        self.start(request, progress.clone());
+        Resolution::Pending(progress.lock().map(|p| p.clone()).unwrap_or_default())
+    }
+
+    fn wakeup(&self) -> Option<Arc<Notify>> {
+        Some(self.notify.clone())
+    }
+}

@@ -1,0 +1,616 @@
+//! Release images pulled from a real registry: Debian's `docker-registry` (the CNCF
+//! distribution registry) started by each test on a random loopback port with its own storage.
+//! The tests build release images themselves (a tar.gz layer of a generated payload, an OCI
+//! config and manifest, pushed with `oci-client`): no prebuilt blobs. They pull them by tag and
+//! digest, serve a second use from the cache with the registry stopped, refuse hostile layers
+//! and a corrupted blob with nothing written outside the cache, and run the engine through an
+//! update whose target is a registry digest (with a refusing verifier, then forced).
+//!
+//! Without `docker-registry` on the PATH (or `/usr/bin`) the tests skip with a printed reason;
+//! under CI that is a failure.
+
+mod common;
+
+use std::{
+    io::Write as _,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use cvo::{
+    openshift::condition::find,
+    reconcile::{
+        Engine, EngineConfig, EngineTimings,
+        api::{LocalPayloads, PullProgress},
+        payload::retrieve::{RegistryPayloads, ReleaseVerifier, RetrieveOptions, Retriever},
+    },
+    sim::Simulator,
+};
+use oci_client::{
+    Client, Reference,
+    client::{ClientConfig, ClientProtocol, Config, ImageLayer},
+    secrets::RegistryAuth,
+};
+use serde_json::json;
+
+/// A `docker-registry` process on 127.0.0.1, killed on drop.
+struct Registry {
+    child: Option<Child>,
+    addr: String,
+    storage: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Registry {
+    /// Starts one, or skips `test` (a failure under CI) when the binary is absent.
+    fn start(test: &str) -> Option<Registry> {
+        let bin = ["/usr/bin/docker-registry", "/usr/local/bin/docker-registry"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+            .or_else(|| {
+                std::env::var_os("PATH").and_then(|p| {
+                    std::env::split_paths(&p)
+                        .map(|d| d.join("docker-registry"))
+                        .find(|p| p.is_file())
+                })
+            });
+        let Some(bin) = bin else {
+            common::skip(
+                test,
+                "docker-registry not found (Debian: apt-get install docker-registry)",
+            );
+            return None;
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let storage = dir.path().join("storage");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("bind")
+            .local_addr()
+            .expect("addr")
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let config = dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n",
+                storage.display()
+            ),
+        )
+        .expect("config");
+        let child = Command::new(bin)
+            .arg("serve")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn docker-registry");
+        let reg = Registry {
+            child: Some(child),
+            addr,
+            storage,
+            _dir: dir,
+        };
+        let limit = std::time::Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&reg.addr).is_err() {
+            assert!(
+                std::time::Instant::now() < limit,
+                "docker-registry did not listen on {}",
+                reg.addr
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(reg)
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A payload for `version` in `dir`: metadata, image references, a namespace and a
+/// ConfigMap in `release-manifests/`, one manifest in `manifests/`.
+fn write_payload(dir: &Path, version: &str) {
+    let rm = dir.join("release-manifests");
+    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
+    std::fs::create_dir_all(&rm).expect("mkdir");
+    std::fs::write(
+        rm.join("release-metadata"),
+        json!({"kind": "cincinnati-metadata-v0", "version": version, "previous": [], "metadata": {}})
+            .to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        rm.join("image-references"),
+        format!("kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: {version}\n"),
+    )
+    .expect("write");
+    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    std::fs::write(
+        rm.join("0000_00_reg_namespace.yaml"),
+        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-reg\n{ann}"),
+    )
+    .expect("write");
+    std::fs::write(
+        rm.join("0000_10_reg_configmap.yaml"),
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: openshift-reg\n{ann}data:\n  version: \"{version}\"\n"
+        ),
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("manifests/0000_00_cvo_namespace.yaml"),
+        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-cluster-version\n{ann}"),
+    )
+    .expect("write");
+}
+
+/// A gzip tar layer holding `dir`'s `manifests/` and `release-manifests/` plus a filler file
+/// outside them.
+fn payload_layer(dir: &Path) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut b = tar::Builder::new(gz);
+    b.append_dir_all("manifests", dir.join("manifests")).expect("tar");
+    b.append_dir_all("release-manifests", dir.join("release-manifests"))
+        .expect("tar");
+    let filler = vec![0x5au8; 64 << 10];
+    let mut h = tar::Header::new_gnu();
+    h.set_path("usr/share/filler").expect("path");
+    h.set_size(filler.len() as u64);
+    h.set_mode(0o644);
+    h.set_cksum();
+    b.append(&h, &filler[..]).expect("tar");
+    b.into_inner().expect("tar").finish().expect("gzip")
+}
+
+/// A gzip tar layer of raw entries `(name, type, size claim, data, link target)`; the names
+/// are written as raw header bytes, so hostile ones go through.
+fn raw_layer(entries: &[(&str, tar::EntryType, u64, &[u8], &str)], truncate: bool) -> Vec<u8> {
+    let mut tarball = Vec::new();
+    for (name, kind, size, data, link) in entries {
+        let mut h = tar::Header::new_gnu();
+        h.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+        h.as_old_mut().linkname[..link.len()].copy_from_slice(link.as_bytes());
+        h.set_entry_type(*kind);
+        h.set_size(*size);
+        h.set_mode(0o644);
+        h.set_cksum();
+        tarball.extend_from_slice(h.as_bytes());
+        tarball.extend_from_slice(data);
+        let pad = (512 - data.len() % 512) % 512;
+        tarball.extend(std::iter::repeat_n(0u8, pad));
+    }
+    if !truncate {
+        tarball.extend_from_slice(&[0u8; 1024]);
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&tarball).expect("gzip");
+    gz.finish().expect("gzip")
+}
+
+/// Pushes an image of `layers` as `addr/repo:tag`; returns `addr/repo@digest`.
+async fn push(addr: &str, repo: &str, tag: &str, layers: Vec<Vec<u8>>) -> String {
+    cvo::reconcile::payload::retrieve::install_crypto_provider();
+    let client = Client::new(ClientConfig {
+        protocol: ClientProtocol::Http,
+        ..ClientConfig::default()
+    });
+    let reference: Reference = format!("{addr}/{repo}:{tag}").parse().expect("reference");
+    let config = json!({
+        "architecture": "amd64",
+        "os": "linux",
+        "rootfs": {"type": "layers", "diff_ids": []},
+        "config": {}
+    });
+    let layers: Vec<ImageLayer> = layers
+        .into_iter()
+        .map(|l| ImageLayer::oci_v1_gzip(l, None))
+        .collect();
+    client
+        .push(
+            &reference,
+            &layers,
+            Config::oci_v1(config.to_string().into_bytes(), None),
+            &RegistryAuth::Anonymous,
+            None,
+        )
+        .await
+        .expect("push");
+    let digest = client
+        .fetch_manifest_digest(&reference, &RegistryAuth::Anonymous)
+        .await
+        .expect("digest");
+    format!("{addr}/{repo}@{digest}")
+}
+
+fn options(cache: &Path) -> RetrieveOptions {
+    let mut o = RetrieveOptions::new(Some(cache.to_path_buf()));
+    o.http_proxy = None;
+    o.https_proxy = None;
+    o
+}
+
+/// Every path under `dir`, relative, sorted.
+fn tree(dir: &Path) -> Vec<String> {
+    fn walk(base: &Path, d: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            let p = e.path();
+            out.push(p.strip_prefix(base).expect("prefix").display().to_string());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                walk(base, &p, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pull_by_tag_and_digest_then_from_the_cache_without_the_registry() {
+    let Some(mut reg) = Registry::start("pull_by_tag_and_digest_then_from_the_cache_without_the_registry")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    let payload = work.path().join("payload");
+    write_payload(&payload, "2.0.0");
+    let by_digest = push(&reg.addr, "ocp/release", "2.0.0", vec![payload_layer(&payload)]).await;
+    let cache = work.path().join("cache");
+    let r = Retriever::new(options(&cache));
+    let seen = Mutex::new(Vec::<PullProgress>::new());
+    let report = |p: &PullProgress| seen.lock().expect("lock").push(p.clone());
+    let tag = format!("{}/ocp/release:2.0.0", reg.addr);
+    let got = r.retrieve(&tag, "2.0.0", &report).await.expect("pull by tag");
+    let digest = by_digest.rsplit_once('@').expect("digest").1.to_string();
+    assert_eq!(got.resolved.digest, digest);
+    assert_eq!(got.resolved.by_digest, by_digest);
+    assert_eq!(got.version, "2.0.0");
+    assert!(!got.from_cache);
+    assert_eq!(got.dir, cache.join(digest.replace(':', "-")));
+    assert_eq!(
+        tree(&got.dir),
+        [
+            "manifests",
+            "manifests/0000_00_cvo_namespace.yaml",
+            "release-manifests",
+            "release-manifests/0000_00_reg_namespace.yaml",
+            "release-manifests/0000_10_reg_configmap.yaml",
+            "release-manifests/image-references",
+            "release-manifests/release-metadata",
+        ]
+    );
+    assert_eq!(
+        std::fs::read(got.dir.join("release-manifests/0000_10_reg_configmap.yaml")).expect("read"),
+        std::fs::read(payload.join("release-manifests/0000_10_reg_configmap.yaml")).expect("read")
+    );
+    // Only the entry and nothing temporary is left in the cache.
+    assert_eq!(
+        tree(&cache).iter().filter(|p| !p.contains('/')).count(),
+        1,
+        "{:?}",
+        tree(&cache)
+    );
+    let last = seen.lock().expect("lock").last().cloned().expect("progress");
+    assert_eq!((last.layers_done, last.layers_total), (1, 1));
+    assert_eq!(last.bytes_done, last.bytes_total);
+    assert!(last.bytes_total > 0);
+    assert_eq!(last.digest.as_deref(), Some(digest.as_str()));
+
+    // A wrong expected version is refused with upstream's wording.
+    let err = r
+        .retrieve(&by_digest, "2.0.1", &|_| {})
+        .await
+        .expect_err("version");
+    assert_eq!(
+        err.to_string(),
+        "release image version 2.0.0 does not match the expected upstream version 2.0.1"
+    );
+
+    // The same digest again, registry stopped: from the cache.
+    reg.stop();
+    let again = r.retrieve(&by_digest, "", &|_| {}).await.expect("from the cache");
+    assert!(again.from_cache);
+    assert_eq!(again.dir, got.dir);
+    // A tag needs the registry: it is resolved, so this fails now.
+    let err = r.retrieve(&tag, "", &|_| {}).await.expect_err("registry down");
+    assert!(
+        err.to_string()
+            .starts_with(&format!("pulling {tag} from {}: ", reg.addr)),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_layers_are_refused_with_nothing_written_outside_the_cache() {
+    let Some(reg) = Registry::start("hostile_layers_are_refused_with_nothing_written_outside_the_cache")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    let payload = work.path().join("payload");
+    write_payload(&payload, "2.0.0");
+    let good = payload_layer(&payload);
+    let marker = format!("cvo-hostile-{}", std::process::id());
+    let etc = format!("/tmp/{marker}");
+    let cases: Vec<(&str, Vec<u8>, String)> = vec![
+        (
+            "dotdot",
+            raw_layer(&[("release-manifests/../../../x", tar::EntryType::Regular, 1, b"x", "")], false),
+            "layer entry \"release-manifests/../../../x\" escapes the image root (\"..\")".into(),
+        ),
+        (
+            "absolute",
+            raw_layer(&[(etc.as_str(), tar::EntryType::Regular, 1, b"x", "")], false),
+            format!("layer entry \"{etc}\" is an absolute path"),
+        ),
+        (
+            "symlink",
+            raw_layer(
+                &[
+                    ("release-manifests/evil", tar::EntryType::Symlink, 0, b"", "/tmp"),
+                    (&format!("release-manifests/evil/{marker}"), tar::EntryType::Regular, 1, b"x", ""),
+                ],
+                false,
+            ),
+            "layer entry \"release-manifests/evil\" links to \"/tmp\", outside manifests/ and release-manifests/".into(),
+        ),
+        (
+            "hardlink",
+            raw_layer(&[("release-manifests/passwd", tar::EntryType::Link, 0, b"", "etc/passwd")], false),
+            "layer entry \"release-manifests/passwd\" links to \"etc/passwd\", outside manifests/ and release-manifests/".into(),
+        ),
+        (
+            "huge",
+            raw_layer(&[("release-manifests/huge", tar::EntryType::Regular, 10 << 30, b"", "")], true),
+            "layer entry \"release-manifests/huge\" claims 10737418240 bytes, over the 67108864-byte cap for one file".into(),
+        ),
+    ];
+    for (name, layer, want) in cases {
+        let image = push(&reg.addr, "ocp/hostile", name, vec![good.clone(), layer]).await;
+        let root = tempfile::tempdir().expect("tempdir");
+        let cache = root.path().join("cache");
+        let r = Retriever::new(options(&cache));
+        let err = r.retrieve(&image, "", &|_| {}).await.expect_err(name).to_string();
+        assert!(err.ends_with(&want), "{name}: {err}");
+        // Nothing but the (empty) cache directory, nothing at the escape targets.
+        assert_eq!(tree(root.path()), ["cache"], "{name}");
+        assert!(
+            !Path::new(&etc).exists() && !Path::new("/tmp").join(&marker).exists(),
+            "{name}"
+        );
+        assert!(
+            !root.path().join("x").exists() && !work.path().join("x").exists(),
+            "{name}"
+        );
+    }
+
+    // A blob corrupted in the registry's storage: the digest check refuses it.
+    let image = push(&reg.addr, "ocp/corrupt", "1", vec![good.clone()]).await;
+    let layer_digest = format!("{:x}", <sha2::Sha256 as sha2::Digest>::digest(&good));
+    let blob = reg
+        .storage
+        .join("docker/registry/v2/blobs/sha256")
+        .join(&layer_digest[..2])
+        .join(&layer_digest)
+        .join("data");
+    let mut bytes = std::fs::read(&blob).expect("blob");
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&blob, &bytes).expect("corrupt");
+    let root = tempfile::tempdir().expect("tempdir");
+    let cache = root.path().join("cache");
+    let err = Retriever::new(options(&cache))
+        .retrieve(&image, "", &|_| {})
+        .await
+        .expect_err("corrupt")
+        .to_string();
+    assert!(
+        err.contains(&format!("layer sha256:{layer_digest} does not match its digest")),
+        "{err}"
+    );
+    assert_eq!(tree(root.path()), ["cache"]);
+}
+
+/// A verifier that refuses every release, naming what it tried, once the test lets it answer
+/// (so the test sees the retrieval pending).
+struct Refuse(Arc<tokio::sync::Semaphore>);
+
+impl ReleaseVerifier for Refuse {
+    fn verify<'a>(
+        &'a self,
+        _pullspec: &'a str,
+        digest: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let _permit = self.0.acquire().await.map_err(|e| e.to_string())?;
+            Err(format!(
+                "no signature for {digest} in stores [test-store] with keys [test-key]"
+            ))
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_updates_to_a_registry_digest_refused_unverified_then_forced() {
+    let Some(reg) = Registry::start("the_engine_updates_to_a_registry_digest_refused_unverified_then_forced")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    let (p1, p2) = (work.path().join("p1"), work.path().join("p2"));
+    write_payload(&p1, "1.0.0");
+    write_payload(&p2, "2.0.0");
+    let image = push(&reg.addr, "ocp/release", "2.0.0", vec![payload_layer(&p2)]).await;
+    let sim = Simulator::new();
+    let own = LocalPayloads::pseudo_pull_spec(&p1).expect("pseudo");
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let resolver = RegistryPayloads::new(
+        LocalPayloads {
+            own_image: own.clone(),
+            own_dir: p1.clone(),
+            ..LocalPayloads::default()
+        },
+        Retriever::new(options(&work.path().join("cache"))),
+    )
+    .with_verifier(Arc::new(Refuse(gate.clone())));
+    let mut cfg = EngineConfig::local(p1.clone(), Some(own.clone())).expect("config");
+    cfg.payloads = Arc::new(resolver);
+    cfg.timings = EngineTimings::scaled(0.05);
+    let client = kube::Client::new(sim.clone(), "default");
+    let h = Engine::spawn(client.clone(), cfg);
+    let cvs: kube::Api<cvo::openshift::ClusterVersion> = kube::Api::all(client.clone());
+    let limit = Duration::from_secs(30);
+    common::wait_until("1.0.0 completed", limit, || h.status.borrow().is_completed()).await;
+
+    let digest = image.rsplit_once('@').expect("digest").1;
+    let patch = |force: bool| json!({"spec": {"desiredUpdate": {"version": "2.0.0", "image": image, "force": force}}});
+    cvs.patch(
+        "version",
+        &Default::default(),
+        &kube::api::Patch::Merge(patch(false)),
+    )
+    .await
+    .expect("patch");
+    // While the verifier has not answered: ReleaseAccepted Unknown with upstream's message,
+    // the pull's digest in the snapshot, the running release still reconciled.
+    let retrieving = format!("Retrieving and verifying payload version=\"2.0.0\" image=\"{image}\"");
+    common::wait_until("ReleaseAccepted Unknown (retrieving)", limit, || {
+        let s = h.status.borrow();
+        s.cluster_version
+            .as_ref()
+            .and_then(|c| find(&c.conditions, "ReleaseAccepted").cloned())
+            .is_some_and(|c| {
+                c.status == cvo::openshift::ConditionStatus::Unknown && c.message() == retrieving
+            })
+            && s.payload_pull
+                .as_ref()
+                .is_some_and(|p| p.digest.as_deref() == Some(digest))
+    })
+    .await;
+    let s = h.status.borrow().clone();
+    let pull = s.payload_pull.clone().expect("pull");
+    assert_eq!((pull.image.as_str(), pull.layers_done), (image.as_str(), 0));
+    assert!(
+        s.desired.as_ref().is_some_and(|d| d.version == "1.0.0"),
+        "{:?}",
+        s.desired
+    );
+    gate.add_permits(1000);
+    let want = format!(
+        "Retrieving payload failed version=\"2.0.0\" image=\"{image}\" failure=The update cannot be verified: no signature for {digest} in stores [test-store] with keys [test-key]"
+    );
+    common::wait_until("ReleaseAccepted False (unverified)", limit, || {
+        let s = h.status.borrow();
+        s.cluster_version
+            .as_ref()
+            .and_then(|c| find(&c.conditions, "ReleaseAccepted").cloned())
+            .is_some_and(|c| c.is_false() && c.message() == want)
+    })
+    .await;
+    assert_eq!(h.status.borrow().payload_error.as_deref(), Some(want.as_str()));
+
+    cvs.patch(
+        "version",
+        &Default::default(),
+        &kube::api::Patch::Merge(patch(true)),
+    )
+    .await
+    .expect("patch");
+    common::wait_until("2.0.0 completed", limit, || {
+        let s = h.status.borrow();
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.image == image)
+    })
+    .await;
+    let s = h.status.borrow().clone();
+    let cv = s.cluster_version.as_ref().expect("cv");
+    let top = &cv.history[0];
+    assert_eq!(
+        (top.version.as_str(), top.image.as_str()),
+        ("2.0.0", image.as_str())
+    );
+    assert!(!top.verified);
+    let risks = top.accepted_risks.clone().unwrap_or_default();
+    // First the verification failure, then the preconditions forced through (no channel).
+    assert_eq!(
+        risks.lines().next().unwrap_or_default(),
+        format!(
+            "Target release version=\"2.0.0\" image=\"{image}\" cannot be verified, but continuing anyway because the update was forced: no signature for {digest} in stores [test-store] with keys [test-key]"
+        )
+    );
+    assert!(risks.contains("\nForced through blocking failures: "), "{risks}");
+    let accepted = find(&cv.conditions, "ReleaseAccepted").expect("ReleaseAccepted");
+    assert!(accepted.is_true(), "{accepted:?}");
+    assert!(s.payload_pull.is_none());
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cvo_payload_pull_and_inspect_take_a_pull_spec() {
+    let Some(reg) = Registry::start("cvo_payload_pull_and_inspect_take_a_pull_spec") else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    let payload = work.path().join("payload");
+    write_payload(&payload, "3.1.0");
+    let image = push(&reg.addr, "ocp/release", "3.1.0", vec![payload_layer(&payload)]).await;
+    let tag = format!("{}/ocp/release:3.1.0", reg.addr);
+    let cache = work.path().join("cache");
+    let out_dir = work.path().join("out");
+    let cvo = env!("CARGO_BIN_EXE_cvo");
+    let out = Command::new(cvo)
+        .args(["payload", "pull", &tag])
+        .arg(&out_dir)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(["--expect-version", "3.1.0"])
+        .env_remove("REGISTRY_AUTH_FILE")
+        .output()
+        .expect("run cvo");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), image);
+    let digest = image.rsplit_once('@').expect("digest").1;
+    assert!(
+        stderr.contains(&format!("cvo: pulling {digest}: layers 1/1, ")),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(out_dir.join("release-manifests/release-metadata")).expect("read"),
+        std::fs::read(payload.join("release-manifests/release-metadata")).expect("read")
+    );
+    // Again into a non-empty directory: refused before any pull.
+    let out = Command::new(cvo)
+        .args(["payload", "pull", &tag])
+        .arg(&out_dir)
+        .output()
+        .expect("run cvo");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        format!("cvo: {}: exists and is not an empty directory", out_dir.display())
+    );
+    // Inspect by digest: from the cache, the release is the image's.
+    let out = Command::new(cvo)
+        .args(["payload", "inspect", &image, "-o", "json", "--cache-dir"])
+        .arg(&cache)
+        .output()
+        .expect("run cvo");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["release"]["version"], "3.1.0");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(", from the cache"));
+}

@@ -64,6 +64,7 @@ pub mod operators;
 pub mod patch;
 pub mod response;
 pub mod serve;
+pub mod update_service;
 pub mod server;
 pub mod store;
 

@@ -97,6 +97,7 @@ impl EngineLoop {
             // Filled by `publish` from the event log.
             events: Default::default(),
             payload_error: Self::payload_error(v),
+            updates: self.fetched_updates(),
         }
     }
 

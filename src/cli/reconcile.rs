@@ -317,10 +317,25 @@ async fn lease_held_reason(client: &kube::Client, holder: &str) -> String {
 pub async fn run_with(
     client: kube::Client,
     opts: &ReconcileOptions,
+    ctl: RunControl,
+) -> anyhow::Result<ReconcileSummary> {
+    run_with_updates(client, opts, None, ctl).await
+}
+
+/// [`run_with`] with the engine's update-service client configured (`cvo reconcile
+/// --update-service`/`--fetch-updates`); `None` leaves the update fields of the status alone.
+///
+/// # Errors
+/// The payload directory cannot be resolved.
+pub async fn run_with_updates(
+    client: kube::Client,
+    opts: &ReconcileOptions,
+    updates: Option<crate::reconcile::UpdatesConfig>,
     mut ctl: RunControl,
 ) -> anyhow::Result<ReconcileSummary> {
     let mut cfg = EngineConfig::local(opts.payload.clone(), opts.release_image.clone())
         .map_err(|e| anyhow::anyhow!("--payload {}: {e}", opts.payload.display()))?;
+    cfg.update_graph = updates;
     let own_image = cfg.payloads.own_image();
     cfg.timings = opts.timings.clone();
     cfg.mode = if opts.dry_run {

@@ -293,6 +293,7 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
         // Watch-only never writes, so it has no lease to take (the guarded client would refuse it).
         lease: !a.dry_run,
     };
+    let updates = a.updates.config(opts.timings.resync_interval)?;
     let rt = runtime()?;
     let summary = rt.block_on(async {
         let conn = a.cluster.connect().await?;
@@ -300,7 +301,7 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
             stop: Box::pin(stop_signal()?),
             ..RunControl::default()
         };
-        super::reconcile::run_with(conn.client, &opts, ctl).await
+        super::reconcile::run_with_updates(conn.client, &opts, updates, ctl).await
     });
     // Whatever the engine's tasks still do (a stuck request, a payload being read) does not
     // hold the exit.

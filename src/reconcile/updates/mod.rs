@@ -400,7 +400,8 @@ pub fn spawn(
     tokio::spawn(async move {
         let eval = RiskEvaluator::new(cfg.promql.clone(), cfg.promql_timings.clone());
         let mut st = PollState::default();
-        let mut wake: Option<Instant> = None;
+        // The first turn runs at once, on the inputs the channel starts with.
+        let mut wake: Option<Instant> = Some(Instant::now());
         loop {
             let sleep = async {
                 match wake {

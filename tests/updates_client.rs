@@ -158,9 +158,15 @@ fn inputs(version: &str, channel: &str) -> UpdateInputs {
 }
 
 /// Fetches and computes the next hops from `version` (no risk evaluation).
-async fn hops(cfg: &UpdatesConfig, inp: &UpdateInputs) -> Result<updates::graph::NextHops, updates::UpdateError> {
-    let http = client::http_client(cfg.egress.as_ref().unwrap_or(&Egress::default()), cfg.timings.request_timeout)
-        .map_err(|e| updates::UpdateError::new("InvalidRequest", e))?;
+async fn hops(
+    cfg: &UpdatesConfig,
+    inp: &UpdateInputs,
+) -> Result<updates::graph::NextHops, updates::UpdateError> {
+    let http = client::http_client(
+        cfg.egress.as_ref().unwrap_or(&Egress::default()),
+        cfg.timings.request_timeout,
+    )
+    .map_err(|e| updates::UpdateError::new("InvalidRequest", e))?;
     let (q, v) = inp.query(cfg)?;
     updates::fetch_next_hops(&http, cfg, inp, &q, &v).await
 }
@@ -173,13 +179,18 @@ async fn a_real_graph_from_the_fixtures_gives_upstreams_next_hops() {
     };
     let stub = Stub::start(move |_| Reply::Json(200, body.clone()));
     let cfg = config(&stub.url("/api/upgrades_info/v1/graph"));
-    let h = hops(&cfg, &inputs("4.13.0", "stable-4.13")).await.unwrap_or_else(|e| panic!("{e}"));
+    let h = hops(&cfg, &inputs("4.13.0", "stable-4.13"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     // 16 plain edges leave 4.13.0, 5 of them also conditional (kept only as conditional); 29
     // conditional edges.
     assert_eq!(h.updates.len(), 11);
     assert_eq!(h.conditional.len(), 29);
     assert!(h.current.channels.contains(&"stable-4.13".to_string()));
-    assert_eq!(h.current.url.as_deref(), Some("https://access.redhat.com/errata/RHSA-2023:1326"));
+    assert_eq!(
+        h.current.url.as_deref(),
+        Some("https://access.redhat.com/errata/RHSA-2023:1326")
+    );
     let cu = h
         .conditional
         .iter()
@@ -191,19 +202,33 @@ async fn a_real_graph_from_the_fixtures_gives_upstreams_next_hops() {
     let first = heads[0].lines().next().unwrap_or_default().to_string();
     assert_eq!(
         first,
-        format!("GET /api/upgrades_info/v1/graph?arch=amd64&channel=stable-4.13&id={ID}&version=4.13.0 HTTP/1.1")
+        format!(
+            "GET /api/upgrades_info/v1/graph?arch=amd64&channel=stable-4.13&id={ID}&version=4.13.0 HTTP/1.1"
+        )
     );
     let lower = heads[0].to_ascii_lowercase();
     assert!(lower.contains("\r\naccept: application/json\r\n"), "{}", heads[0]);
-    assert!(lower.contains("\r\nuser-agent: clusterversionoperator/"), "{}", heads[0]);
+    assert!(
+        lower.contains("\r\nuser-agent: clusterversionoperator/"),
+        "{}",
+        heads[0]
+    );
 }
 
 #[tokio::test]
 async fn policy_engine_responses_parse() {
     let t = "policy_engine_responses_parse";
     for (file, version, arch) in [
-        ("134475077ed4eeaedf3c339f12915b9cdaf7d194_stable-4.9_amd64_v1.json", "4.8.14", ""),
-        ("134475077ed4eeaedf3c339f12915b9cdaf7d194_candidate-4.12_multi_v1.json", "4.12.0-rc.0", "Multi"),
+        (
+            "134475077ed4eeaedf3c339f12915b9cdaf7d194_stable-4.9_amd64_v1.json",
+            "4.8.14",
+            "",
+        ),
+        (
+            "134475077ed4eeaedf3c339f12915b9cdaf7d194_candidate-4.12_multi_v1.json",
+            "4.12.0-rc.0",
+            "Multi",
+        ),
     ] {
         let Some(body) = fixture(&format!("cincinnati-repo/e2e/tests/testdata/{file}"), t) else {
             return;
@@ -215,9 +240,17 @@ async fn policy_engine_responses_parse() {
         }
         let v = semver::Version::parse(version).unwrap_or_else(|e| panic!("{e}"));
         {
-            assert!(g.nodes.iter().any(|n| n.version == v), "{file}: {version} is in the graph");
-            let h = g.next_hops(&v, arch, arch, "c").unwrap_or_else(|e| panic!("{file}: {e}"));
-            assert!(!h.updates.is_empty() || !h.conditional.is_empty(), "{file}: {version} has next hops");
+            assert!(
+                g.nodes.iter().any(|n| n.version == v),
+                "{file}: {version} is in the graph"
+            );
+            let h = g
+                .next_hops(&v, arch, arch, "c")
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert!(
+                !h.updates.is_empty() || !h.conditional.is_empty(),
+                "{file}: {version} has next hops"
+            );
         }
     }
 }
@@ -252,14 +285,23 @@ fn every_blocked_edge_declaration_parses_as_a_risk() {
     assert_eq!(promql + always, risks);
     assert!(promql > 900 && always > 500, "{promql} PromQL, {always} Always");
     // A bad one is refused with a reason naming the file.
-    let e = BlockedEdge::parse("x.yaml", "to: 4.1.0\nfrom: .*\nname: bad name\nurl: u\nmatchingRules: [{type: Always}]\n")
-        .err()
-        .unwrap_or_default();
+    let e = BlockedEdge::parse(
+        "x.yaml",
+        "to: 4.1.0\nfrom: .*\nname: bad name\nurl: u\nmatchingRules: [{type: Always}]\n",
+    )
+    .err()
+    .unwrap_or_default();
     assert_eq!(e, "x.yaml: invalid risk name \"bad name\"");
-    let e = BlockedEdge::parse("y.yaml", "to: 4.1.0\nfrom: .*\nname: Good\nurl: u\nmatchingRules: [{type: Nope}]\n")
-        .err()
-        .unwrap_or_default();
-    assert!(e.starts_with("y.yaml: risk Good has no usable matching rule"), "{e}");
+    let e = BlockedEdge::parse(
+        "y.yaml",
+        "to: 4.1.0\nfrom: .*\nname: Good\nurl: u\nmatchingRules: [{type: Nope}]\n",
+    )
+    .err()
+    .unwrap_or_default();
+    assert!(
+        e.starts_with("y.yaml: risk Good has no usable matching rule"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
@@ -267,13 +309,22 @@ async fn hostile_and_failing_responses_give_clear_reasons() {
     let inp = inputs("4.1.0", "c");
     let reason = |cfg: UpdatesConfig| {
         let inp = inp.clone();
-        async move { hops(&cfg, &inp).await.err().map(|e| (e.reason, e.message)).unwrap_or_default() }
+        async move {
+            hops(&cfg, &inp)
+                .await
+                .err()
+                .map(|e| (e.reason, e.message))
+                .unwrap_or_default()
+        }
     };
     // HTTP 500 (TestOperator_availableUpdatesSync).
     let stub = Stub::start(|_| Reply::Json(500, b"oops".to_vec()));
     assert_eq!(
         reason(config(&stub.url("/graph"))).await,
-        ("ResponseFailed".into(), "unexpected HTTP status: 500 Internal Server Error".into())
+        (
+            "ResponseFailed".into(),
+            "unexpected HTTP status: 500 Internal Server Error".into()
+        )
     );
     // Malformed JSON.
     let stub = Stub::start(|_| Reply::Json(200, b"{\"nodes\": [".to_vec()));
@@ -286,7 +337,10 @@ async fn hostile_and_failing_responses_give_clear_reasons() {
     assert_eq!(r, "ResponseInvalid");
     assert_eq!(
         m,
-        format!("the response from {} is larger than 8388608 bytes; abandoned", stub.url("/graph"))
+        format!(
+            "the response from {} is larger than 8388608 bytes; abandoned",
+            stub.url("/graph")
+        )
     );
     // A lying Content-Length of 1 TB: refused before any read or allocation.
     let stub = Stub::start(|_| Reply::Lying {
@@ -313,10 +367,16 @@ async fn hostile_and_failing_responses_give_clear_reasons() {
     assert!(m.contains("timed out") || m.contains("timeout"), "{m}");
     assert!(started.elapsed() < Duration::from_secs(2));
     // Nobody listening.
-    let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(1);
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(1);
     let (r, m) = reason(config(&format!("http://127.0.0.1:{port}/graph"))).await;
     assert_eq!(r, "RemoteFailed");
-    assert!(m.starts_with(&format!("GET http://127.0.0.1:{port}/graph: ")), "{m}");
+    assert!(
+        m.starts_with(&format!("GET http://127.0.0.1:{port}/graph: ")),
+        "{m}"
+    );
     // Duplicate nodes and an edge out of range.
     let stub = Stub::start(|_| {
         Reply::Json(
@@ -326,12 +386,23 @@ async fn hostile_and_failing_responses_give_clear_reasons() {
     });
     assert_eq!(
         reason(config(&stub.url("/graph"))).await,
-        ("ResponseInvalid".into(), "nodes[0] and nodes[1] both have version 4.1.0".into())
+        (
+            "ResponseInvalid".into(),
+            "nodes[0] and nodes[1] both have version 4.1.0".into()
+        )
     );
-    let stub = Stub::start(|_| Reply::Json(200, br#"{"nodes":[{"version":"4.1.0","payload":"a"}],"edges":[[0,1]]}"#.to_vec()));
+    let stub = Stub::start(|_| {
+        Reply::Json(
+            200,
+            br#"{"nodes":[{"version":"4.1.0","payload":"a"}],"edges":[[0,1]]}"#.to_vec(),
+        )
+    });
     assert_eq!(
         reason(config(&stub.url("/graph"))).await,
-        ("ResponseInvalid".into(), "edges[0] = [0, 1] names a node past the 1 nodes".into())
+        (
+            "ResponseInvalid".into(),
+            "edges[0] = [0, 1] names a node past the 1 nodes".into()
+        )
     );
 }
 
@@ -340,7 +411,9 @@ async fn next(rx: &mut tokio::sync::watch::Receiver<Option<Arc<FetchedUpdates>>>
         .await
         .unwrap_or_else(|_| panic!("no result within 10 s"))
         .unwrap_or_else(|e| panic!("{e}"));
-    rx.borrow_and_update().clone().unwrap_or_else(|| panic!("published None"))
+    rx.borrow_and_update()
+        .clone()
+        .unwrap_or_else(|| panic!("published None"))
 }
 
 const SMALL: &str = r#"{"nodes":[{"version":"4.0.1","payload":"img-401"},{"version":"4.0.2","payload":"img-402"}],"edges":[[0,1]]}"#;
@@ -376,7 +449,10 @@ async fn the_polling_loop_reports_reasons_and_keeps_the_last_good_graph() {
     let r = next(&mut out).await;
     assert_eq!(
         r.retrieved_error,
-        Some(("NoChannel".into(), "The update channel has not been configured.".into()))
+        Some((
+            "NoChannel".into(),
+            "The update channel has not been configured.".into()
+        ))
     );
     assert!(stub.heads().iter().all(|h| h.contains("channel=fast&")));
     // A good graph.
@@ -393,7 +469,10 @@ async fn the_polling_loop_reports_reasons_and_keeps_the_last_good_graph() {
     let r = next(&mut out).await;
     assert_eq!(
         r.retrieved_error.as_ref().map(|(r, m)| (r.as_str(), m.as_str())),
-        Some(("ResponseFailed", "Unable to retrieve available updates: unexpected HTTP status: 500 Internal Server Error"))
+        Some((
+            "ResponseFailed",
+            "Unable to retrieve available updates: unexpected HTTP status: 500 Internal Server Error"
+        ))
     );
     let got: Vec<_> = r.available.iter().flatten().map(|r| r.version.as_str()).collect();
     assert_eq!(got, ["4.0.2"], "the last good graph is kept");
@@ -424,7 +503,10 @@ async fn accepted_risks_make_a_conditional_update_recommended_without_a_refetch(
     let r = next(&mut out).await;
     assert_eq!(r.available, None);
     let c = &r.conditional[0].conditions[0];
-    assert_eq!((c.reason(), c.message()), ("Exposed", "Breaks things. https://bug/1"));
+    assert_eq!(
+        (c.reason(), c.message()),
+        ("Exposed", "Breaks things. https://bug/1")
+    );
     tx.send_replace(Some(UpdateInputs {
         accepted: vec!["Exposed".into()],
         ..inputs("4.0.1", "fast")
@@ -433,7 +515,11 @@ async fn accepted_risks_make_a_conditional_update_recommended_without_a_refetch(
     assert_eq!(r.conditional[0].conditions[0].reason(), "AllExposedRisksAccepted");
     let got: Vec<_> = r.available.iter().flatten().map(|r| r.version.as_str()).collect();
     assert_eq!(got, ["4.0.2"]);
-    assert_eq!(stub.heads().len(), 1, "accepting a risk re-evaluates without a new request");
+    assert_eq!(
+        stub.heads().len(),
+        1,
+        "accepting a risk re-evaluates without a new request"
+    );
     stop.cancel();
 }
 
@@ -450,16 +536,28 @@ async fn prometheus_api_sends_the_query_and_token_and_reads_the_sample() {
             Reply::Json(200, body.to_vec())
         }
     });
-    let p = PrometheusApi::new(&stub.url(""), Some("s3cret".into()), &Egress::default(), Duration::from_secs(5))
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(!format!("{p:?}").contains("s3cret"), "the token stays out of Debug");
+    let p = PrometheusApi::new(
+        &stub.url(""),
+        Some("s3cret".into()),
+        &Egress::default(),
+        Duration::from_secs(5),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !format!("{p:?}").contains("s3cret"),
+        "the token stays out of Debug"
+    );
     assert_eq!(p.evaluate("max(up{_id=\"\"})").await, Ok(true));
     let head = stub.heads()[0].clone();
     assert!(
         head.starts_with("GET /api/v1/query?query=max%28up%7B_id%3D%22%22%7D%29 HTTP/1.1"),
         "{head}"
     );
-    assert!(head.to_ascii_lowercase().contains("\r\nauthorization: bearer s3cret\r\n"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("\r\nauthorization: bearer s3cret\r\n"),
+        "{head}"
+    );
     assert_eq!(
         p.evaluate("topk(").await,
         Err("executing PromQL query: bad_data: parse error at char 5".into())

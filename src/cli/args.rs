@@ -112,7 +112,8 @@ impl UpdateServiceArgs {
                 };
                 let timeout = risks::PromQlTimings::upstream().timeout;
                 std::sync::Arc::new(
-                    client::PrometheusApi::new(url, token, &egress, timeout).map_err(|e| anyhow::anyhow!(e))?,
+                    client::PrometheusApi::new(url, token, &egress, timeout)
+                        .map_err(|e| anyhow::anyhow!(e))?,
                 )
             }
             None => std::sync::Arc::new(risks::NoPrometheus),

@@ -64,9 +64,9 @@ pub mod operators;
 pub mod patch;
 pub mod response;
 pub mod serve;
-pub mod update_service;
 pub mod server;
 pub mod store;
+pub mod update_service;
 
 pub use audit::{Audit, AuditEntry};
 pub use demo_cluster::demo_cluster;

@@ -80,8 +80,10 @@ fn answer(c: &StubContent, req: &Request<Incoming>) -> Response<Full<Bytes>> {
     let json = |status: u16, body: Bytes| {
         let mut r = Response::new(Full::new(body));
         *r.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::OK);
-        r.headers_mut()
-            .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
+        r.headers_mut().insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static("application/json"),
+        );
         r
     };
     match req.uri().path() {

@@ -109,8 +109,9 @@ impl GraphQuery {
     /// # Errors
     /// `InvalidURI` when `upstream` does not parse.
     pub fn url(&self) -> Result<reqwest::Url, UpdateError> {
-        let mut u = reqwest::Url::parse(&self.upstream)
-            .map_err(|e| UpdateError::new("InvalidURI", format!("failed to parse update service URL: {e}")))?;
+        let mut u = reqwest::Url::parse(&self.upstream).map_err(|e| {
+            UpdateError::new("InvalidURI", format!("failed to parse update service URL: {e}"))
+        })?;
         let mut pairs: Vec<(String, String)> = u.query_pairs().into_owned().collect();
         pairs.push(("arch".into(), self.arch.clone()));
         pairs.push(("channel".into(), self.channel.clone()));
@@ -148,7 +149,11 @@ pub async fn fetch_graph(
     if status != reqwest::StatusCode::OK {
         return Err(UpdateError::new(
             "ResponseFailed",
-            format!("unexpected HTTP status: {} {}", status.as_u16(), status.canonical_reason().unwrap_or("")),
+            format!(
+                "unexpected HTTP status: {} {}",
+                status.as_u16(),
+                status.canonical_reason().unwrap_or("")
+            ),
         ));
     }
     read_capped(resp, max_body).await.map_err(|e| match e {
@@ -156,7 +161,10 @@ pub async fn fetch_graph(
             "ResponseInvalid",
             format!("the response from {shown} is larger than {max_body} bytes; abandoned"),
         ),
-        ReadError::Io(e) => UpdateError::new("ResponseFailed", format!("reading the response from {shown}: {e}")),
+        ReadError::Io(e) => UpdateError::new(
+            "ResponseFailed",
+            format!("reading the response from {shown}: {e}"),
+        ),
     })
 }
 
@@ -219,7 +227,12 @@ impl PrometheusApi {
     ///
     /// # Errors
     /// A bad URL or CA bundle, as one line.
-    pub fn new(base: &str, token: Option<String>, egress: &Egress, timeout: Duration) -> Result<Self, String> {
+    pub fn new(
+        base: &str,
+        token: Option<String>,
+        egress: &Egress,
+        timeout: Duration,
+    ) -> Result<Self, String> {
         reqwest::Url::parse(base).map_err(|e| format!("--prometheus-url {base:?}: {e}"))?;
         Ok(Self {
             base: base.trim_end_matches('/').to_string(),
@@ -245,8 +258,12 @@ impl PrometheusApi {
             ReadError::TooBig => "executing PromQL query: response larger than 1 MiB".to_string(),
             ReadError::Io(e) => format!("executing PromQL query: {e}"),
         })?;
-        let parsed: PromResponse = serde_json::from_slice(&body)
-            .map_err(|e| format!("executing PromQL query: HTTP {}: invalid response: {e}", status.as_u16()))?;
+        let parsed: PromResponse = serde_json::from_slice(&body).map_err(|e| {
+            format!(
+                "executing PromQL query: HTTP {}: invalid response: {e}",
+                status.as_u16()
+            )
+        })?;
         if parsed.status != "success" {
             return Err(format!(
                 "executing PromQL query: {}: {}",
@@ -270,7 +287,10 @@ pub fn interpret(result_type: &str, result: &serde_json::Value) -> Result<bool, 
     }
     let samples = result.as_array().map(Vec::as_slice).unwrap_or_default();
     if samples.len() != 1 {
-        return Err(format!("invalid PromQL result length must be one, but is {}", samples.len()));
+        return Err(format!(
+            "invalid PromQL result length must be one, but is {}",
+            samples.len()
+        ));
     }
     let v = samples[0]
         .get("value")

@@ -92,9 +92,8 @@ impl Graph {
     /// [`UpdateError`] with reason `ResponseInvalid`.
     pub fn parse(bytes: &[u8]) -> Result<Self, UpdateError> {
         let de = &mut serde_json::Deserializer::from_slice(bytes);
-        let g: Graph = serde_path_to_error::deserialize(de).map_err(|e| {
-            UpdateError::new("ResponseInvalid", format!("{} at {}", e.inner(), e.path()))
-        })?;
+        let g: Graph = serde_path_to_error::deserialize(de)
+            .map_err(|e| UpdateError::new("ResponseInvalid", format!("{} at {}", e.inner(), e.path())))?;
         let n = g.nodes.len();
         if let Some((i, [a, b])) = g.edges.iter().enumerate().find(|(_, [a, b])| *a >= n || *b >= n) {
             return Err(UpdateError::new(
@@ -117,7 +116,10 @@ impl Graph {
     /// The payload pull spec of `version`, if the graph has that node.
     pub fn image_of(&self, version: &str) -> Option<&str> {
         let v = semver::Version::parse(version).ok()?;
-        self.nodes.iter().find(|n| n.version == v).map(|n| n.payload.as_str())
+        self.nodes
+            .iter()
+            .find(|n| n.version == v)
+            .map(|n| n.payload.as_str())
     }
 
     /// The next hops from `version` (`GetUpdates`): the node equal to `version` (else
@@ -145,7 +147,9 @@ impl Graph {
         else {
             return Err(UpdateError::new(
                 "VersionNotFound",
-                format!("currently reconciling cluster version {version} not found in the {channel:?} channel"),
+                format!(
+                    "currently reconciling cluster version {version} not found in the {channel:?} channel"
+                ),
             ));
         };
         let current = release_of(&self.nodes[idx]);
@@ -207,7 +211,9 @@ impl Graph {
             .map(|(i, _)| i.to_string())
             .collect();
         if !dup.is_empty() {
-            tracing::warn!("the update service declares several conditional updates to {dup:?}; dropping them all");
+            tracing::warn!(
+                "the update service declares several conditional updates to {dup:?}; dropping them all"
+            );
             conditional.retain(|c| !dup.contains(&c.release.image));
         }
         Ok(NextHops {

@@ -31,7 +31,7 @@ pub use crate::reconcile::api::FetchedUpdates;
 use crate::{
     openshift::{
         ClusterVersion, ClusterVersionStatus, Release,
-        condition::{ConditionStatus, Condition},
+        condition::{Condition, ConditionStatus},
         config_v1::ConditionalUpdate,
     },
     reconcile::status::{RETRIEVED_UPDATES, set_condition},
@@ -62,7 +62,10 @@ impl UpdateError {
 
     /// Whether the last good graph survives this failure (transport and response failures).
     fn keeps_cache(&self) -> bool {
-        matches!(self.reason.as_str(), "RemoteFailed" | "ResponseFailed" | "ResponseInvalid")
+        matches!(
+            self.reason.as_str(),
+            "RemoteFailed" | "ResponseFailed" | "ResponseInvalid"
+        )
     }
 
     /// Whether the failure came from the update service itself (its message gets upstream's
@@ -216,8 +219,9 @@ impl UpdateInputs {
                 "No updateService server has been set to retrieve updates.",
             ));
         }
-        reqwest::Url::parse(&upstream)
-            .map_err(|e| UpdateError::new("InvalidURI", format!("failed to parse update service URL: {e}")))?;
+        reqwest::Url::parse(&upstream).map_err(|e| {
+            UpdateError::new("InvalidURI", format!("failed to parse update service URL: {e}"))
+        })?;
         let id = uuid::Uuid::parse_str(&self.cluster_id)
             .map_err(|e| UpdateError::new("InvalidID", format!("invalid cluster ID: {e}")))?;
         let arch = if self.desired_arch == "Multi" || self.current_arch == "Multi" {
@@ -226,7 +230,10 @@ impl UpdateInputs {
             cfg.arch.clone()
         };
         if arch.is_empty() {
-            return Err(UpdateError::new("NoArchitecture", "Architecture has not been configured."));
+            return Err(UpdateError::new(
+                "NoArchitecture",
+                "Architecture has not been configured.",
+            ));
         }
         if self.version.is_empty() {
             return Err(UpdateError::new(
@@ -235,7 +242,10 @@ impl UpdateInputs {
             ));
         }
         if self.channel.is_empty() {
-            return Err(UpdateError::new("NoChannel", "The update channel has not been configured."));
+            return Err(UpdateError::new(
+                "NoChannel",
+                "The update channel has not been configured.",
+            ));
         }
         let v = semver::Version::parse(&self.version).map_err(|_| {
             UpdateError::new(
@@ -269,7 +279,12 @@ pub async fn fetch_next_hops(
 ) -> Result<graph::NextHops, UpdateError> {
     let body = client::fetch_graph(http, query, &cfg.user_agent, cfg.max_body).await?;
     let g = graph::Graph::parse(&body)?;
-    g.next_hops(version, &inputs.desired_arch, &inputs.current_arch, &query.channel)
+    g.next_hops(
+        version,
+        &inputs.desired_arch,
+        &inputs.current_arch,
+        &query.channel,
+    )
 }
 
 /// Evaluates the risks of `hops` and assembles the published result (upstream
@@ -312,8 +327,11 @@ pub fn apply_to_status(st: &mut ClusterVersionStatus, f: &FetchedUpdates, now: D
         .map(|mut cu| {
             let prev = old.iter().find(|o| o.release.image == cu.release.image);
             for c in &mut cu.conditions {
-                let p: Option<&Condition> =
-                    prev.and_then(|p| p.conditions.iter().find(|p| p.type_ == c.type_ && p.status == c.status));
+                let p: Option<&Condition> = prev.and_then(|p| {
+                    p.conditions
+                        .iter()
+                        .find(|p| p.type_ == c.type_ && p.status == c.status)
+                });
                 c.last_transition_time = p.and_then(|p| p.last_transition_time).or(Some(now));
             }
             cu
@@ -324,7 +342,14 @@ pub fn apply_to_status(st: &mut ClusterVersionStatus, f: &FetchedUpdates, now: D
         None => (ConditionStatus::True, "", ""),
         Some((r, m)) => (ConditionStatus::False, r.as_str(), m.as_str()),
     };
-    set_condition(&mut st.conditions, RETRIEVED_UPDATES, status, reason, message, now);
+    set_condition(
+        &mut st.conditions,
+        RETRIEVED_UPDATES,
+        status,
+        reason,
+        message,
+        now,
+    );
 }
 
 /// Reads the cluster's egress settings: the Proxy `cluster` status (`httpProxy`,
@@ -457,8 +482,12 @@ async fn turn(
         }
     };
     let changed = st.key.as_ref() != Some(&query);
-    let due = st.last_attempt.is_none_or(|t| now.duration_since(t) >= cfg.timings.interval);
-    let stale = st.last_success.is_none_or(|t| now.duration_since(t) >= cfg.timings.max_age);
+    let due = st
+        .last_attempt
+        .is_none_or(|t| now.duration_since(t) >= cfg.timings.interval);
+    let stale = st
+        .last_success
+        .is_none_or(|t| now.duration_since(t) >= cfg.timings.max_age);
     if changed || due || (stale && st.error.is_some()) {
         if changed {
             st.hops = None;
@@ -485,7 +514,9 @@ async fn turn(
                 st.last_success_wall = Some(Utc::now());
             }
             Err(e) => {
-                let stale = st.last_success.is_none_or(|t| now.duration_since(t) >= cfg.timings.max_age);
+                let stale = st
+                    .last_success
+                    .is_none_or(|t| now.duration_since(t) >= cfg.timings.max_age);
                 if !e.keeps_cache() || stale {
                     st.hops = None;
                 }
@@ -508,7 +539,10 @@ async fn turn(
         u.set_query(None);
         u.to_string()
     });
-    let upstream = shown.as_mut().map(|s| std::mem::take(s)).unwrap_or_else(|_| query.upstream.clone());
+    let upstream = shown
+        .as_mut()
+        .map(|s| std::mem::take(s))
+        .unwrap_or_else(|_| query.upstream.clone());
     let f = FetchedUpdates {
         upstream,
         channel: query.channel.clone(),

@@ -69,7 +69,8 @@ pub fn reason_safe(name: &str) -> bool {
 pub fn risk_name_valid(name: &str) -> bool {
     let b = name.as_bytes();
     b.first().is_some_and(u8::is_ascii_uppercase)
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'.' || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'.' || *c == b'-')
 }
 
 /// Why a matching rule is unusable (`Valid` of each condition type), or `None` when it is a
@@ -82,7 +83,9 @@ fn rule_problem(rule: &ClusterCondition) -> Option<String> {
             .then(|| "the Always condition type must not have a promql property".to_string()),
         "PromQL" => match &rule.promql {
             None => Some("the PromQL condition type requires a promql property".to_string()),
-            Some(p) if p.promql.is_empty() => Some("the PromQL condition type requires a non-empty promql query".to_string()),
+            Some(p) if p.promql.is_empty() => {
+                Some("the PromQL condition type requires a non-empty promql query".to_string())
+            }
             Some(_) => None,
         },
         other => Some(format!("unrecognized cluster condition type {other:?}")),
@@ -123,7 +126,9 @@ pub struct RiskEvaluator {
 
 impl std::fmt::Debug for RiskEvaluator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RiskEvaluator").field("timings", &self.timings).finish_non_exhaustive()
+        f.debug_struct("RiskEvaluator")
+            .field("timings", &self.timings)
+            .finish_non_exhaustive()
     }
 }
 
@@ -202,7 +207,11 @@ impl RiskEvaluator {
                 Err(e) => errs.push(e),
             }
         }
-        if errs.is_empty() { Ok(false) } else { Err(aggregate(&errs)) }
+        if errs.is_empty() {
+            Ok(false)
+        } else {
+            Err(aggregate(&errs))
+        }
     }
 
     /// One PromQL query through the throttle and cache: a fresh cached answer is returned as
@@ -216,10 +225,16 @@ impl RiskEvaluator {
         let pick = {
             let mut c = self.cache.lock().await;
             c.entries.retain(|_, e| {
-                e.result.as_ref().is_none_or(|(_, at)| now.duration_since(*at) < t.expiry) || e.queued.is_some()
+                e.result
+                    .as_ref()
+                    .is_none_or(|(_, at)| now.duration_since(*at) < t.expiry)
+                    || e.queued.is_some()
             });
             for e in c.entries.values_mut() {
-                if e.result.as_ref().is_some_and(|(_, at)| now.duration_since(*at) >= t.expiry) {
+                if e.result
+                    .as_ref()
+                    .is_some_and(|(_, at)| now.duration_since(*at) >= t.expiry)
+                {
                     e.result = None;
                 }
             }
@@ -230,7 +245,9 @@ impl RiskEvaluator {
                 return r.clone();
             }
             e.queued.get_or_insert(now);
-            if c.last_query.is_some_and(|l| now.duration_since(l) < t.min_between) {
+            if c.last_query
+                .is_some_and(|l| now.duration_since(l) < t.min_between)
+            {
                 return throttled(&c, query, t.min_between);
             }
             let pick = c
@@ -348,7 +365,11 @@ pub async fn evaluate_risks(eval: &RiskEvaluator, updates: &[ConditionalUpdate])
 /// name as reason (or `ExposedToRisks` when the name cannot be a reason) and `{message}
 /// {url}`; reasons combine by [`combine_reason`], messages join with a blank line. A risk
 /// missing from `applies` counts as Unknown.
-pub fn recommended(risks: &[ConditionalUpdateRisk], applies: &HashMap<String, Applies>, accepted: &[String]) -> Condition {
+pub fn recommended(
+    risks: &[ConditionalUpdateRisk],
+    applies: &HashMap<String, Applies>,
+    accepted: &[String],
+) -> Condition {
     let mut status = ConditionStatus::True;
     let mut reason = NOT_EXPOSED.to_string();
     let mut message = NOT_EXPOSED_MESSAGE.to_string();
@@ -356,7 +377,10 @@ pub fn recommended(risks: &[ConditionalUpdateRisk], applies: &HashMap<String, Ap
     for r in risks {
         let a = applies.get(&r.name).cloned().unwrap_or_else(|| Applies {
             status: ConditionStatus::Unknown,
-            message: format!("Could not evaluate exposure to update risk {} (not evaluated yet)", r.name),
+            message: format!(
+                "Could not evaluate exposure to update risk {} (not evaluated yet)",
+                r.name
+            ),
         });
         match a.status {
             ConditionStatus::Unknown => {
@@ -372,7 +396,11 @@ pub fn recommended(risks: &[ConditionalUpdateRisk], applies: &HashMap<String, Ap
             }
             ConditionStatus::True => {
                 status = ConditionStatus::False;
-                let want = if reason_safe(&r.name) { r.name.as_str() } else { EXPOSED };
+                let want = if reason_safe(&r.name) {
+                    r.name.as_str()
+                } else {
+                    EXPOSED
+                };
                 reason = combine_reason(&reason, want);
                 msgs.push(format!("{} {}", r.message, r.url));
             }
@@ -432,7 +460,9 @@ impl BlockedEdge {
         regex::Regex::new(&b.from).map_err(|e| format!("{source}: from {:?}: {e}", b.from))?;
         if let Some(name) = &b.name {
             let ident = name.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
-                && name.bytes().all(|c| c.is_ascii_alphanumeric() || b".-_".contains(&c));
+                && name
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || b".-_".contains(&c));
             if !ident {
                 return Err(format!("{source}: invalid risk name {name:?}"));
             }
@@ -441,7 +471,10 @@ impl BlockedEdge {
             }
             let (kept, errs) = prune_invalid(&b.matching_rules);
             if kept.is_empty() {
-                return Err(format!("{source}: risk {name} has no usable matching rule ({})", errs.join(", ")));
+                return Err(format!(
+                    "{source}: risk {name} has no usable matching rule ({})",
+                    errs.join(", ")
+                ));
             }
         }
         Ok(b)

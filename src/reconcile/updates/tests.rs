@@ -72,7 +72,9 @@ fn c50_two_updates_available() -> Result<(), UpdateError> {
     };
     assert_eq!(
         q.url()?.query(),
-        Some("a=b&arch=test-arch&channel=test-channel&id=01234567-0123-0123-0123-0123456789ab&version=4.1.0&zz=1")
+        Some(
+            "a=b&arch=test-arch&channel=test-channel&id=01234567-0123-0123-0123-0123456789ab&version=4.1.0&zz=1"
+        )
     );
     Ok(())
 }
@@ -139,7 +141,9 @@ fn a_target_both_plain_and_conditional_is_conditional_only() -> Result<(), Updat
 #[test]
 fn a_target_in_several_conditional_edges_is_dropped() -> Result<(), UpdateError> {
     // Upstream: "Upstream declares N conditional updates to V; dropping them all."
-    let r = |n: &str| format!(r#"{{"name":"{n}","url":"u","message":"m","matchingRules":[{{"type":"Always"}}]}}"#);
+    let r = |n: &str| {
+        format!(r#"{{"name":"{n}","url":"u","message":"m","matchingRules":[{{"type":"Always"}}]}}"#)
+    };
     let json = graph_with(
         &format!(
             r#"[{{"edges":[{{"from":"1.0.0","to":"1.0.1"}}],"risks":[{}]}},
@@ -173,7 +177,11 @@ fn unrecognized_and_invalid_matching_rules_are_pruned_or_drop_the_target() -> Re
     // target is dropped although its other risk is valid.
     assert_eq!(h.conditional.len(), 1);
     assert_eq!(h.conditional[0].release.version, "1.0.1");
-    let rules: Vec<&str> = h.conditional[0].risks[0].matching_rules.iter().map(|r| r.type_.as_str()).collect();
+    let rules: Vec<&str> = h.conditional[0].risks[0]
+        .matching_rules
+        .iter()
+        .map(|r| r.type_.as_str())
+        .collect();
     assert_eq!(rules, ["Always"]);
     Ok(())
 }
@@ -186,16 +194,21 @@ fn hostile_graphs_are_response_invalid() {
             .err()
             .map(|e| (e.reason, e.message))
     };
-    let (r, m) = reason(r#"{"nodes":[{"version":"1.0.0","payload":"a"}],"edges":[[0,7]]}"#).unwrap_or_default();
+    let (r, m) =
+        reason(r#"{"nodes":[{"version":"1.0.0","payload":"a"}],"edges":[[0,7]]}"#).unwrap_or_default();
     assert_eq!(r, "ResponseInvalid");
     assert_eq!(m, "edges[0] = [0, 7] names a node past the 1 nodes");
     let (r, m) = reason(r#"{"nodes":[{"version":"1.0.0","payload":"a"},{"version":"1.0.0","payload":"b"}]}"#)
         .unwrap_or_default();
-    assert_eq!((r.as_str(), m.as_str()), ("ResponseInvalid", "nodes[0] and nodes[1] both have version 1.0.0"));
+    assert_eq!(
+        (r.as_str(), m.as_str()),
+        ("ResponseInvalid", "nodes[0] and nodes[1] both have version 1.0.0")
+    );
     let (r, m) = reason(r#"{"nodes":[{"version":"one","payload":"a"}]}"#).unwrap_or_default();
     assert_eq!(r, "ResponseInvalid");
     assert!(m.contains("nodes[0].version"), "{m}");
-    let (r, m) = reason(r#"{"nodes":[{"version":"1.0.0","payload":"a"}],"edges":[[0,-1]]}"#).unwrap_or_default();
+    let (r, m) =
+        reason(r#"{"nodes":[{"version":"1.0.0","payload":"a"}],"edges":[[0,-1]]}"#).unwrap_or_default();
     assert_eq!(r, "ResponseInvalid");
     assert!(m.contains("edges[0]"), "{m}");
     let (r, _) = reason("<html>").unwrap_or_default();
@@ -204,10 +217,15 @@ fn hostile_graphs_are_response_invalid() {
         r#"{"nodes":[{"version":"1.0.0","payload":"a"}],"conditionalEdges":[{"edges":[{"from":"1.0.0","to":"9.9.9"}],"risks":[]}]}"#,
     )
     .unwrap_or_default();
-    assert_eq!((r.as_str(), m.as_str()), ("ResponseInvalid", "no node for conditional update 9.9.9"));
+    assert_eq!(
+        (r.as_str(), m.as_str()),
+        ("ResponseInvalid", "no node for conditional update 9.9.9")
+    );
     // A cycle is harmless: only edges from the current node are read.
     assert_eq!(
-        reason(r#"{"nodes":[{"version":"1.0.0","payload":"a"},{"version":"1.0.1","payload":"b"}],"edges":[[0,1],[1,0],[1,1]]}"#),
+        reason(
+            r#"{"nodes":[{"version":"1.0.0","payload":"a"},{"version":"1.0.1","payload":"b"}],"edges":[[0,1],[1,0],[1,1]]}"#
+        ),
         None
     );
 }
@@ -257,9 +275,21 @@ async fn c57_match_walks_rules_in_order() {
         ("error-2", Err("test error 2".into())),
     ]);
     assert_eq!(e.matches(&[]).await, Ok(false));
-    assert_eq!(e.matches(&[rule("Always", None), rule("does-not-exist", None)]).await, Ok(true));
-    assert_eq!(e.matches(&[rule("does-not-exist", None), rule("Always", None)]).await, Ok(true));
-    assert_eq!(e.matches(&[rule("does-not-exist", None), rule("also-unknown", None)]).await, Ok(false));
+    assert_eq!(
+        e.matches(&[rule("Always", None), rule("does-not-exist", None)])
+            .await,
+        Ok(true)
+    );
+    assert_eq!(
+        e.matches(&[rule("does-not-exist", None), rule("Always", None)])
+            .await,
+        Ok(true)
+    );
+    assert_eq!(
+        e.matches(&[rule("does-not-exist", None), rule("also-unknown", None)])
+            .await,
+        Ok(false)
+    );
     // Two PromQL rules erroring: the errors aggregated (the second query waits out the 1 s
     // throttle, so time is paused and advanced).
     tokio::time::pause();
@@ -285,7 +315,10 @@ async fn promql_is_throttled_and_cached_like_upstream() {
     assert_eq!(e.matches(&[rule("PromQL", Some("a"))]).await, Ok(true));
     // Within 1 s of the last query: b is queued, not asked.
     let r = e.matches(&[rule("PromQL", Some("b"))]).await;
-    assert!(r.as_ref().is_err_and(|m| m.starts_with("client-side throttling")), "{r:?}");
+    assert!(
+        r.as_ref().is_err_and(|m| m.starts_with("client-side throttling")),
+        "{r:?}"
+    );
     assert_eq!(asked(), ["a"]);
     // a is cached for an hour: no new query.
     tokio::time::advance(std::time::Duration::from_secs(5)).await;
@@ -331,14 +364,22 @@ fn c55_evaluate_conditional_update() {
     let c = recommended(&[], &HashMap::new(), &[]);
     assert_eq!(
         (c.status, c.reason(), c.message()),
-        (ConditionStatus::True, "NotExposedToRisks", risks::NOT_EXPOSED_MESSAGE)
+        (
+            ConditionStatus::True,
+            "NotExposedToRisks",
+            risks::NOT_EXPOSED_MESSAGE
+        )
     );
     let r = risk("RiskThatApplies", "This is a risk!", "https://match.es");
     let a = applies(&[("RiskThatApplies", ConditionStatus::True, "")]);
     let c = recommended(std::slice::from_ref(&r), &a, &[]);
     assert_eq!(
         (c.status, c.reason(), c.message()),
-        (ConditionStatus::False, "RiskThatApplies", "This is a risk! https://match.es")
+        (
+            ConditionStatus::False,
+            "RiskThatApplies",
+            "This is a risk! https://match.es"
+        )
     );
     let r2 = risk("RISK-THAT-APPLIES", "This is a risk!", "https://match.es");
     let a2 = applies(&[("RISK-THAT-APPLIES", ConditionStatus::True, "")]);
@@ -346,13 +387,24 @@ fn c55_evaluate_conditional_update() {
     assert_eq!((c.status, c.reason()), (ConditionStatus::False, "ExposedToRisks"));
     let ra = risk("RiskA", "A!", "https://a");
     let rb = risk("RiskB", "B!", "https://b");
-    let ab = applies(&[("RiskA", ConditionStatus::True, ""), ("RiskB", ConditionStatus::True, "")]);
+    let ab = applies(&[
+        ("RiskA", ConditionStatus::True, ""),
+        ("RiskB", ConditionStatus::True, ""),
+    ]);
     let c = recommended(&[ra.clone(), rb.clone()], &ab, &[]);
     assert_eq!(
         (c.status, c.reason(), c.message()),
-        (ConditionStatus::False, "MultipleReasons", "A! https://a\n\nB! https://b")
+        (
+            ConditionStatus::False,
+            "MultipleReasons",
+            "A! https://a\n\nB! https://b"
+        )
     );
-    let unk = applies(&[("RiskA", ConditionStatus::Unknown, "Could not evaluate exposure to update risk RiskA (boom)")]);
+    let unk = applies(&[(
+        "RiskA",
+        ConditionStatus::Unknown,
+        "Could not evaluate exposure to update risk RiskA (boom)",
+    )]);
     let c = recommended(std::slice::from_ref(&ra), &unk, &[]);
     assert_eq!(
         (c.status, c.reason(), c.message()),
@@ -362,27 +414,56 @@ fn c55_evaluate_conditional_update() {
             "Could not evaluate exposure to update risk RiskA (boom)"
         )
     );
-    let mixed = applies(&[("RiskA", ConditionStatus::True, ""), ("RiskB", ConditionStatus::Unknown, "unknown B")]);
+    let mixed = applies(&[
+        ("RiskA", ConditionStatus::True, ""),
+        ("RiskB", ConditionStatus::Unknown, "unknown B"),
+    ]);
     let c = recommended(&[ra.clone(), rb.clone()], &mixed, &[]);
-    assert_eq!((c.status, c.reason()), (ConditionStatus::False, "MultipleReasons"));
+    assert_eq!(
+        (c.status, c.reason()),
+        (ConditionStatus::False, "MultipleReasons")
+    );
     assert_eq!(c.message(), "A! https://a\n\nunknown B");
     // Accepted (gate ClusterUpdateAcceptRisks).
-    let c = recommended(std::slice::from_ref(&ra), &applies(&[("RiskA", ConditionStatus::True, "")]), &["RiskA".into()]);
+    let c = recommended(
+        std::slice::from_ref(&ra),
+        &applies(&[("RiskA", ConditionStatus::True, "")]),
+        &["RiskA".into()],
+    );
     assert_eq!(
         (c.status, c.reason(), c.message()),
-        (ConditionStatus::True, "AllExposedRisksAccepted", risks::ACCEPTED_MESSAGE)
+        (
+            ConditionStatus::True,
+            "AllExposedRisksAccepted",
+            risks::ACCEPTED_MESSAGE
+        )
     );
     // A risk that does not apply changes nothing.
-    let c = recommended(std::slice::from_ref(&ra), &applies(&[("RiskA", ConditionStatus::False, "")]), &[]);
-    assert_eq!((c.status, c.reason()), (ConditionStatus::True, "NotExposedToRisks"));
+    let c = recommended(
+        std::slice::from_ref(&ra),
+        &applies(&[("RiskA", ConditionStatus::False, "")]),
+        &[],
+    );
+    assert_eq!(
+        (c.status, c.reason()),
+        (ConditionStatus::True, "NotExposedToRisks")
+    );
 }
 
 #[test]
 fn c56_new_recommended_reason() {
     // availableupdates_test.go Test_newRecommendedReason.
     for (now, want, expected) in [
-        ("NotExposedToRisks", "AllExposedRisksAccepted", "AllExposedRisksAccepted"),
-        ("AllExposedRisksAccepted", "NotExposedToRisks", "AllExposedRisksAccepted"),
+        (
+            "NotExposedToRisks",
+            "AllExposedRisksAccepted",
+            "AllExposedRisksAccepted",
+        ),
+        (
+            "AllExposedRisksAccepted",
+            "NotExposedToRisks",
+            "AllExposedRisksAccepted",
+        ),
         ("EvaluationFailed", "NotExposedToRisks", "EvaluationFailed"),
         ("EvaluationFailed", "AllExposedRisksAccepted", "EvaluationFailed"),
         ("EvaluationFailed", "ExposedToRisks", "ExposedToRisks"),
@@ -408,13 +489,19 @@ async fn evaluation_merges_recommended_updates_into_available() -> Result<(), Up
     assert!(!pending);
     // Accepting BugB makes 4.1.3 recommended: it joins availableUpdates, semver descending.
     let (avail, cond, _) = evaluate(&e, &h, &["BugB".into()]).await;
-    assert_eq!(versions(avail.as_deref().unwrap_or_default()), ["4.1.3", "4.1.2", "4.1.1"]);
+    assert_eq!(
+        versions(avail.as_deref().unwrap_or_default()),
+        ["4.1.3", "4.1.2", "4.1.1"]
+    );
     assert_eq!(cond[0].conditions[0].reason(), "AllExposedRisksAccepted");
     // A query that fails: Unknown, the message upstream writes, and a re-evaluation pending.
     let (_, e) = evaluator(&[(q, Err("executing PromQL query: connection refused".into()))]);
     let (_, cond, pending) = evaluate(&e, &h, &["BugB".into()]).await;
     let c = &cond[0].conditions[0];
-    assert_eq!((c.status, c.reason()), (ConditionStatus::Unknown, "EvaluationFailed"));
+    assert_eq!(
+        (c.status, c.reason()),
+        (ConditionStatus::Unknown, "EvaluationFailed")
+    );
     assert_eq!(
         c.message(),
         "Could not evaluate exposure to update risk BugA (executing PromQL query: connection refused)\n  BugA description: On clusters with a Proxy configured, everything breaks.\n  BugA URL: https://example.com/bug/123"
@@ -437,13 +524,21 @@ fn inputs() -> UpdateInputs {
 fn c54_prechecks_in_upstream_order() {
     // cvo_test.go TestOperator_availableUpdatesSync (the pre-checks) and availableupdates.go.
     let cfg = UpdatesConfig::new(Arc::new(risks::NoPrometheus), std::time::Duration::from_secs(180));
-    let err = |i: UpdateInputs| i.query(&cfg).err().map(|e| (e.reason, e.message)).unwrap_or_default();
+    let err = |i: UpdateInputs| {
+        i.query(&cfg)
+            .err()
+            .map(|e| (e.reason, e.message))
+            .unwrap_or_default()
+    };
     assert_eq!(
         err(UpdateInputs {
             channel: String::new(),
             ..inputs()
         }),
-        ("NoChannel".into(), "The update channel has not been configured.".into())
+        (
+            "NoChannel".into(),
+            "The update channel has not been configured.".into()
+        )
     );
     assert_eq!(
         err(UpdateInputs {
@@ -531,16 +626,26 @@ fn apply_to_status_is_idempotent_and_keeps_transition_times() {
     let once = st.clone();
     apply_to_status(&mut st, &f, t0 + chrono::Duration::seconds(30));
     assert_eq!(st, once);
-    assert_eq!(st.conditional_updates[0].conditions[0].last_transition_time, Some(t0));
-    let c = crate::openshift::condition::find(&st.conditions, RETRIEVED_UPDATES).cloned().unwrap_or_default();
+    assert_eq!(
+        st.conditional_updates[0].conditions[0].last_transition_time,
+        Some(t0)
+    );
+    let c = crate::openshift::condition::find(&st.conditions, RETRIEVED_UPDATES)
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(c.status, ConditionStatus::True);
     // A failure: False with the reason, and the kept updates stay.
     let failed = FetchedUpdates {
-        retrieved_error: Some(("RemoteFailed".into(), "Unable to retrieve available updates: GET x: refused".into())),
+        retrieved_error: Some((
+            "RemoteFailed".into(),
+            "Unable to retrieve available updates: GET x: refused".into(),
+        )),
         ..f
     };
     apply_to_status(&mut st, &failed, t0);
-    let c = crate::openshift::condition::find(&st.conditions, RETRIEVED_UPDATES).cloned().unwrap_or_default();
+    let c = crate::openshift::condition::find(&st.conditions, RETRIEVED_UPDATES)
+        .cloned()
+        .unwrap_or_default();
     assert_eq!((c.status, c.reason()), (ConditionStatus::False, "RemoteFailed"));
     assert_eq!(st.available_updates.as_ref().map(Vec::len), Some(1));
 }

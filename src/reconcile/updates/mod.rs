@@ -70,7 +70,7 @@ impl UpdateError {
 
     /// Whether the failure came from the update service itself (its message gets upstream's
     /// `Unable to retrieve available updates: ` prefix).
-    fn from_client(&self) -> bool {
+    fn client_side(&self) -> bool {
         matches!(
             self.reason.as_str(),
             "InvalidRequest" | "RemoteFailed" | "ResponseFailed" | "ResponseInvalid" | "VersionNotFound"
@@ -535,14 +535,13 @@ async fn turn(
     };
     st.pending = pending;
     st.evaluated = true;
-    let mut shown = reqwest::Url::parse(&query.upstream).map(|mut u| {
-        u.set_query(None);
-        u.to_string()
-    });
-    let upstream = shown
-        .as_mut()
-        .map(|s| std::mem::take(s))
-        .unwrap_or_else(|_| query.upstream.clone());
+    let upstream = match reqwest::Url::parse(&query.upstream) {
+        Ok(mut u) => {
+            u.set_query(None);
+            u.to_string()
+        }
+        Err(_) => query.upstream.clone(),
+    };
     let f = FetchedUpdates {
         upstream,
         channel: query.channel.clone(),
@@ -550,7 +549,7 @@ async fn turn(
         available,
         conditional,
         retrieved_error: st.error.as_ref().map(|e| {
-            let m = if e.from_client() {
+            let m = if e.client_side() {
                 format!("Unable to retrieve available updates: {}", e.message)
             } else {
                 e.message.clone()

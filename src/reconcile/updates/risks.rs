@@ -390,7 +390,7 @@ pub fn recommended(
                 reason = combine_reason(&reason, EVALUATION_FAILED);
                 msgs.push(a.message);
             }
-            ConditionStatus::True if accepted.iter().any(|n| *n == r.name) => {
+            ConditionStatus::True if accepted.contains(&r.name) => {
                 reason = combine_reason(&reason, ALL_ACCEPTED);
                 message = ACCEPTED_MESSAGE.to_string();
             }

@@ -4,12 +4,12 @@
     python3 scripts/gen-demo-payloads.py [ASSETS_DIR]     (default: assets/ next to this script)
 
 Outputs (regenerated from scratch each run; python3 stdlib only):
-  payloads/4.16.3/, payloads/4.16.4/   release image roots: manifests/ (the CVO's own manifests)
+  payloads/4.16.{3,4,5}/               release image roots: manifests/ (the CVO's own manifests)
                                        and release-manifests/ (release-metadata, image-references and
                                        ~33 cluster operators' manifests over the run levels of
                                        cvo-spec section 1.F row 52)
   update-graph.json                    Cincinnati graph of the demo channel: 4.16.3 -> 4.16.4
-                                       recommended, 4.16.3 -> 4.16.5 conditional (Always risk)
+                                       recommended, 4.16.3 -> 4.16.5 conditional (PromQL risk)
   demo-cluster/{cv,co,mc,mcp,node}.yaml  the cluster at 4.16.3, same shapes as assets/demo/
   demo-cluster/workloads.yaml          the 4.16.3 payload's objects as applied (rolled out)
 
@@ -24,7 +24,7 @@ import shutil
 import sys
 
 OLD, NEW, NEXT = "4.16.3", "4.16.4", "4.16.5"
-VERSIONS = [OLD, NEW]
+VERSIONS = [OLD, NEW, NEXT]
 CHANNELS = "candidate-4.16,fast-4.16,stable-4.16"
 ART = "quay.io/openshift-release-dev/ocp-v4.0-art-dev"
 RELEASE_REPO = "quay.io/openshift-release-dev/ocp-release"
@@ -44,8 +44,9 @@ ERRATA = {
 PREVIOUS = {
     OLD: ["4.15.19", "4.15.20", "4.15.21", "4.16.0", "4.16.1", "4.16.2"],
     NEW: ["4.15.20", "4.15.21", "4.15.22", "4.16.0", "4.16.1", "4.16.2", "4.16.3"],
+    NEXT: ["4.15.21", "4.15.22", "4.15.23", "4.16.0", "4.16.1", "4.16.2", "4.16.3", "4.16.4"],
 }
-KUBE = {OLD: "1.29.6", NEW: "1.29.7"}
+KUBE = {OLD: "1.29.6", NEW: "1.29.7", NEXT: "1.29.7"}
 HA = "include.release.openshift.io/self-managed-high-availability"
 SNO = "include.release.openshift.io/single-node-developer"
 CAP = "capability.openshift.io/name"
@@ -392,7 +393,7 @@ def extras(version):
         "metadata": meta("insights-legacy-gather-config", "openshift-insights", annotations("Insights")),
         "data": {"gather.conf": "periodSeconds=7200\n"},
     }
-    if version == NEW:
+    if version != OLD:
         legacy["metadata"]["annotations"]["release.openshift.io/delete"] = "true"
     yield "0000_50_insights-operator_09_legacy-gather-configmap.yaml", legacy
 
@@ -498,6 +499,12 @@ def gen_payload(root, version):
     return n
 
 
+# The demo risk's rule: a PromQL query the demo's simulated Prometheus answers with 1 (the demo
+# cluster runs OVN-Kubernetes, so it is exposed).
+RISK_QUERY = 'max(cluster_network_type{_id="",type="OVNKubernetes"} or 0 * cluster_network_type{_id=""})'
+RISK_RULES = [{"type": "PromQL", "promql": {"promql": RISK_QUERY}}]
+
+
 def gen_graph(path):
     versions = ["4.16.2", OLD, NEW, NEXT]
     idx = {v: i for i, v in enumerate(versions)}
@@ -513,7 +520,7 @@ def gen_graph(path):
             "name": "OVNKubernetesEgressIPRegression",
             "message": "Clusters updating directly from 4.16.3 to 4.16.5 may lose egress IP assignments "
                        "on OVN-Kubernetes until the ovnkube-node pods restart. Update to 4.16.4 first.",
-            "matchingRules": [{"type": "Always"}],
+            "matchingRules": RISK_RULES,
         }],
     }]
     graph = {"version": 1, "nodes": nodes, "edges": edges, "conditionalEdges": conditional}
@@ -573,7 +580,7 @@ def gen_cluster(d):
                                     NOW)],
                 "release": {"channels": CHANNELS.split(","), "image": f"{RELEASE_REPO}@{RELEASE_DIGESTS[NEXT]}",
                             "url": ERRATA[NEXT], "version": NEXT},
-                "risks": [{"matchingRules": [{"type": "Always"}],
+                "risks": [{"matchingRules": RISK_RULES,
                            "message": "Clusters updating directly from 4.16.3 to 4.16.5 may lose egress IP "
                                       "assignments on OVN-Kubernetes until the ovnkube-node pods restart. "
                                       "Update to 4.16.4 first.",

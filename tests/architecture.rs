@@ -110,6 +110,7 @@ fn the_ui_reaches_the_engine_only_through_the_contract() {
             "crate::reconcile::payload",
             "crate::reconcile::status",
             "crate::reconcile::errors",
+            "crate::reconcile::updates",
             "crate::sim",
             "crate::cli",
             "kube::Client",

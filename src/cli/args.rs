@@ -50,9 +50,83 @@ pub struct ReconcileArgs {
     pub cluster: KubeconfigArgs,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub updates: UpdateServiceArgs,
     // (`-o` has no help line here, as it never had.)
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
     pub output: Output,
+}
+
+/// Update-service flags of `cvo reconcile`: without `--update-service` or `--fetch-updates`
+/// the engine leaves `availableUpdates`, `conditionalUpdates` and `RetrievedUpdates` alone.
+#[derive(Args, Debug, Default, Clone)]
+pub struct UpdateServiceArgs {
+    /// Ask this update service for available updates (replaces `spec.upstream`, like upstream's
+    /// `--update-service`).
+    #[arg(long, value_name = "URL")]
+    pub update_service: Option<String>,
+    /// Ask `spec.upstream` (default https://api.openshift.com/api/upgrades_info/v1/graph) for
+    /// available updates.
+    #[arg(long)]
+    pub fetch_updates: bool,
+    /// Prometheus-compatible query API for PromQL update risks (e.g. the thanos-querier route).
+    #[arg(long, value_name = "URL")]
+    pub prometheus_url: Option<String>,
+    /// File holding the bearer token for --prometheus-url.
+    #[arg(long, value_name = "FILE", requires = "prometheus_url")]
+    pub prometheus_token_file: Option<PathBuf>,
+    /// PEM CA bundle trusted for --prometheus-url (added to the system roots).
+    #[arg(long, value_name = "FILE", requires = "prometheus_url")]
+    pub prometheus_ca_file: Option<PathBuf>,
+}
+
+impl UpdateServiceArgs {
+    /// The engine's update-service options, `None` when neither `--update-service` nor
+    /// `--fetch-updates` is given; `interval` is the reconcile interval (the polling
+    /// interval).
+    ///
+    /// # Errors
+    /// An unreadable token or CA file, or a bad Prometheus URL (one line naming it).
+    pub fn config(
+        &self,
+        interval: std::time::Duration,
+    ) -> anyhow::Result<Option<crate::reconcile::UpdatesConfig>> {
+        use crate::reconcile::updates::{client, risks};
+        if self.update_service.is_none() && !self.fetch_updates {
+            return Ok(None);
+        }
+        let read = |p: &PathBuf, flag: &str| {
+            std::fs::read(p).map_err(|e| anyhow::anyhow!("{flag} {}: {e}", p.display()))
+        };
+        let promql: std::sync::Arc<dyn risks::PromQlEvaluator> = match &self.prometheus_url {
+            Some(url) => {
+                let token = match &self.prometheus_token_file {
+                    Some(p) => Some(
+                        String::from_utf8_lossy(&read(p, "--prometheus-token-file")?)
+                            .trim()
+                            .to_string(),
+                    ),
+                    None => None,
+                };
+                let egress = client::Egress {
+                    proxy: None,
+                    ca_bundle: match &self.prometheus_ca_file {
+                        Some(p) => Some(read(p, "--prometheus-ca-file")?),
+                        None => None,
+                    },
+                };
+                let timeout = risks::PromQlTimings::upstream().timeout;
+                std::sync::Arc::new(
+                    client::PrometheusApi::new(url, token, &egress, timeout)
+                        .map_err(|e| anyhow::anyhow!(e))?,
+                )
+            }
+            None => std::sync::Arc::new(risks::NoPrometheus),
+        };
+        let mut cfg = crate::reconcile::UpdatesConfig::new(promql, interval);
+        cfg.upstream_override = self.update_service.clone();
+        Ok(Some(cfg))
+    }
 }
 
 /// The exit-code table of `cvo reconcile --help` (the values of

@@ -7,8 +7,10 @@
 //! - the reconcile engine in active-apply on 4.16.3, as the in-cluster CVO would run: its own
 //!   release image is the 4.16.3 pull spec of `assets/update-graph.json`, it holds the Lease
 //!   `openshift-cluster-version/version` (upstream HA lease timings), its other intervals are
-//!   upstream's divided by `speed` ([`engine_timings`]), and the update graph is its update
-//!   service ([`crate::reconcile::runtime::update_graph`]);
+//!   upstream's divided by `speed` ([`engine_timings`]); its update service is the simulated
+//!   cluster's ([`crate::sim::update_service`]: `assets/update-graph.json` on a loopback port),
+//!   which also answers the PromQL of the 4.16.5 risk as the cluster's Prometheus would
+//!   (exposed: 1);
 //! - with `auto` ([`DemoOptions::auto`]: `--auto`, and always headless), after
 //!   [`request_delay`], like an administrator running `oc adm upgrade --to 4.16.4`, a
 //!   [`Command::SetDesiredUpdate`] with the 4.16.4 version and image. Without it the
@@ -36,9 +38,10 @@ use include_dir::{Dir, include_dir};
 
 use crate::{
     reconcile::{
-        Engine, EngineConfig, EngineTimings, LeaseConfig, LeaseTimings, UpdateGraph,
+        Engine, EngineConfig, EngineTimings, LeaseConfig, LeaseTimings, UpdatesConfig,
         api::{Command, EngineHandle, EngineMode, EngineState, EventLevel, PayloadResolver, StatusSnapshot},
         default_identity,
+        updates::{client::Egress, graph::Graph},
     },
     sim::{
         Simulator,
@@ -94,8 +97,47 @@ pub fn request_delay(speed: f64) -> Duration {
 }
 
 /// The demo update graph (embedded `assets/update-graph.json`).
-pub fn update_graph() -> UpdateGraph {
-    UpdateGraph::parse("assets/update-graph.json", UPDATE_GRAPH.as_bytes())
+///
+/// # Errors
+/// The embedded graph does not parse (one line naming it).
+pub fn update_graph() -> anyhow::Result<Graph> {
+    Graph::parse(UPDATE_GRAPH.as_bytes()).map_err(|e| anyhow::anyhow!("assets/update-graph.json: {e}"))
+}
+
+/// The simulated cluster's update service and Prometheus: the demo graph, and every PromQL
+/// query of its risks answered 1 (the demo cluster is exposed to them).
+fn update_service(graph: &Graph) -> std::io::Result<crate::sim::update_service::UpdateServiceStub> {
+    let promql = graph
+        .conditional_edges
+        .iter()
+        .flat_map(|c| &c.risks)
+        .flat_map(|r| &r.matching_rules)
+        .filter_map(|m| m.promql.as_ref().map(|p| (p.promql.clone(), 1.0)))
+        .collect();
+    crate::sim::update_service::UpdateServiceStub::start(crate::sim::update_service::StubContent {
+        graph: bytes::Bytes::from_static(UPDATE_GRAPH.as_bytes()),
+        promql,
+    })
+}
+
+/// The engine's update-service options in the demo: the simulated service and Prometheus at
+/// `stub`, no proxy, architecture `amd64`, polling at the engine's scaled resync interval.
+fn updates_config(
+    stub: &crate::sim::update_service::UpdateServiceStub,
+    timings: &EngineTimings,
+) -> anyhow::Result<UpdatesConfig> {
+    let prom = crate::reconcile::updates::client::PrometheusApi::new(
+        &stub.prometheus_url(),
+        None,
+        &Egress::default(),
+        Duration::from_secs(30),
+    )
+    .map_err(|e| anyhow::anyhow!(e))?;
+    let mut u = UpdatesConfig::new(Arc::new(prom), timings.resync_interval);
+    u.upstream_override = Some(stub.graph_url());
+    u.arch = "amd64".into();
+    u.egress = Some(Egress::default());
+    Ok(u)
 }
 
 /// The embedded demo payloads, written to a temporary directory (removed on drop).
@@ -114,7 +156,7 @@ impl DemoPayloads {
     ///
     /// # Errors
     /// The temporary directory cannot be written, or a payload version is not in the graph.
-    pub fn extract(graph: &UpdateGraph) -> anyhow::Result<Self> {
+    pub fn extract(graph: &Graph) -> anyhow::Result<Self> {
         let dir = tempfile::Builder::new().prefix("cvo-demo-").tempdir()?;
         PAYLOADS
             .extract(dir.path())
@@ -126,8 +168,8 @@ impl DemoPayloads {
             let image = graph.image_of(&version).ok_or_else(|| {
                 anyhow::anyhow!("assets/update-graph.json: no node for the embedded payload {version}")
             })?;
-            by_image.insert(image.clone(), dir.path().join(d.path()));
-            versions.insert(image, version);
+            by_image.insert(image.to_string(), dir.path().join(d.path()));
+            versions.insert(image.to_string(), version);
         }
         Ok(Self {
             dir,
@@ -159,7 +201,7 @@ impl DemoPayloads {
 struct DemoResolver {
     own_image: String,
     by_image: BTreeMap<String, PathBuf>,
-    graph: Arc<UpdateGraph>,
+    graph: Arc<Graph>,
 }
 
 impl PayloadResolver for DemoResolver {
@@ -177,13 +219,13 @@ impl PayloadResolver for DemoResolver {
             .filter_map(|i| {
                 ["4.16.2", FROM_VERSION, TARGET_VERSION, "4.16.5"]
                     .into_iter()
-                    .find(|v| self.graph.image_of(v).as_deref() == Some(i.as_str()))
+                    .find(|v| self.graph.image_of(v) == Some(i.as_str()))
                     .map(str::to_string)
             })
             .collect();
         Err(format!(
             "the demo ships the payloads of {} only, not of {image}",
-            shipped.join(" and ")
+            shipped.join(", ")
         ))
     }
 }
@@ -204,6 +246,8 @@ pub struct LiveDemo {
     pub requester: Option<tokio::task::JoinHandle<Option<String>>>,
     /// The extracted payloads (kept until the demo ends).
     pub payloads: DemoPayloads,
+    /// The simulated update service and Prometheus (kept until the demo ends).
+    pub update_service: crate::sim::update_service::UpdateServiceStub,
 }
 
 impl LiveDemo {
@@ -223,10 +267,7 @@ impl LiveDemo {
         {
             anyhow::bail!("--speed {s}: must be a positive number");
         }
-        let graph = Arc::new(update_graph());
-        if let Some(e) = graph.error() {
-            anyhow::bail!("{e}");
-        }
+        let graph = Arc::new(update_graph()?);
         let payloads = DemoPayloads::extract(&graph)?;
         let mut ops = OperatorSimConfig::with_payloads(&payloads.dirs())?.speed(DEFAULT_SPEED);
         if let Some(sc) = scenario {
@@ -249,10 +290,14 @@ impl LiveDemo {
         let operators = crate::sim::operators::spawn(sim.clone(), ops);
         let own_image = graph
             .image_of(FROM_VERSION)
-            .ok_or_else(|| anyhow::anyhow!("assets/update-graph.json: no node {FROM_VERSION}"))?;
+            .ok_or_else(|| anyhow::anyhow!("assets/update-graph.json: no node {FROM_VERSION}"))?
+            .to_string();
         let target_image = graph
             .image_of(TARGET_VERSION)
-            .ok_or_else(|| anyhow::anyhow!("assets/update-graph.json: no node {TARGET_VERSION}"))?;
+            .ok_or_else(|| anyhow::anyhow!("assets/update-graph.json: no node {TARGET_VERSION}"))?
+            .to_string();
+        let update_service = update_service(&graph)?;
+        let timings = engine_timings(speed);
         let cfg = EngineConfig {
             mode: EngineMode::ActiveApply,
             payloads: Arc::new(DemoResolver {
@@ -262,11 +307,11 @@ impl LiveDemo {
             }),
             create_cluster_version: false,
             cluster_version_name: "version".into(),
-            timings: engine_timings(speed),
+            update_graph: Some(updates_config(&update_service, &timings)?),
+            timings,
             load_options: Default::default(),
             applier: None,
             lease: Some(LeaseConfig::cvo(default_identity(), LeaseTimings::HA)),
-            update_graph: Some(graph),
         };
         let client = kube::Client::new(sim.clone(), "default");
         let engine = Engine::spawn(client, cfg);
@@ -285,6 +330,7 @@ impl LiveDemo {
             speed,
             requester,
             payloads,
+            update_service,
         })
     }
 
@@ -534,24 +580,28 @@ mod tests {
 
     #[test]
     fn embedded_payloads_extract_and_map_to_graph_images() -> anyhow::Result<()> {
-        let g = update_graph();
+        let g = update_graph()?;
         let p = DemoPayloads::extract(&g)?;
         let root = p.root().to_path_buf();
         assert!(root.join("4.16.4/release-manifests/release-metadata").is_file());
+        assert!(root.join("4.16.5/release-manifests/release-metadata").is_file());
         let img = g.image_of(TARGET_VERSION).unwrap_or_default();
-        assert_eq!(p.by_image.get(&img), Some(&root.join("4.16.4")));
-        assert_eq!(p.dirs(), vec![root.join("4.16.3"), root.join("4.16.4")]);
+        assert_eq!(p.by_image.get(img), Some(&root.join("4.16.4")));
+        assert_eq!(
+            p.dirs(),
+            vec![root.join("4.16.3"), root.join("4.16.4"), root.join("4.16.5")]
+        );
         let r = DemoResolver {
             own_image: String::new(),
             by_image: p.by_image.clone(),
             graph: Arc::new(g.clone()),
         };
         let e = r
-            .resolve(&g.image_of("4.16.5").unwrap_or_default())
+            .resolve(g.image_of("4.16.2").unwrap_or_default())
             .err()
             .unwrap_or_default();
         assert!(
-            e.starts_with("the demo ships the payloads of 4.16.3 and 4.16.4 only, not of quay.io/"),
+            e.starts_with("the demo ships the payloads of 4.16.3, 4.16.4, 4.16.5 only, not of quay.io/"),
             "{e}"
         );
         drop(p);

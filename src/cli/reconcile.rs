@@ -319,7 +319,7 @@ pub async fn run_with(
     opts: &ReconcileOptions,
     ctl: RunControl,
 ) -> anyhow::Result<ReconcileSummary> {
-    run_with_payloads(client, opts, ctl, None).await
+    run_engine(client, opts, ctl, None, None).await
 }
 
 /// [`run_with`] with payloads from `payloads` (e.g. a registry) instead of the directory of
@@ -330,8 +330,37 @@ pub async fn run_with(
 pub async fn run_with_payloads(
     client: kube::Client,
     opts: &ReconcileOptions,
+    ctl: RunControl,
+    payloads: Option<std::sync::Arc<dyn crate::reconcile::api::PayloadResolver>>,
+) -> anyhow::Result<ReconcileSummary> {
+    run_engine(client, opts, ctl, payloads, None).await
+}
+
+/// [`run_with`] with the engine's update-service client configured (`cvo reconcile
+/// --update-service`/`--fetch-updates`); `None` leaves the update fields of the status alone.
+///
+/// # Errors
+/// As [`run_with`].
+pub async fn run_with_updates(
+    client: kube::Client,
+    opts: &ReconcileOptions,
+    updates: Option<crate::reconcile::UpdatesConfig>,
+    ctl: RunControl,
+) -> anyhow::Result<ReconcileSummary> {
+    run_engine(client, opts, ctl, None, updates).await
+}
+
+/// [`run_with`] with both: payloads from `payloads` when given, and the update-service client
+/// when `updates` is.
+///
+/// # Errors
+/// As [`run_with`].
+pub async fn run_engine(
+    client: kube::Client,
+    opts: &ReconcileOptions,
     mut ctl: RunControl,
     payloads: Option<std::sync::Arc<dyn crate::reconcile::api::PayloadResolver>>,
+    updates: Option<crate::reconcile::UpdatesConfig>,
 ) -> anyhow::Result<ReconcileSummary> {
     let mut cfg = match payloads {
         Some(p) => {
@@ -343,6 +372,7 @@ pub async fn run_with_payloads(
         None => EngineConfig::local(opts.payload.clone(), opts.release_image.clone())
             .map_err(|e| anyhow::anyhow!("--payload {}: {e}", opts.payload.display()))?,
     };
+    cfg.update_graph = updates;
     let own_image = cfg.payloads.own_image();
     cfg.timings = opts.timings.clone();
     cfg.mode = if opts.dry_run {

@@ -335,6 +335,7 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
         // Watch-only never writes, so it has no lease to take (the guarded client would refuse it).
         lease: !a.dry_run,
     };
+    let updates = a.updates.config(opts.timings.resync_interval)?;
     let rt = runtime()?;
     let summary = rt.block_on(async {
         let conn = a.cluster.connect().await?;
@@ -359,10 +360,10 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
                 if !auth_given {
                     rp = rp.with_cluster_pull_secret(conn.client.clone());
                 }
-                super::reconcile::run_with_payloads(conn.client, &opts, ctl, Some(std::sync::Arc::new(rp)))
+                super::reconcile::run_engine(conn.client, &opts, ctl, Some(std::sync::Arc::new(rp)), updates)
                     .await
             }
-            None => super::reconcile::run_with(conn.client, &opts, ctl).await,
+            None => super::reconcile::run_with_updates(conn.client, &opts, updates, ctl).await,
         }
     });
     // Whatever the engine's tasks still do (a stuck request, a payload being read) does not

@@ -21,7 +21,9 @@
 //!   ([`status::validation`]) and Upgradeable / preconditions ([`status::upgradeable`]). No I/O,
 //!   no clock. Depends on `errors`, `payload`.
 //! - [`runtime`]: the engine loop, the sync worker, the guarded client, leader election, the
-//!   event log and the update graph; [`Engine::spawn`] starts it. Depends on all of the above.
+//!   event log; [`Engine::spawn`] starts it. Depends on all of the above.
+//! - [`updates`]: the update-service client (graph request, next hops, risk evaluation, the
+//!   polling loop) behind `availableUpdates`, `conditionalUpdates` and `RetrievedUpdates`.
 //!
 //! Callers start the engine with [`Engine::spawn`] and an [`EngineConfig`], then use only
 //! [`api`] types.
@@ -33,9 +35,10 @@ pub mod payload;
 pub mod runtime;
 pub mod signature;
 pub mod status;
+pub mod updates;
 
 pub use runtime::{
     Engine, EngineConfig, EngineTimings, RetryPolicy,
     leader::{LeaseConfig, LeaseTimings, default_identity},
-    update_graph::UpdateGraph,
 };
+pub use updates::UpdatesConfig;

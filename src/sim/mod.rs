@@ -66,6 +66,7 @@ pub mod response;
 pub mod serve;
 pub mod server;
 pub mod store;
+pub mod update_service;
 
 pub use audit::{Audit, AuditEntry};
 pub use demo_cluster::demo_cluster;

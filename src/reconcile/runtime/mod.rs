@@ -8,7 +8,6 @@
 //! - [`leader`]: Lease-based leader election;
 //! - [`co_nudge`]: wakes the sync worker when a ClusterOperator changes;
 //! - [`events`]: the event log of the snapshot;
-//! - [`update_graph`]: a local update graph for `availableUpdates` / `conditionalUpdates`.
 
 pub mod client;
 pub mod co_nudge;
@@ -17,7 +16,6 @@ pub mod events;
 pub mod leader;
 pub mod sync_worker;
 pub mod timings;
-pub mod update_graph;
 
 pub use engine::{Engine, EngineConfig};
 pub use timings::{EngineTimings, RetryPolicy};

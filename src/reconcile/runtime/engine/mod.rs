@@ -87,11 +87,11 @@ pub struct EngineConfig {
     /// Lease (a non-leader runs watch-only passes and reports the holder); `None` ⇒ no
     /// election (tests, single-writer tools).
     pub lease: Option<crate::reconcile::runtime::leader::LeaseConfig>,
-    /// A local update graph: `Some` ⇒ the status gets `availableUpdates`,
-    /// `conditionalUpdates` and `RetrievedUpdates` from it for the desired version and
-    /// `spec.channel` ([`crate::reconcile::runtime::update_graph::UpdateGraph::merge_into`]); `None` ⇒ those fields
-    /// are left as they are (upstream would query the update service).
-    pub update_graph: Option<Arc<crate::reconcile::runtime::update_graph::UpdateGraph>>,
+    /// The update service: `Some` ⇒ the engine polls it ([`crate::reconcile::updates::spawn`])
+    /// for the desired version, `spec.channel` and `spec.upstream` (or the override), shows the
+    /// result in [`StatusSnapshot::updates`] and, in active-apply, writes `availableUpdates`,
+    /// `conditionalUpdates` and `RetrievedUpdates`; `None` ⇒ those fields are left as they are.
+    pub update_graph: Option<crate::reconcile::updates::UpdatesConfig>,
 }
 
 impl std::fmt::Debug for EngineConfig {
@@ -172,7 +172,17 @@ impl Engine {
         // The elector writes its Lease whatever the mode: it gets a client with the counter but
         // without the watch-only guard.
         let lease_client = guarded_client(raw.clone(), counters.clone(), ReadOnlySwitch::new(false));
+        let (updates_in, updates_rx) = match cfg.update_graph.clone() {
+            Some(u) => {
+                let (tx, rx) = watch::channel(None);
+                let out = crate::reconcile::updates::spawn(u, rx, Some(client.clone()), shutdown.clone());
+                (Some(tx), Some(out))
+            }
+            None => (None, None),
+        };
         let mut lp = EngineLoop {
+            updates_in,
+            updates_rx,
             lease_client,
             leader: None,
             api: Api::all(client.clone()),
@@ -204,6 +214,10 @@ impl Engine {
 }
 
 struct EngineLoop {
+    /// Inputs of the update-service loop (from the ClusterVersion read last).
+    updates_in: Option<watch::Sender<Option<crate::reconcile::updates::UpdateInputs>>>,
+    /// What the update-service loop fetched last.
+    updates_rx: Option<watch::Receiver<Option<Arc<crate::reconcile::updates::FetchedUpdates>>>>,
     lease_client: Client,
     leader: Option<(
         watch::Receiver<crate::reconcile::runtime::leader::LeaderState>,
@@ -273,7 +287,25 @@ impl EngineLoop {
                     None => std::future::pending::<()>().await,
                 }
             };
+            let mut updates_rx = self.updates_rx.clone();
+            let updates_changed = async {
+                match updates_rx.as_mut() {
+                    Some(rx) => {
+                        if rx.changed().await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
             tokio::select! {
+                () = updates_changed => {
+                    // Mark the value seen on the kept receiver (the select waited on a clone).
+                    if let Some(rx) = self.updates_rx.as_mut() {
+                        rx.borrow_and_update();
+                    }
+                    self.sync_status_only().await;
+                }
                 () = leader_changed => {
                     // The select waited on a clone; mark the value seen on the kept receiver too,
                     // or every later clone would report this same change again at once.
@@ -437,7 +469,22 @@ impl EngineLoop {
             }
         }
         self.update_worker();
+        if let (Some(tx), Some(cv)) = (&self.updates_in, &self.cv) {
+            let inputs = crate::reconcile::updates::UpdateInputs::of(cv);
+            tx.send_if_modified(|cur| {
+                let changed = cur.as_ref() != Some(&inputs);
+                if changed {
+                    *cur = Some(inputs);
+                }
+                changed
+            });
+        }
         self.write_status().await;
+    }
+
+    /// The update-service loop's latest result.
+    fn fetched_updates(&self) -> Option<Arc<crate::reconcile::updates::FetchedUpdates>> {
+        self.updates_rx.as_ref().and_then(|rx| rx.borrow().clone())
     }
 
     /// Status only (after worker progress): no ClusterVersion re-read unless none is cached.

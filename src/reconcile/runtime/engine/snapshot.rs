@@ -105,6 +105,7 @@ impl EngineLoop {
             events: Default::default(),
             payload_error: Self::payload_error(v),
             payload_pull: self.pulling.clone(),
+            updates: self.fetched_updates(),
         }
     }
 

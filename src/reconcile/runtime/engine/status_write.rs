@@ -72,9 +72,8 @@ impl EngineLoop {
             }
             return kept;
         }
-        if let Some(g) = &self.cfg.update_graph {
-            let channel = existing.spec.channel.clone().unwrap_or_default();
-            g.merge_into(&mut st, &channel, inputs.now);
+        if let Some(f) = self.fetched_updates() {
+            crate::reconcile::updates::apply_to_status(&mut st, &f, inputs.now);
         }
         st
     }

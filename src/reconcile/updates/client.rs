@@ -1,0 +1,334 @@
+//! HTTP clients: the update-service graph request (upstream `pkg/cincinnati/cincinnati.go`
+//! `GetUpdates`, transport from `pkg/cvo/egress.go` in openshift/cluster-version-operator) and
+//! a Prometheus-compatible query API for PromQL risks (`pkg/clusterconditions/promql/promql.go`).
+//!
+//! Both use reqwest over rustls with the ring provider and the platform's roots plus an
+//! optional extra CA bundle (PEM). A response body is read chunk by chunk and abandoned at
+//! the size cap, whatever its `Content-Length` says.
+
+use std::{sync::Arc, time::Duration};
+
+use futures::future::BoxFuture;
+use reqwest::header::{ACCEPT, AUTHORIZATION, USER_AGENT};
+use serde::Deserialize;
+
+use super::{UpdateError, risks::PromQlEvaluator};
+
+/// The update service used when neither an override nor `spec.upstream` names one.
+pub const DEFAULT_UPSTREAM: &str = "https://api.openshift.com/api/upgrades_info/v1/graph";
+/// Upstream's timeout of one graph request (60 min).
+pub const GRAPH_TIMEOUT: Duration = Duration::from_secs(3600);
+/// Default cap on a graph response body (8 MiB; real channel graphs are well under 2 MiB).
+pub const DEFAULT_MAX_BODY: usize = 8 << 20;
+
+/// The cluster's egress proxy (config.openshift.io/v1 Proxy `cluster`, its status).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProxySettings {
+    /// Proxy for `http://` URLs.
+    pub http_proxy: Option<String>,
+    /// Proxy for `https://` URLs.
+    pub https_proxy: Option<String>,
+    /// Comma-separated hosts, domains and CIDRs that bypass the proxy.
+    pub no_proxy: Option<String>,
+}
+
+/// How HTTP requests leave the process.
+#[derive(Clone, Debug, Default)]
+pub struct Egress {
+    /// The proxy; `None` ⇒ direct connections (the environment's proxy variables are ignored,
+    /// as upstream only follows the cluster's Proxy).
+    pub proxy: Option<ProxySettings>,
+    /// Extra trusted CA certificates (PEM bundle), added to the platform's roots.
+    pub ca_bundle: Option<Vec<u8>>,
+}
+
+/// A reqwest client for `egress` with `timeout`.
+///
+/// # Errors
+/// A bad CA bundle or proxy URL, as one line.
+pub fn http_client(egress: &Egress, timeout: Duration) -> Result<reqwest::Client, String> {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let extra: Vec<CertificateDer<'static>> = match &egress.ca_bundle {
+        Some(pem) => CertificateDer::pem_slice_iter(pem)
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("trusted CA bundle: {e}"))?,
+        None => Vec::new(),
+    };
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider.clone())
+        .map_err(|e| format!("TLS roots: {e}"))?;
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
+    let mut b = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .timeout(timeout)
+        .no_proxy();
+    if let Some(p) = &egress.proxy {
+        let np = p.no_proxy.as_deref().and_then(reqwest::NoProxy::from_string);
+        if let Some(u) = p.http_proxy.as_deref().filter(|s| !s.is_empty()) {
+            b = b.proxy(
+                reqwest::Proxy::http(u)
+                    .map_err(|e| format!("httpProxy {u:?}: {e}"))?
+                    .no_proxy(np.clone()),
+            );
+        }
+        if let Some(u) = p.https_proxy.as_deref().filter(|s| !s.is_empty()) {
+            b = b.proxy(
+                reqwest::Proxy::https(u)
+                    .map_err(|e| format!("httpsProxy {u:?}: {e}"))?
+                    .no_proxy(np),
+            );
+        }
+    }
+    b.build().map_err(|e| format!("HTTP client: {e}"))
+}
+
+/// One graph request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphQuery {
+    /// The update service URL (an existing query string is kept).
+    pub upstream: String,
+    /// `arch`: the cluster's architecture, `multi` for a Multi release or migration.
+    pub arch: String,
+    /// `channel`.
+    pub channel: String,
+    /// `id`: the cluster ID.
+    pub id: String,
+    /// `version`: the current version.
+    pub version: String,
+}
+
+impl GraphQuery {
+    /// The request URL: `upstream` with `arch`, `channel`, `id`, `version` appended to its
+    /// query (sorted by key, as Go's `url.Values.Encode` writes them).
+    ///
+    /// # Errors
+    /// `InvalidURI` when `upstream` does not parse.
+    pub fn url(&self) -> Result<reqwest::Url, UpdateError> {
+        let mut u = reqwest::Url::parse(&self.upstream).map_err(|e| {
+            UpdateError::new("InvalidURI", format!("failed to parse update service URL: {e}"))
+        })?;
+        let mut pairs: Vec<(String, String)> = u.query_pairs().into_owned().collect();
+        pairs.push(("arch".into(), self.arch.clone()));
+        pairs.push(("channel".into(), self.channel.clone()));
+        pairs.push(("id".into(), self.id.clone()));
+        pairs.push(("version".into(), self.version.clone()));
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        u.query_pairs_mut().clear().extend_pairs(pairs);
+        Ok(u)
+    }
+}
+
+/// Fetches a graph body: `GET` with `Accept: application/json` and `user_agent`; transport
+/// failures are `RemoteFailed`, a status other than 200 or a body read failure
+/// `ResponseFailed`, a body over `max_body` bytes `ResponseInvalid`.
+///
+/// # Errors
+/// [`UpdateError`] as above; the message names the URL without its query.
+pub async fn fetch_graph(
+    client: &reqwest::Client,
+    query: &GraphQuery,
+    user_agent: &str,
+    max_body: usize,
+) -> Result<Vec<u8>, UpdateError> {
+    let url = query.url()?;
+    let mut shown = url.clone();
+    shown.set_query(None);
+    let resp = client
+        .get(url)
+        .header(ACCEPT, "application/json")
+        .header(USER_AGENT, user_agent)
+        .send()
+        .await
+        .map_err(|e| UpdateError::new("RemoteFailed", format!("GET {shown}: {}", error_chain(&e))))?;
+    let status = resp.status();
+    if status != reqwest::StatusCode::OK {
+        return Err(UpdateError::new(
+            "ResponseFailed",
+            format!(
+                "unexpected HTTP status: {} {}",
+                status.as_u16(),
+                status.canonical_reason().unwrap_or("")
+            ),
+        ));
+    }
+    read_capped(resp, max_body).await.map_err(|e| match e {
+        ReadError::TooBig => UpdateError::new(
+            "ResponseInvalid",
+            format!("the response from {shown} is larger than {max_body} bytes; abandoned"),
+        ),
+        ReadError::Io(e) => UpdateError::new(
+            "ResponseFailed",
+            format!("reading the response from {shown}: {e}"),
+        ),
+    })
+}
+
+enum ReadError {
+    TooBig,
+    Io(String),
+}
+
+async fn read_capped(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>, ReadError> {
+    if resp.content_length().is_some_and(|n| n > max as u64) {
+        return Err(ReadError::TooBig);
+    }
+    // Never trust the announced length for the allocation.
+    let mut body = Vec::with_capacity(resp.content_length().unwrap_or(0).min(1 << 20) as usize);
+    while let Some(chunk) = resp.chunk().await.map_err(|e| ReadError::Io(error_chain(&e)))? {
+        if body.len() + chunk.len() > max {
+            return Err(ReadError::TooBig);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// An error and its sources on one line (`a: b: c`).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = c.source();
+    }
+    s
+}
+
+/// A Prometheus-compatible HTTP query API (`GET {base}/api/v1/query?query=…`) with an optional
+/// bearer token; in-cluster, upstream asks the thanos-querier service of
+/// openshift-monitoring.
+pub struct PrometheusApi {
+    base: String,
+    token: Option<String>,
+    client: reqwest::Client,
+}
+
+impl std::fmt::Debug for PrometheusApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The token stays out of logs.
+        f.debug_struct("PrometheusApi")
+            .field("base", &self.base)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
+}
+
+impl PrometheusApi {
+    /// A client for `base` (e.g. `https://thanos-querier.openshift-monitoring.svc:9091`).
+    ///
+    /// # Errors
+    /// A bad URL or CA bundle, as one line.
+    pub fn new(
+        base: &str,
+        token: Option<String>,
+        egress: &Egress,
+        timeout: Duration,
+    ) -> Result<Self, String> {
+        reqwest::Url::parse(base).map_err(|e| format!("--prometheus-url {base:?}: {e}"))?;
+        Ok(Self {
+            base: base.trim_end_matches('/').to_string(),
+            token,
+            client: http_client(egress, timeout)?,
+        })
+    }
+
+    async fn query(&self, promql: &str) -> Result<bool, String> {
+        let mut url = reqwest::Url::parse(&format!("{}/api/v1/query", self.base))
+            .map_err(|e| format!("executing PromQL query: {e}"))?;
+        url.query_pairs_mut().append_pair("query", promql);
+        let mut req = self.client.get(url).header(ACCEPT, "application/json");
+        if let Some(t) = &self.token {
+            req = req.header(AUTHORIZATION, format!("Bearer {t}"));
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| format!("executing PromQL query: {}", error_chain(&e)))?;
+        let status = resp.status();
+        let body = read_capped(resp, 1 << 20).await.map_err(|e| match e {
+            ReadError::TooBig => "executing PromQL query: response larger than 1 MiB".to_string(),
+            ReadError::Io(e) => format!("executing PromQL query: {e}"),
+        })?;
+        let parsed: PromResponse = serde_json::from_slice(&body).map_err(|e| {
+            format!(
+                "executing PromQL query: HTTP {}: invalid response: {e}",
+                status.as_u16()
+            )
+        })?;
+        if parsed.status != "success" {
+            return Err(format!(
+                "executing PromQL query: {}: {}",
+                parsed.error_type.unwrap_or_default(),
+                parsed.error.unwrap_or_default()
+            ));
+        }
+        let data = parsed.data.ok_or("executing PromQL query: no data")?;
+        interpret(&data.result_type, &data.result)
+    }
+}
+
+/// Upstream's reading of a query result: a vector of exactly one sample whose value is 0 (no
+/// match) or 1 (match).
+///
+/// # Errors
+/// Anything else, described.
+pub fn interpret(result_type: &str, result: &serde_json::Value) -> Result<bool, String> {
+    if result_type != "vector" {
+        return Err(format!("invalid PromQL result type is {result_type}, not vector"));
+    }
+    let samples = result.as_array().map(Vec::as_slice).unwrap_or_default();
+    if samples.len() != 1 {
+        return Err(format!(
+            "invalid PromQL result length must be one, but is {}",
+            samples.len()
+        ));
+    }
+    let v = samples[0]
+        .get("value")
+        .and_then(|v| v.get(1))
+        .and_then(serde_json::Value::as_str)
+        .and_then(|s| s.parse::<f64>().ok())
+        .ok_or("invalid PromQL sample: no value")?;
+    if v == 0.0 {
+        Ok(false)
+    } else if v == 1.0 {
+        Ok(true)
+    } else {
+        Err(format!("invalid PromQL result (must be 0 or 1): {v}"))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromResponse {
+    status: String,
+    #[serde(default)]
+    data: Option<PromData>,
+    #[serde(default)]
+    error_type: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromData {
+    result_type: String,
+    #[serde(default)]
+    result: serde_json::Value,
+}
+
+impl PromQlEvaluator for PrometheusApi {
+    fn evaluate<'a>(&'a self, promql: &'a str) -> BoxFuture<'a, Result<bool, String>> {
+        Box::pin(self.query(promql))
+    }
+}

@@ -4,6 +4,8 @@
 //! the summary (exit 143 / 130), an API server that goes away mid-run (exit 4). The cluster is
 //! a `cvo sim serve` child process.
 
+mod common;
+
 use std::{
     io::{BufRead, BufReader, Read},
     path::{Path, PathBuf},
@@ -35,24 +37,7 @@ impl Server {
     fn start() -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
         let kubeconfig = dir.path().join("kubeconfig");
-        let mut child = Command::new(BIN)
-            .args(["sim", "serve", "--port", "0", "--kubeconfig-out"])
-            .arg(&kubeconfig)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("cvo sim serve starts");
-        let stdout = child.stdout.take().expect("stdout piped");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("ready line within 10 s");
-        assert!(line.starts_with("cvo sim serving https://127.0.0.1:"), "{line:?}");
+        let (child, _) = common::spawn_sim_serve(&kubeconfig, &[], Stdio::null(), Duration::from_secs(10));
         Server {
             child,
             kubeconfig,

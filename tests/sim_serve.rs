@@ -2,10 +2,8 @@
 //! simulator that drops watches and forces `410 Gone`.
 
 use std::{
-    io::{BufRead, BufReader},
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
-    sync::mpsc,
     time::Duration,
 };
 
@@ -43,28 +41,9 @@ impl Server {
     fn start(args: &[&str]) -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
         let kubeconfig = dir.path().join("kubeconfig");
-        let mut child = Command::new(BIN)
-            .args(["sim", "serve", "--port", "0", "--kubeconfig-out"])
-            .arg(&kubeconfig)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("cvo sim serve starts");
-        let stdout = child.stdout.take().expect("stdout piped");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("ready line within 10 s");
-        assert!(
-            line.starts_with("cvo sim serving https://127.0.0.1:"),
-            "ready line: {line:?}"
-        );
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        let (child, line) =
+            common::spawn_sim_serve(&kubeconfig, &args, Stdio::inherit(), Duration::from_secs(10));
         assert!(
             line.trim_end()
                 .ends_with(&format!("kubeconfig: {}", kubeconfig.display()))

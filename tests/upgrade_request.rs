@@ -5,11 +5,11 @@
 //! not-recommended target, `--read-only`) makes no write, exits 1 and names the reason and the
 //! flag that would waive it.
 
+mod common;
+
 use std::{
-    io::{BufRead, BufReader},
     path::PathBuf,
     process::{Child, Command, Stdio},
-    sync::mpsc,
     time::Duration,
 };
 
@@ -45,28 +45,17 @@ impl Server {
         std::fs::write(&cv, edit(text)).expect("write cv");
         let kubeconfig = dir.path().join("kubeconfig");
         let audit = dir.path().join("audit.jsonl");
-        let mut child = Command::new(BIN)
-            .args(["sim", "serve", "--port", "0", "--kubeconfig-out"])
-            .arg(&kubeconfig)
-            .arg("--audit-log")
-            .arg(&audit)
-            .arg("--from")
-            .arg(&cv)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("cvo sim serve starts");
-        let stdout = child.stdout.take().expect("stdout piped");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("ready line within 20 s");
-        assert!(line.starts_with("cvo sim serving https://127.0.0.1:"), "{line:?}");
+        let (child, _) = common::spawn_sim_serve(
+            &kubeconfig,
+            &[
+                "--audit-log".as_ref(),
+                audit.as_os_str(),
+                "--from".as_ref(),
+                cv.as_os_str(),
+            ],
+            Stdio::null(),
+            Duration::from_secs(20),
+        );
         Server {
             child,
             kubeconfig,

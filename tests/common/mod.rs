@@ -7,7 +7,10 @@ use std::{
     path::{Path, PathBuf},
 };
 
+mod sim_serve;
 mod wait;
+#[allow(unused_imports)]
+pub use sim_serve::*;
 #[allow(unused_imports)]
 pub use wait::*;
 

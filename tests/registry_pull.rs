@@ -614,3 +614,284 @@ async fn cvo_payload_pull_and_inspect_take_a_pull_spec() {
     assert_eq!(v["release"]["version"], "3.1.0");
     assert!(String::from_utf8_lossy(&out.stderr).contains(", from the cache"));
 }
+
+/// A test OpenPGP key (Ed25519), generated for each run.
+fn generate_key() -> pgp::composed::SignedSecretKey {
+    use pgp::composed::{KeyType, SecretKeyParamsBuilder};
+    SecretKeyParamsBuilder::default()
+        .key_type(KeyType::Ed25519Legacy)
+        .can_certify(true)
+        .can_sign(true)
+        .primary_user_id("release test <release@example.com>".into())
+        .build()
+        .expect("key params")
+        .generate(rand::thread_rng())
+        .expect("key")
+}
+
+/// An atomic container signature of `image` (`repo@digest`) by `key`.
+fn sign_release(key: &pgp::composed::SignedSecretKey, image: &str) -> Vec<u8> {
+    use pgp::{composed::MessageBuilder, crypto::hash::HashAlgorithm, types::Password};
+    let (reference, digest) = image.rsplit_once('@').expect("digest");
+    let doc = json!({
+        "critical": {
+            "type": "atomic container signature",
+            "image": {"docker-manifest-digest": digest},
+            "identity": {"docker-reference": reference}
+        },
+        "optional": {"creator": "registry_pull test"}
+    });
+    let mut b = MessageBuilder::from_bytes("", doc.to_string().into_bytes());
+    b.sign(&key.primary_key, Password::empty(), HashAlgorithm::Sha256);
+    b.to_vec(rand::thread_rng()).expect("signed message")
+}
+
+/// A signature store on 127.0.0.1 serving `routes` (path → body), 404 elsewhere; returns its
+/// URL and the paths asked for.
+async fn signature_store(
+    routes: std::collections::BTreeMap<String, Vec<u8>>,
+) -> (String, Arc<Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/sigs", listener.local_addr().expect("addr"));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let (routes, log) = (routes.clone(), log.clone());
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                let mut buf = [0u8; 2048];
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match sock.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&got).to_string();
+                let path = head.split(' ').nth(1).unwrap_or_default().to_string();
+                log.lock().expect("lock").push(path.clone());
+                let (status, body) = match routes.get(&path) {
+                    Some(b) => ("200 OK", b.clone()),
+                    None => ("404 Not Found", Vec::new()),
+                };
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                );
+                let _ = sock.write_all(reply.as_bytes()).await;
+                let _ = sock.write_all(&body).await;
+                let _ = sock.shutdown().await;
+            });
+        }
+    });
+    (url, seen)
+}
+
+/// `release-manifests/` of `dir` gets the verification ConfigMap (the key of `key` and the
+/// store at `store`) and its namespace.
+fn add_verification_config_map(dir: &Path, key: &pgp::composed::SignedSecretKey, store: &str) {
+    let armored = key
+        .to_public_key()
+        .to_armored_string(Default::default())
+        .expect("armor");
+    let cm = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "release-verification",
+            "namespace": "openshift-config-managed",
+            "annotations": {
+                "release.openshift.io/verification-config-map": "",
+                "include.release.openshift.io/self-managed-high-availability": "true"
+            }
+        },
+        "data": {"verifier-public-key-test": armored, "store-local": store}
+    });
+    std::fs::write(
+        dir.join("release-manifests/0000_90_verification_configmap.json"),
+        cm.to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("release-manifests/0000_00_config_managed_namespace.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-config-managed\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n",
+    )
+    .expect("write");
+}
+
+/// The whole path on a cluster, as `cvo reconcile --payload DIR` builds it: the running
+/// release from a directory whose verification ConfigMap names a key generated here and a stub
+/// HTTP store; a signed release in the registry is pulled, verified and applied, and its
+/// signature saved into `signatures-managed`; an unsigned one is refused (ReleaseAccepted
+/// False, the store and key named, nothing applied); forced, it is applied with the risk in
+/// history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signed_releases_apply_unsigned_are_refused_until_forced() {
+    let Some(reg) = Registry::start("signed_releases_apply_unsigned_are_refused_until_forced") else {
+        return;
+    };
+    let key = generate_key();
+    let work = tempfile::tempdir().expect("tempdir");
+    let (p1, p2, p3) = (
+        work.path().join("p1"),
+        work.path().join("p2"),
+        work.path().join("p3"),
+    );
+    write_payload(&p2, "1.1.0");
+    write_payload(&p3, "1.2.0");
+    let signed = push(&reg.addr, "ocp/release", "1.1.0", vec![payload_layer(&p2)]).await;
+    let unsigned = push(&reg.addr, "ocp/release", "1.2.0", vec![payload_layer(&p3)]).await;
+    let signed_digest = signed.rsplit_once('@').expect("digest").1.to_string();
+    let unsigned_digest = unsigned.rsplit_once('@').expect("digest").1.to_string();
+    let sig = sign_release(&key, &signed);
+    let (store, asked) = signature_store(
+        [(
+            format!("/sigs/{}/signature-1", signed_digest.replace(':', "=")),
+            sig.clone(),
+        )]
+        .into(),
+    )
+    .await;
+    write_payload(&p1, "1.0.0");
+    add_verification_config_map(&p1, &key, &store);
+
+    let sim = Simulator::new();
+    let client = kube::Client::new(sim.clone(), "default");
+    let own = LocalPayloads::pseudo_pull_spec(&p1).expect("pseudo");
+    let payloads = cvo::cli::payload::cluster_resolver(
+        client.clone(),
+        &p1,
+        Some(own.clone()),
+        options(&work.path().join("cache")),
+        true,
+        "version",
+    )
+    .expect("resolver");
+    let mut cfg = EngineConfig::local(p1.clone(), Some(own.clone())).expect("config");
+    cfg.payloads = payloads;
+    cfg.timings = EngineTimings::scaled(0.05);
+    let h = Engine::spawn(client.clone(), cfg);
+    let cvs: kube::Api<cvo::openshift::ClusterVersion> = kube::Api::all(client.clone());
+    let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(client.clone(), "openshift-reg");
+    let settings = |cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap>| async move {
+        cms.get("settings")
+            .await
+            .ok()
+            .and_then(|c| c.data)
+            .and_then(|d| d.get("version").cloned())
+    };
+    let limit = Duration::from_secs(60);
+    common::wait_until("1.0.0 completed", limit, || h.status.borrow().is_completed()).await;
+    let to = |image: &str, version: &str, force: bool| json!({"spec": {"desiredUpdate": {"version": version, "image": image, "force": force}}});
+    let patch = |v: serde_json::Value| {
+        let cvs = cvs.clone();
+        async move {
+            cvs.patch("version", &Default::default(), &kube::api::Patch::Merge(v))
+                .await
+                .expect("patch");
+        }
+    };
+
+    // Signed: pulled, verified, applied.
+    patch(to(&signed, "1.1.0", false)).await;
+    common::wait_until("1.1.0 completed", limit, || {
+        let s = h.status.borrow();
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.image == signed)
+    })
+    .await;
+    let cv = h.status.borrow().cluster_version.clone().expect("cv");
+    assert_eq!(
+        (cv.history[0].version.as_str(), cv.history[0].verified),
+        ("1.1.0", true)
+    );
+    // Only the unset channel is a (non-blocking) risk: the signature verified.
+    let risks = cv.history[0].accepted_risks.clone().unwrap_or_default();
+    assert!(!risks.contains("cannot be verified"), "{risks}");
+    assert_eq!(settings(cms.clone()).await.as_deref(), Some("1.1.0"));
+    assert!(
+        asked
+            .lock()
+            .expect("lock")
+            .contains(&format!("/sigs/{}/signature-1", signed_digest.replace(':', "="))),
+        "{:?}",
+        asked.lock().expect("lock")
+    );
+    // The verified signature is saved where upstream keeps it (active-apply).
+    let saved_key = format!("{}-0", signed_digest.replace(':', "-"));
+    let managed: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(client.clone(), "openshift-config-managed");
+    common::poll(
+        "signatures-managed saved",
+        limit,
+        Duration::from_millis(100),
+        || {
+            let managed = managed.clone();
+            let (saved_key, sig) = (saved_key.clone(), sig.clone());
+            async move {
+                let cm = managed.get_opt("signatures-managed").await.ok().flatten()?;
+                let data = cm.binary_data?;
+                (data.get(&saved_key)?.0 == sig).then_some(())
+            }
+        },
+    )
+    .await;
+
+    // Unsigned: refused with the store and key named; 1.1.0 stays applied.
+    patch(to(&unsigned, "1.2.0", false)).await;
+    let failed = format!(
+        "Retrieving payload failed version=\"1.2.0\" image=\"{unsigned}\" failure=The update cannot be verified: unable to verify {unsigned_digest} against keyrings: verifier-public-key-test"
+    );
+    common::wait_until("ReleaseAccepted False (unverified)", limit, || {
+        let s = h.status.borrow();
+        s.cluster_version
+            .as_ref()
+            .and_then(|c| find(&c.conditions, "ReleaseAccepted").cloned())
+            .is_some_and(|c| c.is_false() && c.message().starts_with(&failed))
+    })
+    .await;
+    let s = h.status.borrow().clone();
+    let cond = find(
+        &s.cluster_version.as_ref().expect("cv").conditions,
+        "ReleaseAccepted",
+    )
+    .expect("ReleaseAccepted")
+    .clone();
+    assert_eq!(cond.reason.as_deref(), Some("RetrievePayload"));
+    let msg = cond.message().to_string();
+    assert!(msg.contains("(keys: verifier-public-key-test ("), "{msg}");
+    assert!(
+        msg.ends_with(&format!(
+            "stores tried: config maps in openshift-config-managed with label \"release.openshift.io/verification-signatures\": no signatures; {store}: no signatures"
+        )),
+        "{msg}"
+    );
+    assert_eq!(s.payload_error.as_deref(), Some(msg.as_str()));
+    assert!(
+        s.desired.as_ref().is_some_and(|d| d.version == "1.1.0"),
+        "{:?}",
+        s.desired
+    );
+    assert_eq!(settings(cms.clone()).await.as_deref(), Some("1.1.0"));
+
+    // Forced: applied, the verification failure recorded as the accepted risk.
+    patch(to(&unsigned, "1.2.0", true)).await;
+    common::wait_until("1.2.0 completed", limit, || {
+        let s = h.status.borrow();
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.image == unsigned)
+    })
+    .await;
+    let cv = h.status.borrow().cluster_version.clone().expect("cv");
+    let top = &cv.history[0];
+    assert_eq!((top.version.as_str(), top.verified), ("1.2.0", false));
+    let risks = top.accepted_risks.clone().unwrap_or_default();
+    assert!(
+        risks.starts_with(&format!(
+            "Target release version=\"1.2.0\" image=\"{unsigned}\" cannot be verified, but continuing anyway because the update was forced: unable to verify {unsigned_digest} against keyrings: verifier-public-key-test"
+        )),
+        "{risks}"
+    );
+    assert_eq!(settings(cms).await.as_deref(), Some("1.2.0"));
+    h.shutdown().await;
+}

@@ -402,6 +402,54 @@ pub fn retrieve_options(
     Ok(o)
 }
 
+/// The engine's payload resolver for a cluster (`cvo reconcile`): the own release from
+/// `payload` (a directory, or a pull spec pulled first), every other release image from its
+/// registry with `opts`, verified against the own payload's keys and the ClusterVersion's
+/// signature stores ([`crate::reconcile::signature::ClusterVerifier`], ClusterVersion
+/// `cluster_version`), through the cluster's proxy and trusted CA, with the cluster's pull
+/// secret unless `auth_given`. `file://` pull specs stay local and unverified.
+///
+/// # Errors
+/// `payload` is a directory that cannot be canonicalised.
+pub fn cluster_resolver(
+    client: kube::Client,
+    payload: &Path,
+    release_image: Option<String>,
+    opts: crate::reconcile::payload::retrieve::RetrieveOptions,
+    auth_given: bool,
+    cluster_version: &str,
+) -> anyhow::Result<std::sync::Arc<dyn crate::reconcile::api::PayloadResolver>> {
+    use crate::reconcile::{
+        api::LocalPayloads,
+        payload::retrieve::{RegistryPayloads, Retriever},
+        signature::ClusterVerifier,
+    };
+    let local = if is_pull_spec(payload) {
+        LocalPayloads {
+            own_image: release_image.unwrap_or_else(|| payload.to_string_lossy().into_owned()),
+            ..LocalPayloads::default()
+        }
+    } else {
+        let own_image = match release_image {
+            Some(i) => i,
+            None => LocalPayloads::pseudo_pull_spec(payload)
+                .map_err(|e| anyhow::anyhow!("--payload {}: {e}", payload.display()))?,
+        };
+        LocalPayloads {
+            own_image,
+            own_dir: payload.to_path_buf(),
+            ..LocalPayloads::default()
+        }
+    };
+    let verifier = ClusterVerifier::new(client.clone(), cluster_version);
+    let rp = RegistryPayloads::new(local, Retriever::new(opts)).with_verifier(std::sync::Arc::new(verifier));
+    Ok(std::sync::Arc::new(if auth_given {
+        rp.with_cluster_egress(client)
+    } else {
+        rp.with_cluster_pull_secret(client)
+    }))
+}
+
 /// Pulls `pullspec` into the cache (or finds it there), printing progress on stderr when
 /// `progress` is set.
 ///

@@ -206,6 +206,9 @@ fn waiting_for(s: &StatusSnapshot, until: Until) -> String {
         // The engine loop's own error: reading, creating or writing the ClusterVersion.
         return format!("the ClusterVersion ({})", clip(first_line(e), 200));
     }
+    if let Some(pull) = &s.payload_pull {
+        return format!("the release image {} (pulling {})", pull.image, pull.describe());
+    }
     match &s.state {
         EngineState::Blocked(why) => return why.clone(),
         EngineState::WaitingForLease => {

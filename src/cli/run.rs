@@ -313,11 +313,7 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
     if !pull && !a.payload.is_dir() {
         anyhow::bail!("--payload {}: not a directory", a.payload.display());
     }
-    let retrieve = if pull {
-        Some(super::payload::retrieve_options(&a.registry)?)
-    } else {
-        None
-    };
+    let retrieve = super::payload::retrieve_options(&a.registry)?;
     let auth_given = a.registry.registry_auth.is_some();
     let mut timings = crate::reconcile::EngineTimings::upstream();
     timings.cv_poll = Duration::from_secs(1);
@@ -343,28 +339,17 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
             stop: Box::pin(stop_signal()?),
             ..RunControl::default()
         };
-        match retrieve {
-            Some(ro) => {
-                use crate::reconcile::{
-                    api::LocalPayloads,
-                    payload::retrieve::{RegistryPayloads, Retriever},
-                };
-                let image = opts.payload.to_string_lossy().into_owned();
-                let mut rp = RegistryPayloads::new(
-                    LocalPayloads {
-                        own_image: opts.release_image.clone().unwrap_or(image),
-                        ..LocalPayloads::default()
-                    },
-                    Retriever::new(ro),
-                );
-                if !auth_given {
-                    rp = rp.with_cluster_pull_secret(conn.client.clone());
-                }
-                super::reconcile::run_engine(conn.client, &opts, ctl, Some(std::sync::Arc::new(rp)), updates)
-                    .await
-            }
-            None => super::reconcile::run_with_updates(conn.client, &opts, updates, ctl).await,
-        }
+        // Desired updates by image are pulled from their registry also when --payload is a
+        // directory.
+        let payloads = super::payload::cluster_resolver(
+            conn.client.clone(),
+            &opts.payload,
+            opts.release_image.clone(),
+            retrieve,
+            auth_given,
+            "version",
+        )?;
+        super::reconcile::run_engine(conn.client, &opts, ctl, Some(payloads), updates).await
     });
     // Whatever the engine's tasks still do (a stuck request, a payload being read) does not
     // hold the exit.

@@ -372,6 +372,11 @@ pub trait PayloadResolver: Send + Sync {
     fn wakeup(&self) -> Option<Arc<tokio::sync::Notify>> {
         None
     }
+
+    /// Saves the release signatures its verifier checked into the cluster through `client`
+    /// (upstream's signature persister): the engine calls it on every turn in active-apply
+    /// only; the resolver saves at most once per `every` and never blocks. Default: nothing.
+    fn persist_signatures(&self, _client: &kube::Client, _every: std::time::Duration) {}
 }
 
 /// What the engine asks a [`PayloadResolver`] for: the target release.
@@ -433,6 +438,27 @@ pub struct PullProgress {
     pub layers_done: usize,
     /// Layers in the image.
     pub layers_total: usize,
+}
+
+impl PullProgress {
+    /// One line for people: `sha256:<12 hex> layers 1/3, 12.5/104.9 MB` (the pull spec until
+    /// the digest is known; `resolving` before the manifest is read).
+    pub fn describe(&self) -> String {
+        let what = match &self.digest {
+            Some(d) => d.get(..19).unwrap_or(d).to_string(),
+            None => self.image.clone(),
+        };
+        if self.layers_total == 0 {
+            return format!("{what} resolving");
+        }
+        format!(
+            "{what} layers {}/{}, {:.1}/{:.1} MB",
+            self.layers_done,
+            self.layers_total,
+            self.bytes_done as f64 / 1e6,
+            self.bytes_total as f64 / 1e6
+        )
+    }
 }
 
 /// Payload directories on the local disk, keyed by image.

@@ -11,18 +11,22 @@
 //!   (built here, written by the engine).
 //! - [`verifier`]: [`Verifier`], the lookup order across stores, [`Verified`] and
 //!   [`VerifyError`].
+//! - [`cluster`]: [`ClusterVerifier`], the engine's verifier on a cluster (keys from the own
+//!   payload, stores from the ClusterVersion, signatures saved in active-apply).
 //!
 //! Upstream: `pkg/verify` of openshift/library-go, `pkg/cvo/cvo.go`,
 //! `pkg/cvo/updatepayload.go` and `pkg/customsignaturestore` of
 //! openshift/cluster-version-operator.
 
 pub mod atomic;
+pub mod cluster;
 pub mod config;
 pub mod configmap;
 pub mod openpgp;
 pub mod store;
 pub mod verifier;
 
+pub use cluster::ClusterVerifier;
 pub use config::{ConfigError, Store, StoreLocation, VerifierConfig};
 pub use openpgp::{Keyring, SignatureFailure};
 pub use verifier::{Attempt, Outcome, Unverified, Verified, VerifiedBy, Verifier, VerifyError};

@@ -52,12 +52,16 @@ pub(crate) struct Reader {
     pub client: Option<Arc<reqwest::Client>>,
 }
 
-/// Builds the HTTP client of a store: rustls with the ring provider, the system roots or the
-/// store's own CA bundle, proxies from the environment.
+/// Builds the HTTP client of a store: rustls with the ring provider, the system roots plus the
+/// cluster's trusted CA bundle or the store's own CA bundle alone, the cluster proxy of
+/// `egress` when it sets one (else the environment's).
 ///
 /// # Errors
-/// A CA bundle that holds no certificate, or a client that cannot be built.
-pub(crate) fn http_client(ca_pem: Option<&str>) -> Result<reqwest::Client, String> {
+/// A CA bundle that holds no certificate, a bad proxy, or a client that cannot be built.
+pub(crate) fn http_client(
+    ca_pem: Option<&str>,
+    egress: &crate::reconcile::payload::retrieve::egress::ClusterEgress,
+) -> Result<reqwest::Client, String> {
     // Several parts of the process may install the provider; the first one wins.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut builder = reqwest::Client::builder()
@@ -70,6 +74,13 @@ pub(crate) fn http_client(ca_pem: Option<&str>) -> Result<reqwest::Client, Strin
             return Err("CA bundle: no certificate in ca.crt".to_string());
         }
         builder = builder.tls_certs_only(certs);
+        let proxy_only = crate::reconcile::payload::retrieve::egress::ClusterEgress {
+            ca_pem: None,
+            ..egress.clone()
+        };
+        builder = proxy_only.configure(builder)?;
+    } else {
+        builder = egress.configure(builder)?;
     }
     builder.build().map_err(|e| error_chain(&e))
 }

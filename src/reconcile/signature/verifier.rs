@@ -26,6 +26,7 @@ use super::{
     store::{self, DEFAULT_VERIFY_TIMEOUT, Fetched, MAX_SIGNATURES, Reader},
 };
 use crate::openshift::config_v1::SignatureStore;
+use crate::reconcile::payload::retrieve::egress::ClusterEgress;
 
 /// How many verified digests are remembered (upstream's cache size).
 pub const MAX_CACHED_DIGESTS: usize = 64;
@@ -214,21 +215,23 @@ struct Configured {
     config_maps: Option<RwLock<Vec<ConfigMap>>>,
     timeout: Duration,
     cache: Mutex<VecDeque<Verified>>,
+    /// The proxy and trusted CA the HTTP stores are reached with.
+    egress: ClusterEgress,
 }
 
-fn readers(stores: Vec<Store>) -> Result<Vec<Reader>, ConfigError> {
+fn readers(stores: Vec<Store>, egress: &ClusterEgress) -> Result<Vec<Reader>, ConfigError> {
     let mut default_client: Option<Arc<reqwest::Client>> = None;
     let mut out = Vec::with_capacity(stores.len());
     for store in stores {
         let client = match (&store.location, &store.ca_pem) {
             (super::StoreLocation::File(_), _) => None,
             (_, Some(pem)) => Some(Arc::new(
-                store::http_client(Some(pem)).map_err(|e| ConfigError(format!("{store}: {e}")))?,
+                store::http_client(Some(pem), egress).map_err(|e| ConfigError(format!("{store}: {e}")))?,
             )),
             (_, None) => {
                 if default_client.is_none() {
                     default_client = Some(Arc::new(
-                        store::http_client(None).map_err(|e| ConfigError(format!("{store}: {e}")))?,
+                        store::http_client(None, egress).map_err(|e| ConfigError(format!("{store}: {e}")))?,
                     ));
                 }
                 default_client.clone()
@@ -252,16 +255,26 @@ impl Verifier {
     /// # Errors
     /// An HTTP client that cannot be built.
     pub fn new(config: VerifierConfig) -> Result<Verifier, ConfigError> {
+        Verifier::with_egress(config, ClusterEgress::default())
+    }
+
+    /// As [`Verifier::new`], with HTTP stores reached through the cluster's proxy and trusted
+    /// CA bundle (`egress`); the custom stores set later use it too.
+    ///
+    /// # Errors
+    /// An HTTP client that cannot be built (bad proxy URL or CA bundle).
+    pub fn with_egress(config: VerifierConfig, egress: ClusterEgress) -> Result<Verifier, ConfigError> {
         let mut keyrings = config.keyrings;
         keyrings.sort_by(|a, b| a.name().cmp(b.name()));
         Ok(Verifier {
             kind: Kind::Configured(Box::new(Configured {
                 keyrings,
-                default_stores: readers(config.stores)?,
+                default_stores: readers(config.stores, &egress)?,
                 custom_stores: None,
                 config_maps: None,
                 timeout: DEFAULT_VERIFY_TIMEOUT,
                 cache: Mutex::new(VecDeque::new()),
+                egress,
             })),
         })
     }
@@ -295,7 +308,7 @@ impl Verifier {
     /// An HTTP client that cannot be built (bad CA bundle).
     pub fn with_custom_stores(mut self, stores: Option<Vec<Store>>) -> Result<Self, ConfigError> {
         if let Kind::Configured(c) = &mut self.kind {
-            c.custom_stores = stores.map(readers).transpose()?;
+            c.custom_stores = stores.map(|s| readers(s, &c.egress)).transpose()?;
         }
         Ok(self)
     }

@@ -130,6 +130,9 @@ fn engine_line(app: &App, e: &engine::EngineModel, w: usize) -> Line<'static> {
         (Some(h), false) => v.push((format!("{h} (not us)"), p.warn)),
         (None, false) => v.push(("none".into(), p.muted)),
     }
+    if let Some(pull) = &s.payload_pull {
+        v.extend([("  Pulling ".into(), p.muted), (pull.describe(), p.warn)]);
+    }
     if let Some(err) = &s.last_error {
         v.push(("  Error ".into(), p.muted));
         v.push((text::one_line(err), p.err));

@@ -13,6 +13,7 @@
 //! for the engine.
 
 pub mod auth;
+pub mod egress;
 pub mod extract;
 mod resolver;
 
@@ -48,6 +49,21 @@ pub trait ReleaseVerifier: Send + Sync {
         pullspec: &'a str,
         digest: &'a str,
     ) -> futures::future::BoxFuture<'a, Result<(), String>>;
+
+    /// Told where the operator's own release payload is (its directory) as soon as it is
+    /// known: a verifier configured from the own payload (upstream reads the verification
+    /// ConfigMap out of it) reads it then. Default: ignored.
+    fn own_payload(&self, _dir: &Path) {}
+
+    /// Saves what verified so far into the cluster through `client` (upstream's signature
+    /// persister, `signatures-managed` in `openshift-config-managed`); the engine calls it in
+    /// active-apply only, every few reconcile intervals. Default: nothing to save.
+    fn persist<'a>(
+        &'a self,
+        _client: &'a kube::Client,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// Upstream's time limit for one retrieval when the caller has none (4 min; verification gets

@@ -40,10 +40,16 @@ pub struct RegistryPayloads {
     local: LocalPayloads,
     retriever: Arc<Retriever>,
     verifier: Option<SharedVerifier>,
-    /// Where the cluster's pull secret comes from when no credentials file was given.
-    pull_secret: Option<kube::Client>,
+    /// The cluster the proxy, trusted CA and (see `pull_secret`) pull secret are read from.
+    cluster: Option<kube::Client>,
+    /// Whether registry credentials come from the cluster's pull secret (no credentials file).
+    pull_secret: bool,
     pulls: Arc<Mutex<HashMap<(String, bool), PullState>>>,
     notify: Arc<Notify>,
+    /// When the verified signatures were last handed to the verifier to save.
+    persisted_at: Mutex<Option<Instant>>,
+    /// Set once a release verified: there is something to save.
+    verified_any: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for RegistryPayloads {
@@ -64,23 +70,42 @@ impl RegistryPayloads {
             local,
             retriever: Arc::new(retriever),
             verifier: None,
-            pull_secret: None,
+            cluster: None,
+            pull_secret: false,
             pulls: Arc::new(Mutex::new(HashMap::new())),
             notify: Arc::new(Notify::new()),
+            persisted_at: Mutex::new(None),
+            verified_any: Arc::default(),
         }
     }
 
     /// Checks each release's signature with `verifier` before its payload is accepted (without
-    /// one, releases are accepted unverified, as before verification existed).
+    /// one, releases are accepted unverified, as before verification existed). The own
+    /// release is never verified (upstream: a local payload); the verifier is told where its
+    /// payload is ([`ReleaseVerifier::own_payload`]) now when it is a directory, else once it
+    /// is pulled.
     pub fn with_verifier(mut self, verifier: Arc<dyn ReleaseVerifier>) -> Self {
+        if !self.local.own_dir.as_os_str().is_empty() {
+            verifier.own_payload(&self.local.own_dir);
+        }
         self.verifier = Some(verifier);
         self
     }
 
     /// Reads registry credentials from the cluster's `openshift-config/pull-secret` when the
-    /// retriever has none.
+    /// retriever has none, and the cluster's proxy and trusted CA (as
+    /// [`Self::with_cluster_egress`]).
     pub fn with_cluster_pull_secret(mut self, client: kube::Client) -> Self {
-        self.pull_secret = Some(client);
+        self.cluster = Some(client);
+        self.pull_secret = true;
+        self
+    }
+
+    /// Pulls through the cluster-wide proxy (the Proxy `cluster` status, which replaces the
+    /// environment's when set) trusting the cluster's CA bundle too (`spec.trustedCA` of the
+    /// Proxy, else `openshift-config/user-ca-bundle`); read at the start of each pull.
+    pub fn with_cluster_egress(mut self, client: kube::Client) -> Self {
+        self.cluster = Some(client);
         self
     }
 
@@ -122,15 +147,20 @@ impl RegistryPayloads {
         let version = request.version.clone();
         let force = request.force;
         let retriever = self.retriever.clone();
-        let verifier = self.verifier.clone();
+        let own = image == self.local.own_image;
+        // The own release is not verified (upstream: a local payload).
+        let verifier = self.verifier.clone().filter(|_| !own);
+        let own_verifier = self.verifier.clone().filter(|_| own);
         let notify = self.notify.clone();
-        let pull_secret = self.pull_secret.clone();
+        let cluster = self.cluster.clone();
+        let pull_secret = self.pull_secret;
         let pulls = self.pulls.clone();
+        let verified_any = self.verified_any.clone();
         handle.spawn(async move {
             let outcome = run_pull(
                 &retriever,
                 verifier.as_deref(),
-                pull_secret,
+                cluster.map(|c| (c, pull_secret)),
                 &image,
                 &version,
                 force,
@@ -140,6 +170,12 @@ impl RegistryPayloads {
             .await;
             if let PullState::Failed { failure, .. } = &outcome {
                 tracing::warn!("retrieving release image {image}: {failure:?}");
+            }
+            if let (PullState::Done { dir, .. }, Some(v)) = (&outcome, &own_verifier) {
+                v.own_payload(dir);
+            }
+            if let PullState::Done { verified: true, .. } = &outcome {
+                verified_any.store(true, std::sync::atomic::Ordering::Relaxed);
             }
             if let Ok(mut m) = pulls.lock() {
                 m.insert(key, outcome);
@@ -153,7 +189,7 @@ impl RegistryPayloads {
 async fn run_pull(
     retriever: &Retriever,
     verifier: Option<&dyn ReleaseVerifier>,
-    pull_secret: Option<kube::Client>,
+    cluster: Option<(kube::Client, bool)>,
     image: &str,
     version: &str,
     force: bool,
@@ -166,8 +202,11 @@ async fn run_pull(
     };
     let started = tokio::time::Instant::now();
     let limit = retriever.options().timeout;
-    let with_secret = cluster_auth(retriever, pull_secret).await;
-    let retriever = with_secret.as_ref().unwrap_or(retriever);
+    let with_cluster = match cluster {
+        Some((client, pull_secret)) => Some(cluster_retriever(retriever, &client, pull_secret).await),
+        None => None,
+    };
+    let retriever = with_cluster.as_ref().unwrap_or(retriever);
     let resolved = match tokio::time::timeout(limit, retriever.resolve(image)).await {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => return failed(ResolveFailure::Retrieve(e.to_string())),
@@ -228,15 +267,24 @@ async fn run_pull(
     }
 }
 
-/// A retriever with the cluster's pull secret when the given one has no credentials and the
-/// secret can be read.
-async fn cluster_auth(retriever: &Retriever, client: Option<kube::Client>) -> Option<Retriever> {
-    let client = client?;
-    if !retriever.options().auth.is_empty() {
-        return None;
+/// A retriever with the cluster's settings: its proxy and trusted CA bundle, and, when
+/// `pull_secret` and the given retriever has no credentials, its pull secret.
+async fn cluster_retriever(retriever: &Retriever, client: &kube::Client, pull_secret: bool) -> Retriever {
+    let mut opts = retriever.options().clone();
+    super::egress::ClusterEgress::read(client).await.apply(&mut opts);
+    if pull_secret
+        && opts.auth.is_empty()
+        && let Some(auth) = cluster_auth(client).await
+    {
+        opts.auth = auth;
     }
+    Retriever::new(opts)
+}
+
+/// The cluster's pull secret (`openshift-config/pull-secret`), when it can be read and parsed.
+async fn cluster_auth(client: &kube::Client) -> Option<DockerAuth> {
     let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
-        kube::Api::namespaced(client, "openshift-config");
+        kube::Api::namespaced(client.clone(), "openshift-config");
     let secret = match api.get_opt("pull-secret").await {
         Ok(Some(s)) => s,
         Ok(None) => return None,
@@ -247,11 +295,7 @@ async fn cluster_auth(retriever: &Retriever, client: Option<kube::Client>) -> Op
     };
     let data = secret.data?.get(".dockerconfigjson")?.0.clone();
     match DockerAuth::parse(&data, "openshift-config/pull-secret .dockerconfigjson") {
-        Ok(auth) => {
-            let mut opts = retriever.options().clone();
-            opts.auth = auth;
-            Some(Retriever::new(opts))
-        }
+        Ok(auth) => Some(auth),
         Err(e) => {
             tracing::warn!("{e}");
             None
@@ -321,5 +365,33 @@ impl PayloadResolver for RegistryPayloads {
 
     fn wakeup(&self) -> Option<Arc<Notify>> {
         Some(self.notify.clone())
+    }
+
+    fn persist_signatures(&self, client: &kube::Client, every: Duration) {
+        let Some(verifier) = self.verifier.clone() else {
+            return;
+        };
+        // The first save follows the first verification; later ones come `every` apart.
+        if !self.verified_any.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        {
+            let Ok(mut at) = self.persisted_at.lock() else {
+                return;
+            };
+            if at.is_some_and(|t| t.elapsed() < every) {
+                return;
+            }
+            *at = Some(Instant::now());
+        }
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let client = client.clone();
+        handle.spawn(async move {
+            if let Err(e) = verifier.persist(&client).await {
+                tracing::warn!("{e}");
+            }
+        });
     }
 }

@@ -91,6 +91,17 @@ impl PayloadLoadError {
             Self::Load { .. } => "LoadPayload",
         }
     }
+
+    /// The reason of the update error upstream reports: `UpdatePayloadRetrievalFailed` for a
+    /// retrieval, `ImageVerificationFailed` for a verification; `None` for a load error (a
+    /// plain error upstream).
+    pub fn reason(&self) -> Option<&'static str> {
+        match self {
+            Self::Retrieve(_) => Some("UpdatePayloadRetrievalFailed"),
+            Self::Verify(_) => Some("ImageVerificationFailed"),
+            Self::Load { .. } => None,
+        }
+    }
 }
 
 /// Why a [`crate::reconcile::api::Command`] was refused (the text of the outcome's `Err`).

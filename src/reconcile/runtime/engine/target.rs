@@ -13,6 +13,14 @@ impl EngineLoop {
         if self.blocked.is_some() || self.lease_pending() {
             return;
         }
+        // Verified release signatures are saved into the cluster in active-apply only
+        // (upstream's persister runs every two reconcile intervals).
+        if self.mode == EngineMode::ActiveApply && self.leading() && !self.switch.is_read_only() {
+            self.cfg.payloads.persist_signatures(
+                &self.api.clone().into_client(),
+                self.cfg.timings.resync_interval * crate::reconcile::signature::configmap::PERSIST_INTERVALS,
+            );
+        }
         let own = self.own_release();
         let cv = self.cv.clone().unwrap_or_default();
         let errs = validate_cluster_version(&cv, false);
@@ -150,6 +158,10 @@ impl EngineLoop {
                 self.pulling = None;
                 let msg = e.to_string();
                 load.step = e.step().into();
+                load.failure = Some(match e.reason() {
+                    Some(reason) => crate::reconcile::errors::UpdateError::new(reason, msg.clone()).into(),
+                    None => SyncError::plain(msg.clone()),
+                });
                 load.message = match e {
                     PayloadLoadError::Retrieve(_) | PayloadLoadError::Verify(_) => format!(
                         "Retrieving payload failed version=\"{}\" image=\"{}\" failure={msg}",
@@ -160,7 +172,6 @@ impl EngineLoop {
                         target.version, target.image
                     ),
                 };
-                load.failure = Some(SyncError::plain(msg));
                 self.worker.set_load_status(load);
                 return;
             }

@@ -244,6 +244,8 @@ impl SyncWorker {
                 v.status.initial = state == PayloadState::Initializing;
                 v.status.version_hash = hash;
                 v.status.architecture = arch;
+                // Upstream sync_worker.go: the status carries the new payload's VerifiedImage.
+                v.status.verified = load.verified;
                 v.status.load_payload_status = load;
                 v.status.capabilities = caps;
                 v.state = Some(state);

@@ -895,3 +895,98 @@ async fn signed_releases_apply_unsigned_are_refused_until_forced() {
     assert_eq!(settings(cms).await.as_deref(), Some("1.2.0"));
     h.shutdown().await;
 }
+
+/// `cvo reconcile --payload DIR` follows a desired update by image: the running release comes
+/// from the directory, the target is pulled from the registry. The directory has no
+/// verification ConfigMap, so the update is refused ("verification is not possible") until
+/// forced, and then applied with that risk in history.
+#[test]
+fn cvo_reconcile_with_a_payload_directory_pulls_a_desired_update_by_image() {
+    let Some(reg) = Registry::start("cvo_reconcile_with_a_payload_directory_pulls_a_desired_update_by_image")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    let (p1, p2) = (work.path().join("p1"), work.path().join("p2"));
+    write_payload(&p1, "1.0.0");
+    write_payload(&p2, "1.1.0");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let image = rt.block_on(push(&reg.addr, "ocp/release", "1.1.0", vec![payload_layer(&p2)]));
+    let kc = work.path().join("kubeconfig");
+    let (mut server, _) = common::spawn_sim_serve(&kc, &[], Stdio::null(), Duration::from_secs(10));
+    let reconcile = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
+            .args(["reconcile", "--until-complete", "--timeout", "60", "--payload"])
+            .arg(&p1)
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .arg("--cache-dir")
+            .arg(work.path().join("cache"))
+            .env_remove("REGISTRY_AUTH_FILE")
+            .env_remove("HTTP_PROXY")
+            .env_remove("HTTPS_PROXY")
+            .output()
+            .expect("run cvo");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = reconcile();
+    assert_eq!(code, Some(0), "{out}{err}");
+    let patch = |force: bool| {
+        rt.block_on(async {
+            let conn = cvo::cluster::live::connect(Some(&kc), None)
+                .await
+                .expect("connect");
+            let cvs: kube::Api<cvo::openshift::ClusterVersion> = kube::Api::all(conn.client);
+            cvs.patch(
+                "version",
+                &Default::default(),
+                &kube::api::Patch::Merge(
+                    json!({"spec": {"desiredUpdate": {"version": "1.1.0", "image": image, "force": force}}}),
+                ),
+            )
+            .await
+            .expect("patch");
+        });
+    };
+    patch(false);
+    let (code, out, err) = reconcile();
+    assert_eq!(code, Some(5), "{out}{err}");
+    assert_eq!(
+        err.lines().last().unwrap_or_default(),
+        format!(
+            "cvo: Retrieving payload failed version=\"1.1.0\" image=\"{image}\" failure=The update cannot be verified: verification is not possible"
+        ),
+        "{err}"
+    );
+    patch(true);
+    let (code, out, err) = reconcile();
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("outcome: complete\n"), "{out}");
+    assert!(out.contains(&format!("release: 1.1.0 ({image})")), "{out}");
+    let history = rt.block_on(async {
+        let conn = cvo::cluster::live::connect(Some(&kc), None)
+            .await
+            .expect("connect");
+        let cvs: kube::Api<cvo::openshift::ClusterVersion> = kube::Api::all(conn.client);
+        cvs.get("version").await.expect("get").status.history
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(history[0].version, "1.1.0");
+    assert!(
+        history[0]
+            .accepted_risks
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with(&format!("Target release version=\"1.1.0\" image=\"{image}\" cannot be verified, but continuing anyway because the update was forced: verification is not possible")),
+        "{:?}",
+        history[0].accepted_risks
+    );
+}

@@ -448,7 +448,11 @@ pub async fn run_engine(
                 let failed = s.failure.is_some() || s.failing().is_some();
                 break (s, "pass-done", u8::from(failed), None);
             }
-            Until::Complete if s.is_completed() => break (s, "complete", exit::DONE, None),
+            // Complete for the release the engine loaded (not the status a previous run left
+            // while the desired update is still being pulled).
+            Until::Complete if s.desired.is_some() && s.payload_pull.is_none() && s.is_completed() => {
+                break (s, "complete", exit::DONE, None);
+            }
             // Failing as written and as the engine sees it now (a status write may trail the
             // pass that cleared the failure).
             Until::Complete

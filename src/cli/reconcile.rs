@@ -805,5 +805,26 @@ mod tests {
             waiting_for(&s, Until::Once),
             "the ClusterVersion (reading ClusterVersion version: refused)"
         );
+        s.last_error = None;
+        s.payload_pull = Some(crate::reconcile::api::PullProgress {
+            image: "r.example/ocp@sha256:ab".into(),
+            ..Default::default()
+        });
+        assert_eq!(
+            waiting_for(&s, Until::Once),
+            "the release image r.example/ocp@sha256:ab (pulling r.example/ocp@sha256:ab resolving)"
+        );
+        s.payload_pull = Some(crate::reconcile::api::PullProgress {
+            image: "r.example/ocp:4.1".into(),
+            digest: Some(format!("sha256:{}", "e".repeat(64))),
+            bytes_done: 2_000_000,
+            bytes_total: 10_000_000,
+            layers_done: 1,
+            layers_total: 2,
+        });
+        assert_eq!(
+            waiting_for(&s, Until::Once),
+            "the release image r.example/ocp:4.1 (pulling sha256:eeeeeeeeeeee layers 1/2, 2.0/10.0 MB)"
+        );
     }
 }

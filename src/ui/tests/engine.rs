@@ -715,3 +715,28 @@ fn random_keys_and_snapshots_never_panic() {
         }
     }
 }
+
+#[test]
+fn a_release_image_pull_shows_its_progress_in_the_engine_line() {
+    let mut snap = mid_update(EngineMode::ActiveApply);
+    snap.payload_pull = Some(crate::reconcile::api::PullProgress {
+        image: "quay.io/openshift-release-dev/ocp-release@sha256:0123456789abcdef".into(),
+        digest: Some("sha256:0123456789abcdef0123".into()),
+        bytes_done: 12_500_000,
+        bytes_total: 104_900_000,
+        layers_done: 1,
+        layers_total: 3,
+    });
+    let (app, _rx) = engine_app(snap, 160, 48);
+    let t = draw(&app);
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "Pulling sha256:0123456789ab layers 1/3, 12.5/104.9 MB").expect("pull on screen");
+    let line: String = (0..buf.area.width)
+        .map(|i| buf[(i, y)].symbol().to_string())
+        .collect();
+    assert!(line.trim_start().starts_with("Engine Updating"), "{line}");
+    assert_eq!(buf[(x + 9, y)].fg, app.palette.warn.fg.unwrap_or_default());
+    // Without a pull, no such words.
+    let (app, _rx) = engine_app(mid_update(EngineMode::ActiveApply), 160, 48);
+    assert!(!text_of(&app).contains("Pulling"));
+}

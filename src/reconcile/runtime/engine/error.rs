@@ -128,3 +128,38 @@ pub enum CommandError {
         err: kube::Error,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retrieval_and_verification_failures_carry_upstreams_reasons_and_texts() {
+        let r = PayloadLoadError::Retrieve("download was canceled".into());
+        assert_eq!(
+            (r.step(), r.reason(), r.to_string().as_str()),
+            (
+                "RetrievePayload",
+                Some("UpdatePayloadRetrievalFailed"),
+                "Unable to download and prepare the update: download was canceled"
+            )
+        );
+        let v = PayloadLoadError::Verify("verification is not possible".into());
+        assert_eq!(
+            (v.step(), v.reason(), v.to_string().as_str()),
+            (
+                "RetrievePayload",
+                Some("ImageVerificationFailed"),
+                "The update cannot be verified: verification is not possible"
+            )
+        );
+        let l = PayloadLoadError::Load {
+            dir: "/p".into(),
+            err: LoadError::Layout {
+                path: "/p".into(),
+                message: "no release-manifests".into(),
+            },
+        };
+        assert_eq!((l.step(), l.reason()), ("LoadPayload", None));
+    }
+}

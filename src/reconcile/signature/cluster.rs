@@ -54,7 +54,7 @@ enum Own {
     Unknown,
     /// Its verification ConfigMap (`None`: there is none, every update is rejected), or why it
     /// cannot be used.
-    Known(Result<Option<ConfigMap>, ConfigError>),
+    Known(Box<Result<Option<ConfigMap>, ConfigError>>),
 }
 
 /// The verifier built last and what it was built from.
@@ -106,8 +106,10 @@ impl ClusterVerifier {
     fn verification(&self) -> Result<Option<ConfigMap>, String> {
         match &*self.own.lock().unwrap_or_else(|p| p.into_inner()) {
             Own::Unknown => Err("the release verifier is not configured yet: the payload of the running release is not loaded".into()),
-            Own::Known(Ok(cm)) => Ok(cm.clone()),
-            Own::Known(Err(e)) => Err(e.to_string()),
+            Own::Known(known) => match known.as_ref() {
+                Ok(cm) => Ok(cm.clone()),
+                Err(e) => Err(e.to_string()),
+            },
         }
     }
 
@@ -310,7 +312,7 @@ impl ReleaseVerifier for ClusterVerifier {
                 ),
                 Err(e) => tracing::warn!("release verification config map of {}: {e}", dir.display()),
             }
-            *own = Own::Known(found);
+            *own = Own::Known(Box::new(found));
         }
     }
 

@@ -504,7 +504,7 @@ impl tower::Service<Request<kube::client::Body>> for Simulator {
                 Some((response, fault)) => (verb, response, Some(fault)),
                 None => {
                     let (verb, response) = sim.respond(&parts, &bytes);
-                    let (response, fault) = sim.shared.hooks.after(verb, response);
+                    let (response, fault) = sim.shared.hooks.after(&parts, verb, response);
                     (verb, response, fault)
                 }
             };

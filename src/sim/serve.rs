@@ -494,6 +494,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     } else {
         Simulator::from_snapshot(&from)?
     };
+    // Requests go to the --audit-log file only: no in-memory log growing per request.
+    sim.keep_audit(false);
     let faults = args.apply_faults(scenario.faults.clone());
     sim.set_faults(faults)
         .map_err(|e| anyhow::anyhow!("faults: {e}"))?;

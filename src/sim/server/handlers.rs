@@ -11,9 +11,28 @@ use super::body::{check_type, require_resource_version};
 use super::reply::{Reply, partial};
 use super::route::{Route, decode_continue, encode_continue, not_found_path, object_key, parse_query, route};
 use super::selectors::Selectors;
+use super::table;
 use crate::sim::patch::{self, Part, PatchType};
 use crate::sim::response::{ResponseBody, json_response};
 use crate::sim::store::{ApiError, NamespaceState, Store, TypeRef, WriteMode};
+
+/// Kubernetes version the simulator answers `/version` with: the kube-apiserver release its
+/// behaviour is checked against (`tests/api_conformance.rs`).
+pub const KUBE_VERSION: (u32, u32, u32) = (1, 36, 2);
+
+/// The `/version` answer (`k8s.io/apimachinery/pkg/version.Info`).
+fn version_info() -> Value {
+    let (major, minor, patch) = KUBE_VERSION;
+    json!({
+        "major": major.to_string(), "minor": minor.to_string(),
+        "emulationMajor": major.to_string(), "emulationMinor": minor.to_string(),
+        "minCompatibilityMajor": major.to_string(), "minCompatibilityMinor": (minor - 1).to_string(),
+        "gitVersion": format!("v{major}.{minor}.{patch}+cvo-sim"),
+        "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
+        "buildDate": "1970-01-01T00:00:00Z", "goVersion": "none", "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, if std::env::consts::ARCH == "x86_64" { "amd64" } else { std::env::consts::ARCH }),
+    })
+}
 
 impl Simulator {
     /// Serves one request (the body already read); returns the verb and the response.
@@ -41,6 +60,16 @@ impl Simulator {
     fn dispatch(&self, parts: &http::request::Parts, body: &[u8]) -> (&'static str, Result<Reply, ApiError>) {
         let path = parts.uri.path();
         let query = parse_query(parts.uri.query().unwrap_or_default());
+        if path.trim_end_matches('/') == "/version" {
+            return (
+                "discovery",
+                if parts.method == Method::GET {
+                    Ok(Reply::Json(200, version_info()))
+                } else {
+                    Err(method_not_allowed(&parts.method))
+                },
+            );
+        }
         let route = match route(path, &self.lock()) {
             Ok(r) => r,
             Err(e) => return ("unknown", Err(e)),
@@ -74,10 +103,20 @@ impl Simulator {
         let dry_run = query.get("dryRun").is_some_and(|d| d == "All");
         let manager = field_manager(parts, &query);
         match (m, name) {
+            (&Method::GET, Some(name)) if table::wants_table(parts) => (
+                "get",
+                self.get_one(&t, &ns_str, &name, false)
+                    .map(|r| self.tabled(&t, r, query.get("includeObject"))),
+            ),
             (&Method::GET, Some(name)) => ("get", self.get_one(&t, &ns_str, &name, meta_only)),
             (&Method::GET, None) if query.get("watch").is_some_and(|w| w == "true" || w == "1") => {
                 ("watch", self.watch(&t, ns, &query, meta_only))
             }
+            (&Method::GET, None) if table::wants_table(parts) => (
+                "list",
+                self.list(&t, ns.as_deref(), &query, false)
+                    .map(|r| self.tabled(&t, r, query.get("includeObject"))),
+            ),
             (&Method::GET, None) => ("list", self.list(&t, ns.as_deref(), &query, meta_only)),
             (&Method::POST, None) if !status => {
                 ("create", self.create(&t, ns.as_deref(), body, dry_run, &manager))
@@ -123,6 +162,19 @@ impl Simulator {
         drop(store);
         self.notify(rv);
         out
+    }
+
+    /// A `get`/`list` answer as a `Table` (see [`table`]).
+    fn tabled(&self, t: &TypeRef, reply: Reply, include: Option<&String>) -> Reply {
+        let Reply::Json(code, v) = reply else {
+            return reply;
+        };
+        let store = self.lock();
+        let crd = t.crd.as_deref().and_then(|name| {
+            let crds = store.find_plural("apiextensions.k8s.io", "customresourcedefinitions")?;
+            store.get(&crds, "", name).cloned()
+        });
+        Reply::Json(code, table::to_table(t, crd.as_ref(), &v, include.map(String::as_str)))
     }
 
     fn get_one(&self, t: &TypeRef, ns: &str, name: &str, meta_only: bool) -> Result<Reply, ApiError> {

@@ -16,6 +16,7 @@ mod handlers;
 mod reply;
 mod route;
 mod selectors;
+mod table;
 #[cfg(test)]
 mod tests;
 mod watches;
@@ -50,6 +51,8 @@ struct Shared {
     changes: watch::Sender<u64>,
     bookmark_interval: Mutex<Duration>,
     hooks: Hooks,
+    /// Whether requests are kept in `audit` (the sink, if any, sees them either way).
+    keep_audit: std::sync::atomic::AtomicBool,
 }
 
 /// The in-memory Kubernetes API. Cheap to clone; clones share one store.
@@ -97,6 +100,7 @@ impl Simulator {
                 changes,
                 bookmark_interval: Mutex::new(DEFAULT_BOOKMARK_INTERVAL),
                 hooks: Hooks::default(),
+                keep_audit: std::sync::atomic::AtomicBool::new(true),
             }),
         }
     }
@@ -286,6 +290,18 @@ impl Simulator {
         lock(&self.shared.audit).clone()
     }
 
+    /// Whether requests are kept in the in-memory audit log ([`Simulator::audit`]; on by
+    /// default). `cvo sim serve` turns it off, so a long-running server does not grow with
+    /// every request; an [`on_audit`](Simulator::on_audit) sink still sees each request.
+    pub fn keep_audit(&self, keep: bool) {
+        self.shared
+            .keep_audit
+            .store(keep, std::sync::atomic::Ordering::Relaxed);
+        if !keep {
+            self.clear_audit();
+        }
+    }
+
     /// Empties the request audit log.
     pub fn clear_audit(&self) {
         lock(&self.shared.audit).entries.clear();
@@ -450,7 +466,9 @@ impl Simulator {
             fault,
         };
         self.shared.hooks.audited(&entry);
-        lock(&self.shared.audit).entries.push(entry);
+        if self.shared.keep_audit.load(std::sync::atomic::Ordering::Relaxed) {
+            lock(&self.shared.audit).entries.push(entry);
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use super::body::{check_type, require_resource_version};
 use super::reply::{Reply, partial};
 use super::route::{Route, decode_continue, encode_continue, not_found_path, object_key, parse_query, route};
 use super::selectors::Selectors;
-use super::table;
+use super::{openapi, table};
 use crate::sim::patch::{self, Part, PatchType};
 use crate::sim::response::{ResponseBody, json_response};
 use crate::sim::store::{ApiError, NamespaceState, Store, TypeRef, WriteMode};
@@ -68,6 +68,14 @@ impl Simulator {
                 } else {
                     Err(method_not_allowed(&parts.method))
                 },
+            );
+        }
+        if path.starts_with("/openapi/v3") && parts.method == Method::GET {
+            return (
+                "discovery",
+                openapi::answer(path, &self.lock())
+                    .map(|v| Reply::Json(200, v))
+                    .ok_or_else(not_found_path),
             );
         }
         let route = match route(path, &self.lock()) {

@@ -13,6 +13,7 @@
 
 mod body;
 mod handlers;
+mod openapi;
 mod reply;
 mod route;
 mod selectors;

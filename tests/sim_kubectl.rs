@@ -79,7 +79,7 @@ async fn tables_carry_the_openshift_printer_columns() {
     );
     let mc = row(&co, "machine-config");
     assert_eq!(mc[1], "4.16.3");
-    assert_eq!((mc[2].as_str(), mc[4].as_str()), (Some("True"), Some("True")));
+    assert_eq!((mc[2].as_str(), mc[4].as_str()), (Some("True"), Some("False")));
     assert!(mc[5].as_str().is_some_and(|s| s.ends_with('d') || s.ends_with('h')), "age {}", mc[5]);
     // Rows carry the object's metadata (includeObject=Metadata, the default).
     assert_eq!(co["rows"][0]["object"]["kind"], "PartialObjectMetadata");

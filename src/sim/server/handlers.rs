@@ -14,7 +14,7 @@ use super::selectors::Selectors;
 use super::{openapi, table};
 use crate::sim::patch::{self, Part, PatchType};
 use crate::sim::response::{ResponseBody, json_response};
-use crate::sim::store::{ApiError, NamespaceState, Store, TypeRef, WriteMode};
+use crate::sim::store::{ApiError, EventType, NamespaceState, Store, TypeRef, WriteMode};
 
 /// Kubernetes version the simulator answers `/version` with: the kube-apiserver release its
 /// behaviour is checked against (`tests/api_conformance.rs`).
@@ -212,9 +212,17 @@ impl Simulator {
             None => None,
         };
         let store = self.lock();
-        let rv = store.resource_version();
-        let mut items: Vec<&Value> = store
-            .list(t, ns)
+        let at = list_version(query, store.resource_version())?;
+        let past = match at {
+            Some(rv) => Some(objects_at(&store, t, ns, rv)?),
+            None => None,
+        };
+        let rv = at.unwrap_or_else(|| store.resource_version());
+        let source: Vec<&Value> = match &past {
+            Some(objects) => objects.iter().collect(),
+            None => store.list(t, ns),
+        };
+        let mut items: Vec<&Value> = source
             .into_iter()
             .filter(|o| sel.matches(o))
             .filter(|o| after.as_ref().is_none_or(|a| &object_key(o) > a))
@@ -488,6 +496,97 @@ fn check_namespace(s: &Store, t: &TypeRef, ns: &str, name: &str) -> Result<(), A
             &format!("unable to create new content in namespace {ns} because it is being terminated"),
         )),
     }
+}
+
+/// `422 Invalid` for the list options, as kube-apiserver's `ValidateListOptions` answers.
+fn invalid_list_options(field: &str, reason: &str, message: &str) -> ApiError {
+    ApiError::new(
+        422,
+        "Invalid",
+        format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: {message}"),
+    )
+    .with_details(json!({"group": "meta.k8s.io", "kind": "ListOptions", "causes": [
+        {"reason": reason, "message": message, "field": field}]}))
+}
+
+/// The version a list must be served at: `Some(rv)` for `resourceVersionMatch=Exact`, `None`
+/// for the latest (no match, `NotOlderThan`, or a plain `resourceVersion`).
+///
+/// # Errors
+/// `422 Invalid` for a match without a resourceVersion or an unknown match; `504 Timeout`
+/// for a resourceVersion the store has not reached (kube-apiserver waits ~3 s first).
+fn list_version(query: &BTreeMap<String, String>, current: u64) -> Result<Option<u64>, ApiError> {
+    let rv = query.get("resourceVersion").map(String::as_str).unwrap_or("");
+    let m = query.get("resourceVersionMatch").map(String::as_str).unwrap_or("");
+    if !matches!(m, "" | "Exact" | "NotOlderThan") {
+        return Err(invalid_list_options(
+            "resourceVersionMatch",
+            "FieldValueNotSupported",
+            &format!("Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""),
+        ));
+    }
+    if !m.is_empty() && rv.is_empty() {
+        return Err(invalid_list_options(
+            "resourceVersionMatch",
+            "FieldValueForbidden",
+            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+        ));
+    }
+    if rv.is_empty() || rv == "0" {
+        return Ok(None);
+    }
+    let n = rv
+        .parse::<u64>()
+        .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}")))?;
+    if n > current {
+        return Err(ApiError::new(
+            504,
+            "Timeout",
+            format!("Timeout: Too large resource version: {n}, current: {current}"),
+        )
+        .with_details(json!({"causes": [{"reason": "ResourceVersionTooLarge",
+            "message": "Too large resource version"}], "retryAfterSeconds": 1})));
+    }
+    Ok((m == "Exact").then_some(n))
+}
+
+/// The objects of `t` (in `ns`) as they were at resourceVersion `rv`: the current ones with
+/// the later changes undone from the event log.
+///
+/// # Errors
+/// `410 Expired` when the log no longer reaches back to `rv` (etcd compacted it).
+fn objects_at(store: &Store, t: &TypeRef, ns: Option<&str>, rv: u64) -> Result<Vec<Value>, ApiError> {
+    if rv < store.oldest_watchable() {
+        return Err(ApiError::new(
+            410,
+            "Expired",
+            "The resourceVersion for the provided list is too old.",
+        ));
+    }
+    let mut objects: BTreeMap<(String, String), Value> = store
+        .list(t, ns)
+        .into_iter()
+        .map(|o| (object_key(o), o.clone()))
+        .collect();
+    let later: Vec<_> = store.events_since(rv).filter(|e| e.concerns(t)).collect();
+    for e in later.into_iter().rev() {
+        let key = object_key(&e.object);
+        if ns.is_some_and(|n| n != key.0) {
+            continue;
+        }
+        match (e.event_type, &e.previous) {
+            (EventType::Added, _) => {
+                objects.remove(&key);
+            }
+            (_, Some(before)) => {
+                objects.insert(key, before.clone());
+            }
+            (_, None) => {
+                objects.insert(key, e.object.clone());
+            }
+        }
+    }
+    Ok(objects.into_values().collect())
 }
 
 fn method_not_allowed(_m: &Method) -> ApiError {

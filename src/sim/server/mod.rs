@@ -224,6 +224,12 @@ impl Simulator {
         out
     }
 
+    /// Keeps at most `capacity` watch events (the window a watch can resume from); older
+    /// versions answer `410 Expired`, as kube-apiserver does after etcd compacted them.
+    pub fn set_event_capacity(&self, capacity: usize) {
+        self.lock().set_event_capacity(capacity);
+    }
+
     /// Sets how often watches that allow bookmarks (`allowWatchBookmarks=true`) get a
     /// periodic `BOOKMARK` event while idle (default [`DEFAULT_BOOKMARK_INTERVAL`], about what
     /// kube-apiserver's watch cache does). Applies to watches started afterwards.

@@ -2163,13 +2163,25 @@ async fn lists_honour_resource_version_match() {
     let base = format!("/api/v1/namespaces/{}/configmaps", e.ns);
 
     // Exact: the list as it was at a's creation, answered at that version.
-    let exact = raw(&e, "GET", &format!("{base}?resourceVersion={rv_a}&resourceVersionMatch=Exact"), "").await;
+    let exact = raw(
+        &e,
+        "GET",
+        &format!("{base}?resourceVersion={rv_a}&resourceVersionMatch=Exact"),
+        "",
+    )
+    .await;
     assert_eq!(exact.0, 200, "{}", exact.1);
     assert_eq!(exact.1["metadata"]["resourceVersion"], json!(rv_a));
     assert_eq!(item_names(&exact.1), ["a"]);
     assert_ne!(exact.1["items"][0]["data"]["k"], "later", "a before its change");
     // NotOlderThan: the latest state.
-    let newer = raw(&e, "GET", &format!("{base}?resourceVersion={rv_a}&resourceVersionMatch=NotOlderThan"), "").await;
+    let newer = raw(
+        &e,
+        "GET",
+        &format!("{base}?resourceVersion={rv_a}&resourceVersionMatch=NotOlderThan"),
+        "",
+    )
+    .await;
     assert_eq!(newer.0, 200, "{}", newer.1);
     assert_eq!(item_names(&newer.1), ["a", "b"]);
     let newer_rv: u64 = newer.1["metadata"]["resourceVersion"]
@@ -2189,9 +2201,18 @@ async fn lists_honour_resource_version_match() {
     assert_eq!(no_rv.1["reason"], "Invalid");
     assert_eq!(no_rv.1["details"]["causes"][0]["reason"], "FieldValueForbidden");
     assert_eq!(no_rv.1["details"]["kind"], "ListOptions");
-    let bogus = raw(&e, "GET", &format!("{base}?resourceVersion={rv_a}&resourceVersionMatch=Bogus"), "").await;
+    let bogus = raw(
+        &e,
+        "GET",
+        &format!("{base}?resourceVersion={rv_a}&resourceVersionMatch=Bogus"),
+        "",
+    )
+    .await;
     assert_eq!(bogus.0, 422);
-    assert_eq!(bogus.1["details"]["causes"][0]["reason"], "FieldValueNotSupported");
+    assert_eq!(
+        bogus.1["details"]["causes"][0]["reason"],
+        "FieldValueNotSupported"
+    );
     assert_eq!(
         bogus.1["details"]["causes"][0]["message"],
         "Unsupported value: \"Bogus\": supported values: \"Exact\", \"NotOlderThan\", \"\""
@@ -2201,10 +2222,20 @@ async fn lists_honour_resource_version_match() {
     // server only a version from before the last compaction shows it), Exact is 410 Expired.
     if let Some(sim) = &e.sim {
         sim.compact();
-        let gone = raw(&e, "GET", &format!("{base}?resourceVersion={rv_a}&resourceVersionMatch=Exact"), "").await;
+        let gone = raw(
+            &e,
+            "GET",
+            &format!("{base}?resourceVersion={rv_a}&resourceVersionMatch=Exact"),
+            "",
+        )
+        .await;
         assert_eq!(
             (gone.0, gone.1["reason"].as_str(), gone.1["message"].as_str()),
-            (410, Some("Expired"), Some("The resourceVersion for the provided list is too old."))
+            (
+                410,
+                Some("Expired"),
+                Some("The resourceVersion for the provided list is too old.")
+            )
         );
     }
     e.done().await;

@@ -45,18 +45,27 @@ fn row<'a>(table: &'a Value, name: &str) -> &'a Vec<Value> {
 async fn version_and_openapi_v3_with_field_validation() {
     let sim = demo_cluster().expect("demo");
     let v = get(&sim, "/version", "application/json").await;
-    assert_eq!((v["major"].as_str(), v["minor"].as_str()), (Some("1"), Some("36")));
+    assert_eq!(
+        (v["major"].as_str(), v["minor"].as_str()),
+        (Some("1"), Some("36"))
+    );
     assert!(v["gitVersion"].as_str().is_some_and(|g| g.starts_with("v1.36.")));
 
     let root = get(&sim, "/openapi/v3", "application/json").await;
     let url = root["paths"]["apis/config.openshift.io/v1"]["serverRelativeURL"]
         .as_str()
         .expect("config.openshift.io/v1 listed");
-    assert!(url.starts_with("/openapi/v3/apis/config.openshift.io/v1?hash="), "{url}");
+    assert!(
+        url.starts_with("/openapi/v3/apis/config.openshift.io/v1?hash="),
+        "{url}"
+    );
     assert!(root["paths"]["api/v1"].is_object());
     let doc = get(&sim, url, "application/json").await;
     let patch = &doc["paths"]["/apis/config.openshift.io/v1/clusteroperators/{name}"]["patch"];
-    assert_eq!(patch["x-kubernetes-group-version-kind"]["kind"], "ClusterOperator");
+    assert_eq!(
+        patch["x-kubernetes-group-version-kind"]["kind"],
+        "ClusterOperator"
+    );
     let params: Vec<&str> = patch["parameters"]
         .as_array()
         .expect("parameters")
@@ -80,18 +89,34 @@ async fn tables_carry_the_openshift_printer_columns() {
     let mc = row(&co, "machine-config");
     assert_eq!(mc[1], "4.16.3");
     assert_eq!((mc[2].as_str(), mc[4].as_str()), (Some("True"), Some("False")));
-    assert!(mc[5].as_str().is_some_and(|s| s.ends_with('d') || s.ends_with('h')), "age {}", mc[5]);
+    assert!(
+        mc[5]
+            .as_str()
+            .is_some_and(|s| s.ends_with('d') || s.ends_with('h')),
+        "age {}",
+        mc[5]
+    );
     // Rows carry the object's metadata (includeObject=Metadata, the default).
     assert_eq!(co["rows"][0]["object"]["kind"], "PartialObjectMetadata");
 
-    let cv = get(&sim, "/apis/config.openshift.io/v1/clusterversions/version", TABLE).await;
+    let cv = get(
+        &sim,
+        "/apis/config.openshift.io/v1/clusterversions/version",
+        TABLE,
+    )
+    .await;
     assert_eq!(
         headers(&cv),
         ["Name", "Version", "Available", "Progressing", "Since", "Status"]
     );
     assert_eq!(row(&cv, "version")[1], "4.16.3");
 
-    let mcp = get(&sim, "/apis/machineconfiguration.openshift.io/v1/machineconfigpools", TABLE).await;
+    let mcp = get(
+        &sim,
+        "/apis/machineconfiguration.openshift.io/v1/machineconfigpools",
+        TABLE,
+    )
+    .await;
     assert_eq!(headers(&mcp)[1..5], ["Config", "Updated", "Updating", "Degraded"]);
     assert!(row(&mcp, "master")[5].is_number(), "MachineCount is a number");
 
@@ -99,7 +124,9 @@ async fn tables_carry_the_openshift_printer_columns() {
     assert_eq!(headers(&nodes), ["Name", "Status", "Roles", "Age", "Version"]);
     let first = &nodes["rows"][0]["cells"];
     assert!(
-        ["Ready", "NotReady", "Unknown"].iter().any(|s| first[1].as_str().is_some_and(|c| c.starts_with(s))),
+        ["Ready", "NotReady", "Unknown"]
+            .iter()
+            .any(|s| first[1].as_str().is_some_and(|c| c.starts_with(s))),
         "{first}"
     );
 
@@ -170,13 +197,17 @@ fn kubectl_get_prints_the_openshift_columns_and_apply_needs_no_flags() {
     );
     assert!(header("CONFIG").is_some(), "mcp header missing:\n{}", get.1);
     assert!(
-        lines.iter().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]),
+        lines.iter().any(
+            |l| l.split_whitespace().collect::<Vec<_>>() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+        ),
         "nodes header missing:\n{}",
         get.1
     );
     assert!(
-        lines.iter().any(|l| l.starts_with("clusteroperator.config.openshift.io/machine-config ")
-            && l.split_whitespace().nth(1) == Some("4.16.3")),
+        lines.iter().any(
+            |l| l.starts_with("clusteroperator.config.openshift.io/machine-config ")
+                && l.split_whitespace().nth(1) == Some("4.16.3")
+        ),
         "{}",
         get.1
     );

@@ -178,7 +178,14 @@ async fn a_lone_event_is_published_at_once_and_a_burst_is_gathered() {
     }
     let last = rx.borrow().clone();
     assert_eq!(
-        last.nodes.iter().filter(|n| n.metadata.name.as_deref().is_some_and(|n| n.starts_with("burst-"))).count(),
+        last.nodes
+            .iter()
+            .filter(|n| n
+                .metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with("burst-")))
+            .count(),
         100
     );
     assert!((1..=3).contains(&states), "{states} states for one burst");
@@ -198,7 +205,10 @@ async fn event_to_state_latency_is_reported() {
         let t0 = Instant::now();
         sim.insert(node(&name)).expect("insert");
         let got: Result<Arc<ClusterState>, _> =
-            common::watch_until(&mut rx, Duration::from_secs(5), |s: &Arc<ClusterState>| has_node(s, &name)).await;
+            common::watch_until(&mut rx, Duration::from_secs(5), |s: &Arc<ClusterState>| {
+                has_node(s, &name)
+            })
+            .await;
         assert!(got.is_ok(), "{name} never reached the feed");
         samples.push(t0.elapsed());
     }
@@ -279,11 +289,19 @@ async fn an_outage_of_503s_reaches_the_feed_within_one_backoff_step_without_burs
     paths.dedup();
     assert!(paths.len() >= 5, "503s for {} kinds only", paths.len());
     for p in paths {
-        let times: Vec<_> = entries.iter().filter(|e| &e.0 == p && e.2 == 503).map(|e| e.1).collect();
+        let times: Vec<_> = entries
+            .iter()
+            .filter(|e| &e.0 == p && e.2 == 503)
+            .map(|e| e.1)
+            .collect();
         // 12 s of outage: the client's capped retries and the watch layer's exponential
         // backoff, never the 15 quick retries kube's client makes by itself.
         assert!(times.len() <= 18, "{p}: {} requests answered 503", times.len());
-        let min_gap = times.windows(2).map(|w| w[1] - w[0]).min().unwrap_or(chrono::Duration::seconds(1));
+        let min_gap = times
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .min()
+            .unwrap_or(chrono::Duration::seconds(1));
         assert!(
             min_gap >= chrono::Duration::milliseconds(200),
             "{p}: requests {min_gap:?} apart during the outage"

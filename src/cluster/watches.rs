@@ -39,6 +39,9 @@ use super::FeedError;
 /// Objects per LIST page.
 const PAGE: u32 = 500;
 
+/// A watch's event stream.
+pub(super) type Events<K> = BoxStream<'static, kube::Result<WatchEvent<K>>>;
+
 /// How a kind is read: full objects or metadata only.
 pub(super) trait Source: Send + Sync + 'static {
     /// The cached object type.
@@ -50,7 +53,7 @@ pub(super) trait Source: Send + Sync + 'static {
         &'a self,
         wp: &'a WatchParams,
         rv: &'a str,
-    ) -> BoxFuture<'a, kube::Result<BoxStream<'static, kube::Result<WatchEvent<Self::Obj>>>>>;
+    ) -> BoxFuture<'a, kube::Result<Events<Self::Obj>>>;
 }
 
 /// Full objects of `K`.
@@ -64,11 +67,7 @@ where
     fn list<'a>(&'a self, lp: &'a ListParams) -> BoxFuture<'a, kube::Result<ObjectList<K>>> {
         Box::pin(self.0.list(lp))
     }
-    fn watch<'a>(
-        &'a self,
-        wp: &'a WatchParams,
-        rv: &'a str,
-    ) -> BoxFuture<'a, kube::Result<BoxStream<'static, kube::Result<WatchEvent<K>>>>> {
+    fn watch<'a>(&'a self, wp: &'a WatchParams, rv: &'a str) -> BoxFuture<'a, kube::Result<Events<K>>> {
         Box::pin(async move { Ok(self.0.watch(wp, rv).await?.boxed()) })
     }
 }
@@ -89,7 +88,7 @@ where
         &'a self,
         wp: &'a WatchParams,
         rv: &'a str,
-    ) -> BoxFuture<'a, kube::Result<BoxStream<'static, kube::Result<WatchEvent<Self::Obj>>>>> {
+    ) -> BoxFuture<'a, kube::Result<Events<Self::Obj>>> {
         Box::pin(async move { Ok(self.0.watch_metadata(wp, rv).await?.boxed()) })
     }
 }
@@ -330,7 +329,7 @@ pub(super) async fn run<S: Source>(
 
 /// Applies a watch stream's events to `cache` until it ends.
 async fn follow<K>(
-    stream: &mut BoxStream<'static, kube::Result<WatchEvent<K>>>,
+    stream: &mut Events<K>,
     label: &'static str,
     rv: &mut String,
     cache: &Cache<K>,

@@ -32,6 +32,10 @@
 //!   gone_next: 2           # the next 2 watches get 410 Expired
 //!   gone_rate: 0.1         # then each watch with this probability
 //! conflict_next: 3         # the next 3 updates/patches get 409 Conflict
+//! timed:                   # scripted outages, seconds after the faults were set (see Timed)
+//!   - {from: 20, drop_watches: true}
+//!   - {from: 45, until: 70, error: 503}
+//!   - {from: 70, verb: watch, resource: nodes, gone_http_next: 1}
 //! ```
 
 use std::{
@@ -144,11 +148,7 @@ impl Timed {
         if let Some(r) = self.rate {
             check_rate("rate", r)?;
         }
-        if self.error.is_none()
-            && !self.drop_watches
-            && self.gone_next == 0
-            && self.gone_http_next == 0
-        {
+        if self.error.is_none() && !self.drop_watches && self.gone_next == 0 && self.gone_http_next == 0 {
             return Err("no effect: set error, drop_watches, gone_next or gone_http_next".into());
         }
         Ok(())
@@ -162,9 +162,10 @@ impl Timed {
     /// Whether a request with `verb` on `resource` (`plural.group`) matches.
     fn matches(&self, verb: &str, resource: &str) -> bool {
         let verb_ok = self.verb.as_deref().is_none_or(|v| v == "*" || v == verb);
-        let res_ok = self.resource.as_deref().is_none_or(|r| {
-            r == resource || resource.split_once('.').map_or(resource, |(p, _)| p) == r
-        });
+        let res_ok = self
+            .resource
+            .as_deref()
+            .is_none_or(|r| r == resource || resource.split_once('.').map_or(resource, |(p, _)| p) == r);
         verb_ok && res_ok
     }
 }
@@ -659,5 +660,39 @@ mod tests {
         assert!(!f.is_empty());
         assert!(Faults::default().is_empty());
         assert!(serde_norway::from_str::<Faults>("latency: 5\n").is_err());
+    }
+
+    #[test]
+    fn timed_faults_parse_check_and_match() {
+        let f: Faults = serde_norway::from_str(
+            "timed:\n  - {from: 20, drop_watches: true}\n  - {from: 45, until: 70, error: 503}\n               - {from: 70, verb: watch, resource: nodes, gone_http_next: 1}\n",
+        )
+        .expect("parses");
+        assert!(f.validate().is_ok());
+        assert!(!f.is_empty());
+        let outage = &f.timed[1];
+        assert!(!outage.active(44.9) && outage.active(45.0) && !outage.active(70.0));
+        assert!(outage.matches("list", "clusteroperators.config.openshift.io"));
+        let gone = &f.timed[2];
+        assert!(gone.matches("watch", "nodes") && !gone.matches("list", "nodes"));
+        assert!(!gone.matches("watch", "configmaps"));
+        let bad = |y: &str| {
+            serde_norway::from_str::<Faults>(y)
+                .expect("yaml")
+                .validate()
+                .expect_err(y)
+        };
+        assert_eq!(
+            bad("timed: [{from: 5}]\n"),
+            "timed[0]: no effect: set error, drop_watches, gone_next or gone_http_next"
+        );
+        assert_eq!(
+            bad("timed: [{from: 5, until: 2, error: 503}]\n"),
+            "timed[0]: until 2: must be after from (5)"
+        );
+        assert_eq!(
+            bad("timed: [{error: 418}]\n"),
+            "timed[0]: error 418: use 429, 500, 503 or 504"
+        );
     }
 }

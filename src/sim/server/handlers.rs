@@ -182,7 +182,10 @@ impl Simulator {
             let crds = store.find_plural("apiextensions.k8s.io", "customresourcedefinitions")?;
             store.get(&crds, "", name).cloned()
         });
-        Reply::Json(code, table::to_table(t, crd.as_ref(), &v, include.map(String::as_str)))
+        Reply::Json(
+            code,
+            table::to_table(t, crd.as_ref(), &v, include.map(String::as_str)),
+        )
     }
 
     fn get_one(&self, t: &TypeRef, ns: &str, name: &str, meta_only: bool) -> Result<Reply, ApiError> {
@@ -517,7 +520,10 @@ fn invalid_list_options(field: &str, reason: &str, message: &str) -> ApiError {
 /// for a resourceVersion the store has not reached (kube-apiserver waits ~3 s first).
 fn list_version(query: &BTreeMap<String, String>, current: u64) -> Result<Option<u64>, ApiError> {
     let rv = query.get("resourceVersion").map(String::as_str).unwrap_or("");
-    let m = query.get("resourceVersionMatch").map(String::as_str).unwrap_or("");
+    let m = query
+        .get("resourceVersionMatch")
+        .map(String::as_str)
+        .unwrap_or("");
     if !matches!(m, "" | "Exact" | "NotOlderThan") {
         return Err(invalid_list_options(
             "resourceVersionMatch",

@@ -92,8 +92,13 @@ fn document(types: &[&ResourceType]) -> Value {
             }),
         );
         let body = json!({"required": true, "content": {"application/json": {"schema": reference}}});
-        let ok = json!({"200": {"description": "OK", "content": {"application/json": {"schema": reference}}}});
-        let writes = [query_param("dryRun"), query_param("fieldManager"), query_param("fieldValidation")];
+        let ok =
+            json!({"200": {"description": "OK", "content": {"application/json": {"schema": reference}}}});
+        let writes = [
+            query_param("dryRun"),
+            query_param("fieldManager"),
+            query_param("fieldValidation"),
+        ];
         let op = |action: &str, with_body: bool, params: &[Value]| {
             let mut o = json!({
                 "operationId": format!("{action}{}", t.kind),

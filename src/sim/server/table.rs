@@ -106,7 +106,7 @@ fn eval<'a>(v: &'a Value, steps: &[Step]) -> Vec<&'a Value> {
                 a.iter()
                     .filter(|e| match e.get(k) {
                         Some(Value::String(s)) => s == want,
-                        Some(other) => other.to_string() == *want,
+                        Some(other) => *other.to_string() == **want,
                         None => false,
                     })
                     .collect()
@@ -170,7 +170,9 @@ fn age(v: Option<&Value>) -> Value {
     v.and_then(Value::as_str)
         .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
         .map_or(Value::Null, |t| {
-            json!(human_duration((chrono::Utc::now() - t.with_timezone(&chrono::Utc)).num_seconds()))
+            json!(human_duration(
+                (chrono::Utc::now() - t.with_timezone(&chrono::Utc)).num_seconds()
+            ))
         })
 }
 
@@ -192,14 +194,50 @@ fn openshift_columns(t: &ResourceType) -> Option<Vec<Column>> {
     let cond = |ty: &str, field: &str| format!(".status.conditions[?(@.type==\"{ty}\")].{field}");
     Some(match (t.group.as_str(), t.kind.as_str()) {
         ("config.openshift.io", "ClusterOperator") => vec![
-            col("Version", "string", ".status.versions[?(@.name==\"operator\")].version", 0, "The version the operator is at."),
-            col("Available", "string", &cond("Available", "status"), 0, "Whether the operator is running and stable."),
-            col("Progressing", "string", &cond("Progressing", "status"), 0, "Whether the operator is processing changes."),
-            col("Degraded", "string", &cond("Degraded", "status"), 0, "Whether the operator is degraded."),
-            col("Since", "date", &cond("Available", "lastTransitionTime"), 0, "The time the operator's Available status last changed."),
+            col(
+                "Version",
+                "string",
+                ".status.versions[?(@.name==\"operator\")].version",
+                0,
+                "The version the operator is at.",
+            ),
+            col(
+                "Available",
+                "string",
+                &cond("Available", "status"),
+                0,
+                "Whether the operator is running and stable.",
+            ),
+            col(
+                "Progressing",
+                "string",
+                &cond("Progressing", "status"),
+                0,
+                "Whether the operator is processing changes.",
+            ),
+            col(
+                "Degraded",
+                "string",
+                &cond("Degraded", "status"),
+                0,
+                "Whether the operator is degraded.",
+            ),
+            col(
+                "Since",
+                "date",
+                &cond("Available", "lastTransitionTime"),
+                0,
+                "The time the operator's Available status last changed.",
+            ),
         ],
         ("config.openshift.io", "ClusterVersion") => vec![
-            col("Version", "string", ".status.history[?(@.state==\"Completed\")].version", 0, ""),
+            col(
+                "Version",
+                "string",
+                ".status.history[?(@.state==\"Completed\")].version",
+                0,
+                "",
+            ),
             col("Available", "string", &cond("Available", "status"), 0, ""),
             col("Progressing", "string", &cond("Progressing", "status"), 0, ""),
             col("Since", "date", &cond("Progressing", "lastTransitionTime"), 0, ""),
@@ -210,15 +248,51 @@ fn openshift_columns(t: &ResourceType) -> Option<Vec<Column>> {
             col("Updated", "string", &cond("Updated", "status"), 0, ""),
             col("Updating", "string", &cond("Updating", "status"), 0, ""),
             col("Degraded", "string", &cond("Degraded", "status"), 0, ""),
-            col("MachineCount", "number", ".status.machineCount", 0, "Total number of machines in the machine config pool"),
-            col("ReadyMachineCount", "number", ".status.readyMachineCount", 0, "Total number of ready machines targeted by the pool"),
-            col("UpdatedMachineCount", "number", ".status.updatedMachineCount", 0, "Total number of machines targeted by the pool that have the CurrentMachineConfig as their config"),
-            col("DegradedMachineCount", "number", ".status.degradedMachineCount", 0, "Total number of machines marked degraded (or unreconcilable)"),
+            col(
+                "MachineCount",
+                "number",
+                ".status.machineCount",
+                0,
+                "Total number of machines in the machine config pool",
+            ),
+            col(
+                "ReadyMachineCount",
+                "number",
+                ".status.readyMachineCount",
+                0,
+                "Total number of ready machines targeted by the pool",
+            ),
+            col(
+                "UpdatedMachineCount",
+                "number",
+                ".status.updatedMachineCount",
+                0,
+                "Total number of machines targeted by the pool that have the CurrentMachineConfig as their config",
+            ),
+            col(
+                "DegradedMachineCount",
+                "number",
+                ".status.degradedMachineCount",
+                0,
+                "Total number of machines marked degraded (or unreconcilable)",
+            ),
             col("Age", "date", ".metadata.creationTimestamp", 0, ""),
         ],
         ("machineconfiguration.openshift.io", "MachineConfig") => vec![
-            col("GeneratedByController", "string", ".metadata.annotations.machineconfiguration\\.openshift\\.io/generated-by-controller-version", 0, "Version of the controller that generated the machineconfig. This will be empty if the machineconfig is not managed by a controller."),
-            col("IgnitionVersion", "string", ".spec.config.ignition.version", 0, "Version of the Ignition Config defined in the machineconfig."),
+            col(
+                "GeneratedByController",
+                "string",
+                ".metadata.annotations.machineconfiguration\\.openshift\\.io/generated-by-controller-version",
+                0,
+                "Version of the controller that generated the machineconfig. This will be empty if the machineconfig is not managed by a controller.",
+            ),
+            col(
+                "IgnitionVersion",
+                "string",
+                ".spec.config.ignition.version",
+                0,
+                "Version of the Ignition Config defined in the machineconfig.",
+            ),
             col("Age", "date", ".metadata.creationTimestamp", 0, ""),
         ],
         _ => return None,
@@ -279,7 +353,11 @@ fn node_roles(n: &Value) -> Value {
         .unwrap_or_default();
     roles.sort_unstable();
     roles.dedup();
-    json!(if roles.is_empty() { "<none>".to_owned() } else { roles.join(",") })
+    json!(if roles.is_empty() {
+        "<none>".to_owned()
+    } else {
+        roles.join(",")
+    })
 }
 
 fn node_address(n: &Value, kind: &str) -> Value {
@@ -305,8 +383,20 @@ fn node_columns() -> Vec<Column> {
         computed("Internal-IP", |n| node_address(n, "InternalIP"), 1),
         computed("External-IP", |n| node_address(n, "ExternalIP"), 1),
         col("OS-Image", "string", ".status.nodeInfo.osImage", 1, ""),
-        col("Kernel-Version", "string", ".status.nodeInfo.kernelVersion", 1, ""),
-        col("Container-Runtime", "string", ".status.nodeInfo.containerRuntimeVersion", 1, ""),
+        col(
+            "Kernel-Version",
+            "string",
+            ".status.nodeInfo.kernelVersion",
+            1,
+            "",
+        ),
+        col(
+            "Container-Runtime",
+            "string",
+            ".status.nodeInfo.containerRuntimeVersion",
+            1,
+            "",
+        ),
     ]
 }
 
@@ -342,7 +432,12 @@ fn cell(c: &Column, o: &Value) -> Value {
 /// The `Table` form of a `get` (one object) or `list` answer for kind `t` (`crd`: its
 /// CustomResourceDefinition, for a CRD-defined kind). `include` is the `includeObject` query
 /// parameter.
-pub(super) fn to_table(t: &ResourceType, crd: Option<&Value>, answer: &Value, include: Option<&str>) -> Value {
+pub(super) fn to_table(
+    t: &ResourceType,
+    crd: Option<&Value>,
+    answer: &Value,
+    include: Option<&str>,
+) -> Value {
     let cols = columns(t, crd);
     let mut defs = vec![json!({
         "name": "Name", "type": "string", "format": "name", "priority": 0,
@@ -391,7 +486,10 @@ mod tests {
             {"type": "Available", "status": "True"}, {"type": "Degraded", "status": "False"}],
             "versions": [{"name": "operator", "version": "4.16.3"}], "n": 3}});
         let p = |s: &str| parse_path(s).expect(s);
-        assert_eq!(eval(&o, &p(".status.conditions[?(@.type==\"Degraded\")].status")), [&json!("False")]);
+        assert_eq!(
+            eval(&o, &p(".status.conditions[?(@.type==\"Degraded\")].status")),
+            [&json!("False")]
+        );
         assert_eq!(eval(&o, &p(".status.versions[0].version")), [&json!("4.16.3")]);
         assert_eq!(eval(&o, &p(".status.conditions[*].type")).len(), 2);
         assert_eq!(eval(&o, &p(".status.n")), [&json!(3)]);

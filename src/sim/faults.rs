@@ -665,7 +665,7 @@ mod tests {
     #[test]
     fn timed_faults_parse_check_and_match() {
         let f: Faults = serde_norway::from_str(
-            "timed:\n  - {from: 20, drop_watches: true}\n  - {from: 45, until: 70, error: 503}\n               - {from: 70, verb: watch, resource: nodes, gone_http_next: 1}\n",
+            "timed:\n  - {from: 20, drop_watches: true}\n  - {from: 45, until: 70, error: 503}\n  - {from: 70, verb: watch, resource: nodes, gone_http_next: 1}\n",
         )
         .expect("parses");
         assert!(f.validate().is_ok());

@@ -178,12 +178,15 @@ async fn an_object_changed_behind_the_engine_is_reapplied_and_a_deleted_one_recr
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unsynced_cache_falls_back_to_gets() {
     let sim = Simulator::new();
+    // The simulator answers `/version` as kube-apiserver 1.36 does, so the caches first list
+    // by streaming (a watch with `sendInitialEvents`), then by LIST: both fail.
+    let failing = |verb: &str| ErrorRule {
+        verb: verb.into(),
+        code: 500,
+        rate: 1.0,
+    };
     sim.set_faults(Faults {
-        errors: vec![ErrorRule {
-            verb: "list".into(),
-            code: 500,
-            rate: 1.0,
-        }],
+        errors: vec![failing("list"), failing("watch")],
         ..Faults::default()
     })
     .expect("faults");
@@ -402,13 +405,23 @@ async fn a_new_process_starts_from_the_saved_verification_record() {
     assert_eq!(
         lists,
         [
-            "/api/v1/configmaps",
-            "/api/v1/namespaces",
-            "/api/v1/secrets",
             "/apis/config.openshift.io/v1/clusteroperators",
             "/apis/config.openshift.io/v1/clusterversions",
         ],
-        "one LIST per payload kind, the ClusterOperators' watch and the ClusterVersion's"
+        "one LIST for the ClusterOperators' watch and one for the ClusterVersion's"
+    );
+    // The payload kinds are listed by streaming (the simulator answers `/version` as
+    // kube-apiserver 1.36, which serves `sendInitialEvents`): one such watch per kind.
+    let mut streamed: Vec<&str> = audit
+        .iter()
+        .filter(|e| e.verb == "watch" && e.query.contains("sendInitialEvents=true"))
+        .map(|e| e.path.as_str())
+        .collect();
+    streamed.sort_unstable();
+    assert_eq!(
+        streamed,
+        ["/api/v1/configmaps", "/api/v1/namespaces", "/api/v1/secrets"],
+        "one streaming list per payload kind"
     );
     assert!(
         audit

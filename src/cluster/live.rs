@@ -2,9 +2,11 @@
 //! them), a one-shot [`fetch_state`] for the CLI, and [`watch_state`], which keeps a
 //! [`ClusterState`] current with kube-runtime watchers and reflectors.
 //!
-//! Watches reconnect with kube-runtime's default exponential backoff (with jitter and a cap) and
-//! never end on an error; errors are reported in [`FeedStatus::Live`] ("API unreachable since
-//! T") until the next successful event. `managedFields` are dropped before caching and
+//! Each kind's list/watch loop ([`super::watches`]) relists on an expired resourceVersion however
+//! it arrives, backs off with jitter per kind and never ends on an error; errors are reported in
+//! [`FeedStatus::Live`] ("API unreachable since T") until that kind lists or watches again.
+//! The client's own retries of 429/503/504 are capped ([`CLIENT_RETRIES`]) so failures reach
+//! the watch layer within one backoff step. `managedFields` are dropped before caching and
 //! MachineConfigs are watched as metadata only, so the cache holds only what the assessment
 //! reads.
 
@@ -15,23 +17,17 @@ use std::{
     time::Duration,
 };
 
-use futures::TryStreamExt;
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Node};
 use kube::{
     Api, Client, Resource, ResourceExt,
     api::ListParams,
     config::{KubeConfigOptions, Kubeconfig},
     core::PartialObjectMeta,
-    runtime::{
-        WatchStreamExt,
-        reflector::{self, Store},
-        watcher,
-    },
 };
 use serde::de::DeserializeOwned;
 use tokio::sync::{Notify, watch};
 
-use super::{ClusterState, FeedError, FeedStatus};
+use super::{ClusterState, FeedStatus, watches as watch_layer};
 use crate::openshift::{ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool};
 
 /// Namespace and name of the machine-config-operator Deployment.
@@ -117,12 +113,33 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
     if let Ok(ua) = http::HeaderValue::from_str(&crate::user_agent()) {
         config.headers.push((http::header::USER_AGENT, ua));
     }
-    let client = Client::try_from(config).map_err(|e| anyhow::anyhow!("client: {}", one_line(&e)))?;
+    // kube's own retry of 429/503/504 (15 tries from 5 ms) would hide an outage from the
+    // watch layer and hammer the server: replaced by a short, capped one.
+    config.default_retry = false;
+    let client = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| anyhow::anyhow!("client: {}", one_line(&e)))?
+        .with_layer(&tower::buffer::BufferLayer::new(1024))
+        .with_layer(&tower::retry::RetryLayer::new(client_retry()))
+        .build();
     Ok(Connection {
         client,
         context: context_name,
         server,
     })
+}
+
+/// Retries of a request answered 429, 503 or 504 made by the client itself (after
+/// [`CLIENT_RETRY_MIN`], doubling, honouring `Retry-After` up to [`CLIENT_RETRY_MAX`]); beyond
+/// them the caller sees the error (the watch layer then backs off per kind).
+pub const CLIENT_RETRIES: u32 = 2;
+/// First delay of the client's own retry.
+pub const CLIENT_RETRY_MIN: Duration = Duration::from_millis(250);
+/// Longest delay of the client's own retry.
+pub const CLIENT_RETRY_MAX: Duration = Duration::from_secs(2);
+
+fn client_retry() -> kube::client::retry::RetryPolicy {
+    kube::client::retry::RetryPolicy::new(CLIENT_RETRY_MIN, CLIENT_RETRY_MAX, CLIENT_RETRIES, true)
+        .unwrap_or_default()
 }
 
 /// `~/.kube/config`, if a home directory is known.
@@ -159,7 +176,7 @@ fn checked_context(kc: &Kubeconfig, context: Option<&str>) -> Result<String, Str
 }
 
 /// Flattens an error chain into one line.
-fn one_line(e: &dyn std::error::Error) -> String {
+pub(super) fn one_line(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(inner) = src {
@@ -245,184 +262,84 @@ pub async fn fetch_state(client: &Client, context: &str) -> anyhow::Result<Clust
     Ok(state)
 }
 
-/// kube-runtime's default backoff (exponential from 0.8 s to 30 s, with jitter) made to
-/// survive the `Init` event a watcher emits before each relist attempt: kube's
-/// `StreamBackoff` resets its backoff on any successful item, and that `Init` would otherwise
-/// reset it before every retry, making a dead API server cost one request per second per watch
-/// forever (as administrators reported). Here a reset counts only once no error has been seen for
-/// [`SteadyBackoff::QUIET`].
-#[derive(Default)]
-struct SteadyBackoff {
-    inner: watcher::DefaultBackoff,
-    last_error: Option<std::time::Instant>,
-}
-
-impl SteadyBackoff {
-    /// How long without errors before the backoff starts again from its shortest delay.
-    const QUIET: Duration = Duration::from_secs(10);
-}
-
-impl Iterator for SteadyBackoff {
-    type Item = Duration;
-    fn next(&mut self) -> Option<Duration> {
-        self.last_error = Some(std::time::Instant::now());
-        self.inner.next()
-    }
-}
-
-impl kube::runtime::utils::Backoff for SteadyBackoff {
-    fn reset(&mut self) {
-        if self.last_error.is_none_or(|t| t.elapsed() >= Self::QUIET) {
-            self.last_error = None;
-            self.inner.reset();
-        }
-    }
-}
-
-/// Watch parameters: server-side timeout, bookmarks on (kube-runtime default).
-fn watch_config() -> watcher::Config {
-    watcher::Config::default().timeout(WATCH_TIMEOUT_SECS)
-}
-
-/// Shared health of the watches: per-kind readiness and the current error.
-#[derive(Default)]
-struct Health {
-    /// Kinds whose initial list has completed.
-    synced: std::collections::BTreeSet<&'static str>,
-    /// Per kind, the current error when the last event of its watch was an error.
-    errors: std::collections::BTreeMap<&'static str, FeedError>,
-}
-
-impl Health {
-    /// The error to show: the first failing kind's message, since the earliest failure.
-    fn error(&self) -> Option<FeedError> {
-        let first = self.errors.values().next()?;
-        let since = self.errors.values().map(|e| e.since).min().unwrap_or(first.since);
-        let more = self.errors.len() - 1;
-        let message = if more == 0 {
-            first.message.clone()
-        } else {
-            format!("{} (and {more} more watches failing)", first.message)
-        };
-        Some(FeedError { message, since })
-    }
-}
-
 /// Number of kinds watched.
 const KINDS: usize = 6;
 
-/// Runs one reflector for `K` until the process ends: events feed `writer`, every event wakes
-/// `notify`, errors are recorded in `health` (and retried with backoff, never ending the watch).
-fn spawn_reflector<K>(
-    api: Api<K>,
-    config: watcher::Config,
+/// After a state is published, further changes within this window are gathered into the next
+/// state: a lone event is published at once, a burst (a relist, a rollout) costs at most one
+/// state per window.
+pub const COALESCE: Duration = Duration::from_millis(50);
+
+/// Drops `managedFields` (never read, often most of an object's size).
+fn trim<K: Resource>(o: &mut K) {
+    o.managed_fields_mut().clear();
+}
+
+/// Spawns the list/watch loop of one kind and returns its cache.
+fn spawn_kind<S: watch_layer::Source>(
+    src: S,
     label: &'static str,
-    notify: Arc<Notify>,
-    health: Arc<Mutex<Health>>,
-) -> Store<K>
-where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-    K::DynamicType: Eq + std::hash::Hash + Clone + Default,
-{
-    let (store, writer) = reflector::store();
-    let stream = watcher(api, config)
-        .backoff(SteadyBackoff::default())
-        .modify(|o: &mut K| o.managed_fields_mut().clear())
-        .reflect(writer);
-    tokio::spawn(drive(stream, label, notify, health));
-    store
+    fields: Option<String>,
+    shared: &watch_layer::Shared,
+) -> Arc<watch_layer::Cache<S::Obj>> {
+    let cache = Arc::new(watch_layer::Cache::default());
+    tokio::spawn(watch_layer::run(
+        src,
+        label,
+        fields,
+        WATCH_TIMEOUT_SECS,
+        cache.clone(),
+        shared.clone(),
+        trim::<S::Obj>,
+    ));
+    cache
 }
 
-async fn drive<S, K>(stream: S, label: &'static str, notify: Arc<Notify>, health: Arc<Mutex<Health>>)
-where
-    S: futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send,
-{
-    let mut stream = std::pin::pin!(stream);
-    loop {
-        match stream.try_next().await {
-            Ok(Some(event)) => {
-                if let Ok(mut h) = health.lock() {
-                    match event {
-                        // `Init` only announces a (re)list attempt: it proves nothing about
-                        // the API being reachable, so the error (and its start) stays.
-                        watcher::Event::Init => {}
-                        watcher::Event::InitDone => {
-                            h.synced.insert(label);
-                            h.errors.remove(label);
-                        }
-                        _ => {
-                            h.errors.remove(label);
-                        }
-                    }
-                }
-                notify.notify_one();
-            }
-            Ok(None) => {
-                tracing::warn!(kind = label, "watch stream ended");
-                return;
-            }
-            Err(e) => {
-                let message = format!("watch {label}: {}", one_line(&e));
-                tracing::warn!("{message}");
-                if let Ok(mut h) = health.lock() {
-                    let since = h.errors.get(label).map_or_else(chrono::Utc::now, |old| old.since);
-                    h.errors.insert(label, FeedError { message, since });
-                }
-                notify.notify_one();
-            }
-        }
-    }
-}
-
-/// Starts watchers for ClusterVersion, ClusterOperators, MachineConfigPools, MachineConfigs
-/// (metadata), Nodes and the machine-config-operator Deployment, and returns a feed of
-/// [`ClusterState`]s. Bursts of events are coalesced: at most one new state per 200 ms.
-/// Must be called inside a tokio runtime; the watchers live as long as the runtime.
+/// Starts watches of ClusterVersion, ClusterOperators, MachineConfigPools, MachineConfigs
+/// (metadata), Nodes and the machine-config-operator Deployment (see [`super::watches`] for
+/// relists, backoff and health), and returns a feed of [`ClusterState`]s. A change is
+/// published at once; changes during the following [`COALESCE`] window are gathered into one
+/// state. Must be called inside a tokio runtime; the watches live as long as the runtime.
 pub fn watch_state(client: Client, context: String) -> watch::Receiver<Arc<ClusterState>> {
-    let notify = Arc::new(Notify::new());
-    let health = Arc::new(Mutex::new(Health::default()));
-    let (n, h) = (&notify, &health);
-    let cv = spawn_reflector::<ClusterVersion>(
-        Api::all(client.clone()),
-        watch_config().fields("metadata.name=version"),
+    let shared = watch_layer::Shared {
+        notify: Arc::new(Notify::new()),
+        health: Arc::new(Mutex::new(watch_layer::Health::default())),
+    };
+    let cv = spawn_kind(
+        watch_layer::Full(Api::<ClusterVersion>::all(client.clone())),
         "clusterversions",
-        n.clone(),
-        h.clone(),
+        Some("metadata.name=version".into()),
+        &shared,
     );
-    let co = spawn_reflector::<ClusterOperator>(
-        Api::all(client.clone()),
-        watch_config(),
+    let co = spawn_kind(
+        watch_layer::Full(Api::<ClusterOperator>::all(client.clone())),
         "clusteroperators",
-        n.clone(),
-        h.clone(),
+        None,
+        &shared,
     );
-    let mcp = spawn_reflector::<MachineConfigPool>(
-        Api::all(client.clone()),
-        watch_config(),
+    let mcp = spawn_kind(
+        watch_layer::Full(Api::<MachineConfigPool>::all(client.clone())),
         "machineconfigpools",
-        n.clone(),
-        h.clone(),
+        None,
+        &shared,
     );
-    let mc = spawn_reflector::<PartialObjectMeta<MachineConfig>>(
-        Api::all(client.clone()),
-        watch_config(),
+    let mc = spawn_kind(
+        watch_layer::Meta(Api::<MachineConfig>::all(client.clone())),
         "machineconfigs",
-        n.clone(),
-        h.clone(),
+        None,
+        &shared,
     );
-    let nodes = spawn_reflector::<Node>(
-        Api::all(client.clone()),
-        watch_config(),
+    let nodes = spawn_kind(
+        watch_layer::Full(Api::<Node>::all(client.clone())),
         "nodes",
-        n.clone(),
-        h.clone(),
+        None,
+        &shared,
     );
-    let mco = spawn_reflector::<Deployment>(
-        Api::namespaced(client, MCO_NAMESPACE),
-        watch_config().fields(&format!("metadata.name={MCO_NAME}")),
+    let mco = spawn_kind(
+        watch_layer::Full(Api::<Deployment>::namespaced(client, MCO_NAMESPACE)),
         "deployments",
-        n.clone(),
-        h.clone(),
+        Some(format!("metadata.name={MCO_NAME}")),
+        &shared,
     );
     let source = format!("context {context}");
     let initial = ClusterState {
@@ -436,33 +353,34 @@ pub fn watch_state(client: Client, context: String) -> watch::Receiver<Arc<Clust
     let (tx, rx) = watch::channel(Arc::new(initial));
     tokio::spawn(async move {
         loop {
-            notify.notified().await;
-            // Coalesce a burst of events (a relist brings hundreds) into one state.
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let (synced, error) = match health.lock() {
-                Ok(h) => (h.synced.len() >= KINDS, h.error()),
+            shared.notify.notified().await;
+            let (synced, error) = match shared.health.lock() {
+                Ok(h) => (h.synced(KINDS), h.error()),
                 Err(_) => (false, None),
             };
             let mut state = ClusterState {
                 source: source.clone(),
-                cluster_version: cv.state().first().map(|o| (**o).clone()),
-                cluster_operators: co.state().iter().map(|o| (**o).clone()).collect(),
-                machine_config_pools: mcp.state().iter().map(|o| (**o).clone()).collect(),
+                cluster_version: cv.objects().first().map(|o| (**o).clone()),
+                cluster_operators: co.objects().iter().map(|o| (**o).clone()).collect(),
+                machine_config_pools: mcp.objects().iter().map(|o| (**o).clone()).collect(),
                 machine_configs: mc
-                    .state()
+                    .objects()
                     .iter()
                     .map(|o| MachineConfig {
                         metadata: o.metadata.clone(),
                     })
                     .collect(),
-                nodes: nodes.state().iter().map(|o| (**o).clone()).collect(),
-                mco_deployment: mco.state().first().map(|o| (**o).clone()),
+                nodes: nodes.objects().iter().map(|o| (**o).clone()).collect(),
+                mco_deployment: mco.objects().first().map(|o| (**o).clone()),
                 feed: FeedStatus::Live { synced, error },
             };
             state.sort_all_by_name();
             if tx.send(Arc::new(state)).is_err() {
                 return;
             }
+            // Gather what arrives in the next window into one state (a notification
+            // during the sleep is kept by `Notify` and wakes the loop at once after it).
+            tokio::time::sleep(COALESCE).await;
         }
     });
     rx

@@ -6,6 +6,7 @@ pub mod demo_snapshot;
 pub mod live;
 pub mod snapshot;
 pub mod update_request;
+mod watches;
 
 use std::sync::Arc;
 

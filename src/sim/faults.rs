@@ -32,6 +32,10 @@
 //!   gone_next: 2           # the next 2 watches get 410 Expired
 //!   gone_rate: 0.1         # then each watch with this probability
 //! conflict_next: 3         # the next 3 updates/patches get 409 Conflict
+//! timed:                   # scripted outages, seconds after the faults were set (see Timed)
+//!   - {from: 20, drop_watches: true}
+//!   - {from: 45, until: 70, error: 503}
+//!   - {from: 70, verb: watch, resource: nodes, gone_http_next: 1}
 //! ```
 
 use std::{
@@ -81,6 +85,89 @@ pub struct Faults {
     pub watch: WatchFaults,
     /// The next N updates and patches (status included) get `409 Conflict`.
     pub conflict_next: u32,
+    /// Scripted outages: faults in force between two moments, optionally for one resource
+    /// or verb (see [`Timed`]).
+    pub timed: Vec<Timed>,
+}
+
+/// A fault in force from `from` to `until` seconds after the faults were set (for `cvo sim
+/// serve`: after the server is ready), for the requests matching `verb` and `resource`.
+/// Each field below `resource` is one effect; several may be combined.
+///
+/// ```yaml
+/// timed:
+///   - {from: 20, drop_watches: true}                   # every open watch ends at t=20
+///   - {from: 45, until: 70, error: 503}                # all requests answer 503 in 45..70
+///   - {from: 70, verb: watch, resource: nodes, gone_http_next: 1}  # then one HTTP 410
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Timed {
+    /// Start, seconds (default 0).
+    pub from: f64,
+    /// End, seconds (default: never).
+    pub until: Option<f64>,
+    /// A verb of [`VERBS`], or `*` (default).
+    pub verb: Option<String>,
+    /// A resource: its plural (`nodes`) or `plural.group` (`clusteroperators.config.openshift.io`);
+    /// default all.
+    pub resource: Option<String>,
+    /// Answer with this code (one of [`CODES`]) ...
+    pub error: Option<u16>,
+    /// ... with this probability (default 1).
+    pub rate: Option<f64>,
+    /// Close every matching watch open at `from` (and any opened before `until`, at once).
+    pub drop_watches: bool,
+    /// The next N matching watches (from `from`) get a `410 Expired` ERROR event.
+    pub gone_next: u32,
+    /// The next N matching watches (from `from`) get an HTTP `410 Expired` answer.
+    pub gone_http_next: u32,
+}
+
+impl Timed {
+    fn validate(&self) -> Result<(), String> {
+        if !(self.from.is_finite() && self.from >= 0.0) {
+            return Err(format!("from {}: must be a number of seconds >= 0", self.from));
+        }
+        if let Some(u) = self.until
+            && !(u.is_finite() && u > self.from)
+        {
+            return Err(format!("until {u}: must be after from ({})", self.from));
+        }
+        if let Some(v) = &self.verb
+            && v != "*"
+            && !VERBS.contains(&v.as_str())
+        {
+            return Err(format!("verb {v:?}: use one of {} or *", VERBS.join(", ")));
+        }
+        if let Some(c) = self.error
+            && !CODES.contains(&c)
+        {
+            return Err(format!("error {c}: use 429, 500, 503 or 504"));
+        }
+        if let Some(r) = self.rate {
+            check_rate("rate", r)?;
+        }
+        if self.error.is_none() && !self.drop_watches && self.gone_next == 0 && self.gone_http_next == 0 {
+            return Err("no effect: set error, drop_watches, gone_next or gone_http_next".into());
+        }
+        Ok(())
+    }
+
+    /// Whether the fault is in force `t` seconds after the start.
+    fn active(&self, t: f64) -> bool {
+        t >= self.from && self.until.is_none_or(|u| t < u)
+    }
+
+    /// Whether a request with `verb` on `resource` (`plural.group`) matches.
+    fn matches(&self, verb: &str, resource: &str) -> bool {
+        let verb_ok = self.verb.as_deref().is_none_or(|v| v == "*" || v == verb);
+        let res_ok = self
+            .resource
+            .as_deref()
+            .is_none_or(|r| r == resource || resource.split_once('.').map_or(resource, |(p, _)| p) == r);
+        verb_ok && res_ok
+    }
 }
 
 impl Default for Faults {
@@ -94,6 +181,7 @@ impl Default for Faults {
             timeout_ms: 3000,
             watch: WatchFaults::default(),
             conflict_next: 0,
+            timed: Vec::new(),
         }
     }
 }
@@ -188,6 +276,9 @@ impl Faults {
         {
             return Err(format!("watch.drop_after_secs {s}: must be a positive number"));
         }
+        for (i, t) in self.timed.iter().enumerate() {
+            t.validate().map_err(|e| format!("timed[{i}]: {e}"))?;
+        }
         Ok(())
     }
 
@@ -201,6 +292,7 @@ impl Faults {
             && self.watch.gone_next == 0
             && self.watch.gone_rate == 0.0
             && self.conflict_next == 0
+            && self.timed.is_empty()
     }
 }
 
@@ -210,6 +302,10 @@ struct FaultState {
     rng: StdRng,
     gone_left: u32,
     conflict_left: u32,
+    /// When the faults were set: `t = 0` of the timed faults.
+    start: tokio::time::Instant,
+    /// Per timed fault, what is left of its `gone_next` and `gone_http_next`.
+    timed_left: Vec<(u32, u32)>,
 }
 
 /// Where new audit entries go.
@@ -231,6 +327,7 @@ enum Injected {
     Error(u16),
     Conflict,
     Gone,
+    GoneHttp,
 }
 
 impl Hooks {
@@ -246,6 +343,12 @@ impl Hooks {
             None
         } else {
             Some(FaultState {
+                start: tokio::time::Instant::now(),
+                timed_left: faults
+                    .timed
+                    .iter()
+                    .map(|t| (t.gone_next, t.gone_http_next))
+                    .collect(),
                 rng: StdRng::seed_from_u64(faults.seed),
                 gone_left: faults.watch.gone_next,
                 conflict_left: faults.conflict_next,
@@ -295,7 +398,27 @@ impl Hooks {
             };
             let delay = Duration::from_millis(f.latency_ms + jitter);
             let mut injected = None;
-            if matches!(verb, "update" | "patch") && st.conflict_left > 0 {
+            let (resource, _) = resource_and_name(parts.uri.path());
+            let t = st.start.elapsed().as_secs_f64();
+            for (i, tf) in f.timed.iter().enumerate() {
+                if injected.is_some() || !tf.active(t) || !tf.matches(verb, &resource) {
+                    continue;
+                }
+                let left = &mut st.timed_left[i];
+                if verb == "watch" && left.1 > 0 {
+                    left.1 -= 1;
+                    injected = Some(Injected::GoneHttp);
+                } else if verb == "watch" && left.0 > 0 {
+                    left.0 -= 1;
+                    injected = Some(Injected::Gone);
+                } else if let Some(code) = tf.error
+                    && st.rng.gen_bool(tf.rate.unwrap_or(1.0))
+                {
+                    injected = Some(Injected::Error(code));
+                }
+            }
+            if injected.is_some() {
+            } else if matches!(verb, "update" | "patch") && st.conflict_left > 0 {
                 st.conflict_left -= 1;
                 injected = Some(Injected::Conflict);
             } else if verb == "watch" && st.gone_left > 0 {
@@ -369,14 +492,15 @@ impl Hooks {
                     "conflict".to_owned(),
                 )
             }
+            Injected::GoneHttp => {
+                let msg = too_old(parts, resource_version());
+                (
+                    json_response(410, &status(410, "Expired", &msg, json!({}))),
+                    "gone (HTTP 410)".to_owned(),
+                )
+            }
             Injected::Gone => {
-                let query = parts.uri.query().unwrap_or_default();
-                let from = query
-                    .split('&')
-                    .find_map(|p| p.strip_prefix("resourceVersion="))
-                    .unwrap_or("0")
-                    .to_owned();
-                let msg = format!("too old resource version: {from} ({})", resource_version());
+                let msg = too_old(parts, resource_version());
                 let event = json!({"type": "ERROR", "object": status(410, "Expired", &msg, json!({}))});
                 let mut line = serde_json::to_vec(&event).unwrap_or_default();
                 line.push(b'\n');
@@ -394,17 +518,38 @@ impl Hooks {
     /// fault's name.
     pub(super) fn after(
         &self,
+        parts: &http::request::Parts,
         verb: &'static str,
         response: Response<ResponseBody>,
     ) -> (Response<ResponseBody>, Option<String>) {
         if verb != "watch" || response.status() != http::StatusCode::OK {
             return (response, None);
         }
-        let w = match lock(&self.state).as_ref() {
-            Some(st) => st.faults.watch.clone(),
+        let (w, drop_in) = match lock(&self.state).as_ref() {
+            Some(st) => {
+                let (resource, _) = resource_and_name(parts.uri.path());
+                let t = st.start.elapsed().as_secs_f64();
+                // The earliest scripted drop still to come (or in force now) for this watch.
+                let drop_in = st
+                    .faults
+                    .timed
+                    .iter()
+                    .filter(|tf| tf.drop_watches && tf.matches(verb, &resource))
+                    .filter_map(|tf| {
+                        if t < tf.from {
+                            Some(tf.from - t)
+                        } else if tf.until.is_some() && tf.active(t) {
+                            Some(0.0)
+                        } else {
+                            None
+                        }
+                    })
+                    .reduce(f64::min);
+                (st.faults.watch.clone(), drop_in)
+            }
             None => return (response, None),
         };
-        if w.drop_after_events.is_none() && w.drop_after_secs.is_none() {
+        if w.drop_after_events.is_none() && w.drop_after_secs.is_none() && drop_in.is_none() {
             return (response, None);
         }
         let (head, body) = response.into_parts();
@@ -419,12 +564,26 @@ impl Hooks {
             frames = Box::pin(frames.take_until(tokio::time::sleep(Duration::from_secs_f64(s))));
             name.push(format!("{s} s"));
         }
+        if let Some(s) = drop_in {
+            frames = Box::pin(frames.take_until(tokio::time::sleep(Duration::from_secs_f64(s))));
+            name.push(format!("{s:.1} s (scripted)"));
+        }
         let fault = format!("watch drop after {}", name.join(" or "));
         (
             Response::from_parts(head, StreamBody::new(frames).boxed_unsync()),
             Some(fault),
         )
     }
+}
+
+/// kube-apiserver's message for an expired resourceVersion.
+fn too_old(parts: &http::request::Parts, current: u64) -> String {
+    let query = parts.uri.query().unwrap_or_default();
+    let from = query
+        .split('&')
+        .find_map(|p| p.strip_prefix("resourceVersion="))
+        .unwrap_or("0");
+    format!("too old resource version: {from} ({current})")
 }
 
 /// A kube-apiserver `Status` failure body.
@@ -501,5 +660,39 @@ mod tests {
         assert!(!f.is_empty());
         assert!(Faults::default().is_empty());
         assert!(serde_norway::from_str::<Faults>("latency: 5\n").is_err());
+    }
+
+    #[test]
+    fn timed_faults_parse_check_and_match() {
+        let f: Faults = serde_norway::from_str(
+            "timed:\n  - {from: 20, drop_watches: true}\n  - {from: 45, until: 70, error: 503}\n  - {from: 70, verb: watch, resource: nodes, gone_http_next: 1}\n",
+        )
+        .expect("parses");
+        assert!(f.validate().is_ok());
+        assert!(!f.is_empty());
+        let outage = &f.timed[1];
+        assert!(!outage.active(44.9) && outage.active(45.0) && !outage.active(70.0));
+        assert!(outage.matches("list", "clusteroperators.config.openshift.io"));
+        let gone = &f.timed[2];
+        assert!(gone.matches("watch", "nodes") && !gone.matches("list", "nodes"));
+        assert!(!gone.matches("watch", "configmaps"));
+        let bad = |y: &str| {
+            serde_norway::from_str::<Faults>(y)
+                .expect("yaml")
+                .validate()
+                .expect_err(y)
+        };
+        assert_eq!(
+            bad("timed: [{from: 5}]\n"),
+            "timed[0]: no effect: set error, drop_watches, gone_next or gone_http_next"
+        );
+        assert_eq!(
+            bad("timed: [{from: 5, until: 2, error: 503}]\n"),
+            "timed[0]: until 2: must be after from (5)"
+        );
+        assert_eq!(
+            bad("timed: [{error: 418}]\n"),
+            "timed[0]: error 418: use 429, 500, 503 or 504"
+        );
     }
 }

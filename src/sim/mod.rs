@@ -1,7 +1,8 @@
 //! An in-memory Kubernetes API for the demo and tests: an object store with kube-apiserver
 //! semantics ([`store`]) behind a `tower::Service` that a `kube::Client` talks to
 //! ([`server::Simulator`]), with a request audit log. The reconcile engine never imports it.
-//! [`faults`] injects latency, errors, dropped watches, `410 Gone` and `409 Conflict`
+//! [`faults`] injects latency, errors, dropped watches, `410 Gone` (in the stream or as the
+//! HTTP answer) and `409 Conflict`, also timed and per resource or verb
 //! ([`Simulator::set_faults`]); [`serve`] is `cvo sim serve`, the simulator over HTTPS with a
 //! kubeconfig, an audit log file and scripted scenarios. [`demo_cluster`] seeds the live demo's
 //! cluster (4.16.3, everything of `assets/demo-cluster/`, embedded) and [`operators`] plays the
@@ -14,7 +15,11 @@
 //!   `machineconfiguration.openshift.io` kinds ([`store::builtin_types`]); creating a
 //!   CustomResourceDefinition serves its kind (scope, versions, status subresource) and marks
 //!   it `Established`; deleting it removes its objects and kind;
-//! - discovery, get, list (label/field selectors, `limit`/`continue`), watch (from a
+//! - `/version`, OpenAPI v3 per group-version with the write parameters kubectl checks for
+//!   server-side field validation, and `Table` answers (`kubectl get`) with each kind's
+//!   printer columns (a CRD's `additionalPrinterColumns`, the OpenShift kinds', Nodes');
+//! - discovery, get, list (label/field selectors, `limit`/`continue`, `resourceVersionMatch`
+//!   `Exact` served from the event log and `NotOlderThan`), watch (from a
 //!   resourceVersion, `410 Expired`, `timeoutSeconds`, the `initial-events-end` bookmark and
 //!   one every [`server::DEFAULT_BOOKMARK_INTERVAL`]), create (`generateName`, `409 AlreadyExists`),
 //!   update (`409 Conflict`), delete (finalizers, `deletionTimestamp`), deletecollection,
@@ -44,7 +49,10 @@
 //! removed without waiting on their finalizers; built-in kinds are not validated beyond names
 //! and kinds; list semantics for server-side apply come from the merge-key table, not OpenAPI;
 //! a watch from a version the event log no longer holds is `410 Expired` (a real server keeps
-//! versions until etcd is compacted, every 5 minutes).
+//! versions until etcd is compacted, every 5 minutes); the log holds a bounded window of
+//! events ([`Simulator::set_event_capacity`]); OpenAPI documents carry no per-field schemas
+//! and `fieldValidation` is accepted but not enforced; request bodies must be JSON (no
+//! protobuf, so `kubectl create namespace` and other generators fail).
 //!
 //! ```no_run
 //! # async fn demo(state: &cvo::cluster::ClusterState) -> anyhow::Result<()> {

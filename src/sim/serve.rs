@@ -121,7 +121,14 @@ pub struct ServeArgs {
     /// Seed of the fault RNG (default 0).
     #[arg(long, value_name = "N")]
     pub fault_seed: Option<u64>,
+    /// Watch events kept for watches to resume from; a watch from an older version gets
+    /// 410 Expired and relists (as after an etcd compaction).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_EVENT_WINDOW)]
+    pub event_window: usize,
 }
+
+/// Default of `--event-window`.
+pub const DEFAULT_EVENT_WINDOW: usize = 1000;
 
 impl ServeArgs {
     /// `f` with the fault flags given on the command line applied over it.
@@ -494,6 +501,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     } else {
         Simulator::from_snapshot(&from)?
     };
+    // Requests go to the --audit-log file only: no in-memory log growing per request.
+    sim.keep_audit(false);
+    sim.set_event_capacity(args.event_window);
     let faults = args.apply_faults(scenario.faults.clone());
     sim.set_faults(faults)
         .map_err(|e| anyhow::anyhow!("faults: {e}"))?;

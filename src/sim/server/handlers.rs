@@ -11,9 +11,28 @@ use super::body::{check_type, require_resource_version};
 use super::reply::{Reply, partial};
 use super::route::{Route, decode_continue, encode_continue, not_found_path, object_key, parse_query, route};
 use super::selectors::Selectors;
+use super::{openapi, table};
 use crate::sim::patch::{self, Part, PatchType};
 use crate::sim::response::{ResponseBody, json_response};
-use crate::sim::store::{ApiError, NamespaceState, Store, TypeRef, WriteMode};
+use crate::sim::store::{ApiError, EventType, NamespaceState, Store, TypeRef, WriteMode};
+
+/// Kubernetes version the simulator answers `/version` with: the kube-apiserver release its
+/// behaviour is checked against (`tests/api_conformance.rs`).
+pub const KUBE_VERSION: (u32, u32, u32) = (1, 36, 2);
+
+/// The `/version` answer (`k8s.io/apimachinery/pkg/version.Info`).
+fn version_info() -> Value {
+    let (major, minor, patch) = KUBE_VERSION;
+    json!({
+        "major": major.to_string(), "minor": minor.to_string(),
+        "emulationMajor": major.to_string(), "emulationMinor": minor.to_string(),
+        "minCompatibilityMajor": major.to_string(), "minCompatibilityMinor": (minor - 1).to_string(),
+        "gitVersion": format!("v{major}.{minor}.{patch}+cvo-sim"),
+        "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
+        "buildDate": "1970-01-01T00:00:00Z", "goVersion": "none", "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, if std::env::consts::ARCH == "x86_64" { "amd64" } else { std::env::consts::ARCH }),
+    })
+}
 
 impl Simulator {
     /// Serves one request (the body already read); returns the verb and the response.
@@ -41,6 +60,24 @@ impl Simulator {
     fn dispatch(&self, parts: &http::request::Parts, body: &[u8]) -> (&'static str, Result<Reply, ApiError>) {
         let path = parts.uri.path();
         let query = parse_query(parts.uri.query().unwrap_or_default());
+        if path.trim_end_matches('/') == "/version" {
+            return (
+                "discovery",
+                if parts.method == Method::GET {
+                    Ok(Reply::Json(200, version_info()))
+                } else {
+                    Err(method_not_allowed(&parts.method))
+                },
+            );
+        }
+        if path.starts_with("/openapi/v3") && parts.method == Method::GET {
+            return (
+                "discovery",
+                openapi::answer(path, &self.lock())
+                    .map(|v| Reply::Json(200, v))
+                    .ok_or_else(not_found_path),
+            );
+        }
         let route = match route(path, &self.lock()) {
             Ok(r) => r,
             Err(e) => return ("unknown", Err(e)),
@@ -74,10 +111,20 @@ impl Simulator {
         let dry_run = query.get("dryRun").is_some_and(|d| d == "All");
         let manager = field_manager(parts, &query);
         match (m, name) {
+            (&Method::GET, Some(name)) if table::wants_table(parts) => (
+                "get",
+                self.get_one(&t, &ns_str, &name, false)
+                    .map(|r| self.tabled(&t, r, query.get("includeObject"))),
+            ),
             (&Method::GET, Some(name)) => ("get", self.get_one(&t, &ns_str, &name, meta_only)),
             (&Method::GET, None) if query.get("watch").is_some_and(|w| w == "true" || w == "1") => {
                 ("watch", self.watch(&t, ns, &query, meta_only))
             }
+            (&Method::GET, None) if table::wants_table(parts) => (
+                "list",
+                self.list(&t, ns.as_deref(), &query, false)
+                    .map(|r| self.tabled(&t, r, query.get("includeObject"))),
+            ),
             (&Method::GET, None) => ("list", self.list(&t, ns.as_deref(), &query, meta_only)),
             (&Method::POST, None) if !status => {
                 ("create", self.create(&t, ns.as_deref(), body, dry_run, &manager))
@@ -125,6 +172,22 @@ impl Simulator {
         out
     }
 
+    /// A `get`/`list` answer as a `Table` (see [`table`]).
+    fn tabled(&self, t: &TypeRef, reply: Reply, include: Option<&String>) -> Reply {
+        let Reply::Json(code, v) = reply else {
+            return reply;
+        };
+        let store = self.lock();
+        let crd = t.crd.as_deref().and_then(|name| {
+            let crds = store.find_plural("apiextensions.k8s.io", "customresourcedefinitions")?;
+            store.get(&crds, "", name).cloned()
+        });
+        Reply::Json(
+            code,
+            table::to_table(t, crd.as_ref(), &v, include.map(String::as_str)),
+        )
+    }
+
     fn get_one(&self, t: &TypeRef, ns: &str, name: &str, meta_only: bool) -> Result<Reply, ApiError> {
         let store = self.lock();
         let o = store
@@ -152,9 +215,17 @@ impl Simulator {
             None => None,
         };
         let store = self.lock();
-        let rv = store.resource_version();
-        let mut items: Vec<&Value> = store
-            .list(t, ns)
+        let at = list_version(query, store.resource_version())?;
+        let past = match at {
+            Some(rv) => Some(objects_at(&store, t, ns, rv)?),
+            None => None,
+        };
+        let rv = at.unwrap_or_else(|| store.resource_version());
+        let source: Vec<&Value> = match &past {
+            Some(objects) => objects.iter().collect(),
+            None => store.list(t, ns),
+        };
+        let mut items: Vec<&Value> = source
             .into_iter()
             .filter(|o| sel.matches(o))
             .filter(|o| after.as_ref().is_none_or(|a| &object_key(o) > a))
@@ -428,6 +499,100 @@ fn check_namespace(s: &Store, t: &TypeRef, ns: &str, name: &str) -> Result<(), A
             &format!("unable to create new content in namespace {ns} because it is being terminated"),
         )),
     }
+}
+
+/// `422 Invalid` for the list options, as kube-apiserver's `ValidateListOptions` answers.
+fn invalid_list_options(field: &str, reason: &str, message: &str) -> ApiError {
+    ApiError::new(
+        422,
+        "Invalid",
+        format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: {message}"),
+    )
+    .with_details(json!({"group": "meta.k8s.io", "kind": "ListOptions", "causes": [
+        {"reason": reason, "message": message, "field": field}]}))
+}
+
+/// The version a list must be served at: `Some(rv)` for `resourceVersionMatch=Exact`, `None`
+/// for the latest (no match, `NotOlderThan`, or a plain `resourceVersion`).
+///
+/// # Errors
+/// `422 Invalid` for a match without a resourceVersion or an unknown match; `504 Timeout`
+/// for a resourceVersion the store has not reached (kube-apiserver waits ~3 s first).
+fn list_version(query: &BTreeMap<String, String>, current: u64) -> Result<Option<u64>, ApiError> {
+    let rv = query.get("resourceVersion").map(String::as_str).unwrap_or("");
+    let m = query
+        .get("resourceVersionMatch")
+        .map(String::as_str)
+        .unwrap_or("");
+    if !matches!(m, "" | "Exact" | "NotOlderThan") {
+        return Err(invalid_list_options(
+            "resourceVersionMatch",
+            "FieldValueNotSupported",
+            &format!("Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""),
+        ));
+    }
+    if !m.is_empty() && rv.is_empty() {
+        return Err(invalid_list_options(
+            "resourceVersionMatch",
+            "FieldValueForbidden",
+            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+        ));
+    }
+    if rv.is_empty() || rv == "0" {
+        return Ok(None);
+    }
+    let n = rv
+        .parse::<u64>()
+        .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}")))?;
+    if n > current {
+        return Err(ApiError::new(
+            504,
+            "Timeout",
+            format!("Timeout: Too large resource version: {n}, current: {current}"),
+        )
+        .with_details(json!({"causes": [{"reason": "ResourceVersionTooLarge",
+            "message": "Too large resource version"}], "retryAfterSeconds": 1})));
+    }
+    Ok((m == "Exact").then_some(n))
+}
+
+/// The objects of `t` (in `ns`) as they were at resourceVersion `rv`: the current ones with
+/// the later changes undone from the event log.
+///
+/// # Errors
+/// `410 Expired` when the log no longer reaches back to `rv` (etcd compacted it).
+fn objects_at(store: &Store, t: &TypeRef, ns: Option<&str>, rv: u64) -> Result<Vec<Value>, ApiError> {
+    if rv < store.oldest_watchable() {
+        return Err(ApiError::new(
+            410,
+            "Expired",
+            "The resourceVersion for the provided list is too old.",
+        ));
+    }
+    let mut objects: BTreeMap<(String, String), Value> = store
+        .list(t, ns)
+        .into_iter()
+        .map(|o| (object_key(o), o.clone()))
+        .collect();
+    let later: Vec<_> = store.events_since(rv).filter(|e| e.concerns(t)).collect();
+    for e in later.into_iter().rev() {
+        let key = object_key(&e.object);
+        if ns.is_some_and(|n| n != key.0) {
+            continue;
+        }
+        match (e.event_type, &e.previous) {
+            (EventType::Added, _) => {
+                objects.remove(&key);
+            }
+            (_, Some(before)) => {
+                objects.insert(key, before.clone());
+            }
+            (_, None) => {
+                objects.insert(key, e.object.clone());
+            }
+        }
+    }
+    Ok(objects.into_values().collect())
 }
 
 fn method_not_allowed(_m: &Method) -> ApiError {

@@ -13,9 +13,11 @@
 
 mod body;
 mod handlers;
+mod openapi;
 mod reply;
 mod route;
 mod selectors;
+mod table;
 #[cfg(test)]
 mod tests;
 mod watches;
@@ -50,6 +52,8 @@ struct Shared {
     changes: watch::Sender<u64>,
     bookmark_interval: Mutex<Duration>,
     hooks: Hooks,
+    /// Whether requests are kept in `audit` (the sink, if any, sees them either way).
+    keep_audit: std::sync::atomic::AtomicBool,
 }
 
 /// The in-memory Kubernetes API. Cheap to clone; clones share one store.
@@ -97,6 +101,7 @@ impl Simulator {
                 changes,
                 bookmark_interval: Mutex::new(DEFAULT_BOOKMARK_INTERVAL),
                 hooks: Hooks::default(),
+                keep_audit: std::sync::atomic::AtomicBool::new(true),
             }),
         }
     }
@@ -219,6 +224,12 @@ impl Simulator {
         out
     }
 
+    /// Keeps at most `capacity` watch events (the window a watch can resume from); older
+    /// versions answer `410 Expired`, as kube-apiserver does after etcd compacted them.
+    pub fn set_event_capacity(&self, capacity: usize) {
+        self.lock().set_event_capacity(capacity);
+    }
+
     /// Sets how often watches that allow bookmarks (`allowWatchBookmarks=true`) get a
     /// periodic `BOOKMARK` event while idle (default [`DEFAULT_BOOKMARK_INTERVAL`], about what
     /// kube-apiserver's watch cache does). Applies to watches started afterwards.
@@ -284,6 +295,18 @@ impl Simulator {
     /// A copy of the request audit log.
     pub fn audit(&self) -> Audit {
         lock(&self.shared.audit).clone()
+    }
+
+    /// Whether requests are kept in the in-memory audit log ([`Simulator::audit`]; on by
+    /// default). `cvo sim serve` turns it off, so a long-running server does not grow with
+    /// every request; an [`on_audit`](Simulator::on_audit) sink still sees each request.
+    pub fn keep_audit(&self, keep: bool) {
+        self.shared
+            .keep_audit
+            .store(keep, std::sync::atomic::Ordering::Relaxed);
+        if !keep {
+            self.clear_audit();
+        }
     }
 
     /// Empties the request audit log.
@@ -450,7 +473,9 @@ impl Simulator {
             fault,
         };
         self.shared.hooks.audited(&entry);
-        lock(&self.shared.audit).entries.push(entry);
+        if self.shared.keep_audit.load(std::sync::atomic::Ordering::Relaxed) {
+            lock(&self.shared.audit).entries.push(entry);
+        }
     }
 }
 
@@ -504,7 +529,7 @@ impl tower::Service<Request<kube::client::Body>> for Simulator {
                 Some((response, fault)) => (verb, response, Some(fault)),
                 None => {
                     let (verb, response) = sim.respond(&parts, &bytes);
-                    let (response, fault) = sim.shared.hooks.after(verb, response);
+                    let (response, fault) = sim.shared.hooks.after(&parts, verb, response);
                     (verb, response, fault)
                 }
             };

@@ -11,6 +11,9 @@ use crate::sim::store::{ApiError, Store, TypeRef};
 /// The Kubernetes verb of a request, as [`Simulator::respond`] will name it (`unknown` for
 /// a path that is not served).
 pub(super) fn request_verb(parts: &http::request::Parts, store: &Store) -> &'static str {
+    if parts.uri.path().trim_end_matches('/') == "/version" || parts.uri.path().starts_with("/openapi/v3") {
+        return "discovery";
+    }
     let (name, status) = match route(parts.uri.path(), store) {
         Ok(Route::Discovery(_)) => return "discovery",
         Ok(Route::Resource { name, sub, .. }) => (name, sub.is_some()),

@@ -207,6 +207,17 @@ impl Store {
         }
     }
 
+    /// Keeps at most `capacity` events from now on (dropping the oldest beyond it: watches
+    /// from their versions get `410 Expired`, as after an etcd compaction).
+    pub fn set_event_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity.max(1);
+        while self.events.len() > self.capacity {
+            if let Some(e) = self.events.pop_front() {
+                self.oldest_watchable = e.rv;
+            }
+        }
+    }
+
     /// Every served kind: built-in first, then CRD-defined ones in registration order.
     pub fn types(&self) -> &[TypeRef] {
         &self.types

@@ -189,6 +189,9 @@ pub struct App {
     pub task_detail: Option<(Option<u32>, String)>,
     /// `--read-only`: every request is refused, with the reason on screen.
     pub read_only: bool,
+    /// What "now" is on a live feed: the wall clock or the demo's simulated clock
+    /// ([`App::set_clock`]).
+    pub clock: crate::clock::Clock,
 }
 
 impl App {
@@ -219,9 +222,20 @@ impl App {
             show_log: false,
             task_detail: None,
             read_only: false,
+            clock: crate::clock::Clock::wall(),
         };
         app.update(Action::State(state));
         app
+    }
+
+    /// Measures ages against `clock` on a live feed (the demo's simulated clock); reads it at
+    /// once.
+    pub fn set_clock(&mut self, clock: crate::clock::Clock) {
+        self.clock = clock;
+        if self.follows_clock() {
+            self.now = self.clock.now();
+            self.rebuild();
+        }
     }
 
     /// Connects the app to an engine: its first snapshot and its command channel. The event
@@ -443,8 +457,10 @@ impl App {
                 self.state = state;
                 if self.fixed_now.is_none() && self.state.feed == crate::cluster::FeedStatus::Static {
                     self.now = self.state.snapshot_time().unwrap_or_else(Utc::now);
-                } else if self.fixed_now.is_none() && self.now == DateTime::<Utc>::default() {
-                    self.now = Utc::now();
+                } else if self.fixed_now.is_none() {
+                    // A new state is measured against the time it arrived, never a time
+                    // before its own writes (no negative durations).
+                    self.now = self.clock.now();
                 }
                 self.rebuild();
             }

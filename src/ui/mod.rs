@@ -76,6 +76,9 @@ pub struct UiOptions {
     /// `--read-only`: every administrator request (update, channel, clear, accept risks, the
     /// switch to active-apply) is refused with the reason on screen.
     pub read_only: bool,
+    /// The clock ages are measured against on a live feed (without `now`): the wall clock, or
+    /// the demo's simulated one (the header then says so, with its speed).
+    pub clock: crate::clock::Clock,
 }
 
 /// Environment variable naming a key that makes the dashboard panic (end-to-end tests check
@@ -159,10 +162,12 @@ where
         engine,
         requests,
         read_only,
+        clock,
     } = opts;
     let size = terminal.size()?;
     let first = feed.borrow_and_update().clone();
     let mut app = app::App::new(first, alerts, now, palette, (size.width, size.height));
+    app.set_clock(clock);
     app.read_only = read_only;
     let mut stats = LoopStats {
         frames: 0,
@@ -261,7 +266,7 @@ where
                 dirty |= app.update(app::Action::RequestOutcome(out));
             }
             _ = clock.tick(), if app.follows_clock() => {
-                dirty |= app.update(app::Action::Tick(Utc::now()));
+                dirty |= app.update(app::Action::Tick(app.clock.now()));
             }
         }
     }

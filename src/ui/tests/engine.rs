@@ -525,6 +525,7 @@ mod event_loop {
             engine: Some(EngineHandle::new(status, commands)),
             requests: None,
             read_only: false,
+            clock: crate::clock::Clock::wall(),
         };
         let producer = async move {
             // 100 snapshots in about 0.3 s: coalesced to a few redraws.
@@ -568,6 +569,7 @@ mod event_loop {
             engine: Some(EngineHandle::new(status, commands)),
             requests: None,
             read_only: false,
+            clock: crate::clock::Clock::wall(),
         };
         let stop = async {
             tokio::time::sleep(Duration::from_millis(800)).await;

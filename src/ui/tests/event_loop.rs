@@ -17,6 +17,7 @@ fn static_opts() -> UiOptions {
         engine: None,
         requests: None,
         read_only: false,
+        clock: crate::clock::Clock::wall(),
     }
 }
 
@@ -118,6 +119,7 @@ async fn bursts_of_feed_updates_are_coalesced() {
         engine: None,
         requests: None,
         read_only: false,
+        clock: crate::clock::Clock::wall(),
     };
     let base = demo();
     let producer = async move {

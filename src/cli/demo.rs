@@ -549,8 +549,8 @@ pub async fn run_headless(
     let hold = Duration::from_secs_f64((60.0 / speed).clamp(2.0, 30.0));
     writeln!(
         out,
-        "{} INFO  demo: cluster at {FROM_VERSION}, speed {speed}, payloads in {}",
-        stamp(Utc::now()),
+        "{} INFO  demo: cluster at {FROM_VERSION}, speed {speed} (times are on the simulated clock), payloads in {}",
+        stamp(demo.clock.now()),
         demo.payloads.root().display()
     )?;
     let mut status = demo.engine.status.clone();
@@ -573,7 +573,7 @@ pub async fn run_headless(
         {
             requested = true;
             if let Ok(Some(line)) = r.await {
-                writeln!(out, "{} INFO  {line}", stamp(Utc::now()))?;
+                writeln!(out, "{} INFO  {line}", stamp(demo.clock.now()))?;
             }
         }
         let s = status.borrow_and_update().clone();
@@ -611,7 +611,7 @@ pub async fn run_headless(
             writeln!(
                 out,
                 "{} INFO  progress {}/{} ({:.0}%){level}",
-                stamp(Utc::now()),
+                stamp(demo.clock.now()),
                 s.done,
                 s.total,
                 s.fraction * 100.0
@@ -623,14 +623,14 @@ pub async fn run_headless(
                 writeln!(
                     out,
                     "{} INFO  update to {TARGET_VERSION} Completed",
-                    stamp(Utc::now())
+                    stamp(demo.clock.now())
                 )?;
                 write!(out, "\n{}", history_table(&s))?;
                 return Ok(0);
             }
             match (failing_reason(&s), &failing_since) {
                 (Some(r), Some((t, _))) if now - *t >= hold => {
-                    writeln!(out, "{} ERROR update failing: {r}", stamp(Utc::now()))?;
+                    writeln!(out, "{} ERROR update failing: {r}", stamp(demo.clock.now()))?;
                     write!(out, "\n{}", history_table(&s))?;
                     return Ok(1);
                 }
@@ -647,14 +647,14 @@ pub async fn run_headless(
         tokio::select! {
             r = status.changed() => {
                 if r.is_err() {
-                    writeln!(out, "{} ERROR the engine stopped", stamp(Utc::now()))?;
+                    writeln!(out, "{} ERROR the engine stopped", stamp(demo.clock.now()))?;
                     return Ok(1);
                 }
             }
             r = sim_events.changed(), if sim_alive => sim_alive = r.is_ok(),
             () = tokio::time::sleep_until(wake) => {}
             () = &mut ctrl_c => {
-                writeln!(out, "{} INFO  interrupted", stamp(Utc::now()))?;
+                writeln!(out, "{} INFO  interrupted", stamp(demo.clock.now()))?;
                 return Ok(130);
             }
         }
@@ -664,7 +664,7 @@ pub async fn run_headless(
                 writeln!(
                     out,
                     "{} ERROR timeout after {:.0}s: {}/{} done, state {:?}",
-                    stamp(Utc::now()),
+                    stamp(demo.clock.now()),
                     timeout.unwrap_or_default().as_secs_f64(),
                     s.done,
                     s.total,

@@ -547,6 +547,13 @@ impl App {
         self.clamp_all();
     }
 
+    /// Rows a table spends on its borders and header on a terminal `rows` high (the
+    /// Overview's panels are compact on short terminals).
+    fn table_chrome(&self, rows: u16) -> u16 {
+        let compact = self.tab == Tab::Overview && layout::compact(rows);
+        layout::chrome(compact) + 1
+    }
+
     /// The current view's table state.
     pub fn view(&self) -> &TableView {
         &self.views[self.tab.index()]
@@ -617,7 +624,7 @@ impl App {
         usize::from(
             self.focused_table_area(Rect::new(0, 0, w, h))
                 .height
-                .saturating_sub(3),
+                .saturating_sub(self.table_chrome(h)),
         )
         .max(1)
     }
@@ -835,15 +842,7 @@ impl App {
     fn focused_table_area(&self, area: Rect) -> Rect {
         let body = self.body_and_log(layout::screen(area, self.header_rows()).body).0;
         match self.tab {
-            Tab::Overview => {
-                let body = layout::overview_body(self.engine.is_some(), body).1;
-                let body = if layout::overview_hidden(body, &self.dash).is_empty() || body.height <= 1 {
-                    body
-                } else {
-                    layout::split_v(body, body.height - 1).0
-                };
-                layout::overview_areas(body, &self.dash).1
-            }
+            Tab::Overview => layout::overview(self.engine.is_some(), body, area.height, &self.dash).conditions,
             Tab::Nodes => layout::nodes_areas(body, &self.dash).1,
             Tab::Operators | Tab::History | Tab::Health | Tab::Tasks | Tab::Drift => body,
             Tab::Updates => layout::updates_areas(body, &self.dash).1,

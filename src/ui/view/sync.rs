@@ -5,7 +5,7 @@ use ratatui::{
     layout::Rect,
     style::Modifier,
     text::{Line, Span},
-    widgets::{Block, Gauge, Paragraph},
+    widgets::{Gauge, Paragraph},
 };
 
 use super::widgets::fit_spans;
@@ -17,7 +17,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let Some(e) = &app.engine else { return };
     let s = &e.snap;
-    let block = Block::bordered()
+    let block = super::widgets::panel(layout::compact(app.size.1))
         .border_style(p.border)
         .title(Line::styled(" sync (engine) ", p.title));
     let inner = block.inner(area);

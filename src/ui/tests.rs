@@ -659,3 +659,5 @@ fn skip_notice_names_the_test() {
 }
 
 mod engine;
+
+mod small;

@@ -177,7 +177,7 @@ fn snapshot_of(mode: EngineMode, spec: &[(u32, &str, &str)]) -> StatusSnapshot {
 }
 
 /// Mid-update: levels 00–10 done, 20 has a failed component, 50 and later pending.
-fn mid_update(mode: EngineMode) -> StatusSnapshot {
+pub(super) fn mid_update(mode: EngineMode) -> StatusSnapshot {
     snapshot_of(
         mode,
         &[
@@ -201,7 +201,7 @@ fn mid_update(mode: EngineMode) -> StatusSnapshot {
     )
 }
 
-fn engine_app(snap: StatusSnapshot, w: u16, h: u16) -> (App, mpsc::Receiver<Command>) {
+pub(super) fn engine_app(snap: StatusSnapshot, w: u16, h: u16) -> (App, mpsc::Receiver<Command>) {
     let mut app = app_for(demo(), w, h);
     let (tx, rx) = mpsc::channel(4);
     app.attach_engine(Arc::new(snap), tx);

@@ -127,6 +127,12 @@ pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
     let result = event_loop(&mut terminal, events, opts, theme::Palette::from_env(), signals).await;
     // The terminal may be gone (SIGHUP): ignore errors while restoring.
     let _ = ratatui::try_restore();
+    if terminal.show_cursor().is_err() {
+        // A terminal that is gone cannot show its cursor: ratatui's drop would report that
+        // on stderr, the same dead terminal, and that write would panic (an abort in the
+        // panic hook), skipping the caller's clean-up. Nothing is left to restore.
+        std::mem::forget(terminal);
+    }
     result.map(|stats| tracing::info!(frames = stats.frames, "dashboard closed"))
 }
 

@@ -145,6 +145,31 @@ pub struct LoopStats {
     pub states: u64,
     /// Engine snapshots applied (after coalescing).
     pub snapshots: u64,
+    /// Redraws skipped because the frame would have been the same as the last one.
+    pub unchanged: u64,
+}
+
+/// Renders `app` off screen into `shadow` (resized to `size`) and says whether the frame differs
+/// from the previous one (always on the first call and after a resize).
+fn frame_changed(
+    shadow: &mut Option<Terminal<ratatui::backend::TestBackend>>,
+    app: &app::App,
+    size: ratatui::layout::Size,
+) -> bool {
+    let fresh = match shadow {
+        Some(t) if t.backend().buffer().area.as_size() == size => None,
+        _ => Terminal::new(ratatui::backend::TestBackend::new(size.width, size.height)).ok(),
+    };
+    let resized = fresh.is_some();
+    if let Some(t) = fresh {
+        *shadow = Some(t);
+    }
+    let Some(t) = shadow.as_mut() else { return true };
+    let before = t.backend().buffer().clone();
+    if t.draw(|f| view::render(app, f)).is_err() {
+        return true;
+    }
+    resized || *t.backend().buffer() != before
 }
 
 /// The event loop, generic over the terminal backend and the input stream so tests can drive
@@ -179,6 +204,7 @@ where
         frames: 0,
         states: 1,
         snapshots: 0,
+        unchanged: 0,
     };
     let (mut status, mut engine_open) = match engine {
         Some(EngineHandle {
@@ -203,11 +229,18 @@ where
     let mut feed_open = true;
     let mut feed_pending = false;
     let mut last_feed = Instant::now();
+    // The last frame drawn, rendered off screen: a state change that changes nothing visible
+    // (an age that still reads the same, a snapshot field no view shows) draws nothing.
+    let mut shadow: Option<Terminal<ratatui::backend::TestBackend>> = None;
     loop {
         if dirty {
-            terminal.draw(|f| view::render(&app, f))?;
-            stats.frames += 1;
             dirty = false;
+            if frame_changed(&mut shadow, &app, terminal.size()?) {
+                terminal.draw(|f| view::render(&app, f))?;
+                stats.frames += 1;
+            } else {
+                stats.unchanged += 1;
+            }
         }
         if app.quit {
             break;
@@ -225,6 +258,7 @@ where
                     // Full clear so no stale cells survive a shrink/grow.
                     terminal.autoresize()?;
                     terminal.clear()?;
+                    shadow = None;
                     app.update(app::Action::Resize(w, h));
                     dirty = true;
                 }

@@ -661,3 +661,5 @@ fn skip_notice_names_the_test() {
 mod engine;
 
 mod small;
+
+mod idle;

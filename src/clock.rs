@@ -129,8 +129,14 @@ mod tests {
             .map(|d| d.with_timezone(&Utc))
             .unwrap_or_default();
         let c = Clock::simulated_from(start, 20.0);
-        assert_eq!(c.after(Duration::from_secs(3)), start + chrono::Duration::seconds(60));
-        assert_eq!(c.after(Duration::from_millis(1500)), start + chrono::Duration::seconds(30));
+        assert_eq!(
+            c.after(Duration::from_secs(3)),
+            start + chrono::Duration::seconds(60)
+        );
+        assert_eq!(
+            c.after(Duration::from_millis(1500)),
+            start + chrono::Duration::seconds(30)
+        );
         assert_eq!(c.speed(), Some(20.0));
         assert!(c.now() >= start);
         assert_eq!(c.real(Duration::from_secs(60)), Duration::from_secs(3));

@@ -27,7 +27,9 @@ fn leftovers(dir: &Path) -> Vec<String> {
 }
 
 fn kill(pid: u32, sig: &str) {
-    let _ = Command::new("kill").args([&format!("-{sig}"), &pid.to_string()]).status();
+    let _ = Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status();
 }
 
 /// Waits up to `limit` for `child` to exit; kills it (and fails) when it does not.
@@ -138,7 +140,19 @@ fn dashboard_demo_removes_its_payloads_when_the_terminal_closes_or_on_ctrl_c() {
         );
         let o = tmux(
             &sock,
-            &["-f", "/dev/null", "new-session", "-d", "-s", "c", "-x", "80", "-y", "24", &cmd],
+            &[
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "c",
+                "-x",
+                "80",
+                "-y",
+                "24",
+                &cmd,
+            ],
         );
         assert!(o.status.success(), "tmux: {}", String::from_utf8_lossy(&o.stderr));
         let pane = tmux(&sock, &["list-panes", "-t", "c", "-F", "#{pane_pid}"]);

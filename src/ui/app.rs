@@ -842,7 +842,9 @@ impl App {
     fn focused_table_area(&self, area: Rect) -> Rect {
         let body = self.body_and_log(layout::screen(area, self.header_rows()).body).0;
         match self.tab {
-            Tab::Overview => layout::overview(self.engine.is_some(), body, area.height, &self.dash).conditions,
+            Tab::Overview => {
+                layout::overview(self.engine.is_some(), body, area.height, &self.dash).conditions
+            }
             Tab::Nodes => layout::nodes_areas(body, &self.dash).1,
             Tab::Operators | Tab::History | Tab::Health | Tab::Tasks | Tab::Drift => body,
             Tab::Updates => layout::updates_areas(body, &self.dash).1,

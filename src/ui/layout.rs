@@ -71,7 +71,11 @@ fn plan(engine: bool, body: Rect, dash: &Dashboard, compact: bool, hint: bool) -
     let ch = chrome(compact);
     let n = |len: usize| u16::try_from(len).unwrap_or(u16::MAX);
     let sync_want = if engine { 2 + ch } else { 0 };
-    let comp_want = if dash.no_data || dash.completion.is_some() { 3 } else { 2 } + ch;
+    let comp_want = if dash.no_data || dash.completion.is_some() {
+        3
+    } else {
+        2
+    } + ch;
     let conds = n(dash.conditions.len().max(1));
     // Table panels: borders, the header row, the rows.
     let cond_want = conds.saturating_add(1 + ch);

@@ -12,7 +12,9 @@ tokio::task_local! {
 
 /// Now on the operators' clock (the wall clock outside their task).
 pub(super) fn now() -> chrono::DateTime<Utc> {
-    CLOCK.try_with(crate::clock::Clock::now).unwrap_or_else(|_| Utc::now())
+    CLOCK
+        .try_with(crate::clock::Clock::now)
+        .unwrap_or_else(|_| Utc::now())
 }
 
 pub(super) fn now_str() -> String {

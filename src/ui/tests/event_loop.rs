@@ -60,7 +60,10 @@ async fn quits_on_q_and_draws_only_on_change() {
         stats.frames, 2,
         "first frame, after '2'; none for the no-op 'k' nor for 'q' (quitting changes nothing on screen)"
     );
-    assert_eq!(stats.unchanged, 1, "the 'q' frame was rendered off screen only: {stats:?}");
+    assert_eq!(
+        stats.unchanged, 1,
+        "the 'q' frame was rendered off screen only: {stats:?}"
+    );
     let text = screen_text(t.backend().buffer()).join("\n");
     assert!(text.contains("clusteroperators[33]"), "{text}");
 }

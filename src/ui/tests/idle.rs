@@ -37,7 +37,10 @@ fn a_reconciling_engine_shows_the_release_applied_whatever_the_pass() {
     for (done, passes) in [(10, 7), (40, 7), (68, 8), (5, 9)] {
         app.update(Action::Engine(Arc::new(reconciling(done, passes))));
         let now = screen_text(draw(&app).backend().buffer()).join("\n");
-        assert_eq!(now, first, "pass progress {done} (pass {passes}) changed the screen");
+        assert_eq!(
+            now, first,
+            "pass progress {done} (pass {passes}) changed the screen"
+        );
     }
     // A failing reconcile pass is news again: live progress and the failure.
     let mut failing = reconciling(30, 9);
@@ -74,7 +77,13 @@ async fn snapshots_that_change_nothing_visible_draw_nothing() {
     };
     let stats = tokio::time::timeout(
         Duration::from_secs(60),
-        event_loop(&mut t, futures::stream::pending(), opts, Palette::color(), producer),
+        event_loop(
+            &mut t,
+            futures::stream::pending(),
+            opts,
+            Palette::color(),
+            producer,
+        ),
     )
     .await
     .expect("ends in time")
@@ -88,7 +97,10 @@ async fn snapshots_that_change_nothing_visible_draw_nothing() {
 fn the_header_names_the_simulated_clock_and_its_speed() {
     let mut app = app_for(demo(), 100, 30);
     let text = screen_text(draw(&app).backend().buffer()).join("\n");
-    assert!(!text.contains("simulated clock"), "a snapshot has no simulated clock: {text}");
+    assert!(
+        !text.contains("simulated clock"),
+        "a snapshot has no simulated clock: {text}"
+    );
     // A live feed on the demo's clock.
     let mut live = demo();
     live.feed = crate::cluster::FeedStatus::Live {
@@ -98,7 +110,13 @@ fn the_header_names_the_simulated_clock_and_its_speed() {
     app.update(Action::State(Arc::new(live)));
     app.set_clock(Clock::simulated(10.0));
     let text = screen_text(draw(&app).backend().buffer()).join("\n");
-    assert!(text.lines().next().unwrap_or_default().contains("simulated clock ×10"), "{text}");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap_or_default()
+            .contains("simulated clock ×10"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -113,7 +131,10 @@ fn a_live_state_is_measured_at_its_arrival_on_the_apps_clock() {
     };
     app.update(Action::State(Arc::new(live.clone())));
     let first = app.now;
-    assert!(first >= start && first - start < chrono::Duration::seconds(60), "{first}");
+    assert!(
+        first >= start && first - start < chrono::Duration::seconds(60),
+        "{first}"
+    );
     std::thread::sleep(Duration::from_millis(100));
     // The next state (nothing else happened in between) reads the clock again: ~2 s later at
     // speed 20, never the time of an earlier tick.

@@ -107,13 +107,31 @@ fn overview_at_80x24_shows_failing_progressing_available_first_and_the_worst_ins
     let t = draw(&app);
     let buf = t.backend().buffer();
     let text = screen_text(buf).join("\n");
-    let rows = rows_of(buf, &["Failing  ", "Progressing  ", "Available  ", "sync (engine) ─", "control plane ─"]);
+    let rows = rows_of(
+        buf,
+        &[
+            "Failing  ",
+            "Progressing  ",
+            "Available  ",
+            "sync (engine) ─",
+            "control plane ─",
+        ],
+    );
     assert!(rows.iter().all(Option::is_some), "{rows:?}\n{text}");
     let y: Vec<u16> = rows.into_iter().flatten().collect();
-    assert!(y[0] < y[1] && y[1] < y[2], "Failing, Progressing, Available in order:\n{text}");
-    assert!(y[3] < y[4] && y[4] < y[0], "sync gauge, then completion, then conditions:\n{text}");
+    assert!(
+        y[0] < y[1] && y[1] < y[2],
+        "Failing, Progressing, Available in order:\n{text}"
+    );
+    assert!(
+        y[3] < y[4] && y[4] < y[0],
+        "sync gauge, then completion, then conditions:\n{text}"
+    );
     let prefix: String = error.message.chars().take(30).collect();
-    assert!(text.contains(&prefix), "the worst insight ({prefix}) is shown:\n{text}");
+    assert!(
+        text.contains(&prefix),
+        "the worst insight ({prefix}) is shown:\n{text}"
+    );
     // The Failing row keeps its error colour in the compact table.
     let (x, fy) = find(buf, "Failing  ").expect("Failing row");
     assert_eq!(buf[(x, fy)].fg, Palette::color().err.fg.unwrap_or_default());

@@ -45,7 +45,8 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
             plan.hint,
         );
     }
-    let (completion, conditions, insights, pools) = (plan.completion, plan.conditions, plan.insights, plan.pools);
+    let (completion, conditions, insights, pools) =
+        (plan.completion, plan.conditions, plan.insights, plan.pools);
     render_completion(app, frame, completion);
     const COLS: [Col; 5] = [
         col("TYPE", 8, 22).key(),

@@ -144,7 +144,13 @@ fn render_settled(app: &App, frame: &mut Frame, gauge_area: Rect, info_area: Rec
     let desired = s
         .desired
         .as_ref()
-        .map(|d| if d.version.is_empty() { d.image.clone() } else { d.version.clone() })
+        .map(|d| {
+            if d.version.is_empty() {
+                d.image.clone()
+            } else {
+                d.version.clone()
+            }
+        })
         .unwrap_or_else(|| "-".into());
     // No pass counter here: it would change the idle screen every pass (the event log, `e`,
     // lists the passes).

@@ -8,6 +8,7 @@
 
 pub mod assess;
 pub mod cli;
+pub mod clock;
 pub mod cluster;
 pub mod openshift;
 pub mod reconcile;

@@ -157,6 +157,11 @@ fn assessment_and_cluster_are_below_the_faces() {
         "cluster only reads clusters and snapshots",
     );
     assert_no_use("openshift", &["crate::"], "openshift holds API types only");
+    assert_no_use(
+        "clock.rs",
+        &["crate::"],
+        "the clock uses nothing of ours (everything may use it)",
+    );
 }
 
 #[test]

@@ -37,6 +37,7 @@ use chrono::{DateTime, Utc};
 use include_dir::{Dir, include_dir};
 
 use crate::{
+    clock::Clock,
     reconcile::{
         Engine, EngineConfig, EngineTimings, LeaseConfig, LeaseTimings, UpdatesConfig,
         api::{Command, EngineHandle, EngineMode, EngineState, EventLevel, PayloadResolver, StatusSnapshot},
@@ -248,6 +249,9 @@ pub struct LiveDemo {
     pub payloads: DemoPayloads,
     /// The simulated update service and Prometheus (kept until the demo ends).
     pub update_service: crate::sim::update_service::UpdateServiceStub,
+    /// The demo's simulated clock (`speed` times as fast as the wall clock), shared by the
+    /// engine, the simulated operators and the dashboard.
+    pub clock: Clock,
 }
 
 impl LiveDemo {
@@ -286,6 +290,8 @@ impl LiveDemo {
                     .display()
             );
         }
+        let clock = Clock::simulated(speed);
+        ops.clock = clock.clone();
         let sim = crate::sim::demo_cluster::demo_cluster()?;
         let operators = crate::sim::operators::spawn(sim.clone(), ops);
         let own_image = graph
@@ -297,7 +303,8 @@ impl LiveDemo {
             .ok_or_else(|| anyhow::anyhow!("assets/update-graph.json: no node {TARGET_VERSION}"))?
             .to_string();
         let update_service = update_service(&graph)?;
-        let timings = engine_timings(speed);
+        let mut timings = engine_timings(speed);
+        timings.clock = clock.clone();
         let cfg = EngineConfig {
             mode: EngineMode::ActiveApply,
             payloads: Arc::new(DemoResolver {
@@ -331,6 +338,7 @@ impl LiveDemo {
             requester,
             payloads,
             update_service,
+            clock,
         })
     }
 
@@ -343,6 +351,102 @@ impl LiveDemo {
         self.operators.shutdown();
         drop(self.payloads);
     }
+}
+
+/// The signals that end the live demo: SIGINT, SIGTERM and SIGHUP (the terminal closed).
+/// [`run_live`] installs them before it creates anything, so that none of them can end the
+/// process by its default action and leave the payload directory behind; once installed,
+/// tokio keeps them for the life of the process, so a second signal during the clean-up is
+/// only recorded.
+pub struct ExitSignals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl ExitSignals {
+    /// Installs the handlers. Must run inside a tokio runtime.
+    ///
+    /// # Errors
+    /// A handler cannot be registered.
+    pub fn install() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            int: signal(SignalKind::interrupt())?,
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// The next signal's name and the exit code it gives (128 + its number).
+    pub async fn recv(&mut self) -> (&'static str, u8) {
+        tokio::select! {
+            _ = self.int.recv() => ("SIGINT", 130),
+            _ = self.term.recv() => ("SIGTERM", 143),
+            _ = self.hup.recv() => ("SIGHUP", 129),
+        }
+    }
+}
+
+/// Runs the live demo, in the dashboard or `headless` ([`run_headless`] on stdout), and returns
+/// the exit code. Every exit path removes the payload directory: the signal handlers
+/// ([`ExitSignals`]) are installed first, then everything the demo runs is created inside one
+/// future that a signal drops (with the simulator, the engine and the directory) when the
+/// dashboard or the headless loop has not already ended on it; the dashboard's terminal is
+/// restored after such a drop.
+///
+/// # Errors
+/// See [`LiveDemo::start`]; the dashboard's terminal errors; the signal handlers cannot be
+/// installed.
+pub async fn run_live(opts: &DemoOptions, headless: bool, read_only: bool) -> anyhow::Result<u8> {
+    let mut signals = ExitSignals::install()?;
+    let mut work = Box::pin(async {
+        let mut demo = LiveDemo::start(opts)?;
+        let code = if headless {
+            let mut out = std::io::stdout();
+            run_headless(&mut demo, opts, &mut out).await
+        } else {
+            run_dashboard(&demo, read_only).await.map(|()| 0)
+        };
+        demo.stop().await;
+        code
+    });
+    tokio::select! {
+        biased;
+        r = &mut work => r,
+        (name, code) = signals.recv() => {
+            tracing::info!(signal = name, "demo ended by signal");
+            // Dropping the unfinished work stops everything and removes the payloads.
+            drop(work);
+            #[cfg(feature = "tui")]
+            if !headless {
+                let _ = ratatui::try_restore();
+            }
+            Ok(code)
+        }
+    }
+}
+
+/// The dashboard on the live demo: its cluster feed, its engine and its simulated clock.
+#[cfg(feature = "tui")]
+async fn run_dashboard(demo: &LiveDemo, read_only: bool) -> anyhow::Result<()> {
+    let client = kube::Client::new(demo.sim.clone(), "default");
+    crate::ui::run(crate::ui::UiOptions {
+        feed: crate::cluster::live::watch_state(client, "demo".into()),
+        alerts: None,
+        now: None,
+        engine: Some(demo.engine.clone()),
+        requests: None,
+        read_only,
+        clock: demo.clock.clone(),
+    })
+    .await
+}
+
+/// Without the `tui` feature there is no dashboard.
+#[cfg(not(feature = "tui"))]
+async fn run_dashboard(_demo: &LiveDemo, _read_only: bool) -> anyhow::Result<()> {
+    anyhow::bail!("this cvo is built without the dashboard (feature `tui`); use `cvo demo --headless`")
 }
 
 /// Waits until the engine leads and reconciles its own release, waits `delay`, then sends
@@ -445,8 +549,8 @@ pub async fn run_headless(
     let hold = Duration::from_secs_f64((60.0 / speed).clamp(2.0, 30.0));
     writeln!(
         out,
-        "{} INFO  demo: cluster at {FROM_VERSION}, speed {speed}, payloads in {}",
-        stamp(Utc::now()),
+        "{} INFO  demo: cluster at {FROM_VERSION}, speed {speed} (times are on the simulated clock), payloads in {}",
+        stamp(demo.clock.now()),
         demo.payloads.root().display()
     )?;
     let mut status = demo.engine.status.clone();
@@ -469,7 +573,7 @@ pub async fn run_headless(
         {
             requested = true;
             if let Ok(Some(line)) = r.await {
-                writeln!(out, "{} INFO  {line}", stamp(Utc::now()))?;
+                writeln!(out, "{} INFO  {line}", stamp(demo.clock.now()))?;
             }
         }
         let s = status.borrow_and_update().clone();
@@ -507,7 +611,7 @@ pub async fn run_headless(
             writeln!(
                 out,
                 "{} INFO  progress {}/{} ({:.0}%){level}",
-                stamp(Utc::now()),
+                stamp(demo.clock.now()),
                 s.done,
                 s.total,
                 s.fraction * 100.0
@@ -519,14 +623,14 @@ pub async fn run_headless(
                 writeln!(
                     out,
                     "{} INFO  update to {TARGET_VERSION} Completed",
-                    stamp(Utc::now())
+                    stamp(demo.clock.now())
                 )?;
                 write!(out, "\n{}", history_table(&s))?;
                 return Ok(0);
             }
             match (failing_reason(&s), &failing_since) {
                 (Some(r), Some((t, _))) if now - *t >= hold => {
-                    writeln!(out, "{} ERROR update failing: {r}", stamp(Utc::now()))?;
+                    writeln!(out, "{} ERROR update failing: {r}", stamp(demo.clock.now()))?;
                     write!(out, "\n{}", history_table(&s))?;
                     return Ok(1);
                 }
@@ -543,14 +647,14 @@ pub async fn run_headless(
         tokio::select! {
             r = status.changed() => {
                 if r.is_err() {
-                    writeln!(out, "{} ERROR the engine stopped", stamp(Utc::now()))?;
+                    writeln!(out, "{} ERROR the engine stopped", stamp(demo.clock.now()))?;
                     return Ok(1);
                 }
             }
             r = sim_events.changed(), if sim_alive => sim_alive = r.is_ok(),
             () = tokio::time::sleep_until(wake) => {}
             () = &mut ctrl_c => {
-                writeln!(out, "{} INFO  interrupted", stamp(Utc::now()))?;
+                writeln!(out, "{} INFO  interrupted", stamp(demo.clock.now()))?;
                 return Ok(130);
             }
         }
@@ -560,7 +664,7 @@ pub async fn run_headless(
                 writeln!(
                     out,
                     "{} ERROR timeout after {:.0}s: {}/{} done, state {:?}",
-                    stamp(Utc::now()),
+                    stamp(demo.clock.now()),
                     timeout.unwrap_or_default().as_secs_f64(),
                     s.done,
                     s.total,

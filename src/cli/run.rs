@@ -133,6 +133,7 @@ pub fn tui(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
             engine: None,
             requests,
             read_only: a.read_only,
+            clock: crate::clock::Clock::wall(),
         })
         .await
     })?;
@@ -169,36 +170,8 @@ pub fn demo(a: super::args::DemoArgs) -> anyhow::Result<ExitCode> {
         // Headless runs have no one to pick the update: they request it themselves.
         auto: a.auto || headless,
     };
-    let rt = runtime()?;
-    if headless {
-        let code = rt.block_on(async {
-            let mut demo = super::demo::LiveDemo::start(&opts)?;
-            let mut out = std::io::stdout();
-            let code = super::demo::run_headless(&mut demo, &opts, &mut out).await;
-            demo.stop().await;
-            code
-        })?;
-        return Ok(ExitCode::from(code));
-    }
-    #[cfg(feature = "tui")]
-    {
-        rt.block_on(async {
-            let demo = super::demo::LiveDemo::start(&opts)?;
-            let client = kube::Client::new(demo.sim.clone(), "default");
-            let r = crate::ui::run(crate::ui::UiOptions {
-                feed: crate::cluster::live::watch_state(client, "demo".into()),
-                alerts: None,
-                now: None,
-                engine: Some(demo.engine.clone()),
-                requests: None,
-                read_only: a.read_only,
-            })
-            .await;
-            demo.stop().await;
-            r
-        })?;
-    }
-    Ok(ExitCode::SUCCESS)
+    let code = runtime()?.block_on(super::demo::run_live(&opts, headless, a.read_only))?;
+    Ok(ExitCode::from(code))
 }
 
 /// `cvo demo --snapshot`: the static demo cluster stuck mid-update (assets/demo), in the
@@ -221,6 +194,7 @@ fn demo_snapshot(headless: bool) -> anyhow::Result<ExitCode> {
             engine: None,
             requests: None,
             read_only: false,
+            clock: crate::clock::Clock::wall(),
         }))?;
     }
     Ok(ExitCode::SUCCESS)

@@ -189,6 +189,9 @@ pub struct App {
     pub task_detail: Option<(Option<u32>, String)>,
     /// `--read-only`: every request is refused, with the reason on screen.
     pub read_only: bool,
+    /// What "now" is on a live feed: the wall clock or the demo's simulated clock
+    /// ([`App::set_clock`]).
+    pub clock: crate::clock::Clock,
 }
 
 impl App {
@@ -219,9 +222,20 @@ impl App {
             show_log: false,
             task_detail: None,
             read_only: false,
+            clock: crate::clock::Clock::wall(),
         };
         app.update(Action::State(state));
         app
+    }
+
+    /// Measures ages against `clock` on a live feed (the demo's simulated clock); reads it at
+    /// once.
+    pub fn set_clock(&mut self, clock: crate::clock::Clock) {
+        self.clock = clock;
+        if self.follows_clock() {
+            self.now = self.clock.now();
+            self.rebuild();
+        }
     }
 
     /// Connects the app to an engine: its first snapshot and its command channel. The event
@@ -443,8 +457,10 @@ impl App {
                 self.state = state;
                 if self.fixed_now.is_none() && self.state.feed == crate::cluster::FeedStatus::Static {
                     self.now = self.state.snapshot_time().unwrap_or_else(Utc::now);
-                } else if self.fixed_now.is_none() && self.now == DateTime::<Utc>::default() {
-                    self.now = Utc::now();
+                } else if self.fixed_now.is_none() {
+                    // A new state is measured against the time it arrived, never a time
+                    // before its own writes (no negative durations).
+                    self.now = self.clock.now();
                 }
                 self.rebuild();
             }
@@ -531,6 +547,13 @@ impl App {
         self.clamp_all();
     }
 
+    /// Rows a table spends on its borders and header on a terminal `rows` high (the
+    /// Overview's panels are compact on short terminals).
+    fn table_chrome(&self, rows: u16) -> u16 {
+        let compact = self.tab == Tab::Overview && layout::compact(rows);
+        layout::chrome(compact) + 1
+    }
+
     /// The current view's table state.
     pub fn view(&self) -> &TableView {
         &self.views[self.tab.index()]
@@ -601,7 +624,7 @@ impl App {
         usize::from(
             self.focused_table_area(Rect::new(0, 0, w, h))
                 .height
-                .saturating_sub(3),
+                .saturating_sub(self.table_chrome(h)),
         )
         .max(1)
     }
@@ -820,13 +843,7 @@ impl App {
         let body = self.body_and_log(layout::screen(area, self.header_rows()).body).0;
         match self.tab {
             Tab::Overview => {
-                let body = layout::overview_body(self.engine.is_some(), body).1;
-                let body = if layout::overview_hidden(body, &self.dash).is_empty() || body.height <= 1 {
-                    body
-                } else {
-                    layout::split_v(body, body.height - 1).0
-                };
-                layout::overview_areas(body, &self.dash).1
+                layout::overview(self.engine.is_some(), body, area.height, &self.dash).conditions
             }
             Tab::Nodes => layout::nodes_areas(body, &self.dash).1,
             Tab::Operators | Tab::History | Tab::Health | Tab::Tasks | Tab::Drift => body,

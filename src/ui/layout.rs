@@ -9,9 +9,6 @@ use super::model::Dashboard;
 /// Header lines without the optional API-error and engine lines.
 pub(crate) const HEADER_ROWS: u16 = 4;
 
-/// Rows of the engine sync panel on the Overview.
-pub(crate) const SYNC_ROWS: u16 = 4;
-
 /// Height of the engine event log pane in a body of `body_h` rows (0 when hidden).
 pub(crate) fn log_rows(engine: bool, show_log: bool, body_h: u16) -> u16 {
     if !engine || !show_log || body_h < 12 {
@@ -20,13 +17,126 @@ pub(crate) fn log_rows(engine: bool, show_log: bool, body_h: u16) -> u16 {
     (body_h / 3).clamp(4, 10)
 }
 
-/// The Overview body split into the engine sync panel and the rest (the whole body, and an
-/// empty panel, without an engine).
-pub(crate) fn overview_body(engine: bool, body: Rect) -> (Rect, Rect) {
-    if engine && body.height > SYNC_ROWS + 6 {
-        split_v(body, SYNC_ROWS)
+/// Terminals shorter than this draw the Overview's panels with a top border only (title
+/// line, no bottom border): one row per panel goes to content instead.
+pub(crate) const COMPACT_BELOW_ROWS: u16 = 30;
+
+/// Whether the Overview's panels are compact on a terminal `rows` high.
+pub(crate) fn compact(rows: u16) -> bool {
+    rows < COMPACT_BELOW_ROWS
+}
+
+/// Rows a panel spends on borders.
+pub(crate) fn chrome(compact: bool) -> u16 {
+    if compact { 1 } else { 2 }
+}
+
+/// Where each Overview panel goes, decided by priority so that a small terminal shows what an
+/// administrator must see first: the engine's sync gauge, the control plane's completion,
+/// the ClusterVersion conditions Failing, Progressing and Available (the model orders them
+/// first), the worst update-health insight; then the other conditions, the other insights,
+/// and the pools when all of them fit. A panel too small to show one row gets no space.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct OverviewPlan {
+    /// The engine sync panel (height 0 without an engine).
+    pub sync: Rect,
+    /// Control-plane completion, duration and estimate, and the updates line.
+    pub completion: Rect,
+    /// The ClusterVersion conditions table.
+    pub conditions: Rect,
+    /// The update-health summary (worst first).
+    pub insights: Rect,
+    /// The pools table.
+    pub pools: Rect,
+    /// The "more below" line (height 0 when nothing is hidden).
+    pub hint: Rect,
+    /// What does not fit: `pools`, `health` (some or all insights).
+    pub hidden: Vec<&'static str>,
+    /// Panels with a top border only ([`compact`]).
+    pub compact: bool,
+}
+
+/// The Overview plan for a body `body` (below the tabs, above the footer) on a terminal `rows`
+/// high.
+pub(crate) fn overview(engine: bool, body: Rect, rows: u16, dash: &Dashboard) -> OverviewPlan {
+    let compact = compact(rows);
+    let first = plan(engine, body, dash, compact, false);
+    if first.hidden.is_empty() || body.height < 2 {
+        return first;
+    }
+    plan(engine, body, dash, compact, true)
+}
+
+fn plan(engine: bool, body: Rect, dash: &Dashboard, compact: bool, hint: bool) -> OverviewPlan {
+    let ch = chrome(compact);
+    let n = |len: usize| u16::try_from(len).unwrap_or(u16::MAX);
+    let sync_want = if engine { 2 + ch } else { 0 };
+    let comp_want = if dash.no_data || dash.completion.is_some() {
+        3
     } else {
-        (Rect { height: 0, ..body }, body)
+        2
+    } + ch;
+    let conds = n(dash.conditions.len().max(1));
+    // Table panels: borders, the header row, the rows.
+    let cond_want = conds.saturating_add(1 + ch);
+    let cond_min = conds.min(3) + 1 + ch;
+    let ins = n(dash.insights.len().max(1));
+    let ins_want = ins.saturating_add(1 + ch);
+    let ins_min = 2 + ch;
+    let pools_want = if dash.pools.is_empty() {
+        0
+    } else {
+        n(dash.pools.len()).saturating_add(1 + ch)
+    };
+    let mut left = body.height.saturating_sub(u16::from(hint));
+    let sync_h = take(&mut left, sync_want, sync_want);
+    let comp_h = take(&mut left, comp_want, 1 + ch);
+    let mut cond_h = take(&mut left, cond_min, 2 + ch);
+    let mut ins_h = take(&mut left, ins_min, ins_min);
+    if cond_h > 0 {
+        cond_h += take(&mut left, cond_want.saturating_sub(cond_h), 0);
+    }
+    if ins_h > 0 {
+        ins_h += take(&mut left, ins_want.saturating_sub(ins_h), 0);
+    }
+    let pools_h = take(&mut left, pools_want, pools_want.max(1));
+    // What is left goes to the insights (more rows of a long list), or else the conditions.
+    let rest = left;
+    if ins_h > 0 {
+        ins_h += take(&mut left, rest, 0);
+    } else if cond_h > 0 {
+        cond_h += take(&mut left, rest, 0);
+    }
+    let mut hidden = Vec::new();
+    if pools_h == 0 && (!dash.pools.is_empty() || dash.no_data) {
+        hidden.push("pools");
+    }
+    if ins_h < ins_want {
+        hidden.push("health");
+    }
+    let (sync, rest) = split_v(body, sync_h);
+    let (completion, rest) = split_v(rest, comp_h);
+    let (conditions, rest) = split_v(rest, cond_h);
+    let (insights, rest) = split_v(rest, ins_h);
+    let (pools, rest) = split_v(rest, pools_h);
+    let hint_area = if hint && !hidden.is_empty() {
+        Rect {
+            y: body.bottom().saturating_sub(1),
+            height: 1.min(body.height),
+            ..body
+        }
+    } else {
+        Rect { height: 0, ..rest }
+    };
+    OverviewPlan {
+        sync,
+        completion,
+        conditions,
+        insights,
+        pools,
+        hint: hint_area,
+        hidden,
+        compact,
     }
 }
 
@@ -87,41 +197,14 @@ pub(crate) fn split_v(area: Rect, first: u16) -> (Rect, Rect) {
     )
 }
 
-/// Overview: (completion, conditions, insights, pools); pools get space only when everything
-/// else fits.
-pub(crate) fn overview_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect, Rect, Rect) {
-    // Completion (gauge, duration and estimate) or "no update in progress", and the updates
-    // line.
-    let rows = if dash.no_data || dash.completion.is_some() {
-        5
-    } else {
-        4
-    };
-    let (completion, rest) = split_v(body, rows);
-    let want = u16::try_from(dash.conditions.len().max(1))
-        .unwrap_or(u16::MAX)
-        .saturating_add(3);
-    let cond_h = if rest.height >= want + 4 {
-        want
-    } else if rest.height < 8 {
-        rest.height
-    } else {
-        (rest.height * 2 / 3).min(want)
-    };
-    let (conditions, rest) = split_v(rest, cond_h);
-    let ins_want = u16::try_from(dash.insights.len().max(1))
-        .unwrap_or(u16::MAX)
-        .saturating_add(3);
-    let pools_want = u16::try_from(dash.pools.len())
-        .unwrap_or(u16::MAX)
-        .saturating_add(3);
-    let pools_h = if dash.pools.is_empty() || rest.height < ins_want + pools_want {
-        0
-    } else {
-        pools_want
-    };
-    let (insights, pools) = split_v(rest, rest.height - pools_h);
-    (completion, conditions, insights, pools)
+/// Takes up to `want` of the `left` rows; none when fewer than `least` are left.
+fn take(left: &mut u16, want: u16, least: u16) -> u16 {
+    let got = want.min(*left);
+    if got < least {
+        return 0;
+    }
+    *left -= got;
+    got
 }
 
 /// Nodes: (pools, nodes).
@@ -131,18 +214,6 @@ pub(crate) fn nodes_areas(body: Rect, dash: &Dashboard) -> (Rect, Rect) {
         .saturating_add(3);
     let pools_h = want.min(body.height / 2).max(4.min(body.height));
     split_v(body, pools_h)
-}
-
-pub(crate) fn overview_hidden(body: Rect, dash: &Dashboard) -> Vec<&'static str> {
-    let (_, _, insights, pools) = overview_areas(body, dash);
-    let mut hidden = Vec::new();
-    if pools.height < 3 && (!dash.pools.is_empty() || dash.no_data) {
-        hidden.push("pools");
-    }
-    if insights.height < 3 {
-        hidden.push("health");
-    }
-    hidden
 }
 
 /// The popup's rectangle inside the screen.

@@ -76,6 +76,9 @@ pub struct UiOptions {
     /// `--read-only`: every administrator request (update, channel, clear, accept risks, the
     /// switch to active-apply) is refused with the reason on screen.
     pub read_only: bool,
+    /// The clock ages are measured against on a live feed (without `now`): the wall clock, or
+    /// the demo's simulated one (the header then says so, with its speed).
+    pub clock: crate::clock::Clock,
 }
 
 /// Environment variable naming a key that makes the dashboard panic (end-to-end tests check
@@ -124,6 +127,12 @@ pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
     let result = event_loop(&mut terminal, events, opts, theme::Palette::from_env(), signals).await;
     // The terminal may be gone (SIGHUP): ignore errors while restoring.
     let _ = ratatui::try_restore();
+    if terminal.show_cursor().is_err() {
+        // A terminal that is gone cannot show its cursor: ratatui's drop would report that
+        // on stderr, the same dead terminal, and that write would panic (an abort in the
+        // panic hook), skipping the caller's clean-up. Nothing is left to restore.
+        std::mem::forget(terminal);
+    }
     result.map(|stats| tracing::info!(frames = stats.frames, "dashboard closed"))
 }
 
@@ -136,6 +145,31 @@ pub struct LoopStats {
     pub states: u64,
     /// Engine snapshots applied (after coalescing).
     pub snapshots: u64,
+    /// Redraws skipped because the frame would have been the same as the last one.
+    pub unchanged: u64,
+}
+
+/// Renders `app` off screen into `shadow` (resized to `size`) and says whether the frame differs
+/// from the previous one (always on the first call and after a resize).
+fn frame_changed(
+    shadow: &mut Option<Terminal<ratatui::backend::TestBackend>>,
+    app: &app::App,
+    size: ratatui::layout::Size,
+) -> bool {
+    let fresh = match shadow {
+        Some(t) if t.backend().buffer().area.as_size() == size => None,
+        _ => Terminal::new(ratatui::backend::TestBackend::new(size.width, size.height)).ok(),
+    };
+    let resized = fresh.is_some();
+    if let Some(t) = fresh {
+        *shadow = Some(t);
+    }
+    let Some(t) = shadow.as_mut() else { return true };
+    let before = t.backend().buffer().clone();
+    if t.draw(|f| view::render(app, f)).is_err() {
+        return true;
+    }
+    resized || *t.backend().buffer() != before
 }
 
 /// The event loop, generic over the terminal backend and the input stream so tests can drive
@@ -159,15 +193,18 @@ where
         engine,
         requests,
         read_only,
+        clock,
     } = opts;
     let size = terminal.size()?;
     let first = feed.borrow_and_update().clone();
     let mut app = app::App::new(first, alerts, now, palette, (size.width, size.height));
+    app.set_clock(clock);
     app.read_only = read_only;
     let mut stats = LoopStats {
         frames: 0,
         states: 1,
         snapshots: 0,
+        unchanged: 0,
     };
     let (mut status, mut engine_open) = match engine {
         Some(EngineHandle {
@@ -192,11 +229,18 @@ where
     let mut feed_open = true;
     let mut feed_pending = false;
     let mut last_feed = Instant::now();
+    // The last frame drawn, rendered off screen: a state change that changes nothing visible
+    // (an age that still reads the same, a snapshot field no view shows) draws nothing.
+    let mut shadow: Option<Terminal<ratatui::backend::TestBackend>> = None;
     loop {
         if dirty {
-            terminal.draw(|f| view::render(&app, f))?;
-            stats.frames += 1;
             dirty = false;
+            if frame_changed(&mut shadow, &app, terminal.size()?) {
+                terminal.draw(|f| view::render(&app, f))?;
+                stats.frames += 1;
+            } else {
+                stats.unchanged += 1;
+            }
         }
         if app.quit {
             break;
@@ -214,6 +258,7 @@ where
                     // Full clear so no stale cells survive a shrink/grow.
                     terminal.autoresize()?;
                     terminal.clear()?;
+                    shadow = None;
                     app.update(app::Action::Resize(w, h));
                     dirty = true;
                 }
@@ -261,7 +306,7 @@ where
                 dirty |= app.update(app::Action::RequestOutcome(out));
             }
             _ = clock.tick(), if app.follows_clock() => {
-                dirty |= app.update(app::Action::Tick(Utc::now()));
+                dirty |= app.update(app::Action::Tick(app.clock.now()));
             }
         }
     }

@@ -659,3 +659,7 @@ fn skip_notice_names_the_test() {
 }
 
 mod engine;
+
+mod small;
+
+mod idle;

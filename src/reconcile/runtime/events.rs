@@ -43,6 +43,8 @@ pub(crate) struct EventLog {
     /// Run levels already logged as done for this desired image (each is logged once per
     /// update, not once per pass).
     levels_logged: (Option<String>, std::collections::BTreeSet<u32>),
+    /// The clock of the events' times (the engine's, [`crate::reconcile::EngineTimings::clock`]).
+    clock: crate::clock::Clock,
 }
 
 const CONDITIONS: [&str; 4] = [AVAILABLE, PROGRESSING, FAILING, RETRIEVED_UPDATES];
@@ -59,9 +61,18 @@ fn first_line(s: &str) -> &str {
 }
 
 impl EventLog {
-    /// An empty log.
+    /// An empty log on the wall clock.
+    #[cfg(test)]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty log whose events are stamped by `clock`.
+    pub fn with_clock(clock: crate::clock::Clock) -> Self {
+        Self {
+            clock,
+            ..Self::default()
+        }
     }
 
     /// Adds one event now.
@@ -69,7 +80,7 @@ impl EventLog {
         self.seq += 1;
         self.events.push_back(EngineEvent {
             seq: self.seq,
-            at: Utc::now(),
+            at: self.clock.now(),
             level,
             text: text.into(),
         });

@@ -60,6 +60,12 @@ pub struct EngineTimings {
     pub lease_retry_period: Duration,
     /// Shortest interval between two published engine snapshots.
     pub snapshot_interval: Duration,
+    /// The clock of the times the engine writes (history, condition transitions, when each
+    /// ClusterOperator's update started) and of the 30/40/90-minute rules: the wall clock,
+    /// or the demo's simulated clock ([`crate::clock::Clock::simulated`]). Not scaled with
+    /// the intervals above: those are timers, this says what time it is.
+    #[serde(skip)]
+    pub clock: crate::clock::Clock,
 }
 
 impl Default for EngineTimings {
@@ -94,6 +100,7 @@ impl EngineTimings {
             lease_renew_deadline: Duration::from_secs(107),
             lease_retry_period: Duration::from_secs(26),
             snapshot_interval: Duration::from_millis(100),
+            clock: crate::clock::Clock::wall(),
         }
     }
 
@@ -123,6 +130,7 @@ impl EngineTimings {
             lease_renew_deadline: s(t.lease_renew_deadline),
             lease_retry_period: s(t.lease_retry_period),
             snapshot_interval: t.snapshot_interval,
+            clock: t.clock,
         }
     }
 

@@ -5,8 +5,20 @@ use chrono::Utc;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+tokio::task_local! {
+    /// The clock of the simulated operators' task ([`super::OperatorSimConfig::clock`]).
+    pub(super) static CLOCK: crate::clock::Clock;
+}
+
+/// Now on the operators' clock (the wall clock outside their task).
+pub(super) fn now() -> chrono::DateTime<Utc> {
+    CLOCK
+        .try_with(crate::clock::Clock::now)
+        .unwrap_or_else(|_| Utc::now())
+}
+
 pub(super) fn now_str() -> String {
-    Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// Sets condition `type_` in `conds` (a JSON array), keeping `lastTransitionTime` when the

@@ -69,6 +69,9 @@ pub struct OperatorSimConfig {
     pub releases: Releases,
     /// Base delays at speed 1.
     pub timings: SimTimings,
+    /// The clock of the times the operators write (condition transitions, events): the wall
+    /// clock, or the demo's simulated one.
+    pub clock: crate::clock::Clock,
 }
 
 impl Default for OperatorSimConfig {
@@ -79,6 +82,7 @@ impl Default for OperatorSimConfig {
             scenario: OperatorScenario::default(),
             releases: Releases::default(),
             timings: SimTimings::default(),
+            clock: crate::clock::Clock::wall(),
         }
     }
 }
@@ -237,7 +241,8 @@ pub fn spawn(sim: Simulator, cfg: OperatorSimConfig) -> OperatorSimHandle {
     {
         tracing::warn!("scenario faults: {e}");
     }
-    let task = tokio::spawn(run(sim, cfg, tx, stats.clone()));
+    let clock = cfg.clock.clone();
+    let task = tokio::spawn(json::CLOCK.scope(clock, run(sim, cfg, tx, stats.clone())));
     OperatorSimHandle { task, stats, events }
 }
 
@@ -376,7 +381,7 @@ impl State {
         self.seq += 1;
         self.log.push_back(SimEvent {
             seq: self.seq,
-            at: Utc::now(),
+            at: json::now(),
             text,
         });
         while self.log.len() > EVENT_LOG {

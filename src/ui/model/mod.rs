@@ -322,10 +322,15 @@ fn cv_condition_level(c: &Condition) -> Level {
     }
 }
 
+/// The ClusterVersion conditions, Failing, Progressing and Available first (what an
+/// administrator must see on a small terminal), the others in the order of the status.
 fn condition_rows(cv: &ClusterVersion) -> Vec<ConditionRow> {
-    cv.status
-        .conditions
-        .iter()
+    const FIRST: [&str; 3] = ["Failing", "Progressing", "Available"];
+    let rank = |t: &str| FIRST.iter().position(|f| *f == t).unwrap_or(FIRST.len());
+    let mut conds: Vec<_> = cv.status.conditions.iter().collect();
+    conds.sort_by_key(|c| rank(&c.type_));
+    conds
+        .into_iter()
         .map(|c| ConditionRow {
             type_: c.type_.clone(),
             status: c.status,

@@ -177,7 +177,7 @@ fn snapshot_of(mode: EngineMode, spec: &[(u32, &str, &str)]) -> StatusSnapshot {
 }
 
 /// Mid-update: levels 00–10 done, 20 has a failed component, 50 and later pending.
-fn mid_update(mode: EngineMode) -> StatusSnapshot {
+pub(super) fn mid_update(mode: EngineMode) -> StatusSnapshot {
     snapshot_of(
         mode,
         &[
@@ -201,7 +201,7 @@ fn mid_update(mode: EngineMode) -> StatusSnapshot {
     )
 }
 
-fn engine_app(snap: StatusSnapshot, w: u16, h: u16) -> (App, mpsc::Receiver<Command>) {
+pub(super) fn engine_app(snap: StatusSnapshot, w: u16, h: u16) -> (App, mpsc::Receiver<Command>) {
     let mut app = app_for(demo(), w, h);
     let (tx, rx) = mpsc::channel(4);
     app.attach_engine(Arc::new(snap), tx);
@@ -510,7 +510,9 @@ mod event_loop {
         ui::{UiOptions, event_loop},
     };
 
-    #[tokio::test]
+    // On tokio's paused clock: the producer's 3 ms steps and the loop's 250 ms coalescing
+    // window are virtual time, so the count of redraws does not depend on the machine's load.
+    #[tokio::test(start_paused = true)]
     async fn engine_snapshots_redraw_coalesced() {
         let mut t = Terminal::new(TestBackend::new(100, 30)).expect("terminal");
         let mut first = mid_update(EngineMode::ActiveApply);
@@ -525,6 +527,7 @@ mod event_loop {
             engine: Some(EngineHandle::new(status, commands)),
             requests: None,
             read_only: false,
+            clock: crate::clock::Clock::wall(),
         };
         let producer = async move {
             // 100 snapshots in about 0.3 s: coalesced to a few redraws.
@@ -568,6 +571,7 @@ mod event_loop {
             engine: Some(EngineHandle::new(status, commands)),
             requests: None,
             read_only: false,
+            clock: crate::clock::Clock::wall(),
         };
         let stop = async {
             tokio::time::sleep(Duration::from_millis(800)).await;

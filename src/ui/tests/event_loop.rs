@@ -17,6 +17,7 @@ fn static_opts() -> UiOptions {
         engine: None,
         requests: None,
         read_only: false,
+        clock: crate::clock::Clock::wall(),
     }
 }
 
@@ -56,8 +57,12 @@ async fn quits_on_q_and_draws_only_on_change() {
     let events = stream::iter(vec![press('2'), press('k'), press('q')]).chain(stream::pending());
     let stats = run_loop(&mut t, events, static_opts(), std::future::pending()).await;
     assert_eq!(
-        stats.frames, 3,
-        "first frame, after '2', after 'q'; none for the no-op 'k'"
+        stats.frames, 2,
+        "first frame, after '2'; none for the no-op 'k' nor for 'q' (quitting changes nothing on screen)"
+    );
+    assert_eq!(
+        stats.unchanged, 1,
+        "the 'q' frame was rendered off screen only: {stats:?}"
     );
     let text = screen_text(t.backend().buffer()).join("\n");
     assert!(text.contains("clusteroperators[33]"), "{text}");
@@ -118,6 +123,7 @@ async fn bursts_of_feed_updates_are_coalesced() {
         engine: None,
         requests: None,
         read_only: false,
+        clock: crate::clock::Clock::wall(),
     };
     let base = demo();
     let producer = async move {

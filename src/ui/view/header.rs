@@ -29,6 +29,7 @@ pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
             (d.source.clone(), p.text),
             (" │ ".into(), p.muted),
             (feed, p.level(d.feed.1)),
+            (sim_clock(app), p.warn),
             match &app.engine {
                 Some(_) => (" │ ".into(), p.muted),
                 None => (" │ watch-only".into(), p.muted),
@@ -107,6 +108,14 @@ pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
         ));
     }
     frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// ` │ simulated clock ×10` when ages follow the demo's simulated clock, else empty.
+fn sim_clock(app: &App) -> String {
+    match app.clock.speed() {
+        Some(s) if app.follows_clock() => format!(" │ simulated clock ×{s}"),
+        _ => String::new(),
+    }
 }
 
 /// The engine line of the header: state, lease, last command (or engine error).

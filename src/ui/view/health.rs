@@ -8,7 +8,7 @@ use crate::ui::{app::App, tab::Tab, text, theme::Level};
 pub(super) fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     const COLS: [Col; 4] = [
         col("LEVEL", 7, 8),
-        col("SINCE", 5, 9).hide(1),
+        col("SINCE", 5, 9).hide(1).whole(),
         col("IMPACT", 8, 18).hide(2),
         fill("MESSAGE", 12),
     ];
@@ -37,7 +37,11 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let visible = if focused {
         app.visible_rows(Tab::Health)
     } else {
-        (0..d.insights.len()).collect()
+        // The Overview's summary shows the worst insights first (a small terminal has room
+        // for one).
+        let mut v: Vec<usize> = (0..d.insights.len()).collect();
+        v.sort_by_key(|&i| std::cmp::Reverse(d.insights[i].level));
+        v
     };
     let title = if focused {
         filter_title(app, Tab::Health, "update health", d.insights.len(), visible.len())

@@ -7,11 +7,11 @@ use crate::ui::{app::App, model::rows, tab::Tab, text, theme::Level};
 
 pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
     const COLS: [Col; 7] = [
-        col("VERSION", 7, 24),
+        col("VERSION", 7, 24).whole(),
         col("STATE", 9, 9),
         col("STARTED", 16, 16),
         col("COMPLETED", 16, 16).hide(2),
-        col("DURATION", 8, 8).hide(1),
+        col("DURATION", 8, 8).hide(1).whole(),
         col("VERIFIED", 8, 8).hide(3),
         fill("IMAGE", 10).hide(4),
     ];

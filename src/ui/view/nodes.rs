@@ -14,8 +14,8 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
         col("POOL", 6, 12).hide(2),
         col("ASSESSMENT", 11, 11),
         col("PHASE", 9, 9).hide(3),
-        col("VERSION", 7, 20),
-        col("EST", 4, 5).hide(1),
+        col("VERSION", 7, 20).whole(),
+        col("EST", 4, 5).hide(1).whole(),
         fill("MESSAGE", 10).hide(4),
     ];
     let rows = d

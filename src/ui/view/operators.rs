@@ -12,12 +12,12 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
     const COLS: [Col; 9] = [
         col("STATUS", 6, 6),
         col("NAME", 12, 30).key(),
-        col("VERSION", 7, 24),
+        col("VERSION", 7, 24).whole(),
         col("AVAIL", 5, 5),
         col("PROG", 5, 5),
         col("DEGR", 5, 5),
         col("UPGR", 5, 5).hide(2),
-        col("SINCE", 5, 7).hide(1),
+        col("SINCE", 5, 7).hide(1).whole(),
         fill("MESSAGE", 12).hide(3),
     ];
     let d = &app.dash;

@@ -6,7 +6,7 @@ use ratatui::{
     layout::Rect,
     style::Modifier,
     text::{Line, Span},
-    widgets::{Block, Gauge, Paragraph},
+    widgets::{Gauge, Paragraph},
 };
 
 use super::{
@@ -24,36 +24,35 @@ use crate::ui::{
 };
 
 pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
-    let (sync, mut body) = layout::overview_body(app.engine.is_some(), body);
-    if sync.height > 0 {
-        sync::render(app, frame, sync);
+    let plan = layout::overview(app.engine.is_some(), body, app.size.1, &app.dash);
+    if plan.sync.height > 0 {
+        sync::render(app, frame, plan.sync);
     }
-    if !layout::overview_hidden(body, &app.dash).is_empty() && body.height > 1 {
+    if plan.hint.height > 0 {
         // One line says what is below the fold and how to see it.
-        let (rest, hint_area) = layout::split_v(body, body.height - 1);
-        body = rest;
-        let hidden = layout::overview_hidden(body, &app.dash);
-        let keys: Vec<&str> = hidden
+        let keys: Vec<&str> = plan
+            .hidden
             .iter()
             .map(|h| if *h == "pools" { "3" } else { "5" })
             .collect();
         let msg = format!(
             "more below: {} — enlarge or press {}",
-            hidden.join(", "),
+            plan.hidden.join(", "),
             keys.join("/")
         );
         frame.render_widget(
             Paragraph::new(fit_spans(vec![(msg, app.palette.warn)], usize::from(body.width))),
-            hint_area,
+            plan.hint,
         );
     }
-    let (completion, conditions, insights, pools) = layout::overview_areas(body, &app.dash);
+    let (completion, conditions, insights, pools) =
+        (plan.completion, plan.conditions, plan.insights, plan.pools);
     render_completion(app, frame, completion);
     const COLS: [Col; 5] = [
         col("TYPE", 8, 22).key(),
         col("STATUS", 7, 7),
         col("REASON", 6, 28).hide(2),
-        col("SINCE", 5, 7).hide(1),
+        col("SINCE", 5, 7).hide(1).whole(),
         fill("MESSAGE", 10),
     ];
     let d = &app.dash;
@@ -103,10 +102,10 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
                 .map(|r| r.message.clone()),
         },
     );
-    if insights.height >= 3 {
+    if insights.height > 0 {
         health::render(app, frame, insights, false);
     }
-    if pools.height >= 3 {
+    if pools.height > 0 {
         nodes::render_pools(app, frame, pools, " (3 for nodes)");
     }
 }
@@ -114,7 +113,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
 fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let d = &app.dash;
-    let block = Block::bordered()
+    let block = super::widgets::panel(layout::compact(app.size.1))
         .border_style(p.border)
         .title(Line::styled(" control plane ", p.title));
     let inner = block.inner(area);

@@ -5,7 +5,7 @@ use ratatui::{
     layout::Rect,
     style::Modifier,
     text::{Line, Span},
-    widgets::{Block, Gauge, Paragraph},
+    widgets::{Gauge, Paragraph},
 };
 
 use super::widgets::fit_spans;
@@ -17,7 +17,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let Some(e) = &app.engine else { return };
     let s = &e.snap;
-    let block = Block::bordered()
+    let block = super::widgets::panel(layout::compact(app.size.1))
         .border_style(p.border)
         .title(Line::styled(" sync (engine) ", p.title));
     let inner = block.inner(area);
@@ -27,6 +27,13 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
     let (gauge_area, info_area) = layout::split_v(inner, 1);
     let w = usize::from(inner.width);
+    if settled(s) {
+        // The release is applied and the passes that re-check it find nothing to do: each
+        // one running from 0 to 100 % again is not news (and would redraw the idle
+        // dashboard), and the ClusterVersion says Progressing=False meanwhile.
+        render_settled(app, frame, gauge_area, info_area);
+        return;
+    }
     let ratio = model::clamp_ratio(f64::from(s.fraction));
     // Tasks that failed only because their operator is still updating are "waiting", as the
     // task graph shows them.
@@ -107,5 +114,50 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
         };
         spans.push((msg, style));
     }
+    frame.render_widget(Paragraph::new(fit_spans(spans, w)), info_area);
+}
+
+/// Whether the engine reconciles an applied release with nothing failing: the gauge then
+/// shows the release as applied instead of each re-checking pass.
+fn settled(s: &crate::reconcile::api::StatusSnapshot) -> bool {
+    s.state == crate::reconcile::api::EngineState::Reconciling
+        && s.failure.is_none()
+        && s.attempt == 0
+        && s.total > 0
+}
+
+fn render_settled(app: &App, frame: &mut Frame, gauge_area: Rect, info_area: Rect) {
+    let p = &app.palette;
+    let Some(e) = &app.engine else { return };
+    let s = &e.snap;
+    let w = usize::from(gauge_area.width);
+    let label = format!("100% · {} tasks applied · reconciling", s.total);
+    let gauge = Gauge::default()
+        .ratio(1.0)
+        .label(Span::styled(
+            text::fit(&label, w),
+            p.text.add_modifier(Modifier::BOLD),
+        ))
+        .gauge_style(p.gauge)
+        .use_unicode(true);
+    frame.render_widget(gauge, gauge_area);
+    let desired = s
+        .desired
+        .as_ref()
+        .map(|d| {
+            if d.version.is_empty() {
+                d.image.clone()
+            } else {
+                d.version.clone()
+            }
+        })
+        .unwrap_or_else(|| "-".into());
+    // No pass counter here: it would change the idle screen every pass (the event log, `e`,
+    // lists the passes).
+    let spans = vec![
+        ("Desired ".to_string(), p.muted),
+        (desired, p.text.add_modifier(Modifier::BOLD)),
+        ("  applied; re-checked every resync interval".into(), p.muted),
+    ];
     frame.render_widget(Paragraph::new(fit_spans(spans, w)), info_area);
 }

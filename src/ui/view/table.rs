@@ -7,7 +7,7 @@ use ratatui::{
     layout::{Constraint, Rect},
     style::{Modifier, Style},
     text::{Line, Span},
-    widgets::{Block, Cell, Paragraph, Row, Table, TableState},
+    widgets::{Cell, Paragraph, Row, Table, TableState},
 };
 
 use crate::ui::{
@@ -30,6 +30,7 @@ pub(super) struct Col {
     fill: bool,
     key: bool,
     hide: u8,
+    whole: bool,
 }
 
 pub(super) const fn col(header: &'static str, min: u16, max: u16) -> Col {
@@ -40,6 +41,7 @@ pub(super) const fn col(header: &'static str, min: u16, max: u16) -> Col {
         fill: false,
         key: false,
         hide: 0,
+        whole: false,
     }
 }
 pub(super) const fn fill(header: &'static str, min: u16) -> Col {
@@ -50,6 +52,7 @@ pub(super) const fn fill(header: &'static str, min: u16) -> Col {
         fill: true,
         key: false,
         hide: 0,
+        whole: false,
     }
 }
 impl Col {
@@ -60,6 +63,17 @@ impl Col {
     pub(super) const fn key(mut self) -> Self {
         self.key = true;
         self
+    }
+    /// A column of numbers (ages, durations, versions): shown in full (its widest value, up
+    /// to its cap) or hidden, never cut.
+    pub(super) const fn whole(mut self) -> Self {
+        self.whole = true;
+        self
+    }
+    /// The narrowest the column may be: its minimum, or its full width for a
+    /// [`Col::whole`] column.
+    fn least(&self, content: usize) -> u16 {
+        if self.whole { self.want(content) } else { self.min }
     }
     /// The width the column would like: its widest content or header, within its bounds.
     fn want(&self, content: usize) -> u16 {
@@ -97,7 +111,7 @@ pub(super) fn column_widths(cols: &[Col], content: &[usize], avail: u16) -> Vec<
                 u32::from(if with_keys && c.key {
                     c.want(content[i])
                 } else {
-                    c.min
+                    c.least(content[i])
                 })
             })
             .sum();
@@ -115,7 +129,12 @@ pub(super) fn column_widths(cols: &[Col], content: &[usize], avail: u16) -> Vec<
             None => break,
         }
     }
-    let mut widths: Vec<Option<u16>> = cols.iter().zip(&shown).map(|(c, s)| s.then_some(c.min)).collect();
+    let mut widths: Vec<Option<u16>> = cols
+        .iter()
+        .zip(&shown)
+        .zip(content)
+        .map(|((c, s), n)| s.then_some(c.least(*n)))
+        .collect();
     let mut extra = avail.saturating_sub(need(&shown, false));
     let mut grow = |widths: &mut Vec<Option<u16>>, i: usize, target: u16| {
         if let Some(w) = widths[i] {
@@ -173,7 +192,8 @@ pub(super) fn row_style(p: &Palette, level: Level) -> Style {
 pub(super) fn render_table(app: &App, frame: &mut Frame, area: Rect, spec: TableSpec<'_>) {
     let p = &app.palette;
     let focused = spec.cursor.is_some();
-    let block = Block::bordered()
+    let compact = app.tab == Tab::Overview && layout::compact(app.size.1);
+    let block = super::widgets::panel(compact)
         .border_style(if focused {
             p.title.remove_modifier(Modifier::BOLD)
         } else {
@@ -187,7 +207,7 @@ pub(super) fn render_table(app: &App, frame: &mut Frame, area: Rect, spec: Table
         .preview
         .as_deref()
         .filter(|t| focused && !t.trim().is_empty());
-    let block = match preview {
+    let block = match preview.filter(|_| !compact) {
         Some(t) => {
             let joined: Vec<&str> = t.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
             let text = format!(" ↳ {} ", joined.join(" ⏎ "));
@@ -303,5 +323,32 @@ mod tests {
         // Nothing left to hide: widths stay at their minimums, no panic.
         let w = column_widths(&cols, &[8, 5, 50], 3);
         assert_eq!(w, vec![Some(4), None, Some(10)]);
+    }
+
+    #[test]
+    fn number_columns_are_shown_whole_or_hidden() {
+        // SINCE holds `11d17h` (6 columns), its minimum is 5: never `11d1…`.
+        let cols = [
+            col("TYPE", 8, 22).key(),
+            col("STATUS", 7, 7),
+            col("REASON", 6, 28).hide(2),
+            col("SINCE", 5, 7).hide(1).whole(),
+            fill("MESSAGE", 10),
+        ];
+        let content = [24, 5, 13, 6, 60];
+        for avail in 40..120 {
+            let w = column_widths(&cols, &content, avail);
+            assert!(w[3].is_none_or(|s| s >= 6), "{avail}: {w:?}");
+        }
+        // At 98 columns (a 100-column terminal's table) SINCE is whole and REASON too.
+        let w = column_widths(&cols, &content, 98);
+        assert_eq!((w[2], w[3]), (Some(13), Some(6)), "{w:?}");
+        // Without the rule the same widths cut it (the bug seen at 100 columns).
+        let mut cut = cols;
+        cut[3] = col("SINCE", 5, 7).hide(1);
+        let w = column_widths(&cut, &[24, 5, 28, 6, 60], 76);
+        assert_eq!(w[3], Some(5), "{w:?}");
+        let w = column_widths(&cols, &[24, 5, 28, 6, 60], 76);
+        assert_eq!(w[3], Some(6), "{w:?}");
     }
 }

@@ -3,6 +3,7 @@
 use ratatui::{
     style::Style,
     text::{Line, Span},
+    widgets::{Block, Borders},
 };
 
 use crate::ui::text;
@@ -26,4 +27,14 @@ pub(super) fn fit_spans(spans: Vec<(String, Style)>, width: usize) -> Line<'stat
         }
     }
     Line::from(out)
+}
+
+/// A panel's block: bordered, or with its top border (and title) only when `compact` (short
+/// terminals, [`crate::ui::layout::compact`]).
+pub(super) fn panel(compact: bool) -> Block<'static> {
+    if compact {
+        Block::new().borders(Borders::TOP)
+    } else {
+        Block::bordered()
+    }
 }

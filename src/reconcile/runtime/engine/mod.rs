@@ -169,6 +169,7 @@ impl Engine {
         }));
         let (cmd_tx, cmd_rx) = mpsc::channel(16);
         let pacer = status_write::StatusPacer::new(cfg.timings.status_interval);
+        let events_clock = cfg.timings.clock.clone();
         // The elector writes its Lease whatever the mode: it gets a client with the counter but
         // without the watch-only guard.
         let lease_client = guarded_client(raw.clone(), counters.clone(), ReadOnlySwitch::new(false));
@@ -206,7 +207,7 @@ impl Engine {
             _worker_guard: shutdown.clone().drop_guard(),
             shutdown,
             last_publish: None,
-            events: crate::reconcile::runtime::events::EventLog::new(),
+            events: crate::reconcile::runtime::events::EventLog::with_clock(events_clock),
         };
         let task = tokio::spawn(async move { lp.run(cmd_rx).await });
         EngineHandle::new(snap_rx, cmd_tx).with_task(task.abort_handle())

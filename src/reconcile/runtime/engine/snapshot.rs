@@ -100,7 +100,7 @@ impl EngineLoop {
             counters,
             cluster_version: self.cv.as_ref().map(|c| c.status.clone()),
             last_error: self.last_error.clone(),
-            at: Some(Utc::now()),
+            at: Some(self.cfg.timings.clock.now()),
             // Filled by `publish` from the event log.
             events: Default::default(),
             payload_error: Self::payload_error(v),

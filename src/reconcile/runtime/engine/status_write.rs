@@ -28,7 +28,7 @@ impl EngineLoop {
         let errs = validate_cluster_version(existing, false);
         let co_start = self.worker.view().co_update_start_times;
         let mut inputs = StatusInputs {
-            now: Utc::now(),
+            now: self.cfg.timings.clock.now(),
             operator_release: &self.own_release,
             release_metadata: &[],
             status_release_architecture: false,

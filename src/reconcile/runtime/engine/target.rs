@@ -121,7 +121,7 @@ impl EngineLoop {
                 t.version.clone()
             }
         };
-        let now = Utc::now();
+        let now = self.cfg.timings.clock.now();
         let mut load = LoadPayloadStatus {
             release: Release {
                 version: v(&target),

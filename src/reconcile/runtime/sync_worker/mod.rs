@@ -360,7 +360,7 @@ impl SyncWorker {
         work_changed: bool,
         timings: &EngineTimings,
     ) -> Option<Duration> {
-        let now = Utc::now();
+        let now = timings.clock.now();
         let mut promote = false;
         let mut next = None;
         self.inner.view.send_modify(|v| {

@@ -246,7 +246,7 @@ impl Runner<'_> {
         if let Some(n) = &co_name {
             let mut s = lock(self.state);
             if !s.co_start.contains_key(n) {
-                Arc::make_mut(&mut s.co_start).insert(n.clone(), Utc::now());
+                Arc::make_mut(&mut s.co_start).insert(n.clone(), pass.timings.clock.now());
             }
         }
         let policy = if ctx.state == PayloadState::Initializing {

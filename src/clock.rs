@@ -1,0 +1,160 @@
+//! The one clock a process reads for the times it writes and the ages it shows.
+//!
+//! [`Clock::wall`] is the system clock (every command but `cvo demo`). [`Clock::simulated`] is the
+//! demo's: it starts at the wall time of its creation and runs `speed` times as fast
+//! (`start + elapsed × speed`), so at `--speed 10` a 3-minute update ages 30 minutes in the
+//! history, the "since" columns, the assessment's duration and estimate, and the 30/40/90-minute
+//! rules of the engine and the assessment, exactly as it would on a real cluster. Timers (the
+//! engine's intervals) are scaled separately; the clock only answers "what time is it".
+//!
+//! Cloning a clock shares it: every clone answers the same time. Uses nothing else of the crate.
+
+use std::{sync::Arc, time::Instant};
+
+use chrono::{DateTime, Utc};
+
+/// A source of "now": the wall clock, or a simulated clock running `speed` times as fast from
+/// the moment it was created.
+#[derive(Clone, Debug, Default)]
+pub struct Clock {
+    sim: Option<Arc<Simulated>>,
+}
+
+#[derive(Debug)]
+struct Simulated {
+    /// Wall time at creation (the simulated clock's origin).
+    start: DateTime<Utc>,
+    /// Monotonic instant at creation (elapsed time is measured from it).
+    origin: Instant,
+    /// Simulated seconds per real second (> 0, finite).
+    speed: f64,
+}
+
+impl PartialEq for Clock {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.sim, &other.sim) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Clock {
+    /// The system clock.
+    pub fn wall() -> Self {
+        Self::default()
+    }
+
+    /// A simulated clock starting now at the wall time and running `speed` times as fast.
+    /// A speed that is not a positive finite number gives the wall clock (the callers validate
+    /// `--speed` first; the clock never panics).
+    pub fn simulated(speed: f64) -> Self {
+        Self::simulated_from(Utc::now(), speed)
+    }
+
+    /// A simulated clock that reads `start` now and runs `speed` times as fast (tests).
+    pub fn simulated_from(start: DateTime<Utc>, speed: f64) -> Self {
+        if !(speed.is_finite() && speed > 0.0) {
+            return Self::wall();
+        }
+        Self {
+            sim: Some(Arc::new(Simulated {
+                start,
+                origin: Instant::now(),
+                speed,
+            })),
+        }
+    }
+
+    /// The current time: the wall clock's, or `start + elapsed × speed`.
+    pub fn now(&self) -> DateTime<Utc> {
+        match &self.sim {
+            None => Utc::now(),
+            Some(s) => s.at(s.origin.elapsed()),
+        }
+    }
+
+    /// The simulated time `elapsed` (real time) after the clock's creation; the wall time
+    /// `elapsed` from now for the wall clock.
+    pub fn after(&self, elapsed: std::time::Duration) -> DateTime<Utc> {
+        match &self.sim {
+            None => Utc::now() + chrono::Duration::from_std(elapsed).unwrap_or(chrono::Duration::MAX),
+            Some(s) => s.at(elapsed),
+        }
+    }
+
+    /// The speed of a simulated clock; `None` for the wall clock.
+    pub fn speed(&self) -> Option<f64> {
+        self.sim.as_ref().map(|s| s.speed)
+    }
+
+    /// Whether this is a simulated clock.
+    pub fn is_simulated(&self) -> bool {
+        self.sim.is_some()
+    }
+
+    /// How long simulated time `simulated` lasts in real time (itself for the wall clock): the
+    /// real interval after which an age shown to the second changes by `simulated`.
+    pub fn real(&self, simulated: std::time::Duration) -> std::time::Duration {
+        match &self.sim {
+            None => simulated,
+            Some(s) => simulated.div_f64(s.speed),
+        }
+    }
+}
+
+impl Simulated {
+    fn at(&self, elapsed: std::time::Duration) -> DateTime<Utc> {
+        let nanos = elapsed.as_secs_f64() * self.speed * 1e9;
+        // Saturates after ~292 years of simulated time.
+        let nanos = if nanos.is_finite() && nanos < i64::MAX as f64 {
+            nanos as i64
+        } else {
+            i64::MAX
+        };
+        self.start + chrono::Duration::nanoseconds(nanos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn simulated_time_runs_speed_times_as_fast_from_its_start() {
+        let start = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+            .map(|d| d.with_timezone(&Utc))
+            .unwrap_or_default();
+        let c = Clock::simulated_from(start, 20.0);
+        assert_eq!(
+            c.after(Duration::from_secs(3)),
+            start + chrono::Duration::seconds(60)
+        );
+        assert_eq!(
+            c.after(Duration::from_millis(1500)),
+            start + chrono::Duration::seconds(30)
+        );
+        assert_eq!(c.speed(), Some(20.0));
+        assert!(c.now() >= start);
+        assert_eq!(c.real(Duration::from_secs(60)), Duration::from_secs(3));
+        // Clones share the clock; a new clock is a different one.
+        assert_eq!(c.clone(), c);
+        assert_ne!(Clock::simulated_from(start, 20.0), c);
+    }
+
+    #[test]
+    fn a_bad_speed_gives_the_wall_clock() {
+        for s in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let c = Clock::simulated(s);
+            assert!(!c.is_simulated(), "{s}");
+            assert_eq!(c, Clock::wall());
+        }
+        let before = Utc::now();
+        let now = Clock::wall().now();
+        assert!(now >= before && now - before < chrono::Duration::seconds(5));
+        assert_eq!(Clock::wall().speed(), None);
+    }
+}

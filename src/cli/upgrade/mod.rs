@@ -149,6 +149,8 @@ pub fn run(a: UpgradeArgs) -> anyhow::Result<ExitCode> {
         allow_explicit_upgrade: a.allow_explicit_upgrade,
         allow_upgrade_with_warnings: a.allow_upgrade_with_warnings,
         force: a.force,
+        // `cvo upgrade` never writes acceptRisks.
+        accept_risks_gate: false,
     };
     execute(&a.source.cluster, &request, &flags, a.read_only)
 }

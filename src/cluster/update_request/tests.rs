@@ -586,20 +586,72 @@ fn channel_change_warns_when_the_version_is_not_in_it() {
 #[test]
 fn accept_risks_replaces_the_list() {
     let cv = cluster();
+    let gate = Flags {
+        accept_risks_gate: true,
+        ..Flags::default()
+    };
     let p = planned(
         &cv,
         &Request::AcceptRisks(vec!["BadThing".into(), "Other".into(), "BadThing".into()]),
-        &Flags::default(),
+        &gate,
     );
     assert_eq!(
         p.patch,
         json!({"spec": {"desiredUpdate": {"acceptRisks": [{"name": "BadThing"}, {"name": "Other"}]}}})
     );
     assert_eq!(p.done, "info: Accept risks are [BadThing Other]");
+    assert_eq!(p.verdicts.len(), 1);
+    assert_eq!(p.verdicts[0].name, ACCEPT_RISKS_GATE);
+    assert_eq!(p.verdicts[0].state, VerdictState::Passed);
     assert!(matches!(
-        plan(&cv, &Request::AcceptRisks(vec![]), &Flags::default()),
+        plan(&cv, &Request::AcceptRisks(vec![]), &gate),
         Ok(Outcome::NoChange(_))
     ));
+}
+
+/// Without the ClusterUpdateAcceptRisks gate the cluster marks a ClusterVersion naming
+/// accepted risks Invalid (upstream `lib/validation/validation_test.go`
+/// `TestValidateClusterVersion`), so the request is refused before any write; clearing the
+/// list stays allowed, as it repairs such a ClusterVersion.
+#[test]
+fn accept_risks_is_refused_without_the_feature_gate() {
+    let cv = cluster();
+    let err = plan(
+        &cv,
+        &Request::AcceptRisks(vec!["BadThing".into()]),
+        &Flags::default(),
+    )
+    .expect_err("refused without the gate");
+    assert_eq!(err.precondition, ACCEPT_RISKS_GATE);
+    assert_eq!(err.waiver, None);
+    assert!(
+        err.message.starts_with(&format!(
+            "the FeatureGate \"cluster\" does not enable ClusterUpdateAcceptRisks for {}:",
+            cv.status.desired.version
+        )),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains("acceptRisks must not be specified"));
+    assert_eq!(err.verdicts.len(), 1);
+    assert!(err.verdicts[0].is_blocking());
+    // Even the force flags do not waive it.
+    let all = Flags {
+        allow_not_recommended: true,
+        allow_explicit_upgrade: true,
+        allow_upgrade_with_warnings: true,
+        force: true,
+        accept_risks_gate: false,
+    };
+    assert!(plan(&cv, &Request::AcceptRisks(vec!["BadThing".into()]), &all).is_err());
+    // Clearing an accepted list written without the gate is how the cluster is repaired.
+    let mut invalid = cv.clone();
+    invalid.spec.desired_update.get_or_insert_with(Default::default).accept_risks =
+        vec![crate::openshift::config_v1::AcceptRisk {
+            name: "BadThing".into(),
+        }];
+    let p = planned(&invalid, &Request::AcceptRisks(vec![]), &Flags::default());
+    assert_eq!(p.patch, json!({"spec": {"desiredUpdate": {"acceptRisks": null}}}));
 }
 
 #[test]

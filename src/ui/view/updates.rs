@@ -183,10 +183,18 @@ fn render_risks(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let row = app.selected_row().and_then(|i| app.dash.updates.rows.get(i));
     let title = match row {
-        Some(r) => format!(
-            " {} — Enter request · a accept risks · c channel · x clear ",
-            r.release.version
-        ),
+        Some(r) => {
+            // `a` is offered only where there are risks and the cluster allows accepting them.
+            let accept = match (r.risks.is_empty(), app.accept_risks_gate()) {
+                (true, _) => "",
+                (false, Some(true)) => " · a accept risks",
+                (false, _) => " · a: needs feature gate ClusterUpdateAcceptRisks",
+            };
+            format!(
+                " {} — Enter request{accept} · c channel · x clear ",
+                r.release.version
+            )
+        }
         None => " c channel · x clear the request ".into(),
     };
     let block = Block::bordered().border_style(p.border).title(Line::styled(

@@ -708,3 +708,68 @@ fn written_lists_each_field_of_the_patch() {
     let p = planned(&cluster(), &Request::Channel(String::new()), &Flags::default());
     assert_eq!(p.written(), ["spec.channel = null"]);
 }
+
+/// Upstream oc `pkg/cli/admin/upgrade/upgrade_test.go` `TestCheckForUpgrade`: an Invalid
+/// ClusterVersion, and a failing one that is also progressing, with upstream's exact texts
+/// (followed by the flag that waives them).
+#[test]
+fn c79_check_for_upgrade() {
+    let waiver = "\n\nIf you want to upgrade anyway, use --allow-upgrade-with-warnings.";
+    let mut cv = cluster();
+    cv.status.conditions.push(cond(
+        "Invalid",
+        ConditionStatus::True,
+        "SomeReason",
+        "Some message.",
+    ));
+    let r = refused(&cv, &to("4.16.4"), &Flags::default());
+    assert_eq!(r.precondition, "Invalid");
+    assert_eq!(
+        r.message.strip_suffix(waiver),
+        Some("the cluster version object is invalid, you must correct the invalid state first:\n\n  Reason: SomeReason\n  Message: Some message.")
+    );
+
+    let mut cv = cluster();
+    cv.status.desired.version = "4.1.0".into();
+    cv.status.conditions[0] = cond(
+        "Failing",
+        ConditionStatus::True,
+        "BadStuff",
+        "The widgets are slow.",
+    );
+    cv.status.conditions[1] = cond(
+        "Progressing",
+        ConditionStatus::True,
+        "RollingOut",
+        "Updating to v2.",
+    );
+    let r = refused(&cv, &to("4.16.4"), &Flags::default());
+    assert_eq!(r.precondition, "Failing");
+    assert_eq!(
+        r.message.strip_suffix(waiver),
+        Some("the cluster is experiencing an error reconciling \"4.1.0\":\n\n  Reason: BadStuff\n  Message: The widgets are slow.\n\nthe cluster is already upgrading:\n\n  Reason: RollingOut\n  Message: Updating to v2.")
+    );
+}
+
+/// Upstream oc `pkg/cli/admin/upgrade/upgrade_test.go` `TestSortReleasesBySemanticVersions`.
+#[test]
+fn c80_sort_releases_by_semantic_versions() {
+    let mut r: Vec<Release> = [
+        "2.0.0",
+        "not-sem-ver-1",
+        "2.0.1",
+        "10.0.0",
+        "not-sem-ver-2",
+        "2.0.5",
+        "2.0.10",
+    ]
+    .iter()
+    .map(|v| rel(v, ""))
+    .collect();
+    sort_releases_desc(&mut r);
+    let v: Vec<&str> = r.iter().map(|r| r.version.as_str()).collect();
+    assert_eq!(
+        v,
+        ["10.0.0", "2.0.10", "2.0.5", "2.0.1", "2.0.0", "not-sem-ver-2", "not-sem-ver-1"]
+    );
+}

@@ -494,3 +494,30 @@ fn an_accepted_conditional_update_is_listed_once() {
     assert!(rows[1].risks[0].accepted);
     assert_eq!(rows[1].recommended_word(), "yes (AllExposedRisksAccepted)");
 }
+
+/// The Updates view names the update service the engine actually asked (the demo's loopback
+/// service), not only `spec.upstream`.
+#[test]
+fn retrieved_from_names_the_url_the_engine_asked() {
+    let (app, _rx) = with_engine_gate(Some(true));
+    assert!(
+        text_of(&app).contains("from https://api.openshift.com/api/upgrades_info/v1/graph"),
+        "nothing fetched yet: spec.upstream"
+    );
+    let mut app = updates_app(demo_cluster(), 120, 40);
+    let (tx, _rx) = mpsc::channel(4);
+    let snap = crate::reconcile::api::StatusSnapshot {
+        updates: Some(Arc::new(crate::reconcile::api::FetchedUpdates {
+            upstream: "http://127.0.0.1:4321/graph".into(),
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    app.attach_engine(Arc::new(snap), tx);
+    key(&mut app, KeyCode::Char('6'));
+    let screen = text_of(&app);
+    assert!(
+        screen.contains("from http://127.0.0.1:4321/graph (instead of spec.upstream https://api.openshift.com"),
+        "{screen}"
+    );
+}

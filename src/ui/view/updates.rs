@@ -75,10 +75,21 @@ fn render_summary(app: &App, frame: &mut Frame, area: Rect) {
             },
         ),
     };
-    let upstream = if u.upstream.is_empty() {
-        "the default update service".to_string()
-    } else {
-        u.upstream.clone()
+    // The URL the engine's update-service client actually asked (e.g. the demo's loopback
+    // service, or `--update-service`), else the ClusterVersion's `spec.upstream`.
+    let used = app
+        .engine
+        .as_ref()
+        .and_then(|e| e.snap.updates.as_ref())
+        .map(|f| f.upstream.clone())
+        .filter(|url| !url.is_empty());
+    let upstream = match used {
+        Some(url) if !u.upstream.is_empty() && url != u.upstream => {
+            format!("{url} (instead of spec.upstream {})", u.upstream)
+        }
+        Some(url) => url,
+        None if u.upstream.is_empty() => "the default update service".to_string(),
+        None => u.upstream.clone(),
     };
     lines.push(fit_spans(
         vec![

@@ -404,9 +404,14 @@ fn registry_stub(tags: &'static [(&'static str, &'static str)]) -> String {
                     None if path.contains("/manifests/") => (
                         "404 Not Found",
                         "Content-Type: application/json\r\n".to_string(),
-                        r#"{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}"#.to_string(),
+                        r#"{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}"#
+                            .to_string(),
                     ),
-                    None => ("200 OK", "Content-Type: application/json\r\n".to_string(), "{}".to_string()),
+                    None => (
+                        "200 OK",
+                        "Content-Type: application/json\r\n".to_string(),
+                        "{}".to_string(),
+                    ),
                 };
                 let body = if method == "HEAD" { String::new() } else { body };
                 let resp = format!(
@@ -443,9 +448,14 @@ fn a_forced_by_tag_image_is_resolved_once_and_the_digest_is_written() {
     let (code, out, err) = server.upgrade(&["--to-image", &tagged, "--force"]);
     assert_eq!(code, 0, "{out}{err}");
     let by_digest = format!("{registry}/ocp-release@{D4}");
-    assert!(err.contains("warning: Using by-tag pull specs is dangerous"), "{err}");
     assert!(
-        err.contains(&format!("info: {tagged} resolves to {by_digest}; requesting the digest")),
+        err.contains("warning: Using by-tag pull specs is dangerous"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "info: {tagged} resolves to {by_digest}; requesting the digest"
+        )),
         "{err}"
     );
     assert_eq!(server.writes(), vec![owned(PATCH_CV)]);

@@ -137,11 +137,17 @@ mod tests {
         assert_eq!(fg.spec.feature_set.as_deref(), Some("CustomNoUpgrade"));
         assert!(fg.accept_risks("4.16.3"));
         assert!(!fg.accept_risks("4.16.4"), "disabled there");
-        assert!(!fg.accept_risks("4.16.5"), "no entry for the version: not enabled");
+        assert!(
+            !fg.accept_risks("4.16.5"),
+            "no entry for the version: not enabled"
+        );
         assert!(!fg.enabled("4.16.3", "Other"));
         assert!(!FeatureGate::default().accept_risks("4.16.3"));
         let out = serde_json::to_value(&fg).expect("serializes");
         assert_eq!(out["kind"], "FeatureGate");
-        assert_eq!(out["status"]["featureGates"][0]["enabled"][0]["name"], "ClusterUpdateAcceptRisks");
+        assert_eq!(
+            out["status"]["featureGates"][0]["enabled"][0]["name"],
+            "ClusterUpdateAcceptRisks"
+        );
     }
 }

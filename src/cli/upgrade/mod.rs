@@ -195,9 +195,7 @@ fn request_of(a: &UpgradeArgs) -> anyhow::Result<Option<Request>> {
             );
             let by_digest = resolve_tag(image, &a.registry)?;
             eprintln!("info: {image} resolves to {by_digest}; requesting the digest");
-            return Ok(Some(Request::ToImage {
-                pullspec: by_digest,
-            }));
+            return Ok(Some(Request::ToImage { pullspec: by_digest }));
         }
         return Ok(Some(Request::ToImage {
             pullspec: image.clone(),

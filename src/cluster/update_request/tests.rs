@@ -646,10 +646,13 @@ fn accept_risks_is_refused_without_the_feature_gate() {
     assert!(plan(&cv, &Request::AcceptRisks(vec!["BadThing".into()]), &all).is_err());
     // Clearing an accepted list written without the gate is how the cluster is repaired.
     let mut invalid = cv.clone();
-    invalid.spec.desired_update.get_or_insert_with(Default::default).accept_risks =
-        vec![crate::openshift::config_v1::AcceptRisk {
-            name: "BadThing".into(),
-        }];
+    invalid
+        .spec
+        .desired_update
+        .get_or_insert_with(Default::default)
+        .accept_risks = vec![crate::openshift::config_v1::AcceptRisk {
+        name: "BadThing".into(),
+    }];
     let p = planned(&invalid, &Request::AcceptRisks(vec![]), &Flags::default());
     assert_eq!(p.patch, json!({"spec": {"desiredUpdate": {"acceptRisks": null}}}));
 }
@@ -726,7 +729,9 @@ fn c79_check_for_upgrade() {
     assert_eq!(r.precondition, "Invalid");
     assert_eq!(
         r.message.strip_suffix(waiver),
-        Some("the cluster version object is invalid, you must correct the invalid state first:\n\n  Reason: SomeReason\n  Message: Some message.")
+        Some(
+            "the cluster version object is invalid, you must correct the invalid state first:\n\n  Reason: SomeReason\n  Message: Some message."
+        )
     );
 
     let mut cv = cluster();
@@ -747,7 +752,9 @@ fn c79_check_for_upgrade() {
     assert_eq!(r.precondition, "Failing");
     assert_eq!(
         r.message.strip_suffix(waiver),
-        Some("the cluster is experiencing an error reconciling \"4.1.0\":\n\n  Reason: BadStuff\n  Message: The widgets are slow.\n\nthe cluster is already upgrading:\n\n  Reason: RollingOut\n  Message: Updating to v2.")
+        Some(
+            "the cluster is experiencing an error reconciling \"4.1.0\":\n\n  Reason: BadStuff\n  Message: The widgets are slow.\n\nthe cluster is already upgrading:\n\n  Reason: RollingOut\n  Message: Updating to v2."
+        )
     );
 }
 
@@ -770,6 +777,14 @@ fn c80_sort_releases_by_semantic_versions() {
     let v: Vec<&str> = r.iter().map(|r| r.version.as_str()).collect();
     assert_eq!(
         v,
-        ["10.0.0", "2.0.10", "2.0.5", "2.0.1", "2.0.0", "not-sem-ver-2", "not-sem-ver-1"]
+        [
+            "10.0.0",
+            "2.0.10",
+            "2.0.5",
+            "2.0.1",
+            "2.0.0",
+            "not-sem-ver-2",
+            "not-sem-ver-1"
+        ]
     );
 }

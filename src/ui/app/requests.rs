@@ -53,7 +53,13 @@ impl App {
     pub(super) fn open_request(&mut self, req: UiRequest, risks: Vec<RiskRow>) {
         let title = req.title();
         let gate = self.accept_risks_gate() == Some(true);
-        let v = RequestView::build(self.state.cluster_version.as_ref(), req, risks, self.writer(), gate);
+        let v = RequestView::build(
+            self.state.cluster_version.as_ref(),
+            req,
+            risks,
+            self.writer(),
+            gate,
+        );
         self.popup = Some(Popup {
             title,
             kind: PopupKind::Request(Box::new(v)),

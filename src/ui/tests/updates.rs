@@ -472,7 +472,10 @@ fn an_accepted_conditional_update_is_listed_once() {
         c.status = crate::openshift::ConditionStatus::True;
         c.reason = Some("AllExposedRisksAccepted".into());
         let release = cu.release.clone();
-        cv.status.available_updates.get_or_insert_with(Vec::new).push(release);
+        cv.status
+            .available_updates
+            .get_or_insert_with(Vec::new)
+            .push(release);
         cv.spec.desired_update = Some(Update {
             accept_risks: vec![AcceptRisk {
                 name: "OVNKubernetesEgressIPRegression".into(),
@@ -488,7 +491,10 @@ fn an_accepted_conditional_update_is_listed_once() {
         .collect();
     assert_eq!(
         versions,
-        vec![("4.16.4", UpdateKind::Recommended), ("4.16.5", UpdateKind::Conditional)]
+        vec![
+            ("4.16.4", UpdateKind::Recommended),
+            ("4.16.5", UpdateKind::Conditional)
+        ]
     );
     assert_eq!(rows[1].risks.len(), 1);
     assert!(rows[1].risks[0].accepted);
@@ -517,7 +523,8 @@ fn retrieved_from_names_the_url_the_engine_asked() {
     key(&mut app, KeyCode::Char('6'));
     let screen = text_of(&app);
     assert!(
-        screen.contains("from http://127.0.0.1:4321/graph (instead of spec.upstream https://api.openshift.com"),
+        screen
+            .contains("from http://127.0.0.1:4321/graph (instead of spec.upstream https://api.openshift.com"),
         "{screen}"
     );
 }

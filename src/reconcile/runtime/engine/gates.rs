@@ -52,11 +52,8 @@ impl EngineLoop {
             return;
         }
         let version = cv.status.desired.version.clone();
-        let due = self.gates.version != version
-            || self
-                .gates
-                .read_at
-                .is_none_or(|t| t.elapsed() >= GATE_POLL);
+        let due =
+            self.gates.version != version || self.gates.read_at.is_none_or(|t| t.elapsed() >= GATE_POLL);
         if !due {
             return;
         }

@@ -56,8 +56,8 @@ use crate::reconcile::{
 mod commands;
 mod cv_feed;
 mod error;
-mod snapshot;
 mod gates;
+mod snapshot;
 mod status_write;
 mod target;
 

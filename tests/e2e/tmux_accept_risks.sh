@@ -52,7 +52,7 @@ wait_for "accept these risks?" "confirm-accept"
 wait_for "ClusterUpdateAcceptRisks is enabled for 4.16.3" "confirm-gate"
 wait_for "spec.desiredUpdate.acceptRisks: [OVNKubernetesEgressIPRegression]" "confirm-patch"
 keys y
-wait_for "Last command accept risks OVNKubernetesEgressIPRegression" "sent"
+wait_for "Last command accept risks OVNKubernetesEgr" "sent"
 
 # 3. Valid, accepted, recommended, listed once.
 wait_for "Risk OVNKubernetesEgressIPRegression  (accepted)" "accepted"

@@ -69,6 +69,7 @@ keys Enter
 wait_for "4.16.5?" "confirm-update"
 keys y
 wait_for "Last command upgrade --to 4.16.5" "update-sent"
+assert_absent "allow-not-recommended" "an accepted, recommended update needs no waiver"
 keys 4
 deadline=$((SECONDS + TIMEOUT))
 until tm capture-pane -p -t "$SESSION" | grep -qE '^│4\.16\.5 +(Partial|Completed)'; do

@@ -81,7 +81,13 @@ impl App {
             self.flash = Some(("no update selected: nothing to request".into(), Level::Warn));
             return true;
         };
-        let conditional = row.kind == UpdateKind::Conditional;
+        // A conditional update that is Recommended (its risks do not apply, or all are
+        // accepted) is requested like a recommended one: nothing to waive.
+        let conditional = row.kind == UpdateKind::Conditional
+            && !matches!(
+                row.recommended,
+                Some((crate::openshift::ConditionStatus::True, _, _))
+            );
         let risks = if conditional {
             row.risks.clone()
         } else {

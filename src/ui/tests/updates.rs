@@ -483,7 +483,7 @@ fn an_accepted_conditional_update_is_listed_once() {
             ..Default::default()
         });
     });
-    let app = updates_app(s, 120, 40);
+    let (mut app, mut rx) = with_writer(s, 120, 40);
     let rows = &app.dash.updates.rows;
     let versions: Vec<(&str, UpdateKind)> = rows
         .iter()
@@ -499,6 +499,21 @@ fn an_accepted_conditional_update_is_listed_once() {
     assert_eq!(rows[1].risks.len(), 1);
     assert!(rows[1].risks[0].accepted);
     assert_eq!(rows[1].recommended_word(), "yes (AllExposedRisksAccepted)");
+    // Requested like a recommended update: no risk is waived, no --allow-not-recommended.
+    key(&mut app, KeyCode::Char('j'));
+    key(&mut app, KeyCode::Enter);
+    let screen = text_of(&app);
+    assert!(screen.contains("request the update to 4.16.5?"), "{screen}");
+    assert!(!screen.contains("Risks you accept by confirming"), "{screen}");
+    key(&mut app, KeyCode::Char('y'));
+    let summaries: Vec<String> = sent(&mut rx)
+        .into_iter()
+        .filter_map(|c| match c {
+            Command::RequestPatch { summary, .. } => Some(summary),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(summaries, vec!["upgrade --to 4.16.5".to_string()]);
 }
 
 /// The Updates view names the update service the engine actually asked (the demo's loopback

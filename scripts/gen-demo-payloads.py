@@ -615,6 +615,20 @@ def gen_cluster(d):
     }
     write(os.path.join(d, "cv.yaml"), yaml_doc(cv))
 
+    # The FeatureGate: a CustomNoUpgrade feature set enabling ClusterUpdateAcceptRisks, rendered
+    # for every demo release, so the dashboard can accept a conditional update's risks
+    # (spec.desiredUpdate.acceptRisks is Forbidden without that gate).
+    gate_names = [{"name": "ClusterUpdateAcceptRisks"}]
+    fg = {
+        "apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
+        "metadata": {"creationTimestamp": "2024-06-27T07:58:31Z", "generation": 2, "name": "cluster",
+                     "resourceVersion": "3981100", "uid": uid("featuregate", "cluster")},
+        "spec": {"featureSet": "CustomNoUpgrade",
+                 "customNoUpgrade": {"enabled": ["ClusterUpdateAcceptRisks"]}},
+        "status": {"featureGates": [{"version": v, "enabled": gate_names} for v in (OLD, NEW, NEXT)]},
+    }
+    write(os.path.join(d, "featuregate.yaml"), yaml_doc(fg))
+
     cos = []
     for c in sorted(COMPONENTS, key=lambda c: c[0]):
         ann = annotations(c[5] or "", c[6])
@@ -818,7 +832,7 @@ def main():
     cluster = os.path.join(assets, "demo-cluster")
     shutil.rmtree(cluster, ignore_errors=True)
     gen_cluster(cluster)
-    print("demo-cluster/{cv,co,mc,mcp,node,workloads}.yaml")
+    print("demo-cluster/{cv,featuregate,co,mc,mcp,node,workloads}.yaml")
 
 
 if __name__ == "__main__":

@@ -271,13 +271,6 @@ fn unknown_versions_and_tags_are_refused_without_a_write() {
     );
     let (code, _, err) = server.upgrade(&[
         "--to-image",
-        "quay.io/openshift-release-dev/ocp-release:4.16.4-x86_64",
-        "--force",
-    ]);
-    assert_eq!(code, 1);
-    assert!(err.contains("tag resolution is not implemented"), "{err}");
-    let (code, _, err) = server.upgrade(&[
-        "--to-image",
         "example.com/mirror/release@sha256:dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
     ]);
     assert_eq!(code, 1);
@@ -372,4 +365,103 @@ fn status_view_and_recommend_read_from_files_and_live() {
         "cvo: issues that apply to this cluster but which were not included in --accept: ConditionalUpdateRisk\n"
     );
     assert!(server.writes().is_empty(), "{:?}", server.writes());
+}
+
+/// A loopback registry stub: `HEAD`/`GET /v2/<repo>/manifests/<tag>` answers the digest of the
+/// tags in `tags` (`Docker-Content-Digest`), 404 `MANIFEST_UNKNOWN` for any other; `/v2/` 200.
+/// Returns `127.0.0.1:PORT`; the thread serves until the test process ends.
+fn registry_stub(tags: &'static [(&'static str, &'static str)]) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            loop {
+                let mut first = String::new();
+                if reader.read_line(&mut first).unwrap_or(0) == 0 {
+                    break;
+                }
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap_or(0) > 2 {
+                    line.clear();
+                }
+                let mut parts = first.split_whitespace();
+                let method = parts.next().unwrap_or_default().to_string();
+                let path = parts.next().unwrap_or_default().to_string();
+                let found = tags
+                    .iter()
+                    .find(|(tag, _)| path.ends_with(&format!("/manifests/{tag}")));
+                let (status, headers, body) = match found {
+                    Some((_, digest)) => (
+                        "200 OK",
+                        format!(
+                            "Docker-Content-Digest: {digest}\r\nContent-Type: application/vnd.oci.image.index.v1+json\r\n"
+                        ),
+                        String::new(),
+                    ),
+                    None if path.contains("/manifests/") => (
+                        "404 Not Found",
+                        "Content-Type: application/json\r\n".to_string(),
+                        r#"{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}"#
+                            .to_string(),
+                    ),
+                    None => (
+                        "200 OK",
+                        "Content-Type: application/json\r\n".to_string(),
+                        "{}".to_string(),
+                    ),
+                };
+                let body = if method == "HEAD" { String::new() } else { body };
+                let resp = format!(
+                    "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                if stream.write_all(resp.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    addr
+}
+
+/// `--to-image` with a tag and `--force` (oc: a tag only with `--force`): the tag is resolved
+/// once through the registry and the digest is what is written, in exactly one PATCH; a tag
+/// the registry does not know is refused with no write.
+#[test]
+fn a_forced_by_tag_image_is_resolved_once_and_the_digest_is_written() {
+    const D4: &str = "sha256:4444444444444444444444444444444444444444444444444444444444444444";
+    let registry = registry_stub(&[("4.16.4", D4)]);
+    let server = Server::start(|t| t);
+    let unknown = format!("{registry}/ocp-release:4.99.0");
+    let (code, _, err) = server.upgrade(&["--to-image", &unknown, "--force"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!("--to-image {unknown}: resolving the tag to a digest:")),
+        "{err}"
+    );
+    assert!(server.writes().is_empty(), "{:?}", server.writes());
+
+    let tagged = format!("{registry}/ocp-release:4.16.4");
+    let (code, out, err) = server.upgrade(&["--to-image", &tagged, "--force"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let by_digest = format!("{registry}/ocp-release@{D4}");
+    assert!(
+        err.contains("warning: Using by-tag pull specs is dangerous"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "info: {tagged} resolves to {by_digest}; requesting the digest"
+        )),
+        "{err}"
+    );
+    assert_eq!(server.writes(), vec![owned(PATCH_CV)]);
+    let cv = server.cluster_version();
+    let du = &cv["spec"]["desiredUpdate"];
+    assert_eq!(du["image"], by_digest.as_str(), "{du}");
+    assert_eq!(du["force"], true, "{du}");
+    assert_eq!(du["version"], "4.16.4", "{du}");
 }

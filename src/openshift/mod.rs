@@ -8,10 +8,12 @@
 
 pub mod condition;
 pub mod config_v1;
+pub mod feature_gate;
 pub mod machineconfiguration_v1;
 
 pub use condition::{Condition, ConditionStatus};
 pub use config_v1::*;
+pub use feature_gate::FeatureGate;
 pub use machineconfiguration_v1::*;
 
 /// Implements `k8s_openapi::Resource` + `Metadata` (and so `kube::Resource`) for a type with a

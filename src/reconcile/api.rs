@@ -638,6 +638,12 @@ pub struct StatusSnapshot {
     /// watch-only it is shown beside what the cluster's CVO wrote). `None` ⇒ no update
     /// service configured or nothing fetched yet.
     pub updates: Option<Arc<FetchedUpdates>>,
+    /// Whether the FeatureGate `cluster` enables `ClusterUpdateAcceptRisks` for the current
+    /// version, as the engine read it last (it decides whether `spec.desiredUpdate.acceptRisks`
+    /// is valid). `None` ⇒ not read (no update service configured and no risk accepted) or
+    /// the read failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accept_risks_gate: Option<bool>,
 }
 
 /// The result of the engine's update-service client: what it would write into

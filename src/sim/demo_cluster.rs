@@ -20,6 +20,10 @@ const SEED: &[(&str, &str)] = &[
     ("node.yaml", include_str!("../../assets/demo-cluster/node.yaml")),
     ("co.yaml", include_str!("../../assets/demo-cluster/co.yaml")),
     ("cv.yaml", include_str!("../../assets/demo-cluster/cv.yaml")),
+    (
+        "featuregate.yaml",
+        include_str!("../../assets/demo-cluster/featuregate.yaml"),
+    ),
 ];
 
 /// The embedded demo update graph (Cincinnati JSON).

@@ -91,12 +91,14 @@ pub struct RequestView {
 impl RequestView {
     /// Decides `request` against `cv`. `writer` is `Err(reason)` when this dashboard may not
     /// write at all (`--read-only`, a snapshot): the popup still shows what the request would
-    /// write, and refuses.
+    /// write, and refuses. `accept_risks_gate`: whether the cluster enables
+    /// `ClusterUpdateAcceptRisks` (accepting risks is refused otherwise).
     pub fn build(
         cv: Option<&ClusterVersion>,
         request: UiRequest,
         risks: Vec<RiskRow>,
         writer: Result<(), String>,
+        accept_risks_gate: bool,
     ) -> Self {
         let mut v = Self {
             request,
@@ -111,7 +113,7 @@ impl RequestView {
             v.refusal = Some("no ClusterVersion to write to".into());
             return v;
         };
-        decide(cv, &mut v);
+        decide(cv, &mut v, accept_risks_gate);
         if let Some(p) = &v.patch {
             flatten("", p, &mut v.writes);
         }
@@ -129,7 +131,7 @@ impl RequestView {
 /// update-request module ([`crate::cluster::update_request::plan`]). A conditional update is
 /// planned as `--allow-not-recommended` (the popup lists each risk so waived); no other
 /// waiver is given from the dashboard.
-fn decide(cv: &ClusterVersion, v: &mut RequestView) {
+fn decide(cv: &ClusterVersion, v: &mut RequestView, accept_risks_gate: bool) {
     use crate::cluster::update_request::{self as ur, Flags, Outcome, Request, VerdictState};
     let (request, flags) = match &v.request {
         UiRequest::To {
@@ -148,7 +150,13 @@ fn decide(cv: &ClusterVersion, v: &mut RequestView) {
         ),
         UiRequest::Clear => (Request::Clear, Flags::default()),
         UiRequest::Channel(c) => (Request::Channel(c.clone()), Flags::default()),
-        UiRequest::AcceptRisks(names) => (Request::AcceptRisks(names.clone()), Flags::default()),
+        UiRequest::AcceptRisks(names) => (
+            Request::AcceptRisks(names.clone()),
+            Flags {
+                accept_risks_gate,
+                ..Flags::default()
+            },
+        ),
     };
     let verdict_line = |vd: &ur::Verdict| -> (Level, String) {
         let msg = vd.message.replace('\n', " ");

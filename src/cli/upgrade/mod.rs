@@ -68,6 +68,9 @@ pub struct UpgradeArgs {
     pub read_only: bool,
     #[command(flatten)]
     pub source: SourceArgs,
+    /// Where a by-tag `--to-image` (with `--force`) is resolved to its digest.
+    #[command(flatten)]
+    pub registry: super::args::RegistryArgs,
 }
 
 /// The subcommands of `cvo upgrade`.
@@ -149,6 +152,8 @@ pub fn run(a: UpgradeArgs) -> anyhow::Result<ExitCode> {
         allow_explicit_upgrade: a.allow_explicit_upgrade,
         allow_upgrade_with_warnings: a.allow_upgrade_with_warnings,
         force: a.force,
+        // `cvo upgrade` never writes acceptRisks.
+        accept_risks_gate: false,
     };
     execute(&a.source.cluster, &request, &flags, a.read_only)
 }
@@ -188,10 +193,9 @@ fn request_of(a: &UpgradeArgs) -> anyhow::Result<Option<Request>> {
             eprintln!(
                 "warning: Using by-tag pull specs is dangerous, and while we still allow it in combination with --force for backward compatibility, it would be much safer to pass a by-digest pull spec instead"
             );
-            // TODO(registry client): resolve the tag to its digest once and write the digest.
-            anyhow::bail!(
-                "--to-image {image}: resolving a tag to a digest needs a registry client, which cvo does not have yet (tag resolution is not implemented); pass a by-digest pull spec (…@sha256:…)"
-            );
+            let by_digest = resolve_tag(image, &a.registry)?;
+            eprintln!("info: {image} resolves to {by_digest}; requesting the digest");
+            return Ok(Some(Request::ToImage { pullspec: by_digest }));
         }
         return Ok(Some(Request::ToImage {
             pullspec: image.clone(),
@@ -204,6 +208,22 @@ fn request_of(a: &UpgradeArgs) -> anyhow::Result<Option<Request>> {
         return Ok(Some(Request::Clear));
     }
     Ok(None)
+}
+
+/// Resolves the by-tag pull spec `image` to `registry/repository@sha256:…` once, through the
+/// release-image retriever (the registry's manifest digest; no layer is pulled), so the cluster
+/// is asked for an image that cannot move under it.
+///
+/// # Errors
+/// The registry flags' credentials file, or the registry's answer (unreachable, unknown tag,
+/// plain HTTP not allowed), as one line naming the pull spec.
+fn resolve_tag(image: &str, registry: &super::args::RegistryArgs) -> anyhow::Result<String> {
+    use crate::reconcile::payload::retrieve::Retriever;
+    let opts = super::payload::retrieve_options(registry)?;
+    let resolved = runtime()?
+        .block_on(async { Retriever::new(opts).resolve(image).await })
+        .map_err(|e| anyhow::anyhow!("--to-image {image}: resolving the tag to a digest: {e}"))?;
+    Ok(resolved.by_digest)
 }
 
 /// The ClusterVersion of `--from` files or of the cluster.

@@ -67,6 +67,11 @@ pub struct Flags {
     /// `--force`: the cluster-side preconditions (Upgradeable, rollback, giant hop), a by-tag
     /// pull spec, and release verification (written as `desiredUpdate.force`).
     pub force: bool,
+    /// Not a waiver but a fact the caller reads: whether the cluster's FeatureGate `cluster`
+    /// enables `ClusterUpdateAcceptRisks` for its current version
+    /// ([`crate::openshift::FeatureGate::accept_risks`]). Without it the cluster rejects
+    /// `spec.desiredUpdate.acceptRisks`, so [`Request::AcceptRisks`] is refused.
+    pub accept_risks_gate: bool,
 }
 
 /// A flag that waives a precondition.
@@ -248,7 +253,7 @@ pub fn plan(cv: &ClusterVersion, request: &Request, flags: &Flags) -> Result<Out
     match request {
         Request::Clear => Ok(clear(cv)),
         Request::Channel(channel) => Ok(set_channel(cv, channel)),
-        Request::AcceptRisks(names) => Ok(accept_risks(cv, names)),
+        Request::AcceptRisks(names) => accept_risks(cv, names, flags.accept_risks_gate),
         Request::ToVersion { .. } | Request::ToImage { .. } | Request::ToLatest => {
             preconditions::update(cv, request, flags)
         }
@@ -369,12 +374,37 @@ fn set_channel(cv: &ClusterVersion, channel: &str) -> Outcome {
     })
 }
 
-fn accept_risks(cv: &ClusterVersion, names: &[String]) -> Outcome {
+/// The precondition name of the feature-gate check of [`Request::AcceptRisks`].
+pub const ACCEPT_RISKS_GATE: &str = "ClusterUpdateAcceptRisksGate";
+
+/// Replaces the accepted risks; refused unless the cluster has the ClusterUpdateAcceptRisks
+/// gate (upstream `lib/validation/validation.go` in openshift/cluster-version-operator marks
+/// a ClusterVersion naming accepted risks without it Invalid, after which the CVO takes no
+/// request). Clearing them is always allowed: it is how such a ClusterVersion is repaired.
+fn accept_risks(cv: &ClusterVersion, names: &[String], gate: bool) -> Result<Outcome, Refusal> {
     let mut unique: Vec<&str> = Vec::new();
     for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
         if !unique.contains(&n) {
             unique.push(n);
         }
+    }
+    if !unique.is_empty() && !gate {
+        let version = &cv.status.desired.version;
+        let message = format!(
+            "the FeatureGate \"cluster\" does not enable {} for {version}: the cluster would mark spec.desiredUpdate.acceptRisks Forbidden (acceptRisks must not be specified) and take no further request; take a conditional update with --allow-not-recommended instead",
+            crate::openshift::feature_gate::CLUSTER_UPDATE_ACCEPT_RISKS
+        );
+        let verdict = Verdict {
+            name: ACCEPT_RISKS_GATE,
+            state: VerdictState::Blocking(None),
+            message: message.clone(),
+        };
+        return Err(Refusal {
+            precondition: ACCEPT_RISKS_GATE,
+            message,
+            waiver: None,
+            verdicts: vec![verdict],
+        });
     }
     let current: Vec<&str> = cv
         .spec
@@ -384,22 +414,34 @@ fn accept_risks(cv: &ClusterVersion, names: &[String]) -> Outcome {
         .collect();
     let shown = format!("info: Accept risks are [{}]", unique.join(" "));
     if current == unique {
-        return no_change(shown);
+        return Ok(no_change(shown));
     }
     let value = if unique.is_empty() {
         Value::Null
     } else {
         Value::Array(unique.iter().map(|n| json!({"name": n})).collect())
     };
-    Outcome::Plan(Plan {
+    let verdicts = if unique.is_empty() {
+        Vec::new()
+    } else {
+        vec![Verdict::passed(
+            ACCEPT_RISKS_GATE,
+            format!(
+                "{} is enabled for {}",
+                crate::openshift::feature_gate::CLUSTER_UPDATE_ACCEPT_RISKS,
+                cv.status.desired.version
+            ),
+        )]
+    };
+    Ok(Outcome::Plan(Plan {
         name: cv_name(cv),
         patch: json!({"spec": {"desiredUpdate": {"acceptRisks": value}}}),
         target: None,
-        verdicts: Vec::new(),
+        verdicts,
         waived_risks: Vec::new(),
         warnings: Vec::new(),
         done: shown,
-    })
+    }))
 }
 
 /// The Recommended condition of a conditional update, if any.

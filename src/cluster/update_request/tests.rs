@@ -586,20 +586,75 @@ fn channel_change_warns_when_the_version_is_not_in_it() {
 #[test]
 fn accept_risks_replaces_the_list() {
     let cv = cluster();
+    let gate = Flags {
+        accept_risks_gate: true,
+        ..Flags::default()
+    };
     let p = planned(
         &cv,
         &Request::AcceptRisks(vec!["BadThing".into(), "Other".into(), "BadThing".into()]),
-        &Flags::default(),
+        &gate,
     );
     assert_eq!(
         p.patch,
         json!({"spec": {"desiredUpdate": {"acceptRisks": [{"name": "BadThing"}, {"name": "Other"}]}}})
     );
     assert_eq!(p.done, "info: Accept risks are [BadThing Other]");
+    assert_eq!(p.verdicts.len(), 1);
+    assert_eq!(p.verdicts[0].name, ACCEPT_RISKS_GATE);
+    assert_eq!(p.verdicts[0].state, VerdictState::Passed);
     assert!(matches!(
-        plan(&cv, &Request::AcceptRisks(vec![]), &Flags::default()),
+        plan(&cv, &Request::AcceptRisks(vec![]), &gate),
         Ok(Outcome::NoChange(_))
     ));
+}
+
+/// Without the ClusterUpdateAcceptRisks gate the cluster marks a ClusterVersion naming
+/// accepted risks Invalid (upstream `lib/validation/validation_test.go`
+/// `TestValidateClusterVersion`), so the request is refused before any write; clearing the
+/// list stays allowed, as it repairs such a ClusterVersion.
+#[test]
+fn accept_risks_is_refused_without_the_feature_gate() {
+    let cv = cluster();
+    let err = plan(
+        &cv,
+        &Request::AcceptRisks(vec!["BadThing".into()]),
+        &Flags::default(),
+    )
+    .expect_err("refused without the gate");
+    assert_eq!(err.precondition, ACCEPT_RISKS_GATE);
+    assert_eq!(err.waiver, None);
+    assert!(
+        err.message.starts_with(&format!(
+            "the FeatureGate \"cluster\" does not enable ClusterUpdateAcceptRisks for {}:",
+            cv.status.desired.version
+        )),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains("acceptRisks must not be specified"));
+    assert_eq!(err.verdicts.len(), 1);
+    assert!(err.verdicts[0].is_blocking());
+    // Even the force flags do not waive it.
+    let all = Flags {
+        allow_not_recommended: true,
+        allow_explicit_upgrade: true,
+        allow_upgrade_with_warnings: true,
+        force: true,
+        accept_risks_gate: false,
+    };
+    assert!(plan(&cv, &Request::AcceptRisks(vec!["BadThing".into()]), &all).is_err());
+    // Clearing an accepted list written without the gate is how the cluster is repaired.
+    let mut invalid = cv.clone();
+    invalid
+        .spec
+        .desired_update
+        .get_or_insert_with(Default::default)
+        .accept_risks = vec![crate::openshift::config_v1::AcceptRisk {
+        name: "BadThing".into(),
+    }];
+    let p = planned(&invalid, &Request::AcceptRisks(vec![]), &Flags::default());
+    assert_eq!(p.patch, json!({"spec": {"desiredUpdate": {"acceptRisks": null}}}));
 }
 
 #[test]
@@ -655,4 +710,81 @@ fn written_lists_each_field_of_the_patch() {
     );
     let p = planned(&cluster(), &Request::Channel(String::new()), &Flags::default());
     assert_eq!(p.written(), ["spec.channel = null"]);
+}
+
+/// Upstream oc `pkg/cli/admin/upgrade/upgrade_test.go` `TestCheckForUpgrade`: an Invalid
+/// ClusterVersion, and a failing one that is also progressing, with upstream's exact texts
+/// (followed by the flag that waives them).
+#[test]
+fn c79_check_for_upgrade() {
+    let waiver = "\n\nIf you want to upgrade anyway, use --allow-upgrade-with-warnings.";
+    let mut cv = cluster();
+    cv.status.conditions.push(cond(
+        "Invalid",
+        ConditionStatus::True,
+        "SomeReason",
+        "Some message.",
+    ));
+    let r = refused(&cv, &to("4.16.4"), &Flags::default());
+    assert_eq!(r.precondition, "Invalid");
+    assert_eq!(
+        r.message.strip_suffix(waiver),
+        Some(
+            "the cluster version object is invalid, you must correct the invalid state first:\n\n  Reason: SomeReason\n  Message: Some message."
+        )
+    );
+
+    let mut cv = cluster();
+    cv.status.desired.version = "4.1.0".into();
+    cv.status.conditions[0] = cond(
+        "Failing",
+        ConditionStatus::True,
+        "BadStuff",
+        "The widgets are slow.",
+    );
+    cv.status.conditions[1] = cond(
+        "Progressing",
+        ConditionStatus::True,
+        "RollingOut",
+        "Updating to v2.",
+    );
+    let r = refused(&cv, &to("4.16.4"), &Flags::default());
+    assert_eq!(r.precondition, "Failing");
+    assert_eq!(
+        r.message.strip_suffix(waiver),
+        Some(
+            "the cluster is experiencing an error reconciling \"4.1.0\":\n\n  Reason: BadStuff\n  Message: The widgets are slow.\n\nthe cluster is already upgrading:\n\n  Reason: RollingOut\n  Message: Updating to v2."
+        )
+    );
+}
+
+/// Upstream oc `pkg/cli/admin/upgrade/upgrade_test.go` `TestSortReleasesBySemanticVersions`.
+#[test]
+fn c80_sort_releases_by_semantic_versions() {
+    let mut r: Vec<Release> = [
+        "2.0.0",
+        "not-sem-ver-1",
+        "2.0.1",
+        "10.0.0",
+        "not-sem-ver-2",
+        "2.0.5",
+        "2.0.10",
+    ]
+    .iter()
+    .map(|v| rel(v, ""))
+    .collect();
+    sort_releases_desc(&mut r);
+    let v: Vec<&str> = r.iter().map(|r| r.version.as_str()).collect();
+    assert_eq!(
+        v,
+        [
+            "10.0.0",
+            "2.0.10",
+            "2.0.5",
+            "2.0.1",
+            "2.0.0",
+            "not-sem-ver-2",
+            "not-sem-ver-1"
+        ]
+    );
 }

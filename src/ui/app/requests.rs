@@ -28,10 +28,38 @@ impl App {
         Ok(())
     }
 
+    /// Whether the cluster enables `ClusterUpdateAcceptRisks` for its current version, as the
+    /// attached engine read it from the FeatureGate `cluster` (`None`: no engine, or not read).
+    pub fn accept_risks_gate(&self) -> Option<bool> {
+        self.engine.as_ref().and_then(|e| e.snap.accept_risks_gate)
+    }
+
+    /// Why `a` (accept risks) is not offered, or `None` when it is.
+    pub fn accept_risks_unavailable(&self) -> Option<String> {
+        let gate = crate::openshift::feature_gate::CLUSTER_UPDATE_ACCEPT_RISKS;
+        match self.accept_risks_gate() {
+            Some(true) => None,
+            Some(false) => Some(format!(
+                "accepting risks needs the feature gate {gate}, which the FeatureGate \"cluster\" does not enable for {}; Enter takes a conditional update with its risks waived",
+                self.dash.updates.current
+            )),
+            None => Some(format!(
+                "accepting risks needs the feature gate {gate}, and no engine has read the FeatureGate \"cluster\"; Enter takes a conditional update with its risks waived"
+            )),
+        }
+    }
+
     /// Opens the confirm popup for `req`, decided against the ClusterVersion as read.
     pub(super) fn open_request(&mut self, req: UiRequest, risks: Vec<RiskRow>) {
         let title = req.title();
-        let v = RequestView::build(self.state.cluster_version.as_ref(), req, risks, self.writer());
+        let gate = self.accept_risks_gate() == Some(true);
+        let v = RequestView::build(
+            self.state.cluster_version.as_ref(),
+            req,
+            risks,
+            self.writer(),
+            gate,
+        );
         self.popup = Some(Popup {
             title,
             kind: PopupKind::Request(Box::new(v)),
@@ -53,7 +81,13 @@ impl App {
             self.flash = Some(("no update selected: nothing to request".into(), Level::Warn));
             return true;
         };
-        let conditional = row.kind == UpdateKind::Conditional;
+        // A conditional update that is Recommended (its risks do not apply, or all are
+        // accepted) is requested like a recommended one: nothing to waive.
+        let conditional = row.kind == UpdateKind::Conditional
+            && !matches!(
+                row.recommended,
+                Some((crate::openshift::ConditionStatus::True, _, _))
+            );
         let risks = if conditional {
             row.risks.clone()
         } else {
@@ -83,6 +117,10 @@ impl App {
                 format!("{} has no risks to accept", row.release.version),
                 Level::Warn,
             ));
+            return true;
+        }
+        if let Some(why) = self.accept_risks_unavailable() {
+            self.flash = Some((why, Level::Warn));
             return true;
         }
         let mut names = self.dash.updates.accepted.clone();

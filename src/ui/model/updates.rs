@@ -211,6 +211,17 @@ impl UpdatesModel {
                 }
             })
             .collect();
+        // A conditional update whose Recommended is True is also in availableUpdates (the CVO
+        // adds it there): list it once, as the conditional row that keeps its risks.
+        recommended.retain(|r| {
+            !conditional.iter().any(|c| {
+                if r.release.image.is_empty() || c.release.image.is_empty() {
+                    c.release.version == r.release.version
+                } else {
+                    c.release.image == r.release.image
+                }
+            })
+        });
         recommended.sort_by_key(|r| std::cmp::Reverse(version_key(&r.release.version)));
         conditional.sort_by_key(|r| std::cmp::Reverse(version_key(&r.release.version)));
         let retrieved = find(&status.conditions, RETRIEVED_UPDATES).map(|c| {

@@ -248,9 +248,57 @@ fn channel_change_from_the_release_list() {
     assert_eq!(*patch, serde_json::json!({"spec": {"channel": "fast-4.16"}}));
 }
 
+/// An app with an engine whose snapshot says how the cluster's FeatureGate sets
+/// ClusterUpdateAcceptRisks, on the Updates view.
+fn with_engine_gate(gate: Option<bool>) -> (App, mpsc::Receiver<Command>) {
+    let mut app = updates_app(demo_cluster(), 120, 40);
+    let (tx, rx) = mpsc::channel(4);
+    let snap = crate::reconcile::api::StatusSnapshot {
+        accept_risks_gate: gate,
+        ..Default::default()
+    };
+    app.attach_engine(Arc::new(snap), tx);
+    key(&mut app, KeyCode::Char('6'));
+    assert_eq!(app.tab, Tab::Updates);
+    (app, rx)
+}
+
+#[test]
+fn accept_risks_is_offered_only_with_the_feature_gate() {
+    for gate in [None, Some(false)] {
+        let (mut app, mut rx) = with_engine_gate(gate);
+        key(&mut app, KeyCode::Char('j'));
+        let screen = text_of(&app);
+        assert!(
+            screen.contains("a: needs feature gate ClusterUpdateAcceptRisks"),
+            "{gate:?}: {screen}"
+        );
+        assert!(!screen.contains("a accept risks"), "{gate:?}");
+        key(&mut app, KeyCode::Char('a'));
+        assert!(app.popup.is_none(), "{gate:?}: no popup without the gate");
+        let (msg, level) = app.flash.clone().expect("the reason is on screen");
+        assert_eq!(level, crate::ui::theme::Level::Warn);
+        assert!(
+            msg.starts_with("accepting risks needs the feature gate ClusterUpdateAcceptRisks"),
+            "{msg}"
+        );
+        let why = if gate.is_none() {
+            "no engine has read the FeatureGate \"cluster\""
+        } else {
+            "the FeatureGate \"cluster\" does not enable for 4.16.3"
+        };
+        assert!(msg.contains(why), "{msg}");
+        key(&mut app, KeyCode::Char('y'));
+        assert!(sent(&mut rx).is_empty(), "{gate:?}: nothing written");
+    }
+    let (mut app, _rx) = with_engine_gate(Some(true));
+    key(&mut app, KeyCode::Char('j'));
+    assert!(text_of(&app).contains("4.16.5 — Enter request · a accept risks · c channel"));
+}
+
 #[test]
 fn accept_risks_and_clear_write_desired_update_only() {
-    let (mut app, mut rx) = with_writer(demo_cluster(), 120, 40);
+    let (mut app, mut rx) = with_engine_gate(Some(true));
     key(&mut app, KeyCode::Char('a'));
     assert!(app.popup.is_none(), "4.16.4 has no risk");
     key(&mut app, KeyCode::Char('j'));
@@ -410,4 +458,88 @@ fn requested_and_accepted_show_in_the_model() {
     assert!(u.rows[1].requested && !u.rows[0].requested);
     assert!(u.rows[1].risks[0].accepted);
     assert!(u.summary().0.contains("requested 4.16.5"));
+}
+
+/// After its risks are accepted, a conditional update turns Recommended=True and the CVO adds
+/// it to availableUpdates as well: the view lists it once, as the conditional row with its
+/// risks.
+#[test]
+fn an_accepted_conditional_update_is_listed_once() {
+    let mut s = demo_cluster();
+    with_cv(&mut s, |cv| {
+        let cu = &mut cv.status.conditional_updates[0];
+        let c = &mut cu.conditions[0];
+        c.status = crate::openshift::ConditionStatus::True;
+        c.reason = Some("AllExposedRisksAccepted".into());
+        let release = cu.release.clone();
+        cv.status
+            .available_updates
+            .get_or_insert_with(Vec::new)
+            .push(release);
+        cv.spec.desired_update = Some(Update {
+            accept_risks: vec![AcceptRisk {
+                name: "OVNKubernetesEgressIPRegression".into(),
+            }],
+            ..Default::default()
+        });
+    });
+    let (mut app, mut rx) = with_writer(s, 120, 40);
+    let rows = &app.dash.updates.rows;
+    let versions: Vec<(&str, UpdateKind)> = rows
+        .iter()
+        .map(|r| (r.release.version.as_str(), r.kind))
+        .collect();
+    assert_eq!(
+        versions,
+        vec![
+            ("4.16.4", UpdateKind::Recommended),
+            ("4.16.5", UpdateKind::Conditional)
+        ]
+    );
+    assert_eq!(rows[1].risks.len(), 1);
+    assert!(rows[1].risks[0].accepted);
+    assert_eq!(rows[1].recommended_word(), "yes (AllExposedRisksAccepted)");
+    // Requested like a recommended update: no risk is waived, no --allow-not-recommended.
+    key(&mut app, KeyCode::Char('j'));
+    key(&mut app, KeyCode::Enter);
+    let screen = text_of(&app);
+    assert!(screen.contains("request the update to 4.16.5?"), "{screen}");
+    assert!(!screen.contains("Risks you accept by confirming"), "{screen}");
+    key(&mut app, KeyCode::Char('y'));
+    let summaries: Vec<String> = sent(&mut rx)
+        .into_iter()
+        .filter_map(|c| match c {
+            Command::RequestPatch { summary, .. } => Some(summary),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(summaries, vec!["upgrade --to 4.16.5".to_string()]);
+}
+
+/// The Updates view names the update service the engine actually asked (the demo's loopback
+/// service), not only `spec.upstream`.
+#[test]
+fn retrieved_from_names_the_url_the_engine_asked() {
+    let (app, _rx) = with_engine_gate(Some(true));
+    assert!(
+        text_of(&app).contains("from https://api.openshift.com/api/upgrades_info/v1/graph"),
+        "nothing fetched yet: spec.upstream"
+    );
+    let mut app = updates_app(demo_cluster(), 120, 40);
+    let (tx, _rx) = mpsc::channel(4);
+    let snap = crate::reconcile::api::StatusSnapshot {
+        updates: Some(Arc::new(crate::reconcile::api::FetchedUpdates {
+            upstream: "http://127.0.0.1:4321/graph".into(),
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    app.attach_engine(Arc::new(snap), tx);
+    key(&mut app, KeyCode::Char('6'));
+    let screen = text_of(&app);
+    assert!(
+        screen
+            .contains("from http://127.0.0.1:4321/graph (instead of spec.upstream https://api.openshift.com"),
+        "{screen}"
+    );
 }

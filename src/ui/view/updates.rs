@@ -75,10 +75,21 @@ fn render_summary(app: &App, frame: &mut Frame, area: Rect) {
             },
         ),
     };
-    let upstream = if u.upstream.is_empty() {
-        "the default update service".to_string()
-    } else {
-        u.upstream.clone()
+    // The URL the engine's update-service client actually asked (e.g. the demo's loopback
+    // service, or `--update-service`), else the ClusterVersion's `spec.upstream`.
+    let used = app
+        .engine
+        .as_ref()
+        .and_then(|e| e.snap.updates.as_ref())
+        .map(|f| f.upstream.clone())
+        .filter(|url| !url.is_empty());
+    let upstream = match used {
+        Some(url) if !u.upstream.is_empty() && url != u.upstream => {
+            format!("{url} (instead of spec.upstream {})", u.upstream)
+        }
+        Some(url) => url,
+        None if u.upstream.is_empty() => "the default update service".to_string(),
+        None => u.upstream.clone(),
     };
     lines.push(fit_spans(
         vec![
@@ -183,10 +194,18 @@ fn render_risks(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let row = app.selected_row().and_then(|i| app.dash.updates.rows.get(i));
     let title = match row {
-        Some(r) => format!(
-            " {} — Enter request · a accept risks · c channel · x clear ",
-            r.release.version
-        ),
+        Some(r) => {
+            // `a` is offered only where there are risks and the cluster allows accepting them.
+            let accept = match (r.risks.is_empty(), app.accept_risks_gate()) {
+                (true, _) => "",
+                (false, Some(true)) => " · a accept risks",
+                (false, _) => " · a: needs feature gate ClusterUpdateAcceptRisks",
+            };
+            format!(
+                " {} — Enter request{accept} · c channel · x clear ",
+                r.release.version
+            )
+        }
         None => " c channel · x clear the request ".into(),
     };
     let block = Block::bordered().border_style(p.border).title(Line::styled(

@@ -56,6 +56,7 @@ use crate::reconcile::{
 mod commands;
 mod cv_feed;
 mod error;
+mod gates;
 mod snapshot;
 mod status_write;
 mod target;
@@ -208,6 +209,7 @@ impl Engine {
             shutdown,
             last_publish: None,
             events: crate::reconcile::runtime::events::EventLog::with_clock(events_clock),
+            gates: gates::Gates::default(),
         };
         let task = tokio::spawn(async move { lp.run(cmd_rx).await });
         EngineHandle::new(snap_rx, cmd_tx).with_task(task.abort_handle())
@@ -251,6 +253,8 @@ struct EngineLoop {
     last_publish: Option<Instant>,
     /// The event log ([`StatusSnapshot::events`]).
     events: crate::reconcile::runtime::events::EventLog,
+    /// The cluster's feature gates the engine follows ([`gates::Gates`]).
+    gates: gates::Gates,
     /// Stops the worker when the loop is dropped (also on abort).
     _worker_guard: tokio_util::sync::DropGuard,
 }
@@ -469,9 +473,14 @@ impl EngineLoop {
                 return;
             }
         }
+        self.refresh_gates().await;
         self.update_worker();
         if let (Some(tx), Some(cv)) = (&self.updates_in, &self.cv) {
-            let inputs = crate::reconcile::updates::UpdateInputs::of(cv);
+            let mut inputs = crate::reconcile::updates::UpdateInputs::of(cv);
+            if !self.accept_risks_gate() {
+                // Accepted risks count only with the gate (the ClusterVersion is Invalid then).
+                inputs.accepted.clear();
+            }
             tx.send_if_modified(|cur| {
                 let changed = cur.as_ref() != Some(&inputs);
                 if changed {

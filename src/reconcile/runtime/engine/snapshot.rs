@@ -106,6 +106,7 @@ impl EngineLoop {
             payload_error: Self::payload_error(v),
             payload_pull: self.pulling.clone(),
             updates: self.fetched_updates(),
+            accept_risks_gate: self.gates.accept_risks,
         }
     }
 

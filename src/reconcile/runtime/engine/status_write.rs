@@ -25,7 +25,7 @@ impl EngineLoop {
         existing: &ClusterVersion,
         worker: &crate::reconcile::status::worker_status::SyncWorkerStatus,
     ) -> ClusterVersionStatus {
-        let errs = validate_cluster_version(existing, false);
+        let errs = validate_cluster_version(existing, self.accept_risks_gate());
         let co_start = self.worker.view().co_update_start_times;
         let mut inputs = StatusInputs {
             now: self.cfg.timings.clock.now(),

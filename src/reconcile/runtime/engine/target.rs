@@ -23,7 +23,7 @@ impl EngineLoop {
         }
         let own = self.own_release();
         let cv = self.cv.clone().unwrap_or_default();
-        let errs = validate_cluster_version(&cv, false);
+        let errs = validate_cluster_version(&cv, self.accept_risks_gate());
         let desired_invalid = errs.iter().any(|e| e.field.starts_with("spec.desiredUpdate"));
         let current = self.worker.work();
         let mut target = Target {

@@ -582,7 +582,16 @@ fn summarize(
         seconds: started.elapsed().as_secs_f64(),
         failure,
         progressing: cond(crate::reconcile::status::PROGRESSING),
-        drift: snap.drift.to_vec(),
+        // Masked again here (the engine masks at the source): the JSON and text never carry
+        // a Secret value.
+        drift: snap
+            .drift
+            .iter()
+            .map(|d| DriftRecord {
+                drift: d.drift.masked(&d.kind),
+                ..d.clone()
+            })
+            .collect(),
         error: snap.last_error.clone(),
         reason,
     }
@@ -614,7 +623,7 @@ pub fn render_drift(drift: &[DriftRecord]) -> String {
         } else {
             format!("{} {}/{}", d.kind, d.namespace, d.name)
         };
-        match &d.drift {
+        match &d.drift.masked(&d.kind) {
             Drift::None => {}
             Drift::Create { object } => {
                 let _ = writeln!(out, "--- {obj} (absent)\n+++ {obj} (payload)");

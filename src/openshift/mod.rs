@@ -9,6 +9,7 @@
 pub mod condition;
 pub mod config_v1;
 pub mod machineconfiguration_v1;
+pub mod mask;
 
 pub use condition::{Condition, ConditionStatus};
 pub use config_v1::*;

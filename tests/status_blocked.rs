@@ -20,14 +20,14 @@ fn status(fixture: &str, extra: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn a_refused_release_is_named_under_update_health() {
-    let (code, out, err) = status("release-not-accepted.yaml", &[]);
+    let (code, out, err) = status("release-not-accepted.yaml", &["--now", "2024-06-02T09:05:00Z"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, include_str!("fixtures/snapshots/release-not-accepted.status.txt"));
 }
 
 #[test]
 fn an_operand_the_cvo_waits_on_is_named_under_update_health() {
-    let (code, out, err) = status("operand-not-reported.yaml", &[]);
+    let (code, out, err) = status("operand-not-reported.yaml", &["--now", "2024-06-02T09:50:00Z"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, include_str!("fixtures/snapshots/operand-not-reported.status.txt"));
 }

@@ -131,7 +131,13 @@ pub fn waiting_on_operands(
             .filter_map(|c| c.last_transition_time)
             .max()
             .or(p.last_transition_time);
-        let waited = since.map_or_else(|| "an unknown time".to_owned(), |t| short(trunc(between(now, t), SECOND)));
+        let waited = since.map_or_else(
+            || "an unknown time".to_owned(),
+            |t| match short(trunc(between(now, t), SECOND)).as_str() {
+                "now" => "0s".to_owned(),
+                d => d.to_owned(),
+            },
+        );
         let stale: Vec<&str> = co
             .status
             .versions

@@ -28,6 +28,10 @@ pub fn is_blocked(i: &Insight) -> bool {
         && i.resources.len() == 1
 }
 
+/// How long an operator must have been silent (no condition change) while the CVO waits on it
+/// before [`waiting_on_operands`] names it: 10 minutes, in nanoseconds.
+pub const WAIT_THRESHOLD: i64 = 10 * 60 * SECOND;
+
 /// The `ReleaseAccepted` condition type of the ClusterVersion.
 const RELEASE_ACCEPTED: &str = "ReleaseAccepted";
 
@@ -100,7 +104,8 @@ fn waiting_on(message: &str) -> Vec<String> {
 /// `operator` version already is the target (`status.desired.version`) and it is not
 /// Progressing (else oc lists it as updating), and an operand still
 /// reports the previous release's version (the newest Completed history entry); where no
-/// operand is at the previous version, one insight says `its operand versions`. The duration
+/// operand is at the previous version, one insight says `its operand versions`. Only operators
+/// whose latest condition change is at least [`WAIT_THRESHOLD`] old count. The duration
 /// runs from the operator's latest condition change (when it last said anything), else from
 /// the Progressing condition's, measured at `now`.
 pub fn waiting_on_operands(
@@ -131,6 +136,12 @@ pub fn waiting_on_operands(
             .filter_map(|c| c.last_transition_time)
             .max()
             .or(p.last_transition_time);
+        // A rollout the operator has just finished reporting may take a moment to show in its
+        // operand versions (real clusters pass through this for seconds): only a wait of
+        // WAIT_THRESHOLD is named.
+        if since.is_some_and(|t| between(now, t) < WAIT_THRESHOLD) {
+            continue;
+        }
         let waited = since.map_or_else(
             || "an unknown time".to_owned(),
             |t| match short(trunc(between(now, t), SECOND)).as_str() {

@@ -166,6 +166,11 @@ pub struct ReconcileSummary {
     pub writes: u64,
     /// ClusterVersion status writes among them.
     pub status_writes: u64,
+    /// CVO Lease writes among them (take, renewals, release).
+    pub lease_writes: u64,
+    /// The rest: writes of the cluster's objects (the payload's manifests, the ClusterVersion
+    /// when created): `writes - status_writes - lease_writes`.
+    pub object_writes: u64,
     /// Seconds from start to stop.
     pub seconds: f64,
     /// Failing condition / worker failure, if any.
@@ -403,6 +408,8 @@ pub async fn run_engine(
         requests: BTreeMap::new(),
         writes: 0,
         status_writes: 0,
+        lease_writes: 0,
+        object_writes: 0,
         seconds: started.elapsed().as_secs_f64(),
         failure: None,
         progressing: None,
@@ -579,6 +586,10 @@ fn summarize(
         requests: req,
         writes,
         status_writes: snap.counters.status_writes,
+        lease_writes: snap.counters.lease_writes,
+        object_writes: writes
+            .saturating_sub(snap.counters.status_writes)
+            .saturating_sub(snap.counters.lease_writes),
         seconds: started.elapsed().as_secs_f64(),
         failure,
         progressing: cond(crate::reconcile::status::PROGRESSING),
@@ -679,7 +690,11 @@ pub fn render_text(s: &ReconcileSummary) -> String {
         s.requests.values().sum::<u64>(),
         verbs.join(" ")
     );
-    let _ = writeln!(out, "writes: {} (status writes: {})", s.writes, s.status_writes);
+    let _ = writeln!(
+        out,
+        "writes: {} (objects: {}, ClusterVersion status: {}, Lease: {})",
+        s.writes, s.object_writes, s.status_writes, s.lease_writes
+    );
     if let Some(p) = &s.progressing {
         let _ = writeln!(out, "progressing: {p}");
     }
@@ -759,6 +774,8 @@ mod tests {
             requests: BTreeMap::new(),
             writes: 0,
             status_writes: 0,
+            lease_writes: 0,
+            object_writes: 0,
             seconds: 0.5,
             failure: None,
             progressing: None,

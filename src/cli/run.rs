@@ -307,13 +307,6 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
     if !pull && !a.payload.is_dir() {
         anyhow::bail!("--payload {}: not a directory", a.payload.display());
     }
-    if !pull {
-        // An empty or wrong directory fails here, before the cluster is reached (exit 5).
-        if let Err(e) = crate::reconcile::payload::load::check_release_dir(&a.payload) {
-            eprintln!("cvo: --payload {e}");
-            return Ok(ExitCode::from(super::reconcile::exit::PAYLOAD));
-        }
-    }
     let retrieve = if pull {
         Some(super::payload::retrieve_options(&a.registry)?)
     } else {

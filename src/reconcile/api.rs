@@ -585,6 +585,8 @@ pub struct Counters {
     pub requests: BTreeMap<String, u64>,
     /// Non-read requests the watch-only client refused.
     pub refused_writes: u64,
+    /// Write requests to the CVO Lease (take, renewals, release) among `requests`.
+    pub lease_writes: u64,
 }
 
 /// Everything the UI and the CLI see of the engine.

@@ -602,48 +602,6 @@ fn no_manifests(dir: &Path, layout: &PayloadLayout) -> LoadError {
     }
 }
 
-/// Checks, without reading any manifest, that `dir` looks like the release image directory
-/// [`load_update`] takes: `manifests/` and `release-manifests/` (with `release-metadata` and
-/// `image-references`) and at least one manifest file among them. `cvo reconcile` calls it
-/// before it reaches the cluster, so an empty or wrong directory fails at once.
-///
-/// # Errors
-/// A [`LoadError::Layout`] naming the directory (or the missing part) and what was expected.
-pub fn check_release_dir(dir: &Path) -> Result<(), LoadError> {
-    let layout_err = |path: PathBuf, what: &str| LoadError::Layout {
-        path,
-        message: format!(
-            "{what}; expected a release image directory: {CVO_MANIFEST_DIR}/ and {RELEASE_MANIFEST_DIR}/ \
-             (with {RELEASE_METADATA_FILE}, {IMAGE_REFERENCES_FILE} and *.yaml, *.yml or *.json manifests)"
-        ),
-    };
-    if !dir.is_dir() {
-        return Err(layout_err(dir.to_path_buf(), "not a directory"));
-    }
-    for sub in [CVO_MANIFEST_DIR, RELEASE_MANIFEST_DIR] {
-        if !dir.join(sub).is_dir() {
-            return Err(layout_err(dir.to_path_buf(), &format!("no {sub}/ directory")));
-        }
-    }
-    for f in [RELEASE_METADATA_FILE, IMAGE_REFERENCES_FILE] {
-        if !dir.join(RELEASE_MANIFEST_DIR).join(f).is_file() {
-            return Err(layout_err(dir.to_path_buf(), &format!("no {RELEASE_MANIFEST_DIR}/{f}")));
-        }
-    }
-    let skip = [RELEASE_METADATA_FILE, IMAGE_REFERENCES_FILE];
-    let mut any = false;
-    for sub in [CVO_MANIFEST_DIR, RELEASE_MANIFEST_DIR] {
-        any |= list_files(&dir.join(sub))?
-            .iter()
-            .any(|n| has_manifest_extension(n) && !skip.contains(&n.as_str()));
-    }
-    if any {
-        Ok(())
-    } else {
-        Err(no_manifests(dir, &PayloadLayout::ReleaseImage))
-    }
-}
-
 fn merge(into: &mut DirRead, from: DirRead) {
     into.manifests.extend(from.manifests);
     into.errors.extend(from.errors);

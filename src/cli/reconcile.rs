@@ -166,11 +166,15 @@ pub struct ReconcileSummary {
     pub writes: u64,
     /// ClusterVersion status writes among them.
     pub status_writes: u64,
-    /// CVO Lease writes among them (take, renewals, release).
+    /// CVO Lease writes among them (the take and renewals; the release at exit comes after
+    /// the summary).
     pub lease_writes: u64,
-    /// The rest: writes of the cluster's objects (the payload's manifests, the ClusterVersion
-    /// when created): `writes - status_writes - lease_writes`.
+    /// Writes of the payload's objects among them (creates, updates, deletes the apply layer
+    /// sent): 0 on a converged cluster.
     pub object_writes: u64,
+    /// The rest: the ClusterVersion when created, the watch cache's verification record
+    /// (ConfigMap `openshift-cluster-version/cvo-verified-manifests`).
+    pub other_writes: u64,
     /// Seconds from start to stop.
     pub seconds: f64,
     /// Failing condition / worker failure, if any.
@@ -410,6 +414,7 @@ pub async fn run_engine(
         status_writes: 0,
         lease_writes: 0,
         object_writes: 0,
+        other_writes: 0,
         seconds: started.elapsed().as_secs_f64(),
         failure: None,
         progressing: None,
@@ -587,9 +592,11 @@ fn summarize(
         writes,
         status_writes: snap.counters.status_writes,
         lease_writes: snap.counters.lease_writes,
-        object_writes: writes
+        object_writes: snap.counters.apply_writes,
+        other_writes: writes
             .saturating_sub(snap.counters.status_writes)
-            .saturating_sub(snap.counters.lease_writes),
+            .saturating_sub(snap.counters.lease_writes)
+            .saturating_sub(snap.counters.apply_writes),
         seconds: started.elapsed().as_secs_f64(),
         failure,
         progressing: cond(crate::reconcile::status::PROGRESSING),
@@ -692,8 +699,8 @@ pub fn render_text(s: &ReconcileSummary) -> String {
     );
     let _ = writeln!(
         out,
-        "writes: {} (objects: {}, ClusterVersion status: {}, Lease: {})",
-        s.writes, s.object_writes, s.status_writes, s.lease_writes
+        "writes: {} (payload objects: {}, ClusterVersion status: {}, Lease: {}, other: {})",
+        s.writes, s.object_writes, s.status_writes, s.lease_writes, s.other_writes
     );
     if let Some(p) = &s.progressing {
         let _ = writeln!(out, "progressing: {p}");
@@ -776,6 +783,7 @@ mod tests {
             status_writes: 0,
             lease_writes: 0,
             object_writes: 0,
+            other_writes: 0,
             seconds: 0.5,
             failure: None,
             progressing: None,

@@ -257,17 +257,26 @@ fn get_output_name_json_and_yaml() {
     let (code, out, err) = cvo(&["get", "node", "master-0", "-o", "json", "--from", &f]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
-    assert_eq!((v["apiVersion"].as_str(), v["kind"].as_str()), (Some("v1"), Some("Node")));
+    assert_eq!(
+        (v["apiVersion"].as_str(), v["kind"].as_str()),
+        (Some("v1"), Some("Node"))
+    );
     assert_eq!(v["metadata"]["name"], "master-0");
     assert!(v["metadata"].get("managedFields").is_none(), "{out}");
-    assert!(out.starts_with("{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Node\","), "{out}");
+    assert!(
+        out.starts_with("{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Node\","),
+        "{out}"
+    );
     // No name: a List.
     let (code, out, err) = cvo(&["get", "mcp", "-o", "yaml", "--from", &f]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_norway::from_str(&out).expect("yaml");
     assert_eq!(v["kind"], "List");
     assert_eq!(v["items"][0]["kind"], "MachineConfigPool");
-    assert_eq!(v["items"][0]["apiVersion"], "machineconfiguration.openshift.io/v1");
+    assert_eq!(
+        v["items"][0]["apiVersion"],
+        "machineconfiguration.openshift.io/v1"
+    );
     assert_eq!(v["items"][0]["status"]["machineCount"], 3);
 }
 

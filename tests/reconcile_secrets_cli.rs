@@ -59,7 +59,8 @@ fn payload(dir: &Path, files: &[(&str, String)]) {
     }
 }
 
-const ANN: &str = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+const ANN: &str =
+    "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
 
 fn cvo(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(BIN)
@@ -98,8 +99,10 @@ fn dry_run_masks_secret_values_in_text_and_json() {
             kube::Api::namespaced(conn.client, "openshift-secrets");
         api.create(
             &kube::api::PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": "creds", "namespace": "openshift-secrets"},
-                "data": {"password": "b2xkLXBhc3N3b3Jk", "user": "YWRtaW4="}}))
+            &serde_json::from_value(
+                json!({"metadata": {"name": "creds", "namespace": "openshift-secrets"},
+                "data": {"password": "b2xkLXBhc3N3b3Jk", "user": "YWRtaW4="}}),
+            )
             .expect("secret"),
         )
         .await
@@ -131,17 +134,34 @@ fn dry_run_masks_secret_values_in_text_and_json() {
     );
     let p = tmp.path().to_str().expect("utf-8");
     let kc = server.kubeconfig.to_str().expect("utf-8");
-    let secrets = ["b2xkLXBhc3N3b3Jk", "bmV3LXBhc3N3b3Jk", "YWRtaW4=", "plain-text-token"];
+    let secrets = [
+        "b2xkLXBhc3N3b3Jk",
+        "bmV3LXBhc3N3b3Jk",
+        "YWRtaW4=",
+        "plain-text-token",
+    ];
 
     let (code, out, err) = cvo(&["reconcile", "--dry-run", "--payload", p, "--kubeconfig", kc]);
     assert_eq!(code, 0, "{out}{err}");
     for s in secrets {
         assert!(!out.contains(s) && !err.contains(s), "{s} printed:\n{out}{err}");
     }
-    assert!(out.contains("-.data.password: \"*** (before)\"\n+.data.password: \"*** (after)\"\n"), "{out}");
+    assert!(
+        out.contains("-.data.password: \"*** (before)\"\n+.data.password: \"*** (after)\"\n"),
+        "{out}"
+    );
     assert!(out.contains("+  token: '***'\n"), "{out}");
 
-    let (code, out, err) = cvo(&["reconcile", "--dry-run", "-o", "json", "--payload", p, "--kubeconfig", kc]);
+    let (code, out, err) = cvo(&[
+        "reconcile",
+        "--dry-run",
+        "-o",
+        "json",
+        "--payload",
+        p,
+        "--kubeconfig",
+        kc,
+    ]);
     assert_eq!(code, 0, "{out}{err}");
     for s in secrets {
         assert!(!out.contains(s) && !err.contains(s), "{s} printed:\n{out}{err}");
@@ -174,12 +194,18 @@ fn a_payload_without_manifests_is_an_error_naming_the_directory() {
     let e = empty.path().to_str().expect("utf-8");
     let (code, _, err) = cvo(&["payload", "inspect", e]);
     assert_eq!(code, 1);
-    assert!(err.starts_with(&format!("cvo: {e}: no manifests; expected a release image root")), "{err}");
+    assert!(
+        err.starts_with(&format!("cvo: {e}: no manifests; expected a release image root")),
+        "{err}"
+    );
 
     let server = start();
     let kc = server.kubeconfig.to_str().expect("utf-8");
     let (code, out, err) = cvo(&["reconcile", "--once", "--payload", p, "--kubeconfig", kc]);
     assert_eq!(code, 5, "{out}{err}");
     assert!(out.contains("outcome: payload-error\n"), "{out}");
-    assert!(err.contains(&format!("{p}: no manifests in manifests/ or release-manifests/")), "{err}");
+    assert!(
+        err.contains(&format!("{p}: no manifests in manifests/ or release-manifests/")),
+        "{err}"
+    );
 }

@@ -5,7 +5,10 @@
 use std::process::Command;
 
 fn status(fixture: &str, extra: &[&str]) -> (i32, String, String) {
-    let path = format!("{}/tests/fixtures/snapshots/{fixture}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/snapshots/{fixture}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
         .args(["status", "--from", &path])
         .args(extra)
@@ -22,14 +25,20 @@ fn status(fixture: &str, extra: &[&str]) -> (i32, String, String) {
 fn a_refused_release_is_named_under_update_health() {
     let (code, out, err) = status("release-not-accepted.yaml", &["--now", "2024-06-02T09:05:00Z"]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out, include_str!("fixtures/snapshots/release-not-accepted.status.txt"));
+    assert_eq!(
+        out,
+        include_str!("fixtures/snapshots/release-not-accepted.status.txt")
+    );
 }
 
 #[test]
 fn an_operand_the_cvo_waits_on_is_named_under_update_health() {
     let (code, out, err) = status("operand-not-reported.yaml", &["--now", "2024-06-02T09:50:00Z"]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out, include_str!("fixtures/snapshots/operand-not-reported.status.txt"));
+    assert_eq!(
+        out,
+        include_str!("fixtures/snapshots/operand-not-reported.status.txt")
+    );
 }
 
 #[test]

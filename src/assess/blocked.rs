@@ -197,7 +197,9 @@ mod tests {
             ["etcd", "dns"]
         );
         assert_eq!(
-            waiting_on("Working towards 1.2.3: waiting on co-timeout over 30 minutes which is longer than expected"),
+            waiting_on(
+                "Working towards 1.2.3: waiting on co-timeout over 30 minutes which is longer than expected"
+            ),
             ["co-timeout"]
         );
         assert!(waiting_on("Cluster version is 4.16.4").is_empty());

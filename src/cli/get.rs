@@ -47,11 +47,19 @@ impl Kind {
     /// An unknown kind: `unknown kind "x"; known kinds: ...`.
     pub fn parse(s: &str) -> anyhow::Result<Kind> {
         Ok(match s.to_ascii_lowercase().as_str() {
-            "clusterversion" | "clusterversions" | "cv" | "clusterversion.config.openshift.io"
+            "clusterversion"
+            | "clusterversions"
+            | "cv"
+            | "clusterversion.config.openshift.io"
             | "clusterversions.config.openshift.io" => Kind::ClusterVersion,
-            "clusteroperator" | "clusteroperators" | "co" | "clusteroperator.config.openshift.io"
+            "clusteroperator"
+            | "clusteroperators"
+            | "co"
+            | "clusteroperator.config.openshift.io"
             | "clusteroperators.config.openshift.io" => Kind::ClusterOperator,
-            "machineconfigpool" | "machineconfigpools" | "mcp"
+            "machineconfigpool"
+            | "machineconfigpools"
+            | "mcp"
             | "machineconfigpool.machineconfiguration.openshift.io"
             | "machineconfigpools.machineconfiguration.openshift.io" => Kind::MachineConfigPool,
             "node" | "nodes" | "no" => Kind::Node,
@@ -222,7 +230,13 @@ fn pools_table(state: &ClusterState, now: DateTime<Utc>, keep: &dyn Fn(&str) -> 
             st.ready_machine_count.to_string(),
             st.updated_machine_count.to_string(),
             st.degraded_machine_count.to_string(),
-            age(p.metadata.creation_timestamp.as_ref().map(crate::openshift::time_to_chrono), now),
+            age(
+                p.metadata
+                    .creation_timestamp
+                    .as_ref()
+                    .map(crate::openshift::time_to_chrono),
+                now,
+            ),
         ]);
     }
     table(&rows)
@@ -248,7 +262,13 @@ fn nodes_table(state: &ClusterState, now: DateTime<Utc>, wide: bool, keep: &dyn 
     }
     let mut header = vec!["NAME", "STATUS", "ROLES", "AGE", "VERSION"];
     if wide {
-        header.extend(["INTERNAL-IP", "EXTERNAL-IP", "OS-IMAGE", "KERNEL-VERSION", "CONTAINER-RUNTIME"]);
+        header.extend([
+            "INTERNAL-IP",
+            "EXTERNAL-IP",
+            "OS-IMAGE",
+            "KERNEL-VERSION",
+            "CONTAINER-RUNTIME",
+        ]);
     }
     let mut rows = vec![header.into_iter().map(String::from).collect::<Vec<_>>()];
     for n in nodes {
@@ -290,7 +310,13 @@ fn nodes_table(state: &ClusterState, now: DateTime<Utc>, wide: bool, keep: &dyn 
             } else {
                 roles.join(",")
             },
-            age(n.metadata.creation_timestamp.as_ref().map(crate::openshift::time_to_chrono), now),
+            age(
+                n.metadata
+                    .creation_timestamp
+                    .as_ref()
+                    .map(crate::openshift::time_to_chrono),
+                now,
+            ),
             info.map(|i| i.kubelet_version.clone()).unwrap_or_default(),
         ];
         if wide {

@@ -90,7 +90,11 @@ pub fn render_text(a: &Assessment, details: Option<Details>) -> String {
         // oc stops here; cvo adds its own insights (a requested release not accepted).
         if !a.health.insights.is_empty() {
             out.push_str("\n= Update Health =\n");
-            health(&a.health.insights, details == Some(Details::Health) || details == Some(Details::All), &mut out);
+            health(
+                &a.health.insights,
+                details == Some(Details::Health) || details == Some(Details::All),
+                &mut out,
+            );
         }
         return out;
     }

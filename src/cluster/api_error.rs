@@ -142,7 +142,11 @@ mod tests {
     fn a_500_is_one_sentence_with_message_reason_and_code() {
         let f = ApiFailure::new(
             "list clusteroperators",
-            &status(500, "InternalError", "Internal error occurred: etcd\nleader changed"),
+            &status(
+                500,
+                "InternalError",
+                "Internal error occurred: etcd\nleader changed",
+            ),
         );
         assert_eq!(
             f.to_string(),
@@ -192,7 +196,10 @@ mod tests {
         let calls = std::sync::atomic::AtomicU32::new(0);
         let _ = retry_transient(|| async {
             calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            Err::<(), _>(anyhow::Error::from(ApiFailure::new("get x", &status(404, "NotFound", "gone"))))
+            Err::<(), _>(anyhow::Error::from(ApiFailure::new(
+                "get x",
+                &status(404, "NotFound", "gone"),
+            )))
         })
         .await;
         assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);

@@ -76,8 +76,10 @@ fn mask_maps(from: Option<&Value>, to: Option<&Value>) -> (Option<Value>, Option
                 }
             }
             (
-                a.map(Value::Object).or_else(|| from.and(Some(Value::String(MASK.into())))),
-                b.map(Value::Object).or_else(|| to.and(Some(Value::String(MASK.into())))),
+                a.map(Value::Object)
+                    .or_else(|| from.and(Some(Value::String(MASK.into())))),
+                b.map(Value::Object)
+                    .or_else(|| to.and(Some(Value::String(MASK.into())))),
             )
         }
         _ => mask_leaf(from, to),
@@ -185,12 +187,20 @@ mod tests {
         );
         // A create: one side.
         let (x, y) = mask_secret_pair(None, Some(&b));
-        assert_eq!((x, y.map(|v| v["data"]["new"].clone())), (None, Some(json!("***"))));
+        assert_eq!(
+            (x, y.map(|v| v["data"]["new"].clone())),
+            (None, Some(json!("***")))
+        );
     }
 
     #[test]
     fn drift_fields_are_masked_by_path() {
-        let (f, t) = mask_secret_field("Secret", ".data.password", Some(&json!("YQ==")), Some(&json!("Yg==")));
+        let (f, t) = mask_secret_field(
+            "Secret",
+            ".data.password",
+            Some(&json!("YQ==")),
+            Some(&json!("Yg==")),
+        );
         assert_eq!((f, t), (Some(json!(MASK_BEFORE)), Some(json!(MASK_AFTER))));
         let (f, t) = mask_secret_field("Secret", ".stringData.token", None, Some(&json!("x")));
         assert_eq!((f, t), (None, Some(json!(MASK))));
@@ -198,11 +208,19 @@ mod tests {
         assert_eq!((f, t), (None, Some(json!({"a": MASK}))));
         // Not secret: a label of a Secret, a ConfigMap's data, a field named like data.
         let v = Some(json!("x"));
-        assert_eq!(mask_secret_field("Secret", ".metadata.labels.a", None, v.as_ref()).1, v);
+        assert_eq!(
+            mask_secret_field("Secret", ".metadata.labels.a", None, v.as_ref()).1,
+            v
+        );
         assert_eq!(mask_secret_field("ConfigMap", ".data.a", None, v.as_ref()).1, v);
         assert_eq!(mask_secret_field("Secret", ".database", None, v.as_ref()).1, v);
         // Idempotent on a masked change.
-        let (f, t) = mask_secret_field("Secret", ".data.p", Some(&json!(MASK_BEFORE)), Some(&json!(MASK_AFTER)));
+        let (f, t) = mask_secret_field(
+            "Secret",
+            ".data.p",
+            Some(&json!(MASK_BEFORE)),
+            Some(&json!(MASK_AFTER)),
+        );
         assert_eq!((f, t), (Some(json!(MASK_BEFORE)), Some(json!(MASK_AFTER))));
     }
 }

@@ -139,7 +139,8 @@ impl Drift {
                 diff: diff
                     .iter()
                     .map(|c| {
-                        let (from, to) = mask::mask_secret_field(kind, &c.path, c.from.as_ref(), c.to.as_ref());
+                        let (from, to) =
+                            mask::mask_secret_field(kind, &c.path, c.from.as_ref(), c.to.as_ref());
                         FieldChange {
                             path: c.path.clone(),
                             from,

@@ -652,7 +652,6 @@ pub(crate) fn filter_error_for_failing_condition(
     }
 }
 
-
 /// A kube error as one sentence: for an API answer, the Status's message, reason and code
 /// (`etcd leader changed (reason InternalError, code 500)`), never kube's debug form of the
 /// Status; other errors as they display.
@@ -660,7 +659,11 @@ pub fn api_error_text(err: &kube::Error) -> String {
     match err {
         kube::Error::Api(s) => {
             let message = s.message.split_whitespace().collect::<Vec<_>>().join(" ");
-            let message = if message.is_empty() { "no message" } else { message.as_str() };
+            let message = if message.is_empty() {
+                "no message"
+            } else {
+                message.as_str()
+            };
             if s.reason.is_empty() {
                 format!("{message} (code {})", s.code)
             } else {

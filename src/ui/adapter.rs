@@ -162,7 +162,11 @@ fn headline(state: &ClusterState, a: &Assessment, ratio: f64) -> Headline {
 
 /// `Update Blocked` with the first insight oc's rules miss ([`assess::blocked`]), if any.
 fn blocked_headline(a: &Assessment, secondary: Option<String>) -> Option<Headline> {
-    let i = a.health.insights.iter().find(|i| assess::blocked::is_blocked(i))?;
+    let i = a
+        .health
+        .insights
+        .iter()
+        .find(|i| assess::blocked::is_blocked(i))?;
     Some(Headline {
         label: "Update".into(),
         word: "Blocked".into(),

@@ -751,7 +751,10 @@ fn secret_values_are_masked_in_the_drift_view_detail_and_yaml() {
     let (mut app, _rx) = engine_app(snap, 140, 40);
     key(&mut app, KeyCode::Char('8'));
     let text = text_of(&app);
-    assert!(!text.contains("b2xkLXNlY3JldA") && !text.contains("bmV3LXNlY3JldA"), "{text}");
+    assert!(
+        !text.contains("b2xkLXNlY3JldA") && !text.contains("bmV3LXNlY3JldA"),
+        "{text}"
+    );
     key(&mut app, KeyCode::Enter);
     let text = text_of(&app);
     assert!(

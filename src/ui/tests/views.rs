@@ -362,17 +362,18 @@ fn too_small_line_fits_narrow_terminals() {
 #[test]
 fn a_blocked_update_is_named_in_the_headline_and_health_panel() {
     let load = |name: &str| {
-        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/snapshots").join(name);
+        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/snapshots")
+            .join(name);
         crate::cluster::snapshot::load(&[p]).expect("fixture loads")
     };
     let state = load("release-not-accepted.yaml");
     let app = app_for(state, 160, 40);
     assert_eq!(app.dash.headline.word, "Blocked");
     assert!(
-        app.dash
-            .headline
-            .detail
-            .starts_with("requested update to 4.16.4 not accepted: RetrievePayload: Retrieving payload failed"),
+        app.dash.headline.detail.starts_with(
+            "requested update to 4.16.4 not accepted: RetrievePayload: Retrieving payload failed"
+        ),
         "{:?}",
         app.dash.headline
     );
@@ -392,10 +393,9 @@ fn a_blocked_update_is_named_in_the_headline_and_health_panel() {
         app.dash.headline
     );
     assert!(
-        app.dash
-            .insights
-            .iter()
-            .any(|i| i.message.starts_with("waiting on kube-apiserver to report raw-internal 4.16.4")),
+        app.dash.insights.iter().any(|i| i
+            .message
+            .starts_with("waiting on kube-apiserver to report raw-internal 4.16.4")),
         "{:?}",
         app.dash.insights
     );

@@ -19,7 +19,7 @@ fn a_500_is_retried_then_printed_as_one_line() {
         env!("CARGO_MANIFEST_DIR")
     );
     let args: Vec<&OsStr> = ["--from", from.as_str(), "--error", "list=500:1"]
-        .iter()
+        .into_iter()
         .map(OsStr::new)
         .collect();
     let (mut child, _) = common::spawn_sim_serve(&kubeconfig, &args, Stdio::null(), Duration::from_secs(10));

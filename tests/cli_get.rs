@@ -152,3 +152,151 @@ fn kubeconfig_context_errors_name_the_context() {
         "{err}"
     );
 }
+
+/// A small cluster: the ClusterVersion fixes the snapshot's time (2024-06-01T11:00:00Z), a pool,
+/// a ready control-plane node and a cordoned, not-ready worker.
+fn nodes_and_pools(dir: &std::path::Path) -> String {
+    let f = dir.join("cluster.yaml");
+    std::fs::write(
+        &f,
+        r#"apiVersion: config.openshift.io/v1
+kind: ClusterVersion
+metadata: {name: version}
+status:
+  desired: {version: 4.16.3}
+  history: [{state: Completed, version: 4.16.3, startedTime: "2024-06-01T09:00:00Z"}]
+  conditions:
+  - {type: Available, status: "True", lastTransitionTime: "2024-06-01T11:00:00Z"}
+  - {type: Progressing, status: "False", lastTransitionTime: "2024-06-01T11:00:00Z", message: Cluster version is 4.16.3}
+---
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata: {name: master, creationTimestamp: "2024-05-01T11:00:00Z"}
+status:
+  configuration: {name: rendered-master-1a2b}
+  machineCount: 3
+  readyMachineCount: 2
+  updatedMachineCount: 3
+  degradedMachineCount: 0
+  conditions:
+  - {type: Updated, status: "True", lastTransitionTime: "2024-06-01T10:00:00Z"}
+  - {type: Updating, status: "False", lastTransitionTime: "2024-06-01T10:00:00Z"}
+  - {type: Degraded, status: "False", lastTransitionTime: "2024-06-01T10:00:00Z"}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: master-0
+  creationTimestamp: "2024-05-31T05:00:00Z"
+  labels: {node-role.kubernetes.io/master: "", node-role.kubernetes.io/control-plane: ""}
+  managedFields: [{manager: kubelet, operation: Update}]
+status:
+  conditions: [{type: Ready, status: "True"}]
+  addresses: [{type: InternalIP, address: 10.0.0.10}, {type: Hostname, address: master-0}]
+  nodeInfo: {kubeletVersion: v1.29.6+aba1e8d, osImage: "Red Hat Enterprise Linux CoreOS 416.94", kernelVersion: 5.14.0-427.el9.x86_64, containerRuntimeVersion: cri-o://1.29.6, machineID: m, systemUUID: s, bootID: b, kubeProxyVersion: "", operatingSystem: linux, architecture: amd64}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: worker-0
+  creationTimestamp: "2024-06-01T10:55:00Z"
+  labels: {kubernetes.io/role: worker}
+spec: {unschedulable: true}
+status:
+  conditions: [{type: Ready, status: "False"}]
+"#,
+    )
+    .expect("write");
+    f.to_string_lossy().into_owned()
+}
+
+#[test]
+fn get_nodes_prints_kubectls_columns_and_wide() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = nodes_and_pools(dir.path());
+    let (code, out, err) = cvo(&["get", "nodes", "--from", &f]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "NAME       STATUS                        ROLES                  AGE   VERSION\n\
+         master-0   Ready                         control-plane,master   30h   v1.29.6+aba1e8d\n\
+         worker-0   NotReady,SchedulingDisabled   worker                 5m    \n"
+    );
+    let (code, out, err) = cvo(&["get", "no", "master-0", "-o", "wide", "--from", &f]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "NAME       STATUS   ROLES                  AGE   VERSION           INTERNAL-IP   EXTERNAL-IP   OS-IMAGE                                 KERNEL-VERSION          CONTAINER-RUNTIME\n\
+         master-0   Ready    control-plane,master   30h   v1.29.6+aba1e8d   10.0.0.10     <none>        Red Hat Enterprise Linux CoreOS 416.94   5.14.0-427.el9.x86_64   cri-o://1.29.6\n"
+    );
+}
+
+#[test]
+fn get_machineconfigpools_prints_the_crd_columns() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = nodes_and_pools(dir.path());
+    let (code, out, err) = cvo(&["get", "mcp", "--from", &f]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "NAME     CONFIG                 UPDATED   UPDATING   DEGRADED   MACHINECOUNT   READYMACHINECOUNT   UPDATEDMACHINECOUNT   DEGRADEDMACHINECOUNT   AGE\n\
+         master   rendered-master-1a2b   True      False      False      3              2                   3                     0                      31d\n"
+    );
+}
+
+#[test]
+fn get_output_name_json_and_yaml() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = nodes_and_pools(dir.path());
+    let (code, out, err) = cvo(&["get", "nodes", "-o", "name", "--from", &f]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "node/master-0\nnode/worker-0\n");
+    let (_, out, _) = cvo(&["get", "cv", "-o", "name", "--from", &f]);
+    assert_eq!(out, "clusterversion.config.openshift.io/version\n");
+    // One object by name: the object itself, apiVersion and kind first, no managedFields.
+    let (code, out, err) = cvo(&["get", "node", "master-0", "-o", "json", "--from", &f]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        (v["apiVersion"].as_str(), v["kind"].as_str()),
+        (Some("v1"), Some("Node"))
+    );
+    assert_eq!(v["metadata"]["name"], "master-0");
+    assert!(v["metadata"].get("managedFields").is_none(), "{out}");
+    assert!(
+        out.starts_with("{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Node\","),
+        "{out}"
+    );
+    // No name: a List.
+    let (code, out, err) = cvo(&["get", "mcp", "-o", "yaml", "--from", &f]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_norway::from_str(&out).expect("yaml");
+    assert_eq!(v["kind"], "List");
+    assert_eq!(v["items"][0]["kind"], "MachineConfigPool");
+    assert_eq!(
+        v["items"][0]["apiVersion"],
+        "machineconfiguration.openshift.io/v1"
+    );
+    assert_eq!(v["items"][0]["status"]["machineCount"], 3);
+}
+
+#[test]
+fn unknown_kinds_and_names_say_what_exists() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = nodes_and_pools(dir.path());
+    let (code, out, err) = cvo(&["get", "pods", "--from", &f]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty());
+    assert_eq!(
+        err,
+        "cvo: unknown kind \"pods\"; known kinds: clusterversion (cv), clusteroperators (co), \
+         machineconfigpools (mcp), nodes (no)\n"
+    );
+    let (code, _, err) = cvo(&["get", "node", "nope", "--from", &f]);
+    assert_eq!(code, 1);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("cvo: nodes \"nope\" not found in "), "{err}");
+    // Kinds without objects: kubectl's line.
+    let (code, out, _) = cvo(&["get", "co", "--from", &f]);
+    assert_eq!((code, out.as_str()), (0, "No resources found\n"));
+}

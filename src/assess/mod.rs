@@ -12,6 +12,7 @@
 //! `openshift/oc pkg/cli/admin/upgrade/status/status.go` `shortDuration`).
 
 pub mod alerts;
+pub mod blocked;
 pub mod controlplane;
 pub mod durations;
 pub mod health;
@@ -671,9 +672,22 @@ pub fn assess_with_wall_clock(
         .unwrap_or_default();
     let cp = controlplane::assess_control_plane(cv, &state.cluster_operators, &mco_image, now);
     out.control_plane = cp.control_plane;
+    // What oc's rules miss (a refused release, an operand the CVO still waits on): cvo's own
+    // insights, shown whether or not oc would call the cluster updating.
+    let blocked: Vec<Insight> = blocked::not_accepted(cv)
+        .into_iter()
+        .chain(blocked::waiting_on_operands(cv, &state.cluster_operators, now))
+        .collect();
     // Not updating: `oc` prints only "The cluster is not updating."; the control plane is still
     // assessed (operator health, versions) for the dashboard, but there are no insights.
     if !out.updating {
+        if !blocked.is_empty() {
+            let (insights, _) = health::finish(blocked, now, 0);
+            out.health = UpdateHealth {
+                insights,
+                default_only: false,
+            };
+        }
         return out;
     }
 
@@ -684,6 +698,7 @@ pub fn assess_with_wall_clock(
     insights.extend(health::cluster_version_insight(cv, now));
     insights.extend(cp.co_insights);
     insights.extend(cp.history_insight);
+    insights.extend(blocked);
     let (insights, default_only) = health::finish(insights, now, updating_for);
     out.health = UpdateHealth {
         insights,

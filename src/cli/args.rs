@@ -245,17 +245,32 @@ pub struct StatusArgs {
     #[arg(long, value_enum)]
     pub details: Option<super::status::Details>,
     /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
-    pub output: Output,
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = StatusOutput::Text)]
+    pub output: StatusOutput,
+}
+
+/// Output format of `cvo status`: [`Output`] and YAML (the JSON document as YAML).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StatusOutput {
+    // (No doc comments on the variants: clap would print them in `--help`.)
+    Text,
+    Json,
+    Yaml,
 }
 
 /// Flags of `cvo get`.
 #[derive(Args, Debug)]
 pub struct GetArgs {
-    /// The kind: `clusterversion` (`cv`) or `clusteroperators` (`co`).
+    /// The kind: clusterversion (cv), clusteroperators (co), machineconfigpools (mcp) or nodes
+    /// (no).
     pub kind: String,
+    /// Only the object of this name.
+    pub name: Option<String>,
     #[command(flatten)]
     pub source: SourceArgs,
+    /// Output format (default: the table `oc get` prints).
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<super::get::GetOutput>,
 }
 
 /// Flags of `cvo tui`.

@@ -1,4 +1,5 @@
-//! `cvo get`: the short tables `oc get clusterversion` and `oc get clusteroperators` print.
+//! `cvo get KIND [NAME]`: the tables `oc get` prints for ClusterVersions, ClusterOperators,
+//! MachineConfigPools and Nodes, and `-o wide|json|yaml|name` as kubectl prints them.
 //!
 //! Columns are the CRDs' `additionalPrinterColumns` (`openshift/api
 //! config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusterversions*.crd.yaml`
@@ -10,6 +11,338 @@
 use chrono::{DateTime, Utc};
 
 use crate::{cluster::ClusterState, openshift::Condition};
+
+/// `-o` of `cvo get`: the table (default), the wide table, the objects, or `kind/name` lines.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GetOutput {
+    // (No doc comments on the variants: clap would print them in `--help`.)
+    Wide,
+    Json,
+    Yaml,
+    Name,
+}
+
+/// A kind `cvo get` knows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `clusterversions.config.openshift.io`.
+    ClusterVersion,
+    /// `clusteroperators.config.openshift.io`.
+    ClusterOperator,
+    /// `machineconfigpools.machineconfiguration.openshift.io`.
+    MachineConfigPool,
+    /// Core `nodes`.
+    Node,
+}
+
+/// The known kinds and their names, as the error for an unknown kind lists them.
+pub const KNOWN_KINDS: &str =
+    "clusterversion (cv), clusteroperators (co), machineconfigpools (mcp), nodes (no)";
+
+impl Kind {
+    /// The kind a `cvo get` argument names: singular, plural, short name or
+    /// `plural.group`, any case (as kubectl resolves them).
+    ///
+    /// # Errors
+    /// An unknown kind: `unknown kind "x"; known kinds: ...`.
+    pub fn parse(s: &str) -> anyhow::Result<Kind> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "clusterversion"
+            | "clusterversions"
+            | "cv"
+            | "clusterversion.config.openshift.io"
+            | "clusterversions.config.openshift.io" => Kind::ClusterVersion,
+            "clusteroperator"
+            | "clusteroperators"
+            | "co"
+            | "clusteroperator.config.openshift.io"
+            | "clusteroperators.config.openshift.io" => Kind::ClusterOperator,
+            "machineconfigpool"
+            | "machineconfigpools"
+            | "mcp"
+            | "machineconfigpool.machineconfiguration.openshift.io"
+            | "machineconfigpools.machineconfiguration.openshift.io" => Kind::MachineConfigPool,
+            "node" | "nodes" | "no" => Kind::Node,
+            _ => anyhow::bail!("unknown kind {s:?}; known kinds: {KNOWN_KINDS}"),
+        })
+    }
+
+    /// `plural.group` (`nodes` for the core kind), as not-found errors name it.
+    pub fn resource(self) -> &'static str {
+        match self {
+            Kind::ClusterVersion => "clusterversions.config.openshift.io",
+            Kind::ClusterOperator => "clusteroperators.config.openshift.io",
+            Kind::MachineConfigPool => "machineconfigpools.machineconfiguration.openshift.io",
+            Kind::Node => "nodes",
+        }
+    }
+
+    /// `kind.group` (`node` for the core kind), the prefix of `-o name`.
+    fn name_prefix(self) -> &'static str {
+        match self {
+            Kind::ClusterVersion => "clusterversion.config.openshift.io",
+            Kind::ClusterOperator => "clusteroperator.config.openshift.io",
+            Kind::MachineConfigPool => "machineconfigpool.machineconfiguration.openshift.io",
+            Kind::Node => "node",
+        }
+    }
+}
+
+/// What `cvo get KIND [NAME] [-o ...]` prints for `state`, ages measured at `now`.
+///
+/// # Errors
+/// `NAME` not in the state: `<resource> "<name>" not found in <source>`; with no NAME, a
+/// ClusterVersion table of a state without one (see [`cluster_version_table`]); JSON or YAML
+/// that cannot be encoded.
+pub fn render(
+    state: &ClusterState,
+    kind: Kind,
+    name: Option<&str>,
+    output: Option<GetOutput>,
+    now: DateTime<Utc>,
+) -> anyhow::Result<String> {
+    let mut objects = objects_of(state, kind)?;
+    if let Some(n) = name {
+        objects.retain(|(obj_name, _)| obj_name == n);
+        if objects.is_empty() {
+            anyhow::bail!("{} {n:?} not found in {}", kind.resource(), state.source);
+        }
+    }
+    let values = || objects.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>();
+    let document = || match name {
+        Some(_) => values().into_iter().next().unwrap_or_default(),
+        None => serde_json::json!({
+            "apiVersion": "v1",
+            "items": values(),
+            "kind": "List",
+            "metadata": {"resourceVersion": ""},
+        }),
+    };
+    match output {
+        Some(GetOutput::Json) => Ok(serde_json::to_string_pretty(&document())? + "\n"),
+        Some(GetOutput::Yaml) => Ok(serde_norway::to_string(&document())?),
+        Some(GetOutput::Name) => Ok(objects
+            .iter()
+            .map(|(n, _)| format!("{}/{n}\n", kind.name_prefix()))
+            .collect()),
+        None | Some(GetOutput::Wide) => {
+            let wide = output == Some(GetOutput::Wide);
+            let keep = |n: &str| name.is_none_or(|x| x == n);
+            Ok(match kind {
+                Kind::ClusterVersion => cluster_version_table(state, now)?,
+                Kind::ClusterOperator => {
+                    let mut s = state.clone();
+                    s.cluster_operators.retain(|c| keep(c.name()));
+                    cluster_operators_table(&s, now)
+                }
+                Kind::MachineConfigPool => pools_table(state, now, &keep),
+                Kind::Node => nodes_table(state, now, wide, &keep),
+            })
+        }
+    }
+}
+
+/// The objects of `kind` as `(name, object)`, each with `apiVersion` and `kind` first and
+/// without `metadata.managedFields` (kubectl hides them by default).
+fn objects_of(state: &ClusterState, kind: Kind) -> anyhow::Result<Vec<(String, serde_json::Value)>> {
+    fn one<T: serde::Serialize + k8s_openapi::Resource>(
+        name: Option<&String>,
+        obj: &T,
+    ) -> anyhow::Result<(String, serde_json::Value)> {
+        let mut v = serde_json::to_value(obj)?;
+        if let Some(m) = v.as_object_mut() {
+            let mut out = serde_json::Map::new();
+            out.insert("apiVersion".into(), T::API_VERSION.into());
+            out.insert("kind".into(), T::KIND.into());
+            for (k, x) in std::mem::take(m) {
+                if k != "apiVersion" && k != "kind" {
+                    out.insert(k, x);
+                }
+            }
+            if let Some(md) = out.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+                md.remove("managedFields");
+            }
+            *m = out;
+        }
+        Ok((name.cloned().unwrap_or_default(), v))
+    }
+    match kind {
+        Kind::ClusterVersion => state
+            .cluster_version
+            .iter()
+            .map(|o| one(o.metadata.name.as_ref(), o))
+            .collect(),
+        Kind::ClusterOperator => state
+            .cluster_operators
+            .iter()
+            .map(|o| one(o.metadata.name.as_ref(), o))
+            .collect(),
+        Kind::MachineConfigPool => state
+            .machine_config_pools
+            .iter()
+            .map(|o| one(o.metadata.name.as_ref(), o))
+            .collect(),
+        Kind::Node => state
+            .nodes
+            .iter()
+            .map(|o| one(o.metadata.name.as_ref(), o))
+            .collect(),
+    }
+}
+
+/// `NAME CONFIG UPDATED UPDATING DEGRADED MACHINECOUNT READYMACHINECOUNT UPDATEDMACHINECOUNT
+/// DEGRADEDMACHINECOUNT AGE`: the MachineConfigPool CRD's printer columns
+/// (`openshift/api machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigpools.crd.yaml`).
+fn pools_table(state: &ClusterState, now: DateTime<Utc>, keep: &dyn Fn(&str) -> bool) -> String {
+    let pools: Vec<_> = state
+        .machine_config_pools
+        .iter()
+        .filter(|p| keep(p.name()))
+        .collect();
+    if pools.is_empty() {
+        return "No resources found\n".into();
+    }
+    let mut rows = vec![
+        [
+            "NAME",
+            "CONFIG",
+            "UPDATED",
+            "UPDATING",
+            "DEGRADED",
+            "MACHINECOUNT",
+            "READYMACHINECOUNT",
+            "UPDATEDMACHINECOUNT",
+            "DEGRADEDMACHINECOUNT",
+            "AGE",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for p in pools {
+        let st = &p.status;
+        rows.push(vec![
+            p.name().to_owned(),
+            st.configuration.name.clone().unwrap_or_default(),
+            status_of(p.condition("Updated")),
+            status_of(p.condition("Updating")),
+            status_of(p.condition("Degraded")),
+            st.machine_count.to_string(),
+            st.ready_machine_count.to_string(),
+            st.updated_machine_count.to_string(),
+            st.degraded_machine_count.to_string(),
+            age(
+                p.metadata
+                    .creation_timestamp
+                    .as_ref()
+                    .map(crate::openshift::time_to_chrono),
+                now,
+            ),
+        ]);
+    }
+    table(&rows)
+}
+
+/// An object's age as kubectl's `translateTimestampSince` prints it: `<unknown>` without a
+/// creation time.
+fn age(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
+    t.map_or_else(|| "<unknown>".into(), |t| human_duration(now - t))
+}
+
+/// `NAME STATUS ROLES AGE VERSION` (wide: `INTERNAL-IP EXTERNAL-IP OS-IMAGE KERNEL-VERSION
+/// CONTAINER-RUNTIME` too), as kubectl's node printer
+/// (`k8s.io/kubernetes pkg/printers/internalversion/printers.go` `printNode`) prints them.
+fn nodes_table(state: &ClusterState, now: DateTime<Utc>, wide: bool, keep: &dyn Fn(&str) -> bool) -> String {
+    let nodes: Vec<_> = state
+        .nodes
+        .iter()
+        .filter(|n| keep(n.metadata.name.as_deref().unwrap_or("")))
+        .collect();
+    if nodes.is_empty() {
+        return "No resources found\n".into();
+    }
+    let mut header = vec!["NAME", "STATUS", "ROLES", "AGE", "VERSION"];
+    if wide {
+        header.extend([
+            "INTERNAL-IP",
+            "EXTERNAL-IP",
+            "OS-IMAGE",
+            "KERNEL-VERSION",
+            "CONTAINER-RUNTIME",
+        ]);
+    }
+    let mut rows = vec![header.into_iter().map(String::from).collect::<Vec<_>>()];
+    for n in nodes {
+        let status = n.status.as_ref();
+        let info = status.and_then(|s| s.node_info.as_ref());
+        let ready = status
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"));
+        let mut words = vec![match ready {
+            Some(c) if c.status == "True" => "Ready",
+            Some(_) => "NotReady",
+            None => "Unknown",
+        }];
+        if n.spec.as_ref().and_then(|s| s.unschedulable) == Some(true) {
+            words.push("SchedulingDisabled");
+        }
+        let mut roles: Vec<String> = n
+            .metadata
+            .labels
+            .iter()
+            .flatten()
+            .filter_map(|(k, v)| {
+                if let Some(r) = k.strip_prefix("node-role.kubernetes.io/") {
+                    (!r.is_empty()).then(|| r.to_owned())
+                } else if k == "kubernetes.io/role" {
+                    (!v.is_empty()).then(|| v.clone())
+                } else {
+                    None
+                }
+            })
+            .collect();
+        roles.sort();
+        roles.dedup();
+        let mut row = vec![
+            n.metadata.name.clone().unwrap_or_default(),
+            words.join(","),
+            if roles.is_empty() {
+                "<none>".into()
+            } else {
+                roles.join(",")
+            },
+            age(
+                n.metadata
+                    .creation_timestamp
+                    .as_ref()
+                    .map(crate::openshift::time_to_chrono),
+                now,
+            ),
+            info.map(|i| i.kubelet_version.clone()).unwrap_or_default(),
+        ];
+        if wide {
+            let address = |t: &str| {
+                status
+                    .and_then(|s| s.addresses.as_ref())
+                    .and_then(|a| a.iter().find(|a| a.type_ == t))
+                    .map_or_else(|| "<none>".to_owned(), |a| a.address.clone())
+            };
+            let or_unknown = |s: Option<&String>| {
+                s.filter(|s| !s.is_empty())
+                    .cloned()
+                    .unwrap_or_else(|| "<unknown>".into())
+            };
+            row.extend([
+                address("InternalIP"),
+                address("ExternalIP"),
+                or_unknown(info.map(|i| &i.os_image)),
+                or_unknown(info.map(|i| &i.kernel_version)),
+                or_unknown(info.map(|i| &i.container_runtime_version)),
+            ]);
+        }
+        rows.push(row);
+    }
+    table(&rows)
+}
 
 /// Formats an age as `kubectl` does (`k8s.io/apimachinery/pkg/util/duration.HumanDuration`):
 /// `59s`, `2m`, `5m30s`, `3h`, `6h15m`, `47h`, `6d5h`, `200d`, `3y10d`, `9y`. A time in the

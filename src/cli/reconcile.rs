@@ -166,6 +166,15 @@ pub struct ReconcileSummary {
     pub writes: u64,
     /// ClusterVersion status writes among them.
     pub status_writes: u64,
+    /// CVO Lease writes among them (the take and renewals; the release at exit comes after
+    /// the summary).
+    pub lease_writes: u64,
+    /// Writes of the payload's objects among them (creates, updates, deletes the apply layer
+    /// sent): 0 on a converged cluster.
+    pub object_writes: u64,
+    /// The rest: the ClusterVersion when created, the watch cache's verification record
+    /// (ConfigMap `openshift-cluster-version/cvo-verified-manifests`).
+    pub other_writes: u64,
     /// Seconds from start to stop.
     pub seconds: f64,
     /// Failing condition / worker failure, if any.
@@ -406,6 +415,9 @@ pub async fn run_engine(
         requests: BTreeMap::new(),
         writes: 0,
         status_writes: 0,
+        lease_writes: 0,
+        object_writes: 0,
+        other_writes: 0,
         seconds: started.elapsed().as_secs_f64(),
         failure: None,
         progressing: None,
@@ -586,10 +598,25 @@ fn summarize(
         requests: req,
         writes,
         status_writes: snap.counters.status_writes,
+        lease_writes: snap.counters.lease_writes,
+        object_writes: snap.counters.apply_writes,
+        other_writes: writes
+            .saturating_sub(snap.counters.status_writes)
+            .saturating_sub(snap.counters.lease_writes)
+            .saturating_sub(snap.counters.apply_writes),
         seconds: started.elapsed().as_secs_f64(),
         failure,
         progressing: cond(crate::reconcile::status::PROGRESSING),
-        drift: snap.drift.to_vec(),
+        // Masked again here (the engine masks at the source): the JSON and text never carry
+        // a Secret value.
+        drift: snap
+            .drift
+            .iter()
+            .map(|d| DriftRecord {
+                drift: d.drift.masked(&d.kind),
+                ..d.clone()
+            })
+            .collect(),
         error: snap.last_error.clone(),
         reason,
     }
@@ -621,7 +648,7 @@ pub fn render_drift(drift: &[DriftRecord]) -> String {
         } else {
             format!("{} {}/{}", d.kind, d.namespace, d.name)
         };
-        match &d.drift {
+        match &d.drift.masked(&d.kind) {
             Drift::None => {}
             Drift::Create { object } => {
                 let _ = writeln!(out, "--- {obj} (absent)\n+++ {obj} (payload)");
@@ -677,7 +704,11 @@ pub fn render_text(s: &ReconcileSummary) -> String {
         s.requests.values().sum::<u64>(),
         verbs.join(" ")
     );
-    let _ = writeln!(out, "writes: {} (status writes: {})", s.writes, s.status_writes);
+    let _ = writeln!(
+        out,
+        "writes: {} (payload objects: {}, ClusterVersion status: {}, Lease: {}, other: {})",
+        s.writes, s.object_writes, s.status_writes, s.lease_writes, s.other_writes
+    );
     if let Some(p) = &s.progressing {
         let _ = writeln!(out, "progressing: {p}");
     }
@@ -757,6 +788,9 @@ mod tests {
             requests: BTreeMap::new(),
             writes: 0,
             status_writes: 0,
+            lease_writes: 0,
+            object_writes: 0,
+            other_writes: 0,
             seconds: 0.5,
             failure: None,
             progressing: None,

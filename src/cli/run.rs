@@ -6,7 +6,7 @@ use std::{process::ExitCode, time::Duration};
 
 use super::{
     UsageError,
-    args::{AssessArgs, GetArgs, InspectArgs, Mode, Output, ReconcileArgs, StatusArgs},
+    args::{AssessArgs, GetArgs, InspectArgs, Mode, Output, ReconcileArgs, StatusArgs, StatusOutput},
     runtime,
     source::{parse_now, resolve_now},
 };
@@ -61,12 +61,13 @@ pub fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     }
     let now = resolve_now(now, &state, snapshot)?;
     let assessment = crate::assess::assess_with_wall_clock(&state, alerts.as_ref(), now.now, now.wall_clock);
-    if let (Output::Text, Some(e)) = (a.output, &assessment.error) {
+    if let (StatusOutput::Text, Some(e)) = (a.output, &assessment.error) {
         anyhow::bail!("{e}");
     }
     let out = match a.output {
-        Output::Text => super::status::render_text(&assessment, a.details),
-        Output::Json => super::status::render_json(&assessment)?,
+        StatusOutput::Text => super::status::render_text(&assessment, a.details),
+        StatusOutput::Json => super::status::render_json(&assessment)?,
+        StatusOutput::Yaml => super::status::render_yaml(&assessment)?,
     };
     print!("{out}");
     Ok(if assessment.error.is_some() {
@@ -76,12 +77,15 @@ pub fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `cvo get`: a ClusterVersion or ClusterOperator table as `oc get` prints it; ages are
-/// measured to the snapshot's own time for `--from`, else the wall clock.
+/// `cvo get KIND [NAME]`: the table `oc get` prints (or `-o wide|json|yaml|name`) for
+/// ClusterVersions, ClusterOperators, MachineConfigPools and Nodes; ages are measured to the
+/// snapshot's own time for `--from`, else the wall clock.
 ///
 /// # Errors
-/// A file or cluster that cannot be read; an unknown kind (exit 1, as it always was).
+/// An unknown kind (naming the known ones; checked before anything is read); a file or
+/// cluster that cannot be read; a NAME that is not there.
 pub fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
+    let kind = super::get::Kind::parse(&a.kind)?;
     let state = a.source.load_once()?;
     let now = if a.source.is_snapshot() {
         state.snapshot_time()
@@ -89,17 +93,7 @@ pub fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
         None
     }
     .unwrap_or_else(chrono::Utc::now);
-    let out = match a.kind.to_ascii_lowercase().as_str() {
-        "clusterversion" | "clusterversions" | "cv" | "clusterversion.config.openshift.io" => {
-            super::get::cluster_version_table(&state, now)?
-        }
-        "clusteroperator" | "clusteroperators" | "co" | "clusteroperators.config.openshift.io" => {
-            super::get::cluster_operators_table(&state, now)
-        }
-        other => {
-            anyhow::bail!("get {other:?}: unknown kind; use clusterversion (cv) or clusteroperators (co)")
-        }
-    };
+    let out = super::get::render(&state, kind, a.name.as_deref(), a.output, now)?;
     print!("{out}");
     Ok(ExitCode::SUCCESS)
 }

@@ -58,7 +58,8 @@ impl SourceArgs {
         }
         super::runtime()?.block_on(async {
             let conn = self.cluster.connect().await?;
-            live::fetch_state(&conn.client, &conn.context)
+            // A 5xx or 429 is retried (bounded); the last failure is one line.
+            crate::cluster::api_error::retry_transient(|| live::fetch_state(&conn.client, &conn.context))
                 .await
                 .map_err(|e| anyhow::anyhow!("{} (context {:?}): {e:#}", conn.server, conn.context))
         })

@@ -86,7 +86,17 @@ pub fn render_text(a: &Assessment, details: Option<Details>) -> String {
         return format!("error: {e}\n");
     }
     if !a.updating {
-        return "The cluster is not updating.\n".to_owned();
+        let mut out = "The cluster is not updating.\n".to_owned();
+        // oc stops here; cvo adds its own insights (a requested release not accepted).
+        if !a.health.insights.is_empty() {
+            out.push_str("\n= Update Health =\n");
+            health(
+                &a.health.insights,
+                details == Some(Details::Health) || details == Some(Details::All),
+                &mut out,
+            );
+        }
+        return out;
     }
     let want = Want::from(details);
     let mut out = String::new();
@@ -323,6 +333,14 @@ fn health(insights: &[Insight], detailed: bool, out: &mut String) {
     if insights.len() > 1 || insights.first().is_some_and(|i| i.level != Level::Info) {
         out.push_str("\nRun with --details=health for additional description and links to related online documentation\n");
     }
+}
+
+/// Renders the YAML form: the JSON form's document (same keys) as YAML.
+///
+/// # Errors
+/// Only if serialisation fails.
+pub fn render_yaml(a: &Assessment) -> anyhow::Result<String> {
+    Ok(serde_norway::to_string(&serde_json::to_value(a)?)?)
 }
 
 /// Renders the JSON form (see the module documentation for the shape).

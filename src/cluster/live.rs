@@ -206,7 +206,7 @@ where
         let page = match api.list(&params).await {
             Ok(p) => p,
             Err(e) if is_not_found(&e) => return Ok(out),
-            Err(e) => anyhow::bail!("list {label}: {}", one_line(&e)),
+            Err(e) => return Err(super::api_error::ApiFailure::new(format!("list {label}"), &e).into()),
         };
         let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
         out.extend(page.items);
@@ -227,7 +227,7 @@ pub async fn fetch_state(client: &Client, context: &str) -> anyhow::Result<Clust
     let cluster_version = match cv_api.get_opt("version").await {
         Ok(cv) => cv,
         Err(e) if is_not_found(&e) => None,
-        Err(e) => anyhow::bail!("get clusterversion version: {}", one_line(&e)),
+        Err(e) => return Err(super::api_error::ApiFailure::new("get clusterversion version", &e).into()),
     };
     let cluster_operators =
         list_all::<ClusterOperator>(&Api::all(client.clone()), "clusteroperators").await?;

@@ -1,6 +1,7 @@
 //! Reaching a cluster: the [`ClusterState`] every view and command reads, loaded from an
 //! offline snapshot ([`snapshot`]) or kept current from a live cluster ([`live`]).
 
+pub mod api_error;
 #[cfg(any(feature = "sim", test))]
 pub mod demo_snapshot;
 pub mod live;

@@ -10,6 +10,7 @@ pub mod condition;
 pub mod config_v1;
 pub mod feature_gate;
 pub mod machineconfiguration_v1;
+pub mod mask;
 
 pub use condition::{Condition, ConditionStatus};
 pub use config_v1::*;

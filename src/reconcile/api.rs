@@ -121,6 +121,39 @@ impl Drift {
     }
 }
 
+impl Drift {
+    /// This drift of an object of `kind` (`Kind` for core kinds, `group/Kind` otherwise) with
+    /// Secret values masked as `kubectl diff` masks them ([`crate::openshift::mask`]): every
+    /// value of `data`/`stringData` is `***`, a changed one `*** (before)` / `*** (after)`.
+    /// Other kinds come back as they are.
+    pub fn masked(&self, kind: &str) -> Drift {
+        use crate::openshift::mask;
+        if !mask::is_secret_kind(kind) {
+            return self.clone();
+        }
+        match self {
+            Self::Create { object } => Self::Create {
+                object: Arc::new(mask::mask_secret(object).into_owned()),
+            },
+            Self::Update { diff } => Self::Update {
+                diff: diff
+                    .iter()
+                    .map(|c| {
+                        let (from, to) =
+                            mask::mask_secret_field(kind, &c.path, c.from.as_ref(), c.to.as_ref());
+                        FieldChange {
+                            path: c.path.clone(),
+                            from,
+                            to,
+                        }
+                    })
+                    .collect(),
+            },
+            Self::None | Self::Delete => self.clone(),
+        }
+    }
+}
+
 /// A drift record of one task.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DriftRecord {
@@ -579,6 +612,8 @@ pub struct Counters {
     pub requests: BTreeMap<String, u64>,
     /// Non-read requests the watch-only client refused.
     pub refused_writes: u64,
+    /// Write requests to the CVO Lease (take, renewals, release) among `requests`.
+    pub lease_writes: u64,
 }
 
 /// Everything the UI and the CLI see of the engine.

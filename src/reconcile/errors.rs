@@ -154,7 +154,7 @@ impl UpdateError {
         } else {
             format!("Could not update {task}: {cause}")
         };
-        Self::fail(reason, message).with_nested(err.to_string())
+        Self::fail(reason, message).with_nested(api_error_text(err))
     }
 
     /// Builder: nests a plain error with this text (upstream `Nested`).
@@ -652,6 +652,28 @@ pub(crate) fn filter_error_for_failing_condition(
     }
 }
 
+/// A kube error as one sentence: for an API answer, the Status's message, reason and code
+/// (`etcd leader changed (reason InternalError, code 500)`), never kube's debug form of the
+/// Status; other errors as they display.
+pub fn api_error_text(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(s) => {
+            let message = s.message.split_whitespace().collect::<Vec<_>>().join(" ");
+            let message = if message.is_empty() {
+                "no message"
+            } else {
+                message.as_str()
+            };
+            if s.reason.is_empty() {
+                format!("{message} (code {})", s.code)
+            } else {
+                format!("{message} (reason {}, code {})", s.reason, s.code)
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -662,6 +684,15 @@ mod tests {
                 .with_code(code)
                 .boxed(),
         )
+    }
+
+    #[test]
+    fn a_500_nests_one_sentence_not_a_debug_struct() {
+        let e = UpdateError::from_api("x", &api("InternalError", 500));
+        assert_eq!(
+            e.nested_text().as_deref(),
+            Some("boom (reason InternalError, code 500)")
+        );
     }
 
     #[test]

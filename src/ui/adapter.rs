@@ -43,6 +43,14 @@ pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment)
         .flat_map(|p| p.nodes.iter().map(node_row))
         .collect();
     d.insights = fallback_insights(state, d);
+    if a.error.is_none() && !a.updating && !a.health.insights.is_empty() {
+        // Not updating by oc's rules, yet blocked (a requested release not accepted): the
+        // health panel and the headline say so, as `cvo status` does.
+        d.insights = a.health.insights.iter().map(insight_row).collect();
+        if let Some(b) = blocked_headline(a, None) {
+            d.headline = b;
+        }
+    }
     if a.error.is_some() || !a.updating {
         return;
     }
@@ -115,6 +123,9 @@ fn headline(state: &ClusterState, a: &Assessment, ratio: f64) -> Headline {
             secondary: Some(progress),
         };
     }
+    if let Some(b) = blocked_headline(a, Some(progress.clone())) {
+        return b;
+    }
     if cp.assessment == ControlPlaneAssessment::Completed {
         return Headline {
             label: "Update".into(),
@@ -147,6 +158,26 @@ fn headline(state: &ClusterState, a: &Assessment, ratio: f64) -> Headline {
         detail,
         secondary: None,
     }
+}
+
+/// `Update Blocked` with the first insight oc's rules miss ([`assess::blocked`]), if any.
+fn blocked_headline(a: &Assessment, secondary: Option<String>) -> Option<Headline> {
+    let i = a
+        .health
+        .insights
+        .iter()
+        .find(|i| assess::blocked::is_blocked(i))?;
+    Some(Headline {
+        label: "Update".into(),
+        word: "Blocked".into(),
+        level: if i.level >= assess::Level::Error {
+            Level::Error
+        } else {
+            Level::Warn
+        },
+        detail: i.summary.clone(),
+        secondary,
+    })
 }
 
 fn pool_row(p: &assess::PoolAssessment) -> PoolRow {

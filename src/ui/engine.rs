@@ -267,7 +267,7 @@ fn json_short(v: Option<&serde_json::Value>) -> String {
 }
 
 fn drift_row(record: usize, r: &DriftRecord) -> Option<DriftRow> {
-    let (action, level, changes) = match &r.drift {
+    let (action, level, changes) = match &r.drift.masked(&r.kind) {
         Drift::None => return None,
         Drift::Create { .. } => ("create", Level::Ok, Vec::new()),
         Drift::Delete => ("delete", Level::Error, Vec::new()),

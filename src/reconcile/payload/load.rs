@@ -564,6 +564,9 @@ pub fn load_dir(dir: &Path, opts: &LoadOptions) -> Result<LoadedPayload, LoadErr
             errors: all.errors,
         });
     }
+    if all.manifests.is_empty() {
+        return Err(no_manifests(dir, &layout));
+    }
     warnings.extend(all.warnings);
     Ok(LoadedPayload {
         dir: dir.to_path_buf(),
@@ -573,6 +576,30 @@ pub fn load_dir(dir: &Path, opts: &LoadOptions) -> Result<LoadedPayload, LoadErr
         manifests: all.manifests.into_iter().map(Arc::new).collect(),
         warnings,
     })
+}
+
+/// The error of a payload directory that holds no manifest document: names the directory and
+/// what a payload of its layout is expected to hold.
+fn no_manifests(dir: &Path, layout: &PayloadLayout) -> LoadError {
+    let expected = match layout {
+        PayloadLayout::ReleaseImage => format!(
+            "no manifests in {CVO_MANIFEST_DIR}/ or {RELEASE_MANIFEST_DIR}/; expected *.yaml, *.yml or \
+             *.json manifest files beside {RELEASE_METADATA_FILE} and {IMAGE_REFERENCES_FILE}"
+        ),
+        PayloadLayout::ReleaseManifests => format!(
+            "no manifests; expected *.yaml, *.yml or *.json manifest files beside {RELEASE_METADATA_FILE}"
+        ),
+        PayloadLayout::Tree => format!(
+            "no manifests; expected a release image root ({CVO_MANIFEST_DIR}/ and \
+             {RELEASE_MANIFEST_DIR}/ with {RELEASE_METADATA_FILE} and {IMAGE_REFERENCES_FILE}), a \
+             {RELEASE_MANIFEST_DIR}/ directory, or *.yaml, *.yml or *.json manifest files in it or one \
+             directory down"
+        ),
+    };
+    LoadError::Layout {
+        path: dir.to_path_buf(),
+        message: expected,
+    }
 }
 
 fn merge(into: &mut DirRead, from: DirRead) {

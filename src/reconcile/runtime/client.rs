@@ -21,6 +21,7 @@ use kube::{Client, client::Body};
 pub(crate) struct RequestCounters {
     by_verb: Arc<Mutex<BTreeMap<String, u64>>>,
     refused: Arc<AtomicU64>,
+    lease_writes: Arc<AtomicU64>,
 }
 
 impl RequestCounters {
@@ -30,6 +31,12 @@ impl RequestCounters {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+
+    /// Write requests sent to `coordination.k8s.io` Leases (the CVO Lease's take, renewals and
+    /// release).
+    pub fn lease_writes(&self) -> u64 {
+        self.lease_writes.load(Ordering::Relaxed)
     }
 
     /// Non-read requests the watch-only guard refused.
@@ -158,7 +165,11 @@ pub(crate) fn guarded_client(client: Client, counters: RequestCounters, read_onl
                 tracing::warn!("watch-only: refused {method} {path}");
                 return Ok::<_, kube::Error>(refusal(&method, &path));
             }
-            counters.add(verb_of(&method, &path, &query));
+            let verb = verb_of(&method, &path, &query);
+            if is_write_verb(verb) && path.starts_with("/apis/coordination.k8s.io/") {
+                counters.lease_writes.fetch_add(1, Ordering::Relaxed);
+            }
+            counters.add(verb);
             client.send(req).await
         }
     });

@@ -142,7 +142,8 @@ pub(crate) fn object_yaml(src: &Sources<'_>, tab: Tab, i: usize) -> Option<(Stri
             match &e.snap.drift.get(row.record)?.drift {
                 crate::reconcile::api::Drift::Create { object } => Some((
                     format!("{} {} to create (yaml)", row.kind, row.object),
-                    serde_norway::to_string(object).unwrap_or_else(|e| format!("# cannot render YAML: {e}")),
+                    serde_norway::to_string(&crate::openshift::mask::mask_secret(object))
+                        .unwrap_or_else(|e| format!("# cannot render YAML: {e}")),
                 )),
                 _ => None,
             }

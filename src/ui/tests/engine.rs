@@ -743,4 +743,60 @@ fn a_release_image_pull_shows_its_progress_in_the_engine_line() {
     // Without a pull, no such words.
     let (app, _rx) = engine_app(mid_update(EngineMode::ActiveApply), 160, 48);
     assert!(!text_of(&app).contains("Pulling"));
+/// Secret values from the engine's drift never reach the screen: the drift view, the detail
+/// popup and the YAML of a Secret to create show `***` (a changed value `*** (before)` →
+/// `*** (after)`), even when the records handed to the dashboard were not masked.
+#[test]
+fn secret_values_are_masked_in_the_drift_view_detail_and_yaml() {
+    let mut snap = mid_update(EngineMode::WatchOnly);
+    snap.drift = CowVec::from(vec![
+        DriftRecord {
+            task: "secret \"openshift-config/pull\" (2 of 40)".into(),
+            kind: "Secret".into(),
+            namespace: "openshift-config".into(),
+            name: "pull".into(),
+            drift: Drift::Update {
+                diff: vec![FieldChange {
+                    path: ".data.password".into(),
+                    from: Some(json!("b2xkLXNlY3JldA==")),
+                    to: Some(json!("bmV3LXNlY3JldA==")),
+                }],
+            },
+        },
+        DriftRecord {
+            task: "secret \"openshift-config/new\" (3 of 40)".into(),
+            kind: "Secret".into(),
+            namespace: "openshift-config".into(),
+            name: "new".into(),
+            drift: Drift::Create {
+                object: Arc::new(json!({"apiVersion": "v1", "kind": "Secret",
+                    "metadata": {"name": "new", "namespace": "openshift-config"},
+                    "stringData": {"token": "plain-token-value"}})),
+            },
+        },
+    ]);
+    let (mut app, _rx) = engine_app(snap, 140, 40);
+    key(&mut app, KeyCode::Char('8'));
+    let text = text_of(&app);
+    assert!(
+        !text.contains("b2xkLXNlY3JldA") && !text.contains("bmV3LXNlY3JldA"),
+        "{text}"
+    );
+    key(&mut app, KeyCode::Enter);
+    let text = text_of(&app);
+    assert!(
+        text.contains(".data.password: \"*** (before)\" → \"*** (after)\""),
+        "{text}"
+    );
+    assert!(!text.contains("bmV3LXNlY3JldA"), "{text}");
+    key(&mut app, KeyCode::Esc);
+    key(&mut app, KeyCode::Char('j'));
+    key(&mut app, KeyCode::Char('y'));
+    match app.popup.as_ref().map(|p| &p.kind) {
+        Some(PopupKind::Yaml(y)) => {
+            assert!(y.contains("token: '***'"), "{y}");
+            assert!(!y.contains("plain-token-value"), "{y}");
+        }
+        other => panic!("expected the YAML of the Secret to create, got {other:?}"),
+    }
 }

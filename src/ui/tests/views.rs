@@ -355,3 +355,48 @@ fn too_small_line_fits_narrow_terminals() {
     }
     assert_eq!(view::too_small_message(30, 10), "too small: 30x10<60x15");
 }
+
+/// A requested release the cluster refused (ReleaseAccepted=False) is named by the headline and
+/// the health panel, although oc's rules call the cluster "not updating"; an operand the CVO
+/// still waits on is named the same way mid-update.
+#[test]
+fn a_blocked_update_is_named_in_the_headline_and_health_panel() {
+    let load = |name: &str| {
+        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/snapshots")
+            .join(name);
+        crate::cluster::snapshot::load(&[p]).expect("fixture loads")
+    };
+    let state = load("release-not-accepted.yaml");
+    let app = app_for(state, 160, 40);
+    assert_eq!(app.dash.headline.word, "Blocked");
+    assert!(
+        app.dash.headline.detail.starts_with(
+            "requested update to 4.16.4 not accepted: RetrievePayload: Retrieving payload failed"
+        ),
+        "{:?}",
+        app.dash.headline
+    );
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(text.contains("Blocked"), "{text}");
+    assert!(text.contains("requested update to 4.16.4 not accepted"), "{text}");
+
+    let state = load("operand-not-reported.yaml");
+    let app = app_for(state, 160, 40);
+    assert_eq!(app.dash.headline.word, "Blocked");
+    assert!(
+        app.dash
+            .headline
+            .detail
+            .starts_with("waiting on kube-apiserver to report raw-internal 4.16.4 for "),
+        "{:?}",
+        app.dash.headline
+    );
+    assert!(
+        app.dash.insights.iter().any(|i| i
+            .message
+            .starts_with("waiting on kube-apiserver to report raw-internal 4.16.4")),
+        "{:?}",
+        app.dash.insights
+    );
+}

@@ -74,6 +74,7 @@ impl EngineLoop {
             status_writes: self.status_writes,
             requests: self.counters.snapshot(),
             refused_writes: self.counters.refused(),
+            lease_writes: self.counters.lease_writes(),
         };
         let failure = v.status.failure.as_ref().map(|f| Failure {
             reason: f.reason().to_string(),

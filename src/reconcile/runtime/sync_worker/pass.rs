@@ -286,16 +286,24 @@ impl Runner<'_> {
                 }
                 if outcome.drift != Drift::None {
                     let m = &task.manifest;
+                    let kind = if m.group.is_empty() {
+                        m.id.kind.clone()
+                    } else {
+                        format!("{}/{}", m.group, m.id.kind)
+                    };
+                    // Secret values never leave the engine: every reader of the drift (CLI,
+                    // JSON, dashboard) gets them masked.
+                    let drift = if crate::openshift::mask::is_secret_kind(&kind) {
+                        outcome.drift.masked(&kind)
+                    } else {
+                        outcome.drift
+                    };
                     s.drift.push(DriftRecord {
                         task: task.to_string(),
-                        kind: if m.group.is_empty() {
-                            m.id.kind.clone()
-                        } else {
-                            format!("{}/{}", m.group, m.id.kind)
-                        },
+                        kind,
                         namespace: m.id.namespace.clone(),
                         name: m.id.name.clone(),
-                        drift: outcome.drift,
+                        drift,
                     });
                 }
                 if let Some(p) = s.tasks.get_mut(task.index.saturating_sub(1)) {

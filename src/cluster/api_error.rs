@@ -1,0 +1,207 @@
+//! API errors as one sentence, and the bounded retry of the one-shot commands.
+//!
+//! kube's `Error::Api` prints the server's `Status` twice, once as a Rust debug struct; an
+//! administrator needs the Status's message, reason and code on one line, as `kubectl` shows
+//! them (`Error from server (InternalError): ...`). [`ApiFailure`] carries what was being done
+//! and those three fields. The one-shot commands (`cvo status`, `cvo get`) retry a failure the
+//! server may recover from (any 5xx, and 429) a bounded number of times ([`RETRY_DELAYS`]);
+//! kube's own client retries only 429, 503 and 504 (its `RetryPolicy`), and watches keep their
+//! own backoff.
+
+use std::time::Duration;
+
+/// What failed, and the server's answer: `Display` is one line, `{what}: {message} (reason
+/// {reason}, code {code})`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{what}: {message}{}", detail(*.code, .reason))]
+pub struct ApiFailure {
+    /// What cvo was doing, e.g. `list clusteroperators`.
+    pub what: String,
+    /// The HTTP status code of the answer (`None`: no answer: connection, TLS, timeout).
+    pub code: Option<u16>,
+    /// The Status `reason` (`InternalError`, `NotFound`, ...), empty when none.
+    pub reason: String,
+    /// The Status `message` (or the transport error, flattened to one line).
+    pub message: String,
+}
+
+fn detail(code: Option<u16>, reason: &str) -> String {
+    match (code, reason.is_empty()) {
+        (Some(c), false) => format!(" (reason {reason}, code {c})"),
+        (Some(c), true) => format!(" (code {c})"),
+        (None, _) => String::new(),
+    }
+}
+
+impl ApiFailure {
+    /// The failure of `what` from a kube error.
+    pub fn new(what: impl Into<String>, e: &kube::Error) -> Self {
+        let what = what.into();
+        match e {
+            kube::Error::Api(s) => ApiFailure {
+                what,
+                code: Some(s.code),
+                reason: s.reason.clone(),
+                message: if s.message.is_empty() {
+                    http::StatusCode::from_u16(s.code)
+                        .ok()
+                        .and_then(|c| c.canonical_reason())
+                        .unwrap_or("no message")
+                        .to_owned()
+                } else {
+                    one_line(&s.message)
+                },
+            },
+            other => ApiFailure {
+                what,
+                code: None,
+                reason: String::new(),
+                message: chain(other),
+            },
+        }
+    }
+
+    /// Whether the server may answer differently if asked again: any 5xx, and 429.
+    pub fn is_transient(&self) -> bool {
+        self.code.is_some_and(|c| c == 429 || c >= 500)
+    }
+}
+
+/// Pauses before each retry of a transient failure in a one-shot command: three retries,
+/// 3.5 s in all, then the failure is reported.
+pub const RETRY_DELAYS: [Duration; 3] = [
+    Duration::from_millis(500),
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+];
+
+/// Runs `attempt` until it succeeds, fails with an error that is not a transient
+/// [`ApiFailure`], or [`RETRY_DELAYS`] are used up (the last error is returned). Each retry is
+/// logged at `warn` with the failure's line.
+///
+/// # Errors
+/// The last attempt's error.
+pub async fn retry_transient<T, F, Fut>(mut attempt: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let mut delays = RETRY_DELAYS.iter();
+    loop {
+        match attempt().await {
+            Ok(v) => return Ok(v),
+            Err(e) => {
+                let transient = e
+                    .chain()
+                    .find_map(|c| c.downcast_ref::<ApiFailure>())
+                    .is_some_and(ApiFailure::is_transient);
+                match delays.next() {
+                    Some(d) if transient => {
+                        tracing::warn!("{e:#}; retrying in {d:?}");
+                        tokio::time::sleep(*d).await;
+                    }
+                    _ => return Err(e),
+                }
+            }
+        }
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// An error and its sources on one line, each source once.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let t = inner.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = inner.source();
+    }
+    one_line(&s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(code: u16, reason: &str, message: &str) -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure(message, reason)
+                .with_code(code)
+                .boxed(),
+        )
+    }
+
+    #[test]
+    fn a_500_is_one_sentence_with_message_reason_and_code() {
+        let f = ApiFailure::new(
+            "list clusteroperators",
+            &status(
+                500,
+                "InternalError",
+                "Internal error occurred: etcd\nleader changed",
+            ),
+        );
+        assert_eq!(
+            f.to_string(),
+            "list clusteroperators: Internal error occurred: etcd leader changed (reason InternalError, code 500)"
+        );
+        assert!(f.is_transient());
+        let text = f.to_string();
+        assert!(!text.contains("Status {") && !text.contains("ApiError"), "{text}");
+    }
+
+    #[test]
+    fn only_5xx_and_429_are_transient() {
+        assert!(ApiFailure::new("x", &status(429, "TooManyRequests", "slow down")).is_transient());
+        assert!(ApiFailure::new("x", &status(502, "", "")).is_transient());
+        let f = ApiFailure::new("x", &status(403, "Forbidden", "no"));
+        assert!(!f.is_transient());
+        assert_eq!(f.to_string(), "x: no (reason Forbidden, code 403)");
+        let f = ApiFailure::new("x", &status(502, "", ""));
+        assert_eq!(f.to_string(), "x: Bad Gateway (code 502)");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn transient_failures_are_retried_three_times_then_reported() {
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        let r: anyhow::Result<()> = retry_transient(|| async {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Err(ApiFailure::new("get x", &status(500, "InternalError", "boom")).into())
+        })
+        .await;
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 4);
+        assert_eq!(
+            r.expect_err("fails").to_string(),
+            "get x: boom (reason InternalError, code 500)"
+        );
+        // A permanent failure is not retried; a recovery ends the retries.
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        let r: anyhow::Result<u32> = retry_transient(|| async {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if n == 0 {
+                Err(ApiFailure::new("get x", &status(503, "ServiceUnavailable", "later")).into())
+            } else {
+                Ok(n)
+            }
+        })
+        .await;
+        assert_eq!(r.expect("recovers"), 1);
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        let _ = retry_transient(|| async {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Err::<(), _>(anyhow::Error::from(ApiFailure::new(
+                "get x",
+                &status(404, "NotFound", "gone"),
+            )))
+        })
+        .await;
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+}

@@ -1,0 +1,211 @@
+//! `cvo reconcile --dry-run` never prints a Secret's values (text and `-o json`): they are
+//! masked as `kubectl diff` masks them; and a payload directory without manifests is an error
+//! naming the directory and what was expected. The cluster is a `cvo sim serve` child process.
+
+mod common;
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::Duration,
+};
+
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cvo");
+
+struct Server {
+    child: Child,
+    kubeconfig: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start() -> Server {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let (child, _) = common::spawn_sim_serve(&kubeconfig, &[], Stdio::null(), Duration::from_secs(10));
+    Server {
+        child,
+        kubeconfig,
+        _dir: dir,
+    }
+}
+
+/// A release image directory holding `files` (name, YAML) in `release-manifests/`.
+fn payload(dir: &Path, files: &[(&str, String)]) {
+    let rm = dir.join("release-manifests");
+    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
+    std::fs::create_dir_all(&rm).expect("mkdir");
+    std::fs::write(
+        rm.join("release-metadata"),
+        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
+            .to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        rm.join("image-references"),
+        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
+    )
+    .expect("write");
+    for (name, text) in files {
+        std::fs::write(rm.join(name), text).expect("write");
+    }
+}
+
+const ANN: &str =
+    "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+
+fn cvo(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env("RUST_LOG", "off")
+        .output()
+        .expect("cvo runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn dry_run_masks_secret_values_in_text_and_json() {
+    let server = start();
+    // The live Secret: the payload changes one value and keeps the other.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let conn = cvo::cluster::live::connect(Some(&server.kubeconfig), None)
+            .await
+            .expect("connect");
+        let ns: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(conn.client.clone());
+        ns.create(
+            &kube::api::PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "openshift-secrets"}})).expect("ns"),
+        )
+        .await
+        .expect("create namespace");
+        let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
+            kube::Api::namespaced(conn.client, "openshift-secrets");
+        api.create(
+            &kube::api::PostParams::default(),
+            &serde_json::from_value(
+                json!({"metadata": {"name": "creds", "namespace": "openshift-secrets"},
+                "data": {"password": "b2xkLXBhc3N3b3Jk", "user": "YWRtaW4="}}),
+            )
+            .expect("secret"),
+        )
+        .await
+        .expect("create secret");
+    });
+    let tmp = tempfile::tempdir().expect("tempdir");
+    payload(
+        tmp.path(),
+        &[
+            (
+                "0000_00_ns.yaml",
+                format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-secrets\n{ANN}"),
+            ),
+            (
+                "0000_10_creds.yaml",
+                format!(
+                    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: openshift-secrets\n{ANN}\
+                     data:\n  password: bmV3LXBhc3N3b3Jk\n  user: YWRtaW4=\n"
+                ),
+            ),
+            (
+                "0000_20_token.yaml",
+                format!(
+                    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\n  namespace: openshift-secrets\n{ANN}\
+                     stringData:\n  token: plain-text-token\n"
+                ),
+            ),
+        ],
+    );
+    let p = tmp.path().to_str().expect("utf-8");
+    let kc = server.kubeconfig.to_str().expect("utf-8");
+    let secrets = [
+        "b2xkLXBhc3N3b3Jk",
+        "bmV3LXBhc3N3b3Jk",
+        "YWRtaW4=",
+        "plain-text-token",
+    ];
+
+    let (code, out, err) = cvo(&["reconcile", "--dry-run", "--payload", p, "--kubeconfig", kc]);
+    assert_eq!(code, 0, "{out}{err}");
+    for s in secrets {
+        assert!(!out.contains(s) && !err.contains(s), "{s} printed:\n{out}{err}");
+    }
+    assert!(
+        out.contains("-.data.password: \"*** (before)\"\n+.data.password: \"*** (after)\"\n"),
+        "{out}"
+    );
+    assert!(out.contains("+  token: '***'\n"), "{out}");
+
+    let (code, out, err) = cvo(&[
+        "reconcile",
+        "--dry-run",
+        "-o",
+        "json",
+        "--payload",
+        p,
+        "--kubeconfig",
+        kc,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    for s in secrets {
+        assert!(!out.contains(s) && !err.contains(s), "{s} printed:\n{out}{err}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let drift = v["drift"].as_array().expect("drift");
+    let creds = drift.iter().find(|d| d["name"] == "creds").expect("creds drift");
+    assert_eq!(
+        creds["drift"]["diff"][0],
+        json!({"path": ".data.password", "from": "*** (before)", "to": "*** (after)"}),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_payload_without_manifests_is_an_error_naming_the_directory() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    payload(tmp.path(), &[]);
+    let p = tmp.path().to_str().expect("utf-8");
+    let (code, out, err) = cvo(&["payload", "inspect", p]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        err,
+        format!(
+            "cvo: {p}: no manifests in manifests/ or release-manifests/; expected *.yaml, *.yml or \
+             *.json manifest files beside release-metadata and image-references\n"
+        )
+    );
+    let empty = tempfile::tempdir().expect("tempdir");
+    let e = empty.path().to_str().expect("utf-8");
+    let (code, _, err) = cvo(&["payload", "inspect", e]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with(&format!("cvo: {e}: no manifests; expected a release image root")),
+        "{err}"
+    );
+
+    let server = start();
+    let kc = server.kubeconfig.to_str().expect("utf-8");
+    let (code, out, err) = cvo(&["reconcile", "--once", "--payload", p, "--kubeconfig", kc]);
+    assert_eq!(code, 5, "{out}{err}");
+    assert!(out.contains("outcome: payload-error\n"), "{out}");
+    assert!(
+        err.contains(&format!("{p}: no manifests in manifests/ or release-manifests/")),
+        "{err}"
+    );
+}

@@ -151,36 +151,36 @@ impl Metrics {
         };
         let mut r = Registry::default();
         r.register_collector(Box::new(ClusterCollector(cluster)));
-        r.register("cvo_passes", "Whole apply passes finished.", m.passes.clone());
+        r.register("cvo_passes", "Whole apply passes finished", m.passes.clone());
         r.register(
             "cvo_pass_duration_seconds",
-            "Wall time of each finished apply pass, in seconds.",
+            "Wall time of each finished apply pass, in seconds",
             m.pass_duration.clone(),
         );
-        r.register("cvo_pass_tasks", "Tasks applied per finished apply pass.", m.pass_tasks.clone());
+        r.register("cvo_pass_tasks", "Tasks applied per finished apply pass", m.pass_tasks.clone());
         r.register(
             "cvo_pass_writes",
-            "Apply writes (create, update, patch, delete) per finished apply pass.",
+            "Apply writes (create, update, patch, delete) per finished apply pass",
             m.pass_writes.clone(),
         );
-        r.register("cvo_status_writes", "ClusterVersion status writes.", m.status_writes.clone());
+        r.register("cvo_status_writes", "ClusterVersion status writes", m.status_writes.clone());
         r.register(
             "cvo_api_requests",
-            "API requests by Kubernetes verb and HTTP status code (0: no answer).",
+            "API requests by Kubernetes verb and HTTP status code (0: no answer)",
             m.requests.clone(),
         );
         r.register(
             "cvo_watch_restarts",
-            "Watches that failed and were started again.",
+            "Watches that failed and were started again",
             m.watch_restarts.clone(),
         );
         r.register(
             "cvo_lease_transitions",
-            "Changes of the CVO Lease holder seen by this process.",
+            "Changes of the CVO Lease holder seen by this process",
             m.lease_transitions.clone(),
         );
-        r.register("cvo_leader", "1 while this process holds the CVO Lease.", m.leader.clone());
-        r.register("cvo_ready", "1 while the readiness endpoint answers 200.", m.ready.clone());
+        r.register("cvo_leader", "1 while this process holds the CVO Lease", m.leader.clone());
+        r.register("cvo_ready", "1 while the readiness endpoint answers 200", m.ready.clone());
         Self {
             registry: Arc::new(r),
             ..m

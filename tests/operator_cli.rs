@@ -348,12 +348,22 @@ fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
     assert_eq!(op.get("/healthz"), (200, "ok\n".into()));
 
     // Every verb the run sent is one install/02-rbac.yaml grants the operator.
+    // Requests for no resource (`/version`, discovery) must be GETs of a granted URL.
     let granted = operator_verbs();
-    let sent: BTreeSet<String> = sim
-        .audit()
+    let audit = sim.audit();
+    for e in audit.iter().filter(|e| matches!(e["verb"].as_str(), Some("discovery" | "unknown"))) {
+        let path = e["path"].as_str().unwrap_or_default();
+        let ok = path == "/version"
+            || path == "/api"
+            || path == "/apis"
+            || path.starts_with("/api/")
+            || path.starts_with("/apis/");
+        assert!(ok && e["method"] == "GET", "not granted by nonResourceURLs: {e}");
+    }
+    let sent: BTreeSet<String> = audit
         .iter()
         .filter_map(|e| e["verb"].as_str().map(str::to_string))
-        .map(|v| if v == "discovery" { "get".into() } else { v })
+        .filter(|v| v != "discovery" && v != "unknown")
         .collect();
     assert!(sent.contains("watch") && sent.contains("update"), "{sent:?}");
     for v in &sent {

@@ -97,6 +97,25 @@ impl Sim {
         })
     }
 
+    /// The `events.k8s.io/v1` Events in `ns`, as JSON.
+    fn events(&self, ns: &str) -> Vec<Value> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let conn = cvo::cluster::live::connect(Some(&self.kubeconfig), None)
+                .await
+                .expect("connect");
+            let api: kube::Api<k8s_openapi::api::events::v1::Event> = kube::Api::namespaced(conn.client, ns);
+            let list = api.list(&Default::default()).await.expect("list Events");
+            list.items
+                .into_iter()
+                .filter_map(|e| serde_json::to_value(e).ok())
+                .collect()
+        })
+    }
+
     /// The bearer token of the kubeconfig.
     fn token(&self) -> String {
         let kc = std::fs::read_to_string(&self.kubeconfig).expect("kubeconfig");
@@ -346,6 +365,16 @@ fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
     assert!(ok_writes(&m) >= 9.0, "namespace, 7 objects, the ClusterVersion at least");
     assert_eq!(op.get("/readyz"), (200, "ok\n".into()));
     assert_eq!(op.get("/healthz"), (200, "ok\n".into()));
+    // The Event upstream records on the ClusterVersion, in the operator's namespace.
+    let events = sim.events("openshift-cluster-version");
+    let loaded = events
+        .iter()
+        .find(|e| e["reason"] == "PayloadLoaded")
+        .unwrap_or_else(|| panic!("no PayloadLoaded Event: {events:?}"));
+    assert_eq!(loaded["type"], "Normal");
+    assert_eq!(loaded["regarding"]["kind"], "ClusterVersion");
+    assert_eq!(loaded["regarding"]["name"], "version");
+    assert_eq!(loaded["note"], format!("Payload loaded version=\"1.0.0\" image={image:?}"));
 
     // Every verb the run sent is one install/02-rbac.yaml grants the operator.
     // Requests for no resource (`/version`, discovery) must be GETs of a granted URL.

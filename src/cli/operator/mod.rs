@@ -15,6 +15,7 @@
 
 pub mod health;
 pub mod endpoint;
+pub mod events;
 pub mod logs;
 
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
@@ -236,12 +237,19 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         // The ready line (tests and scripts wait for it).
         println!("cvo operator serving {scheme}://{addr}");
 
+        let (ev_tx, ev_rx) = tokio::sync::mpsc::channel(64);
+        let events_task = tokio::spawn(events::record(client.clone(), a.namespace.clone(), a.name.clone(), ev_rx));
+        let mut decider = events::Decider::default();
+
         let mut status = h.status.clone();
         tokio::pin!(stop);
         let outcome = loop {
             let snap: Arc<StatusSnapshot> = status.borrow_and_update().clone();
             metrics.observe(&snap, &own_image);
             health.update(|x| x.observe_engine(&snap));
+            for n in decider.next(&snap) {
+                let _ = ev_tx.try_send(n);
+            }
             tokio::select! {
                 r = status.changed() => {
                     if r.is_err() {
@@ -262,7 +270,7 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
             h.abort().await;
         }
         tracing::info!(seconds = format!("{:.2}", started.elapsed().as_secs_f64()), "stopped");
-        for t in [http_task, feed_task, probe_task, installer_task] {
+        for t in [http_task, feed_task, probe_task, installer_task, events_task] {
             t.abort();
         }
         anyhow::Ok(if outcome.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(super::EXIT_FAILURE) })

@@ -184,6 +184,52 @@ mod tests {
         );
     }
 
+    /// HTTPS with a certificate from files: a client that trusts it gets `/healthz`.
+    #[cfg(feature = "sim")]
+    #[tokio::test]
+    async fn serves_https_with_the_given_certificate() {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).expect("cert");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (cert, key) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+        std::fs::write(&cert, ck.cert.pem()).expect("write");
+        std::fs::write(&key, ck.signing_key.serialize_pem()).expect("write");
+        let tls = tls_config(&cert, &key).expect("TLS config");
+        let server = Server::bind("127.0.0.1:0".parse().expect("addr"), Some(tls)).await.expect("bind");
+        assert_eq!(server.scheme(), "https");
+        let addr = server.local_addr().expect("addr");
+        let state = State {
+            metrics: Metrics::new(),
+            health: Arc::new(Health::default()),
+        };
+        let task = tokio::spawn(server.serve(state));
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(ck.cert.der().clone()).expect("root");
+        let client = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .expect("versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let conn = tokio_rustls::TlsConnector::from(Arc::new(client));
+        let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let name = rustls::pki_types::ServerName::try_from("localhost").expect("name");
+        let mut s = conn.connect(name, tcp).await.expect("TLS handshake");
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("write");
+        let mut resp = String::new();
+        s.read_to_string(&mut resp).await.expect("read");
+        assert!(resp.starts_with("HTTP/1.1 200 OK\r\n"), "{resp}");
+        assert!(resp.ends_with("\r\n\r\nok\n"), "{resp}");
+        // Plain HTTP to the TLS port gets no answer.
+        let mut plain = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        plain.write_all(b"GET /healthz HTTP/1.1\r\n\r\n").await.expect("write");
+        let mut buf = Vec::new();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), plain.read_to_end(&mut buf)).await;
+        assert!(!String::from_utf8_lossy(&buf).contains("200 OK"));
+        task.abort();
+    }
+
     #[test]
     fn bad_cert_files_are_named() {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -33,7 +33,9 @@ struct Sim {
 
 impl Drop for Sim {
     fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status();
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.child.id().to_string()])
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -87,7 +89,9 @@ impl Sim {
             .build()
             .expect("runtime");
         rt.block_on(async {
-            let conn = cvo::cluster::live::connect(Some(&self.kubeconfig), None).await.ok()?;
+            let conn = cvo::cluster::live::connect(Some(&self.kubeconfig), None)
+                .await
+                .ok()?;
             let api: kube::Api<cvo::openshift::config_v1::ClusterVersion> = kube::Api::all(conn.client);
             let cv = tokio::time::timeout(Duration::from_secs(3), api.get_opt("version"))
                 .await
@@ -120,7 +124,10 @@ impl Sim {
     fn token(&self) -> String {
         let kc = std::fs::read_to_string(&self.kubeconfig).expect("kubeconfig");
         let v: Value = serde_norway::from_str(&kc).expect("kubeconfig YAML");
-        v["users"][0]["user"]["token"].as_str().expect("token").to_string()
+        v["users"][0]["user"]["token"]
+            .as_str()
+            .expect("token")
+            .to_string()
     }
 }
 
@@ -135,7 +142,8 @@ fn write_payload(dir: &Path) {
     let w = |name: &str, text: String| std::fs::write(rm.join(name), text).expect("write");
     w(
         "release-metadata",
-        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}}).to_string(),
+        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
+            .to_string(),
     );
     w(
         "image-references",
@@ -149,13 +157,17 @@ fn write_payload(dir: &Path) {
     for i in 1..=6 {
         w(
             &format!("0000_{i}0_cm.yaml"),
-            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\n  namespace: openshift-o16\n{ann}data:\n  a: \"{i}\"\n"),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\n  namespace: openshift-o16\n{ann}data:\n  a: \"{i}\"\n"
+            ),
         );
     }
     let b64 = base64_encode(SECRET_PLAIN.as_bytes());
     w(
         "0000_70_secret.yaml",
-        format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: openshift-o16\n{ann}type: Opaque\ndata:\n  password: {b64}\n"),
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: openshift-o16\n{ann}type: Opaque\ndata:\n  password: {b64}\n"
+        ),
     );
 }
 
@@ -185,7 +197,12 @@ impl Op {
             .arg(sim.payload())
             .arg("--kubeconfig")
             .arg(&sim.kubeconfig)
-            .args(["--lease-duration", &LEASE_SECS.to_string(), "--resync-interval", "2"])
+            .args([
+                "--lease-duration",
+                &LEASE_SECS.to_string(),
+                "--resync-interval",
+                "2",
+            ])
             .args(extra)
             .env_remove("KUBECONFIG")
             .env("RUST_LOG", "debug")
@@ -225,18 +242,25 @@ impl Op {
             return (0, String::new());
         };
         let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-        let _ = write!(s, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+        let _ = write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        );
         let mut resp = String::new();
         let _ = s.read_to_string(&mut resp);
         let code = resp.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-        let body = resp.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+        let body = resp
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default();
         (code, body)
     }
 
     fn metrics(&self) -> prometheus_parse::Scrape {
         let (code, body) = self.get("/metrics");
         assert_eq!(code, 200, "/metrics: {body}");
-        prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).expect("Prometheus text format")
+        prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string())))
+            .expect("Prometheus text format")
     }
 
     /// Waits for exit at most `within`: (exit code, time taken).
@@ -246,7 +270,11 @@ impl Op {
             if let Some(st) = self.child.try_wait().expect("wait") {
                 return (st.code().unwrap_or(-1), t.elapsed());
             }
-            assert!(t.elapsed() < within, "still running after {within:?}: {}", self.logs());
+            assert!(
+                t.elapsed() < within,
+                "still running after {within:?}: {}",
+                self.logs()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -275,7 +303,12 @@ fn ok_writes(s: &prometheus_parse::Scrape) -> f64 {
     s.samples
         .iter()
         .filter(|x| x.metric == "cvo_api_requests_total")
-        .filter(|x| matches!(x.labels.get("verb"), Some("create" | "update" | "patch" | "delete")))
+        .filter(|x| {
+            matches!(
+                x.labels.get("verb"),
+                Some("create" | "update" | "patch" | "delete")
+            )
+        })
         .filter(|x| x.labels.get("code").is_some_and(|c| c.starts_with('2')))
         .filter_map(|x| match x.value {
             prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => Some(v),
@@ -307,7 +340,14 @@ fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
     let logs = tempfile::tempdir().expect("tempdir");
     let op = Op::start(
         &sim,
-        &["--log-format", "json", "--log-dir", &logs.path().to_string_lossy(), "--node-name", "n1"],
+        &[
+            "--log-format",
+            "json",
+            "--log-dir",
+            &logs.path().to_string_lossy(),
+            "--node-name",
+            "n1",
+        ],
     );
     wait_for("the release Completed", Duration::from_secs(60), || {
         sim.cluster_version().is_some_and(|cv| completed(&cv))
@@ -320,7 +360,11 @@ fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
         let mut m = op.metrics();
         // The metrics follow the watch a moment later.
         for _ in 0..50 {
-            if value(&m, "cluster_operator_up", &[("name", "version"), ("version", "1.0.0"), ("reason", "")]) == Some(1.0)
+            if value(
+                &m,
+                "cluster_operator_up",
+                &[("name", "version"), ("version", "1.0.0"), ("reason", "")],
+            ) == Some(1.0)
             {
                 break;
             }
@@ -333,36 +377,68 @@ fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
         value(
             &m,
             "cluster_version",
-            &[("type", ty), ("version", "1.0.0"), ("image", &image), ("from_version", from)],
+            &[
+                ("type", ty),
+                ("version", "1.0.0"),
+                ("image", &image),
+                ("from_version", from),
+            ],
         )
     };
     assert!(cv("completed", "").is_some_and(|v| v > 1.7e9), "{:?}", m.samples);
     assert!(cv("initial", "").is_some_and(|v| v > 1.7e9));
     assert!(cv("cluster", "1.0.0").is_some_and(|v| v > 1.7e9));
-    assert_eq!(cv("current", "1.0.0"), Some(0.0), "the payload's creation time is unknown");
     assert_eq!(
-        value(&m, "cluster_operator_up", &[("name", "version"), ("version", "1.0.0"), ("reason", "")]),
+        cv("current", "1.0.0"),
+        Some(0.0),
+        "the payload's creation time is unknown"
+    );
+    assert_eq!(
+        value(
+            &m,
+            "cluster_operator_up",
+            &[("name", "version"), ("version", "1.0.0"), ("reason", "")]
+        ),
         Some(1.0)
     );
     assert_eq!(
-        value(&m, "cluster_operator_conditions", &[("name", "version"), ("condition", "Failing"), ("reason", "")]),
+        value(
+            &m,
+            "cluster_operator_conditions",
+            &[("name", "version"), ("condition", "Failing"), ("reason", "")]
+        ),
         Some(0.0)
     );
     assert_eq!(
-        value(&m, "cluster_version_payload", &[("version", "1.0.0"), ("type", "applied")]),
+        value(
+            &m,
+            "cluster_version_payload",
+            &[("version", "1.0.0"), ("type", "applied")]
+        ),
         Some(8.0)
     );
     assert_eq!(
-        value(&m, "cluster_version_payload", &[("version", "1.0.0"), ("type", "pending")]),
+        value(
+            &m,
+            "cluster_version_payload",
+            &[("version", "1.0.0"), ("type", "pending")]
+        ),
         Some(0.0)
     );
     assert_eq!(
-        value(&m, "cluster_installer", &[("type", ""), ("version", ""), ("invoker", "")]),
+        value(
+            &m,
+            "cluster_installer",
+            &[("type", ""), ("version", ""), ("invoker", "")]
+        ),
         Some(1.0)
     );
     assert_eq!(value(&m, "cvo_leader", &[]), Some(1.0));
     assert!(value(&m, "cvo_passes_total", &[]).is_some_and(|v| v >= 1.0));
-    assert!(ok_writes(&m) >= 9.0, "namespace, 7 objects, the ClusterVersion at least");
+    assert!(
+        ok_writes(&m) >= 9.0,
+        "namespace, 7 objects, the ClusterVersion at least"
+    );
     assert_eq!(op.get("/readyz"), (200, "ok\n".into()));
     assert_eq!(op.get("/healthz"), (200, "ok\n".into()));
     // The Event upstream records on the ClusterVersion, in the operator's namespace.
@@ -374,13 +450,19 @@ fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
     assert_eq!(loaded["type"], "Normal");
     assert_eq!(loaded["regarding"]["kind"], "ClusterVersion");
     assert_eq!(loaded["regarding"]["name"], "version");
-    assert_eq!(loaded["note"], format!("Payload loaded version=\"1.0.0\" image={image:?}"));
+    assert_eq!(
+        loaded["note"],
+        format!("Payload loaded version=\"1.0.0\" image={image:?}")
+    );
 
     // Every verb the run sent is one install/02-rbac.yaml grants the operator.
     // Requests for no resource (`/version`, discovery) must be GETs of a granted URL.
     let granted = operator_verbs();
     let audit = sim.audit();
-    for e in audit.iter().filter(|e| matches!(e["verb"].as_str(), Some("discovery" | "unknown"))) {
+    for e in audit
+        .iter()
+        .filter(|e| matches!(e["verb"].as_str(), Some("discovery" | "unknown")))
+    {
         let path = e["path"].as_str().unwrap_or_default();
         let ok = path == "/version"
             || path == "/api"
@@ -396,12 +478,17 @@ fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
         .collect();
     assert!(sent.contains("watch") && sent.contains("update"), "{sent:?}");
     for v in &sent {
-        assert!(granted.contains(v), "verb {v} sent but not granted by install/02-rbac.yaml: {granted:?}");
+        assert!(
+            granted.contains(v),
+            "verb {v} sent but not granted by install/02-rbac.yaml: {granted:?}"
+        );
     }
 
     // The logs: on stderr and in the log directory, JSON lines, no token and no Secret data.
     let mut op = op;
-    let status = Command::new("kill").args(["-TERM", &op.child.id().to_string()]).status();
+    let status = Command::new("kill")
+        .args(["-TERM", &op.child.id().to_string()])
+        .status();
     assert!(status.is_ok_and(|s| s.success()));
     let (code, _) = op.wait_exit(Duration::from_secs(20));
     assert_eq!(code, 0, "{}", op.logs());
@@ -411,7 +498,11 @@ fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
-    let name = files[0].file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let name = files[0]
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
     assert!(name.starts_with("cvo-operator.log."), "{name}");
     let file = std::fs::read_to_string(&files[0]).expect("log file");
     assert!(file.lines().count() > 10, "{file}");
@@ -424,8 +515,15 @@ fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
     let token = sim.token();
     assert!(token.len() > 20);
     for (what, text) in [("stderr", &stderr), ("the log file", &file)] {
-        assert!(text.contains("DEBUG") || text.contains("\"DEBUG\""), "{what} has debug lines");
-        for secret in [token.as_str(), SECRET_PLAIN, &base64_encode(SECRET_PLAIN.as_bytes())] {
+        assert!(
+            text.contains("DEBUG") || text.contains("\"DEBUG\""),
+            "{what} has debug lines"
+        );
+        for secret in [
+            token.as_str(),
+            SECRET_PLAIN,
+            &base64_encode(SECRET_PLAIN.as_bytes()),
+        ] {
             assert!(!text.contains(secret), "{what} carries a secret");
         }
     }
@@ -464,7 +562,9 @@ fn sigterm_mid_update_stops_within_the_grace_period_and_a_restart_resumes_the_en
         }
         false
     });
-    let status = Command::new("kill").args(["-TERM", &op.child.id().to_string()]).status();
+    let status = Command::new("kill")
+        .args(["-TERM", &op.child.id().to_string()])
+        .status();
     assert!(status.is_ok_and(|s| s.success()));
     let (code, took) = op.wait_exit(Duration::from_secs(120));
     assert_eq!(code, 0, "{}", op.logs());
@@ -472,16 +572,25 @@ fn sigterm_mid_update_stops_within_the_grace_period_and_a_restart_resumes_the_en
     let logs = op.logs();
     assert!(logs.contains("released the lease"), "{logs}");
     let cv = sim.cluster_version().expect("ClusterVersion");
-    assert_eq!(cv["status"]["history"][0]["state"], "Partial", "stopped mid-update: {cv}");
+    assert_eq!(
+        cv["status"]["history"][0]["state"], "Partial",
+        "stopped mid-update: {cv}"
+    );
 
     let _op2 = Op::start(&sim, &[]);
-    wait_for("the release Completed after the restart", Duration::from_secs(90), || {
-        sim.cluster_version().is_some_and(|cv| completed(&cv))
-    });
+    wait_for(
+        "the release Completed after the restart",
+        Duration::from_secs(90),
+        || sim.cluster_version().is_some_and(|cv| completed(&cv)),
+    );
     let cv = sim.cluster_version().expect("ClusterVersion");
     let history = cv["status"]["history"].as_array().cloned().unwrap_or_default();
     assert_eq!(history.len(), 1, "one history entry: {history:?}");
-    assert_eq!(history[0]["startedTime"], started.unwrap_or_default(), "the same entry");
+    assert_eq!(
+        history[0]["startedTime"],
+        started.unwrap_or_default(),
+        "the same entry"
+    );
     assert_eq!(history[0]["version"], "1.0.0");
 }
 
@@ -493,7 +602,9 @@ fn two_operators_share_one_lease_only_the_leader_writes_and_kill_9_hands_over() 
         value(&a.metrics(), "cvo_leader", &[]) == Some(1.0)
     });
     let b = Op::start(&sim, &[]);
-    wait_for("B knows the holder (ready)", Duration::from_secs(30), || b.get("/readyz").0 == 200);
+    wait_for("B knows the holder (ready)", Duration::from_secs(30), || {
+        b.get("/readyz").0 == 200
+    });
     wait_for("the release Completed", Duration::from_secs(60), || {
         sim.cluster_version().is_some_and(|cv| completed(&cv))
     });
@@ -509,7 +620,10 @@ fn two_operators_share_one_lease_only_the_leader_writes_and_kill_9_hands_over() 
     let bm = b.metrics();
     assert_eq!(value(&bm, "cvo_leader", &[]), Some(0.0));
     assert_eq!(ok_writes(&bm), 0.0, "the follower wrote nothing");
-    assert!(value(&bm, "cvo_passes_total", &[]).is_some_and(|v| v >= 1.0), "the follower runs passes");
+    assert!(
+        value(&bm, "cvo_passes_total", &[]).is_some_and(|v| v >= 1.0),
+        "the follower runs passes"
+    );
     assert!(
         before <= audit_writes && audit_writes <= after,
         "every successful write in the audit log is the leader's: {before} <= {audit_writes} <= {after}"
@@ -526,13 +640,20 @@ fn two_operators_share_one_lease_only_the_leader_writes_and_kill_9_hands_over() 
         .audit()
         .iter()
         .filter(|e| is_write(e))
-        .filter_map(|e| e["time"].as_str().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()))
+        .filter_map(|e| {
+            e["time"]
+                .as_str()
+                .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        })
         .find(|t| *t > killed_at)
         .map(|t| (t.with_timezone(&chrono::Utc) - killed_at).num_milliseconds());
     let limit = Duration::from_secs(LEASE_SECS) + Duration::from_millis(1900) + Duration::from_secs(1);
     assert!(took <= limit, "handover took {took:?}");
     let first_write = first_write.expect("B wrote after the handover");
-    assert!(first_write <= limit.as_millis() as i64, "first write {first_write} ms after the kill");
+    assert!(
+        first_write <= limit.as_millis() as i64,
+        "first write {first_write} ms after the kill"
+    );
     eprintln!("handover: B leads {took:?} after kill -9; its first write {first_write} ms after");
 }
 
@@ -545,25 +666,36 @@ fn readiness_is_false_while_the_api_server_does_not_answer() {
     });
     // A second opinion beside it: watch-only never takes the Lease and never writes.
     let op = Op::start(&sim, &["--watch-only"]);
-    wait_for("the watch-only operator ready", Duration::from_secs(30), || op.get("/readyz").0 == 200);
+    wait_for("the watch-only operator ready", Duration::from_secs(30), || {
+        op.get("/readyz").0 == 200
+    });
     let m = op.metrics();
     assert_eq!(value(&m, "cvo_leader", &[]), Some(0.0));
     assert_eq!(ok_writes(&m), 0.0);
     assert!(m.samples.iter().all(|x| !(x.metric == "cvo_api_requests_total"
-        && matches!(x.labels.get("verb"), Some("create" | "update" | "patch" | "delete")))));
+        && matches!(
+            x.labels.get("verb"),
+            Some("create" | "update" | "patch" | "delete")
+        ))));
     sim.signal("-STOP");
     for o in [&op, &active] {
         let mut why = String::new();
-        wait_for("not ready while the API server is stopped", Duration::from_secs(15), || {
-            let (code, body) = o.get("/readyz");
-            why = body;
-            code == 503
-        });
+        wait_for(
+            "not ready while the API server is stopped",
+            Duration::from_secs(15),
+            || {
+                let (code, body) = o.get("/readyz");
+                why = body;
+                code == 503
+            },
+        );
         assert!(why.contains("the API server does not answer"), "{why}");
         assert_eq!(o.get("/healthz").0, 200, "alive all the same");
     }
     sim.signal("-CONT");
     for o in [&op, &active] {
-        wait_for("ready again", Duration::from_secs(30), || o.get("/readyz").0 == 200);
+        wait_for("ready again", Duration::from_secs(30), || {
+            o.get("/readyz").0 == 200
+        });
     }
 }

@@ -31,8 +31,15 @@ fn install_docs() -> Vec<(String, Value)> {
             for key in ["apiVersion", "kind"] {
                 assert!(v[key].is_string(), "{}: no {key}", f.display());
             }
-            assert!(v["metadata"]["name"].is_string(), "{}: no metadata.name", f.display());
-            docs.push((f.file_name().unwrap_or_default().to_string_lossy().into_owned(), v));
+            assert!(
+                v["metadata"]["name"].is_string(),
+                "{}: no metadata.name",
+                f.display()
+            );
+            docs.push((
+                f.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+                v,
+            ));
         }
     }
     docs
@@ -66,7 +73,9 @@ fn the_deployment_is_locked_down_and_runs_the_operator() {
     let pod = &d["spec"]["template"]["spec"];
     assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
     assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
-    let grace = pod["terminationGracePeriodSeconds"].as_u64().expect("grace period");
+    let grace = pod["terminationGracePeriodSeconds"]
+        .as_u64()
+        .expect("grace period");
     assert!(
         grace > cvo::cli::operator::GRACE.as_secs(),
         "the pod must outlive the operator's own {}s shutdown",
@@ -97,9 +106,9 @@ fn the_deployment_is_locked_down_and_runs_the_operator() {
     // The flags are the operator's own: parse them with its clap definition.
     let args = strs(&c["args"]);
     assert_eq!(&args[..2], ["operator", "start"]);
-    let argv = std::iter::once("cvo").chain(args[2..].iter().copied()).map(|a| {
-        a.replace("$(RELEASE_IMAGE)", "quay.io/x/release@sha256:00")
-    });
+    let argv = std::iter::once("cvo")
+        .chain(args[2..].iter().copied())
+        .map(|a| a.replace("$(RELEASE_IMAGE)", "quay.io/x/release@sha256:00"));
     let parsed = Start::try_parse_from(argv).unwrap_or_else(|e| panic!("the Deployment's args: {e}"));
     let a = parsed.args;
     assert_eq!(a.listen.port(), 9099);
@@ -113,9 +122,15 @@ fn the_deployment_is_locked_down_and_runs_the_operator() {
         .filter_map(|m| m["mountPath"].as_str())
         .collect();
     let cache = a.registry.cache_dir.expect("--cache-dir set");
-    assert!(mounts.iter().any(|m| cache.starts_with(m)), "{cache:?} not on a volume: {mounts:?}");
+    assert!(
+        mounts.iter().any(|m| cache.starts_with(m)),
+        "{cache:?} not on a volume: {mounts:?}"
+    );
     assert!(mounts.contains(&"/tmp"), "{mounts:?}");
-    for p in [a.serving_cert_file.expect("cert"), a.serving_key_file.expect("key")] {
+    for p in [
+        a.serving_cert_file.expect("cert"),
+        a.serving_key_file.expect("key"),
+    ] {
         let on = c["volumeMounts"]
             .as_array()
             .into_iter()
@@ -133,7 +148,12 @@ fn the_deployment_is_locked_down_and_runs_the_operator() {
         assert_eq!(g["scheme"], "HTTPS", "{probe}");
     }
     // The env names are the upstream ones the flags read.
-    let env: Vec<&str> = c["env"].as_array().into_iter().flatten().filter_map(|e| e["name"].as_str()).collect();
+    let env: Vec<&str> = c["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
     for n in ["NODE_NAME", "CVO_NAMESPACE", "CVO_NAME", "RELEASE_IMAGE"] {
         assert!(env.contains(&n), "{env:?}");
     }
@@ -163,15 +183,27 @@ fn rbac_grants_exactly_what_each_role_needs() {
 
     let reader = find(&docs, "ClusterRole", "cvo-reader");
     for r in reader["rules"].as_array().expect("rules") {
-        assert_eq!(strs(&r["verbs"]).iter().all(|v| ["get", "list", "watch"].contains(v)), true, "{r}");
-        assert!(!strs(&r["resources"]).contains(&"secrets"), "no Secret reads: {r}");
+        assert!(
+            strs(&r["verbs"])
+                .iter()
+                .all(|v| ["get", "list", "watch"].contains(v)),
+            "{r}"
+        );
+        assert!(
+            !strs(&r["resources"]).contains(&"secrets"),
+            "no Secret reads: {r}"
+        );
         assert!(!strs(&r["resources"]).contains(&"*"), "{r}");
     }
     let req = find(&docs, "ClusterRole", "cvo-update-requester");
     let rules = req["rules"].as_array().expect("rules");
     let writes: Vec<&Value> = rules
         .iter()
-        .filter(|r| strs(&r["verbs"]).iter().any(|v| !["get", "list", "watch"].contains(v)))
+        .filter(|r| {
+            strs(&r["verbs"])
+                .iter()
+                .any(|v| !["get", "list", "watch"].contains(v))
+        })
         .collect();
     assert_eq!(writes.len(), 1, "{rules:?}");
     assert_eq!(strs(&writes[0]["verbs"]), ["patch"]);
@@ -193,29 +225,54 @@ fn the_service_and_servicemonitor_reach_the_metrics_port() {
     }
     let port = &svc["spec"]["ports"][0];
     assert_eq!(port["port"], 9099);
-    assert_eq!(port["targetPort"], d["spec"]["template"]["spec"]["containers"][0]["ports"][0]["name"]);
+    assert_eq!(
+        port["targetPort"],
+        d["spec"]["template"]["spec"]["containers"][0]["ports"][0]["name"]
+    );
     let cert = svc["metadata"]["annotations"]["service.beta.openshift.io/serving-cert-secret-name"].clone();
-    let vols = d["spec"]["template"]["spec"]["volumes"].as_array().expect("volumes");
-    assert!(vols.iter().any(|v| v["secret"]["secretName"] == cert), "the serving cert Secret is mounted");
+    let vols = d["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .expect("volumes");
+    assert!(
+        vols.iter().any(|v| v["secret"]["secretName"] == cert),
+        "the serving cert Secret is mounted"
+    );
     let sm = find(&docs, "ServiceMonitor", "cvo");
     let ep = &sm["spec"]["endpoints"][0];
     assert_eq!(ep["port"], port["name"]);
     assert_eq!(ep["scheme"], "https");
-    for (k, v) in sm["spec"]["selector"]["matchLabels"].as_object().expect("matchLabels") {
-        assert_eq!(&svc["metadata"]["labels"][k], v, "the ServiceMonitor selects the Service");
+    for (k, v) in sm["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .expect("matchLabels")
+    {
+        assert_eq!(
+            &svc["metadata"]["labels"][k], v,
+            "the ServiceMonitor selects the Service"
+        );
     }
     assert_eq!(
         ep["tlsConfig"]["serverName"],
-        format!("{}.{}.svc", svc["metadata"]["name"].as_str().unwrap_or_default(), svc["metadata"]["namespace"].as_str().unwrap_or_default())
+        format!(
+            "{}.{}.svc",
+            svc["metadata"]["name"].as_str().unwrap_or_default(),
+            svc["metadata"]["namespace"].as_str().unwrap_or_default()
+        )
     );
 }
 
 #[test]
 fn the_containerfile_builds_the_operator_without_the_dashboard_or_simulator() {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Containerfile")).expect("Containerfile");
-    assert!(text.contains("--no-default-features --features operator"), "{text}");
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Containerfile"))
+        .expect("Containerfile");
+    assert!(
+        text.contains("--no-default-features --features operator"),
+        "{text}"
+    );
     assert!(text.contains("--locked"), "{text}");
-    let user = text.lines().find(|l| l.starts_with("USER ")).expect("a USER line");
+    let user = text
+        .lines()
+        .find(|l| l.starts_with("USER "))
+        .expect("a USER line");
     assert!(!user.contains("root") && !user.contains(" 0"), "{user}");
     assert!(text.contains("ENTRYPOINT [\"/usr/bin/cvo\"]"), "{text}");
 }

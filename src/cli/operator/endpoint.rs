@@ -81,7 +81,8 @@ pub fn tls_config(cert: &Path, key: &Path) -> anyhow::Result<rustls::ServerConfi
     if certs.is_empty() {
         anyhow::bail!("--serving-cert-file {}: no certificate in it", cert.display());
     }
-    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| anyhow::anyhow!("--serving-key-file {}: {e}", key.display()))?;
+    let key = PrivateKeyDer::from_pem_file(key)
+        .map_err(|e| anyhow::anyhow!("--serving-key-file {}: {e}", key.display()))?;
     rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
         .map_err(|e| anyhow::anyhow!("TLS: {e}"))?
@@ -195,7 +196,9 @@ mod tests {
         std::fs::write(&cert, ck.cert.pem()).expect("write");
         std::fs::write(&key, ck.signing_key.serialize_pem()).expect("write");
         let tls = tls_config(&cert, &key).expect("TLS config");
-        let server = Server::bind("127.0.0.1:0".parse().expect("addr"), Some(tls)).await.expect("bind");
+        let server = Server::bind("127.0.0.1:0".parse().expect("addr"), Some(tls))
+            .await
+            .expect("bind");
         assert_eq!(server.scheme(), "https");
         let addr = server.local_addr().expect("addr");
         let state = State {
@@ -205,11 +208,12 @@ mod tests {
         let task = tokio::spawn(server.serve(state));
         let mut roots = rustls::RootCertStore::empty();
         roots.add(ck.cert.der().clone()).expect("root");
-        let client = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .expect("versions")
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+        let client =
+            rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .expect("versions")
+                .with_root_certificates(roots)
+                .with_no_client_auth();
         let conn = tokio_rustls::TlsConnector::from(Arc::new(client));
         let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
         let name = rustls::pki_types::ServerName::try_from("localhost").expect("name");
@@ -223,7 +227,10 @@ mod tests {
         assert!(resp.ends_with("\r\n\r\nok\n"), "{resp}");
         // Plain HTTP to the TLS port gets no answer.
         let mut plain = tokio::net::TcpStream::connect(addr).await.expect("connect");
-        plain.write_all(b"GET /healthz HTTP/1.1\r\n\r\n").await.expect("write");
+        plain
+            .write_all(b"GET /healthz HTTP/1.1\r\n\r\n")
+            .await
+            .expect("write");
         let mut buf = Vec::new();
         let _ = tokio::time::timeout(std::time::Duration::from_secs(2), plain.read_to_end(&mut buf)).await;
         assert!(!String::from_utf8_lossy(&buf).contains("200 OK"));
@@ -239,6 +246,9 @@ mod tests {
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
-        assert!(e.starts_with(&format!("--serving-cert-file {}: no certificate", cert.display())), "{e}");
+        assert!(
+            e.starts_with(&format!("--serving-cert-file {}: no certificate", cert.display())),
+            "{e}"
+        );
     }
 }

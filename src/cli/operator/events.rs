@@ -81,10 +81,17 @@ impl Decider {
 
 /// Records [`Note`]s as Events in `namespace` about ClusterVersion `name`; errors are logged
 /// at debug level (an Event is never worth failing for).
-pub async fn record(client: kube::Client, namespace: String, name: String, mut rx: tokio::sync::mpsc::Receiver<Note>) {
+pub async fn record(
+    client: kube::Client,
+    namespace: String,
+    name: String,
+    mut rx: tokio::sync::mpsc::Receiver<Note>,
+) {
     let reporter = Reporter {
         controller: "cvo".into(),
-        instance: std::env::var("POD_NAME").ok().or_else(|| hostname::get().ok().map(|h| h.to_string_lossy().into_owned())),
+        instance: std::env::var("POD_NAME")
+            .ok()
+            .or_else(|| hostname::get().ok().map(|h| h.to_string_lossy().into_owned())),
     };
     let recorder = Recorder::new(client, reporter);
     let reference = ObjectReference {
@@ -96,7 +103,11 @@ pub async fn record(client: kube::Client, namespace: String, name: String, mut r
     };
     while let Some(n) = rx.recv().await {
         let ev = Event {
-            type_: if n.warning { EventType::Warning } else { EventType::Normal },
+            type_: if n.warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
             reason: n.reason.into(),
             note: Some(n.note.chars().take(1000).collect()),
             action: n.reason.into(),
@@ -141,8 +152,14 @@ mod tests {
         assert_eq!((n[0].warning, n[0].reason), (true, "VerifyPayloadVersionFailed"));
         assert_eq!(n[0].note, "The update cannot be verified: no signature");
         assert!(d.next(&s).is_empty());
-        assert_eq!(failure_reason("Retrieving payload failed: 500"), "RetrievePayloadFailed");
-        assert_eq!(failure_reason("Precondition \"EtcdRecentBackup\" failed"), "PreconditionBlock");
+        assert_eq!(
+            failure_reason("Retrieving payload failed: 500"),
+            "RetrievePayloadFailed"
+        );
+        assert_eq!(
+            failure_reason("Precondition \"EtcdRecentBackup\" failed"),
+            "PreconditionBlock"
+        );
         assert_eq!(failure_reason("loading: bad manifest"), "LoadPayloadFailed");
     }
 }

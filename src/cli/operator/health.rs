@@ -129,7 +129,10 @@ mod tests {
         assert_eq!(healthy().not_ready(), Vec::<String>::new());
         let mut h = healthy();
         h.api = Some(Err("no answer within 3s".into()));
-        assert_eq!(h.not_ready(), ["the API server does not answer: no answer within 3s"]);
+        assert_eq!(
+            h.not_ready(),
+            ["the API server does not answer: no answer within 3s"]
+        );
         let mut h = healthy();
         h.feed = FeedStatus::Live {
             synced: true,

@@ -53,7 +53,11 @@ pub fn init(format: LogFormat, dir: Option<&Path>) -> anyhow::Result<LogGuard> {
                 .boxed(),
         }
     };
-    let mut layers = vec![layer(fmt::writer::BoxMakeWriter::new(std::io::stderr)).with_filter(filter()).boxed()];
+    let mut layers = vec![
+        layer(fmt::writer::BoxMakeWriter::new(std::io::stderr))
+            .with_filter(filter())
+            .boxed(),
+    ];
     let mut guard = None;
     if let Some(dir) = dir {
         std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--log-dir {}: {e}", dir.display()))?;
@@ -65,7 +69,11 @@ pub fn init(format: LogFormat, dir: Option<&Path>) -> anyhow::Result<LogGuard> {
             .map_err(|e| anyhow::anyhow!("--log-dir {}: {e}", dir.display()))?;
         let (w, g) = tracing_appender::non_blocking(appender);
         guard = Some(g);
-        layers.push(layer(fmt::writer::BoxMakeWriter::new(w)).with_filter(filter()).boxed());
+        layers.push(
+            layer(fmt::writer::BoxMakeWriter::new(w))
+                .with_filter(filter())
+                .boxed(),
+        );
     }
     tracing_subscriber::registry()
         .with(layers)

@@ -13,19 +13,16 @@
 //! - SIGTERM / SIGINT: the engine stops starting tasks, stops writing and releases the Lease,
 //!   within [`GRACE`] (upstream's 2 minutes); exit 0. An engine that stops on its own exits 1.
 
-pub mod health;
 pub mod endpoint;
 pub mod events;
+pub mod health;
 pub mod logs;
 
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
 use clap::{Args, Subcommand};
 
-use self::{
-    health::Health,
-    logs::LogFormat,
-};
+use self::{health::Health, logs::LogFormat};
 use super::args::{KubeconfigArgs, RegistryArgs, UpdateServiceArgs};
 use crate::reconcile::{
     Engine, EngineConfig, EngineTimings, LeaseConfig, LeaseTimings,
@@ -69,7 +66,12 @@ pub struct StartArgs {
     #[arg(long, value_name = "FILE", requires = "serving_cert_file")]
     pub serving_key_file: Option<PathBuf>,
     /// Namespace of the CVO Lease (upstream `CVO_NAMESPACE`).
-    #[arg(long, env = "CVO_NAMESPACE", value_name = "NS", default_value = "openshift-cluster-version")]
+    #[arg(
+        long,
+        env = "CVO_NAMESPACE",
+        value_name = "NS",
+        default_value = "openshift-cluster-version"
+    )]
     pub namespace: String,
     /// Name of the ClusterVersion and of the Lease (upstream `CVO_NAME`).
     #[arg(long, env = "CVO_NAME", value_name = "NAME", default_value = "version")]
@@ -136,7 +138,9 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
     let mut timings = EngineTimings::upstream();
     if let Some(s) = a.resync_interval {
         if !(s.is_finite() && s > 0.0) {
-            return Err(super::UsageError(format!("--resync-interval {s}: must be a positive number")).into());
+            return Err(
+                super::UsageError(format!("--resync-interval {s}: must be a positive number")).into(),
+            );
         }
         timings.resync_interval = Duration::from_secs_f64(s);
     }
@@ -286,7 +290,11 @@ async fn single_replica(client: &kube::Client) -> bool {
         api::{ApiResource, DynamicObject},
         core::GroupVersionKind,
     };
-    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk("config.openshift.io", "v1", "Infrastructure"));
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "config.openshift.io",
+        "v1",
+        "Infrastructure",
+    ));
     let api: kube::Api<DynamicObject> = kube::Api::all_with(client.clone(), &ar);
     match tokio::time::timeout(PROBE_TIMEOUT, api.get_opt("cluster")).await {
         Ok(Ok(Some(o))) => o.data["status"]["controlPlaneTopology"] == "SingleReplica",
@@ -323,7 +331,10 @@ async fn observe_cluster(client: kube::Client, context: String, metrics: Metrics
     loop {
         let state = feed.borrow_and_update().clone();
         metrics.set_cluster(state.cluster_version.clone(), state.cluster_operators.clone());
-        let now_failing = matches!(&state.feed, crate::cluster::FeedStatus::Live { error: Some(_), .. });
+        let now_failing = matches!(
+            &state.feed,
+            crate::cluster::FeedStatus::Live { error: Some(_), .. }
+        );
         if now_failing && !failing {
             metrics.watch_restart();
         }
@@ -361,7 +372,10 @@ async fn observe_installer(client: kube::Client, metrics: Metrics) {
     loop {
         tick.tick().await;
         let mut found = Installer::Unknown;
-        for (name, kind) in [("openshift-install", "openshift-install"), ("openshift-install-manifests", "other")] {
+        for (name, kind) in [
+            ("openshift-install", "openshift-install"),
+            ("openshift-install-manifests", "other"),
+        ] {
             match api.get_opt(name).await {
                 Ok(Some(cm)) => {
                     let data = cm.data.unwrap_or_default();

@@ -104,7 +104,11 @@ fn sample(name: &'static str, labels: &[(&'static str, &str)], value: f64) -> Sa
 /// The latest time the ClusterVersion records: its creation, any condition's last transition,
 /// any history entry's start or completion (upstream `mostRecentTimestamp`).
 fn most_recent(cv: &ClusterVersion) -> Option<DateTime<Utc>> {
-    let created = cv.metadata.creation_timestamp.as_ref().and_then(|t| to_chrono(&t.0));
+    let created = cv
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .and_then(|t| to_chrono(&t.0));
     let conds = cv.status.conditions.iter().filter_map(|c| c.last_transition_time);
     let hist = cv
         .status
@@ -133,10 +137,13 @@ fn truth(c: &Condition) -> Option<f64> {
 fn version_samples(inp: &ClusterInputs, out: &mut Vec<Sample>) {
     const CV: &str = "cluster_version";
     let cur = &inp.current;
-    let completed_entry: Option<(usize, &UpdateHistory)> = inp
-        .cluster_version
-        .as_ref()
-        .and_then(|cv| cv.status.history.iter().enumerate().find(|(_, h)| h.state == UpdateState::Completed));
+    let completed_entry: Option<(usize, &UpdateHistory)> = inp.cluster_version.as_ref().and_then(|cv| {
+        cv.status
+            .history
+            .iter()
+            .enumerate()
+            .find(|(_, h)| h.state == UpdateState::Completed)
+    });
     let completed = completed_entry.map_or("", |(_, h)| h.version.as_str());
     if let Some(cv) = &inp.cluster_version {
         let history = &cv.status.history;
@@ -147,22 +154,42 @@ fn version_samples(inp: &ClusterInputs, out: &mut Vec<Sample>) {
                 .map_or("", |p| p.version.as_str());
             out.push(sample(
                 CV,
-                &[("type", "completed"), ("version", &h.version), ("image", &h.image), ("from_version", previous)],
+                &[
+                    ("type", "completed"),
+                    ("version", &h.version),
+                    ("image", &h.image),
+                    ("from_version", previous),
+                ],
                 secs(h.completion_time),
             ));
         }
-        let created = secs(cv.metadata.creation_timestamp.as_ref().and_then(|t| to_chrono(&t.0)));
+        let created = secs(
+            cv.metadata
+                .creation_timestamp
+                .as_ref()
+                .and_then(|t| to_chrono(&t.0)),
+        );
         let initial = history.last();
         let (iv, ii) = initial.map_or(("", ""), |h| (h.version.as_str(), h.image.as_str()));
         out.push(sample(
             CV,
-            &[("type", "initial"), ("version", iv), ("image", ii), ("from_version", "")],
+            &[
+                ("type", "initial"),
+                ("version", iv),
+                ("image", ii),
+                ("from_version", ""),
+            ],
             created,
         ));
         let from = if completed.is_empty() { "" } else { iv };
         out.push(sample(
             CV,
-            &[("type", "cluster"), ("version", &cur.version), ("image", &cur.image), ("from_version", from)],
+            &[
+                ("type", "cluster"),
+                ("version", &cur.version),
+                ("image", &cur.image),
+                ("from_version", from),
+            ],
             created,
         ));
         if let Some(d) = &cv.spec.desired_update {
@@ -183,21 +210,36 @@ fn version_samples(inp: &ClusterInputs, out: &mut Vec<Sample>) {
         if let Some(f) = find(&cv.status.conditions, "Failing").filter(|c| c.is_true()) {
             out.push(sample(
                 CV,
-                &[("type", "failure"), ("version", &cur.version), ("image", &cur.image), ("from_version", completed)],
+                &[
+                    ("type", "failure"),
+                    ("version", &cur.version),
+                    ("image", &cur.image),
+                    ("from_version", completed),
+                ],
                 secs(f.last_transition_time),
             ));
         }
         if let Some(h) = history.first().filter(|h| h.state == UpdateState::Partial) {
             out.push(sample(
                 CV,
-                &[("type", "updating"), ("version", &h.version), ("image", &h.image), ("from_version", completed)],
+                &[
+                    ("type", "updating"),
+                    ("version", &h.version),
+                    ("image", &h.image),
+                    ("from_version", completed),
+                ],
                 secs(h.started_time),
             ));
         }
     }
     out.push(sample(
         CV,
-        &[("type", "current"), ("version", &cur.version), ("image", &cur.image), ("from_version", completed)],
+        &[
+            ("type", "current"),
+            ("version", &cur.version),
+            ("image", &cur.image),
+            ("from_version", completed),
+        ],
         secs(cur.created),
     ));
 }
@@ -227,13 +269,20 @@ pub fn samples(inp: &ClusterInputs) -> Vec<Sample> {
                 .unwrap_or("<default>");
             out.push(sample(
                 "cluster_version_available_updates",
-                &[("upstream", label), ("channel", cv.spec.channel.as_deref().unwrap_or_default())],
+                &[
+                    ("upstream", label),
+                    ("channel", cv.spec.channel.as_deref().unwrap_or_default()),
+                ],
                 n as f64,
             ));
         }
         for name in &st.capabilities.known_capabilities {
             let on = st.capabilities.enabled_capabilities.contains(name);
-            out.push(sample("cluster_version_capability", &[("name", name)], f64::from(u8::from(on))));
+            out.push(sample(
+                "cluster_version_capability",
+                &[("name", name)],
+                f64::from(u8::from(on)),
+            ));
         }
         for cu in &st.conditional_updates {
             for c in &cu.conditions {
@@ -261,7 +310,11 @@ pub fn samples(inp: &ClusterInputs) -> Vec<Sample> {
         let avail = find(&co.status.conditions, "Available");
         out.push(sample(
             "cluster_operator_up",
-            &[("name", name), ("version", version), ("reason", avail.map_or("NoAvailableCondition", Condition::reason))],
+            &[
+                ("name", name),
+                ("version", version),
+                ("reason", avail.map_or("NoAvailableCondition", Condition::reason)),
+            ],
             avail.map_or(0.0, |c| f64::from(u8::from(c.is_true()))),
         ));
     }
@@ -280,7 +333,11 @@ pub fn samples(inp: &ClusterInputs) -> Vec<Sample> {
         }
         None => out.push(sample(
             "cluster_operator_up",
-            &[("name", "version"), ("version", ""), ("reason", "ClusterVersionNotFound")],
+            &[
+                ("name", "version"),
+                ("version", ""),
+                ("reason", "ClusterVersionNotFound"),
+            ],
             0.0,
         )),
     }
@@ -302,7 +359,11 @@ pub fn samples(inp: &ClusterInputs) -> Vec<Sample> {
                 if let Some(v) = truth(c) {
                     out.push(sample(
                         "cluster_operator_conditions",
-                        &[("name", "version"), ("condition", &c.type_), ("reason", c.reason())],
+                        &[
+                            ("name", "version"),
+                            ("condition", &c.type_),
+                            ("reason", c.reason()),
+                        ],
                         v,
                     ));
                 }
@@ -310,7 +371,11 @@ pub fn samples(inp: &ClusterInputs) -> Vec<Sample> {
         }
         None => out.push(sample(
             "cluster_operator_conditions",
-            &[("name", "version"), ("condition", "Available"), ("reason", "ClusterVersionNotFound")],
+            &[
+                ("name", "version"),
+                ("condition", "Available"),
+                ("reason", "ClusterVersionNotFound"),
+            ],
             0.0,
         )),
     }
@@ -320,7 +385,11 @@ pub fn samples(inp: &ClusterInputs) -> Vec<Sample> {
             &[("type", ""), ("version", ""), ("invoker", "")],
             1.0,
         )),
-        Installer::Known { kind, version, invoker } => out.push(sample(
+        Installer::Known {
+            kind,
+            version,
+            invoker,
+        } => out.push(sample(
             "cluster_installer",
             &[
                 ("type", kind),
@@ -391,7 +460,13 @@ impl Transitions {
     pub fn samples(&self) -> Vec<Sample> {
         self.counts
             .iter()
-            .map(|((n, c), v)| sample("cluster_operator_condition_transitions", &[("name", n), ("condition", c)], *v as f64))
+            .map(|((n, c), v)| {
+                sample(
+                    "cluster_operator_condition_transitions",
+                    &[("name", n), ("condition", c)],
+                    *v as f64,
+                )
+            })
             .collect()
     }
 }
@@ -402,15 +477,27 @@ pub fn help(name: &str) -> &'static str {
         "cluster_version" => {
             "Reports the version of the cluster in terms of seconds since the epoch. Type 'current' is the version being applied, 'initial' the version installed, 'cluster' the current version with the cluster's creation time, 'desired' a requested update not yet reached, 'failure' a failing update, 'completed' the last completed update and 'updating' the update in progress."
         }
-        "cluster_version_available_updates" => "Report the count of available versions for an upstream and channel.",
-        "cluster_version_capability" => "Report currently enabled (1) and known-but-disabled (0) cluster capabilities.",
+        "cluster_version_available_updates" => {
+            "Report the count of available versions for an upstream and channel."
+        }
+        "cluster_version_capability" => {
+            "Report currently enabled (1) and known-but-disabled (0) cluster capabilities."
+        }
         "cluster_version_conditional_update_condition_seconds" => {
             "Time of the last transition of each condition of each conditional update, in seconds since the epoch."
         }
-        "cluster_operator_up" => "1 if a cluster operator is Available=True, 0 otherwise, with its operator version and the Available reason.",
-        "cluster_operator_conditions" => "Report the conditions of cluster operators (and of the ClusterVersion as 'version'): 1 True, 0 False.",
-        "cluster_operator_condition_transitions" => "Reports the number of times a cluster operator condition changed status.",
-        "cluster_installer" => "Reports info about the installation process and, if applicable, the install tool.",
+        "cluster_operator_up" => {
+            "1 if a cluster operator is Available=True, 0 otherwise, with its operator version and the Available reason."
+        }
+        "cluster_operator_conditions" => {
+            "Report the conditions of cluster operators (and of the ClusterVersion as 'version'): 1 True, 0 False."
+        }
+        "cluster_operator_condition_transitions" => {
+            "Reports the number of times a cluster operator condition changed status."
+        }
+        "cluster_installer" => {
+            "Reports info about the installation process and, if applicable, the install tool."
+        }
         "cluster_version_payload" => "Report the number of entries in the payload applied and pending.",
         "cluster_operator_payload_errors" => "Report the number of errors encountered applying the payload.",
         "cluster_version_operator_update_retrieval_timestamp_seconds" => {

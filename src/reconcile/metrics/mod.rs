@@ -157,13 +157,21 @@ impl Metrics {
             "Wall time of each finished apply pass, in seconds",
             m.pass_duration.clone(),
         );
-        r.register("cvo_pass_tasks", "Tasks applied per finished apply pass", m.pass_tasks.clone());
+        r.register(
+            "cvo_pass_tasks",
+            "Tasks applied per finished apply pass",
+            m.pass_tasks.clone(),
+        );
         r.register(
             "cvo_pass_writes",
             "Apply writes (create, update, patch, delete) per finished apply pass",
             m.pass_writes.clone(),
         );
-        r.register("cvo_status_writes", "ClusterVersion status writes", m.status_writes.clone());
+        r.register(
+            "cvo_status_writes",
+            "ClusterVersion status writes",
+            m.status_writes.clone(),
+        );
         r.register(
             "cvo_api_requests",
             "API requests by Kubernetes verb and HTTP status code (0: no answer)",
@@ -179,8 +187,16 @@ impl Metrics {
             "Changes of the CVO Lease holder seen by this process",
             m.lease_transitions.clone(),
         );
-        r.register("cvo_leader", "1 while this process holds the CVO Lease", m.leader.clone());
-        r.register("cvo_ready", "1 while the readiness endpoint answers 200", m.ready.clone());
+        r.register(
+            "cvo_leader",
+            "1 while this process holds the CVO Lease",
+            m.leader.clone(),
+        );
+        r.register(
+            "cvo_ready",
+            "1 while the readiness endpoint answers 200",
+            m.ready.clone(),
+        );
         Self {
             registry: Arc::new(r),
             ..m
@@ -190,7 +206,10 @@ impl Metrics {
     /// Replaces the cluster objects the upstream families are computed from and counts the
     /// ClusterOperator condition transitions since the previous call.
     pub fn set_cluster(&self, cluster_version: Option<ClusterVersion>, operators: Vec<ClusterOperator>) {
-        let mut side = self.cluster.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut side = self
+            .cluster
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         side.transitions.observe(&operators);
         side.inputs.cluster_version = cluster_version;
         side.inputs.cluster_operators = operators;
@@ -220,7 +239,10 @@ impl Metrics {
     /// current release's image while the engine has no target yet.
     pub fn observe(&self, snap: &StatusSnapshot, own_image: &str) {
         {
-            let mut side = self.cluster.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut side = self
+                .cluster
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let inputs = &mut side.inputs;
             let (version, image) = match &snap.desired {
                 Some(d) if !d.image.is_empty() => (d.version.clone(), d.image.clone()),
@@ -236,7 +258,10 @@ impl Metrics {
             };
             inputs.update_retrieval = snap.updates.as_ref().and_then(|u| u.last_success);
         }
-        let mut e = self.engine.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut e = self
+            .engine
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if snap.running && e.pass_started.is_none() {
             e.pass_started = Some(Instant::now());
             e.apply_writes_at_pass_start = snap.counters.apply_writes;
@@ -248,7 +273,10 @@ impl Metrics {
                 self.pass_duration.observe(t.elapsed().as_secs_f64());
             }
             self.pass_tasks.observe(snap.done as f64);
-            let writes = snap.counters.apply_writes.saturating_sub(e.apply_writes_at_pass_start);
+            let writes = snap
+                .counters
+                .apply_writes
+                .saturating_sub(e.apply_writes_at_pass_start);
             self.pass_writes.observe(writes as f64);
             e.apply_writes_at_pass_start = snap.counters.apply_writes;
             e.passes = snap.counters.passes;
@@ -261,7 +289,8 @@ impl Metrics {
             e.pass_started = None;
         }
         if snap.counters.status_writes > e.status_writes {
-            self.status_writes.inc_by(snap.counters.status_writes - e.status_writes);
+            self.status_writes
+                .inc_by(snap.counters.status_writes - e.status_writes);
             e.status_writes = snap.counters.status_writes;
         }
         if snap.lease_holder.is_some() && snap.lease_holder != e.holder {
@@ -323,14 +352,16 @@ mod tests {
     #[test]
     fn encodes_upstream_and_engine_families() {
         let m = Metrics::new();
-        let mut snap = StatusSnapshot::default();
-        snap.running = true;
-        snap.total = 4;
-        snap.desired = Some(crate::openshift::config_v1::Release {
-            version: "4.16.4".into(),
-            image: "quay.io/x@sha256:1".into(),
-            ..Default::default()
-        });
+        let mut snap = StatusSnapshot {
+            running: true,
+            total: 4,
+            desired: Some(crate::openshift::config_v1::Release {
+                version: "4.16.4".into(),
+                image: "quay.io/x@sha256:1".into(),
+                ..Default::default()
+            }),
+            ..StatusSnapshot::default()
+        };
         m.observe(&snap, "own");
         snap.running = false;
         snap.done = 4;

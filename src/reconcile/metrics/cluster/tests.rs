@@ -5,7 +5,13 @@ fn t(s: i64) -> Option<DateTime<Utc>> {
     DateTime::<Utc>::from_timestamp(s, 0)
 }
 
-fn entry(state: UpdateState, version: &str, image: &str, started: i64, completed: Option<i64>) -> UpdateHistory {
+fn entry(
+    state: UpdateState,
+    version: &str,
+    image: &str,
+    started: i64,
+    completed: Option<i64>,
+) -> UpdateHistory {
     UpdateHistory {
         state,
         started_time: t(started),
@@ -20,7 +26,10 @@ fn find_sample<'a>(s: &'a [Sample], name: &str, labels: &[(&str, &str)]) -> Opti
     s.iter().find(|x| {
         x.name == name
             && x.labels.len() == labels.len()
-            && x.labels.iter().zip(labels).all(|((k, v), (wk, wv))| k == wk && v == wv)
+            && x.labels
+                .iter()
+                .zip(labels)
+                .all(|((k, v), (wk, wv))| k == wk && v == wv)
     })
 }
 
@@ -56,7 +65,11 @@ fn collects_completed_history() {
         ..ClusterInputs::default()
     });
     let cvs = |ty: &str, v: &str, i: &str, f: &str| {
-        value(&s, "cluster_version", &[("type", ty), ("version", v), ("image", i), ("from_version", f)])
+        value(
+            &s,
+            "cluster_version",
+            &[("type", ty), ("version", v), ("image", i), ("from_version", f)],
+        )
     };
     assert_eq!(cvs("completed", "0.0.1", "test/image:0", ""), 4.0);
     assert_eq!(cvs("initial", "0.0.1", "test/image:0", ""), 2.0);
@@ -64,13 +77,29 @@ fn collects_completed_history() {
     assert_eq!(cvs("updating", "0.0.2", "test/image:1", "0.0.1"), 2.0);
     assert_eq!(cvs("current", "0.0.2", "test/image:1", "0.0.1"), 3.0);
     assert_eq!(
-        value(&s, "cluster_installer", &[("type", ""), ("version", ""), ("invoker", "")]),
+        value(
+            &s,
+            "cluster_installer",
+            &[("type", ""), ("version", ""), ("invoker", "")]
+        ),
         1.0
     );
-    assert_eq!(s.iter().filter(|x| x.name == "cluster_version").count(), 5, "{s:#?}");
+    assert_eq!(
+        s.iter().filter(|x| x.name == "cluster_version").count(),
+        5,
+        "{s:#?}"
+    );
     // No condition: the ClusterVersion is not up, for want of an Available condition.
     assert_eq!(
-        value(&s, "cluster_operator_up", &[("name", "version"), ("version", "0.0.1"), ("reason", "NoAvailableCondition")]),
+        value(
+            &s,
+            "cluster_operator_up",
+            &[
+                ("name", "version"),
+                ("version", "0.0.1"),
+                ("reason", "NoAvailableCondition")
+            ]
+        ),
         0.0
     );
 }
@@ -83,18 +112,35 @@ fn collects_current_version_without_a_cluster_version() {
         ..ClusterInputs::default()
     });
     assert_eq!(
-        value(&s, "cluster_operator_up", &[("name", "version"), ("version", ""), ("reason", "ClusterVersionNotFound")]),
+        value(
+            &s,
+            "cluster_operator_up",
+            &[
+                ("name", "version"),
+                ("version", ""),
+                ("reason", "ClusterVersionNotFound")
+            ]
+        ),
         0.0
     );
     assert_eq!(
         value(
             &s,
             "cluster_operator_conditions",
-            &[("name", "version"), ("condition", "Available"), ("reason", "ClusterVersionNotFound")]
+            &[
+                ("name", "version"),
+                ("condition", "Available"),
+                ("reason", "ClusterVersionNotFound")
+            ]
         ),
         0.0
     );
-    let cur = [("type", "current"), ("version", "0.0.2"), ("image", "test/image:1"), ("from_version", "")];
+    let cur = [
+        ("type", "current"),
+        ("version", "0.0.2"),
+        ("image", "test/image:1"),
+        ("from_version", ""),
+    ];
     assert_eq!(value(&s, "cluster_version", &cur), 3.0);
     let unknown = samples(&ClusterInputs {
         current: CurrentRelease {
@@ -153,7 +199,11 @@ fn operators_updates_capabilities_desired_failure_and_payload() {
     let dns = operator(
         "dns",
         "0.0.2",
-        vec![cond("Available", True, "AsExpected", 1), cond("Degraded", False, "AsExpected", 1), cond("Upgradeable", Unknown, "X", 1)],
+        vec![
+            cond("Available", True, "AsExpected", 1),
+            cond("Degraded", False, "AsExpected", 1),
+            cond("Upgradeable", Unknown, "X", 1),
+        ],
     );
     let etcd = operator("etcd", "0.0.2", vec![cond("Degraded", True, "Boom", 1)]);
     let s = samples(&ClusterInputs {
@@ -175,16 +225,31 @@ fn operators_updates_capabilities_desired_failure_and_payload() {
         update_retrieval: t(99),
     });
     assert_eq!(
-        value(&s, "cluster_version_available_updates", &[("upstream", "<default>"), ("channel", "stable-4.16")]),
+        value(
+            &s,
+            "cluster_version_available_updates",
+            &[("upstream", "<default>"), ("channel", "stable-4.16")]
+        ),
         2.0
     );
-    assert_eq!(value(&s, "cluster_version_capability", &[("name", "Console")]), 1.0);
-    assert_eq!(value(&s, "cluster_version_capability", &[("name", "Insights")]), 0.0);
+    assert_eq!(
+        value(&s, "cluster_version_capability", &[("name", "Console")]),
+        1.0
+    );
+    assert_eq!(
+        value(&s, "cluster_version_capability", &[("name", "Insights")]),
+        0.0
+    );
     assert_eq!(
         value(
             &s,
             "cluster_version",
-            &[("type", "desired"), ("version", "0.0.3"), ("image", "test/image:3"), ("from_version", "0.0.2")]
+            &[
+                ("type", "desired"),
+                ("version", "0.0.3"),
+                ("image", "test/image:3"),
+                ("from_version", "0.0.2")
+            ]
         ),
         20.0,
         "the latest time on the ClusterVersion"
@@ -193,38 +258,96 @@ fn operators_updates_capabilities_desired_failure_and_payload() {
         value(
             &s,
             "cluster_version",
-            &[("type", "failure"), ("version", "0.0.2"), ("image", "test/image:1"), ("from_version", "0.0.2")]
+            &[
+                ("type", "failure"),
+                ("version", "0.0.2"),
+                ("image", "test/image:1"),
+                ("from_version", "0.0.2")
+            ]
         ),
         20.0
     );
     assert_eq!(
-        value(&s, "cluster_operator_up", &[("name", "dns"), ("version", "0.0.2"), ("reason", "AsExpected")]),
+        value(
+            &s,
+            "cluster_operator_up",
+            &[("name", "dns"), ("version", "0.0.2"), ("reason", "AsExpected")]
+        ),
         1.0
     );
     assert_eq!(
-        value(&s, "cluster_operator_up", &[("name", "etcd"), ("version", "0.0.2"), ("reason", "NoAvailableCondition")]),
+        value(
+            &s,
+            "cluster_operator_up",
+            &[
+                ("name", "etcd"),
+                ("version", "0.0.2"),
+                ("reason", "NoAvailableCondition")
+            ]
+        ),
         0.0
     );
     assert_eq!(
-        value(&s, "cluster_operator_up", &[("name", "version"), ("version", "0.0.2"), ("reason", "")]),
+        value(
+            &s,
+            "cluster_operator_up",
+            &[("name", "version"), ("version", "0.0.2"), ("reason", "")]
+        ),
         1.0
     );
     assert_eq!(
-        value(&s, "cluster_operator_conditions", &[("name", "etcd"), ("condition", "Degraded"), ("reason", "Boom")]),
+        value(
+            &s,
+            "cluster_operator_conditions",
+            &[("name", "etcd"), ("condition", "Degraded"), ("reason", "Boom")]
+        ),
         1.0
     );
     // Unknown conditions are skipped, for operators and the ClusterVersion alike.
-    assert!(!s.iter().any(|x| x.name == "cluster_operator_conditions"
-        && x.labels.iter().any(|(k, v)| *k == "condition" && v == "Upgradeable")));
+    assert!(!s.iter().any(|x| {
+        x.name == "cluster_operator_conditions"
+            && x.labels
+                .iter()
+                .any(|(k, v)| *k == "condition" && v == "Upgradeable")
+    }));
     assert_eq!(
-        value(&s, "cluster_installer", &[("type", "openshift-install"), ("version", "v4.16.0"), ("invoker", "<missing>")]),
+        value(
+            &s,
+            "cluster_installer",
+            &[
+                ("type", "openshift-install"),
+                ("version", "v4.16.0"),
+                ("invoker", "<missing>")
+            ]
+        ),
         1.0
     );
-    assert_eq!(value(&s, "cluster_version_payload", &[("version", "0.0.2"), ("type", "applied")]), 7.0);
-    assert_eq!(value(&s, "cluster_version_payload", &[("version", "0.0.2"), ("type", "pending")]), 3.0);
-    assert_eq!(value(&s, "cluster_operator_payload_errors", &[("version", "0.0.2")]), 2.0);
     assert_eq!(
-        value(&s, "cluster_version_operator_update_retrieval_timestamp_seconds", &[("name", "")]),
+        value(
+            &s,
+            "cluster_version_payload",
+            &[("version", "0.0.2"), ("type", "applied")]
+        ),
+        7.0
+    );
+    assert_eq!(
+        value(
+            &s,
+            "cluster_version_payload",
+            &[("version", "0.0.2"), ("type", "pending")]
+        ),
+        3.0
+    );
+    assert_eq!(
+        value(&s, "cluster_operator_payload_errors", &[("version", "0.0.2")]),
+        2.0
+    );
+    assert_eq!(
+        value(
+            &s,
+            "cluster_version_operator_update_retrieval_timestamp_seconds",
+            &[("name", "")]
+        ),
         99.0
     );
 }
@@ -241,7 +364,11 @@ fn transitions_count_status_changes_only() {
     tr.observe(&[operator("dns", "1", vec![cond("Degraded", False, "B", 4)])]);
     let s = tr.samples();
     assert_eq!(
-        value(&s, "cluster_operator_condition_transitions", &[("name", "dns"), ("condition", "Degraded")]),
+        value(
+            &s,
+            "cluster_operator_condition_transitions",
+            &[("name", "dns"), ("condition", "Degraded")]
+        ),
         2.0
     );
 }

@@ -18,7 +18,16 @@ pub mod sim;
 pub mod ui;
 
 /// The commands [`user_agent`] recognises as the first non-flag argument.
-const COMMANDS: [&str; 7] = ["reconcile", "status", "get", "tui", "demo", "sim", "payload"];
+const COMMANDS: [&str; 8] = [
+    "reconcile",
+    "status",
+    "get",
+    "tui",
+    "demo",
+    "sim",
+    "payload",
+    "operator",
+];
 
 /// The `User-Agent` of every request cvo sends, so audit logs attribute requests:
 /// `cvo/<version> (<command>)`, the command being the first argument of the process that names

@@ -40,6 +40,11 @@ enum Command {
     /// Request an update or change the channel, like `oc adm upgrade`; without flags, the
     /// update status and the recommended updates.
     Upgrade(args::UpgradeArgs),
+    /// The headless operator: `cvo operator start` runs in the cluster in place of the upstream
+    /// CVO (or beside it with --watch-only), with metrics and health endpoints.
+    #[cfg(feature = "operator")]
+    #[command(subcommand)]
+    Operator(cvo::cli::operator::OperatorCommand),
 }
 
 #[cfg(feature = "sim")]
@@ -70,6 +75,8 @@ impl Command {
             Command::Tui(_) => LogSink::File,
             #[cfg(all(feature = "tui", feature = "sim"))]
             Command::Demo(a) if !a.is_headless() => LogSink::File,
+            #[cfg(feature = "operator")]
+            Command::Operator(_) => LogSink::Own,
             _ => LogSink::Stderr,
         }
     }
@@ -106,5 +113,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Payload(PayloadCommand::Pull(a)) => run::payload_pull(a),
         Command::Reconcile(a) => run::reconcile(a),
         Command::Upgrade(a) => upgrade::run(a),
+        #[cfg(feature = "operator")]
+        Command::Operator(c) => cvo::cli::operator::run(c),
     }
 }

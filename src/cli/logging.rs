@@ -18,6 +18,9 @@ pub enum LogSink {
     /// The dashboard's log file: commands that draw on the terminal.
     #[cfg(feature = "tui")]
     File,
+    /// None here: the command installs its own subscriber (`cvo operator start`, whose
+    /// `--log-format` and `--log-dir` decide).
+    Own,
 }
 
 /// Keeps the logger flushing; hold it until the command ends.
@@ -46,6 +49,10 @@ pub fn init(sink: LogSink) -> anyhow::Result<LogGuard> {
                 _file: None,
             })
         }
+        LogSink::Own => Ok(LogGuard {
+            #[cfg(feature = "tui")]
+            _file: None,
+        }),
         #[cfg(feature = "tui")]
         LogSink::File => Ok(LogGuard {
             _file: crate::ui::logging::init_file_logging()?,

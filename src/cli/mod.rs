@@ -17,6 +17,8 @@ pub mod args;
 pub mod demo;
 pub mod get;
 pub mod logging;
+#[cfg(feature = "operator")]
+pub mod operator;
 pub mod payload;
 pub mod payload_verify;
 pub mod reconcile;

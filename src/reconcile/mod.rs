@@ -31,6 +31,7 @@
 pub mod api;
 pub mod apply;
 pub mod errors;
+pub mod metrics;
 pub mod payload;
 pub mod runtime;
 pub mod signature;

@@ -1,0 +1,714 @@
+//! `cvo operator start` as a separate process (the debug binary) against `cvo sim serve`: it
+//! completes the release and `/metrics` shows upstream's series (parsed with a Prometheus
+//! text-format parser); no log line carries the bearer token or Secret data; SIGTERM mid-update
+//! exits within the grace period and a restart continues the same history entry; two operators
+//! share one Lease and only the leader writes (the API audit log agrees); `kill -9` of the
+//! leader hands over within the lease duration; readiness is false while the API server does
+//! not answer and true again after.
+
+mod common;
+
+use std::{
+    collections::BTreeSet,
+    io::{BufRead, BufReader, Read, Write},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cvo");
+/// `--lease-duration` of the tests: renew deadline 7.8 s, retry period 1.9 s.
+const LEASE_SECS: u64 = 10;
+
+/// A running `cvo sim serve` with an audit log; killed on drop.
+struct Sim {
+    child: Child,
+    kubeconfig: PathBuf,
+    audit: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Sim {
+    fn start(extra: &[&str]) -> Sim {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let kubeconfig = dir.path().join("kubeconfig");
+        let audit = dir.path().join("audit.log");
+        let mut args: Vec<std::ffi::OsString> = vec!["--audit-log".into(), audit.clone().into()];
+        args.extend(extra.iter().map(Into::into));
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let (child, _) = common::spawn_sim_serve(&kubeconfig, &args, Stdio::null(), Duration::from_secs(10));
+        let payload = dir.path().join("payload");
+        write_payload(&payload);
+        Sim {
+            child,
+            kubeconfig,
+            audit,
+            dir,
+        }
+    }
+
+    fn payload(&self) -> PathBuf {
+        self.dir.path().join("payload")
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .expect("kill runs")
+            .success();
+        assert!(ok, "kill {sig}");
+    }
+
+    /// The audit log entries so far.
+    fn audit(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.audit)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The ClusterVersion `version`, as JSON (`None`: absent or unreadable).
+    fn cluster_version(&self) -> Option<Value> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let conn = cvo::cluster::live::connect(Some(&self.kubeconfig), None)
+                .await
+                .ok()?;
+            let api: kube::Api<cvo::openshift::config_v1::ClusterVersion> = kube::Api::all(conn.client);
+            let cv = tokio::time::timeout(Duration::from_secs(3), api.get_opt("version"))
+                .await
+                .ok()?
+                .ok()??;
+            serde_json::to_value(cv).ok()
+        })
+    }
+
+    /// The `events.k8s.io/v1` Events in `ns`, as JSON.
+    fn events(&self, ns: &str) -> Vec<Value> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let conn = cvo::cluster::live::connect(Some(&self.kubeconfig), None)
+                .await
+                .expect("connect");
+            let api: kube::Api<k8s_openapi::api::events::v1::Event> = kube::Api::namespaced(conn.client, ns);
+            let list = api.list(&Default::default()).await.expect("list Events");
+            list.items
+                .into_iter()
+                .filter_map(|e| serde_json::to_value(e).ok())
+                .collect()
+        })
+    }
+
+    /// The bearer token of the kubeconfig.
+    fn token(&self) -> String {
+        let kc = std::fs::read_to_string(&self.kubeconfig).expect("kubeconfig");
+        let v: Value = serde_norway::from_str(&kc).expect("kubeconfig YAML");
+        v["users"][0]["user"]["token"]
+            .as_str()
+            .expect("token")
+            .to_string()
+    }
+}
+
+/// The secret value the payload's Secret carries (base64 in the manifest).
+const SECRET_PLAIN: &str = "o16-secret-value-never-logged";
+
+/// A payload of a namespace, six ConfigMaps and a Secret, version 1.0.0.
+fn write_payload(dir: &Path) {
+    let rm = dir.join("release-manifests");
+    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
+    std::fs::create_dir_all(&rm).expect("mkdir");
+    let w = |name: &str, text: String| std::fs::write(rm.join(name), text).expect("write");
+    w(
+        "release-metadata",
+        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
+            .to_string(),
+    );
+    w(
+        "image-references",
+        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n".into(),
+    );
+    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    w(
+        "0000_00_ns.yaml",
+        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-o16\n{ann}"),
+    );
+    for i in 1..=6 {
+        w(
+            &format!("0000_{i}0_cm.yaml"),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\n  namespace: openshift-o16\n{ann}data:\n  a: \"{i}\"\n"
+            ),
+        );
+    }
+    let b64 = base64_encode(SECRET_PLAIN.as_bytes());
+    w(
+        "0000_70_secret.yaml",
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: openshift-o16\n{ann}type: Opaque\ndata:\n  password: {b64}\n"
+        ),
+    );
+}
+
+fn base64_encode(b: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+/// A running `cvo operator start`; SIGKILLed on drop. Its stderr is collected.
+struct Op {
+    child: Child,
+    port: u16,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Drop for Op {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Op {
+    fn start(sim: &Sim, extra: &[&str]) -> Op {
+        let mut child = Command::new(BIN)
+            .args(["operator", "start", "--listen", "127.0.0.1:0", "--payload"])
+            .arg(sim.payload())
+            .arg("--kubeconfig")
+            .arg(&sim.kubeconfig)
+            .args([
+                "--lease-duration",
+                &LEASE_SECS.to_string(),
+                "--resync-interval",
+                "2",
+            ])
+            .args(extra)
+            .env_remove("KUBECONFIG")
+            .env("RUST_LOG", "debug")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("cvo operator starts");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (err, sink) = (child.stderr.take().expect("stderr"), stderr.clone());
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines() {
+                let Ok(line) = line else { break };
+                let mut s = sink.lock().expect("lock");
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("ready line");
+        let port = line
+            .trim()
+            .strip_prefix("cvo operator serving http://127.0.0.1:")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("ready line {line:?}; stderr: {}", stderr.lock().expect("lock")));
+        Op { child, port, stderr }
+    }
+
+    fn logs(&self) -> String {
+        self.stderr.lock().expect("lock").clone()
+    }
+
+    /// `GET path`: (status, body); status 0 when the endpoint does not answer.
+    fn get(&self, path: &str) -> (u16, String) {
+        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
+            return (0, String::new());
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+        let _ = write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        );
+        let mut resp = String::new();
+        let _ = s.read_to_string(&mut resp);
+        let code = resp.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        let body = resp
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default();
+        (code, body)
+    }
+
+    fn metrics(&self) -> prometheus_parse::Scrape {
+        let (code, body) = self.get("/metrics");
+        assert_eq!(code, 200, "/metrics: {body}");
+        prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string())))
+            .expect("Prometheus text format")
+    }
+
+    /// Waits for exit at most `within`: (exit code, time taken).
+    fn wait_exit(&mut self, within: Duration) -> (i32, Duration) {
+        let t = Instant::now();
+        loop {
+            if let Some(st) = self.child.try_wait().expect("wait") {
+                return (st.code().unwrap_or(-1), t.elapsed());
+            }
+            assert!(
+                t.elapsed() < within,
+                "still running after {within:?}: {}",
+                self.logs()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The value of the sample `name{labels}` (labels must match exactly), any metric type but
+/// histograms and summaries.
+fn value(s: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    s.samples
+        .iter()
+        .find(|x| {
+            x.metric == name
+                && x.labels.len() == labels.len()
+                && labels.iter().all(|(k, v)| x.labels.get(k) == Some(*v))
+        })
+        .and_then(|x| match x.value {
+            prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Untyped(v) => Some(v),
+            _ => None,
+        })
+}
+
+/// Successful writes (2xx) of `cvo_api_requests_total`.
+fn ok_writes(s: &prometheus_parse::Scrape) -> f64 {
+    s.samples
+        .iter()
+        .filter(|x| x.metric == "cvo_api_requests_total")
+        .filter(|x| {
+            matches!(
+                x.labels.get("verb"),
+                Some("create" | "update" | "patch" | "delete")
+            )
+        })
+        .filter(|x| x.labels.get("code").is_some_and(|c| c.starts_with('2')))
+        .filter_map(|x| match x.value {
+            prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => Some(v),
+            _ => None,
+        })
+        .sum()
+}
+
+fn wait_for(what: &str, within: Duration, mut f: impl FnMut() -> bool) -> Duration {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < within, "{what}: not within {within:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    t.elapsed()
+}
+
+fn completed(cv: &Value) -> bool {
+    cv["status"]["history"][0]["state"] == "Completed"
+}
+
+fn is_write(e: &Value) -> bool {
+    matches!(e["verb"].as_str(), Some("create" | "update" | "patch" | "delete"))
+}
+
+#[test]
+fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
+    let sim = Sim::start(&[]);
+    let logs = tempfile::tempdir().expect("tempdir");
+    let op = Op::start(
+        &sim,
+        &[
+            "--log-format",
+            "json",
+            "--log-dir",
+            &logs.path().to_string_lossy(),
+            "--node-name",
+            "n1",
+        ],
+    );
+    wait_for("the release Completed", Duration::from_secs(60), || {
+        sim.cluster_version().is_some_and(|cv| completed(&cv))
+    });
+    let image = format!(
+        "file://{}",
+        std::fs::canonicalize(sim.payload()).expect("canonical").display()
+    );
+    let m = {
+        let mut m = op.metrics();
+        // The metrics follow the watch a moment later.
+        for _ in 0..50 {
+            if value(
+                &m,
+                "cluster_operator_up",
+                &[("name", "version"), ("version", "1.0.0"), ("reason", "")],
+            ) == Some(1.0)
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            m = op.metrics();
+        }
+        m
+    };
+    let cv = |ty: &str, from: &str| {
+        value(
+            &m,
+            "cluster_version",
+            &[
+                ("type", ty),
+                ("version", "1.0.0"),
+                ("image", &image),
+                ("from_version", from),
+            ],
+        )
+    };
+    assert!(cv("completed", "").is_some_and(|v| v > 1.7e9), "{:?}", m.samples);
+    assert!(cv("initial", "").is_some_and(|v| v > 1.7e9));
+    assert!(cv("cluster", "1.0.0").is_some_and(|v| v > 1.7e9));
+    assert_eq!(
+        cv("current", "1.0.0"),
+        Some(0.0),
+        "the payload's creation time is unknown"
+    );
+    assert_eq!(
+        value(
+            &m,
+            "cluster_operator_up",
+            &[("name", "version"), ("version", "1.0.0"), ("reason", "")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(
+            &m,
+            "cluster_operator_conditions",
+            &[("name", "version"), ("condition", "Failing"), ("reason", "")]
+        ),
+        Some(0.0)
+    );
+    assert_eq!(
+        value(
+            &m,
+            "cluster_version_payload",
+            &[("version", "1.0.0"), ("type", "applied")]
+        ),
+        Some(8.0)
+    );
+    assert_eq!(
+        value(
+            &m,
+            "cluster_version_payload",
+            &[("version", "1.0.0"), ("type", "pending")]
+        ),
+        Some(0.0)
+    );
+    assert_eq!(
+        value(
+            &m,
+            "cluster_installer",
+            &[("type", ""), ("version", ""), ("invoker", "")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(value(&m, "cvo_leader", &[]), Some(1.0));
+    assert!(value(&m, "cvo_passes_total", &[]).is_some_and(|v| v >= 1.0));
+    assert!(
+        ok_writes(&m) >= 9.0,
+        "namespace, 7 objects, the ClusterVersion at least"
+    );
+    assert_eq!(op.get("/readyz"), (200, "ok\n".into()));
+    assert_eq!(op.get("/healthz"), (200, "ok\n".into()));
+    // The Event upstream records on the ClusterVersion, in the operator's namespace.
+    let events = sim.events("openshift-cluster-version");
+    let loaded = events
+        .iter()
+        .find(|e| e["reason"] == "PayloadLoaded")
+        .unwrap_or_else(|| panic!("no PayloadLoaded Event: {events:?}"));
+    assert_eq!(loaded["type"], "Normal");
+    assert_eq!(loaded["regarding"]["kind"], "ClusterVersion");
+    assert_eq!(loaded["regarding"]["name"], "version");
+    assert_eq!(
+        loaded["note"],
+        format!("Payload loaded version=\"1.0.0\" image={image:?}")
+    );
+
+    // Every verb the run sent is one install/02-rbac.yaml grants the operator.
+    // Requests for no resource (`/version`, discovery) must be GETs of a granted URL.
+    let granted = operator_verbs();
+    let audit = sim.audit();
+    for e in audit
+        .iter()
+        .filter(|e| matches!(e["verb"].as_str(), Some("discovery" | "unknown")))
+    {
+        let path = e["path"].as_str().unwrap_or_default();
+        let ok = path == "/version"
+            || path == "/api"
+            || path == "/apis"
+            || path.starts_with("/api/")
+            || path.starts_with("/apis/");
+        assert!(ok && e["method"] == "GET", "not granted by nonResourceURLs: {e}");
+    }
+    let sent: BTreeSet<String> = audit
+        .iter()
+        .filter_map(|e| e["verb"].as_str().map(str::to_string))
+        .filter(|v| v != "discovery" && v != "unknown")
+        .collect();
+    assert!(sent.contains("watch") && sent.contains("update"), "{sent:?}");
+    for v in &sent {
+        assert!(
+            granted.contains(v),
+            "verb {v} sent but not granted by install/02-rbac.yaml: {granted:?}"
+        );
+    }
+
+    // The logs: on stderr and in the log directory, JSON lines, no token and no Secret data.
+    let mut op = op;
+    let status = Command::new("kill")
+        .args(["-TERM", &op.child.id().to_string()])
+        .status();
+    assert!(status.is_ok_and(|s| s.success()));
+    let (code, _) = op.wait_exit(Duration::from_secs(20));
+    assert_eq!(code, 0, "{}", op.logs());
+    let stderr = op.logs();
+    let files: Vec<PathBuf> = std::fs::read_dir(logs.path())
+        .expect("log dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0]
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with("cvo-operator.log."), "{name}");
+    let file = std::fs::read_to_string(&files[0]).expect("log file");
+    assert!(file.lines().count() > 10, "{file}");
+    for l in file.lines() {
+        let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"));
+        assert!(v["level"].is_string() && v["timestamp"].is_string(), "{l}");
+    }
+    assert!(file.contains("\"message\":\"cvo operator starting\""), "{file}");
+    assert!(file.contains("\"node\":\"n1\""), "{file}");
+    let token = sim.token();
+    assert!(token.len() > 20);
+    for (what, text) in [("stderr", &stderr), ("the log file", &file)] {
+        assert!(
+            text.contains("DEBUG") || text.contains("\"DEBUG\""),
+            "{what} has debug lines"
+        );
+        for secret in [
+            token.as_str(),
+            SECRET_PLAIN,
+            &base64_encode(SECRET_PLAIN.as_bytes()),
+        ] {
+            assert!(!text.contains(secret), "{what} carries a secret");
+        }
+    }
+}
+
+/// The verbs of the `cvo-operator` ClusterRole in install/02-rbac.yaml.
+fn operator_verbs() -> BTreeSet<String> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("install/02-rbac.yaml"))
+        .expect("install/02-rbac.yaml");
+    let mut verbs = BTreeSet::new();
+    for doc in serde_norway::Deserializer::from_str(&text) {
+        let v: Value = serde::Deserialize::deserialize(doc).expect("YAML");
+        if v["kind"] == "ClusterRole" && v["metadata"]["name"] == "cvo-operator" {
+            for r in v["rules"].as_array().into_iter().flatten() {
+                for verb in r["verbs"].as_array().into_iter().flatten() {
+                    verbs.insert(verb.as_str().unwrap_or_default().to_string());
+                }
+            }
+        }
+    }
+    verbs
+}
+
+#[test]
+fn sigterm_mid_update_stops_within_the_grace_period_and_a_restart_resumes_the_entry() {
+    // 250 ms per request: the release takes several seconds to apply.
+    let sim = Sim::start(&["--latency-ms", "250"]);
+    let mut op = Op::start(&sim, &[]);
+    let mut started = None;
+    wait_for("a Partial history entry", Duration::from_secs(60), || {
+        let cv = sim.cluster_version();
+        let h = cv.as_ref().map(|cv| cv["status"]["history"][0].clone());
+        if let Some(h) = h.filter(|h| h["state"] == "Partial") {
+            started = Some(h["startedTime"].clone());
+            return true;
+        }
+        false
+    });
+    let status = Command::new("kill")
+        .args(["-TERM", &op.child.id().to_string()])
+        .status();
+    assert!(status.is_ok_and(|s| s.success()));
+    let (code, took) = op.wait_exit(Duration::from_secs(120));
+    assert_eq!(code, 0, "{}", op.logs());
+    assert!(took < Duration::from_secs(30), "stopped in {took:?}");
+    let logs = op.logs();
+    assert!(logs.contains("released the lease"), "{logs}");
+    let cv = sim.cluster_version().expect("ClusterVersion");
+    assert_eq!(
+        cv["status"]["history"][0]["state"], "Partial",
+        "stopped mid-update: {cv}"
+    );
+
+    let _op2 = Op::start(&sim, &[]);
+    wait_for(
+        "the release Completed after the restart",
+        Duration::from_secs(90),
+        || sim.cluster_version().is_some_and(|cv| completed(&cv)),
+    );
+    let cv = sim.cluster_version().expect("ClusterVersion");
+    let history = cv["status"]["history"].as_array().cloned().unwrap_or_default();
+    assert_eq!(history.len(), 1, "one history entry: {history:?}");
+    assert_eq!(
+        history[0]["startedTime"],
+        started.unwrap_or_default(),
+        "the same entry"
+    );
+    assert_eq!(history[0]["version"], "1.0.0");
+}
+
+#[test]
+fn two_operators_share_one_lease_only_the_leader_writes_and_kill_9_hands_over() {
+    let sim = Sim::start(&[]);
+    let mut a = Op::start(&sim, &[]);
+    wait_for("A leads", Duration::from_secs(30), || {
+        value(&a.metrics(), "cvo_leader", &[]) == Some(1.0)
+    });
+    let b = Op::start(&sim, &[]);
+    wait_for("B knows the holder (ready)", Duration::from_secs(30), || {
+        b.get("/readyz").0 == 200
+    });
+    wait_for("the release Completed", Duration::from_secs(60), || {
+        sim.cluster_version().is_some_and(|cv| completed(&cv))
+    });
+    // Let B run a few reconciling passes of its own (every 2 s).
+    std::thread::sleep(Duration::from_secs(5));
+    // The leader's successful writes bracket the audit log's: read A, the audit log, A again
+    // (a write in flight may be in one and not yet the other: try a few times).
+    let mut bracket = (0.0, 0.0, 0.0);
+    for _ in 0..20 {
+        let before = ok_writes(&a.metrics());
+        let audit_writes = sim
+            .audit()
+            .iter()
+            .filter(|e| is_write(e) && e["status"].as_u64().is_some_and(|c| (200..300).contains(&c)))
+            .count() as f64;
+        let after = ok_writes(&a.metrics());
+        bracket = (before, audit_writes, after);
+        if before <= audit_writes && audit_writes <= after {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let (before, audit_writes, after) = bracket;
+    let bm = b.metrics();
+    assert_eq!(value(&bm, "cvo_leader", &[]), Some(0.0));
+    assert_eq!(ok_writes(&bm), 0.0, "the follower wrote nothing");
+    assert!(
+        value(&bm, "cvo_passes_total", &[]).is_some_and(|v| v >= 1.0),
+        "the follower runs passes"
+    );
+    assert!(
+        before <= audit_writes && audit_writes <= after,
+        "every successful write in the audit log is the leader's: {before} <= {audit_writes} <= {after}"
+    );
+
+    // kill -9 the leader: B takes over within the lease duration (plus retry periods).
+    let killed_at = chrono::Utc::now();
+    a.child.kill().expect("kill -9");
+    let _ = a.child.wait();
+    let took = wait_for("B leads", Duration::from_secs(LEASE_SECS * 3), || {
+        value(&b.metrics(), "cvo_leader", &[]) == Some(1.0)
+    });
+    let first_write = sim
+        .audit()
+        .iter()
+        .filter(|e| is_write(e))
+        .filter_map(|e| {
+            e["time"]
+                .as_str()
+                .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        })
+        .find(|t| *t > killed_at)
+        .map(|t| (t.with_timezone(&chrono::Utc) - killed_at).num_milliseconds());
+    // A follower counts the lease duration from when it saw the last renewal (up to one retry
+    // period late) and tries again every retry period (1.9 s, up to 1.2x jitter).
+    let limit = Duration::from_secs(LEASE_SECS) + Duration::from_millis(2 * 2300) + Duration::from_secs(1);
+    assert!(took <= limit, "handover took {took:?}");
+    let first_write = first_write.expect("B wrote after the handover");
+    assert!(
+        first_write <= limit.as_millis() as i64,
+        "first write {first_write} ms after the kill"
+    );
+    eprintln!("handover: B leads {took:?} after kill -9; its first write {first_write} ms after");
+}
+
+#[test]
+fn readiness_is_false_while_the_api_server_does_not_answer() {
+    let sim = Sim::start(&[]);
+    let active = Op::start(&sim, &[]);
+    wait_for("the release Completed", Duration::from_secs(60), || {
+        sim.cluster_version().is_some_and(|cv| completed(&cv))
+    });
+    // A second opinion beside it: watch-only never takes the Lease and never writes.
+    let op = Op::start(&sim, &["--watch-only"]);
+    wait_for("the watch-only operator ready", Duration::from_secs(30), || {
+        op.get("/readyz").0 == 200
+    });
+    let m = op.metrics();
+    assert_eq!(value(&m, "cvo_leader", &[]), Some(0.0));
+    assert_eq!(ok_writes(&m), 0.0);
+    assert!(m.samples.iter().all(|x| !(x.metric == "cvo_api_requests_total"
+        && matches!(
+            x.labels.get("verb"),
+            Some("create" | "update" | "patch" | "delete")
+        ))));
+    sim.signal("-STOP");
+    for o in [&op, &active] {
+        let mut why = String::new();
+        wait_for(
+            "not ready while the API server is stopped",
+            Duration::from_secs(15),
+            || {
+                let (code, body) = o.get("/readyz");
+                why = body;
+                code == 503
+            },
+        );
+        assert!(why.contains("the API server does not answer"), "{why}");
+        assert_eq!(o.get("/healthz").0, 200, "alive all the same");
+    }
+    sim.signal("-CONT");
+    for o in [&op, &active] {
+        wait_for("ready again", Duration::from_secs(30), || {
+            o.get("/readyz").0 == 200
+        });
+    }
+}

@@ -20,8 +20,8 @@ use crate::reconcile::{
 };
 
 /// What the live engine of the dashboard reads from the cluster at start, as upstream's CVO
-/// takes it: the target release (ClusterVersion `spec.desiredUpdate.image`, else
-/// `status.desired.image`), the feature set and the enabled feature gates of that version
+/// takes it: the release its CVO works toward (ClusterVersion `status.desired.image`, else
+/// `spec.desiredUpdate.image`), which the engine takes as its own release, the feature set and the enabled feature gates of that version
 /// (FeatureGate `cluster`), and the cluster profile (the in-cluster CVO Deployment's
 /// `CLUSTER_PROFILE`, else upstream's default). Capabilities and overrides the engine reads
 /// from the ClusterVersion itself on every turn.
@@ -55,16 +55,16 @@ pub async fn cluster_inputs(client: &Client) -> anyhow::Result<ClusterInputs> {
         .await
         .map_err(|e| anyhow::anyhow!("reading ClusterVersion version: {e}"))?;
     if let Some(cv) = cv {
+        // The release the cluster's CVO works toward: the engine plays that CVO (its own
+        // release), and a spec.desiredUpdate on top makes it the target, as upstream.
         let spec = cv.spec.desired_update.as_ref();
         let status = cv.status.desired.clone();
-        out.target_image = spec
-            .and_then(|d| d.image.clone())
+        out.target_image = Some(status.image.clone())
             .filter(|i| !i.is_empty())
-            .or_else(|| Some(status.image.clone()).filter(|i| !i.is_empty()));
-        out.target_version = spec
-            .and_then(|d| d.version.clone())
+            .or_else(|| spec.and_then(|d| d.image.clone()).filter(|i| !i.is_empty()));
+        out.target_version = Some(status.version.clone())
             .filter(|v| !v.is_empty())
-            .or_else(|| Some(status.version.clone()).filter(|v| !v.is_empty()));
+            .or_else(|| spec.and_then(|d| d.version.clone()).filter(|v| !v.is_empty()));
     }
     let fg = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("config.openshift.io", "v1", "FeatureGate"),
@@ -162,7 +162,10 @@ pub fn engine_config(
                 ..LocalPayloads::default()
             }
         }
-        PayloadSource::Registry => LocalPayloads::default(),
+        PayloadSource::Registry => LocalPayloads {
+            own_image: inputs.target_image.clone().unwrap_or_default(),
+            ..LocalPayloads::default()
+        },
     };
     let mut rp = RegistryPayloads::new(local, Retriever::new(super::payload::retrieve_options(registry)?));
     if registry.registry_auth.is_none() {

@@ -208,10 +208,9 @@ pub(crate) fn lines(
                 out.push(Line::default());
                 // Judged at the snapshot's time (rendering reads no clock).
                 let (words, level) = engine::lease_words(l, at);
-                out.push(Line::from(vec![
-                    Span::styled(format!("Lease {}: ", l.lease), p.muted),
-                    Span::styled(words, p.level(level)),
-                ]));
+                for w in text::wrap(&format!("Lease {}: {words}", l.lease), width) {
+                    out.push(Line::styled(w, p.level(level)));
+                }
                 if *to == crate::reconcile::api::EngineMode::ActiveApply
                     && let Some(why) = l.blocks_switch()
                 {

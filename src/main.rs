@@ -9,7 +9,13 @@ use cvo::cli::{args, logging::LogSink, run, upgrade};
 
 /// Cluster Version Operator for OpenShift-compatible clusters: dashboard, operator and CLI.
 #[derive(Parser, Debug)]
-#[command(name = "cvo", version, about, propagate_version = true, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "cvo",
+    version,
+    about,
+    propagate_version = true,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -86,7 +86,13 @@ impl Server {
                 let query = l["query"].as_str().unwrap_or_default();
                 ["create", "update", "patch", "delete"].contains(&verb) && !query.contains("dryRun")
             })
-            .map(|l| format!("{} {}", l["verb"].as_str().unwrap_or("?"), l["path"].as_str().unwrap_or("?")))
+            .map(|l| {
+                format!(
+                    "{} {}",
+                    l["verb"].as_str().unwrap_or("?"),
+                    l["path"].as_str().unwrap_or("?")
+                )
+            })
             .collect()
     }
 }
@@ -152,17 +158,31 @@ fn converge(server: &Server, payload: &Path) {
 }
 
 /// Waits (30 s at most) for a snapshot that satisfies `ok`.
-async fn wait_for(h: &mut EngineHandle, what: &str, ok: impl Fn(&StatusSnapshot) -> bool) -> Arc<StatusSnapshot> {
+async fn wait_for(
+    h: &mut EngineHandle,
+    what: &str,
+    ok: impl Fn(&StatusSnapshot) -> bool,
+) -> Arc<StatusSnapshot> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         let s = h.status.borrow_and_update().clone();
         if ok(&s) {
             return s;
         }
-        if tokio::time::timeout_at(deadline, h.status.changed()).await.is_err() {
-            panic!("timed out waiting for {what}; last snapshot: state {:?} mode {:?} passes {} running {} last command {:?} payload error {:?} events {:#?}",
-                s.state, s.mode, s.counters.passes, s.running, s.last_command, s.payload_error,
-                s.events.iter().map(|e| e.text.clone()).collect::<Vec<_>>());
+        if tokio::time::timeout_at(deadline, h.status.changed())
+            .await
+            .is_err()
+        {
+            panic!(
+                "timed out waiting for {what}; last snapshot: state {:?} mode {:?} passes {} running {} last command {:?} payload error {:?} events {:#?}",
+                s.state,
+                s.mode,
+                s.counters.passes,
+                s.running,
+                s.last_command,
+                s.payload_error,
+                s.events.iter().map(|e| e.text.clone()).collect::<Vec<_>>()
+            );
         }
     }
 }
@@ -208,16 +228,25 @@ async fn watch_only_then_active_apply_with_lease_safety() {
     // 1. Watch-only on the converged cluster: 0 drift, 0 writes.
     let start = server.audit_len();
     let timings = EngineTimings::scaled(0.01);
-    let mut h = spawn_engine(c.clone(), &PayloadSource::Registry, &RegistryArgs::default(), timings)
-        .await
-        .expect("engine");
+    let mut h = spawn_engine(
+        c.clone(),
+        &PayloadSource::Registry,
+        &RegistryArgs::default(),
+        timings,
+    )
+    .await
+    .expect("engine");
     let s = wait_for(&mut h, "the first watch-only pass", pass_after(0)).await;
     assert_eq!(s.mode, EngineMode::WatchOnly);
     assert_eq!(s.payload_error, None);
     assert_eq!(s.total, 3, "{:?}", s.tasks);
     assert_eq!(changed(&s), vec![], "a converged cluster has no drift");
     let lease = s.lease.clone().expect("the Lease was read at start");
-    assert_eq!((lease.holder, lease.alive), (None, false), "cvo reconcile released it");
+    assert_eq!(
+        (lease.holder, lease.alive),
+        (None, false),
+        "cvo reconcile released it"
+    );
     assert_eq!(server.writes_since(start), Vec::<String>::new());
 
     // 2. Drift: someone edits a ConfigMap; the next pass shows exactly that field.
@@ -248,9 +277,17 @@ async fn watch_only_then_active_apply_with_lease_safety() {
         .collect();
     assert_eq!(
         fields,
-        vec![(".data.key".to_string(), Some(json!("edited")), Some(json!("payload")))]
+        vec![(
+            ".data.key".to_string(),
+            Some(json!("edited")),
+            Some(json!("payload"))
+        )]
     );
-    assert_eq!(server.writes_since(from), Vec::<String>::new(), "watch-only wrote");
+    assert_eq!(
+        server.writes_since(from),
+        Vec::<String>::new(),
+        "watch-only wrote"
+    );
 
     // 3. A live foreign Lease: the switch is refused, nothing is written.
     put_lease(&c, "in-cluster-cvo_1", chrono::Utc::now()).await;
@@ -260,27 +297,54 @@ async fn watch_only_then_active_apply_with_lease_safety() {
         .await
         .expect("send");
     let s = wait_for(&mut h, "the refusal", |s| {
-        s.last_command.as_ref().is_some_and(|c| c.command == "mode active-apply")
+        s.last_command
+            .as_ref()
+            .is_some_and(|c| c.command == "mode active-apply")
     })
     .await;
-    let why = s.last_command.as_ref().expect("outcome").result.clone().expect_err("refused");
+    let why = s
+        .last_command
+        .as_ref()
+        .expect("outcome")
+        .result
+        .clone()
+        .expect_err("refused");
     assert!(why.contains("held by in-cluster-cvo_1"), "{why}");
-    assert!(why.contains("oc scale deployment/cluster-version-operator"), "{why}");
+    assert!(
+        why.contains("oc scale deployment/cluster-version-operator"),
+        "{why}"
+    );
     assert_eq!(s.mode, EngineMode::WatchOnly);
     let lease = s.lease.clone().expect("lease");
-    assert_eq!((lease.holder.as_deref(), lease.alive, lease.ours), (Some("in-cluster-cvo_1"), true, false));
+    assert_eq!(
+        (lease.holder.as_deref(), lease.alive, lease.ours),
+        (Some("in-cluster-cvo_1"), true, false)
+    );
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(server.writes_since(from), Vec::<String>::new(), "a refused switch wrote");
+    assert_eq!(
+        server.writes_since(from),
+        Vec::<String>::new(),
+        "a refused switch wrote"
+    );
 
     // 4. The same Lease expired: the switch takes it and the engine applies (repairs the edit).
-    put_lease(&c, "in-cluster-cvo_1", chrono::Utc::now() - chrono::Duration::hours(1)).await;
+    put_lease(
+        &c,
+        "in-cluster-cvo_1",
+        chrono::Utc::now() - chrono::Duration::hours(1),
+    )
+    .await;
     h.commands
         .send(EngineCommand::SetMode(EngineMode::ActiveApply))
         .await
         .expect("send");
     let s = wait_for(&mut h, "leading", |s| s.leader).await;
     assert_eq!(s.mode, EngineMode::ActiveApply);
-    assert!(s.lease.as_ref().is_some_and(|l| l.ours && l.alive), "{:?}", s.lease);
+    assert!(
+        s.lease.as_ref().is_some_and(|l| l.ours && l.alive),
+        "{:?}",
+        s.lease
+    );
     let passes = s.counters.passes;
     h.commands.send(EngineCommand::ReconcileNow).await.expect("send");
     wait_for(&mut h, "an applying pass", pass_after(passes)).await;
@@ -298,18 +362,34 @@ async fn watch_only_then_active_apply_with_lease_safety() {
         .send(EngineCommand::SetMode(EngineMode::WatchOnly))
         .await
         .expect("send");
-    let s = wait_for(&mut h, "watch-only again", |s| s.mode == EngineMode::WatchOnly && !s.leader).await;
+    let s = wait_for(&mut h, "watch-only again", |s| {
+        s.mode == EngineMode::WatchOnly && !s.leader
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let writes = server.writes_since(from);
     assert_eq!(
         writes,
-        vec!["update /apis/coordination.k8s.io/v1/namespaces/openshift-cluster-version/leases/version".to_string()],
+        vec![
+            "update /apis/coordination.k8s.io/v1/namespaces/openshift-cluster-version/leases/version"
+                .to_string()
+        ],
     );
     let leases: Api<Lease> = Api::namespaced(c.clone(), "openshift-cluster-version");
-    let holder = leases.get("version").await.expect("lease").spec.and_then(|s| s.holder_identity);
+    let holder = leases
+        .get("version")
+        .await
+        .expect("lease")
+        .spec
+        .and_then(|s| s.holder_identity);
     assert_eq!(holder, None, "released");
     let texts: Vec<String> = s.events.iter().map(|e| e.text.clone()).collect();
-    assert!(texts.iter().any(|t| t == "lease released: watch-only, writes stopped"), "{texts:#?}");
+    assert!(
+        texts
+            .iter()
+            .any(|t| t == "lease released: watch-only, writes stopped"),
+        "{texts:#?}"
+    );
     assert!(!texts.iter().any(|t| t.contains("lease lost")), "{texts:#?}");
     h.shutdown().await;
 }

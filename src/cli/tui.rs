@@ -230,12 +230,21 @@ pub fn run(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
             let conn = a.view.source.cluster.connect().await?;
             if a.no_engine {
                 if !a.read_only {
-                    requests = Some(super::request_writer::spawn(conn.client.clone(), "version".into()));
+                    requests = Some(super::request_writer::spawn(
+                        conn.client.clone(),
+                        "version".into(),
+                    ));
                 }
             } else {
                 let source = payload_source(a.payload.as_deref());
                 engine = Some(
-                    spawn_engine(conn.client.clone(), &source, &a.registry, EngineTimings::upstream()).await?,
+                    spawn_engine(
+                        conn.client.clone(),
+                        &source,
+                        &a.registry,
+                        EngineTimings::upstream(),
+                    )
+                    .await?,
                 );
             }
             crate::cluster::live::watch_state(conn.client, conn.context)

@@ -657,7 +657,10 @@ impl LeaseInfo {
     /// not be read (taking it blind could fight another CVO). `None`: free, expired or ours.
     pub fn blocks_switch(&self) -> Option<String> {
         if let Some(e) = &self.error {
-            return Some(format!("the CVO Lease {} cannot be read ({e}); not switching", self.lease));
+            return Some(format!(
+                "the CVO Lease {} cannot be read ({e}); not switching",
+                self.lease
+            ));
         }
         let holder = self.holder.as_deref().filter(|_| self.alive && !self.ours)?;
         let renewed = self

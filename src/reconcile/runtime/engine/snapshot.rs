@@ -118,10 +118,13 @@ impl EngineLoop {
     ) -> Option<crate::reconcile::api::LeaseInfo> {
         use crate::reconcile::runtime::leader::LeaderState;
         let lc = self.cfg.lease.as_ref()?;
-        let mut info = self.lease_info.clone().unwrap_or_else(|| crate::reconcile::api::LeaseInfo {
-            lease: format!("{}/{}", lc.namespace, lc.name),
-            ..Default::default()
-        });
+        let mut info = self
+            .lease_info
+            .clone()
+            .unwrap_or_else(|| crate::reconcile::api::LeaseInfo {
+                lease: format!("{}/{}", lc.namespace, lc.name),
+                ..Default::default()
+            });
         match ls {
             Some(LeaderState::Leading { .. }) => {
                 info.holder = Some(lc.identity.clone());

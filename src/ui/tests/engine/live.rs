@@ -67,7 +67,9 @@ fn a_payload_that_cannot_be_had_is_said_and_red() {
     let t = draw(&app);
     let text = screen_text(t.backend().buffer()).join("\n");
     assert!(
-        text.contains("payload unavailable: Unable to download and prepare the update: no pull access to quay.io"),
+        text.contains(
+            "payload unavailable: Unable to download and prepare the update: no pull access to quay.io"
+        ),
         "{text}"
     );
     // The rest of the dashboard still works.
@@ -85,7 +87,11 @@ fn m_reads_the_lease_and_a_live_foreign_holder_refuses_the_switch() {
         "{text}"
     );
     key(&mut app, KeyCode::Char('m'));
-    assert_eq!(rx.try_recv().ok(), Some(Command::CheckLease), "m reads the Lease first");
+    assert_eq!(
+        rx.try_recv().ok(),
+        Some(Command::CheckLease),
+        "m reads the Lease first"
+    );
     let t = draw(&app);
     let buf = t.backend().buffer();
     let text = screen_text(buf).join("\n");
@@ -117,7 +123,10 @@ fn an_expired_or_free_lease_lets_the_switch_through() {
         assert_eq!(rx.try_recv().ok(), Some(Command::CheckLease));
         assert!(!text_of(&app).contains("The switch is refused"));
         key(&mut app, KeyCode::Char('y'));
-        assert_eq!(rx.try_recv().ok(), Some(Command::SetMode(EngineMode::ActiveApply)));
+        assert_eq!(
+            rx.try_recv().ok(),
+            Some(Command::SetMode(EngineMode::ActiveApply))
+        );
     }
 }
 
@@ -143,7 +152,10 @@ fn engine_keys_without_an_engine_say_why_in_the_footer() {
     for c in ['7', '8', 'm', 'r', 'e'] {
         assert!(key(&mut app, KeyCode::Char(c)), "{c} answers");
         let (flash, _) = app.flash.clone().expect("flash");
-        assert!(flash.contains("a snapshot (--from) has no engine"), "{c}: {flash}");
+        assert!(
+            flash.contains("a snapshot (--from) has no engine"),
+            "{c}: {flash}"
+        );
         assert_eq!(app.tab, Tab::Overview);
         assert!(app.popup.is_none());
     }

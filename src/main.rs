@@ -9,10 +9,19 @@ use cvo::cli::{args, logging::LogSink, run, upgrade};
 
 /// Cluster Version Operator for OpenShift-compatible clusters: dashboard, operator and CLI.
 #[derive(Parser, Debug)]
-#[command(name = "cvo", version, about, propagate_version = true)]
+#[command(
+    name = "cvo",
+    version,
+    about,
+    propagate_version = true,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    #[cfg(feature = "tui")]
+    #[command(flatten)]
+    tui: args::TuiArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -21,7 +30,8 @@ enum Command {
     Status(args::StatusArgs),
     /// Print objects as `oc get` does.
     Get(args::GetArgs),
-    /// Open the dashboard (watch-only).
+    /// Open the dashboard, with the embedded engine watch-only on a live cluster (`cvo` alone
+    /// does the same on the current kubeconfig context).
     #[cfg(feature = "tui")]
     Tui(args::TuiArgs),
     /// A live update 4.16.3 → 4.16.4 on a simulated cluster, in the dashboard (or headless);
@@ -84,8 +94,11 @@ impl Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    #[cfg(feature = "tui")]
+    let cmd = cli.command.unwrap_or(Command::Tui(cli.tui));
+    #[cfg(not(feature = "tui"))]
     let Some(cmd) = cli.command else {
-        eprintln!("cvo: no command given; try `cvo demo`, `cvo status` or `cvo --help`");
+        eprintln!("cvo: no command given; try `cvo status` or `cvo --help`");
         return ExitCode::from(cvo::cli::EXIT_USAGE);
     };
     let result = cvo::cli::logging::init(cmd.log_sink()).and_then(|_log| dispatch(cmd));

@@ -279,9 +279,21 @@ pub struct GetArgs {
 pub struct TuiArgs {
     #[command(flatten)]
     pub view: AssessArgs,
-    /// Refuse every write (update requests, channel changes), with the reason on screen.
+    /// Refuse every write (update requests, channel changes, the switch to active-apply), with
+    /// the reason on screen.
     #[arg(long)]
     pub read_only: bool,
+    /// The payload of the cluster's release for the embedded engine (a directory with
+    /// `manifests/` + `release-manifests/`); default: pull the release image the
+    /// ClusterVersion names from its registry.
+    #[arg(long, value_name = "DIR")]
+    pub payload: Option<PathBuf>,
+    /// No embedded engine on a live cluster: cluster state only (no task graph, drift or
+    /// active-apply).
+    #[arg(long)]
+    pub no_engine: bool,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
 /// Flags of `cvo demo`.

@@ -28,6 +28,8 @@ pub mod run;
 pub mod source;
 pub mod status;
 pub mod tabwriter;
+#[cfg(feature = "tui")]
+pub mod tui;
 pub mod upgrade;
 
 /// Exit code of a usage error: bad flags or flag values.

@@ -98,40 +98,13 @@ pub fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `cvo tui`: the watch-only dashboard on a live cluster or a snapshot.
+/// `cvo tui` and `cvo` alone: see [`super::tui::run`].
 ///
 /// # Errors
-/// Usage errors of `--now`; a file or cluster that cannot be read; a terminal failure.
+/// As [`super::tui::run`].
 #[cfg(feature = "tui")]
 pub fn tui(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
-    let (now, alerts) = a.view.now_and_alerts()?;
-    let rt = runtime()?;
-    rt.block_on(async {
-        let mut requests = None;
-        let feed = if a.view.source.is_snapshot() {
-            crate::cluster::static_feed(crate::cluster::snapshot::load(&a.view.source.from)?)
-        } else {
-            let conn = a.view.source.cluster.connect().await?;
-            if !a.read_only {
-                requests = Some(super::request_writer::spawn(
-                    conn.client.clone(),
-                    "version".into(),
-                ));
-            }
-            crate::cluster::live::watch_state(conn.client, conn.context)
-        };
-        crate::ui::run(crate::ui::UiOptions {
-            feed,
-            alerts,
-            now,
-            engine: None,
-            requests,
-            read_only: a.read_only,
-            clock: crate::clock::Clock::wall(),
-        })
-        .await
-    })?;
-    Ok(ExitCode::SUCCESS)
+    super::tui::run(a)
 }
 
 /// `cvo demo`: the live update on a simulated cluster, in the dashboard or headless; with

@@ -32,6 +32,7 @@ use crate::{
     reconcile::api::{Command, StatusSnapshot},
 };
 
+mod engine_keys;
 mod requests;
 
 /// Terminal height from which the engine event log starts shown.
@@ -310,6 +311,7 @@ impl App {
                 }
                 _ => None,
             },
+            None if self.engine_key_without_engine(&ev) => return true,
             None => None,
         };
         match action {
@@ -486,29 +488,13 @@ impl App {
                 self.clamp_all();
                 self.refresh_task_detail();
             }
-            Action::SwitchMode => {
-                let Some(e) = &self.engine else { return false };
-                let to = engine::other_mode(e.snap.mode);
-                if self.read_only && to == crate::reconcile::api::EngineMode::ActiveApply {
-                    self.flash = Some((
-                        "--read-only: the switch to active-apply is refused (it would write)".into(),
-                        Level::Error,
-                    ));
-                    return true;
-                }
-                self.popup = Some(Popup {
-                    title: format!("switch to {}?", engine::mode_word(to)),
-                    kind: PopupKind::Confirm(to),
-                    scroll: 0,
-                    yaml: None,
-                });
-            }
+            Action::SwitchMode => return self.switch_mode(),
             Action::Confirm => {
                 if !self.popup.as_ref().is_some_and(|p| p.kind.is_confirm()) {
                     return false;
                 }
                 match self.popup.take().map(|p| p.kind) {
-                    Some(PopupKind::Confirm(to)) => self.send(Command::SetMode(to)),
+                    Some(PopupKind::Confirm(to)) => self.confirm_switch(to),
                     Some(PopupKind::Request(v)) => self.send_request(*v),
                     _ => return false,
                 }

@@ -12,8 +12,8 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use super::theme::Level;
 use crate::reconcile::api::{
-    CowVec, Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel, RunLevelProgress,
-    StatusSnapshot, TaskProgress, TaskState,
+    CowVec, Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel, LeaseInfo,
+    RunLevelProgress, StatusSnapshot, TaskProgress, TaskState,
 };
 
 /// Aggregate state of one component of one run level, decided in this order: any task failed,
@@ -155,6 +155,9 @@ pub struct EngineModel {
     pub cells: Vec<TaskCell>,
     /// Drift records with a change.
     pub drift: Vec<DriftRow>,
+    /// Watch-only: manifests found in sync in the last comparison (done without drift) and
+    /// manifests compared (all tasks but the skipped ones); `None` in active-apply.
+    pub in_sync: Option<(usize, usize)>,
 }
 
 impl EngineModel {
@@ -166,13 +169,30 @@ impl EngineModel {
                 c.state = CellState::Waiting;
             }
         }
-        let drift = snap
+        let drift: Vec<DriftRow> = snap
             .drift
             .iter()
             .enumerate()
             .filter_map(|(i, r)| drift_row(i, r))
             .collect();
-        Self { snap, cells, drift }
+        let in_sync = (snap.mode == EngineMode::WatchOnly).then(|| {
+            let (mut done, mut skipped) = (0usize, 0usize);
+            for t in snap.tasks.iter() {
+                match t.state {
+                    TaskState::Done => done += 1,
+                    TaskState::Skipped(_) => skipped += 1,
+                    _ => {}
+                }
+            }
+            let differ: std::collections::BTreeSet<&str> = drift.iter().map(|d| d.task.as_str()).collect();
+            (done.saturating_sub(differ.len()), snap.tasks.len() - skipped)
+        });
+        Self {
+            snap,
+            cells,
+            drift,
+            in_sync,
+        }
     }
 
     /// The run level being worked on: the lowest level with tasks neither done nor skipped
@@ -193,8 +213,10 @@ const WAITING_REASONS: [&str; 2] = ["ClusterOperatorUpdating", "ClusterOperators
 
 /// Whether the snapshot's failed tasks are only operators still updating: the pass summary
 /// has a waiting reason and the ClusterVersion's Failing condition is not True.
+/// Never in watch-only: the engine waits on nobody there (it only compares).
 pub fn only_waiting(snap: &StatusSnapshot) -> bool {
-    snap.failing().is_none()
+    snap.mode == EngineMode::ActiveApply
+        && snap.failing().is_none()
         && snap
             .failure
             .as_ref()
@@ -314,6 +336,49 @@ pub fn state_word(s: &EngineState) -> String {
     }
 }
 
+/// The engine state as the header shows it: in watch-only the engine applies nothing, so it
+/// is never "Updating" or "Initializing" there: `Watching` (`Comparing` while a pass runs).
+pub fn shown_state(s: &StatusSnapshot) -> (String, Level) {
+    let applying = matches!(
+        s.state,
+        EngineState::Updating | EngineState::Initializing | EngineState::Reconciling
+    );
+    match s.mode {
+        EngineMode::WatchOnly if applying && s.running => ("Comparing".into(), Level::Info),
+        EngineMode::WatchOnly if applying => ("Watching".into(), Level::Ok),
+        _ => (state_word(&s.state), state_level(&s.state)),
+    }
+}
+
+/// The CVO Lease in a few words, at `now`: `we hold it (X)`, `free`, `held by X (alive,
+/// renewed 12:00:01)`, `held by X (expired 12:02:18)`, `unreadable: why`, `not read yet`.
+pub fn lease_words(l: &LeaseInfo, now: chrono::DateTime<chrono::Utc>) -> (String, Level) {
+    if let Some(e) = &l.error {
+        return (format!("unreadable: {}", super::text::one_line(e)), Level::Error);
+    }
+    let renewed = l
+        .renew_time
+        .map(|t| format!("renewed {}", t.format("%H:%M:%S")))
+        .unwrap_or_else(|| "never renewed".into());
+    match &l.holder {
+        _ if l.read_at.is_none() => ("not read yet".into(), Level::Unknown),
+        Some(h) if l.ours => (format!("we hold it ({h})"), Level::Ok),
+        Some(h) if l.alive && l.expires().is_none_or(|t| t >= now) => {
+            (format!("held by {h} (alive, {renewed})"), Level::Warn)
+        }
+        Some(h) => (
+            format!(
+                "held by {h} (expired{})",
+                l.expires()
+                    .map(|t| format!(" {}", t.format("%H:%M:%S")))
+                    .unwrap_or_default()
+            ),
+            Level::Info,
+        ),
+        None => ("free".into(), Level::Ok),
+    }
+}
+
 /// Severity of an engine state.
 pub fn state_level(s: &EngineState) -> Level {
     match s {
@@ -345,10 +410,14 @@ pub fn other_mode(m: EngineMode) -> EngineMode {
 pub fn switch_explanation(to: EngineMode) -> &'static str {
     match to {
         EngineMode::ActiveApply => {
-            "cvo will apply the release payload and write ClusterVersion status; it takes the lease \
-             openshift-cluster-version/version and will not write while another CVO holds it."
+            "cvo will apply the release payload and write ClusterVersion status as the cluster's \
+             CVO. It takes the Lease openshift-cluster-version/version only when no other holder \
+             is alive, and never writes without it."
         }
-        EngineMode::WatchOnly => "cvo stops writing; drift is shown instead.",
+        EngineMode::WatchOnly => {
+            "cvo stops writing and releases the Lease at once; the views show what the CVO would \
+             change (drift) instead."
+        }
     }
 }
 

@@ -204,6 +204,21 @@ pub(crate) fn lines(
             for l in text::wrap(engine::switch_explanation(*to), width) {
                 out.push(Line::styled(l, p.text));
             }
+            if let Some((l, at)) = attached.and_then(|e| Some((e.snap.lease.as_ref()?, e.snap.at?))) {
+                out.push(Line::default());
+                // Judged at the snapshot's time (rendering reads no clock).
+                let (words, level) = engine::lease_words(l, at);
+                for w in text::wrap(&format!("Lease {}: {words}", l.lease), width) {
+                    out.push(Line::styled(w, p.level(level)));
+                }
+                if *to == crate::reconcile::api::EngineMode::ActiveApply
+                    && let Some(why) = l.blocks_switch()
+                {
+                    for w in text::wrap(&format!("The switch is refused: {why}"), width) {
+                        out.push(Line::styled(w, p.err));
+                    }
+                }
+            }
             out.push(Line::default());
             out.push(Line::from(vec![
                 Span::styled("y/Enter", p.key),

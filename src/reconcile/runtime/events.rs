@@ -56,6 +56,13 @@ fn state_name(s: &EngineState) -> String {
     }
 }
 
+fn mode_word(m: crate::reconcile::api::EngineMode) -> &'static str {
+    match m {
+        crate::reconcile::api::EngineMode::WatchOnly => "watch-only",
+        crate::reconcile::api::EngineMode::ActiveApply => "active-apply",
+    }
+}
+
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or_default()
 }
@@ -122,8 +129,12 @@ impl EventLog {
                 );
             }
         }
-        if !first && p.mode != now.mode {
-            self.push(Info, format!("mode switched {:?} → {:?}", p.mode, now.mode));
+        let switched = !first && p.mode != now.mode;
+        if switched {
+            self.push(
+                Info,
+                format!("switched to {} (was {})", mode_word(now.mode), mode_word(p.mode)),
+            );
         }
         if p.desired != now.desired
             && let Some((version, image)) = &now.desired
@@ -139,6 +150,9 @@ impl EventLog {
             if now.leader {
                 let who = now.holder.clone().unwrap_or_default();
                 self.push(Info, format!("lease acquired ({who})").replace(" ()", ""));
+            } else if switched && now.mode == crate::reconcile::api::EngineMode::WatchOnly {
+                // Given up on purpose by the switch, not lost.
+                self.push(Info, "lease released: watch-only, writes stopped");
             } else if !first {
                 self.push(Warning, "lease lost: writes stopped");
             }
@@ -495,13 +509,41 @@ mod tests {
             "{all:#?}"
         );
         assert!(
-            all.contains(&"mode switched WatchOnly → ActiveApply".to_string()),
+            all.contains(&"switched to active-apply (was watch-only)".to_string()),
             "{all:#?}"
         );
         assert!(
             all.contains(&"command SetDesiredUpdate refused: refused: the engine is watch-only".to_string()),
             "{all:#?}"
         );
+    }
+
+    #[test]
+    fn a_switch_to_watch_only_releases_the_lease_it_does_not_lose_it() {
+        let mut log = EventLog::new();
+        let mut s = StatusSnapshot {
+            mode: EngineMode::ActiveApply,
+            leader: true,
+            lease_holder: Some("me_1".into()),
+            ..StatusSnapshot::default()
+        };
+        log.observe(&s);
+        s.mode = EngineMode::WatchOnly;
+        s.leader = false;
+        s.lease_holder = None;
+        log.observe(&s);
+        let all = texts(&log);
+        assert!(!all.iter().any(|t| t.contains("lost")), "{all:#?}");
+        let tail: Vec<&str> = all.iter().rev().take(2).rev().map(String::as_str).collect();
+        assert_eq!(
+            tail,
+            [
+                "switched to watch-only (was active-apply)",
+                "lease released: watch-only, writes stopped"
+            ]
+        );
+        let levels: Vec<EventLevel> = log.events().iter().rev().take(2).map(|e| e.level).collect();
+        assert_eq!(levels, [EventLevel::Info, EventLevel::Info]);
     }
 
     #[test]

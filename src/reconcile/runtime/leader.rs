@@ -57,6 +57,8 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 use kube::{Api, Client, api::PostParams};
+
+use crate::reconcile::api::LeaseInfo;
 use tokio::{
     sync::{oneshot, watch},
     task::JoinHandle,
@@ -639,6 +641,35 @@ impl Runner {
             });
         }
     }
+}
+
+/// Reads the Lease of `config` once (one GET, no write) and says who holds it and whether that
+/// holder looks alive now, as [`LeaseInfo`]: an absent Lease is free; a read error is kept in
+/// [`LeaseInfo::error`] (one line).
+pub async fn read_lease(client: &Client, config: &LeaseConfig) -> LeaseInfo {
+    let api: Api<Lease> = Api::namespaced(client.clone(), &config.namespace);
+    let mut info = LeaseInfo {
+        lease: config.lease_ref(),
+        read_at: Some(Utc::now()),
+        ..LeaseInfo::default()
+    };
+    match api.get_opt(&config.name).await {
+        Ok(Some(l)) => {
+            let spec = l.spec.unwrap_or_default();
+            info.alive = valid_holder(&spec, Timestamp::now()).is_some();
+            info.holder = spec.holder_identity.filter(|h| !h.is_empty());
+            info.ours = info.holder.as_deref() == Some(config.identity.as_str());
+            info.renew_time = spec
+                .renew_time
+                .as_ref()
+                .or(spec.acquire_time.as_ref())
+                .map(micro_to_chrono);
+            info.duration_seconds = spec.lease_duration_seconds;
+        }
+        Ok(None) => {}
+        Err(e) => info.error = Some(describe(&e)),
+    }
+    info
 }
 
 /// The holder of a still valid lease at `now`: a non-empty `holderIdentity` whose

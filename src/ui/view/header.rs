@@ -122,16 +122,17 @@ fn sim_clock(app: &App) -> String {
 fn engine_line(app: &App, e: &engine::EngineModel, w: usize) -> Line<'static> {
     let p = &app.palette;
     let s = &e.snap;
+    let (state, level) = engine::shown_state(s);
     let mut v = vec![
         ("Engine ".to_string(), p.muted),
-        (
-            engine::state_word(&s.state),
-            p.level(engine::state_level(&s.state))
-                .add_modifier(Modifier::BOLD),
-        ),
+        (state, p.level(level).add_modifier(Modifier::BOLD)),
         ("  Lease ".into(), p.muted),
     ];
     match (&s.lease_holder, s.leader) {
+        _ if let Some(l) = &s.lease => {
+            let (words, level) = engine::lease_words(l, app.now);
+            v.push((words, p.level(level)));
+        }
         (_, true) => v.push((
             format!("{} (we lead)", s.lease_holder.as_deref().unwrap_or("us")),
             p.ok,

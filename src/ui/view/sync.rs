@@ -27,14 +27,20 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
     let (gauge_area, info_area) = layout::split_v(inner, 1);
     let w = usize::from(inner.width);
-    if settled(s) {
+    if e.in_sync.is_none() && settled(s) {
         // The release is applied and the passes that re-check it find nothing to do: each
         // one running from 0 to 100 % again is not news (and would redraw the idle
-        // dashboard), and the ClusterVersion says Progressing=False meanwhile.
+        // dashboard), and the ClusterVersion says Progressing=False meanwhile. Watch-only
+        // shows how much of the cluster matches instead.
         render_settled(app, frame, gauge_area, info_area);
         return;
     }
-    let ratio = model::clamp_ratio(f64::from(s.fraction));
+    let ratio = match e.in_sync {
+        // Watch-only: how much of the cluster matches the payload, never an apply progress.
+        Some((n, m)) if m > 0 => n as f64 / m as f64,
+        Some(_) => 0.0,
+        None => model::clamp_ratio(f64::from(s.fraction)),
+    };
     // Tasks that failed only because their operator is still updating are "waiting", as the
     // task graph shows them.
     let waiting = engine::only_waiting(s);
@@ -53,13 +59,27 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
         None if s.total > 0 => " · all run levels done".into(),
         None => String::new(),
     };
-    let label = format!(
-        "{} · {}/{} tasks{level}",
-        model::percent_label(f64::from(s.fraction)),
-        s.done,
-        s.total
-    );
-    let style = if s.failure.is_some() && !waiting {
+    let label = match (e.in_sync, &s.payload_error) {
+        (_, Some(why)) => format!("payload unavailable: {}", text::one_line(why)),
+        (Some(_), None) if s.counters.passes == 0 && s.total == 0 => {
+            "watch-only · reading the payload".to_string()
+        }
+        (Some((n, m)), None) => format!(
+            "watch-only · {n} of {m} manifests in sync{}",
+            match e.drift.len() {
+                0 if s.counters.passes == 0 => " (first comparison running)".to_string(),
+                0 => String::new(),
+                d => format!(" · {d} would change"),
+            }
+        ),
+        (None, None) => format!(
+            "{} · {}/{} tasks{level}",
+            model::percent_label(f64::from(s.fraction)),
+            s.done,
+            s.total
+        ),
+    };
+    let style = if s.payload_error.is_some() || (s.failure.is_some() && !waiting) {
         p.err
     } else {
         p.gauge

@@ -17,18 +17,44 @@ impl EngineLoop {
                 self.worker.notify();
                 return Ok("pass requested".into());
             }
+            Command::CheckLease => {
+                self.read_lease().await;
+                return Ok(match self.lease_info.as_ref().and_then(|l| l.holder.clone()) {
+                    _ if self.cfg.lease.is_none() => "no Lease configured".into(),
+                    Some(h) => format!("Lease held by {h}"),
+                    None => "Lease free".into(),
+                });
+            }
+            Command::SetMode(m) if m == self.mode => {
+                return Ok(format!("already {}", mode_word(m)));
+            }
             Command::SetMode(m) => {
+                if m == EngineMode::ActiveApply && self.cfg.lease.is_some() {
+                    // Never fight another CVO: refuse while another holder's lease is alive.
+                    self.read_lease().await;
+                    if let Some(why) = self.lease_info.as_ref().and_then(|l| l.blocks_switch()) {
+                        return Err(CommandError::LeaseHeld(why));
+                    }
+                }
                 self.mode = m;
                 if m == EngineMode::ActiveApply {
                     self.start_elector().await;
                 } else if let Some((_, h)) = self.leader.take() {
                     self.switch.set(true);
-                    let _ = h.release().await;
+                    let released = h.release().await;
+                    if let Some(lc) = &self.cfg.lease {
+                        self.lease_info = Some(crate::reconcile::api::LeaseInfo {
+                            lease: format!("{}/{}", lc.namespace, lc.name),
+                            read_at: Some(Utc::now()),
+                            error: released.err().map(|e| e.to_string()),
+                            ..Default::default()
+                        });
+                    }
                 }
                 let write = m == EngineMode::ActiveApply && self.leading();
                 self.switch.set(!write);
                 self.worker.set_dry_run(!write);
-                return Ok(format!("mode {m:?}"));
+                return Ok(format!("switched to {}", mode_word(m)));
             }
             Command::Shutdown => return Ok("stopping".into()),
             Command::RequestPatch { patch, .. } => {
@@ -96,6 +122,14 @@ impl EngineLoop {
                 err,
             })?;
         Ok(format!("ClusterVersion {name} spec patched"))
+    }
+}
+
+/// `watch-only` / `active-apply`.
+fn mode_word(m: EngineMode) -> &'static str {
+    match m {
+        EngineMode::WatchOnly => "watch-only",
+        EngineMode::ActiveApply => "active-apply",
     }
 }
 

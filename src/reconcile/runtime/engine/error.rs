@@ -119,6 +119,10 @@ pub enum CommandError {
     /// A request patch that touches more than `spec.desiredUpdate` and `spec.channel`.
     #[error("refused: a request may patch only spec.desiredUpdate and spec.channel, not {0}")]
     PatchScope(String),
+    /// The switch to active-apply while another CVO's Lease is alive (or the Lease cannot be
+    /// read); the text names the holder and how to stop it.
+    #[error("refused: {0}")]
+    LeaseHeld(String),
     /// The spec patch failed.
     #[error("patching ClusterVersion {name}: {}", api_text(.err))]
     Patch {

@@ -210,6 +210,7 @@ impl Engine {
             last_publish: None,
             events: crate::reconcile::runtime::events::EventLog::with_clock(events_clock),
             gates: gates::Gates::default(),
+            lease_info: None,
         };
         let task = tokio::spawn(async move { lp.run(cmd_rx).await });
         EngineHandle::new(snap_rx, cmd_tx).with_task(task.abort_handle())
@@ -257,6 +258,9 @@ struct EngineLoop {
     gates: gates::Gates,
     /// Stops the worker when the loop is dropped (also on abort).
     _worker_guard: tokio_util::sync::DropGuard,
+    /// The CVO Lease as last read ([`StatusSnapshot::lease`]); while leading, the snapshot says
+    /// so instead.
+    lease_info: Option<crate::reconcile::api::LeaseInfo>,
 }
 
 impl EngineLoop {
@@ -266,6 +270,10 @@ impl EngineLoop {
         let mut cv_rx = feed.changes();
         self.cv_feed = Some(feed);
         self.start_elector().await;
+        if self.mode == EngineMode::WatchOnly {
+            // Who holds the Lease, for the dashboard, before anyone asks to switch (one GET).
+            self.read_lease().await;
+        }
         let poll = self.cfg.timings.cv_poll;
         let mut next_poll = tokio::time::Instant::now();
         let pull_wakeup = self.cfg.payloads.wakeup();
@@ -407,6 +415,14 @@ impl EngineLoop {
         match crate::reconcile::runtime::leader::LeaderElector::new(self.lease_client.clone(), lc) {
             Ok(e) => self.leader = Some(e.spawn()),
             Err(e) => self.last_error = Some(format!("leader election: {e}")),
+        }
+    }
+
+    /// Reads the CVO Lease once into [`Self::lease_info`] (no Lease configured: nothing).
+    async fn read_lease(&mut self) {
+        if let Some(lc) = &self.cfg.lease {
+            let info = crate::reconcile::runtime::leader::read_lease(&self.lease_client, lc).await;
+            self.lease_info = Some(info);
         }
     }
 

@@ -96,6 +96,7 @@ impl EngineLoop {
             failures,
             drift: v.drift.clone(),
             lease_holder: self.lease_holder(lease_state.as_ref()),
+            lease: self.lease_of(lease_state.as_ref()),
             leader: self.mode == EngineMode::ActiveApply && leading,
             last_command: self.last_command.clone(),
             counters,
@@ -109,6 +110,39 @@ impl EngineLoop {
             updates: self.fetched_updates(),
             accept_risks_gate: self.gates.accept_risks,
         }
+    }
+
+    /// The Lease as the snapshot shows it: ours and alive while the elector leads, else the
+    /// holder the elector last saw (waiting), else the last read.
+    pub(super) fn lease_of(
+        &self,
+        ls: Option<&crate::reconcile::runtime::leader::LeaderState>,
+    ) -> Option<crate::reconcile::api::LeaseInfo> {
+        use crate::reconcile::runtime::leader::LeaderState;
+        let lc = self.cfg.lease.as_ref()?;
+        let mut info = self
+            .lease_info
+            .clone()
+            .unwrap_or_else(|| crate::reconcile::api::LeaseInfo {
+                lease: format!("{}/{}", lc.namespace, lc.name),
+                ..Default::default()
+            });
+        match ls {
+            Some(LeaderState::Leading { .. }) => {
+                info.holder = Some(lc.identity.clone());
+                info.ours = true;
+                info.alive = true;
+                info.error = None;
+                info.duration_seconds = i32::try_from(lc.timings.lease_duration.as_secs()).ok();
+            }
+            Some(LeaderState::Acquiring { holder: Some(h), .. }) if info.holder.as_ref() != Some(h) => {
+                info.holder = Some(h.clone());
+                info.ours = false;
+                info.alive = true;
+            }
+            _ => {}
+        }
+        Some(info)
     }
 
     /// Who holds the Lease by the elector's state `ls` (read once by the caller).

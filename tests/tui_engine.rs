@@ -1,0 +1,395 @@
+//! The dashboard's embedded engine on a live cluster (`cvo tui`, `cvo` alone), against a
+//! `cvo sim serve` child process with an audit log: watch-only finds no drift on a converged
+//! cluster and the exact field diff on a drifted one while writing nothing; a live foreign
+//! Lease refuses the switch to active-apply (nothing written); an expired one is taken and the
+//! engine applies; switching back releases the Lease with one write and logs a switch, not a
+//! lost lease.
+
+mod common;
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    sync::Arc,
+    time::Duration,
+};
+
+use cvo::{
+    cli::{
+        args::RegistryArgs,
+        tui::{PayloadSource, spawn_engine},
+    },
+    reconcile::{
+        EngineTimings,
+        api::{Command as EngineCommand, Drift, EngineHandle, EngineMode, StatusSnapshot},
+    },
+};
+use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap};
+use kube::{
+    Api,
+    api::{Patch, PatchParams},
+};
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cvo");
+
+struct Server {
+    child: Child,
+    kubeconfig: PathBuf,
+    audit: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn start() -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let kubeconfig = dir.path().join("kubeconfig");
+        let audit = dir.path().join("audit.jsonl");
+        let args = [std::ffi::OsStr::new("--audit-log"), audit.as_os_str()];
+        let (child, _) = common::spawn_sim_serve(&kubeconfig, &args, Stdio::null(), Duration::from_secs(10));
+        Server {
+            child,
+            kubeconfig,
+            audit,
+            dir,
+        }
+    }
+
+    /// Audit lines so far.
+    fn audit_len(&self) -> usize {
+        self.audit_lines().len()
+    }
+
+    fn audit_lines(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.audit)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// Writes (create, update, patch, delete; not dry runs) after audit line `from`, as
+    /// `VERB PATH`.
+    fn writes_since(&self, from: usize) -> Vec<String> {
+        self.audit_lines()
+            .into_iter()
+            .skip(from)
+            .filter(|l| {
+                let verb = l["verb"].as_str().unwrap_or_default();
+                let query = l["query"].as_str().unwrap_or_default();
+                ["create", "update", "patch", "delete"].contains(&verb) && !query.contains("dryRun")
+            })
+            .map(|l| {
+                format!(
+                    "{} {}",
+                    l["verb"].as_str().unwrap_or("?"),
+                    l["path"].as_str().unwrap_or("?")
+                )
+            })
+            .collect()
+    }
+}
+
+/// A small payload: a namespace and two ConfigMaps.
+fn payload(dir: &Path) {
+    let rm = dir.join("release-manifests");
+    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
+    std::fs::create_dir_all(&rm).expect("mkdir");
+    std::fs::write(
+        rm.join("release-metadata"),
+        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
+            .to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        rm.join("image-references"),
+        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
+    )
+    .expect("write");
+    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    std::fs::write(
+        rm.join("0000_00_tui_00_ns.yaml"),
+        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-tui\n{ann}"),
+    )
+    .expect("write");
+    for (i, name) in ["alpha", "beta"].iter().enumerate() {
+        std::fs::write(
+            rm.join(format!("0000_10_tui_{i:02}_cm.yaml")),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: openshift-tui\n{ann}data:\n  key: \"payload\"\n"
+            ),
+        )
+        .expect("write");
+    }
+}
+
+async fn client(server: &Server) -> kube::Client {
+    cvo::cluster::live::connect(Some(&server.kubeconfig), None)
+        .await
+        .expect("connect")
+        .client
+}
+
+/// Converges the simulated cluster to the payload with `cvo reconcile --once` (which also
+/// creates the ClusterVersion naming the payload's `file://` pseudo pull spec).
+fn converge(server: &Server, payload: &Path) {
+    let out = Command::new(BIN)
+        .args(["reconcile", "--once", "--timeout", "60", "--payload"])
+        .arg(payload)
+        .arg("--kubeconfig")
+        .arg(&server.kubeconfig)
+        .env_remove("KUBECONFIG")
+        .env("RUST_LOG", "off")
+        .output()
+        .expect("cvo reconcile runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Waits (30 s at most) for a snapshot that satisfies `ok`.
+async fn wait_for(
+    h: &mut EngineHandle,
+    what: &str,
+    ok: impl Fn(&StatusSnapshot) -> bool,
+) -> Arc<StatusSnapshot> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let s = h.status.borrow_and_update().clone();
+        if ok(&s) {
+            return s;
+        }
+        if tokio::time::timeout_at(deadline, h.status.changed())
+            .await
+            .is_err()
+        {
+            panic!(
+                "timed out waiting for {what}; last snapshot: state {:?} mode {:?} passes {} running {} last command {:?} payload error {:?} events {:#?}",
+                s.state,
+                s.mode,
+                s.counters.passes,
+                s.running,
+                s.last_command,
+                s.payload_error,
+                s.events.iter().map(|e| e.text.clone()).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+/// A whole pass finished after `passes` passes.
+fn pass_after(passes: u64) -> impl Fn(&StatusSnapshot) -> bool {
+    move |s| s.counters.passes > passes && !s.running
+}
+
+fn changed(s: &StatusSnapshot) -> Vec<(String, Drift)> {
+    s.drift
+        .iter()
+        .filter(|d| !d.drift.is_none())
+        .map(|d| (format!("{}/{}", d.namespace, d.name), d.drift.clone()))
+        .collect()
+}
+
+async fn put_lease(client: &kube::Client, holder: &str, renewed: chrono::DateTime<chrono::Utc>) {
+    let api: Api<Lease> = Api::namespaced(client.clone(), "openshift-cluster-version");
+    let t = renewed.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    let body = json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "version", "namespace": "openshift-cluster-version"},
+        "spec": {"holderIdentity": holder, "leaseDurationSeconds": 137, "renewTime": t, "acquireTime": t}
+    });
+    api.patch(
+        "version",
+        &PatchParams::apply("test").force(),
+        &Patch::Apply(&body),
+    )
+    .await
+    .expect("write the Lease");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_only_then_active_apply_with_lease_safety() {
+    let server = Server::start();
+    let p = server.dir.path().join("payload");
+    payload(&p);
+    converge(&server, &p);
+    let c = client(&server).await;
+
+    // 1. Watch-only on the converged cluster: 0 drift, 0 writes.
+    let start = server.audit_len();
+    let timings = EngineTimings::scaled(0.01);
+    let mut h = spawn_engine(
+        c.clone(),
+        &PayloadSource::Registry,
+        &RegistryArgs::default(),
+        timings,
+    )
+    .await
+    .expect("engine");
+    let s = wait_for(&mut h, "the first watch-only pass", pass_after(0)).await;
+    assert_eq!(s.mode, EngineMode::WatchOnly);
+    assert_eq!(s.payload_error, None);
+    assert_eq!(s.total, 3, "{:?}", s.tasks);
+    assert_eq!(changed(&s), vec![], "a converged cluster has no drift");
+    let lease = s.lease.clone().expect("the Lease was read at start");
+    assert_eq!(
+        (lease.holder, lease.alive),
+        (None, false),
+        "cvo reconcile released it"
+    );
+    assert_eq!(server.writes_since(start), Vec::<String>::new());
+
+    // 2. Drift: someone edits a ConfigMap; the next pass shows exactly that field.
+    let cms: Api<ConfigMap> = Api::namespaced(c.clone(), "openshift-tui");
+    cms.patch(
+        "beta",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"key": "edited"}})),
+    )
+    .await
+    .expect("edit");
+    let from = server.audit_len();
+    let passes = s.counters.passes;
+    h.commands.send(EngineCommand::ReconcileNow).await.expect("send");
+    let s = wait_for(&mut h, "a pass that sees the edit", |s| {
+        pass_after(passes)(s) && !changed(s).is_empty()
+    })
+    .await;
+    let drift = changed(&s);
+    assert_eq!(drift.len(), 1, "{drift:?}");
+    assert_eq!(drift[0].0, "openshift-tui/beta");
+    let Drift::Update { diff } = &drift[0].1 else {
+        panic!("{drift:?}")
+    };
+    let fields: Vec<(String, Option<serde_json::Value>, Option<serde_json::Value>)> = diff
+        .iter()
+        .map(|f| (f.path.clone(), f.from.clone(), f.to.clone()))
+        .collect();
+    assert_eq!(
+        fields,
+        vec![(
+            ".data.key".to_string(),
+            Some(json!("edited")),
+            Some(json!("payload"))
+        )]
+    );
+    assert_eq!(
+        server.writes_since(from),
+        Vec::<String>::new(),
+        "watch-only wrote"
+    );
+
+    // 3. A live foreign Lease: the switch is refused, nothing is written.
+    put_lease(&c, "in-cluster-cvo_1", chrono::Utc::now()).await;
+    let from = server.audit_len();
+    h.commands
+        .send(EngineCommand::SetMode(EngineMode::ActiveApply))
+        .await
+        .expect("send");
+    let s = wait_for(&mut h, "the refusal", |s| {
+        s.last_command
+            .as_ref()
+            .is_some_and(|c| c.command == "mode active-apply")
+    })
+    .await;
+    let why = s
+        .last_command
+        .as_ref()
+        .expect("outcome")
+        .result
+        .clone()
+        .expect_err("refused");
+    assert!(why.contains("held by in-cluster-cvo_1"), "{why}");
+    assert!(
+        why.contains("oc scale deployment/cluster-version-operator"),
+        "{why}"
+    );
+    assert_eq!(s.mode, EngineMode::WatchOnly);
+    let lease = s.lease.clone().expect("lease");
+    assert_eq!(
+        (lease.holder.as_deref(), lease.alive, lease.ours),
+        (Some("in-cluster-cvo_1"), true, false)
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        server.writes_since(from),
+        Vec::<String>::new(),
+        "a refused switch wrote"
+    );
+
+    // 4. The same Lease expired: the switch takes it and the engine applies (repairs the edit).
+    put_lease(
+        &c,
+        "in-cluster-cvo_1",
+        chrono::Utc::now() - chrono::Duration::hours(1),
+    )
+    .await;
+    h.commands
+        .send(EngineCommand::SetMode(EngineMode::ActiveApply))
+        .await
+        .expect("send");
+    let s = wait_for(&mut h, "leading", |s| s.leader).await;
+    assert_eq!(s.mode, EngineMode::ActiveApply);
+    assert!(
+        s.lease.as_ref().is_some_and(|l| l.ours && l.alive),
+        "{:?}",
+        s.lease
+    );
+    let passes = s.counters.passes;
+    h.commands.send(EngineCommand::ReconcileNow).await.expect("send");
+    wait_for(&mut h, "an applying pass", pass_after(passes)).await;
+    let beta = cms.get("beta").await.expect("get");
+    assert_eq!(
+        beta.data.and_then(|d| d.get("key").cloned()).as_deref(),
+        Some("payload"),
+        "active-apply repaired the drift"
+    );
+
+    // 5. Back to watch-only: the Lease is released with one write, and nothing else is written.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let from = server.audit_len();
+    h.commands
+        .send(EngineCommand::SetMode(EngineMode::WatchOnly))
+        .await
+        .expect("send");
+    let s = wait_for(&mut h, "watch-only again", |s| {
+        s.mode == EngineMode::WatchOnly && !s.leader
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let writes = server.writes_since(from);
+    assert_eq!(
+        writes,
+        vec![
+            "update /apis/coordination.k8s.io/v1/namespaces/openshift-cluster-version/leases/version"
+                .to_string()
+        ],
+    );
+    let leases: Api<Lease> = Api::namespaced(c.clone(), "openshift-cluster-version");
+    let holder = leases
+        .get("version")
+        .await
+        .expect("lease")
+        .spec
+        .and_then(|s| s.holder_identity);
+    assert_eq!(holder, None, "released");
+    let texts: Vec<String> = s.events.iter().map(|e| e.text.clone()).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t == "lease released: watch-only, writes stopped"),
+        "{texts:#?}"
+    );
+    assert!(!texts.iter().any(|t| t.contains("lease lost")), "{texts:#?}");
+    h.shutdown().await;
+}

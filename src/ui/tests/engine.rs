@@ -744,6 +744,8 @@ fn a_release_image_pull_shows_its_progress_in_the_engine_line() {
     // Without a pull, no such words.
     let (app, _rx) = engine_app(mid_update(EngineMode::ActiveApply), 160, 48);
     assert!(!text_of(&app).contains("Pulling"));
+}
+
 /// Secret values from the engine's drift never reach the screen: the drift view, the detail
 /// popup and the YAML of a Secret to create show `***` (a changed value `*** (before)` →
 /// `*** (after)`), even when the records handed to the dashboard were not masked.

@@ -18,7 +18,12 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+
+mod lease;
+mod updates;
+pub use lease::{LeaseInfo, SCALE_DOWN_HINT};
 use tokio::sync::{mpsc, watch};
+pub use updates::FetchedUpdates;
 
 use std::path::{Path, PathBuf};
 
@@ -681,94 +686,6 @@ pub struct StatusSnapshot {
     /// the read failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accept_risks_gate: Option<bool>,
-}
-
-/// How to stop an in-cluster CVO so that cvo may take its Lease (the Deployment of upstream's
-/// `install/0000_00_cluster-version-operator_03_deployment.yaml`).
-pub const SCALE_DOWN_HINT: &str = "scale the in-cluster CVO down first: oc scale deployment/cluster-version-operator \
-     -n openshift-cluster-version --replicas=0 (and scale it back up to hand the cluster back)";
-
-/// The CVO Lease (`coordination.k8s.io/v1` Lease `openshift-cluster-version/version`) as the
-/// engine last read it or holds it: who holds it and whether that holder still looks alive,
-/// judged as client-go's leader election judges expiry (`renewTime` + `leaseDurationSeconds`
-/// against the reader's clock; upstream `pkg/start/start.go` runs that election).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LeaseInfo {
-    /// `namespace/name` of the Lease.
-    pub lease: String,
-    /// `spec.holderIdentity`; `None` when the Lease is absent or released (no holder).
-    pub holder: Option<String>,
-    /// `spec.renewTime` (else `spec.acquireTime`).
-    pub renew_time: Option<DateTime<Utc>>,
-    /// `spec.leaseDurationSeconds`.
-    pub duration_seconds: Option<i32>,
-    /// The holder's lease had not expired when it was read (`renew_time` + duration ≥ `read_at`).
-    pub alive: bool,
-    /// The holder is this engine.
-    pub ours: bool,
-    /// When it was read (or, while this engine leads, last known held).
-    pub read_at: Option<DateTime<Utc>>,
-    /// Why the Lease could not be read (the other fields are then empty).
-    pub error: Option<String>,
-}
-
-impl LeaseInfo {
-    /// When the holder's lease expires (`renew_time` + duration), if both are known.
-    pub fn expires(&self) -> Option<DateTime<Utc>> {
-        Some(self.renew_time? + chrono::Duration::seconds(i64::from(self.duration_seconds?)))
-    }
-
-    /// Why a switch to active-apply must be refused, in one line: another holder's lease is
-    /// alive (the text names it, its renew time and [`SCALE_DOWN_HINT`]), or the Lease could
-    /// not be read (taking it blind could fight another CVO). `None`: free, expired or ours.
-    pub fn blocks_switch(&self) -> Option<String> {
-        if let Some(e) = &self.error {
-            return Some(format!(
-                "the CVO Lease {} cannot be read ({e}); not switching",
-                self.lease
-            ));
-        }
-        let holder = self.holder.as_deref().filter(|_| self.alive && !self.ours)?;
-        let renewed = self
-            .renew_time
-            .map(|t| format!(", renewed {}", t.format("%H:%M:%S UTC")))
-            .unwrap_or_default();
-        Some(format!(
-            "the CVO Lease {} is held by {holder}{renewed} and alive: another CVO is running; {SCALE_DOWN_HINT}",
-            self.lease
-        ))
-    }
-}
-
-/// The result of the engine's update-service client: what it would write into
-/// `status.availableUpdates`, `status.conditionalUpdates` and the `RetrievedUpdates`
-/// condition (upstream `pkg/cvo/availableupdates.go` in openshift/cluster-version-operator).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FetchedUpdates {
-    /// The update service URL asked (without its query string).
-    pub upstream: String,
-    /// The channel asked for.
-    pub channel: String,
-    /// The version the updates are from.
-    pub version: String,
-    /// Recommended updates (plain edges plus conditional ones whose Recommended is True),
-    /// semver descending; `None` when there are none (upstream writes `null`).
-    pub available: Option<Vec<Release>>,
-    /// Conditional updates with their risks and `Recommended` condition, semver descending.
-    pub conditional: Vec<crate::openshift::config_v1::ConditionalUpdate>,
-    /// `None` ⇒ RetrievedUpdates=True; `Some((reason, message))` ⇒ False (e.g. `NoChannel`,
-    /// `RemoteFailed`, `ResponseFailed`, `ResponseInvalid`, `VersionNotFound`).
-    pub retrieved_error: Option<(String, String)>,
-    /// When the update service was last asked (wall clock).
-    pub last_attempt: Option<DateTime<Utc>>,
-    /// When it last answered with a usable graph; the updates above are from then when the
-    /// last attempt failed with a transport or response error (the last good graph is kept).
-    pub last_success: Option<DateTime<Utc>>,
-    /// Some Recommended condition is Unknown (a risk could not be evaluated yet); the client
-    /// re-evaluates in about a second.
-    pub pending_evaluation: bool,
 }
 
 impl StatusSnapshot {

@@ -38,6 +38,8 @@ keys "clear; cd '$ART' && TERM=xterm-256color XDG_STATE_HOME='$ART' '$CVO_BIN' d
 # 1. The dashboard in active-apply with the engine's gauge.
 wait_for "active-apply" "start"
 wait_for "tasks" "gauge"
+# The engine leads: the header names the Lease as ours, never "not read yet".
+wait_for "Lease we hold it" "lease-held"
 [ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "1" ] || fail "the dashboard is not on the alternate screen"
 cvo_pid="$(pgrep -n -f -- "$CVO_BIN demo --speed 20" || true)"
 [ -n "$cvo_pid" ] || fail "cannot find the cvo process"
@@ -52,7 +54,7 @@ seen=()
 last=-1
 deadline=$((SECONDS + TIMEOUT))
 while ((SECONDS < deadline)); do
-    pct="$(tm capture-pane -p -t "$SESSION" | grep -oE '[0-9]+% · [0-9]+/[0-9]+ tasks' | head -1 | grep -oE '^[0-9]+' || true)"
+    pct="$(tm capture-pane -p -t "$SESSION" | grep -oE '[0-9]+% · [0-9]+(/[0-9]+)? tasks' | head -1 | grep -oE '^[0-9]+' || true)"
     if [ -n "$pct" ]; then
         ((pct >= last)) || fail "the sync gauge fell from $last% to $pct%"
         if ((pct != last)); then

@@ -134,11 +134,14 @@ impl EngineLoop {
                 info.alive = true;
                 info.error = None;
                 info.duration_seconds = i32::try_from(lc.timings.lease_duration.as_secs()).ok();
+                // Held now: known without a read (the Lease is on the wall clock).
+                info.read_at = Some(chrono::Utc::now());
             }
             Some(LeaderState::Acquiring { holder: Some(h), .. }) if info.holder.as_ref() != Some(h) => {
                 info.holder = Some(h.clone());
                 info.ours = false;
                 info.alive = true;
+                info.read_at = Some(chrono::Utc::now());
             }
             _ => {}
         }

@@ -228,24 +228,27 @@ pub fn run(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
             crate::cluster::static_feed(crate::cluster::snapshot::load(&a.view.source.from)?)
         } else {
             let conn = a.view.source.cluster.connect().await?;
-            if a.no_engine {
-                if !a.read_only {
-                    requests = Some(super::request_writer::spawn(
-                        conn.client.clone(),
-                        "version".into(),
-                    ));
-                }
-            } else {
+            if !a.no_engine {
                 let source = payload_source(a.payload.as_deref());
-                engine = Some(
-                    spawn_engine(
-                        conn.client.clone(),
-                        &source,
-                        &a.registry,
-                        EngineTimings::upstream(),
-                    )
-                    .await?,
-                );
+                match spawn_engine(
+                    conn.client.clone(),
+                    &source,
+                    &a.registry,
+                    EngineTimings::upstream(),
+                )
+                .await
+                {
+                    Ok(h) => engine = Some(h),
+                    // An unreachable API or a cluster without a ClusterVersion still gets the
+                    // dashboard (which says what it cannot see); only the engine views are off.
+                    Err(e) => tracing::warn!("the engine did not start: {e:#}"),
+                }
+            }
+            if engine.is_none() && !a.read_only {
+                requests = Some(super::request_writer::spawn(
+                    conn.client.clone(),
+                    "version".into(),
+                ));
             }
             crate::cluster::live::watch_state(conn.client, conn.context)
         };

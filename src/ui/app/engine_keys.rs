@@ -60,7 +60,7 @@ impl App {
         let why = if self.state.feed == crate::cluster::FeedStatus::Static {
             "a snapshot (--from) has no engine"
         } else {
-            "this dashboard runs without the engine (--no-engine); run `cvo tui` without it"
+            "this dashboard runs without the engine (--no-engine, or it could not start: the log says why)"
         };
         self.flash = Some((format!("{}: {why}", b.label), Level::Warn));
         true

@@ -142,8 +142,9 @@ fn active_apply_shows_the_lease_as_ours() {
     let (app, _rx) = engine_app(s, 120, 40);
     let t = draw(&app);
     let buf = t.backend().buffer();
-    let (x, y) = find(buf, "we hold it (laptop_1)").expect("lease on screen");
-    assert_eq!(buf[(x, y)].fg, app.palette.ok.fg.expect("ok colour"));
+    let (x, y) = find(buf, "Lease we hold it  ").expect("lease on screen, without our long identity");
+    assert!(!text_of(&app).contains("laptop_1"));
+    assert_eq!(buf[(x + 6, y)].fg, app.palette.ok.fg.expect("ok colour"));
 }
 
 #[test]

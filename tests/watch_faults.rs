@@ -308,3 +308,37 @@ async fn an_outage_of_503s_reaches_the_feed_within_one_backoff_step_without_burs
         );
     }
 }
+
+/// A server that closes every watch at once, before any event, is not hammered: the feed
+/// re-opens such a watch only after a backoff step (client-go: "very short watch"). A short
+/// watch that delivered events is re-opened at once (`sim_serve.rs`,
+/// `watches_survive_drops_and_forced_410s`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_closed_before_any_event_are_reopened_after_a_backoff() {
+    let sim = demo_cluster().expect("demo cluster");
+    sim.set_faults(Faults {
+        watch: cvo::sim::faults::WatchFaults {
+            drop_after_secs: Some(0.01),
+            ..Default::default()
+        },
+        ..Faults::default()
+    })
+    .expect("faults");
+    let mut rx = live::watch_state(client(&sim), "sim".into());
+    common::wait_for(&mut rx, "first sync", healthy).await;
+    let watches = |sim: &Simulator| {
+        node_requests(sim)
+            .iter()
+            .filter(|(verb, _, _)| *verb == "watch")
+            .count()
+    };
+    let before = watches(&sim);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let opened = watches(&sim) - before;
+    // Each watch closes within 10 ms and waits one backoff step (0.8 s, jittered) before the
+    // next: a handful in 3 s, not hundreds.
+    assert!((1..=8).contains(&opened), "{opened} node watches in 3 s");
+    // Changes still arrive, one short watch at a time.
+    sim.insert(node("late")).expect("node");
+    common::wait_for(&mut rx, "the new node", |s| has_node(s, "late")).await;
+}

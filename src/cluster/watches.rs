@@ -235,7 +235,9 @@ async fn list_all<S: Source>(src: &S, lp: &ListParams) -> kube::Result<Option<(V
     }
 }
 
-/// A watch closed sooner than this after it opened is re-opened after a backoff step.
+/// A watch closed sooner than this after it opened, before any event, is re-opened after a
+/// backoff step (client-go's reflector treats such a watch as an error: "very short watch",
+/// `k8s.io/client-go/tools/cache/reflector.go`).
 const MIN_WATCH: Duration = Duration::from_millis(200);
 
 /// Sleeps the backoff's next step (exponential with jitter, capped at 30 s).
@@ -302,9 +304,11 @@ pub(super) async fn run<S: Source>(
                     shared.reached(label);
                     backoff.reset();
                     let opened = tokio::time::Instant::now();
-                    match follow(&mut stream, label, &mut rv, &cache, &shared, prepare).await {
-                        // A server that closes every watch at once is not hammered.
-                        WatchEnd::Closed if opened.elapsed() < MIN_WATCH => {
+                    let mut events = 0;
+                    match follow(&mut stream, label, &mut rv, &cache, &shared, prepare, &mut events).await {
+                        // A server that closes every watch at once, before any event, is not
+                        // hammered; a short watch that delivered events re-opens at once.
+                        WatchEnd::Closed if events == 0 && opened.elapsed() < MIN_WATCH => {
                             pause(&mut backoff).await;
                             WatchEnd::Closed
                         }
@@ -327,7 +331,8 @@ pub(super) async fn run<S: Source>(
     }
 }
 
-/// Applies a watch stream's events to `cache` until it ends.
+/// Applies a watch stream's events to `cache` until it ends; counts the events (bookmarks
+/// included) in `events`.
 async fn follow<K>(
     stream: &mut Events<K>,
     label: &'static str,
@@ -335,11 +340,21 @@ async fn follow<K>(
     cache: &Cache<K>,
     shared: &Shared,
     prepare: fn(&mut K),
+    events: &mut u64,
 ) -> WatchEnd
 where
     K: Resource + Clone + Debug,
 {
     while let Some(item) = stream.next().await {
+        if matches!(
+            item,
+            Ok(WatchEvent::Added(_)
+                | WatchEvent::Modified(_)
+                | WatchEvent::Deleted(_)
+                | WatchEvent::Bookmark(_))
+        ) {
+            *events += 1;
+        }
         match item {
             Ok(WatchEvent::Added(mut o) | WatchEvent::Modified(mut o)) => {
                 if let Some(v) = o.resource_version() {

@@ -896,6 +896,88 @@ async fn signed_releases_apply_unsigned_are_refused_until_forced() {
     h.shutdown().await;
 }
 
+/// The dashboard's engine (`cvo tui`, watch-only) verifies release images as the cluster's
+/// CVO would: on a cluster at the release of a directory whose verification ConfigMap names a
+/// key, a desired update to an unsigned image in the registry is refused (the payload error
+/// names the key and the stores tried), and the engine writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_engine_refuses_an_unsigned_desired_update() {
+    use cvo::cli::{
+        args::RegistryArgs,
+        tui::{PayloadSource, spawn_engine},
+    };
+    let Some(reg) = Registry::start("the_dashboard_engine_refuses_an_unsigned_desired_update") else {
+        return;
+    };
+    let key = generate_key();
+    let work = tempfile::tempdir().expect("tempdir");
+    let (p1, p3) = (work.path().join("p1"), work.path().join("p3"));
+    write_payload(&p3, "1.2.0");
+    let unsigned = push(&reg.addr, "ocp/release", "1.2.0", vec![payload_layer(&p3)]).await;
+    let unsigned_digest = unsigned.rsplit_once('@').expect("digest").1.to_string();
+    let (store, _asked) = signature_store(Default::default()).await;
+    write_payload(&p1, "1.0.0");
+    add_verification_config_map(&p1, &key, &store);
+    let own = LocalPayloads::pseudo_pull_spec(&p1).expect("pseudo");
+
+    // A cluster at 1.0.0 (the directory's release) asked to go to the unsigned 1.2.0.
+    let sim = Simulator::new();
+    let cv = json!({
+        "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+        "metadata": {"name": "version"},
+        "spec": {"clusterID": "00000000-0000-4000-8000-000000000001",
+            "desiredUpdate": {"version": "1.2.0", "image": unsigned}},
+        "status": {"desired": {"version": "1.0.0", "image": own},
+            "history": [{"state": "Completed", "version": "1.0.0", "image": own, "verified": false,
+                "startedTime": "2026-01-01T00:00:00Z", "completionTime": "2026-01-01T01:00:00Z"}],
+            "observedGeneration": 1, "versionHash": "", "availableUpdates": null}
+    });
+    sim.insert(cv).expect("ClusterVersion");
+    let client = kube::Client::new(sim.clone(), "default");
+    let registry = RegistryArgs {
+        cache_dir: Some(work.path().join("cache")),
+        ..RegistryArgs::default()
+    };
+    let writes_before = sim
+        .audit()
+        .entries
+        .iter()
+        .filter(|e| e.verb != "get" && e.verb != "list" && e.verb != "watch")
+        .count();
+    let h = spawn_engine(
+        client,
+        &PayloadSource::Dir(p1.clone()),
+        &registry,
+        EngineTimings::scaled(0.05),
+    )
+    .await
+    .expect("engine");
+    let failed = format!(
+        "Retrieving payload failed version=\"1.2.0\" image=\"{unsigned}\" failure=The update cannot be verified: unable to verify {unsigned_digest} against keyrings: verifier-public-key-test"
+    );
+    // Watch-only writes no conditions: the refusal is the engine's payload error, which the
+    // dashboard shows as the reason the update does not start.
+    common::wait_until("the refusal", Duration::from_secs(60), || {
+        h.status
+            .borrow()
+            .payload_error
+            .as_deref()
+            .is_some_and(|e| e.starts_with(&failed))
+    })
+    .await;
+    let err = h.status.borrow().payload_error.clone().expect("payload error");
+    assert!(err.contains("(keys: verifier-public-key-test ("), "{err}");
+    assert!(err.ends_with(&format!("{store}: no signatures")), "{err}");
+    let writes = sim
+        .audit()
+        .entries
+        .iter()
+        .filter(|e| e.verb != "get" && e.verb != "list" && e.verb != "watch")
+        .count();
+    assert_eq!(writes, writes_before, "the dashboard's engine wrote");
+    h.shutdown().await;
+}
+
 /// `cvo reconcile --payload DIR` follows a desired update by image: the running release comes
 /// from the directory, the target is pulled from the registry. The directory has no
 /// verification ConfigMap, so the update is refused ("verification is not possible") until
@@ -988,5 +1070,120 @@ fn cvo_reconcile_with_a_payload_directory_pulls_a_desired_update_by_image() {
             .starts_with(&format!("Target release version=\"1.1.0\" image=\"{image}\" cannot be verified, but continuing anyway because the update was forced: verification is not possible")),
         "{:?}",
         history[0].accepted_risks
+    );
+}
+
+/// `cvo operator start --payload DIR` follows a desired update by image: the running release
+/// comes from the directory, the target is pulled from the registry (the directory has no
+/// verification ConfigMap, so the update is forced) and applied, with the risk in history.
+#[test]
+fn the_operator_with_a_payload_directory_pulls_a_desired_update_by_image() {
+    use std::io::BufRead as _;
+    let Some(reg) = Registry::start("the_operator_with_a_payload_directory_pulls_a_desired_update_by_image")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    let (p1, p2) = (work.path().join("p1"), work.path().join("p2"));
+    write_payload(&p1, "1.0.0");
+    write_payload(&p2, "1.1.0");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let image = rt.block_on(push(&reg.addr, "ocp/release", "1.1.0", vec![payload_layer(&p2)]));
+    let kc = work.path().join("kubeconfig");
+    let (mut server, _) = common::spawn_sim_serve(&kc, &[], Stdio::null(), Duration::from_secs(10));
+    let mut op = Command::new(env!("CARGO_BIN_EXE_cvo"))
+        .args([
+            "operator",
+            "start",
+            "--listen",
+            "127.0.0.1:0",
+            "--resync-interval",
+            "2",
+            "--payload",
+        ])
+        .arg(&p1)
+        .arg("--kubeconfig")
+        .arg(&kc)
+        .arg("--cache-dir")
+        .arg(work.path().join("cache"))
+        .env_remove("KUBECONFIG")
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env_remove("HTTP_PROXY")
+        .env_remove("HTTPS_PROXY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cvo operator starts");
+    let mut line = String::new();
+    std::io::BufReader::new(op.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("ready line");
+    assert!(line.starts_with("cvo operator serving "), "{line:?}");
+    let history = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(async {
+            let conn = cvo::cluster::live::connect(Some(&kc), None)
+                .await
+                .expect("connect");
+            let cvs: kube::Api<cvo::openshift::ClusterVersion> = kube::Api::all(conn.client);
+            cvs.get_opt("version")
+                .await
+                .ok()
+                .flatten()
+                .map(|cv| cv.status.history)
+                .unwrap_or_default()
+        })
+    };
+    let until = |what: &str, f: &dyn Fn(&[cvo::openshift::UpdateHistory]) -> bool| {
+        let limit = std::time::Instant::now() + Duration::from_secs(90);
+        loop {
+            let h = history(&rt);
+            if f(&h) {
+                return h;
+            }
+            assert!(
+                std::time::Instant::now() < limit,
+                "timed out waiting for {what}: {h:?}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    until("1.0.0 completed", &|h| {
+        h.first()
+            .is_some_and(|e| e.version == "1.0.0" && e.state == cvo::openshift::UpdateState::Completed)
+    });
+    rt.block_on(async {
+        let conn = cvo::cluster::live::connect(Some(&kc), None)
+            .await
+            .expect("connect");
+        let cvs: kube::Api<cvo::openshift::ClusterVersion> = kube::Api::all(conn.client);
+        cvs.patch(
+            "version",
+            &Default::default(),
+            &kube::api::Patch::Merge(
+                json!({"spec": {"desiredUpdate": {"version": "1.1.0", "image": image, "force": true}}}),
+            ),
+        )
+        .await
+        .expect("patch");
+    });
+    let h = until("1.1.0 completed", &|h| {
+        h.first()
+            .is_some_and(|e| e.version == "1.1.0" && e.state == cvo::openshift::UpdateState::Completed)
+    });
+    let _ = op.kill();
+    let _ = op.wait();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(h[0].image, image);
+    assert!(
+        h[0].accepted_risks
+            .as_deref()
+            .unwrap_or_default()
+            .contains("cannot be verified, but continuing anyway because the update was forced"),
+        "{:?}",
+        h[0].accepted_risks
     );
 }

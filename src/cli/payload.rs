@@ -419,11 +419,7 @@ pub fn cluster_resolver(
     auth_given: bool,
     cluster_version: &str,
 ) -> anyhow::Result<std::sync::Arc<dyn crate::reconcile::api::PayloadResolver>> {
-    use crate::reconcile::{
-        api::LocalPayloads,
-        payload::retrieve::{RegistryPayloads, Retriever},
-        signature::ClusterVerifier,
-    };
+    use crate::reconcile::api::LocalPayloads;
     let local = if is_pull_spec(payload) {
         LocalPayloads {
             own_image: release_image.unwrap_or_else(|| payload.to_string_lossy().into_owned()),
@@ -441,13 +437,36 @@ pub fn cluster_resolver(
             ..LocalPayloads::default()
         }
     };
+    Ok(cluster_payloads(client, local, opts, auth_given, cluster_version))
+}
+
+/// The payload resolver every engine on a cluster uses (`cvo reconcile`, `cvo run`, the
+/// dashboard's engine, `cvo operator start`): the own release from `local` (a directory, or
+/// by pull spec from its registry), every other release image from its registry with
+/// `opts`, verified by a [`crate::reconcile::signature::ClusterVerifier`] of the
+/// ClusterVersion `cluster_version`, through the cluster's proxy and trusted CA; with the
+/// cluster's pull secret unless `auth_given` (`--registry-auth`).
+///
+/// Upstream: `pkg/cvo/cvo.go` (the release verifier built from the payload's
+/// `release-verification` ConfigMap) and `pkg/payload/retriever.go`.
+pub fn cluster_payloads(
+    client: kube::Client,
+    local: crate::reconcile::api::LocalPayloads,
+    opts: crate::reconcile::payload::retrieve::RetrieveOptions,
+    auth_given: bool,
+    cluster_version: &str,
+) -> std::sync::Arc<dyn crate::reconcile::api::PayloadResolver> {
+    use crate::reconcile::{
+        payload::retrieve::{RegistryPayloads, Retriever},
+        signature::ClusterVerifier,
+    };
     let verifier = ClusterVerifier::new(client.clone(), cluster_version);
     let rp = RegistryPayloads::new(local, Retriever::new(opts)).with_verifier(std::sync::Arc::new(verifier));
-    Ok(std::sync::Arc::new(if auth_given {
+    std::sync::Arc::new(if auth_given {
         rp.with_cluster_egress(client)
     } else {
         rp.with_cluster_pull_secret(client)
-    }))
+    })
 }
 
 /// Pulls `pullspec` into the cache (or finds it there), printing progress on stderr when

@@ -148,7 +148,6 @@ pub fn engine_config(
     registry: &RegistryArgs,
     timings: EngineTimings,
 ) -> anyhow::Result<EngineConfig> {
-    use crate::reconcile::payload::retrieve::{RegistryPayloads, Retriever};
     let local = match payload {
         PayloadSource::Dir(dir) => {
             if !dir.is_dir() {
@@ -167,11 +166,13 @@ pub fn engine_config(
             ..LocalPayloads::default()
         },
     };
-    let mut rp = RegistryPayloads::new(local, Retriever::new(super::payload::retrieve_options(registry)?));
-    if registry.registry_auth.is_none() {
-        rp = rp.with_cluster_pull_secret(client.clone());
-    }
-    let payloads: Arc<dyn PayloadResolver> = Arc::new(rp);
+    let payloads: Arc<dyn PayloadResolver> = super::payload::cluster_payloads(
+        client.clone(),
+        local,
+        super::payload::retrieve_options(registry)?,
+        registry.registry_auth.is_some(),
+        "version",
+    );
     let mut cfg = EngineConfig::local(std::env::temp_dir(), Some(payloads.own_image()))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     cfg.payloads = payloads;

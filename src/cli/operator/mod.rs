@@ -149,10 +149,7 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     let updates = a.updates.config(timings.resync_interval)?;
-    let retrieve = match &a.payload {
-        None => Some(super::payload::retrieve_options(&a.registry)?),
-        Some(_) => None,
-    };
+    let retrieve = super::payload::retrieve_options(&a.registry)?;
     let rt = super::runtime()?;
     let code = rt.block_on(async move {
         let stop = stop_signal()?;
@@ -171,36 +168,31 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         );
         let conn = a.cluster.connect().await?;
         let client = counting_client(conn.client.clone(), metrics.clone());
-        // The payloads: a directory, or the release image from its registry.
-        let payloads: Arc<dyn PayloadResolver> = match (&a.payload, retrieve) {
-            (Some(dir), _) => {
-                let own_image = match &a.release_image {
+        // The own payload from a directory or from its registry; every other release image
+        // (a desired update) from its registry, verified.
+        let local = match (&a.payload, &a.release_image) {
+            (Some(dir), image) => LocalPayloads {
+                own_image: match image {
                     Some(i) => i.clone(),
                     None => LocalPayloads::pseudo_pull_spec(dir)
                         .map_err(|e| anyhow::anyhow!("--payload {}: {e}", dir.display()))?,
-                };
-                Arc::new(LocalPayloads {
-                    own_image,
-                    own_dir: dir.clone(),
-                    ..LocalPayloads::default()
-                })
-            }
-            (None, Some(ro)) => {
-                use crate::reconcile::payload::retrieve::{RegistryPayloads, Retriever};
-                let mut rp = RegistryPayloads::new(
-                    LocalPayloads {
-                        own_image: a.release_image.clone().unwrap_or_default(),
-                        ..LocalPayloads::default()
-                    },
-                    Retriever::new(ro),
-                );
-                if a.registry.registry_auth.is_none() {
-                    rp = rp.with_cluster_pull_secret(client.clone());
-                }
-                Arc::new(rp)
-            }
+                },
+                own_dir: dir.clone(),
+                ..LocalPayloads::default()
+            },
+            (None, Some(image)) => LocalPayloads {
+                own_image: image.clone(),
+                ..LocalPayloads::default()
+            },
             (None, None) => anyhow::bail!("--release-image or --payload is required"),
         };
+        let payloads: Arc<dyn PayloadResolver> = super::payload::cluster_payloads(
+            client.clone(),
+            local,
+            retrieve,
+            a.registry.registry_auth.is_some(),
+            &a.name,
+        );
         let own_image = payloads.own_image();
         let mut cfg = EngineConfig::local(std::env::temp_dir(), Some(own_image.clone()))
             .map_err(|e| anyhow::anyhow!("{e}"))?;

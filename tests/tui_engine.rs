@@ -393,3 +393,110 @@ async fn watch_only_then_active_apply_with_lease_safety() {
     assert!(!texts.iter().any(|t| t.contains("lease lost")), "{texts:#?}");
     h.shutdown().await;
 }
+
+/// Whether an audit line is a request naming one object of the payload written by
+/// `scripts/gen-payload.sh` (its namespaces `openshift-compNN`, ClusterRoles `cvo-bench-cr-N`,
+/// CRDs `widgetN.cvo.example.com`).
+fn names_payload_object(path: &str) -> bool {
+    path.contains("/namespaces/openshift-comp")
+        || path.contains("/clusterroles/cvo-bench-cr-")
+        || path.contains("/customresourcedefinitions/widget")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_watch_only_pass_on_an_unchecked_cluster_lists_each_kind_once_and_gets_nothing() {
+    let server = Server::start();
+    let p = server.dir.path().join("payload");
+    let gen = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gen-payload.sh"))
+        .arg(&p)
+        .arg("120")
+        .output()
+        .expect("gen-payload.sh runs");
+    assert!(gen.status.success(), "{}", String::from_utf8_lossy(&gen.stderr));
+    converge(&server, &p);
+    let c = client(&server).await;
+    // A cluster cvo has not checked: no verification record (an upstream CVO never writes one).
+    let records: Api<ConfigMap> = Api::namespaced(c.clone(), "openshift-cluster-version");
+    records
+        .delete("cvo-verified-manifests", &Default::default())
+        .await
+        .expect("the record existed");
+    // One object edited behind the engine's back, one Secret too (its values stay masked).
+    let cms: Api<ConfigMap> = Api::namespaced(c.clone(), "openshift-comp03");
+    cms.patch(
+        "cm-3",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"index": "edited"}})),
+    )
+    .await
+    .expect("edit cm-3");
+
+    let start = server.audit_len();
+    let mut h = spawn_engine(
+        c.clone(),
+        &PayloadSource::Registry,
+        &RegistryArgs::default(),
+        EngineTimings::scaled(0.01),
+    )
+    .await
+    .expect("engine");
+    let s = wait_for(&mut h, "the first watch-only pass", pass_after(0)).await;
+    assert_eq!((s.mode, s.total), (EngineMode::WatchOnly, 120));
+    let drift = changed(&s);
+    assert_eq!(drift.len(), 1, "only the edited object drifted: {drift:?}");
+    assert_eq!(drift[0].0, "openshift-comp03/cm-3");
+    let Drift::Update { diff } = &drift[0].1 else {
+        panic!("{drift:?}")
+    };
+    let fields: Vec<(&str, Option<&serde_json::Value>, Option<&serde_json::Value>)> = diff
+        .iter()
+        .map(|f| (f.path.as_str(), f.from.as_ref(), f.to.as_ref()))
+        .collect();
+    assert_eq!(fields, [(".data.index", Some(&json!("edited")), Some(&json!("3")))]);
+
+    let audit: Vec<serde_json::Value> = server.audit_lines().into_iter().skip(start).collect();
+    let verb_path = |l: &serde_json::Value| {
+        (
+            l["verb"].as_str().unwrap_or_default().to_owned(),
+            l["path"].as_str().unwrap_or_default().to_owned(),
+        )
+    };
+    let gets: Vec<String> = audit
+        .iter()
+        .map(verb_path)
+        .filter(|(v, p)| v == "get" && names_payload_object(p))
+        .map(|(_, p)| p)
+        .collect();
+    assert_eq!(gets, Vec::<String>::new(), "no payload object is read with a GET");
+    let mut per_type: std::collections::BTreeMap<(String, String), usize> = Default::default();
+    for (v, p) in audit.iter().map(verb_path) {
+        if v == "list" || v == "watch" {
+            *per_type.entry((v, p)).or_default() += 1;
+        }
+    }
+    let repeated: Vec<_> = per_type.iter().filter(|(_, n)| **n > 1).collect();
+    assert_eq!(repeated, Vec::<&((String, String), usize)>::new(), "{per_type:#?}");
+    // The payload's kinds are all watched (10: Namespace, CRD, ConfigMap, Secret,
+    // ServiceAccount, Role, RoleBinding, ClusterRole, Service, Widget0).
+    let payload_kinds = [
+        "/api/v1/namespaces",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        "/api/v1/configmaps",
+        "/api/v1/secrets",
+        "/api/v1/serviceaccounts",
+        "/apis/rbac.authorization.k8s.io/v1/roles",
+        "/apis/rbac.authorization.k8s.io/v1/rolebindings",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        "/api/v1/services",
+        "/apis/cvo.example.com/v1/widget0",
+    ];
+    for k in payload_kinds {
+        assert!(
+            per_type.keys().any(|(_, p)| p == k),
+            "{k} not listed: {per_type:#?}"
+        );
+    }
+    assert_eq!(server.writes_since(start), Vec::<String>::new());
+    h.shutdown().await;
+}

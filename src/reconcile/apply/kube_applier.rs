@@ -155,10 +155,12 @@ impl TaskApplier for KubeApplier {
         .boxed()
     }
 
-    fn prepare_pass<'a>(&'a self, tasks: &'a [Task], _ctx: TaskContext<'a>) -> BoxFuture<'a, ()> {
+    fn prepare_pass<'a>(&'a self, tasks: &'a [Task], ctx: TaskContext<'a>) -> BoxFuture<'a, ()> {
         async move {
             let manifests: Vec<&serde_json::Value> = tasks.iter().map(|t| &t.manifest.object).collect();
-            self.inner.prepare_pass(&manifests).await;
+            self.inner
+                .prepare_pass_with(&manifests, ctx.dry_run, super::watch_cache::SYNC_WAIT)
+                .await;
         }
         .boxed()
     }

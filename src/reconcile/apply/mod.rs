@@ -8,7 +8,8 @@
 //! health check instead; deletion manifests ([`delete`]) a DELETE in Updating mode. In watch-only
 //! (dry-run) mode nothing is written: the outcome's [`Drift`] says what would change. With the
 //! [`watch_cache`] started for a pass, an object unchanged since verified is skipped and one
-//! known absent is created without the GET.
+//! known absent is created without the GET; a watch-only pass reads every object from the
+//! cache's full objects instead of a GET.
 
 // `UpdateError` keeps upstream's shape (reason, message, effect, nested, name, task); it is only
 // built on failure paths, so its size does not matter.
@@ -29,6 +30,7 @@ pub mod openshift_kinds;
 pub mod podspec;
 pub mod readiness;
 pub mod watch_cache;
+mod watch_store;
 
 use std::{
     sync::Mutex,
@@ -624,6 +626,22 @@ impl Applier {
         }
     }
 
+    /// In a watch-only pass, what the full-object cache knows of `id`: `Some(None)` absent,
+    /// `Some(Some(object))` present; `None` when it cannot tell (or the pass writes) and the
+    /// caller must GET.
+    fn cached(&self, ctx: &ApplyContext, id: &ManifestId, ar: &ApiResource, namespaced: bool) -> Option<Option<Value>> {
+        if !ctx.dry_run {
+            return None;
+        }
+        match self.cache.known(id, ar, namespaced) {
+            watch_cache::Known::Absent => Some(None),
+            watch_cache::Known::Present {
+                object: Some(o), ..
+            } => Some(Some(o)),
+            _ => None,
+        }
+    }
+
     async fn get(&self, api: &Api<DynamicObject>, id: &ManifestId) -> Result<Option<Value>, UpdateError> {
         match api.get_opt(&id.name).await {
             Ok(o) => o.map(|o| encode(&id.task(), &o)).transpose(),
@@ -652,14 +670,17 @@ impl Applier {
         let api = self.api(&ar, namespaced, &id.namespace);
         let is_co = id.group() == "config.openshift.io" && id.kind == "ClusterOperator";
         if is_co {
-            let live = self.get(&api, &id).await?;
+            let live = match self.cached(ctx, &id, &ar, namespaced) {
+                Some(cached) => cached,
+                None => self.get(&api, &id).await?,
+            };
             return self.apply_cluster_operator(ctx, &api, &id, &required, live).await;
         }
         // The watch cache: skip an object unchanged since verified against this manifest; do
         // not GET one the cache knows absent (a 409 on create then falls back to the GET).
         let hash = watch_cache::cacheable(ctx, &id).then(|| watch_cache::manifest_hash(&required));
         let known = self.cache.known(&id, &ar, namespaced);
-        if let watch_cache::Known::Present { resource_version } = &known
+        if let watch_cache::Known::Present { resource_version, .. } = &known
             && hash.is_some_and(|h| self.cache.is_verified(&id, h, resource_version))
         {
             return Ok(ApplyOutcome {
@@ -669,10 +690,14 @@ impl Applier {
             });
         }
         let known_absent = known == watch_cache::Known::Absent;
-        let mut live = if known_absent {
-            None
-        } else {
-            self.get(&api, &id).await?
+        let mut live = match known {
+            watch_cache::Known::Absent => None,
+            // Watch-only: the drift from the cached object, exactly as from a GET.
+            watch_cache::Known::Present {
+                object: Some(cached),
+                ..
+            } if ctx.dry_run => Some(cached),
+            _ => self.get(&api, &id).await?,
         };
         if known_absent && !ctx.dry_run {
             match self.create_known_absent(ctx, &api, &id, &required, hash).await? {
@@ -834,7 +859,10 @@ impl Applier {
         }
         let (ar, namespaced) = self.resource(&id).await?;
         let api = self.api(&ar, namespaced, &id.namespace);
-        let live = self.get(&api, &id).await?;
+        let live = match self.cached(ctx, &id, &ar, namespaced) {
+            Some(cached) => cached,
+            None => self.get(&api, &id).await?,
+        };
         let key = id.task();
         let Some(live) = live else {
             lock(&self.deletions).verified(&key);

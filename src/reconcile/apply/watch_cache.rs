@@ -26,24 +26,22 @@
 
 use std::{
     collections::{HashMap, HashSet},
-    sync::Mutex,
+    sync::{Arc, Mutex},
     time::Duration,
 };
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     Api, Client,
-    api::{ApiResource, DynamicObject, PartialObjectMeta, Patch, PatchParams, PostParams},
-    runtime::{
-        reflector::{ObjectRef, store::Writer},
-        watcher,
-    },
+    api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams},
 };
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::{ApplyContext, ApplyOutcome, Drift, ManifestId, decode, lock};
+use super::{
+    ApplyContext, ApplyOutcome, Drift, ManifestId, decode, lock,
+    watch_store::{KindStore, Lookup, ObjectName},
+};
 use crate::reconcile::{
     errors::{ApiErrorKind, UpdateError},
     payload::PayloadState,
@@ -75,6 +73,9 @@ pub enum Known {
     Present {
         /// `metadata.resourceVersion` of the cached object.
         resource_version: String,
+        /// The cached object as a GET returns it (without `metadata.managedFields`) when the
+        /// cache keeps full objects (watch-only passes), else `None`.
+        object: Option<Value>,
     },
 }
 
@@ -127,11 +128,11 @@ pub(crate) fn cacheable(ctx: &ApplyContext, id: &ManifestId) -> bool {
     !(co || unchecked)
 }
 
-/// One kind's metadata-only watch: its store, whether the store is complete, and the task
-/// feeding it (aborted on drop).
+/// One kind's watch: its store (metadata or full objects), whether the store is complete, and
+/// the task feeding it (aborted on drop).
 struct KindWatch {
     ar: ApiResource,
-    store: kube::runtime::reflector::Store<PartialObjectMeta<DynamicObject>>,
+    store: KindStore,
     synced: watch::Receiver<bool>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -139,52 +140,6 @@ struct KindWatch {
 impl Drop for KindWatch {
     fn drop(&mut self) {
         self.task.abort();
-    }
-}
-
-/// Feeds `writer` from a metadata-only watcher of `ar` until aborted. `synced` is true from the
-/// end of a complete list until the next watch error; an error restarts the watcher (a fresh
-/// list replaces the store's content at its `InitDone`), after a backoff of 0.1 s doubling to
-/// 10 s. With `streaming` the list is a watch with `sendInitialEvents` (one request instead of
-/// a LIST and a WATCH); an error before its first `InitDone` falls back to LIST and WATCH.
-async fn feed(
-    api: Api<PartialObjectMeta<DynamicObject>>,
-    mut writer: Writer<PartialObjectMeta<DynamicObject>>,
-    synced: watch::Sender<bool>,
-    mut streaming: bool,
-) {
-    let mut backoff = Duration::from_millis(100);
-    let mut ever_synced = false;
-    loop {
-        let cfg = if streaming {
-            watcher::Config::default().streaming_lists()
-        } else {
-            watcher::Config::default()
-        };
-        let mut stream = std::pin::pin!(watcher(api.clone(), cfg));
-        while let Some(ev) = stream.next().await {
-            match ev {
-                Ok(ev) => {
-                    writer.apply_watcher_event(&ev);
-                    if matches!(ev, watcher::Event::InitDone) {
-                        synced.send_replace(true);
-                        ever_synced = true;
-                        backoff = Duration::from_millis(100);
-                    }
-                }
-                Err(e) => {
-                    synced.send_replace(false);
-                    tracing::debug!("watch cache {}: {e}; restarting", api.resource_url());
-                    if streaming && !ever_synced {
-                        streaming = false;
-                    }
-                    break;
-                }
-            }
-        }
-        synced.send_replace(false);
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_secs(10));
     }
 }
 
@@ -231,9 +186,12 @@ impl Record {
 /// Inert until [`super::Applier::prepare_pass`] names the kinds to watch.
 pub struct WatchCaches {
     client: Client,
-    /// Kinds of the current payload (a kind wanted but not watched yet starts at its next
-    /// manifest).
-    wanted: Mutex<HashSet<KindKey>>,
+    /// Kinds of the current payload with their objects' `(namespace, name)` (a kind wanted but
+    /// not watched yet starts at its next manifest).
+    wanted: Mutex<HashMap<KindKey, Arc<HashSet<ObjectName>>>>,
+    /// Whether new watches keep full objects (of the payload's objects only): set by a
+    /// watch-only pass, whose drift is then computed from the cache instead of a GET.
+    full: Mutex<bool>,
     watches: Mutex<HashMap<KindKey, KindWatch>>,
     record: Mutex<Record>,
     /// Whether the server streams lists (`sendInitialEvents`), once asked.
@@ -266,7 +224,8 @@ impl WatchCaches {
     pub fn new(client: Client, cluster_version: &str) -> Self {
         Self {
             client,
-            wanted: Mutex::new(HashSet::new()),
+            wanted: Mutex::new(HashMap::new()),
+            full: Mutex::new(false),
             watches: Mutex::new(HashMap::new()),
             record: Mutex::new(Record::default()),
             streaming: Mutex::new(None),
@@ -292,18 +251,20 @@ impl WatchCaches {
     }
 
     /// Starts the watch of `ar` under `key` unless running; returns its sync flag if it started
-    /// it.
+    /// it. In full mode the watch keeps the full objects of the payload's objects of the kind,
+    /// else the metadata of every object of it.
     pub(crate) fn start(&self, key: &KindKey, ar: &ApiResource) -> Option<watch::Receiver<bool>> {
         let streaming = lock(&self.streaming).unwrap_or(false);
+        let keys = if *lock(&self.full) {
+            Some(lock(&self.wanted).get(key).cloned().unwrap_or_default())
+        } else {
+            None
+        };
         let mut watches = lock(&self.watches);
         if watches.contains_key(key) {
             return None;
         }
-        let api: Api<PartialObjectMeta<DynamicObject>> = Api::all_with(self.client.clone(), ar);
-        let writer = Writer::new(ar.clone());
-        let store = writer.as_reader();
-        let (tx, rx) = watch::channel(false);
-        let task = tokio::spawn(feed(api, writer, tx, streaming));
+        let (store, rx, task) = KindStore::start(&self.client, ar, keys, streaming);
         watches.insert(
             key.clone(),
             KindWatch {
@@ -316,9 +277,18 @@ impl WatchCaches {
         Some(rx)
     }
 
-    /// Sets the kinds of the current payload and stops the watches of every other kind.
-    pub(crate) fn set_wanted(&self, kinds: HashSet<KindKey>) {
-        lock(&self.watches).retain(|k, _| kinds.contains(k));
+    /// Sets the kinds of the current payload with their objects and whether the caches keep
+    /// full objects (`full`, watch-only), and stops every watch that cannot serve them: of a
+    /// kind no longer in the payload, a metadata watch when `full`, a full watch missing some
+    /// of its kind's objects. A full watch serves a metadata pass too (it has the
+    /// `resourceVersion`s), so switching to active-apply restarts nothing.
+    pub(crate) fn set_wanted(&self, kinds: HashMap<KindKey, Arc<HashSet<ObjectName>>>, full: bool) {
+        *lock(&self.full) = full;
+        lock(&self.watches).retain(|k, w| {
+            kinds
+                .get(k)
+                .is_some_and(|names| (w.store.is_full() || !full) && w.store.covers(names))
+        });
         *lock(&self.wanted) = kinds;
     }
 
@@ -340,7 +310,7 @@ impl WatchCaches {
         let watches = lock(&self.watches);
         let Some(w) = watches.get(&key) else {
             drop(watches);
-            if lock(&self.wanted).contains(&key) {
+            if lock(&self.wanted).contains_key(&key) {
                 let _ = self.start(&key, ar);
             }
             return Known::Unknown;
@@ -348,14 +318,12 @@ impl WatchCaches {
         if !*w.synced.borrow() {
             return Known::Unknown;
         }
-        let mut r = ObjectRef::new_with(&id.name, w.ar.clone());
-        if namespaced {
-            r = r.within(&id.namespace);
-        }
-        match w.store.get(&r) {
-            None => Known::Absent,
-            Some(o) => Known::Present {
-                resource_version: o.metadata.resource_version.clone().unwrap_or_default(),
+        match w.store.lookup(&w.ar, &id.namespace, &id.name, namespaced) {
+            Lookup::Unknown => Known::Unknown,
+            Lookup::Absent => Known::Absent,
+            Lookup::Present(resource_version, object) => Known::Present {
+                resource_version,
+                object,
             },
         }
     }
@@ -477,28 +445,51 @@ impl super::Applier {
     /// the first lists of the watches it started. Never fails: a kind that cannot be watched is
     /// applied with GETs.
     pub async fn prepare_pass(&self, manifests: &[&Value]) {
-        self.prepare_pass_within(manifests, SYNC_WAIT).await;
+        self.prepare_pass_with(manifests, false, SYNC_WAIT).await;
     }
 
     /// [`Self::prepare_pass`] waiting at most `wait` for the new watches' first lists.
     pub async fn prepare_pass_within(&self, manifests: &[&Value], wait: Duration) {
+        self.prepare_pass_with(manifests, false, wait).await;
+    }
+
+    /// [`Self::prepare_pass`] for a pass that is `watch_only` or not, waiting at most `wait` for
+    /// the new watches' first lists.
+    ///
+    /// A watch-only pass (cvo's choice; upstream has no watch-only mode) watches full objects,
+    /// ClusterOperators included, and computes each manifest's drift from the cached object
+    /// instead of a GET, so its first pass on a cluster cvo never verified costs one list and
+    /// one watch per kind instead of one GET per manifest. Only the payload's objects are kept,
+    /// without `managedFields`: the memory grows with the payload, not with the cluster. An
+    /// active pass keeps metadata only and GETs what it did not verify before: a write is
+    /// built from a fresh read (never from a cache a moment behind), and the verification
+    /// record it saves makes every later pass, and the next process, cheap.
+    pub async fn prepare_pass_with(&self, manifests: &[&Value], watch_only: bool, wait: Duration) {
         let mut ids = Vec::with_capacity(manifests.len());
         let mut kinds: HashMap<KindKey, ManifestId> = HashMap::new();
+        let mut names: HashMap<KindKey, HashSet<ObjectName>> = HashMap::new();
         for m in manifests {
             if let Ok(id) = ManifestId::of(m) {
-                kinds
-                    .entry((id.api_version.clone(), id.kind.clone()))
-                    .or_insert_with(|| id.clone());
+                let key = (id.api_version.clone(), id.kind.clone());
+                names
+                    .entry(key.clone())
+                    .or_default()
+                    .insert((id.namespace.clone(), id.name.clone()));
+                kinds.entry(key).or_insert_with(|| id.clone());
                 ids.push(id);
             }
         }
-        self.cache.set_wanted(kinds.keys().cloned().collect());
+        let names = names.into_iter().map(|(k, v)| (k, Arc::new(v))).collect();
+        self.cache.set_wanted(names, watch_only);
         self.cache.streaming().await;
         // Kinds resolved together, for at most RESOLVE_WAIT: a kind whose CRD does not exist
-        // yet is started at its first manifest instead.
+        // yet is started at its first manifest instead. ClusterOperators are read every active
+        // pass (their health), so only a full cache serves them.
         let resolve = kinds
             .iter()
-            .filter(|(_, id)| !(id.group() == "config.openshift.io" && id.kind == "ClusterOperator"))
+            .filter(|(_, id)| {
+                watch_only || !(id.group() == "config.openshift.io" && id.kind == "ClusterOperator")
+            })
             .map(|(key, id)| async move {
                 (
                     key,

@@ -1,0 +1,247 @@
+//! The stores behind [`super::watch_cache`]: one watch per kind of the payload, feeding a
+//! kube-runtime reflector store of either metadata only (`PartialObjectMeta`, active-apply) or
+//! full objects (watch-only, so the drift is computed without a GET). cvo only: upstream
+//! `pkg/cvo/sync_worker.go` GETs every manifest on every pass.
+//!
+//! A full-object store keeps only the objects the payload names (its `keys`), with
+//! `metadata.managedFields` dropped and `apiVersion`/`kind` set from the watched resource (list
+//! items may lack them; the Secret masking of [`crate::openshift::mask`] reads `kind`): its
+//! memory grows with the payload, not with the cluster.
+
+use std::{collections::HashSet, sync::Arc, time::Duration};
+
+use futures::StreamExt;
+use kube::{
+    Api, Client, Resource,
+    api::{ApiResource, DynamicObject, PartialObjectMeta, TypeMeta},
+    runtime::{
+        reflector::{ObjectRef, Store, store::Writer},
+        watcher,
+    },
+};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::sync::watch;
+
+/// `(namespace, name)` of an object (namespace empty for cluster-scoped objects).
+pub(crate) type ObjectName = (String, String);
+
+/// One kind's store.
+pub(crate) enum KindStore {
+    /// Metadata of every object of the kind.
+    Meta(Store<PartialObjectMeta<DynamicObject>>),
+    /// Full objects of the kind named in `keys` (the payload's), trimmed.
+    Full {
+        /// The objects.
+        store: Store<DynamicObject>,
+        /// The payload's objects of the kind: any other is dropped from the watch's events, and
+        /// one not named here is unknown to the store (not absent).
+        keys: Arc<HashSet<ObjectName>>,
+    },
+}
+
+/// What a store says of one object.
+pub(crate) enum Lookup {
+    /// The store cannot tell (a full store not keeping it).
+    Unknown,
+    /// Not in the store.
+    Absent,
+    /// In the store at this `resourceVersion`, with the full object (as a GET would return it,
+    /// without `managedFields`) when the store keeps full objects.
+    Present(String, Option<Value>),
+}
+
+impl KindStore {
+    /// Whether the store keeps full objects.
+    pub(crate) fn is_full(&self) -> bool {
+        matches!(self, Self::Full { .. })
+    }
+
+    /// Whether a full store keeps every object of `names`.
+    pub(crate) fn covers(&self, names: &HashSet<ObjectName>) -> bool {
+        match self {
+            Self::Meta(_) => true,
+            Self::Full { keys, .. } => names.is_subset(keys),
+        }
+    }
+
+    /// The object `namespace`/`name` of the resource `ar` (`namespaced` or not).
+    pub(crate) fn lookup(&self, ar: &ApiResource, namespace: &str, name: &str, namespaced: bool) -> Lookup {
+        fn object_ref<K: Resource<DynamicType = ApiResource>>(
+            ar: &ApiResource,
+            namespace: &str,
+            name: &str,
+            namespaced: bool,
+        ) -> ObjectRef<K> {
+            let r = ObjectRef::new_with(name, ar.clone());
+            if namespaced { r.within(namespace) } else { r }
+        }
+        match self {
+            Self::Meta(store) => match store.get(&object_ref(ar, namespace, name, namespaced)) {
+                None => Lookup::Absent,
+                Some(o) => Lookup::Present(o.metadata.resource_version.clone().unwrap_or_default(), None),
+            },
+            Self::Full { store, keys } => {
+                let ns = if namespaced { namespace } else { "" };
+                if !keys.contains(&(ns.to_owned(), name.to_owned())) {
+                    return Lookup::Unknown;
+                }
+                match store.get(&object_ref(ar, namespace, name, namespaced)) {
+                    None => Lookup::Absent,
+                    Some(o) => Lookup::Present(
+                        o.metadata.resource_version.clone().unwrap_or_default(),
+                        serde_json::to_value(&*o).ok(),
+                    ),
+                }
+            }
+        }
+    }
+
+    /// Starts the watch of `ar` feeding a new store: full objects of `keys` when set, else
+    /// metadata of every object. Returns the store, its sync flag and the feeding task.
+    pub(crate) fn start(
+        client: &Client,
+        ar: &ApiResource,
+        keys: Option<Arc<HashSet<ObjectName>>>,
+        streaming: bool,
+    ) -> (Self, watch::Receiver<bool>, tokio::task::JoinHandle<()>) {
+        let (tx, rx) = watch::channel(false);
+        match keys {
+            None => {
+                let api: Api<PartialObjectMeta<DynamicObject>> = Api::all_with(client.clone(), ar);
+                let writer = Writer::new(ar.clone());
+                let store = writer.as_reader();
+                let task = tokio::spawn(feed(api, writer, tx, streaming, |_| true));
+                (Self::Meta(store), rx, task)
+            }
+            Some(keys) => {
+                let api: Api<DynamicObject> = Api::all_with(client.clone(), ar);
+                let writer = Writer::new(ar.clone());
+                let store = writer.as_reader();
+                let types = TypeMeta {
+                    api_version: ar.api_version.clone(),
+                    kind: ar.kind.clone(),
+                };
+                let kept = keys.clone();
+                let keep = move |o: &mut DynamicObject| keep_full(&kept, &types, o);
+                let task = tokio::spawn(feed(api, writer, tx, streaming, keep));
+                (Self::Full { store, keys }, rx, task)
+            }
+        }
+    }
+}
+
+/// Whether a full store keeps `o` (one of `keys`); trims a kept object (no
+/// `metadata.managedFields`) and sets its `apiVersion`/`kind` to `types` when missing.
+fn keep_full(keys: &HashSet<ObjectName>, types: &TypeMeta, o: &mut DynamicObject) -> bool {
+    let key = (
+        o.metadata.namespace.clone().unwrap_or_default(),
+        o.metadata.name.clone().unwrap_or_default(),
+    );
+    if !keys.contains(&key) {
+        return false;
+    }
+    o.metadata.managed_fields = None;
+    if o.types.is_none() {
+        o.types = Some(types.clone());
+    }
+    true
+}
+
+/// `ev` with its object passed through `keep` (which may trim it), or `None` when `keep` drops
+/// it. `Init` and `InitDone` always pass.
+fn filter_event<K>(ev: watcher::Event<K>, keep: &mut impl FnMut(&mut K) -> bool) -> Option<watcher::Event<K>> {
+    use watcher::Event;
+    match ev {
+        Event::Apply(mut o) => keep(&mut o).then_some(Event::Apply(o)),
+        Event::InitApply(mut o) => keep(&mut o).then_some(Event::InitApply(o)),
+        Event::Delete(mut o) => keep(&mut o).then_some(Event::Delete(o)),
+        Event::Init => Some(Event::Init),
+        Event::InitDone => Some(Event::InitDone),
+    }
+}
+
+/// Feeds `writer` from a watcher of `api` until aborted, keeping the objects `keep` accepts.
+/// `synced` is true from the end of a complete list until the next watch error; an error
+/// restarts the watcher (a fresh list replaces the store's content at its `InitDone`), after a
+/// backoff of 0.1 s doubling to 10 s. With `streaming` the list is a watch with
+/// `sendInitialEvents` (one request instead of a LIST and a WATCH); an error before its first
+/// `InitDone` falls back to LIST and WATCH.
+async fn feed<K>(
+    api: Api<K>,
+    mut writer: Writer<K>,
+    synced: watch::Sender<bool>,
+    mut streaming: bool,
+    mut keep: impl FnMut(&mut K) -> bool + Send,
+) where
+    K: Resource<DynamicType = ApiResource> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+{
+    let mut backoff = Duration::from_millis(100);
+    let mut ever_synced = false;
+    loop {
+        let cfg = if streaming {
+            watcher::Config::default().streaming_lists()
+        } else {
+            watcher::Config::default()
+        };
+        let mut stream = std::pin::pin!(watcher(api.clone(), cfg));
+        while let Some(ev) = stream.next().await {
+            match ev {
+                Ok(ev) => {
+                    let Some(ev) = filter_event(ev, &mut keep) else {
+                        continue;
+                    };
+                    writer.apply_watcher_event(&ev);
+                    if matches!(ev, watcher::Event::InitDone) {
+                        synced.send_replace(true);
+                        ever_synced = true;
+                        backoff = Duration::from_millis(100);
+                    }
+                }
+                Err(e) => {
+                    synced.send_replace(false);
+                    tracing::debug!("watch cache {}: {e}; restarting", api.resource_url());
+                    if streaming && !ever_synced {
+                        streaming = false;
+                    }
+                    break;
+                }
+            }
+        }
+        synced.send_replace(false);
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(10));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_filter_keeps_payload_objects_trimmed_and_typed() {
+        let keys: HashSet<ObjectName> = [("ns".to_owned(), "a".to_owned())].into();
+        let types = TypeMeta {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+        };
+        let mut keep = |o: &mut DynamicObject| keep_full(&keys, &types, o);
+        let obj = |name: &str| {
+            let mut o = DynamicObject::new(name, &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()))
+                .within("ns");
+            o.types = None;
+            o.metadata.managed_fields = Some(vec![Default::default()]);
+            o
+        };
+        let Some(watcher::Event::Apply(a)) = filter_event(watcher::Event::Apply(obj("a")), &mut keep) else {
+            panic!("a payload object is kept");
+        };
+        assert_eq!(a.metadata.managed_fields, None);
+        assert_eq!(a.types.as_ref().map(|t| t.kind.as_str()), Some("ConfigMap"));
+        assert!(filter_event(watcher::Event::InitApply(obj("b")), &mut keep).is_none());
+        assert!(matches!(
+            filter_event(watcher::Event::<DynamicObject>::InitDone, &mut keep),
+            Some(watcher::Event::InitDone)
+        ));
+    }
+}

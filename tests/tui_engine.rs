@@ -407,13 +407,17 @@ fn names_payload_object(path: &str) -> bool {
 async fn first_watch_only_pass_on_an_unchecked_cluster_lists_each_kind_once_and_gets_nothing() {
     let server = Server::start();
     let p = server.dir.path().join("payload");
-    let gen = Command::new("bash")
+    let generated = Command::new("bash")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gen-payload.sh"))
         .arg(&p)
         .arg("120")
         .output()
         .expect("gen-payload.sh runs");
-    assert!(gen.status.success(), "{}", String::from_utf8_lossy(&gen.stderr));
+    assert!(
+        generated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
     converge(&server, &p);
     let c = client(&server).await;
     // A cluster cvo has not checked: no verification record (an upstream CVO never writes one).
@@ -475,8 +479,12 @@ async fn first_watch_only_pass_on_an_unchecked_cluster_lists_each_kind_once_and_
             *per_type.entry((v, p)).or_default() += 1;
         }
     }
-    let repeated: Vec<_> = per_type.iter().filter(|(_, n)| **n > 1).collect();
-    assert_eq!(repeated, Vec::<&((String, String), usize)>::new(), "{per_type:#?}");
+    let repeated: Vec<String> = per_type
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|((v, p), n)| format!("{n} x {v} {p}"))
+        .collect();
+    assert_eq!(repeated, Vec::<String>::new(), "{per_type:#?}");
     // The payload's kinds are all watched (10: Namespace, CRD, ConfigMap, Secret,
     // ServiceAccount, Role, RoleBinding, ClusterRole, Service, Widget0).
     let payload_kinds = [

@@ -62,7 +62,7 @@ audit_len() { wc -l <"$W/audit.jsonl"; }
 report() {
     echo "== $1: $(($3 - $2)) requests"
     sed -n "$(($2 + 1)),$3p" "$W/audit.jsonl" | jq -r '
-        (.path | capture("^/(api/v1|apis/[^/]+/[^/]+)/(?<rest>.*)$").rest // .path) as $rest
+        (.path as $p | ($p | capture("^/(api/v1|apis/[^/]+/[^/]+)/(?<rest>.*)$").rest) // $p) as $rest
         | ($rest | sub("^namespaces/[^/]+/(?<r>.+)$"; "\(.r)") | split("/")[0]) as $type
         | (.verb + (if ((.query // "") | test("sendInitialEvents=true")) then "(list)" else "" end)) as $v
         | "\($v) \($type)"' | sort | uniq -c | awk '{printf "  %-18s %-28s %6d\n", $2, $3, $1}'

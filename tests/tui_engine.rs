@@ -4,8 +4,15 @@
 //! Lease refuses the switch to active-apply (nothing written); an expired one is taken and the
 //! engine applies; switching back releases the Lease with one write and logs a switch, not a
 //! lost lease.
+//!
+//! With `CVO_TEST_KUBECONFIG` (and `CVO_TEST_AUDIT_LOG`, the server's JSON audit log: `up.sh`
+//! with `AUDIT_LOG`) the same scenarios run against that real kube-apiserver instead, one at a
+//! time (they share the ClusterVersion `version` and its Lease), counting cvo's requests
+//! (`User-Agent: cvo/...`) from its audit log, and delete what they created when they end.
 
 mod common;
+#[path = "common/cluster.rs"]
+mod cluster;
 
 use std::{
     path::{Path, PathBuf},
@@ -33,32 +40,101 @@ use serde_json::json;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cvo");
 
+/// The cluster of a test: a `cvo sim serve` child, or the real server of `CVO_TEST_KUBECONFIG`
+/// (then `child` is `None` and `_turn` keeps the other tests of this file waiting).
 struct Server {
-    child: Child,
+    child: Option<Child>,
     kubeconfig: PathBuf,
     audit: PathBuf,
     dir: tempfile::TempDir,
+    _turn: Option<tokio::sync::MutexGuard<'static, ()>>,
 }
+
+/// One test at a time on the real server.
+static REAL_SERVER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
 impl Server {
-    fn start() -> Server {
+    async fn start() -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
+        if let Some(kubeconfig) = cluster::real_kubeconfig() {
+            let turn = REAL_SERVER.lock().await;
+            let audit = std::env::var_os("CVO_TEST_AUDIT_LOG")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .expect("CVO_TEST_KUBECONFIG needs CVO_TEST_AUDIT_LOG: the server's audit log (up.sh AUDIT_LOG=...)");
+            let server = Server {
+                child: None,
+                kubeconfig,
+                audit,
+                dir,
+                _turn: Some(turn),
+            };
+            let c = client(&server).await;
+            cluster::install_crds(&c).await;
+            let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(c);
+            let _ = ns
+                .create(
+                    &Default::default(),
+                    &serde_json::from_value(json!({"metadata": {"name": "openshift-cluster-version"}}))
+                        .expect("namespace"),
+                )
+                .await;
+            return server;
+        }
         let kubeconfig = dir.path().join("kubeconfig");
         let audit = dir.path().join("audit.jsonl");
         let args = [std::ffi::OsStr::new("--audit-log"), audit.as_os_str()];
         let (child, _) = common::spawn_sim_serve(&kubeconfig, &args, Stdio::null(), Duration::from_secs(10));
         Server {
-            child,
+            child: Some(child),
             kubeconfig,
             audit,
             dir,
+            _turn: None,
+        }
+    }
+
+    fn is_real(&self) -> bool {
+        self.child.is_none()
+    }
+
+    /// On the real server: deletes the shared objects a scenario leaves (the ClusterVersion
+    /// `version`, its Lease, the verification record) and `extra` (`(api, namespace, name)`
+    /// with namespace empty for cluster-scoped objects), so the next scenario starts clean.
+    async fn clean_up(&self, extra: &[(kube::api::ApiResource, &str, &str)]) {
+        if !self.is_real() {
+            return;
+        }
+        let c = client(self).await;
+        let gvk = |g: &str, v: &str, k: &str, plural: &str| {
+            kube::api::ApiResource::from_gvk_with_plural(&kube::api::GroupVersionKind::gvk(g, v, k), plural)
+        };
+        let mut all = vec![
+            (gvk("config.openshift.io", "v1", "ClusterVersion", "clusterversions"), "", "version"),
+            (gvk("coordination.k8s.io", "v1", "Lease", "leases"), "openshift-cluster-version", "version"),
+            (gvk("", "v1", "ConfigMap", "configmaps"), "openshift-cluster-version", "cvo-verified-manifests"),
+        ];
+        all.extend(extra.iter().cloned());
+        for (ar, ns, name) in all {
+            let api: Api<kube::api::DynamicObject> = if ns.is_empty() {
+                Api::all_with(c.clone(), &ar)
+            } else {
+                Api::namespaced_with(c.clone(), ns, &ar)
+            };
+            match api.delete(name, &Default::default()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => eprintln!("cleaning up {} {ns}/{name}: {e}", ar.kind),
+            }
         }
     }
 
@@ -67,11 +143,24 @@ impl Server {
         self.audit_lines().len()
     }
 
+    /// Audit lines so far as `{verb, path, query}` (the simulator's shape). On the real server:
+    /// the completed requests of cvo (`User-Agent: cvo/...`), whatever their client.
     fn audit_lines(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&self.audit)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
+        let lines = std::fs::read_to_string(&self.audit).unwrap_or_default();
+        let lines = lines.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok());
+        if !self.is_real() {
+            return lines.collect();
+        }
+        lines
+            .filter(|e| {
+                e["stage"] == "ResponseComplete"
+                    && e["userAgent"].as_str().is_some_and(|ua| ua.starts_with("cvo/"))
+            })
+            .map(|e| {
+                let uri = e["requestURI"].as_str().unwrap_or_default();
+                let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
+                json!({"verb": e["verb"], "path": path, "query": query})
+            })
             .collect()
     }
 
@@ -219,7 +308,7 @@ async fn put_lease(client: &kube::Client, holder: &str, renewed: chrono::DateTim
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_only_then_active_apply_with_lease_safety() {
-    let server = Server::start();
+    let server = Server::start().await;
     let p = server.dir.path().join("payload");
     payload(&p);
     converge(&server, &p);
@@ -392,6 +481,8 @@ async fn watch_only_then_active_apply_with_lease_safety() {
     );
     assert!(!texts.iter().any(|t| t.contains("lease lost")), "{texts:#?}");
     h.shutdown().await;
+    let ns = kube::api::ApiResource::erase::<k8s_openapi::api::core::v1::Namespace>(&());
+    server.clean_up(&[(ns, "", "openshift-tui")]).await;
 }
 
 /// Whether an audit line is a request naming one object of the payload written by
@@ -405,7 +496,7 @@ fn names_payload_object(path: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn first_watch_only_pass_on_an_unchecked_cluster_lists_each_kind_once_and_gets_nothing() {
-    let server = Server::start();
+    let server = Server::start().await;
     let p = server.dir.path().join("payload");
     let generated = Command::new("bash")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gen-payload.sh"))
@@ -507,4 +598,21 @@ async fn first_watch_only_pass_on_an_unchecked_cluster_lists_each_kind_once_and_
     }
     assert_eq!(server.writes_since(start), Vec::<String>::new());
     h.shutdown().await;
+    use k8s_openapi::{
+        api::{core::v1::Namespace, rbac::v1::ClusterRole},
+        apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    };
+    let erase = kube::api::ApiResource::erase::<Namespace>(&());
+    let namespaces: Vec<String> = (0..7).map(|c| format!("openshift-comp{c:02}")).collect();
+    let roles: Vec<String> = (0..6).map(|k| format!("cvo-bench-cr-{}", 11 + 20 * k)).collect();
+    let mut extra: Vec<(kube::api::ApiResource, &str, &str)> =
+        namespaces.iter().map(|n| (erase.clone(), "", n.as_str())).collect();
+    let cr = kube::api::ApiResource::erase::<ClusterRole>(&());
+    extra.extend(roles.iter().map(|n| (cr.clone(), "", n.as_str())));
+    extra.push((
+        kube::api::ApiResource::erase::<CustomResourceDefinition>(&()),
+        "",
+        "widget0.cvo.example.com",
+    ));
+    server.clean_up(&extra).await;
 }

@@ -144,7 +144,8 @@ impl Server {
     }
 
     /// Audit lines so far as `{verb, path, query}` (the simulator's shape). On the real server:
-    /// the completed requests of cvo (`User-Agent: cvo/...`), whatever their client.
+    /// the requests of cvo (`User-Agent: cvo/...`), whatever their client: completed ones, and
+    /// watches once started.
     fn audit_lines(&self) -> Vec<serde_json::Value> {
         let lines = std::fs::read_to_string(&self.audit).unwrap_or_default();
         let lines = lines.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok());
@@ -153,7 +154,13 @@ impl Server {
         }
         lines
             .filter(|e| {
-                e["stage"] == "ResponseComplete"
+                // A watch is logged when its response starts (it completes when it ends).
+                let stage = if e["verb"] == "watch" {
+                    "ResponseStarted"
+                } else {
+                    "ResponseComplete"
+                };
+                e["stage"] == stage
                     && e["userAgent"].as_str().is_some_and(|ua| ua.starts_with("cvo/"))
             })
             .map(|e| {

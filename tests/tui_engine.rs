@@ -533,6 +533,15 @@ async fn first_watch_only_pass_on_an_unchecked_cluster_lists_each_kind_once_and_
     )
     .await
     .expect("edit cm-3");
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(c.clone(), "openshift-comp00");
+    secrets
+        .patch(
+            "secret-7",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"index": "c2VjcmV0LXZhbHVl"}})),
+        )
+        .await
+        .expect("edit secret-7");
 
     let start = server.audit_len();
     let mut h = spawn_engine(
@@ -545,17 +554,36 @@ async fn first_watch_only_pass_on_an_unchecked_cluster_lists_each_kind_once_and_
     .expect("engine");
     let s = wait_for(&mut h, "the first watch-only pass", pass_after(0)).await;
     assert_eq!((s.mode, s.total), (EngineMode::WatchOnly, 120));
-    let drift = changed(&s);
-    assert_eq!(drift.len(), 1, "only the edited object drifted: {drift:?}");
-    assert_eq!(drift[0].0, "openshift-comp03/cm-3");
-    let Drift::Update { diff } = &drift[0].1 else {
-        panic!("{drift:?}")
+    let mut drift = changed(&s);
+    drift.sort_by(|a, b| a.0.cmp(&b.0));
+    let fields = |i: usize| -> Vec<(String, Option<serde_json::Value>, Option<serde_json::Value>)> {
+        let Drift::Update { diff } = &drift[i].1 else {
+            panic!("{drift:?}")
+        };
+        diff.iter()
+            .map(|f| (f.path.clone(), f.from.clone(), f.to.clone()))
+            .collect()
     };
-    let fields: Vec<(&str, Option<&serde_json::Value>, Option<&serde_json::Value>)> = diff
-        .iter()
-        .map(|f| (f.path.as_str(), f.from.as_ref(), f.to.as_ref()))
-        .collect();
-    assert_eq!(fields, [(".data.index", Some(&json!("edited")), Some(&json!("3")))]);
+    let names: Vec<&str> = drift.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["openshift-comp00/secret-7", "openshift-comp03/cm-3"],
+        "only the edited objects drifted"
+    );
+    assert_eq!(
+        fields(1),
+        [(".data.index".to_owned(), Some(json!("edited")), Some(json!("3")))]
+    );
+    // The cached Secret's values never leave the engine.
+    assert_eq!(
+        fields(0),
+        [(
+            ".data.index".to_owned(),
+            Some(json!("*** (before)")),
+            Some(json!("*** (after)"))
+        )]
+    );
+    assert!(!format!("{:?}", s.drift).contains("c2VjcmV0LXZhbHVl"));
 
     let audit: Vec<serde_json::Value> = server.audit_lines().into_iter().skip(start).collect();
     let verb_path = |l: &serde_json::Value| {

@@ -13,6 +13,8 @@
 #   1. first pass: from the dashboard's start to "N of N manifests in sync" on screen;
 #   2. second pass: `r` (re-check now) and 10 s;
 #   3. idle: IDLE_SECONDS more.
+# EXTRA=K first adds K ConfigMaps of 2 KiB that are not in the payload (namespace
+# cvo-measure-extra), to show the engine's caches keep the payload's objects, not the cluster's.
 # Binary: $CVO_BIN (default target/debug/cvo; request counts do not depend on the build, RSS
 # does). Needs tmux, jq, curl. Everything runs under a temporary folder (kept with
 # KEEP=1) and every process it starts is stopped on exit.
@@ -56,6 +58,19 @@ curl -sS --fail --cacert "$W/ca.pem" -H "Authorization: Bearer $token" -X DELETE
     "$server/api/v1/namespaces/openshift-cluster-version/configmaps/cvo-verified-manifests" >/dev/null ||
     fail "could not delete the verification record"
 
+if [ "${EXTRA:-0}" -gt 0 ]; then
+    fill=$(head -c 2048 /dev/zero | tr '\0' x)
+    {
+        printf 'apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata: {name: cvo-measure-extra}\n'
+        for i in $(seq 1 "$EXTRA"); do
+            printf -- '- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: extra-%d, namespace: cvo-measure-extra}\n  data: {fill: %s}\n' "$i" "$fill"
+        done
+    } >"$W/extra.yaml"
+    command -v kubectl >/dev/null || fail "EXTRA needs kubectl"
+    kubectl --kubeconfig "$W/kubeconfig" create --validate=false -f "$W/extra.yaml" >/dev/null || fail "could not create the extra ConfigMaps"
+    echo "added $EXTRA ConfigMaps of 2 KiB outside the payload"
+fi
+
 audit_len() { wc -l <"$W/audit.jsonl"; }
 # report TITLE FROM TO: requests of audit lines FROM+1..TO by verb and resource type (the
 # path without namespace and object name; `watch (list)` is a streaming list).
@@ -63,7 +78,7 @@ report() {
     echo "== $1: $(($3 - $2)) requests"
     sed -n "$(($2 + 1)),$3p" "$W/audit.jsonl" | jq -r '
         (.path as $p | ($p | capture("^/(api/v1|apis/[^/]+/[^/]+)/(?<rest>.*)$").rest) // $p) as $rest
-        | ($rest | sub("^namespaces/[^/]+/(?<r>.+)$"; "\(.r)") | split("/")[0]) as $type
+        | ($rest | ltrimstr("/") | sub("^namespaces/[^/]+/(?<r>.+)$"; "\(.r)") | split("/")[0]) as $type
         | (.verb + (if ((.query // "") | test("sendInitialEvents=true")) then "(list)" else "" end)) as $v
         | "\($v) \($type)"' | sort | uniq -c | awk '{printf "  %-18s %-28s %6d\n", $2, $3, $1}'
 }

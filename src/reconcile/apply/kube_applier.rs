@@ -158,8 +158,13 @@ impl TaskApplier for KubeApplier {
     fn prepare_pass<'a>(&'a self, tasks: &'a [Task], ctx: TaskContext<'a>) -> BoxFuture<'a, ()> {
         async move {
             let manifests: Vec<&serde_json::Value> = tasks.iter().map(|t| &t.manifest.object).collect();
+            let wait = if ctx.dry_run {
+                super::watch_cache::WATCH_ONLY_SYNC_WAIT
+            } else {
+                super::watch_cache::SYNC_WAIT
+            };
             self.inner
-                .prepare_pass_with(&manifests, ctx.dry_run, super::watch_cache::SYNC_WAIT)
+                .prepare_pass_with(&manifests, ctx.dry_run, wait)
                 .await;
         }
         .boxed()

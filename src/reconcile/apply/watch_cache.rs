@@ -1,10 +1,14 @@
 //! Passes from watch caches (cvo only: upstream `pkg/cvo/sync_worker.go` GETs every manifest on
 //! every pass).
 //!
-//! [`WatchCaches`] keeps one metadata-only watch (`PartialObjectMeta`, a kube-runtime reflector
-//! store) per kind of the payload, started by [`super::Applier::prepare_pass`] when a pass begins
-//! (and, for a kind defined by a CRD of the payload, at its first manifest once discovery knows
-//! it), stopped when a new payload no longer has the kind. With them [`super::Applier::apply`]
+//! [`WatchCaches`] keeps one watch (a kube-runtime reflector store, [`super::watch_store`]) per
+//! kind of the payload, started by [`super::Applier::prepare_pass`] when a pass begins (and, for
+//! a kind defined by a CRD of the payload, at its first manifest once discovery knows it),
+//! stopped when a new payload no longer has the kind. Active passes keep metadata only
+//! (`PartialObjectMeta`); watch-only passes keep the full objects the payload names (without
+//! `managedFields`) and compute each drift from them, so they never GET a payload object, even
+//! on a cluster without a verification record (one an upstream CVO runs). With them
+//! [`super::Applier::apply`]
 //!
 //! - skips a manifest whose live object still has the `resourceVersion` it had when the engine
 //!   last verified it against the same manifest (a [`manifest_hash`] of the built manifest and
@@ -40,7 +44,7 @@ use tokio::sync::watch;
 
 use super::{
     ApplyContext, ApplyOutcome, Drift, ManifestId, decode, lock,
-    watch_store::{KindStore, Lookup, ObjectName},
+    watch_store::{KindStore, Lookup, ObjectName, SyncState},
 };
 use crate::reconcile::{
     errors::{ApiErrorKind, UpdateError},
@@ -57,6 +61,10 @@ const RECORD_KEY: &str = "verified";
 /// How long [`super::Applier::prepare_pass`] waits for the first lists of the watches it
 /// starts; a cache still listing after that is passed by (GETs) and used once synced.
 pub const SYNC_WAIT: Duration = Duration::from_secs(2);
+/// How long a watch-only pass waits for the first lists of the full-object watches it starts
+/// (or until each has failed): any GET a pass sends instead costs the server more than waiting
+/// for the list, and watch-only has no deadline to keep (cvo's choice).
+pub const WATCH_ONLY_SYNC_WAIT: Duration = Duration::from_secs(20);
 /// How long [`super::Applier::prepare_pass`] waits for the kinds' discovery.
 const RESOLVE_WAIT: Duration = Duration::from_secs(1);
 /// A record bigger than this (bytes) is not saved (a ConfigMap holds at most 1 MiB).
@@ -133,7 +141,7 @@ pub(crate) fn cacheable(ctx: &ApplyContext, id: &ManifestId) -> bool {
 struct KindWatch {
     ar: ApiResource,
     store: KindStore,
-    synced: watch::Receiver<bool>,
+    synced: watch::Receiver<SyncState>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -253,7 +261,7 @@ impl WatchCaches {
     /// Starts the watch of `ar` under `key` unless running; returns its sync flag if it started
     /// it. In full mode the watch keeps the full objects of the payload's objects of the kind,
     /// else the metadata of every object of it.
-    pub(crate) fn start(&self, key: &KindKey, ar: &ApiResource) -> Option<watch::Receiver<bool>> {
+    pub(crate) fn start(&self, key: &KindKey, ar: &ApiResource) -> Option<watch::Receiver<SyncState>> {
         let streaming = lock(&self.streaming).unwrap_or(false);
         let keys = if *lock(&self.full) {
             Some(lock(&self.wanted).get(key).cloned().unwrap_or_default())
@@ -315,7 +323,7 @@ impl WatchCaches {
             }
             return Known::Unknown;
         };
-        if !*w.synced.borrow() {
+        if *w.synced.borrow() != SyncState::Synced {
             return Known::Unknown;
         }
         match w.store.lookup(&w.ar, &id.namespace, &id.name, namespaced) {
@@ -428,10 +436,10 @@ impl WatchCaches {
         }
     }
 
-    /// Waits until the watches of `flags` have synced or `limit` passed.
-    async fn wait_synced(flags: Vec<watch::Receiver<bool>>, limit: Duration) {
+    /// Waits until the watches of `flags` have synced (or failed) or `limit` passed.
+    async fn wait_synced(flags: Vec<watch::Receiver<SyncState>>, limit: Duration) {
         let all = futures::future::join_all(flags.into_iter().map(|mut rx| async move {
-            let _ = rx.wait_for(|s| *s).await;
+            let _ = rx.wait_for(|s| *s != SyncState::Listing).await;
         }));
         let _ = tokio::time::timeout(limit, all).await;
     }
@@ -454,7 +462,8 @@ impl super::Applier {
     }
 
     /// [`Self::prepare_pass`] for a pass that is `watch_only` or not, waiting at most `wait` for
-    /// the new watches' first lists.
+    /// the new watches' first lists (or their failures; the engine's watch-only passes wait
+    /// [`WATCH_ONLY_SYNC_WAIT`], its active ones [`SYNC_WAIT`]).
     ///
     /// A watch-only pass (cvo's choice; upstream has no watch-only mode) watches full objects,
     /// ClusterOperators included, and computes each manifest's drift from the cached object

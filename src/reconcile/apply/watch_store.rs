@@ -23,6 +23,18 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::watch;
 
+/// Where a kind's watch is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SyncState {
+    /// Listing (first or after an error): the store may be incomplete.
+    Listing,
+    /// The list completed and the watch follows: the store is complete.
+    Synced,
+    /// The last list or watch failed (a streaming list the server refuses falls back to LIST
+    /// and WATCH first, still `Listing`); retried after a backoff.
+    Failed,
+}
+
 /// `(namespace, name)` of an object (namespace empty for cluster-scoped objects).
 pub(crate) type ObjectName = (String, String);
 
@@ -104,8 +116,8 @@ impl KindStore {
         ar: &ApiResource,
         keys: Option<Arc<HashSet<ObjectName>>>,
         streaming: bool,
-    ) -> (Self, watch::Receiver<bool>, tokio::task::JoinHandle<()>) {
-        let (tx, rx) = watch::channel(false);
+    ) -> (Self, watch::Receiver<SyncState>, tokio::task::JoinHandle<()>) {
+        let (tx, rx) = watch::channel(SyncState::Listing);
         match keys {
             None => {
                 let api: Api<PartialObjectMeta<DynamicObject>> = Api::all_with(client.clone(), ar);
@@ -162,15 +174,15 @@ fn filter_event<K>(ev: watcher::Event<K>, keep: &mut impl FnMut(&mut K) -> bool)
 }
 
 /// Feeds `writer` from a watcher of `api` until aborted, keeping the objects `keep` accepts.
-/// `synced` is true from the end of a complete list until the next watch error; an error
-/// restarts the watcher (a fresh list replaces the store's content at its `InitDone`), after a
+/// `synced` is [`SyncState::Synced`] from the end of a complete list until the next watch error
+/// ([`SyncState::Failed`]); an error restarts the watcher (a fresh list replaces the store's content at its `InitDone`), after a
 /// backoff of 0.1 s doubling to 10 s. With `streaming` the list is a watch with
 /// `sendInitialEvents` (one request instead of a LIST and a WATCH); an error before its first
 /// `InitDone` falls back to LIST and WATCH.
 async fn feed<K>(
     api: Api<K>,
     mut writer: Writer<K>,
-    synced: watch::Sender<bool>,
+    synced: watch::Sender<SyncState>,
     mut streaming: bool,
     mut keep: impl FnMut(&mut K) -> bool + Send,
 ) where
@@ -193,22 +205,30 @@ async fn feed<K>(
                     };
                     writer.apply_watcher_event(&ev);
                     if matches!(ev, watcher::Event::InitDone) {
-                        synced.send_replace(true);
+                        synced.send_replace(SyncState::Synced);
                         ever_synced = true;
                         backoff = Duration::from_millis(100);
                     }
                 }
                 Err(e) => {
-                    synced.send_replace(false);
                     tracing::debug!("watch cache {}: {e}; restarting", api.resource_url());
                     if streaming && !ever_synced {
                         streaming = false;
+                        synced.send_replace(SyncState::Listing);
+                    } else {
+                        synced.send_replace(SyncState::Failed);
                     }
                     break;
                 }
             }
         }
-        synced.send_replace(false);
+        synced.send_if_modified(|s| {
+            let was = *s;
+            if was == SyncState::Synced {
+                *s = SyncState::Listing;
+            }
+            was == SyncState::Synced
+        });
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_secs(10));
     }

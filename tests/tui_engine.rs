@@ -10,9 +10,9 @@
 //! time (they share the ClusterVersion `version` and its Lease), counting cvo's requests
 //! (`User-Agent: cvo/...`) from its audit log, and delete what they created when they end.
 
-mod common;
 #[path = "common/cluster.rs"]
 mod cluster;
+mod common;
 
 use std::{
     path::{Path, PathBuf},
@@ -119,9 +119,21 @@ impl Server {
             kube::api::ApiResource::from_gvk_with_plural(&kube::api::GroupVersionKind::gvk(g, v, k), plural)
         };
         let mut all = vec![
-            (gvk("config.openshift.io", "v1", "ClusterVersion", "clusterversions"), "", "version"),
-            (gvk("coordination.k8s.io", "v1", "Lease", "leases"), "openshift-cluster-version", "version"),
-            (gvk("", "v1", "ConfigMap", "configmaps"), "openshift-cluster-version", "cvo-verified-manifests"),
+            (
+                gvk("config.openshift.io", "v1", "ClusterVersion", "clusterversions"),
+                "",
+                "version",
+            ),
+            (
+                gvk("coordination.k8s.io", "v1", "Lease", "leases"),
+                "openshift-cluster-version",
+                "version",
+            ),
+            (
+                gvk("", "v1", "ConfigMap", "configmaps"),
+                "openshift-cluster-version",
+                "cvo-verified-manifests",
+            ),
         ];
         all.extend(extra.iter().cloned());
         for (ar, ns, name) in all {
@@ -148,7 +160,9 @@ impl Server {
     /// watches once started.
     fn audit_lines(&self) -> Vec<serde_json::Value> {
         let lines = std::fs::read_to_string(&self.audit).unwrap_or_default();
-        let lines = lines.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok());
+        let lines = lines
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok());
         if !self.is_real() {
             return lines.collect();
         }
@@ -160,8 +174,7 @@ impl Server {
                 } else {
                     "ResponseComplete"
                 };
-                e["stage"] == stage
-                    && e["userAgent"].as_str().is_some_and(|ua| ua.starts_with("cvo/"))
+                e["stage"] == stage && e["userAgent"].as_str().is_some_and(|ua| ua.starts_with("cvo/"))
             })
             .map(|e| {
                 let uri = e["requestURI"].as_str().unwrap_or_default();
@@ -640,8 +653,10 @@ async fn first_watch_only_pass_on_an_unchecked_cluster_lists_each_kind_once_and_
     let erase = kube::api::ApiResource::erase::<Namespace>(&());
     let namespaces: Vec<String> = (0..7).map(|c| format!("openshift-comp{c:02}")).collect();
     let roles: Vec<String> = (0..6).map(|k| format!("cvo-bench-cr-{}", 11 + 20 * k)).collect();
-    let mut extra: Vec<(kube::api::ApiResource, &str, &str)> =
-        namespaces.iter().map(|n| (erase.clone(), "", n.as_str())).collect();
+    let mut extra: Vec<(kube::api::ApiResource, &str, &str)> = namespaces
+        .iter()
+        .map(|n| (erase.clone(), "", n.as_str()))
+        .collect();
     let cr = kube::api::ApiResource::erase::<ClusterRole>(&());
     extra.extend(roles.iter().map(|n| (cr.clone(), "", n.as_str())));
     extra.push((

@@ -163,9 +163,7 @@ impl TaskApplier for KubeApplier {
             } else {
                 super::watch_cache::SYNC_WAIT
             };
-            self.inner
-                .prepare_pass_with(&manifests, ctx.dry_run, wait)
-                .await;
+            self.inner.prepare_pass_with(&manifests, ctx.dry_run, wait).await;
         }
         .boxed()
     }

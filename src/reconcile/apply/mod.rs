@@ -629,15 +629,19 @@ impl Applier {
     /// In a watch-only pass, what the full-object cache knows of `id`: `Some(None)` absent,
     /// `Some(Some(object))` present; `None` when it cannot tell (or the pass writes) and the
     /// caller must GET.
-    fn cached(&self, ctx: &ApplyContext, id: &ManifestId, ar: &ApiResource, namespaced: bool) -> Option<Option<Value>> {
+    fn cached(
+        &self,
+        ctx: &ApplyContext,
+        id: &ManifestId,
+        ar: &ApiResource,
+        namespaced: bool,
+    ) -> Option<Option<Value>> {
         if !ctx.dry_run {
             return None;
         }
         match self.cache.known(id, ar, namespaced) {
             watch_cache::Known::Absent => Some(None),
-            watch_cache::Known::Present {
-                object: Some(o), ..
-            } => Some(Some(o)),
+            watch_cache::Known::Present { object: Some(o), .. } => Some(Some(o)),
             _ => None,
         }
     }
@@ -694,8 +698,7 @@ impl Applier {
             watch_cache::Known::Absent => None,
             // Watch-only: the drift from the cached object, exactly as from a GET.
             watch_cache::Known::Present {
-                object: Some(cached),
-                ..
+                object: Some(cached), ..
             } if ctx.dry_run => Some(cached),
             _ => self.get(&api, &id).await?,
         };

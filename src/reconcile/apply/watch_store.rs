@@ -162,7 +162,10 @@ fn keep_full(keys: &HashSet<ObjectName>, types: &TypeMeta, o: &mut DynamicObject
 
 /// `ev` with its object passed through `keep` (which may trim it), or `None` when `keep` drops
 /// it. `Init` and `InitDone` always pass.
-fn filter_event<K>(ev: watcher::Event<K>, keep: &mut impl FnMut(&mut K) -> bool) -> Option<watcher::Event<K>> {
+fn filter_event<K>(
+    ev: watcher::Event<K>,
+    keep: &mut impl FnMut(&mut K) -> bool,
+) -> Option<watcher::Event<K>> {
     use watcher::Event;
     match ev {
         Event::Apply(mut o) => keep(&mut o).then_some(Event::Apply(o)),
@@ -186,7 +189,13 @@ async fn feed<K>(
     mut streaming: bool,
     mut keep: impl FnMut(&mut K) -> bool + Send,
 ) where
-    K: Resource<DynamicType = ApiResource> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+    K: Resource<DynamicType = ApiResource>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
 {
     let mut backoff = Duration::from_millis(100);
     let mut ever_synced = false;
@@ -247,8 +256,11 @@ mod tests {
         };
         let mut keep = |o: &mut DynamicObject| keep_full(&keys, &types, o);
         let obj = |name: &str| {
-            let mut o = DynamicObject::new(name, &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()))
-                .within("ns");
+            let mut o = DynamicObject::new(
+                name,
+                &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
+            )
+            .within("ns");
             o.types = None;
             o.metadata.managed_fields = Some(vec![Default::default()]);
             o

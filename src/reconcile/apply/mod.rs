@@ -626,26 +626,6 @@ impl Applier {
         }
     }
 
-    /// In a watch-only pass, what the full-object cache knows of `id`: `Some(None)` absent,
-    /// `Some(Some(object))` present; `None` when it cannot tell (or the pass writes) and the
-    /// caller must GET.
-    fn cached(
-        &self,
-        ctx: &ApplyContext,
-        id: &ManifestId,
-        ar: &ApiResource,
-        namespaced: bool,
-    ) -> Option<Option<Value>> {
-        if !ctx.dry_run {
-            return None;
-        }
-        match self.cache.known(id, ar, namespaced) {
-            watch_cache::Known::Absent => Some(None),
-            watch_cache::Known::Present { object: Some(o), .. } => Some(Some(o)),
-            _ => None,
-        }
-    }
-
     async fn get(&self, api: &Api<DynamicObject>, id: &ManifestId) -> Result<Option<Value>, UpdateError> {
         match api.get_opt(&id.name).await {
             Ok(o) => o.map(|o| encode(&id.task(), &o)).transpose(),

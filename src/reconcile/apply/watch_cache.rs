@@ -521,6 +521,26 @@ impl super::Applier {
         !dry_run && self.cache.save_record().await
     }
 
+    /// In a watch-only pass, what the full-object cache knows of `id`: `Some(None)` absent,
+    /// `Some(Some(object))` present; `None` when it cannot tell (or the pass writes) and the
+    /// caller must GET.
+    pub(crate) fn cached(
+        &self,
+        ctx: &ApplyContext,
+        id: &ManifestId,
+        ar: &ApiResource,
+        namespaced: bool,
+    ) -> Option<Option<Value>> {
+        if !ctx.dry_run {
+            return None;
+        }
+        match self.cache.known(id, ar, namespaced) {
+            Known::Absent => Some(None),
+            Known::Present { object: Some(o), .. } => Some(Some(o)),
+            _ => None,
+        }
+    }
+
     /// The watch caches.
     pub fn caches(&self) -> &WatchCaches {
         &self.cache

@@ -44,6 +44,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     // Tasks that failed only because their operator is still updating are "waiting", as the
     // task graph shows them.
     let waiting = engine::only_waiting(s);
+    let following = cluster_cvo_progress(app);
     let level = match e.current_level() {
         Some(r) => format!(
             " · run level {} ({}/{}{})",
@@ -69,6 +70,9 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
             match e.drift.len() {
                 0 if s.counters.passes == 0 => " (first comparison running)".to_string(),
                 0 => String::new(),
+                // While the cluster's own CVO applies the release, what differs is what it has
+                // not applied yet, not drift.
+                d if following.is_some() => format!(" · {d} not applied yet"),
                 d => format!(" · {d} would change"),
             }
         ),
@@ -120,6 +124,10 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
         spans.push(("  Attempt ".into(), p.muted));
         spans.push((s.attempt.to_string(), p.warn));
     }
+    if let Some((word, progress, nobody)) = following {
+        spans.push((format!("  {word} "), p.muted));
+        spans.push((progress, if nobody { p.err } else { p.warn }));
+    }
     if let Some(f) = &s.failure {
         let (word, style) = if waiting {
             ("  Waiting ", p.warn)
@@ -135,6 +143,43 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
         spans.push((msg, style));
     }
     frame.render_widget(Paragraph::new(fit_spans(spans, w)), info_area);
+}
+
+/// Watch-only while the cluster's ClusterVersion shows an update that this engine does not
+/// apply (the in-cluster CVO does; the Lease is not ours): a label, that CVO's progress from
+/// the ClusterVersion, e.g. `Cluster's CVO` `updating to 4.16.4 · 31 of 33 operators · history
+/// Partial for 1h12m` (the control plane panel and History tab have the details), and whether
+/// nobody applies it (the Lease was read free or expired: `Cluster` `update to 4.16.4
+/// requested, no CVO holds the Lease · ...`).
+fn cluster_cvo_progress(app: &App) -> Option<(&'static str, String, bool)> {
+    let e = app.engine.as_ref()?;
+    e.in_sync?;
+    let lease = e.snap.lease.as_ref();
+    if lease.is_some_and(|l| l.ours) {
+        return None;
+    }
+    let nobody = lease.is_some_and(|l| l.error.is_none() && (l.holder.is_none() || !l.alive));
+    let d = &app.dash;
+    let target = d.target_version.as_ref()?;
+    let (word, mut out) = if nobody {
+        (
+            "Cluster",
+            format!("update to {target} requested, no CVO holds the Lease"),
+        )
+    } else {
+        ("Cluster's CVO", format!("updating to {target}"))
+    };
+    if let Some(c) = &d.completion {
+        out.push_str(&format!(" · {} of {} operators", c.updated, c.total));
+    }
+    if let Some(h) = d.history.first() {
+        out.push_str(&format!(
+            " · history {} for {}",
+            h.state,
+            text::age(h.started, app.now)
+        ));
+    }
+    Some((word, out, nobody))
 }
 
 /// Whether the engine reconciles an applied release with nothing failing: the gauge then

@@ -37,8 +37,8 @@ fn watch_only_counts_manifests_in_sync_and_never_says_updating() {
     let text = text_of(&app);
     // 29 done, 3 of them drifted (the Drift::None record is in sync); 68 tasks, 2 skipped.
     assert!(
-        text.contains("watch-only · 26 of 66 manifests in sync · 3 would change"),
-        "{text}"
+        text.contains("watch-only · 26 of 66 manifests in sync · 3 not applied yet"),
+        "the cluster is updating: what differs is not applied yet\n{text}"
     );
     assert!(text.contains("Engine Watching"), "{text}");
     // The engine's own lines (the cluster's may say Updating: the feed shows a cluster mid-update).
@@ -162,4 +162,45 @@ fn engine_keys_without_an_engine_say_why_in_the_footer() {
     }
     let text = text_of(&app);
     assert!(text.contains("has no engine"), "the footer shows it:\n{text}");
+}
+
+#[test]
+fn watch_only_follows_the_in_cluster_cvo_beside_its_own_comparison() {
+    // The in-cluster CVO holds the Lease and applies 4.16.4 (the demo ClusterVersion is mid
+    // update); the engine compares the cluster with 4.16.4's payload.
+    let mut s = watching();
+    s.lease = Some(lease(Some("cluster-version-operator-6c9f_1a2b"), true));
+    let (app, _rx) = engine_app(s.clone(), 120, 40);
+    insta::assert_snapshot!("watch_only_following_in_cluster_cvo_120x40", draw(&app).backend());
+    let text = text_of(&app);
+    assert!(
+        text.contains("Cluster's CVO updating to 4.16.4 · 31 of 33 operators · history Partial for 1h11m"),
+        "{text}"
+    );
+    assert!(
+        text.contains("26 of 66 manifests in sync · 3 not applied yet"),
+        "{text}"
+    );
+
+    // Nobody holds the Lease: the update is requested but no CVO applies it.
+    s.lease = Some(lease(Some("cluster-version-operator-6c9f_1a2b"), false));
+    let (app, _rx) = engine_app(s.clone(), 120, 40);
+    assert!(
+        text_of(&app).contains("Cluster update to 4.16.4 requested, no CVO holds the Lease"),
+        "{}",
+        text_of(&app)
+    );
+
+    // A cluster not updating: what differs is drift again.
+    let (mut app, _rx) = engine_app(s, 120, 40);
+    app.dash.target_version = None;
+    let text = text_of(&app);
+    assert!(
+        text.contains("26 of 66 manifests in sync · 3 would change"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Cluster's CVO") && !text.contains("requested, no CVO"),
+        "{text}"
+    );
 }

@@ -431,3 +431,77 @@ async fn a_new_process_starts_from_the_saved_verification_record() {
         "only the Lease is written"
     );
 }
+
+/// Dry-run (watch-only) apply of every manifest; returns the drifts.
+async fn compare_all(a: &Applier, ms: &[Value]) -> Vec<Drift> {
+    let ctx = ApplyContext {
+        dry_run: true,
+        ..ApplyContext::default()
+    };
+    let mut out = Vec::new();
+    for m in ms {
+        out.push(a.apply(&ctx, m).await.expect("dry-run apply").drift);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_only_pass_waits_for_slow_lists_instead_of_getting_each_object() {
+    use cvo::reconcile::apply::watch_cache::WATCH_ONLY_SYNC_WAIT;
+    let sim = Simulator::new();
+    let ms = manifests();
+    for m in &ms {
+        sim.insert(m.clone()).expect("insert");
+    }
+    // Every request takes 2.5 s: longer than an active pass waits for its lists (2 s).
+    sim.set_faults(Faults {
+        latency_ms: 2500,
+        ..Faults::default()
+    })
+    .expect("faults");
+    let a = Applier::new(client(&sim));
+    let refs: Vec<&Value> = ms.iter().collect();
+    sim.clear_audit();
+    a.prepare_pass_with(&refs, true, WATCH_ONLY_SYNC_WAIT).await;
+    let drifts = compare_all(&a, &ms).await;
+    assert!(drifts.iter().all(|d| *d == Drift::None), "{drifts:?}");
+    assert_eq!(
+        object_requests(&sim.audit().entries),
+        Vec::<String>::new(),
+        "the objects come from the lists, not from GETs"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_only_pass_stops_waiting_when_the_lists_fail() {
+    use cvo::reconcile::apply::watch_cache::WATCH_ONLY_SYNC_WAIT;
+    let sim = Simulator::new();
+    let ms = manifests();
+    for m in &ms {
+        sim.insert(m.clone()).expect("insert");
+    }
+    let failing = |verb: &str| ErrorRule {
+        verb: verb.into(),
+        code: 500,
+        rate: 1.0,
+    };
+    sim.set_faults(Faults {
+        errors: vec![failing("list"), failing("watch")],
+        ..Faults::default()
+    })
+    .expect("faults");
+    let a = Applier::new(client(&sim));
+    let refs: Vec<&Value> = ms.iter().collect();
+    let start = std::time::Instant::now();
+    a.prepare_pass_with(&refs, true, WATCH_ONLY_SYNC_WAIT).await;
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "waited {:?} for lists that fail",
+        start.elapsed()
+    );
+    sim.clear_audit();
+    let drifts = compare_all(&a, &ms).await;
+    assert!(drifts.iter().all(|d| *d == Drift::None), "{drifts:?}");
+    let gets = sim.audit().entries.iter().filter(|e| e.verb == "get").count();
+    assert_eq!(gets, 11, "without caches every object is read");
+}

@@ -491,9 +491,11 @@ impl super::Applier {
         let names = names.into_iter().map(|(k, v)| (k, Arc::new(v))).collect();
         self.cache.set_wanted(names, watch_only);
         self.cache.streaming().await;
-        // Kinds resolved together, for at most RESOLVE_WAIT: a kind whose CRD does not exist
-        // yet is started at its first manifest instead. ClusterOperators are read every active
+        // Kinds resolved together, for at most RESOLVE_WAIT (a watch-only pass: `wait`, as
+        // its lists): a kind whose CRD does not exist yet is started at its first manifest
+        // instead. ClusterOperators are read every active
         // pass (their health), so only a full cache serves them.
+        let resolve_wait = if watch_only { wait } else { RESOLVE_WAIT };
         let resolve = kinds
             .iter()
             .filter(|(_, id)| {
@@ -502,7 +504,7 @@ impl super::Applier {
             .map(|(key, id)| async move {
                 (
                     key,
-                    tokio::time::timeout(RESOLVE_WAIT, self.resource_with_retries(id, 0)).await,
+                    tokio::time::timeout(resolve_wait, self.resource_with_retries(id, 0)).await,
                 )
             });
         let mut started = Vec::new();

@@ -493,8 +493,8 @@ impl super::Applier {
         self.cache.streaming().await;
         // Kinds resolved together, for at most RESOLVE_WAIT (a watch-only pass: `wait`, as
         // its lists): a kind whose CRD does not exist yet is started at its first manifest
-        // instead. ClusterOperators are read every active
-        // pass (their health), so only a full cache serves them.
+        // instead. ClusterOperators are read every active pass (their health), so only a full
+        // cache serves them.
         let resolve_wait = if watch_only { wait } else { RESOLVE_WAIT };
         let resolve = kinds
             .iter()

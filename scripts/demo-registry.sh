@@ -35,7 +35,7 @@ http:
 YML
 "$REG" serve "$WORK/config.yml" 2> "$WORK/registry.log" &
 REG_PID=$!
-trap 'kill $REG_PID 2>/dev/null; wait $REG_PID 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $REG_PID 2>/dev/null || true; wait $REG_PID 2>/dev/null || true; rm -rf "$WORK"' EXIT
 for _ in $(seq 100); do curl -sf "http://$ADDR/v2/" >/dev/null && break; sleep 0.1; done
 echo "registry $ADDR, $BIN, speed $SPEED"
 for i in $(seq "$RUNS"); do

@@ -118,6 +118,16 @@ fn the_header_names_the_simulated_clock_and_its_speed() {
             .contains("simulated clock ×10"),
         "{text}"
     );
+    // The demo says where its releases come from, after the clock.
+    app.release_source = Some("registry 127.0.0.1:5000".into());
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap_or_default()
+            .contains("simulated clock ×10 │ registry 127.0.0.1:5000 │"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -17,7 +17,12 @@
 //!   dashboard's user picks the update on the Updates view and confirms it.
 //!
 //! The payloads are embedded in the binary and written to a temporary directory that is
-//! removed at exit, so a release binary runs the demo from anywhere.
+//! removed at exit, so a release binary runs the demo from anywhere. With a local registry
+//! answering ([`DemoOptions::registry`], [`super::demo_registry`]) they are pushed there as
+//! signed release images first, the served graph and the seeded cluster name the pushed
+//! digests, and the engine pulls, verifies and caches its updates as on a real cluster
+//! ([`super::payload::cluster_payloads`]); otherwise it reads the embedded payloads. The second
+//! headless line (and the dashboard header) says which.
 //!
 //! Headless, [`run_headless`] prints one line per engine event (and per simulated operator
 //! event), plus the sync progress at most once a second; with `until_complete` it ends with
@@ -432,10 +437,20 @@ async fn publish_releases(
         .collect();
     match super::demo_registry::publish(registry, &dirs, &payloads.root().join("signatures")).await {
         Ok(p) => (p.source.clone(), Some(p)),
-        Err(e) => (
-            ReleaseSource::Embedded(Some(format!("the registry {registry} answers, but {e}"))),
-            None,
-        ),
+        Err(e) => {
+            // Back to the embedded payloads exactly as they ship: without the demo's
+            // verification ConfigMap.
+            for d in dirs.values() {
+                let _ = std::fs::remove_file(
+                    d.join("release-manifests")
+                        .join(super::demo_registry::VERIFICATION_FILE),
+                );
+            }
+            (
+                ReleaseSource::Embedded(Some(format!("the registry {registry} answers, but {e}"))),
+                None,
+            )
+        }
     }
 }
 

@@ -11,10 +11,11 @@
 
 mod common;
 
+use common::Registry;
 use std::{
     io::Write as _,
-    path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
+    path::Path,
+    process::{Command, Stdio},
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -28,97 +29,7 @@ use cvo::{
     },
     sim::Simulator,
 };
-use oci_client::{
-    Client, Reference,
-    client::{ClientConfig, ClientProtocol, Config, ImageLayer},
-    secrets::RegistryAuth,
-};
 use serde_json::json;
-
-/// A `docker-registry` process on 127.0.0.1, killed on drop.
-struct Registry {
-    child: Option<Child>,
-    addr: String,
-    storage: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Registry {
-    /// Starts one, or skips `test` (a failure under CI) when the binary is absent.
-    fn start(test: &str) -> Option<Registry> {
-        let bin = ["/usr/bin/docker-registry", "/usr/local/bin/docker-registry"]
-            .iter()
-            .map(PathBuf::from)
-            .find(|p| p.is_file())
-            .or_else(|| {
-                std::env::var_os("PATH").and_then(|p| {
-                    std::env::split_paths(&p)
-                        .map(|d| d.join("docker-registry"))
-                        .find(|p| p.is_file())
-                })
-            });
-        let Some(bin) = bin else {
-            common::skip(
-                test,
-                "docker-registry not found (Debian: apt-get install docker-registry)",
-            );
-            return None;
-        };
-        let dir = tempfile::tempdir().expect("tempdir");
-        let storage = dir.path().join("storage");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .expect("bind")
-            .local_addr()
-            .expect("addr")
-            .port();
-        let addr = format!("127.0.0.1:{port}");
-        let config = dir.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n",
-                storage.display()
-            ),
-        )
-        .expect("config");
-        let child = Command::new(bin)
-            .arg("serve")
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn docker-registry");
-        let reg = Registry {
-            child: Some(child),
-            addr,
-            storage,
-            _dir: dir,
-        };
-        let limit = std::time::Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(&reg.addr).is_err() {
-            assert!(
-                std::time::Instant::now() < limit,
-                "docker-registry did not listen on {}",
-                reg.addr
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Some(reg)
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
 
 /// A payload for `version` in `dir`: metadata, image references, a namespace and a
 /// ConfigMap in `release-manifests/`, one manifest in `manifests/`.
@@ -200,39 +111,12 @@ fn raw_layer(entries: &[(&str, tar::EntryType, u64, &[u8], &str)], truncate: boo
     gz.finish().expect("gzip")
 }
 
-/// Pushes an image of `layers` as `addr/repo:tag`; returns `addr/repo@digest`.
+/// Pushes an image of `layers` as `addr/repo:tag` (the library's builder); returns
+/// `addr/repo@digest`.
 async fn push(addr: &str, repo: &str, tag: &str, layers: Vec<Vec<u8>>) -> String {
-    cvo::reconcile::payload::retrieve::install_crypto_provider();
-    let client = Client::new(ClientConfig {
-        protocol: ClientProtocol::Http,
-        ..ClientConfig::default()
-    });
-    let reference: Reference = format!("{addr}/{repo}:{tag}").parse().expect("reference");
-    let config = json!({
-        "architecture": "amd64",
-        "os": "linux",
-        "rootfs": {"type": "layers", "diff_ids": []},
-        "config": {}
-    });
-    let layers: Vec<ImageLayer> = layers
-        .into_iter()
-        .map(|l| ImageLayer::oci_v1_gzip(l, None))
-        .collect();
-    client
-        .push(
-            &reference,
-            &layers,
-            Config::oci_v1(config.to_string().into_bytes(), None),
-            &RegistryAuth::Anonymous,
-            None,
-        )
+    cvo::reconcile::payload::retrieve::push::push_image(addr, repo, tag, layers, true)
         .await
-        .expect("push");
-    let digest = client
-        .fetch_manifest_digest(&reference, &RegistryAuth::Anonymous)
-        .await
-        .expect("digest");
-    format!("{addr}/{repo}@{digest}")
+        .expect("push")
 }
 
 fn options(cache: &Path) -> RetrieveOptions {
@@ -617,33 +501,14 @@ async fn cvo_payload_pull_and_inspect_take_a_pull_spec() {
 
 /// A test OpenPGP key (Ed25519), generated for each run.
 fn generate_key() -> pgp::composed::SignedSecretKey {
-    use pgp::composed::{KeyType, SecretKeyParamsBuilder};
-    SecretKeyParamsBuilder::default()
-        .key_type(KeyType::Ed25519Legacy)
-        .can_certify(true)
-        .can_sign(true)
-        .primary_user_id("release test <release@example.com>".into())
-        .build()
-        .expect("key params")
-        .generate(rand::thread_rng())
-        .expect("key")
+    cvo::reconcile::signature::sign::generate_signing_key("release test <release@example.com>").expect("key")
 }
 
 /// An atomic container signature of `image` (`repo@digest`) by `key`.
 fn sign_release(key: &pgp::composed::SignedSecretKey, image: &str) -> Vec<u8> {
-    use pgp::{composed::MessageBuilder, crypto::hash::HashAlgorithm, types::Password};
     let (reference, digest) = image.rsplit_once('@').expect("digest");
-    let doc = json!({
-        "critical": {
-            "type": "atomic container signature",
-            "image": {"docker-manifest-digest": digest},
-            "identity": {"docker-reference": reference}
-        },
-        "optional": {"creator": "registry_pull test"}
-    });
-    let mut b = MessageBuilder::from_bytes("", doc.to_string().into_bytes());
-    b.sign(&key.primary_key, Password::empty(), HashAlgorithm::Sha256);
-    b.to_vec(rand::thread_rng()).expect("signed message")
+    cvo::reconcile::signature::sign::atomic_signature(key, reference, digest, "registry_pull test")
+        .expect("signed message")
 }
 
 /// A signature store on 127.0.0.1 serving `routes` (path → body), 404 elsewhere; returns its

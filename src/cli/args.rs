@@ -328,6 +328,17 @@ pub struct DemoArgs {
     /// to active-apply), with the reason on screen.
     #[arg(long)]
     pub read_only: bool,
+    /// Local registry for the demo's releases: when it answers /v2/ (within 0.5 s) they are
+    /// pushed there, signed with a demo key, and the engine pulls and verifies them; otherwise
+    /// the embedded payloads are used. `none`: embedded, no probe.
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        env = "CVO_DEMO_REGISTRY",
+        default_value = "127.0.0.1:5000",
+        conflicts_with = "snapshot"
+    )]
+    pub registry: String,
 }
 
 #[cfg(feature = "sim")]

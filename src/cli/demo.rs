@@ -17,7 +17,12 @@
 //!   dashboard's user picks the update on the Updates view and confirms it.
 //!
 //! The payloads are embedded in the binary and written to a temporary directory that is
-//! removed at exit, so a release binary runs the demo from anywhere.
+//! removed at exit, so a release binary runs the demo from anywhere. With a local registry
+//! answering ([`DemoOptions::registry`], [`super::demo_registry`]) they are pushed there as
+//! signed release images first, the served graph and the seeded cluster name the pushed
+//! digests, and the engine pulls, verifies and caches its updates as on a real cluster
+//! ([`super::payload::cluster_payloads`]); otherwise it reads the embedded payloads. The second
+//! headless line (and the dashboard header) says which.
 //!
 //! Headless, [`run_headless`] prints one line per engine event (and per simulated operator
 //! event), plus the sync progress at most once a second; with `until_complete` it ends with
@@ -36,6 +41,7 @@ use std::{
 use chrono::{DateTime, Utc};
 use include_dir::{Dir, include_dir};
 
+use super::demo_registry::ReleaseSource;
 use crate::{
     clock::Clock,
     reconcile::{
@@ -74,6 +80,9 @@ pub struct DemoOptions {
     /// Request the update to 4.16.4 by itself after [`request_delay`] (`--auto`; headless
     /// runs always do, having no one to pick it).
     pub auto: bool,
+    /// The local registry (`HOST:PORT`) to put the releases in when it answers
+    /// ([`super::demo_registry`]); `None`: the embedded payloads, no probe.
+    pub registry: Option<String>,
 }
 
 /// The default `--timeout` of `--until-complete`: 60 s plus 900 s divided by the speed (the
@@ -107,7 +116,11 @@ pub fn update_graph() -> anyhow::Result<Graph> {
 
 /// The simulated cluster's update service and Prometheus: the demo graph, and every PromQL
 /// query of its risks answered 1 (the demo cluster is exposed to them).
-fn update_service(graph: &Graph) -> std::io::Result<crate::sim::update_service::UpdateServiceStub> {
+/// `json` is the graph as served (its parse is `graph`).
+fn update_service(
+    graph: &Graph,
+    json: String,
+) -> std::io::Result<crate::sim::update_service::UpdateServiceStub> {
     let promql = graph
         .conditional_edges
         .iter()
@@ -116,7 +129,7 @@ fn update_service(graph: &Graph) -> std::io::Result<crate::sim::update_service::
         .filter_map(|m| m.promql.as_ref().map(|p| (p.promql.clone(), 1.0)))
         .collect();
     crate::sim::update_service::UpdateServiceStub::start(crate::sim::update_service::StubContent {
-        graph: bytes::Bytes::from_static(UPDATE_GRAPH.as_bytes()),
+        graph: bytes::Bytes::from(json),
         promql,
     })
 }
@@ -252,16 +265,20 @@ pub struct LiveDemo {
     /// The demo's simulated clock (`speed` times as fast as the wall clock), shared by the
     /// engine, the simulated operators and the dashboard.
     pub clock: Clock,
+    /// Where the releases come from: the local registry, or the embedded payloads.
+    pub release_source: ReleaseSource,
 }
 
 impl LiveDemo {
-    /// Starts the simulator, the simulated operators, the engine and the update request. Must
-    /// run inside a tokio runtime.
+    /// Starts the simulator, the simulated operators, the engine and the update request. With
+    /// [`DemoOptions::registry`] answering, the releases are pushed there first and the engine
+    /// pulls and verifies them ([`super::demo_registry`]); otherwise (no answer, or a push
+    /// failing) the embedded payloads are used, and [`LiveDemo::release_source`] says why.
     ///
     /// # Errors
     /// A bad scenario file (one line naming it), a bad speed, or the payloads cannot be
     /// written.
-    pub fn start(opts: &DemoOptions) -> anyhow::Result<Self> {
+    pub async fn start(opts: &DemoOptions) -> anyhow::Result<Self> {
         let scenario = match &opts.scenario {
             Some(p) => Some(OperatorScenario::from_file(p)?),
             None => None,
@@ -271,8 +288,32 @@ impl LiveDemo {
         {
             anyhow::bail!("--speed {s}: must be a positive number");
         }
-        let graph = Arc::new(update_graph()?);
-        let payloads = DemoPayloads::extract(&graph)?;
+        let embedded_graph = update_graph()?;
+        let payloads = DemoPayloads::extract(&embedded_graph)?;
+        let (release_source, published) = publish_releases(opts.registry.as_deref(), &payloads).await;
+        let (graph_json, moved) = match &published {
+            Some(p) => {
+                let moved: BTreeMap<String, String> = p
+                    .images
+                    .iter()
+                    .filter_map(|(v, new)| {
+                        embedded_graph
+                            .image_of(v)
+                            .map(|old| (old.to_string(), new.clone()))
+                    })
+                    .collect();
+                (
+                    super::demo_registry::rewrite_graph(UPDATE_GRAPH, &p.images)
+                        .map_err(anyhow::Error::msg)?,
+                    moved,
+                )
+            }
+            None => (UPDATE_GRAPH.to_string(), BTreeMap::new()),
+        };
+        let graph = Arc::new(
+            Graph::parse(graph_json.as_bytes())
+                .map_err(|e| anyhow::anyhow!("assets/update-graph.json: {e}"))?,
+        );
         let mut ops = OperatorSimConfig::with_payloads(&payloads.dirs())?.speed(DEFAULT_SPEED);
         if let Some(sc) = scenario {
             ops = ops.with_scenario(sc);
@@ -292,7 +333,11 @@ impl LiveDemo {
         }
         let clock = Clock::simulated(speed);
         ops.clock = clock.clone();
-        let sim = crate::sim::demo_cluster::demo_cluster()?;
+        let sim = crate::sim::demo_cluster::demo_cluster_with_images(&moved)?;
+        for cm in published.iter().flat_map(|p| &p.signature_config_maps) {
+            sim.insert(serde_json::to_value(cm)?)
+                .map_err(|e| anyhow::anyhow!("demo cluster: signature ConfigMap: {}", e.message))?;
+        }
         let operators = crate::sim::operators::spawn(sim.clone(), ops);
         let own_image = graph
             .image_of(FROM_VERSION)
@@ -302,16 +347,35 @@ impl LiveDemo {
             .image_of(TARGET_VERSION)
             .ok_or_else(|| anyhow::anyhow!("assets/update-graph.json: no node {TARGET_VERSION}"))?
             .to_string();
-        let update_service = update_service(&graph)?;
+        let update_service = update_service(&graph, graph_json)?;
         let mut timings = engine_timings(speed);
         timings.clock = clock.clone();
-        let cfg = EngineConfig {
-            mode: EngineMode::ActiveApply,
-            payloads: Arc::new(DemoResolver {
+        let client = kube::Client::new(sim.clone(), "default");
+        let resolver: Arc<dyn PayloadResolver> = if published.is_some() {
+            // As on a cluster: the running release from its directory, every other one pulled
+            // from the registry, verified by the ClusterVerifier and cached (in the demo's
+            // temporary directory). The registry is on loopback: no proxy.
+            let mut ro = crate::reconcile::payload::retrieve::RetrieveOptions::new(Some(
+                payloads.root().join("cache"),
+            ));
+            ro.http_proxy = None;
+            ro.https_proxy = None;
+            let local = crate::reconcile::api::LocalPayloads {
+                own_image: own_image.clone(),
+                own_dir: payloads.root().join(FROM_VERSION),
+                others: BTreeMap::new(),
+            };
+            super::payload::cluster_payloads(client.clone(), local, ro, true, "version")
+        } else {
+            Arc::new(DemoResolver {
                 own_image,
                 by_image: payloads.by_image.clone(),
                 graph: graph.clone(),
-            }),
+            })
+        };
+        let cfg = EngineConfig {
+            mode: EngineMode::ActiveApply,
+            payloads: resolver,
             create_cluster_version: false,
             cluster_version_name: "version".into(),
             update_graph: Some(updates_config(&update_service, &timings)?),
@@ -320,7 +384,6 @@ impl LiveDemo {
             applier: None,
             lease: Some(LeaseConfig::cvo(default_identity(), LeaseTimings::HA)),
         };
-        let client = kube::Client::new(sim.clone(), "default");
         let engine = Engine::spawn(client, cfg);
         let requester = opts.auto.then(|| {
             tokio::spawn(request_update(
@@ -339,6 +402,7 @@ impl LiveDemo {
             payloads,
             update_service,
             clock,
+            release_source,
         })
     }
 
@@ -350,6 +414,43 @@ impl LiveDemo {
         self.engine.shutdown().await;
         self.operators.shutdown();
         drop(self.payloads);
+    }
+}
+
+/// With `registry`: probes it and, when it answers, publishes the payloads there
+/// ([`super::demo_registry::publish`]). Returns where the releases come from, and what was
+/// published; a failure falls back to the embedded payloads with the reason.
+async fn publish_releases(
+    registry: Option<&str>,
+    payloads: &DemoPayloads,
+) -> (ReleaseSource, Option<super::demo_registry::Published>) {
+    let Some(registry) = registry else {
+        return (ReleaseSource::Embedded(None), None);
+    };
+    if let Err(why) = super::demo_registry::probe(registry).await {
+        return (ReleaseSource::Embedded(Some(why)), None);
+    }
+    let dirs: BTreeMap<String, &Path> = payloads
+        .versions
+        .iter()
+        .filter_map(|(img, v)| payloads.by_image.get(img).map(|d| (v.clone(), d.as_path())))
+        .collect();
+    match super::demo_registry::publish(registry, &dirs, &payloads.root().join("signatures")).await {
+        Ok(p) => (p.source.clone(), Some(p)),
+        Err(e) => {
+            // Back to the embedded payloads exactly as they ship: without the demo's
+            // verification ConfigMap.
+            for d in dirs.values() {
+                let _ = std::fs::remove_file(
+                    d.join("release-manifests")
+                        .join(super::demo_registry::VERIFICATION_FILE),
+                );
+            }
+            (
+                ReleaseSource::Embedded(Some(format!("the registry {registry} answers, but {e}"))),
+                None,
+            )
+        }
     }
 }
 
@@ -401,7 +502,7 @@ impl ExitSignals {
 pub async fn run_live(opts: &DemoOptions, headless: bool, read_only: bool) -> anyhow::Result<u8> {
     let mut signals = ExitSignals::install()?;
     let mut work = Box::pin(async {
-        let mut demo = LiveDemo::start(opts)?;
+        let mut demo = LiveDemo::start(opts).await?;
         let code = if headless {
             let mut out = std::io::stdout();
             run_headless(&mut demo, opts, &mut out).await
@@ -439,6 +540,7 @@ async fn run_dashboard(demo: &LiveDemo, read_only: bool) -> anyhow::Result<()> {
         requests: None,
         read_only,
         clock: demo.clock.clone(),
+        release_source: Some(demo.release_source.short()),
     })
     .await
 }
@@ -511,9 +613,9 @@ pub fn failing_reason(s: &StatusSnapshot) -> Option<String> {
         .map(|f| format!("{}: {}", f.reason, f.message))
 }
 
-/// The ClusterVersion history as a table: `STATE  VERSION  STARTED  COMPLETED`.
+/// The ClusterVersion history as a table: `STATE  VERSION  STARTED  COMPLETED  VERIFIED`.
 pub fn history_table(s: &StatusSnapshot) -> String {
-    let mut t = String::from("STATE\tVERSION\tSTARTED\tCOMPLETED\n");
+    let mut t = String::from("STATE\tVERSION\tSTARTED\tCOMPLETED\tVERIFIED\n");
     let fmt = |d: Option<DateTime<Utc>>| {
         d.map(|d| d.format("%Y-%m-%d %H:%M:%S").to_string())
             .unwrap_or_else(|| "-".into())
@@ -521,11 +623,12 @@ pub fn history_table(s: &StatusSnapshot) -> String {
     for h in s.cluster_version.iter().flat_map(|c| c.history.iter()) {
         let _ = writeln!(
             t,
-            "{:?}\t{}\t{}\t{}",
+            "{:?}\t{}\t{}\t{}\t{}",
             h.state,
             h.version,
             fmt(h.started_time),
-            fmt(h.completion_time)
+            fmt(h.completion_time),
+            h.verified
         );
     }
     super::tabwriter::format(&t, 0, 3)
@@ -552,6 +655,12 @@ pub async fn run_headless(
         "{} INFO  demo: cluster at {FROM_VERSION}, speed {speed} (times are on the simulated clock), payloads in {}",
         stamp(demo.clock.now()),
         demo.payloads.root().display()
+    )?;
+    writeln!(
+        out,
+        "{} INFO  demo: {}",
+        stamp(demo.clock.now()),
+        demo.release_source.line()
     )?;
     let mut status = demo.engine.status.clone();
     let mut sim_events = demo.operators.events.clone();

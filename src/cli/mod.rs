@@ -15,6 +15,8 @@
 pub mod args;
 #[cfg(feature = "sim")]
 pub mod demo;
+#[cfg(feature = "sim")]
+pub mod demo_registry;
 pub mod get;
 pub mod logging;
 #[cfg(feature = "operator")]

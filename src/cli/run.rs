@@ -129,6 +129,16 @@ pub fn demo(a: super::args::DemoArgs) -> anyhow::Result<ExitCode> {
     if a.until_complete && !headless {
         return Err(UsageError("--until-complete needs --headless".into()).into());
     }
+    let registry = match a.registry.trim() {
+        "" | "none" => None,
+        r if r.contains('/') || r.contains(char::is_whitespace) => {
+            return Err(UsageError(format!(
+                "--registry {r:?}: give HOST:PORT (e.g. 127.0.0.1:5000), without a scheme or path, or `none`"
+            ))
+            .into());
+        }
+        r => Some(r.to_string()),
+    };
     let opts = super::demo::DemoOptions {
         scenario: a.scenario,
         speed: a.speed,
@@ -136,6 +146,7 @@ pub fn demo(a: super::args::DemoArgs) -> anyhow::Result<ExitCode> {
         timeout,
         // Headless runs have no one to pick the update: they request it themselves.
         auto: a.auto || headless,
+        registry,
     };
     let code = runtime()?.block_on(super::demo::run_live(&opts, headless, a.read_only))?;
     Ok(ExitCode::from(code))
@@ -162,6 +173,7 @@ fn demo_snapshot(headless: bool) -> anyhow::Result<ExitCode> {
             requests: None,
             read_only: false,
             clock: crate::clock::Clock::wall(),
+            release_source: None,
         }))?;
     }
     Ok(ExitCode::SUCCESS)

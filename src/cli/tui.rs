@@ -262,6 +262,7 @@ pub fn run(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
             requests,
             read_only: a.read_only,
             clock: crate::clock::Clock::wall(),
+            release_source: None,
         })
         .await;
         if let Some(h) = handle {

@@ -71,8 +71,32 @@ pub fn demo_objects() -> anyhow::Result<Vec<Value>> {
 /// # Errors
 /// When an embedded object cannot be stored; the error names its kind and name.
 pub fn demo_cluster() -> anyhow::Result<Simulator> {
+    demo_cluster_with_images(&std::collections::BTreeMap::new())
+}
+
+/// [`demo_cluster`] with release images replaced: every occurrence of a key of `images` in a
+/// string of any object (ClusterVersion desired and history, condition messages, the CVO's
+/// Deployment) becomes its value. `cvo demo --registry` runs the cluster on the 4.16.3 it
+/// pushed to the local registry this way.
+///
+/// # Errors
+/// As [`demo_cluster`].
+pub fn demo_cluster_with_images(
+    images: &std::collections::BTreeMap<String, String>,
+) -> anyhow::Result<Simulator> {
     let mut objects = demo_objects()?;
     shift_times(&mut objects, chrono::Utc::now() - chrono::Duration::hours(1));
+    if !images.is_empty() {
+        for o in objects.iter_mut() {
+            visit_strings(o, &mut |s| {
+                for (from, to) in images {
+                    if s.contains(from.as_str()) {
+                        *s = s.replace(from.as_str(), to);
+                    }
+                }
+            });
+        }
+    }
     let sim = Simulator::new();
     for o in objects {
         let kind = o["kind"].as_str().unwrap_or_default().to_owned();
@@ -81,6 +105,16 @@ pub fn demo_cluster() -> anyhow::Result<Simulator> {
             .map_err(|e| anyhow::anyhow!("demo cluster: {kind} {name}: {}", e.message))?;
     }
     Ok(sim)
+}
+
+/// Calls `f` on every string value in `v` (not on keys).
+fn visit_strings(v: &mut Value, f: &mut dyn FnMut(&mut String)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(a) => a.iter_mut().for_each(|x| visit_strings(x, f)),
+        Value::Object(m) => m.values_mut().for_each(|x| visit_strings(x, f)),
+        _ => {}
+    }
 }
 
 /// Moves every RFC 3339 timestamp in `objects` (creation times, condition transitions, history
@@ -97,17 +131,9 @@ pub fn shift_times(objects: &mut [Value], latest: chrono::DateTime<chrono::Utc>)
             .ok()
             .map(|t| t.with_timezone(&chrono::Utc))
     }
-    fn visit(v: &mut Value, f: &mut dyn FnMut(&mut String)) {
-        match v {
-            Value::String(s) => f(s),
-            Value::Array(a) => a.iter_mut().for_each(|x| visit(x, f)),
-            Value::Object(m) => m.values_mut().for_each(|x| visit(x, f)),
-            _ => {}
-        }
-    }
     let mut max = None;
     for o in objects.iter_mut() {
-        visit(o, &mut |s| {
+        visit_strings(o, &mut |s| {
             if let Some(t) = parse(s) {
                 max = max.max(Some(t));
             }
@@ -116,7 +142,7 @@ pub fn shift_times(objects: &mut [Value], latest: chrono::DateTime<chrono::Utc>)
     let Some(max) = max else { return };
     let delta = latest - max;
     for o in objects.iter_mut() {
-        visit(o, &mut |s| {
+        visit_strings(o, &mut |s| {
             if let Some(t) = parse(s) {
                 *s = (t + delta).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
             }

@@ -193,6 +193,8 @@ pub struct App {
     /// What "now" is on a live feed: the wall clock or the demo's simulated clock
     /// ([`App::set_clock`]).
     pub clock: crate::clock::Clock,
+    /// Where the demo's releases come from, for the header ([`super::UiOptions`]).
+    pub release_source: Option<String>,
 }
 
 impl App {
@@ -224,6 +226,7 @@ impl App {
             task_detail: None,
             read_only: false,
             clock: crate::clock::Clock::wall(),
+            release_source: None,
         };
         app.update(Action::State(state));
         app

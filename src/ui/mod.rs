@@ -79,6 +79,9 @@ pub struct UiOptions {
     /// The clock ages are measured against on a live feed (without `now`): the wall clock, or
     /// the demo's simulated one (the header then says so, with its speed).
     pub clock: crate::clock::Clock,
+    /// Where the demo's releases come from (`registry 127.0.0.1:5000`, `embedded releases`),
+    /// shown in the header after the clock; `None` outside the demo.
+    pub release_source: Option<String>,
 }
 
 /// Environment variable naming a key that makes the dashboard panic (end-to-end tests check
@@ -194,12 +197,14 @@ where
         requests,
         read_only,
         clock,
+        release_source,
     } = opts;
     let size = terminal.size()?;
     let first = feed.borrow_and_update().clone();
     let mut app = app::App::new(first, alerts, now, palette, (size.width, size.height));
     app.set_clock(clock);
     app.read_only = read_only;
+    app.release_source = release_source;
     let mut stats = LoopStats {
         frames: 0,
         states: 1,

@@ -7,8 +7,11 @@ use std::{
     path::{Path, PathBuf},
 };
 
+mod registry;
 mod sim_serve;
 mod wait;
+#[allow(unused_imports)]
+pub use registry::*;
 #[allow(unused_imports)]
 pub use sim_serve::*;
 #[allow(unused_imports)]

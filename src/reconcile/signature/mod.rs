@@ -9,6 +9,7 @@
 //!   size and time.
 //! - [`configmap`]: signatures in ConfigMaps (read), and the ConfigMaps the CVO saves them in
 //!   (built here, written by the engine).
+//! - [`sign`]: a signing key and signed releases (the demo's own signatures, tests).
 //! - [`verifier`]: [`Verifier`], the lookup order across stores, [`Verified`] and
 //!   [`VerifyError`].
 //! - [`cluster`]: [`ClusterVerifier`], the engine's verifier on a cluster (keys from the own
@@ -23,6 +24,7 @@ pub mod cluster;
 pub mod config;
 pub mod configmap;
 pub mod openpgp;
+pub mod sign;
 pub mod store;
 pub mod verifier;
 

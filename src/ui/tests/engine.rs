@@ -529,6 +529,7 @@ mod event_loop {
             requests: None,
             read_only: false,
             clock: crate::clock::Clock::wall(),
+            release_source: None,
         };
         let producer = async move {
             // 100 snapshots in about 0.3 s: coalesced to a few redraws.
@@ -573,6 +574,7 @@ mod event_loop {
             requests: None,
             read_only: false,
             clock: crate::clock::Clock::wall(),
+            release_source: None,
         };
         let stop = async {
             tokio::time::sleep(Duration::from_millis(800)).await;

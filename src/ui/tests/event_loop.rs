@@ -18,6 +18,7 @@ fn static_opts() -> UiOptions {
         requests: None,
         read_only: false,
         clock: crate::clock::Clock::wall(),
+        release_source: None,
     }
 }
 
@@ -124,6 +125,7 @@ async fn bursts_of_feed_updates_are_coalesced() {
         requests: None,
         read_only: false,
         clock: crate::clock::Clock::wall(),
+        release_source: None,
     };
     let base = demo();
     let producer = async move {

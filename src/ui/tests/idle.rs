@@ -63,6 +63,7 @@ async fn snapshots_that_change_nothing_visible_draw_nothing() {
         requests: None,
         read_only: false,
         clock: Clock::wall(),
+        release_source: None,
     };
     let producer = async move {
         // Ten reconciling passes, each from 0 to all tasks, a second apart.
@@ -115,6 +116,16 @@ fn the_header_names_the_simulated_clock_and_its_speed() {
             .next()
             .unwrap_or_default()
             .contains("simulated clock ×10"),
+        "{text}"
+    );
+    // The demo says where its releases come from, after the clock.
+    app.release_source = Some("registry 127.0.0.1:5000".into());
+    let text = screen_text(draw(&app).backend().buffer()).join("\n");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap_or_default()
+            .contains("simulated clock ×10 │ registry 127.0.0.1:5000 │"),
         "{text}"
     );
 }

@@ -110,11 +110,16 @@ pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(lines), area);
 }
 
-/// ` │ simulated clock ×10` when ages follow the demo's simulated clock, else empty.
+/// ` │ simulated clock ×10` when ages follow the demo's simulated clock, else empty; then
+/// ` │ registry 127.0.0.1:5000` (or ` │ embedded releases`) in the demo.
 fn sim_clock(app: &App) -> String {
-    match app.clock.speed() {
+    let clock = match app.clock.speed() {
         Some(s) if app.follows_clock() => format!(" │ simulated clock ×{s}"),
         _ => String::new(),
+    };
+    match &app.release_source {
+        Some(r) => format!("{clock} │ {r}"),
+        None => clock,
     }
 }
 

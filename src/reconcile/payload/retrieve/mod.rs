@@ -15,6 +15,7 @@
 pub mod auth;
 pub mod egress;
 pub mod extract;
+pub mod push;
 mod resolver;
 
 use std::{

@@ -192,9 +192,14 @@ impl Drop for Op {
 
 impl Op {
     fn start(sim: &Sim, extra: &[&str]) -> Op {
+        Op::start_with(sim, &sim.payload(), extra)
+    }
+
+    /// As [`Op::start`] with the payload directory `payload`.
+    fn start_with(sim: &Sim, payload: &Path, extra: &[&str]) -> Op {
         let mut child = Command::new(BIN)
             .args(["operator", "start", "--listen", "127.0.0.1:0", "--payload"])
-            .arg(sim.payload())
+            .arg(payload)
             .arg("--kubeconfig")
             .arg(&sim.kubeconfig)
             .args([
@@ -711,4 +716,90 @@ fn readiness_is_false_while_the_api_server_does_not_answer() {
             o.get("/readyz").0 == 200
         });
     }
+}
+
+/// The demo's 4.16.3 release image (`assets/demo-cluster/cv.yaml`, `assets/update-graph.json`):
+/// the release `cvo sim serve --demo` runs.
+const DEMO_IMAGE: &str = "quay.io/openshift-release-dev/ocp-release@sha256:32dcf759cde27a222fb983364eb95ce93be6acfd33de9210390b1c2f2bd6a9c2";
+
+#[test]
+fn converged_demo_cluster_passes_write_only_lease_renewals() {
+    // The live demo's cluster: 4.16.3 with every object of its payload (268 manifests), as the
+    // payload has them. The operator runs that release: nothing to create or update.
+    let sim = Sim::start(&["--demo"]);
+    let payload = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/payloads/4.16.3");
+    let op = Op::start_with(&sim, &payload, &["--release-image", DEMO_IMAGE]);
+    let passes = || value(&op.metrics(), "cvo_passes_total", &[]).unwrap_or(0.0);
+    wait_for("the first pass", Duration::from_secs(90), || passes() >= 1.0);
+    // From here on: whole passes, counted from the audit log.
+    let from = sim.audit().len();
+    let p0 = passes();
+    let t0 = Instant::now();
+    wait_for("3 more passes", Duration::from_secs(90), || passes() >= p0 + 3.0);
+    let took = t0.elapsed();
+    let audit = sim.audit();
+    let window = &audit[from..];
+    let writes: Vec<&Value> = window.iter().filter(|e| is_write(e)).collect();
+    let lease_path = "/apis/coordination.k8s.io/v1/namespaces/openshift-cluster-version/leases/version";
+    let other: Vec<&&Value> = writes
+        .iter()
+        .filter(|e| !(e["verb"] == "update" && e["path"] == lease_path && e["status"] == 200))
+        .collect();
+    assert!(
+        other.is_empty(),
+        "{} passes on a converged cluster wrote more than Lease renewals: {other:#?}",
+        passes() - p0
+    );
+    // The leader renews every retry period (1.9 s with --lease-duration 10), no more.
+    let expected = took.as_secs_f64() / 1.9;
+    let renewals = writes.len() as f64;
+    assert!(
+        renewals >= 1.0 && renewals <= expected + 2.0,
+        "{renewals} Lease renewals in {took:?} (about {expected:.1} expected)"
+    );
+    // The passes did read: the apply checks went out (one GET per ClusterOperator at least).
+    let co_gets = window
+        .iter()
+        .filter(|e| {
+            e["verb"] == "get"
+                && e["path"]
+                    .as_str()
+                    .is_some_and(|p| p.contains("/clusteroperators/"))
+        })
+        .count();
+    assert!(co_gets >= 33 * 3, "{co_gets} ClusterOperator reads in 3 passes");
+    // Since the start, on a cluster that already runs the release: no object write at all;
+    // the ClusterVersion status at most once (this operator's first), one PayloadLoaded Event,
+    // the verified-manifests record once, the Lease's create.
+    let count = |verb: &str, path: &str| {
+        audit
+            .iter()
+            .filter(|e| e["verb"] == verb && e["path"].as_str().is_some_and(|p| p.starts_with(path)))
+            .count()
+    };
+    let all_writes = audit.iter().filter(|e| is_write(e)).count();
+    let status = count(
+        "update",
+        "/apis/config.openshift.io/v1/clusterversions/version/status",
+    );
+    let events = count(
+        "create",
+        "/apis/events.k8s.io/v1/namespaces/openshift-cluster-version/events",
+    );
+    let record = count(
+        "patch",
+        "/api/v1/namespaces/openshift-cluster-version/configmaps/cvo-verified-manifests",
+    );
+    let lease = count(
+        "create",
+        "/apis/coordination.k8s.io/v1/namespaces/openshift-cluster-version/leases",
+    ) + count("update", lease_path);
+    assert!(status <= 1, "{status} status writes");
+    assert_eq!((events, record), (1, 1));
+    assert_eq!(
+        all_writes,
+        status + events + record + lease,
+        "object writes on a converged cluster: {:#?}",
+        audit.iter().filter(|e| is_write(e)).collect::<Vec<_>>()
+    );
 }

@@ -68,8 +68,10 @@ C1=$(ticks)
 END=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
 P1=$(metric cvo_passes_total)
 HWM=$(awk '/^VmHWM/ { print $2 }' "/proc/$OP/status")
+SPLIT=$(awk '/^RssAnon|^RssFile/ { printf "%s %s KiB  ", $1, $2 }' "/proc/$OP/status")
 echo "binary: $BIN"
 echo "peak RSS (VmHWM, whole run): $HWM KiB"
+echo "at the end: $SPLIT(anon: heap and stacks; file: the mapped binary)"
 echo "converged RSS over ${WINDOW}s: min $MIN, mean $((SUM / N)), max $MAX KiB ($N samples)"
 awk -v t="$((C1 - C0))" -v hz="$HZ" -v s="$WINDOW" \
   'BEGIN { printf "CPU over %ds: %.3f%% of one core (%d ticks)\n", s, 100 * t / hz / s, t }'

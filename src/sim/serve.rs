@@ -78,10 +78,9 @@ pub struct ServeArgs {
     /// Snapshot to serve (file or directory, repeatable), as `cvo status --from` reads.
     #[arg(long = "from", value_name = "PATH", conflicts_with = "demo")]
     pub from: Vec<PathBuf>,
-    /// Serve the live demo's cluster instead ([`super::demo_cluster::demo_cluster`]: 4.16.3
-    /// converged, every object of `assets/demo-cluster/` with the payload's workloads, about
-    /// 330). `--from assets/demo-cluster` loads only what `cvo status` reads (52 objects: no
-    /// Namespaces, Deployments or RBAC), so an operator on it creates ~230 objects first.
+    /// Serve the live demo's cluster instead: 4.16.3 converged, every object of
+    /// assets/demo-cluster/ including the payload's workloads (293 objects). `--from
+    /// assets/demo-cluster` loads only what `cvo status` reads (52 objects).
     #[arg(long, conflicts_with = "scenario")]
     pub demo: bool,
     /// Scenario file (YAML): `from:`, `faults:` and a timeline of `changes:` (see README).

@@ -9,12 +9,14 @@
 #   LEASE_SECONDS: --lease-duration for both (renew deadline and retry period in upstream's
 #   proportions: 10 ⇒ 7.8 s / 1.9 s); `upstream` (the default) passes none, so upstream's
 #   137 s / 107 s / 26 s apply and a handover takes up to 137 s + two retry periods.
-# Env: CVO_BIN (default target/release/cvo), RESYNC (--resync-interval; default upstream's),
+# Env: CVO_BIN (default target/release/cvo), SIM_BIN (the simulator's cvo, default CVO_BIN;
+#      it needs `sim serve --demo`), RESYNC (--resync-interval; default upstream's),
 #      KEEP=1 keeps the work directory.
 # Needs: bash, curl, python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${CVO_BIN:-target/release/cvo}
+SIM_BIN=${SIM_BIN:-$BIN}
 LEASE=${1:-upstream}
 [ -x "$BIN" ] || { echo "measure-failover: $BIN not executable (set CVO_BIN)" >&2; exit 1; }
 IMAGE=quay.io/openshift-release-dev/ocp-release@sha256:32dcf759cde27a222fb983364eb95ce93be6acfd33de9210390b1c2f2bd6a9c2
@@ -26,7 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BIN" sim serve --demo --kubeconfig-out "$D/kc" --audit-log "$D/audit.log" >"$D/sim.out" 2>"$D/sim.err" &
+"$SIM_BIN" sim serve --demo --kubeconfig-out "$D/kc" --audit-log "$D/audit.log" >"$D/sim.out" 2>"$D/sim.err" &
 PIDS+=($!)
 for _ in $(seq 100); do grep -q serving "$D/sim.out" 2>/dev/null && break; sleep 0.1; done
 grep -q serving "$D/sim.out" || { echo "measure-failover: sim did not start" >&2; exit 1; }

@@ -8,13 +8,15 @@
 # the writes (create/update/patch/delete) in the window, per pass.
 #
 # Usage: scripts/measure-operator.sh [WINDOW_SECONDS]      (default 600)
-# Env:   CVO_BIN (default target/release/cvo), RESYNC (seconds between passes; default
+# Env:   CVO_BIN (default target/release/cvo), SIM_BIN (the simulator's cvo, default CVO_BIN;
+#        it needs `sim serve --demo`), RESYNC (seconds between passes; default
 #        upstream's, random in [120, 240)), LEASE (--lease-duration; default upstream's 137),
 #        SAMPLE (seconds between RSS samples, default 10), KEEP=1 keeps the work directory.
 # Prints one line per figure. Needs: bash, awk, python3 (audit log), curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${CVO_BIN:-target/release/cvo}
+SIM_BIN=${SIM_BIN:-$BIN}
 WINDOW=${1:-600}
 SAMPLE=${SAMPLE:-10}
 CONVERGE_PASSES=${CONVERGE_PASSES:-2}
@@ -29,7 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BIN" sim serve --demo --kubeconfig-out "$D/kc" --audit-log "$D/audit.log" >"$D/sim.out" 2>"$D/sim.err" &
+"$SIM_BIN" sim serve --demo --kubeconfig-out "$D/kc" --audit-log "$D/audit.log" >"$D/sim.out" 2>"$D/sim.err" &
 SIM=$!
 for _ in $(seq 100); do grep -q serving "$D/sim.out" 2>/dev/null && break; sleep 0.1; done
 grep -q serving "$D/sim.out" || { echo "measure-operator: sim did not start: $(cat "$D/sim.err")" >&2; exit 1; }

@@ -136,6 +136,11 @@ const SECRET_PLAIN: &str = "o16-secret-value-never-logged";
 
 /// A payload of a namespace, six ConfigMaps and a Secret, version 1.0.0.
 fn write_payload(dir: &Path) {
+    write_payload_n(dir, 6);
+}
+
+/// A payload of a namespace, `cms` ConfigMaps and a Secret, version 1.0.0.
+fn write_payload_n(dir: &Path, cms: usize) {
     let rm = dir.join("release-manifests");
     std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
     std::fs::create_dir_all(&rm).expect("mkdir");
@@ -154,9 +159,9 @@ fn write_payload(dir: &Path) {
         "0000_00_ns.yaml",
         format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-o16\n{ann}"),
     );
-    for i in 1..=6 {
+    for i in 1..=cms {
         w(
-            &format!("0000_{i}0_cm.yaml"),
+            &format!("0000_{i:02}0_cm.yaml"),
             format!(
                 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\n  namespace: openshift-o16\n{ann}data:\n  a: \"{i}\"\n"
             ),
@@ -192,17 +197,22 @@ impl Drop for Op {
 
 impl Op {
     fn start(sim: &Sim, extra: &[&str]) -> Op {
+        Op::start_with(sim, &sim.payload(), extra)
+    }
+
+    /// As [`Op::start`] with the payload directory `payload`.
+    fn start_with(sim: &Sim, payload: &Path, extra: &[&str]) -> Op {
         let mut child = Command::new(BIN)
             .args(["operator", "start", "--listen", "127.0.0.1:0", "--payload"])
-            .arg(sim.payload())
+            .arg(payload)
             .arg("--kubeconfig")
             .arg(&sim.kubeconfig)
-            .args([
-                "--lease-duration",
-                &LEASE_SECS.to_string(),
-                "--resync-interval",
-                "2",
-            ])
+            .args(["--lease-duration", &LEASE_SECS.to_string()])
+            .args(if extra.contains(&"--resync-interval") {
+                &[][..]
+            } else {
+                &["--resync-interval", "2"][..]
+            })
             .args(extra)
             .env_remove("KUBECONFIG")
             .env("RUST_LOG", "debug")
@@ -549,9 +559,14 @@ fn operator_verbs() -> BTreeSet<String> {
 
 #[test]
 fn sigterm_mid_update_stops_within_the_grace_period_and_a_restart_resumes_the_entry() {
-    // 250 ms per request: the release takes several seconds to apply.
-    let sim = Sim::start(&["--latency-ms", "250"]);
-    let mut op = Op::start(&sim, &[]);
+    // 60 ms per request and 62 manifests: the release takes several seconds to apply, and
+    // its progress moves faster than the paced status writes (at most one a second).
+    let sim = Sim::start(&["--latency-ms", "60"]);
+    let payload = sim.dir.path().join("payload-62");
+    write_payload_n(&payload, 60);
+    // A 30 s resync interval: the initializing pass may take 30 s (not 2 s) and is still
+    // running at the SIGTERM.
+    let mut op = Op::start_with(&sim, &payload, &["--resync-interval", "30"]);
     let mut started = None;
     wait_for("a Partial history entry", Duration::from_secs(60), || {
         let cv = sim.cluster_version();
@@ -562,6 +577,17 @@ fn sigterm_mid_update_stops_within_the_grace_period_and_a_restart_resumes_the_en
         }
         false
     });
+    // Mid-pass: some of the ConfigMaps are there (the audit log is local: no API latency).
+    let created_cms = || {
+        sim.audit()
+            .iter()
+            .filter(|e| e["verb"] == "create" && e["path"] == "/api/v1/namespaces/openshift-o16/configmaps")
+            .count()
+    };
+    wait_for("5 ConfigMaps created", Duration::from_secs(60), || {
+        created_cms() >= 5
+    });
+    let sigterm_at = chrono::Utc::now();
     let status = Command::new("kill")
         .args(["-TERM", &op.child.id().to_string()])
         .status();
@@ -576,8 +602,73 @@ fn sigterm_mid_update_stops_within_the_grace_period_and_a_restart_resumes_the_en
         cv["status"]["history"][0]["state"], "Partial",
         "stopped mid-update: {cv}"
     );
+    // The audit log: the ClusterVersion status is written after the SIGTERM, and the last
+    // status write comes before the Lease is released (the Lease's last update); after the
+    // release, nothing is written.
+    let audit = sim.audit();
+    let time = |e: &Value| {
+        e["time"]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .expect("audit time")
+    };
+    let status_writes: Vec<usize> = (0..audit.len())
+        .filter(|&i| {
+            audit[i]["verb"] == "update"
+                && audit[i]["path"] == "/apis/config.openshift.io/v1/clusterversions/version/status"
+        })
+        .collect();
+    let lease_writes: Vec<usize> = (0..audit.len())
+        .filter(|&i| is_write(&audit[i]) && audit[i]["path"].as_str().is_some_and(|p| p.contains("/leases")))
+        .collect();
+    let last_status = *status_writes.last().expect("status writes");
+    let release = *lease_writes.last().expect("Lease writes");
+    assert!(
+        time(&audit[last_status]) > sigterm_at,
+        "no status write after the SIGTERM ({sigterm_at}): last {}",
+        audit[last_status]
+    );
+    assert!(
+        last_status < release,
+        "the last status write {} follows the Lease release {}",
+        audit[last_status],
+        audit[release]
+    );
+    assert!(
+        audit[release + 1..].iter().all(|e| !is_write(e)),
+        "writes after the release: {:?}",
+        &audit[release + 1..]
+    );
+    // That last write carries the final progress: every object created is counted done.
+    // (The namespace openshift-o16 is the first task: one more than the objects in it.)
+    let created = 1 + audit
+        .iter()
+        .filter(|e| e["verb"] == "create" && e["status"] == 201)
+        .filter(|e| {
+            e["path"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("/api/v1/namespaces/openshift-o16/"))
+        })
+        .count();
+    let progressing = cv["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "Progressing")
+        .and_then(|c| c["message"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        created > 0 && created < 62,
+        "{created} objects created before the SIGTERM"
+    );
+    assert!(
+        progressing.starts_with(&format!("Working towards 1.0.0: {created} of 62 done")),
+        "{created} objects created; the final status says {progressing:?}"
+    );
 
-    let _op2 = Op::start(&sim, &[]);
+    let _op2 = Op::start_with(&sim, &payload, &[]);
     wait_for(
         "the release Completed after the restart",
         Duration::from_secs(90),
@@ -711,4 +802,90 @@ fn readiness_is_false_while_the_api_server_does_not_answer() {
             o.get("/readyz").0 == 200
         });
     }
+}
+
+/// The demo's 4.16.3 release image (`assets/demo-cluster/cv.yaml`, `assets/update-graph.json`):
+/// the release `cvo sim serve --demo` runs.
+const DEMO_IMAGE: &str = "quay.io/openshift-release-dev/ocp-release@sha256:32dcf759cde27a222fb983364eb95ce93be6acfd33de9210390b1c2f2bd6a9c2";
+
+#[test]
+fn converged_demo_cluster_passes_write_only_lease_renewals() {
+    // The live demo's cluster: 4.16.3 with every object of its payload (268 manifests), as the
+    // payload has them. The operator runs that release: nothing to create or update.
+    let sim = Sim::start(&["--demo"]);
+    let payload = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/payloads/4.16.3");
+    let op = Op::start_with(&sim, &payload, &["--release-image", DEMO_IMAGE]);
+    let passes = || value(&op.metrics(), "cvo_passes_total", &[]).unwrap_or(0.0);
+    wait_for("the first pass", Duration::from_secs(90), || passes() >= 1.0);
+    // From here on: whole passes, counted from the audit log.
+    let from = sim.audit().len();
+    let p0 = passes();
+    let t0 = Instant::now();
+    wait_for("3 more passes", Duration::from_secs(90), || passes() >= p0 + 3.0);
+    let took = t0.elapsed();
+    let audit = sim.audit();
+    let window = &audit[from..];
+    let writes: Vec<&Value> = window.iter().filter(|e| is_write(e)).collect();
+    let lease_path = "/apis/coordination.k8s.io/v1/namespaces/openshift-cluster-version/leases/version";
+    let other: Vec<&&Value> = writes
+        .iter()
+        .filter(|e| !(e["verb"] == "update" && e["path"] == lease_path && e["status"] == 200))
+        .collect();
+    assert!(
+        other.is_empty(),
+        "{} passes on a converged cluster wrote more than Lease renewals: {other:#?}",
+        passes() - p0
+    );
+    // The leader renews every retry period (1.9 s with --lease-duration 10), no more.
+    let expected = took.as_secs_f64() / 1.9;
+    let renewals = writes.len() as f64;
+    assert!(
+        renewals >= 1.0 && renewals <= expected + 2.0,
+        "{renewals} Lease renewals in {took:?} (about {expected:.1} expected)"
+    );
+    // The passes did read: the apply checks went out (one GET per ClusterOperator at least).
+    let co_gets = window
+        .iter()
+        .filter(|e| {
+            e["verb"] == "get"
+                && e["path"]
+                    .as_str()
+                    .is_some_and(|p| p.contains("/clusteroperators/"))
+        })
+        .count();
+    assert!(co_gets >= 33 * 3, "{co_gets} ClusterOperator reads in 3 passes");
+    // Since the start, on a cluster that already runs the release: no object write at all;
+    // the ClusterVersion status at most once (this operator's first), one PayloadLoaded Event,
+    // the verified-manifests record once, the Lease's create.
+    let count = |verb: &str, path: &str| {
+        audit
+            .iter()
+            .filter(|e| e["verb"] == verb && e["path"].as_str().is_some_and(|p| p.starts_with(path)))
+            .count()
+    };
+    let all_writes = audit.iter().filter(|e| is_write(e)).count();
+    let status = count(
+        "update",
+        "/apis/config.openshift.io/v1/clusterversions/version/status",
+    );
+    let events = count(
+        "create",
+        "/apis/events.k8s.io/v1/namespaces/openshift-cluster-version/events",
+    );
+    let record = count(
+        "patch",
+        "/api/v1/namespaces/openshift-cluster-version/configmaps/cvo-verified-manifests",
+    );
+    let lease = count(
+        "create",
+        "/apis/coordination.k8s.io/v1/namespaces/openshift-cluster-version/leases",
+    ) + count("update", lease_path);
+    assert!(status <= 1, "{status} status writes");
+    assert_eq!((events, record), (1, 1));
+    assert_eq!(
+        all_writes,
+        status + events + record + lease,
+        "object writes on a converged cluster: {:#?}",
+        audit.iter().filter(|e| is_write(e)).collect::<Vec<_>>()
+    );
 }

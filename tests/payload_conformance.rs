@@ -372,6 +372,22 @@ async fn c12_cancellation_without_task_errors_is_reported() {
     );
 }
 
+#[tokio::test]
+async fn c12_cancellation_starts_no_further_task_of_a_running_node() {
+    // Upstream sync_worker.go `apply`: the node function checks the context before each task.
+    // A SIGTERM mid-pass must not run the rest of a (possibly long) node.
+    let g = graph(&[(&["a", "b", "c"], &[], &[1]), (&["d"], &[0], &[])]);
+    let (executed, errs) = run(&g, 1, vec![], Some("a")).await;
+    assert_eq!(executed, s(&["a"]));
+    assert_eq!(
+        errs,
+        s(&[
+            "2 incomplete task nodes, beginning with configmap \"default/a\" (0 of 0)",
+            "context canceled"
+        ])
+    );
+}
+
 #[test]
 fn c13_task_string() {
     let t = Task {

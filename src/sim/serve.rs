@@ -76,8 +76,13 @@ Fault flags override the scenario file's `faults:` field by field. Examples:
   --conflict-next 3                     409 Conflict for the next 3 updates/patches")]
 pub struct ServeArgs {
     /// Snapshot to serve (file or directory, repeatable), as `cvo status --from` reads.
-    #[arg(long = "from", value_name = "PATH")]
+    #[arg(long = "from", value_name = "PATH", conflicts_with = "demo")]
     pub from: Vec<PathBuf>,
+    /// Serve the live demo's cluster instead: 4.16.3 converged, every object of
+    /// assets/demo-cluster/ including the payload's workloads (293 objects). `--from
+    /// assets/demo-cluster` loads only what `cvo status` reads (52 objects).
+    #[arg(long, conflicts_with = "scenario")]
+    pub demo: bool,
     /// Scenario file (YAML): `from:`, `faults:` and a timeline of `changes:` (see README).
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<PathBuf>,
@@ -496,7 +501,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     } else {
         args.from.clone()
     };
-    let sim = if from.is_empty() {
+    let sim = if args.demo {
+        super::demo_cluster::demo_cluster()?
+    } else if from.is_empty() {
         Simulator::new()
     } else {
         Simulator::from_snapshot(&from)?

@@ -298,6 +298,27 @@ pub fn samples(inp: &ClusterInputs) -> Vec<Sample> {
                 ));
             }
         }
+        // Only with the ClusterUpdateAcceptRisks gate: the engine fills
+        // `status.conditionalUpdateRisks` (each risk once, with its `Applies` condition) only
+        // then, so an empty list means the gate is off (upstream checks the gate itself).
+        for risk in &st.conditional_update_risks {
+            for c in risk.conditions.iter().filter(|c| c.type_ == "Applies") {
+                let value = match c.status {
+                    ConditionStatus::True => 1.0,
+                    ConditionStatus::False => 0.0,
+                    ConditionStatus::Unknown => -1.0,
+                };
+                out.push(sample(
+                    "cluster_version_risk_conditions",
+                    &[
+                        ("condition", &c.type_),
+                        ("risk", &risk.name),
+                        ("reason", c.reason()),
+                    ],
+                    value,
+                ));
+            }
+        }
     }
     for co in &inp.cluster_operators {
         let name = co.metadata.name.as_deref().unwrap_or_default();
@@ -485,6 +506,9 @@ pub fn help(name: &str) -> &'static str {
         }
         "cluster_version_conditional_update_condition_seconds" => {
             "Time of the last transition of each condition of each conditional update, in seconds since the epoch."
+        }
+        "cluster_version_risk_conditions" => {
+            "Report the risk conditions for cluster versions: 1 True, 0 False, -1 Unknown."
         }
         "cluster_operator_up" => {
             "1 if a cluster operator is Available=True, 0 otherwise, with its operator version and the Available reason."

@@ -394,4 +394,72 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
         }
     }
+
+    /// `cluster_version_risk_conditions{condition, risk, reason}` (upstream `pkg/cvo/metrics.go`):
+    /// each risk of `status.conditionalUpdateRisks` with its `Applies` condition, 1 True, 0 False,
+    /// -1 Unknown; none without the risks (gate ClusterUpdateAcceptRisks off). Parsed from the
+    /// text `/metrics` serves with a Prometheus text-format parser.
+    #[test]
+    fn risk_conditions_follow_the_applies_condition_of_each_risk() {
+        use crate::openshift::{
+            condition::{Condition, ConditionStatus},
+            config_v1::ConditionalUpdateRisk,
+        };
+        let risk = |name: &str, status, reason: &str| ConditionalUpdateRisk {
+            name: name.into(),
+            url: "https://example.com/risk".into(),
+            message: "m".into(),
+            conditions: vec![Condition {
+                type_: "Applies".into(),
+                status,
+                reason: Some(reason.into()),
+                ..Condition::default()
+            }],
+            ..ConditionalUpdateRisk::default()
+        };
+        let mut cv = ClusterVersion::default();
+        cv.metadata.name = Some("version".into());
+        let parse = |m: &Metrics| {
+            let text = m.encode();
+            prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+                .expect("Prometheus text format")
+                .samples
+                .into_iter()
+                .filter(|s| s.metric == "cluster_version_risk_conditions")
+                .map(|s| {
+                    let v = match s.value {
+                        prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => v,
+                        other => panic!("not a gauge: {other:?}"),
+                    };
+                    let l = |k: &str| s.labels.get(k).unwrap_or_default().to_string();
+                    (l("condition"), l("risk"), l("reason"), v)
+                })
+                .collect::<Vec<_>>()
+        };
+        let m = Metrics::new();
+        m.set_cluster(Some(cv.clone()), vec![]);
+        assert!(parse(&m).is_empty(), "no risks, no samples");
+        cv.status.conditional_update_risks = vec![
+            risk("EgressIPRegression", ConditionStatus::True, "Match"),
+            risk("NotOnThisPlatform", ConditionStatus::False, "NotMatch"),
+            risk("PromQLDown", ConditionStatus::Unknown, "EvaluationFailed"),
+        ];
+        m.set_cluster(Some(cv), vec![]);
+        let mut got = parse(&m);
+        got.sort_by(|a, b| a.1.cmp(&b.1));
+        let want = |c: &str, r: &str, why: &str, v: f64| (c.to_string(), r.to_string(), why.to_string(), v);
+        assert_eq!(
+            got,
+            [
+                want("Applies", "EgressIPRegression", "Match", 1.0),
+                want("Applies", "NotOnThisPlatform", "NotMatch", 0.0),
+                want("Applies", "PromQLDown", "EvaluationFailed", -1.0),
+            ]
+        );
+        assert!(
+            m.encode()
+                .lines()
+                .any(|l| l == "# TYPE cluster_version_risk_conditions gauge")
+        );
+    }
 }

@@ -500,9 +500,10 @@ impl<E: fmt::Display> fmt::Display for GraphError<E> {
 ///
 /// A node starts when every `in` node finished without error, lowest id first; its tasks run in
 /// order and the node stops at its first failing task. Dependents of a failed node never run,
-/// independent branches continue. After `cancel` fires no node starts; running nodes finish (the
-/// runner sees `cancel`). Returns every failed node's error in node-id order; if none failed
-/// but nodes never ran, `Incomplete` (plus `Canceled` if `cancel` fired). Empty = success.
+/// independent branches continue. After `cancel` fires no node and no task starts: running tasks
+/// finish (the runner sees `cancel`), and a node stopped before its last task counts as never
+/// run. Returns every failed node's error in node-id order; if none failed but nodes never ran,
+/// `Incomplete` (plus `Canceled` if `cancel` fired). Empty = success.
 #[tracing::instrument(level = "debug", skip_all, fields(nodes = graph.nodes.len(), workers = max_parallelism))]
 pub async fn run_graph<R: TaskRunner + ?Sized>(
     graph: &TaskGraph,
@@ -538,11 +539,17 @@ pub async fn run_graph<R: TaskRunner + ?Sized>(
             inflight.push(
                 async move {
                     for t in tasks {
+                        // Upstream's node function checks the context before each task
+                        // (`contextIsCancelled` in sync_worker.go `apply`): once cancelled,
+                        // no further task of a running node starts; the node is incomplete.
+                        if nested.is_cancelled() {
+                            return (i, None);
+                        }
                         if let Err(e) = runner.run(nested, t).await {
-                            return (i, Err(e));
+                            return (i, Some(Err(e)));
                         }
                     }
-                    (i, Ok(()))
+                    (i, Some(Ok(())))
                 }
                 .boxed(),
             );
@@ -551,7 +558,7 @@ pub async fn run_graph<R: TaskRunner + ?Sized>(
             break;
         }
         if let Some((i, r)) = inflight.next().await {
-            results[i] = Some(r);
+            results[i] = r;
         }
     }
     nested.cancel();

@@ -54,6 +54,11 @@ use crate::reconcile::{
 };
 
 mod commands;
+
+/// How long a stopping engine waits for the tasks already running to end before its final
+/// status write (half of the operator's 120 s grace period, which also covers the write and
+/// the Lease release).
+pub const FINAL_STATUS_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 mod cv_feed;
 mod error;
 mod gates;
@@ -377,7 +382,22 @@ impl EngineLoop {
             }
             self.publish(false);
         }
+        // Graceful shutdown (upstream pkg/start/start.go: the operator's controllers stop, then
+        // the elector, `ReleaseOnCancel`, gives the Lease up): no task starts any more; the
+        // running ones finish; the ClusterVersion status gets the worker's final progress
+        // (not held back by the pacer) while the Lease is still ours; then writes stop and the
+        // Lease is released.
         self.shutdown.cancel();
+        if tokio::time::timeout(FINAL_STATUS_WAIT, self.worker.stopped())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "the running tasks did not end within {}s; writing the status as it is",
+                FINAL_STATUS_WAIT.as_secs()
+            );
+        }
+        self.final_status_write().await;
         // Stop writing before giving the lease up.
         self.switch.set(true);
         if let Some((_, h)) = self.leader.take()

@@ -115,6 +115,19 @@ impl EngineLoop {
         }
     }
 
+    /// The last status write of a stopping engine: the worker's final progress goes out
+    /// whatever the pacer would hold back (still only when the status changed, and only while
+    /// this engine may write).
+    pub(super) async fn final_status_write(&mut self) {
+        self.pacer = StatusPacer::new(self.cfg.timings.status_interval);
+        self.deferred_write = None;
+        let before = self.status_writes;
+        self.write_status().await;
+        if self.status_writes > before {
+            tracing::info!("wrote the final ClusterVersion status");
+        }
+    }
+
     #[tracing::instrument(name = "status_write", skip_all, fields(name = %self.cfg.cluster_version_name))]
     pub(super) async fn put_status(
         &self,

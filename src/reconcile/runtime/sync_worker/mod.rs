@@ -135,6 +135,9 @@ struct Inner {
     wake: Notify,
     view: watch::Sender<WorkerView>,
     dry_run: std::sync::atomic::AtomicBool,
+    /// Cancelled when the worker loop has returned (after `shutdown`, once the running pass
+    /// has ended: no task starts after `shutdown`, running ones finish).
+    stopped: CancellationToken,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -169,11 +172,21 @@ impl SyncWorker {
             wake: Notify::new(),
             view,
             dry_run: std::sync::atomic::AtomicBool::new(dry_run),
+            stopped: CancellationToken::new(),
         });
         let w = SyncWorker { inner };
         let run = w.clone();
-        tokio::spawn(async move { run.run(applier, timings, shutdown).await });
+        tokio::spawn(async move {
+            let _stopped = run.inner.stopped.clone().drop_guard();
+            run.run(applier, timings, shutdown).await;
+        });
         w
+    }
+
+    /// Resolves once the worker loop has stopped (after its `shutdown` token fired and the
+    /// running pass ended, its progress published in [`Self::view`]).
+    pub(crate) async fn stopped(&self) {
+        self.inner.stopped.cancelled().await;
     }
 
     /// The published view.

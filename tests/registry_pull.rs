@@ -14,8 +14,8 @@ mod common;
 use common::Registry;
 use std::{
     io::Write as _,
-    path::Path,
-    process::{Command, Stdio},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -843,38 +843,157 @@ async fn the_dashboard_engine_refuses_an_unsigned_desired_update() {
     h.shutdown().await;
 }
 
+/// A `cvo sim serve` cluster and a registry for the `--payload DIR` tests: the running release
+/// 1.0.0 in a directory (no verification ConfigMap), 1.1.0 pushed to the registry.
+struct PayloadDirCluster {
+    _reg: Registry,
+    work: tempfile::TempDir,
+    p1: PathBuf,
+    rt: tokio::runtime::Runtime,
+    image: String,
+    kc: PathBuf,
+    server: Child,
+}
+
+impl PayloadDirCluster {
+    /// Starts both, or skips `test` (a failure under CI) without the registry binary.
+    fn start(test: &str) -> Option<Self> {
+        let reg = Registry::start(test)?;
+        let work = tempfile::tempdir().expect("tempdir");
+        let (p1, p2) = (work.path().join("p1"), work.path().join("p2"));
+        write_payload(&p1, "1.0.0");
+        write_payload(&p2, "1.1.0");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let image = rt.block_on(push(&reg.addr, "ocp/release", "1.1.0", vec![payload_layer(&p2)]));
+        let kc = work.path().join("kubeconfig");
+        let (server, _) = common::spawn_sim_serve(&kc, &[], Stdio::null(), Duration::from_secs(10));
+        Some(Self {
+            _reg: reg,
+            work,
+            p1,
+            rt,
+            image,
+            kc,
+            server,
+        })
+    }
+
+    /// `cvo ARGS --payload p1 --kubeconfig K --cache-dir C`, without registry credentials or
+    /// proxies from the environment.
+    fn cvo(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cvo"));
+        c.args(args)
+            .arg("--payload")
+            .arg(&self.p1)
+            .arg("--kubeconfig")
+            .arg(&self.kc)
+            .arg("--cache-dir")
+            .arg(self.work.path().join("cache"))
+            .env_remove("KUBECONFIG")
+            .env_remove("REGISTRY_AUTH_FILE")
+            .env_remove("HTTP_PROXY")
+            .env_remove("HTTPS_PROXY");
+        c
+    }
+
+    async fn cluster_versions(&self) -> kube::Api<cvo::openshift::ClusterVersion> {
+        let conn = cvo::cluster::live::connect(Some(&self.kc), None)
+            .await
+            .expect("connect");
+        kube::Api::all(conn.client)
+    }
+
+    /// Asks for 1.1.0 by image, `force` as given.
+    fn request_update(&self, force: bool) {
+        self.rt.block_on(async {
+            self.cluster_versions()
+                .await
+                .patch(
+                    "version",
+                    &Default::default(),
+                    &kube::api::Patch::Merge(
+                        json!({"spec": {"desiredUpdate": {"version": "1.1.0", "image": self.image, "force": force}}}),
+                    ),
+                )
+                .await
+                .expect("patch");
+        });
+    }
+
+    /// `status.history` of ClusterVersion `version` (empty while there is none).
+    fn history(&self) -> Vec<cvo::openshift::UpdateHistory> {
+        self.rt.block_on(async {
+            self.cluster_versions()
+                .await
+                .get_opt("version")
+                .await
+                .ok()
+                .flatten()
+                .map(|cv| cv.status.history)
+                .unwrap_or_default()
+        })
+    }
+
+    /// Waits (90 s at most) until `history[0]` is `version` Completed; returns the history.
+    fn wait_completed(&self, version: &str) -> Vec<cvo::openshift::UpdateHistory> {
+        let limit = std::time::Instant::now() + Duration::from_secs(90);
+        loop {
+            let h = self.history();
+            if h.first()
+                .is_some_and(|e| e.version == version && e.state == cvo::openshift::UpdateState::Completed)
+            {
+                return h;
+            }
+            assert!(
+                std::time::Instant::now() < limit,
+                "timed out waiting for {version} completed: {h:?}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Asserts that `history[0]` is 1.1.0 by image, forced past "verification is not possible".
+    fn assert_forced_into_history(&self, history: &[cvo::openshift::UpdateHistory]) {
+        assert_eq!(
+            (history[0].version.as_str(), history[0].image.as_str()),
+            ("1.1.0", self.image.as_str())
+        );
+        assert!(
+            history[0]
+                .accepted_risks
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with(&format!("Target release version=\"1.1.0\" image=\"{}\" cannot be verified, but continuing anyway because the update was forced: verification is not possible", self.image)),
+            "{:?}",
+            history[0].accepted_risks
+        );
+    }
+}
+
+impl Drop for PayloadDirCluster {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
 /// `cvo reconcile --payload DIR` follows a desired update by image: the running release comes
 /// from the directory, the target is pulled from the registry. The directory has no
 /// verification ConfigMap, so the update is refused ("verification is not possible") until
 /// forced, and then applied with that risk in history.
 #[test]
 fn cvo_reconcile_with_a_payload_directory_pulls_a_desired_update_by_image() {
-    let Some(reg) = Registry::start("cvo_reconcile_with_a_payload_directory_pulls_a_desired_update_by_image")
+    let Some(c) =
+        PayloadDirCluster::start("cvo_reconcile_with_a_payload_directory_pulls_a_desired_update_by_image")
     else {
         return;
     };
-    let work = tempfile::tempdir().expect("tempdir");
-    let (p1, p2) = (work.path().join("p1"), work.path().join("p2"));
-    write_payload(&p1, "1.0.0");
-    write_payload(&p2, "1.1.0");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let image = rt.block_on(push(&reg.addr, "ocp/release", "1.1.0", vec![payload_layer(&p2)]));
-    let kc = work.path().join("kubeconfig");
-    let (mut server, _) = common::spawn_sim_serve(&kc, &[], Stdio::null(), Duration::from_secs(10));
     let reconcile = || {
-        let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
-            .args(["reconcile", "--until-complete", "--timeout", "60", "--payload"])
-            .arg(&p1)
-            .arg("--kubeconfig")
-            .arg(&kc)
-            .arg("--cache-dir")
-            .arg(work.path().join("cache"))
-            .env_remove("REGISTRY_AUTH_FILE")
-            .env_remove("HTTP_PROXY")
-            .env_remove("HTTPS_PROXY")
+        let out = c
+            .cvo(&["reconcile", "--until-complete", "--timeout", "60"])
             .output()
             .expect("run cvo");
         (
@@ -885,57 +1004,23 @@ fn cvo_reconcile_with_a_payload_directory_pulls_a_desired_update_by_image() {
     };
     let (code, out, err) = reconcile();
     assert_eq!(code, Some(0), "{out}{err}");
-    let patch = |force: bool| {
-        rt.block_on(async {
-            let conn = cvo::cluster::live::connect(Some(&kc), None)
-                .await
-                .expect("connect");
-            let cvs: kube::Api<cvo::openshift::ClusterVersion> = kube::Api::all(conn.client);
-            cvs.patch(
-                "version",
-                &Default::default(),
-                &kube::api::Patch::Merge(
-                    json!({"spec": {"desiredUpdate": {"version": "1.1.0", "image": image, "force": force}}}),
-                ),
-            )
-            .await
-            .expect("patch");
-        });
-    };
-    patch(false);
+    c.request_update(false);
     let (code, out, err) = reconcile();
     assert_eq!(code, Some(5), "{out}{err}");
     assert_eq!(
         err.lines().last().unwrap_or_default(),
         format!(
-            "cvo: Retrieving payload failed version=\"1.1.0\" image=\"{image}\" failure=The update cannot be verified: verification is not possible"
+            "cvo: Retrieving payload failed version=\"1.1.0\" image=\"{}\" failure=The update cannot be verified: verification is not possible",
+            c.image
         ),
         "{err}"
     );
-    patch(true);
+    c.request_update(true);
     let (code, out, err) = reconcile();
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("outcome: complete\n"), "{out}");
-    assert!(out.contains(&format!("release: 1.1.0 ({image})")), "{out}");
-    let history = rt.block_on(async {
-        let conn = cvo::cluster::live::connect(Some(&kc), None)
-            .await
-            .expect("connect");
-        let cvs: kube::Api<cvo::openshift::ClusterVersion> = kube::Api::all(conn.client);
-        cvs.get("version").await.expect("get").status.history
-    });
-    let _ = server.kill();
-    let _ = server.wait();
-    assert_eq!(history[0].version, "1.1.0");
-    assert!(
-        history[0]
-            .accepted_risks
-            .as_deref()
-            .unwrap_or_default()
-            .starts_with(&format!("Target release version=\"1.1.0\" image=\"{image}\" cannot be verified, but continuing anyway because the update was forced: verification is not possible")),
-        "{:?}",
-        history[0].accepted_risks
-    );
+    assert!(out.contains(&format!("release: 1.1.0 ({})", c.image)), "{out}");
+    c.assert_forced_into_history(&c.history());
 }
 
 /// `cvo operator start --payload DIR` follows a desired update by image: the running release
@@ -944,40 +1029,20 @@ fn cvo_reconcile_with_a_payload_directory_pulls_a_desired_update_by_image() {
 #[test]
 fn the_operator_with_a_payload_directory_pulls_a_desired_update_by_image() {
     use std::io::BufRead as _;
-    let Some(reg) = Registry::start("the_operator_with_a_payload_directory_pulls_a_desired_update_by_image")
+    let Some(c) =
+        PayloadDirCluster::start("the_operator_with_a_payload_directory_pulls_a_desired_update_by_image")
     else {
         return;
     };
-    let work = tempfile::tempdir().expect("tempdir");
-    let (p1, p2) = (work.path().join("p1"), work.path().join("p2"));
-    write_payload(&p1, "1.0.0");
-    write_payload(&p2, "1.1.0");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let image = rt.block_on(push(&reg.addr, "ocp/release", "1.1.0", vec![payload_layer(&p2)]));
-    let kc = work.path().join("kubeconfig");
-    let (mut server, _) = common::spawn_sim_serve(&kc, &[], Stdio::null(), Duration::from_secs(10));
-    let mut op = Command::new(env!("CARGO_BIN_EXE_cvo"))
-        .args([
+    let mut op = c
+        .cvo(&[
             "operator",
             "start",
             "--listen",
             "127.0.0.1:0",
             "--resync-interval",
             "2",
-            "--payload",
         ])
-        .arg(&p1)
-        .arg("--kubeconfig")
-        .arg(&kc)
-        .arg("--cache-dir")
-        .arg(work.path().join("cache"))
-        .env_remove("KUBECONFIG")
-        .env_remove("REGISTRY_AUTH_FILE")
-        .env_remove("HTTP_PROXY")
-        .env_remove("HTTPS_PROXY")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -987,68 +1052,10 @@ fn the_operator_with_a_payload_directory_pulls_a_desired_update_by_image() {
         .read_line(&mut line)
         .expect("ready line");
     assert!(line.starts_with("cvo operator serving "), "{line:?}");
-    let history = |rt: &tokio::runtime::Runtime| {
-        rt.block_on(async {
-            let conn = cvo::cluster::live::connect(Some(&kc), None)
-                .await
-                .expect("connect");
-            let cvs: kube::Api<cvo::openshift::ClusterVersion> = kube::Api::all(conn.client);
-            cvs.get_opt("version")
-                .await
-                .ok()
-                .flatten()
-                .map(|cv| cv.status.history)
-                .unwrap_or_default()
-        })
-    };
-    let until = |what: &str, f: &dyn Fn(&[cvo::openshift::UpdateHistory]) -> bool| {
-        let limit = std::time::Instant::now() + Duration::from_secs(90);
-        loop {
-            let h = history(&rt);
-            if f(&h) {
-                return h;
-            }
-            assert!(
-                std::time::Instant::now() < limit,
-                "timed out waiting for {what}: {h:?}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    };
-    until("1.0.0 completed", &|h| {
-        h.first()
-            .is_some_and(|e| e.version == "1.0.0" && e.state == cvo::openshift::UpdateState::Completed)
-    });
-    rt.block_on(async {
-        let conn = cvo::cluster::live::connect(Some(&kc), None)
-            .await
-            .expect("connect");
-        let cvs: kube::Api<cvo::openshift::ClusterVersion> = kube::Api::all(conn.client);
-        cvs.patch(
-            "version",
-            &Default::default(),
-            &kube::api::Patch::Merge(
-                json!({"spec": {"desiredUpdate": {"version": "1.1.0", "image": image, "force": true}}}),
-            ),
-        )
-        .await
-        .expect("patch");
-    });
-    let h = until("1.1.0 completed", &|h| {
-        h.first()
-            .is_some_and(|e| e.version == "1.1.0" && e.state == cvo::openshift::UpdateState::Completed)
-    });
+    c.wait_completed("1.0.0");
+    c.request_update(true);
+    let history = c.wait_completed("1.1.0");
     let _ = op.kill();
     let _ = op.wait();
-    let _ = server.kill();
-    let _ = server.wait();
-    assert_eq!(h[0].image, image);
-    assert!(
-        h[0].accepted_risks
-            .as_deref()
-            .unwrap_or_default()
-            .contains("cannot be verified, but continuing anyway because the update was forced"),
-        "{:?}",
-        h[0].accepted_risks
-    );
+    c.assert_forced_into_history(&history);
 }

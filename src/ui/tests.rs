@@ -663,3 +663,5 @@ mod engine;
 mod small;
 
 mod idle;
+
+mod follows_work;

@@ -6,14 +6,19 @@ impl EngineLoop {
     pub(super) fn publish(&mut self, force: bool) {
         let now = Instant::now();
         // Every turn is observed for the event log (so short-lived changes are logged), but
-        // snapshots are sent at most every half snapshot interval unless an event was added.
+        // snapshots are sent at most every half snapshot interval unless an event was added or
+        // the ClusterVersion status was written since the last one: a dashboard showing both
+        // (the header reads the ClusterVersion, the gauge this snapshot) then never shows a
+        // write the gauge has not caught up with for longer than this turn.
         let v = self.worker.view();
         let mut snap = self.snapshot_of(&v, force);
         let before = self.events.seq();
         self.events.observe(&snap);
         let logged = self.events.seq() != before;
+        let wrote = self.snapshot.borrow().counters.status_writes != snap.counters.status_writes;
         if !force
             && !logged
+            && !wrote
             && self
                 .last_publish
                 .is_some_and(|t| now.duration_since(t) < self.cfg.timings.snapshot_interval / 2)

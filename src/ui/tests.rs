@@ -665,3 +665,5 @@ mod small;
 mod idle;
 
 mod follows_work;
+
+mod forty_minutes;

@@ -667,3 +667,5 @@ mod idle;
 mod follows_work;
 
 mod forty_minutes;
+
+mod idle_demo;

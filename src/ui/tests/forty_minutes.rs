@@ -125,7 +125,12 @@ async fn a_degraded_operator_fails_the_update_after_40_simulated_minutes_everywh
         .condition("Degraded")
         .filter(|c| c.is_true())
         .and_then(|c| c.last_transition_time)
-        .unwrap_or_else(|| panic!("console is not Degraded with a transition time: {:#?}", console.status));
+        .unwrap_or_else(|| {
+            panic!(
+                "console is not Degraded with a transition time: {:#?}",
+                console.status
+            )
+        });
     let due = degraded_at + chrono::Duration::minutes(41);
     while clock.now() < due {
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// How long an unchanged snapshot goes without being sent again (with a fresh `at`).
+const IDLE_REPUBLISH: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl EngineLoop {
     pub(super) fn publish(&mut self, force: bool) {
         let now = Instant::now();
@@ -25,8 +28,28 @@ impl EngineLoop {
         {
             return;
         }
-        self.last_publish = Some(now);
         snap.events = self.events.events();
+        // A turn that changed nothing but the snapshot's time (the idle engine's once-a-second
+        // re-read of the ClusterVersion) sends nothing, so an idle dashboard is not woken to
+        // find nothing to draw; the time is refreshed at least every [`IDLE_REPUBLISH`] (the
+        // switch popup judges the Lease at it).
+        let same = {
+            let cur = self.snapshot.borrow();
+            let at = snap.at;
+            snap.at = cur.at;
+            let same = **cur == snap;
+            snap.at = at;
+            same
+        };
+        if same
+            && !force
+            && self
+                .last_publish
+                .is_some_and(|t| now.duration_since(t) < IDLE_REPUBLISH)
+        {
+            return;
+        }
+        self.last_publish = Some(now);
         self.snapshot.send_replace(Arc::new(snap));
     }
 
@@ -133,14 +156,16 @@ impl EngineLoop {
                 ..Default::default()
             });
         match ls {
-            Some(LeaderState::Leading { .. }) => {
+            Some(LeaderState::Leading { since }) => {
                 info.holder = Some(lc.identity.clone());
                 info.ours = true;
                 info.alive = true;
                 info.error = None;
                 info.duration_seconds = i32::try_from(lc.timings.lease_duration.as_secs()).ok();
-                // Held now: known without a read (the Lease is on the wall clock).
-                info.read_at = Some(chrono::Utc::now());
+                // Held since it was acquired: known without a read (the Lease is on the wall
+                // clock). Not "now": a time that changes every turn would make every snapshot
+                // new and wake an idle dashboard each second for nothing to draw.
+                info.read_at = Some(*since);
             }
             Some(LeaderState::Acquiring { holder: Some(h), .. }) if info.holder.as_ref() != Some(h) => {
                 info.holder = Some(h.clone());

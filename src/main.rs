@@ -105,7 +105,10 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("cvo: {e:#}");
+            // Not `eprintln!`: it panics when stderr is gone (the terminal closed), and the
+            // dashboard's panic hook then aborts (exit 134) instead of exiting with the code.
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "cvo: {e:#}");
             ExitCode::from(cvo::cli::exit_code(&e))
         }
     }

@@ -133,11 +133,20 @@ fn dashboard_demo_removes_its_payloads_when_the_terminal_closes_or_on_ctrl_c() {
         let state = tempfile::tempdir().expect("tempdir");
         // stderr stays on the terminal, as for a user: a write to a closed terminal must not
         // abort the clean-up.
-        let cmd = format!(
-            "exec env TMPDIR='{}' XDG_STATE_HOME='{}' TERM=xterm-256color '{BIN}' demo --speed 20",
+        // Closing the terminal: a shell that outlives the terminal (SIGHUP ignored) records
+        // how cvo ended; an abort (134: a panic writing to the dead terminal, then the
+        // dashboard's panic hook) could skip the clean-up, so the code must be an exit, not a
+        // crash. Ctrl-C keeps `exec` (an ignored SIGINT would be inherited).
+        let rc = state.path().join("rc");
+        let run = format!(
+            "env TMPDIR='{}' XDG_STATE_HOME='{}' TERM=xterm-256color '{BIN}' demo --speed 20",
             tmp.path().display(),
             state.path().display()
         );
+        let cmd = match how {
+            "close" => format!("trap '' HUP; {run}; echo $? > '{}'", rc.display()),
+            _ => format!("exec {run}"),
+        };
         let o = tmux(
             &sock,
             &[
@@ -180,5 +189,21 @@ fn dashboard_demo_removes_its_payloads_when_the_terminal_closes_or_on_ctrl_c() {
             "{how} after {ms} ms left {:?}",
             leftovers(tmp.path())
         );
+        if how == "close" {
+            let mut code = String::new();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while code.is_empty() && Instant::now() < deadline {
+                code = std::fs::read_to_string(&rc)
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string();
+                sleep(Duration::from_millis(20));
+            }
+            // 0 or 1 (the dashboard ended on the dead terminal), 129 (SIGHUP handled).
+            assert!(
+                ["0", "1", "129"].contains(&code.as_str()),
+                "{how} after {ms} ms: cvo ended with {code:?}"
+            );
+        }
     }
 }

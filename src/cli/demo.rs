@@ -723,7 +723,8 @@ pub async fn run_headless(
                 stamp(demo.clock.now()),
                 s.done,
                 s.total,
-                s.fraction * 100.0
+                // Truncated, as the ClusterVersion's Progressing message says it.
+                (f64::from(s.fraction) * 100.0).trunc()
             )?;
             last_progress = Some((now, s.done, s.total));
         }

@@ -663,3 +663,9 @@ mod engine;
 mod small;
 
 mod idle;
+
+mod follows_work;
+
+mod forty_minutes;
+
+mod idle_demo;

@@ -33,7 +33,7 @@ pub struct ProxySettings {
 }
 
 /// How HTTP requests leave the process.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Egress {
     /// The proxy; `None` ⇒ direct connections (the environment's proxy variables are ignored,
     /// as upstream only follows the cluster's Proxy).

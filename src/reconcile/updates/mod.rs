@@ -410,6 +410,10 @@ struct PollState {
     accepted: Vec<String>,
     pending: bool,
     evaluated: bool,
+    /// The HTTP client of the last fetch and the egress it was built for: rebuilt only when
+    /// the egress changes (building one loads the platform's CA roots, the costliest part of
+    /// an idle poll).
+    http: Option<(Egress, reqwest::Client)>,
 }
 
 /// Starts the polling loop: it reads inputs from `inputs` (`None` ⇒ nothing to ask yet) and
@@ -502,8 +506,16 @@ async fn turn(
             (None, Some(k)) => cluster_egress(k).await,
             (None, None) => Egress::default(),
         };
-        let res = match client::http_client(&egress, cfg.timings.request_timeout) {
-            Ok(http) => fetch_next_hops(&http, cfg, inp, &query, &version).await,
+        let http = match st.http.take() {
+            Some((e, c)) if e == egress => Ok(c),
+            _ => client::http_client(&egress, cfg.timings.request_timeout),
+        };
+        let res = match http {
+            Ok(http) => {
+                let r = fetch_next_hops(&http, cfg, inp, &query, &version).await;
+                st.http = Some((egress, http));
+                r
+            }
             Err(e) => Err(UpdateError::new("InvalidRequest", e)),
         };
         match res {

@@ -599,6 +599,18 @@ pub fn percent_label(ratio: f64) -> String {
     }
 }
 
+/// The sync progress as the ClusterVersion's Progressing message words it ("N of M done (P%
+/// complete)", `pkg/cvo/status.go`: the percentage truncated, never rounded up), so the gauge
+/// and the header show the same number for the same write: `4%` for 13 of 265 (4.9 %), `n/a`
+/// for odd ratios.
+pub fn sync_percent_label(ratio: f64) -> String {
+    if !ratio.is_finite() || ratio < 0.0 {
+        "n/a".into()
+    } else {
+        format!("{:.0}%", (ratio.min(1.0) * 100.0).trunc())
+    }
+}
+
 /// A ratio safe for a gauge: finite and within `0..=1`.
 pub fn clamp_ratio(ratio: f64) -> f64 {
     if ratio.is_finite() {

@@ -78,7 +78,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
         ),
         (None, None) => format!(
             "{} · {}/{} tasks{level}",
-            model::percent_label(f64::from(s.fraction)),
+            model::sync_percent_label(f64::from(s.fraction)),
             s.done,
             s.total
         ),

@@ -2,26 +2,54 @@
 
 use super::*;
 
+/// How long an unchanged snapshot goes without being sent again (with a fresh `at`).
+const IDLE_REPUBLISH: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl EngineLoop {
     pub(super) fn publish(&mut self, force: bool) {
         let now = Instant::now();
         // Every turn is observed for the event log (so short-lived changes are logged), but
-        // snapshots are sent at most every half snapshot interval unless an event was added.
+        // snapshots are sent at most every half snapshot interval unless an event was added or
+        // the ClusterVersion status was written since the last one: a dashboard showing both
+        // (the header reads the ClusterVersion, the gauge this snapshot) then never shows a
+        // write the gauge has not caught up with for longer than this turn.
         let v = self.worker.view();
         let mut snap = self.snapshot_of(&v, force);
         let before = self.events.seq();
         self.events.observe(&snap);
         let logged = self.events.seq() != before;
+        let wrote = self.snapshot.borrow().counters.status_writes != snap.counters.status_writes;
         if !force
             && !logged
+            && !wrote
             && self
                 .last_publish
                 .is_some_and(|t| now.duration_since(t) < self.cfg.timings.snapshot_interval / 2)
         {
             return;
         }
-        self.last_publish = Some(now);
         snap.events = self.events.events();
+        // A turn that changed nothing but the snapshot's time (the idle engine's once-a-second
+        // re-read of the ClusterVersion) sends nothing, so an idle dashboard is not woken to
+        // find nothing to draw; the time is refreshed at least every [`IDLE_REPUBLISH`] (the
+        // switch popup judges the Lease at it).
+        let same = {
+            let cur = self.snapshot.borrow();
+            let at = snap.at;
+            snap.at = cur.at;
+            let same = **cur == snap;
+            snap.at = at;
+            same
+        };
+        if same
+            && !force
+            && self
+                .last_publish
+                .is_some_and(|t| now.duration_since(t) < IDLE_REPUBLISH)
+        {
+            return;
+        }
+        self.last_publish = Some(now);
         self.snapshot.send_replace(Arc::new(snap));
     }
 
@@ -128,14 +156,16 @@ impl EngineLoop {
                 ..Default::default()
             });
         match ls {
-            Some(LeaderState::Leading { .. }) => {
+            Some(LeaderState::Leading { since }) => {
                 info.holder = Some(lc.identity.clone());
                 info.ours = true;
                 info.alive = true;
                 info.error = None;
                 info.duration_seconds = i32::try_from(lc.timings.lease_duration.as_secs()).ok();
-                // Held now: known without a read (the Lease is on the wall clock).
-                info.read_at = Some(chrono::Utc::now());
+                // Held since it was acquired: known without a read (the Lease is on the wall
+                // clock). Not "now": a time that changes every turn would make every snapshot
+                // new and wake an idle dashboard each second for nothing to draw.
+                info.read_at = Some(*since);
             }
             Some(LeaderState::Acquiring { holder: Some(h), .. }) if info.holder.as_ref() != Some(h) => {
                 info.holder = Some(h.clone());

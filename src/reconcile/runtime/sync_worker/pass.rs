@@ -160,6 +160,21 @@ impl Pass<'_> {
         let writes = s.writes;
         let co_start = s.co_start.clone();
         drop(s);
+        // A pass whose work was replaced (a new desired release: `SyncWorker::update` cancelled
+        // it and reset the progress) reports nothing more: its tasks finishing after the cancel
+        // would count as the new release's progress ("Working towards 4.16.4: 240 of 265 done"
+        // while the 4.16.4 pass has not started). Upstream's reports carry their own release
+        // (`SyncWorkerStatus.Actual`); here the view's is the new one already.
+        let replaced = lock(&self.worker.inner.work)
+            .as_ref()
+            .is_none_or(|w| !w.same_work(self.work));
+        if replaced {
+            if !running {
+                // Its writes were sent all the same.
+                self.worker.inner.view.send_modify(|v| v.writes += writes);
+            }
+            return;
+        }
         self.worker.inner.view.send_modify(|v| {
             v.co_update_start_times = co_start;
             // statusWrapper.Report (upstream sync_worker.go): after a failed pass, a re-run of the

@@ -167,15 +167,6 @@ pub(super) fn parse_query(q: &str) -> BTreeMap<String, String> {
     form_urlencoded::parse(q.as_bytes()).into_owned().collect()
 }
 
-/// `(namespace, name)` of an object: the list order and the continue position.
-pub(super) fn object_key(o: &Value) -> (String, String) {
-    let m = &o["metadata"];
-    (
-        m["namespace"].as_str().unwrap_or_default().to_owned(),
-        m["name"].as_str().unwrap_or_default().to_owned(),
-    )
-}
-
 pub(super) fn encode_continue(k: &(String, String)) -> String {
     format!("{}\u{0}{}", k.0, k.1)
         .bytes()

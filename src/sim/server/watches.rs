@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use super::reply::{Reply, partial};
 use super::selectors::Selectors;
 use super::{Simulator, lock};
-use crate::sim::store::{ApiError, EventType, TypeRef};
+use crate::sim::store::{ApiError, EventType, Stored, TypeRef};
 
 impl Simulator {
     pub(super) fn watch(
@@ -46,7 +46,7 @@ impl Simulator {
         let mut pending = VecDeque::new();
         let last = if from.is_empty() || from == "0" {
             // No version: synthetic ADDED events for the current objects, then changes.
-            for o in store.list(t, ns.as_deref()) {
+            for o in store.list_stored(t, ns.as_deref()) {
                 if sel.matches(o) {
                     pending.push_back(event_line("ADDED", o, meta_only));
                 }
@@ -159,8 +159,7 @@ impl WatchState {
             if !e.concerns(&self.t) {
                 continue;
             }
-            let ns = e.object["metadata"]["namespace"].as_str().unwrap_or_default();
-            if self.ns.as_deref().is_some_and(|want| want != ns) {
+            if self.ns.as_deref().is_some_and(|want| want != e.object.namespace()) {
                 continue;
             }
             // As kube-apiserver does, an object entering the selection is ADDED and one
@@ -200,7 +199,17 @@ fn line_bytes(v: &Value) -> Bytes {
     Bytes::from(b)
 }
 
-fn event_line(kind: &str, o: &Value, meta_only: bool) -> Bytes {
-    let object = if meta_only { partial(o) } else { o.clone() };
-    line_bytes(&json!({"type": kind, "object": object}))
+/// One watch event line: `{"object":...,"type":...}` (the key order of a `Value`), the
+/// stored text embedded as it is.
+fn event_line(kind: &str, o: &Stored, meta_only: bool) -> Bytes {
+    if meta_only {
+        return line_bytes(&json!({"type": kind, "object": partial(&o.value())}));
+    }
+    let mut b = Vec::with_capacity(o.json().len() + 32);
+    b.extend_from_slice(b"{\"object\":");
+    b.extend_from_slice(o.json().as_bytes());
+    b.extend_from_slice(b",\"type\":\"");
+    b.extend_from_slice(kind.as_bytes());
+    b.extend_from_slice(b"\"}\n");
+    Bytes::from(b)
 }

@@ -298,8 +298,8 @@ impl Simulator {
     }
 
     /// Whether requests are kept in the in-memory audit log ([`Simulator::audit`]; on by
-    /// default). `cvo sim serve` turns it off, so a long-running server does not grow with
-    /// every request; an [`on_audit`](Simulator::on_audit) sink still sees each request.
+    /// default). `cvo sim serve` and the live demo (`cvo demo`) turn it off, so a long-running
+    /// server does not grow with every request; an [`on_audit`](Simulator::on_audit) sink still sees each request.
     pub fn keep_audit(&self, keep: bool) {
         self.shared
             .keep_audit

@@ -182,7 +182,7 @@ fn namespace_terminates_after_its_objects_go() -> Result<(), ApiError> {
     assert_eq!(d["status"]["phase"], "Terminating");
     assert_eq!(s.namespace_state("n"), NamespaceState::Terminating);
     assert!(s.get(&cm, "n", "free").is_none());
-    let mut held = s.get(&cm, "n", "held").cloned().expect("held by finalizer");
+    let mut held = s.get(&cm, "n", "held").expect("held by finalizer");
     held["metadata"]["finalizers"] = json!([]);
     s.update(&cm, "n", "held", held, WriteMode::Main)?;
     assert_eq!(s.namespace_state("n"), NamespaceState::Missing);

@@ -12,7 +12,7 @@ use super::body::{check_type, require_resource_version};
 use super::reply::{Reply, partial};
 use super::route::{Route, decode_continue, encode_continue, not_found_path, parse_query, route};
 use super::selectors::Selectors;
-use super::{openapi, table};
+use super::{media, openapi, table};
 use crate::sim::patch::{self, Part, PatchType};
 use crate::sim::response::{ResponseBody, json_response, raw_json_response};
 use crate::sim::store::{ApiError, EventType, NamespaceState, Store, Stored, TypeRef, WriteMode};
@@ -60,6 +60,11 @@ impl Simulator {
     }
 
     fn dispatch(&self, parts: &http::request::Parts, body: &[u8]) -> (&'static str, Result<Reply, ApiError>) {
+        let converted = match media::check_accept(parts).and_then(|()| media::json_body(parts, body)) {
+            Ok(c) => c,
+            Err(e) => return (super::route::request_verb(parts, &self.lock()), Err(e)),
+        };
+        let body = converted.as_deref().unwrap_or(body);
         let path = parts.uri.path();
         let query = parse_query(parts.uri.query().unwrap_or_default());
         if path.trim_end_matches('/') == "/version" {
@@ -72,7 +77,7 @@ impl Simulator {
                 },
             );
         }
-        if path.starts_with("/openapi/v3") && parts.method == Method::GET {
+        if path.starts_with("/openapi/v") && parts.method == Method::GET {
             return (
                 "discovery",
                 openapi::answer(path, &self.lock())
@@ -120,7 +125,8 @@ impl Simulator {
             ),
             (&Method::GET, Some(name)) => ("get", self.get_one(&t, &ns_str, &name, meta_only)),
             (&Method::GET, None) if query.get("watch").is_some_and(|w| w == "true" || w == "1") => {
-                ("watch", self.watch(&t, ns, &query, meta_only))
+                let table = table::wants_table(parts).then(|| self.table_of(&t, query.get("includeObject")));
+                ("watch", self.watch(&t, ns, &query, meta_only, table))
             }
             (&Method::GET, None) if table::wants_table(parts) => (
                 "list",
@@ -179,15 +185,23 @@ impl Simulator {
         let Some((code, v)) = reply.into_json() else {
             return Reply::Json(500, ApiError::new(500, "InternalError", "no table of a stream").to_status());
         };
+        let form = self.table_of(t, include);
+        Reply::Json(code, form.table(t, &v))
+    }
+
+    /// What the `Table` form of `t`'s objects needs: its CRD (for a CRD-defined kind) and the
+    /// `includeObject` parameter.
+    pub(super) fn table_of(&self, t: &TypeRef, include: Option<&String>) -> table::TableForm {
         let store = self.lock();
         let crd = t.crd.as_deref().and_then(|name| {
             let crds = store.find_plural("apiextensions.k8s.io", "customresourcedefinitions")?;
             store.get(&crds, "", name)
         });
-        Reply::Json(
-            code,
-            table::to_table(t, crd.as_ref(), &v, include.map(String::as_str)),
-        )
+        table::TableForm {
+            crd,
+            include: include.cloned(),
+            headers: true,
+        }
     }
 
     fn get_one(&self, t: &TypeRef, ns: &str, name: &str, meta_only: bool) -> Result<Reply, ApiError> {

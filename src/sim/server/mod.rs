@@ -13,6 +13,7 @@
 
 mod body;
 mod handlers;
+mod media;
 mod openapi;
 mod reply;
 mod route;

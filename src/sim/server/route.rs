@@ -11,7 +11,7 @@ use crate::sim::store::{ApiError, Store, TypeRef};
 /// The Kubernetes verb of a request, as [`Simulator::respond`] will name it (`unknown` for
 /// a path that is not served).
 pub(super) fn request_verb(parts: &http::request::Parts, store: &Store) -> &'static str {
-    if parts.uri.path().trim_end_matches('/') == "/version" || parts.uri.path().starts_with("/openapi/v3") {
+    if parts.uri.path().trim_end_matches('/') == "/version" || parts.uri.path().starts_with("/openapi/v") {
         return "discovery";
     }
     let (name, status) = match route(parts.uri.path(), store) {

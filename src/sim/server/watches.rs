@@ -19,6 +19,7 @@ use tokio::sync::watch;
 
 use super::reply::{Reply, partial};
 use super::selectors::Selectors;
+use super::table::TableForm;
 use super::{Simulator, lock};
 use crate::sim::store::{ApiError, EventType, Stored, TypeRef};
 
@@ -29,6 +30,7 @@ impl Simulator {
         ns: Option<String>,
         query: &BTreeMap<String, String>,
         meta_only: bool,
+        mut table: Option<TableForm>,
     ) -> Result<Reply, ApiError> {
         let sel = Selectors::parse(query)?;
         let timeout = match query.get("timeoutSeconds").filter(|s| !s.is_empty()) {
@@ -48,7 +50,7 @@ impl Simulator {
             // No version: synthetic ADDED events for the current objects, then changes.
             for o in store.list_stored(t, ns.as_deref()) {
                 if sel.matches(o) {
-                    pending.push_back(event_line("ADDED", o, meta_only));
+                    pending.push_back(event_line("ADDED", o, meta_only, t, table.as_mut()));
                 }
             }
             if bookmarks {
@@ -73,6 +75,7 @@ impl Simulator {
             deadline: timeout.map(|s| tokio::time::Instant::now() + Duration::from_secs(s)),
             done: false,
             meta_only,
+            table,
             bookmarks,
             bookmark_every,
             next_bookmark: tokio::time::Instant::now() + bookmark_every,
@@ -130,6 +133,8 @@ struct WatchState {
     deadline: Option<tokio::time::Instant>,
     done: bool,
     meta_only: bool,
+    /// `Some` when the watch asked for `Table` events (`kubectl get -w`).
+    table: Option<TableForm>,
     bookmarks: bool,
     bookmark_every: Duration,
     next_bookmark: tokio::time::Instant,
@@ -174,8 +179,8 @@ impl WatchState {
                 EventType::Deleted if now || before => "DELETED",
                 _ => continue,
             };
-            self.pending
-                .push_back(event_line(kind, &e.object, self.meta_only));
+            let line = event_line(kind, &e.object, self.meta_only, &self.t, self.table.as_mut());
+            self.pending.push_back(line);
         }
         self.last = store.resource_version();
     }
@@ -200,8 +205,14 @@ fn line_bytes(v: &Value) -> Bytes {
 }
 
 /// One watch event line: `{"object":...,"type":...}` (the key order of a `Value`), the
-/// stored text embedded as it is.
-fn event_line(kind: &str, o: &Stored, meta_only: bool) -> Bytes {
+/// stored text embedded as it is; with `table`, the object's `Table` (column definitions in
+/// the first event only).
+fn event_line(kind: &str, o: &Stored, meta_only: bool, t: &TypeRef, table: Option<&mut TableForm>) -> Bytes {
+    if let Some(form) = table {
+        let line = line_bytes(&json!({"type": kind, "object": form.table(t, &o.value())}));
+        form.headers = false;
+        return line;
+    }
     if meta_only {
         return line_bytes(&json!({"type": kind, "object": partial(&o.value())}));
     }

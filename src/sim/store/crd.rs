@@ -166,7 +166,7 @@ impl Store {
     }
 
     /// The `openAPIV3Schema` of CRD-defined kind `t`'s version, if it has one.
-    fn schema_of(&self, t: &ResourceType) -> Option<Value> {
+    pub fn schema_of(&self, t: &ResourceType) -> Option<Value> {
         let crd_name = t.crd.as_deref()?;
         let crd_type = self.find_plural(super::types::CRD_GROUP, "customresourcedefinitions")?;
         let crd = self.get(&crd_type, "", crd_name)?;

@@ -183,7 +183,10 @@ impl Simulator {
     /// A `get`/`list` answer as a `Table` (see [`table`]).
     fn tabled(&self, t: &TypeRef, reply: Reply, include: Option<&String>) -> Reply {
         let Some((code, v)) = reply.into_json() else {
-            return Reply::Json(500, ApiError::new(500, "InternalError", "no table of a stream").to_status());
+            return Reply::Json(
+                500,
+                ApiError::new(500, "InternalError", "no table of a stream").to_status(),
+            );
         };
         let form = self.table_of(t, include);
         Reply::Json(code, form.table(t, &v))
@@ -592,12 +595,7 @@ fn list_version(query: &BTreeMap<String, String>, current: u64) -> Result<Option
 ///
 /// # Errors
 /// `410 Expired` when the log no longer reaches back to `rv` (etcd compacted it).
-fn objects_at(
-    store: &Store,
-    t: &TypeRef,
-    ns: Option<&str>,
-    rv: u64,
-) -> Result<Vec<Arc<Stored>>, ApiError> {
+fn objects_at(store: &Store, t: &TypeRef, ns: Option<&str>, rv: u64) -> Result<Vec<Arc<Stored>>, ApiError> {
     if rv < store.oldest_watchable() {
         return Err(ApiError::new(
             410,

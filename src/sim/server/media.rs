@@ -22,7 +22,11 @@ const ANSWER_TYPES: &str = "application/json, application/yaml, application/json
 
 /// The media type of a header value (before `;`, trimmed, lowercase).
 fn media_type(s: &str) -> String {
-    s.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
+    s.split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
 }
 
 fn header<'a>(parts: &'a http::request::Parts, name: http::header::HeaderName) -> &'a str {

@@ -448,7 +448,11 @@ impl Simulator {
     /// The number of stored objects, all kinds.
     pub fn object_count(&self) -> usize {
         let store = self.lock();
-        store.types().iter().map(|t| store.list_stored(t, None).len()).sum()
+        store
+            .types()
+            .iter()
+            .map(|t| store.list_stored(t, None).len())
+            .sum()
     }
 
     fn record(

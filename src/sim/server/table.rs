@@ -456,12 +456,7 @@ impl TableForm {
 /// The `Table` form of a `get` (one object) or `list` answer for kind `t` (`crd`: its
 /// CustomResourceDefinition, for a CRD-defined kind). `include` is the `includeObject` query
 /// parameter.
-fn to_table(
-    t: &ResourceType,
-    crd: Option<&Value>,
-    answer: &Value,
-    include: Option<&str>,
-) -> Value {
+fn to_table(t: &ResourceType, crd: Option<&Value>, answer: &Value, include: Option<&str>) -> Value {
     let cols = columns(t, crd);
     let mut defs = vec![json!({
         "name": "Name", "type": "string", "format": "name", "priority": 0,

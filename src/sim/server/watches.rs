@@ -164,7 +164,11 @@ impl WatchState {
             if !e.concerns(&self.t) {
                 continue;
             }
-            if self.ns.as_deref().is_some_and(|want| want != e.object.namespace()) {
+            if self
+                .ns
+                .as_deref()
+                .is_some_and(|want| want != e.object.namespace())
+            {
                 continue;
             }
             // As kube-apiserver does, an object entering the selection is ADDED and one

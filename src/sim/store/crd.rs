@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::schema::{Root, admit};
 use super::{
-    ApiError, CRD_CLEANUP_FINALIZER, EventType, ResourceType, Store, Stored, TypeRef, WriteMode,
-    meta_str, now,
+    ApiError, CRD_CLEANUP_FINALIZER, EventType, ResourceType, Store, Stored, TypeRef, WriteMode, meta_str,
+    now,
 };
 
 /// The kinds a CustomResourceDefinition defines (one per served version), or the `Invalid`

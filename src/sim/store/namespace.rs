@@ -11,9 +11,7 @@ impl Store {
         let key = ("/namespaces".to_owned(), (String::new(), ns.to_owned()));
         match self.objects.get(&key.0).and_then(|o| o.get(&key.1)) {
             None => NamespaceState::Missing,
-            Some(o) if o.value()["metadata"]["deletionTimestamp"].is_string() => {
-                NamespaceState::Terminating
-            }
+            Some(o) if o.value()["metadata"]["deletionTimestamp"].is_string() => NamespaceState::Terminating,
             Some(_) => NamespaceState::Active,
         }
     }

@@ -87,7 +87,10 @@ mod tests {
         assert_eq!(s.value(), o);
         assert_eq!(s.json(), serde_json::to_string(&o).unwrap_or_default());
         assert_eq!((s.name(), s.namespace()), ("a", "n"));
-        assert_eq!((s.label("app"), s.label("z"), s.label("b")), (Some("x"), Some("1"), Some("2")));
+        assert_eq!(
+            (s.label("app"), s.label("z"), s.label("b")),
+            (Some("x"), Some("1"), Some("2"))
+        );
         assert_eq!(s.label("c"), None);
         let bare = Stored::new(&json!({"metadata": {"name": "c"}}));
         assert_eq!((bare.namespace(), bare.label("app")), ("", None));

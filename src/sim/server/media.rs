@@ -29,7 +29,7 @@ fn media_type(s: &str) -> String {
         .to_ascii_lowercase()
 }
 
-fn header<'a>(parts: &'a http::request::Parts, name: http::header::HeaderName) -> &'a str {
+fn header(parts: &http::request::Parts, name: http::header::HeaderName) -> &str {
     parts
         .headers
         .get(name)

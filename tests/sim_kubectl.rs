@@ -135,6 +135,166 @@ async fn tables_carry_the_openshift_printer_columns() {
     assert_eq!(plain["kind"], "NodeList");
 }
 
+async fn answer(sim: &Simulator, req: http::Request<Vec<u8>>) -> (u16, String, Value) {
+    let client = kube::Client::new(sim.clone(), "default");
+    match client.request::<Value>(req).await {
+        Ok(v) => (200, String::new(), v),
+        Err(kube::Error::Api(s)) => (s.code, s.reason.clone(), Value::String(s.message.clone())),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[tokio::test]
+async fn table_watch_events_carry_the_printer_columns() {
+    use futures::TryStreamExt;
+    let sim = demo_cluster().expect("demo");
+    let list = get(&sim, "/apis/config.openshift.io/v1/clusteroperators", TABLE).await;
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("rv")
+        .to_owned();
+    let client = kube::Client::new(sim.clone(), "default");
+    let req = http::Request::get(format!(
+        "/apis/config.openshift.io/v1/clusteroperators?watch=true&resourceVersion={rv}&timeoutSeconds=5"
+    ))
+    .header(http::header::ACCEPT, TABLE)
+    .body(Vec::new())
+    .expect("request");
+    let events = client.request_events::<Value>(req).await.expect("watch");
+    futures::pin_mut!(events);
+    for version in ["9.9.8", "9.9.9"] {
+        let mut dns = sim
+            .get("config.openshift.io", "clusteroperators", "", "dns")
+            .expect("dns");
+        dns["status"]["versions"] = serde_json::json!([{"name": "operator", "version": version}]);
+        sim.update_status(dns).expect("status write");
+    }
+    let mut tables = Vec::new();
+    while tables.len() < 2 {
+        match events.try_next().await.expect("event") {
+            Some(kube::api::WatchEvent::Modified(t)) => tables.push(t),
+            Some(other) => panic!("unexpected event {other:?}"),
+            None => panic!("watch ended after {} events", tables.len()),
+        }
+    }
+    assert_eq!(tables[0]["kind"], "Table");
+    // Column definitions in the first event only (kube-apiserver sets NoHeaders after it).
+    assert_eq!(
+        headers(&tables[0]),
+        ["Name", "Version", "Available", "Progressing", "Degraded", "Since"]
+    );
+    assert!(tables[1]["columnDefinitions"].is_null(), "{}", tables[1]);
+    assert_eq!(row(&tables[0], "dns")[1], "9.9.8");
+    assert_eq!(row(&tables[1], "dns")[1], "9.9.9");
+    assert_eq!(tables[1]["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+}
+
+#[tokio::test]
+async fn protobuf_is_refused_as_kube_apiserver_refuses_it_for_custom_resources() {
+    let sim = demo_cluster().expect("demo");
+    // kubectl create namespace sends a protobuf body: 415, not a JSON parse error.
+    let req = http::Request::post("/api/v1/namespaces")
+        .header(http::header::CONTENT_TYPE, "application/vnd.kubernetes.protobuf")
+        .header(
+            http::header::ACCEPT,
+            "application/vnd.kubernetes.protobuf,application/json",
+        )
+        .body(b"k8s\0\n\x0f\n\x02v1\x12\tNamespace".to_vec())
+        .expect("request");
+    let (code, reason, message) = answer(&sim, req).await;
+    assert_eq!((code, reason.as_str()), (415, "UnsupportedMediaType"));
+    assert_eq!(
+        message,
+        "the body of the request was in an unknown format - accepted media types include: \
+         application/json, application/yaml"
+    );
+    // Protobuf first, JSON after it: answered in JSON.
+    let req = http::Request::get("/api/v1/namespaces/openshift-machine-config-operator")
+        .header(
+            http::header::ACCEPT,
+            "application/vnd.kubernetes.protobuf,application/json",
+        )
+        .body(Vec::new())
+        .expect("request");
+    let (code, _, ns) = answer(&sim, req).await;
+    assert_eq!((code, ns["kind"].as_str()), (200, Some("Namespace")));
+    // Protobuf only: 406.
+    let req = http::Request::get("/openapi/v2")
+        .header(
+            http::header::ACCEPT,
+            "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        )
+        .body(Vec::new())
+        .expect("request");
+    let (code, reason, _) = answer(&sim, req).await;
+    assert_eq!((code, reason.as_str()), (406, "NotAcceptable"));
+    // A YAML body is decoded.
+    let req = http::Request::post("/api/v1/namespaces")
+        .header(http::header::CONTENT_TYPE, "application/yaml")
+        .body(b"apiVersion: v1\nkind: Namespace\nmetadata: {name: from-yaml}\n".to_vec())
+        .expect("request");
+    let (code, _, created) = answer(&sim, req).await;
+    assert_eq!(
+        (code, created["metadata"]["name"].as_str()),
+        (200, Some("from-yaml"))
+    );
+}
+
+#[tokio::test]
+async fn openapi_v2_in_json_and_schemas_with_top_level_fields() {
+    let sim = demo_cluster().expect("demo");
+    let v2 = get(&sim, "/openapi/v2", "application/json").await;
+    assert_eq!(v2["swagger"], "2.0");
+    let put = &v2["paths"]["/apis/config.openshift.io/v1/clusteroperators/{name}"]["put"];
+    let body = put["parameters"]
+        .as_array()
+        .expect("parameters")
+        .iter()
+        .find(|p| p["in"] == "body")
+        .expect("a body parameter");
+    assert_eq!(
+        body["schema"]["$ref"],
+        "#/definitions/config.openshift.io.v1.ClusterOperator"
+    );
+    let co = &v2["definitions"]["config.openshift.io.v1.ClusterOperator"];
+    assert_eq!(co["properties"]["spec"]["type"], "object");
+    assert_eq!(
+        co["x-kubernetes-group-version-kind"][0]["kind"],
+        "ClusterOperator"
+    );
+    // v3 carries the same schema; a CRD-defined kind gets its CRD's openAPIV3Schema.
+    let v3 = get(
+        &sim,
+        "/openapi/v3/apis/config.openshift.io/v1",
+        "application/json",
+    )
+    .await;
+    assert_eq!(
+        v3["components"]["schemas"]["config.openshift.io.v1.ClusterOperator"]["properties"]["status"]["type"],
+        "object"
+    );
+    let client = kube::Client::new(sim.clone(), "default");
+    let crd: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition =
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                    "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                        "size": {"type": "integer", "description": "How big."}}}}}}}]},
+        }))
+        .expect("crd");
+    kube::Api::all(client)
+        .create(&kube::api::PostParams::default(), &crd)
+        .await
+        .expect("create crd");
+    let doc = get(&sim, "/openapi/v3/apis/example.com/v1", "application/json").await;
+    assert_eq!(
+        doc["components"]["schemas"]["example.com.v1.Widget"]["properties"]["spec"]["properties"]["size"]["description"],
+        "How big."
+    );
+}
+
 /// `cvo sim serve` with the demo snapshot; kubectl against it.
 #[test]
 fn kubectl_get_prints_the_openshift_columns_and_apply_needs_no_flags() {
@@ -174,6 +334,49 @@ fn kubectl_get_prints_the_openshift_columns_and_apply_needs_no_flags() {
     )
     .expect("manifest");
     let apply = kubectl(&["apply", "-f", &manifest.to_string_lossy()]);
+    let explain = kubectl(&["explain", "co.spec"]);
+    let raw_v2 = kubectl(&["get", "--raw", "/openapi/v2"]);
+    let create_ns = kubectl(&["create", "namespace", "from-kubectl"]);
+    // kubectl get -w: a Table watch; the change below shows as a row with the columns.
+    let mut watch = std::process::Command::new("kubectl")
+        .env("KUBECONFIG", &kubeconfig)
+        .args(["get", "co", "dns", "-w", "--request-timeout=20s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl get -w");
+    let lines = std::sync::mpsc::channel::<String>();
+    let stdout = watch.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for l in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines.0.send(l);
+        }
+    });
+    let mut watched = Vec::new();
+    while let Ok(l) = lines.1.recv_timeout(Duration::from_secs(15)) {
+        watched.push(l);
+        if watched.len() == 2 {
+            // Header and the listed row are out: change the object.
+            let status =
+                serde_json::json!({"status": {"versions": [{"name": "operator", "version": "9.9.9"}]}});
+            let patch = kubectl(&[
+                "patch",
+                "co",
+                "dns",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                &status.to_string(),
+            ]);
+            assert!(patch.0, "kubectl patch failed: {}", patch.2);
+        }
+        if watched.len() == 3 {
+            break;
+        }
+    }
+    let _ = watch.kill();
+    let _ = watch.wait();
     let _ = child.kill();
     let _ = child.wait();
 
@@ -215,4 +418,24 @@ fn kubectl_get_prints_the_openshift_columns_and_apply_needs_no_flags() {
     assert!(version.1.contains("\"serverVersion\""), "{}", version.1);
     assert!(apply.0, "kubectl apply failed: {}", apply.2);
     assert!(apply.1.contains("configmap/t1 created"), "{}", apply.1);
+    assert!(explain.0, "kubectl explain co.spec failed: {}", explain.2);
+    assert!(explain.1.contains("FIELD: spec <Object>"), "{}", explain.1);
+    assert!(raw_v2.0, "kubectl get --raw /openapi/v2 failed: {}", raw_v2.2);
+    assert!(
+        raw_v2.1.contains("\"swagger\":\"2.0\""),
+        "{}",
+        &raw_v2.1[..raw_v2.1.len().min(200)]
+    );
+    // kubectl sends a protobuf body here: refused as kube-apiserver refuses it for a CRD.
+    assert!(!create_ns.0);
+    assert!(create_ns.2.contains("UnsupportedMediaType"), "{}", create_ns.2);
+    assert_eq!(watched.len(), 3, "{watched:?}");
+    assert_eq!(
+        watched[0].split_whitespace().collect::<Vec<_>>(),
+        ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "DEGRADED", "SINCE"]
+    );
+    assert_eq!(
+        watched[2].split_whitespace().take(2).collect::<Vec<_>>(),
+        ["dns", "9.9.9"]
+    );
 }

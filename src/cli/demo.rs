@@ -338,6 +338,9 @@ impl LiveDemo {
             sim.insert(serde_json::to_value(cm)?)
                 .map_err(|e| anyhow::anyhow!("demo cluster: signature ConfigMap: {}", e.message))?;
         }
+        // Nothing reads the demo's request log: keeping it would grow with every request of
+        // the engine and the dashboard for as long as the demo runs.
+        sim.keep_audit(false);
         let operators = crate::sim::operators::spawn(sim.clone(), ops);
         let own_image = graph
             .image_of(FROM_VERSION)
@@ -820,6 +823,29 @@ mod tests {
         );
         drop(p);
         assert!(!root.exists(), "the payload directory is removed");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn the_live_demo_keeps_no_request_log() -> anyhow::Result<()> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let demo = LiveDemo::start(&DemoOptions {
+            speed: Some(50.0),
+            ..DemoOptions::default()
+        })?;
+        let seen = Arc::new(AtomicUsize::new(0));
+        let count = seen.clone();
+        demo.sim.on_audit(move |_| {
+            count.fetch_add(1, Ordering::Relaxed);
+        });
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while seen.load(Ordering::Relaxed) < 5 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let kept = demo.sim.audit().entries.len();
+        demo.stop().await;
+        assert!(seen.load(Ordering::Relaxed) >= 5, "the engine made requests");
+        assert_eq!(kept, 0, "requests kept in memory");
         Ok(())
     }
 

@@ -16,7 +16,7 @@
 //!   CustomResourceDefinition serves its kind (scope, versions, status subresource) and marks
 //!   it `Established`; deleting it removes its objects and kind;
 //! - `/version`, OpenAPI v3 per group-version with the write parameters kubectl checks for
-//!   server-side field validation, and `Table` answers (`kubectl get`) with each kind's
+//!   server-side field validation, and `Table` answers (`kubectl get`, and its watch `get -w`) with each kind's
 //!   printer columns (a CRD's `additionalPrinterColumns`, the OpenShift kinds', Nodes');
 //! - discovery, get, list (label/field selectors, `limit`/`continue`, `resourceVersionMatch`
 //!   `Exact` served from the event log and `NotOlderThan`), watch (from a
@@ -50,9 +50,15 @@
 //! and kinds; list semantics for server-side apply come from the merge-key table, not OpenAPI;
 //! a watch from a version the event log no longer holds is `410 Expired` (a real server keeps
 //! versions until etcd is compacted, every 5 minutes); the log holds a bounded window of
-//! events ([`Simulator::set_event_capacity`]); OpenAPI documents carry no per-field schemas
-//! and `fieldValidation` is accepted but not enforced; request bodies must be JSON (no
-//! protobuf, so `kubectl create namespace` and other generators fail).
+//! events ([`Simulator::set_event_capacity`]); OpenAPI documents (v3, and v2 in JSON) carry a
+//! CRD-defined kind's schema but only the top-level fields of other kinds (`kubectl explain
+//! co.spec` works, `kubectl explain cm.data` does not), and `fieldValidation` is accepted but
+//! not enforced; no protobuf, as for custom resources on a real server: a protobuf body is
+//! `415 UnsupportedMediaType` (so `kubectl create namespace` and kubectl's other generators
+//! fail; `kubectl create ... --dry-run=client -o yaml | kubectl apply -f -` works), an
+//! `Accept` without a JSON type `406 NotAcceptable`, one with protobuf first is answered in
+//! JSON. Objects are stored as their JSON text ([`store::Stored`]), so memory is about their
+//! JSON size per object and version kept.
 //!
 //! ```no_run
 //! # async fn demo(state: &cvo::cluster::ClusterState) -> anyhow::Result<()> {

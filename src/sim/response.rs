@@ -12,7 +12,11 @@ pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
 
 /// A JSON response with status `code`.
 pub(super) fn json_response(code: u16, v: &Value) -> Response<ResponseBody> {
-    let bytes = Bytes::from(serde_json::to_vec(v).unwrap_or_default());
+    raw_json_response(code, Bytes::from(serde_json::to_vec(v).unwrap_or_default()))
+}
+
+/// A response with status `code` and `bytes` (JSON text) as its body.
+pub(super) fn raw_json_response(code: u16, bytes: Bytes) -> Response<ResponseBody> {
     let mut r = Response::new(Full::new(bytes).boxed_unsync());
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     r.headers_mut().insert(

@@ -2,6 +2,7 @@
 //! delete and deletecollection, with their admission checks.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use http::{Method, Response, header};
 use serde_json::{Value, json};
@@ -9,12 +10,12 @@ use serde_json::{Value, json};
 use super::Simulator;
 use super::body::{check_type, require_resource_version};
 use super::reply::{Reply, partial};
-use super::route::{Route, decode_continue, encode_continue, not_found_path, object_key, parse_query, route};
+use super::route::{Route, decode_continue, encode_continue, not_found_path, parse_query, route};
 use super::selectors::Selectors;
-use super::{openapi, table};
+use super::{media, openapi, table};
 use crate::sim::patch::{self, Part, PatchType};
-use crate::sim::response::{ResponseBody, json_response};
-use crate::sim::store::{ApiError, EventType, NamespaceState, Store, TypeRef, WriteMode};
+use crate::sim::response::{ResponseBody, json_response, raw_json_response};
+use crate::sim::store::{ApiError, EventType, NamespaceState, Store, Stored, TypeRef, WriteMode};
 
 /// Kubernetes version the simulator answers `/version` with: the kube-apiserver release its
 /// behaviour is checked against (`tests/api_conformance.rs`).
@@ -44,6 +45,7 @@ impl Simulator {
         let (verb, result) = self.dispatch(parts, body);
         let response = match result {
             Ok(Reply::Json(code, v)) => json_response(code, &v),
+            Ok(Reply::Raw(code, text)) => raw_json_response(code, text.into()),
             Ok(Reply::Stream(b)) => {
                 let mut r = Response::new(b);
                 r.headers_mut().insert(
@@ -58,6 +60,11 @@ impl Simulator {
     }
 
     fn dispatch(&self, parts: &http::request::Parts, body: &[u8]) -> (&'static str, Result<Reply, ApiError>) {
+        let converted = match media::check_accept(parts).and_then(|()| media::json_body(parts, body)) {
+            Ok(c) => c,
+            Err(e) => return (super::route::request_verb(parts, &self.lock()), Err(e)),
+        };
+        let body = converted.as_deref().unwrap_or(body);
         let path = parts.uri.path();
         let query = parse_query(parts.uri.query().unwrap_or_default());
         if path.trim_end_matches('/') == "/version" {
@@ -70,7 +77,7 @@ impl Simulator {
                 },
             );
         }
-        if path.starts_with("/openapi/v3") && parts.method == Method::GET {
+        if path.starts_with("/openapi/v") && parts.method == Method::GET {
             return (
                 "discovery",
                 openapi::answer(path, &self.lock())
@@ -118,7 +125,8 @@ impl Simulator {
             ),
             (&Method::GET, Some(name)) => ("get", self.get_one(&t, &ns_str, &name, meta_only)),
             (&Method::GET, None) if query.get("watch").is_some_and(|w| w == "true" || w == "1") => {
-                ("watch", self.watch(&t, ns, &query, meta_only))
+                let table = table::wants_table(parts).then(|| self.table_of(&t, query.get("includeObject")));
+                ("watch", self.watch(&t, ns, &query, meta_only, table))
             }
             (&Method::GET, None) if table::wants_table(parts) => (
                 "list",
@@ -174,26 +182,41 @@ impl Simulator {
 
     /// A `get`/`list` answer as a `Table` (see [`table`]).
     fn tabled(&self, t: &TypeRef, reply: Reply, include: Option<&String>) -> Reply {
-        let Reply::Json(code, v) = reply else {
-            return reply;
+        let Some((code, v)) = reply.into_json() else {
+            return Reply::Json(
+                500,
+                ApiError::new(500, "InternalError", "no table of a stream").to_status(),
+            );
         };
+        let form = self.table_of(t, include);
+        Reply::Json(code, form.table(t, &v))
+    }
+
+    /// What the `Table` form of `t`'s objects needs: its CRD (for a CRD-defined kind) and the
+    /// `includeObject` parameter.
+    pub(super) fn table_of(&self, t: &TypeRef, include: Option<&String>) -> table::TableForm {
         let store = self.lock();
         let crd = t.crd.as_deref().and_then(|name| {
             let crds = store.find_plural("apiextensions.k8s.io", "customresourcedefinitions")?;
-            store.get(&crds, "", name).cloned()
+            store.get(&crds, "", name)
         });
-        Reply::Json(
-            code,
-            table::to_table(t, crd.as_ref(), &v, include.map(String::as_str)),
-        )
+        table::TableForm {
+            crd,
+            include: include.cloned(),
+            headers: true,
+        }
     }
 
     fn get_one(&self, t: &TypeRef, ns: &str, name: &str, meta_only: bool) -> Result<Reply, ApiError> {
         let store = self.lock();
         let o = store
-            .get(t, ns, name)
+            .get_stored(t, ns, name)
             .ok_or_else(|| ApiError::not_found(t, name))?;
-        Ok(Reply::Json(200, if meta_only { partial(o) } else { o.clone() }))
+        Ok(if meta_only {
+            Reply::Json(200, partial(&o.value()))
+        } else {
+            Reply::Raw(200, o.json().to_owned())
+        })
     }
 
     fn list(
@@ -221,40 +244,51 @@ impl Simulator {
             None => None,
         };
         let rv = at.unwrap_or_else(|| store.resource_version());
-        let source: Vec<&Value> = match &past {
+        let source: Vec<&Arc<Stored>> = match &past {
             Some(objects) => objects.iter().collect(),
-            None => store.list(t, ns),
+            None => store.list_stored(t, ns),
         };
-        let mut items: Vec<&Value> = source
+        let key = |o: &Stored| (o.namespace().to_owned(), o.name().to_owned());
+        let mut items: Vec<&Arc<Stored>> = source
             .into_iter()
             .filter(|o| sel.matches(o))
-            .filter(|o| after.as_ref().is_none_or(|a| &object_key(o) > a))
+            .filter(|o| after.as_ref().is_none_or(|a| &key(o) > a))
             .collect();
         let mut list_meta = json!({"resourceVersion": rv.to_string()});
         if limit > 0 && items.len() > limit {
             let remaining = items.len() - limit;
             items.truncate(limit);
             if let Some(last) = items.last() {
-                list_meta["continue"] = json!(encode_continue(&object_key(last)));
+                list_meta["continue"] = json!(encode_continue(&key(last)));
                 list_meta["remainingItemCount"] = json!(remaining);
             }
         }
-        let items: Vec<Value> = items
-            .into_iter()
-            .map(|o| if meta_only { partial(o) } else { o.clone() })
-            .collect();
-        let (kind, api_version) = if meta_only {
-            (
-                "PartialObjectMetadataList".to_owned(),
-                "meta.k8s.io/v1".to_owned(),
-            )
-        } else {
-            (format!("{}List", t.kind), t.api_version())
-        };
-        Ok(Reply::Json(
-            200,
-            json!({"kind": kind, "apiVersion": api_version, "metadata": list_meta, "items": items}),
-        ))
+        if meta_only {
+            let items: Vec<Value> = items.into_iter().map(|o| partial(&o.value())).collect();
+            return Ok(Reply::Json(
+                200,
+                json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                       "metadata": list_meta, "items": items}),
+            ));
+        }
+        // The stored texts go into the answer as they are, in the key order a `Value` of the
+        // list would have (apiVersion, items, kind, metadata).
+        let mut body = String::with_capacity(64 + items.iter().map(|o| o.json().len() + 1).sum::<usize>());
+        body.push_str("{\"apiVersion\":");
+        body.push_str(&Value::from(t.api_version()).to_string());
+        body.push_str(",\"items\":[");
+        for (i, o) in items.iter().enumerate() {
+            if i > 0 {
+                body.push(',');
+            }
+            body.push_str(o.json());
+        }
+        body.push_str("],\"kind\":");
+        body.push_str(&Value::from(format!("{}List", t.kind)).to_string());
+        body.push_str(",\"metadata\":");
+        body.push_str(&list_meta.to_string());
+        body.push('}');
+        Ok(Reply::Raw(200, body))
     }
 
     fn create(
@@ -330,7 +364,7 @@ impl Simulator {
             if let Some(current) = s.get(t, ns, name) {
                 // managedFields are the server's: a client's copy is ignored.
                 obj["metadata"]["managedFields"] = current["metadata"]["managedFields"].clone();
-                patch::managed_update(t, Some(current), &mut obj, manager, part);
+                patch::managed_update(t, Some(&current), &mut obj, manager, part);
             }
             s.update(t, ns, name, obj, mode)
         })
@@ -388,7 +422,7 @@ impl Simulator {
         };
         let mut created = false;
         let out = self.mutate(dry_run, |s| {
-            let Some(current) = s.get(t, ns, name).cloned() else {
+            let Some(current) = s.get(t, ns, name) else {
                 // Server-side apply creates a missing object (not through /status).
                 if kind == PatchType::Apply && mode == WriteMode::Main {
                     check_namespace(s, t, ns, name)?;
@@ -435,10 +469,10 @@ impl Simulator {
         let mut deleted = Vec::new();
         self.mutate(dry_run, |s| {
             let targets: Vec<(String, String)> = s
-                .list(t, ns)
+                .list_stored(t, ns)
                 .into_iter()
                 .filter(|o| sel.matches(o))
-                .map(object_key)
+                .map(|o| (o.namespace().to_owned(), o.name().to_owned()))
                 .collect();
             for (ns, name) in targets {
                 deleted.push(s.delete(t, &ns, &name)?);
@@ -561,7 +595,7 @@ fn list_version(query: &BTreeMap<String, String>, current: u64) -> Result<Option
 ///
 /// # Errors
 /// `410 Expired` when the log no longer reaches back to `rv` (etcd compacted it).
-fn objects_at(store: &Store, t: &TypeRef, ns: Option<&str>, rv: u64) -> Result<Vec<Value>, ApiError> {
+fn objects_at(store: &Store, t: &TypeRef, ns: Option<&str>, rv: u64) -> Result<Vec<Arc<Stored>>, ApiError> {
     if rv < store.oldest_watchable() {
         return Err(ApiError::new(
             410,
@@ -569,14 +603,15 @@ fn objects_at(store: &Store, t: &TypeRef, ns: Option<&str>, rv: u64) -> Result<V
             "The resourceVersion for the provided list is too old.",
         ));
     }
-    let mut objects: BTreeMap<(String, String), Value> = store
-        .list(t, ns)
+    let key = |o: &Stored| (o.namespace().to_owned(), o.name().to_owned());
+    let mut objects: BTreeMap<(String, String), Arc<Stored>> = store
+        .list_stored(t, ns)
         .into_iter()
-        .map(|o| (object_key(o), o.clone()))
+        .map(|o| (key(o), o.clone()))
         .collect();
     let later: Vec<_> = store.events_since(rv).filter(|e| e.concerns(t)).collect();
     for e in later.into_iter().rev() {
-        let key = object_key(&e.object);
+        let key = key(&e.object);
         if ns.is_some_and(|n| n != key.0) {
             continue;
         }

@@ -13,6 +13,7 @@
 
 mod body;
 mod handlers;
+mod media;
 mod openapi;
 mod reply;
 mod route;
@@ -213,7 +214,7 @@ impl Simulator {
             m.remove("managedFields");
         }
         let mut store = self.lock();
-        let out = if !name.is_empty() && store.get(t, &ns, &name).is_some() {
+        let out = if !name.is_empty() && store.contains(t, &ns, &name) {
             store.update(t, &ns, &name, obj, WriteMode::All)
         } else {
             store.create(t, &ns, obj, WriteMode::All)
@@ -284,7 +285,7 @@ impl Simulator {
         let store = self.lock();
         let t = store.find_plural(group, plural)?;
         let ns = if t.namespaced { ns } else { "" };
-        store.get(&t, ns, name).cloned()
+        store.get(&t, ns, name)
     }
 
     /// Drops the watch event log: watches from any earlier resourceVersion get `410 Expired`.
@@ -298,8 +299,8 @@ impl Simulator {
     }
 
     /// Whether requests are kept in the in-memory audit log ([`Simulator::audit`]; on by
-    /// default). `cvo sim serve` turns it off, so a long-running server does not grow with
-    /// every request; an [`on_audit`](Simulator::on_audit) sink still sees each request.
+    /// default). `cvo sim serve` and the live demo (`cvo demo`) turn it off, so a long-running
+    /// server does not grow with every request; an [`on_audit`](Simulator::on_audit) sink still sees each request.
     pub fn keep_audit(&self, keep: bool) {
         self.shared
             .keep_audit
@@ -378,15 +379,15 @@ impl Simulator {
     }
 
     /// Calls `f` on every stored object of the kind `group`/`plural` (all namespaces, ordered
-    /// by namespace then name) under the store lock, without copying them; `f` must not call
+    /// by namespace then name) under the store lock, each parsed from its stored text; `f` must not call
     /// back into the simulator. Not recorded in the audit log.
     pub fn for_each_object(&self, group: &str, plural: &str, mut f: impl FnMut(&Value)) {
         let store = self.lock();
         let Some(t) = store.find_plural(group, plural) else {
             return;
         };
-        for o in store.list(&t, None) {
-            f(o);
+        for o in store.list_stored(&t, None) {
+            f(&o.value());
         }
     }
 
@@ -397,7 +398,7 @@ impl Simulator {
         let Some(t) = store.find_plural(group, plural) else {
             return Vec::new();
         };
-        store.list(&t, None).into_iter().cloned().collect()
+        store.list(&t, None)
     }
 
     /// Writes `obj`'s `status` (only), as a controller writes the `/status` subresource; a
@@ -447,7 +448,11 @@ impl Simulator {
     /// The number of stored objects, all kinds.
     pub fn object_count(&self) -> usize {
         let store = self.lock();
-        store.types().iter().map(|t| store.list(t, None).len()).sum()
+        store
+            .types()
+            .iter()
+            .map(|t| store.list_stored(t, None).len())
+            .sum()
     }
 
     fn record(

@@ -4,8 +4,15 @@
 //! operations with `x-kubernetes-group-version-kind` and the `fieldValidation`, `dryRun` and
 //! `fieldManager` query parameters of its writes: what `kubectl apply`/`create` look up to use
 //! server-side field validation (`k8s.io/cli-runtime/pkg/resource/query_param_verifier_v3.go`),
-//! so they work without `--validate=false`. Schemas are objects with
-//! `x-kubernetes-preserve-unknown-fields` (no per-field schema is served).
+//! so they work without `--validate=false`. A CRD-defined kind's schema is its CRD's
+//! `openAPIV3Schema` (as apiextensions-apiserver publishes it); other kinds get an object
+//! schema with `x-kubernetes-preserve-unknown-fields` and their top-level fields (`apiVersion`,
+//! `kind`, `metadata`, and `spec`/`status` for the OpenShift kinds), enough for `kubectl
+//! explain co.spec`, not per-field documentation.
+//!
+//! `/openapi/v2` is the same paths and schemas as one Swagger 2.0 document in JSON
+//! (`k8s.io/kube-openapi/pkg/handler`); kubectl asks it in protobuf, which the simulator does
+//! not write (`406`, see [`super::media`]), and goes on without it.
 
 use serde_json::{Value, json};
 
@@ -13,6 +20,10 @@ use crate::sim::store::{ResourceType, Store};
 
 /// The answer for an `/openapi/v3...` path, `None` when there is no such document.
 pub(super) fn answer(path: &str, store: &Store) -> Option<Value> {
+    if path.trim_end_matches('/') == "/openapi/v2" {
+        let types: Vec<&ResourceType> = store.types().iter().map(AsRef::as_ref).collect();
+        return Some(swagger(store, &types));
+    }
     let rest = path.trim_end_matches('/').strip_prefix("/openapi/v3")?;
     if rest.is_empty() {
         return Some(root(store));
@@ -29,7 +40,7 @@ pub(super) fn answer(path: &str, store: &Store) -> Option<Value> {
         .filter(|t| t.group == group && t.version == version)
         .map(AsRef::as_ref)
         .collect();
-    (!types.is_empty()).then(|| document(&types))
+    (!types.is_empty()).then(|| document(store, &types))
 }
 
 /// `api/v1` or `apis/{group}/{version}`.
@@ -72,25 +83,99 @@ fn query_param(name: &str) -> Value {
     json!({"name": name, "in": "query", "uniqueItems": true, "schema": {"type": "string"}})
 }
 
-fn document(types: &[&ResourceType]) -> Value {
+/// The schema name of kind `t` (`core.v1.ConfigMap`, `config.openshift.io.v1.ClusterVersion`).
+fn schema_name(t: &ResourceType) -> String {
+    format!(
+        "{}.{}.{}",
+        if t.group.is_empty() { "core" } else { &t.group },
+        t.version,
+        t.kind
+    )
+}
+
+/// The schema of kind `t`: its CRD's `openAPIV3Schema`, else an open object with the
+/// top-level fields (see the module docs); with `x-kubernetes-group-version-kind`.
+fn schema(store: &Store, t: &ResourceType) -> Value {
+    let gvk = json!({"group": t.group, "version": t.version, "kind": t.kind});
+    let field = |description: &str| json!({"type": "string", "description": description});
+    let open = |description: &str| {
+        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+               "description": description})
+    };
+    let mut s = store.schema_of(t).unwrap_or_else(|| {
+        let mut props = serde_json::Map::new();
+        props.insert(
+            "apiVersion".into(),
+            field("APIVersion defines the versioned schema of this representation of an object."),
+        );
+        props.insert(
+            "kind".into(),
+            field("Kind is a string value representing the REST resource this object represents."),
+        );
+        props.insert(
+            "metadata".into(),
+            open("Standard object's metadata (ObjectMeta)."),
+        );
+        if super::body::is_custom(t) {
+            props.insert("spec".into(), open("spec holds the desired state."));
+            props.insert("status".into(), open("status holds the observed state."));
+        }
+        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": props})
+    });
+    s["x-kubernetes-group-version-kind"] = json!([gvk]);
+    s
+}
+
+/// The `/openapi/v2` document (Swagger 2.0) of `types`.
+fn swagger(store: &Store, types: &[&ResourceType]) -> Value {
+    let v3 = document(store, types);
+    let mut definitions = serde_json::Map::new();
+    for t in types {
+        definitions.insert(schema_name(t), schema(store, t));
+    }
+    let text = serde_json::to_string(&v3["paths"])
+        .unwrap_or_default()
+        .replace("#/components/schemas/", "#/definitions/");
+    let mut paths: Value = serde_json::from_str(&text).unwrap_or_default();
+    // Swagger 2.0 operations: typed query parameters, a `body` parameter, response schemas.
+    for ops in paths.as_object_mut().into_iter().flat_map(|p| p.values_mut()) {
+        for op in ops.as_object_mut().into_iter().flat_map(|o| o.values_mut()) {
+            let body = op
+                .as_object_mut()
+                .and_then(|o| o.remove("requestBody"))
+                .map(|b| b["content"]["application/json"]["schema"].clone());
+            if let Some(params) = op["parameters"].as_array_mut() {
+                for p in params.iter_mut() {
+                    p["type"] = json!("string");
+                    if let Some(o) = p.as_object_mut() {
+                        o.remove("schema");
+                    }
+                }
+                if let Some(schema) = body {
+                    params.push(json!({"name": "body", "in": "body", "required": true, "schema": schema}));
+                }
+            }
+            let ok = op["responses"]["200"]["content"]["application/json"]["schema"].clone();
+            op["responses"] = json!({"200": {"description": "OK", "schema": ok}});
+        }
+    }
+    let (major, minor, patch) = super::handlers::KUBE_VERSION;
+    json!({
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": format!("v{major}.{minor}.{patch}")},
+        "paths": paths,
+        "definitions": definitions,
+    })
+}
+
+fn document(store: &Store, types: &[&ResourceType]) -> Value {
     let mut paths = serde_json::Map::new();
     let mut schemas = serde_json::Map::new();
     for t in types {
         let gvk = json!({"group": t.group, "version": t.version, "kind": t.kind});
-        let schema_name = format!(
-            "{}.{}.{}",
-            if t.group.is_empty() { "core" } else { &t.group },
-            t.version,
-            t.kind
-        );
+        let schema_name = schema_name(t);
         let reference = json!({"$ref": format!("#/components/schemas/{schema_name}")});
-        schemas.insert(
-            schema_name.clone(),
-            json!({
-                "type": "object", "x-kubernetes-preserve-unknown-fields": true,
-                "x-kubernetes-group-version-kind": [gvk],
-            }),
-        );
+        schemas.insert(schema_name.clone(), schema(store, t));
         let body = json!({"required": true, "content": {"application/json": {"schema": reference}}});
         let ok =
             json!({"200": {"description": "OK", "content": {"application/json": {"schema": reference}}}});

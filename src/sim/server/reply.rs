@@ -8,8 +8,21 @@ use crate::sim::response::ResponseBody;
 pub(super) enum Reply {
     /// Status code and body.
     Json(u16, Value),
+    /// Status code and a body already serialized (stored objects answered as they are).
+    Raw(u16, String),
     /// A watch: one JSON event per line.
     Stream(ResponseBody),
+}
+
+impl Reply {
+    /// The body as a `Value` (parsing a [`Reply::Raw`] one); `None` for a stream.
+    pub(super) fn into_json(self) -> Option<(u16, Value)> {
+        match self {
+            Self::Json(code, v) => Some((code, v)),
+            Self::Raw(code, text) => Some((code, serde_json::from_str(&text).ok()?)),
+            Self::Stream(_) => None,
+        }
+    }
 }
 
 /// The `PartialObjectMetadata` form of an object.

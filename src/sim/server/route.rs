@@ -11,7 +11,7 @@ use crate::sim::store::{ApiError, Store, TypeRef};
 /// The Kubernetes verb of a request, as [`Simulator::respond`] will name it (`unknown` for
 /// a path that is not served).
 pub(super) fn request_verb(parts: &http::request::Parts, store: &Store) -> &'static str {
-    if parts.uri.path().trim_end_matches('/') == "/version" || parts.uri.path().starts_with("/openapi/v3") {
+    if parts.uri.path().trim_end_matches('/') == "/version" || parts.uri.path().starts_with("/openapi/v") {
         return "discovery";
     }
     let (name, status) = match route(parts.uri.path(), store) {
@@ -165,15 +165,6 @@ pub(super) fn route(path: &str, store: &Store) -> Result<Route, ApiError> {
 /// byte, a malformed escape is kept as it is); a repeated key keeps its last value.
 pub(super) fn parse_query(q: &str) -> BTreeMap<String, String> {
     form_urlencoded::parse(q.as_bytes()).into_owned().collect()
-}
-
-/// `(namespace, name)` of an object: the list order and the continue position.
-pub(super) fn object_key(o: &Value) -> (String, String) {
-    let m = &o["metadata"];
-    (
-        m["namespace"].as_str().unwrap_or_default().to_owned(),
-        m["name"].as_str().unwrap_or_default().to_owned(),
-    )
 }
 
 pub(super) fn encode_continue(k: &(String, String)) -> String {

@@ -2,9 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
-use crate::sim::store::ApiError;
+use crate::sim::store::{ApiError, Stored};
 
 /// One label requirement.
 #[derive(Clone, Debug)]
@@ -92,9 +90,9 @@ impl Selectors {
         Ok(sel)
     }
 
-    pub(super) fn matches(&self, o: &Value) -> bool {
-        let labels = o["metadata"]["labels"].as_object();
-        let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+    /// Whether a stored object is selected (its labels, name and namespace).
+    pub(super) fn matches(&self, o: &Stored) -> bool {
+        let label = |k: &str| o.label(k);
         let labels_ok = self.labels.iter().all(|r| match r {
             LabelReq::Eq(k, v) => label(k) == Some(v.as_str()),
             LabelReq::NotEq(k, v) => label(k) != Some(v.as_str()),
@@ -105,8 +103,10 @@ impl Selectors {
         });
         labels_ok
             && self.fields.iter().all(|(k, v, eq)| {
-                let field = k.strip_prefix("metadata.").unwrap_or(k);
-                let actual = o["metadata"][field].as_str().unwrap_or_default();
+                let actual = match k.as_str() {
+                    "metadata.name" => o.name(),
+                    _ => o.namespace(),
+                };
                 (actual == v) == *eq
             })
     }

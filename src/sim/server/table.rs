@@ -429,15 +429,34 @@ fn cell(c: &Column, o: &Value) -> Value {
     }
 }
 
+/// How a request wants its `Table`s: the kind's CRD (for a CRD-defined kind), the
+/// `includeObject` parameter, and whether column definitions are still to be sent (a watch
+/// sends them with its first event only, as kube-apiserver's watch encoder sets `NoHeaders`
+/// after it: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go`).
+pub(super) struct TableForm {
+    /// The CustomResourceDefinition of a CRD-defined kind.
+    pub crd: Option<Value>,
+    /// `includeObject`: `None`, `Object` or `Metadata` (the default).
+    pub include: Option<String>,
+    /// Whether the next table carries `columnDefinitions` (else they are `null`).
+    pub headers: bool,
+}
+
+impl TableForm {
+    /// The `Table` of `answer` (one object or a list) for kind `t`.
+    pub(super) fn table(&self, t: &ResourceType, answer: &Value) -> Value {
+        let mut out = to_table(t, self.crd.as_ref(), answer, self.include.as_deref());
+        if !self.headers {
+            out["columnDefinitions"] = Value::Null;
+        }
+        out
+    }
+}
+
 /// The `Table` form of a `get` (one object) or `list` answer for kind `t` (`crd`: its
 /// CustomResourceDefinition, for a CRD-defined kind). `include` is the `includeObject` query
 /// parameter.
-pub(super) fn to_table(
-    t: &ResourceType,
-    crd: Option<&Value>,
-    answer: &Value,
-    include: Option<&str>,
-) -> Value {
+fn to_table(t: &ResourceType, crd: Option<&Value>, answer: &Value, include: Option<&str>) -> Value {
     let cols = columns(t, crd);
     let mut defs = vec![json!({
         "name": "Name", "type": "string", "format": "name", "priority": 0,

@@ -19,8 +19,9 @@ use tokio::sync::watch;
 
 use super::reply::{Reply, partial};
 use super::selectors::Selectors;
+use super::table::TableForm;
 use super::{Simulator, lock};
-use crate::sim::store::{ApiError, EventType, TypeRef};
+use crate::sim::store::{ApiError, EventType, Stored, TypeRef};
 
 impl Simulator {
     pub(super) fn watch(
@@ -29,6 +30,7 @@ impl Simulator {
         ns: Option<String>,
         query: &BTreeMap<String, String>,
         meta_only: bool,
+        mut table: Option<TableForm>,
     ) -> Result<Reply, ApiError> {
         let sel = Selectors::parse(query)?;
         let timeout = match query.get("timeoutSeconds").filter(|s| !s.is_empty()) {
@@ -46,9 +48,9 @@ impl Simulator {
         let mut pending = VecDeque::new();
         let last = if from.is_empty() || from == "0" {
             // No version: synthetic ADDED events for the current objects, then changes.
-            for o in store.list(t, ns.as_deref()) {
+            for o in store.list_stored(t, ns.as_deref()) {
                 if sel.matches(o) {
-                    pending.push_back(event_line("ADDED", o, meta_only));
+                    pending.push_back(event_line("ADDED", o, meta_only, t, table.as_mut()));
                 }
             }
             if bookmarks {
@@ -73,6 +75,7 @@ impl Simulator {
             deadline: timeout.map(|s| tokio::time::Instant::now() + Duration::from_secs(s)),
             done: false,
             meta_only,
+            table,
             bookmarks,
             bookmark_every,
             next_bookmark: tokio::time::Instant::now() + bookmark_every,
@@ -130,6 +133,8 @@ struct WatchState {
     deadline: Option<tokio::time::Instant>,
     done: bool,
     meta_only: bool,
+    /// `Some` when the watch asked for `Table` events (`kubectl get -w`).
+    table: Option<TableForm>,
     bookmarks: bool,
     bookmark_every: Duration,
     next_bookmark: tokio::time::Instant,
@@ -159,8 +164,11 @@ impl WatchState {
             if !e.concerns(&self.t) {
                 continue;
             }
-            let ns = e.object["metadata"]["namespace"].as_str().unwrap_or_default();
-            if self.ns.as_deref().is_some_and(|want| want != ns) {
+            if self
+                .ns
+                .as_deref()
+                .is_some_and(|want| want != e.object.namespace())
+            {
                 continue;
             }
             // As kube-apiserver does, an object entering the selection is ADDED and one
@@ -175,8 +183,8 @@ impl WatchState {
                 EventType::Deleted if now || before => "DELETED",
                 _ => continue,
             };
-            self.pending
-                .push_back(event_line(kind, &e.object, self.meta_only));
+            let line = event_line(kind, &e.object, self.meta_only, &self.t, self.table.as_mut());
+            self.pending.push_back(line);
         }
         self.last = store.resource_version();
     }
@@ -200,7 +208,23 @@ fn line_bytes(v: &Value) -> Bytes {
     Bytes::from(b)
 }
 
-fn event_line(kind: &str, o: &Value, meta_only: bool) -> Bytes {
-    let object = if meta_only { partial(o) } else { o.clone() };
-    line_bytes(&json!({"type": kind, "object": object}))
+/// One watch event line: `{"object":...,"type":...}` (the key order of a `Value`), the
+/// stored text embedded as it is; with `table`, the object's `Table` (column definitions in
+/// the first event only).
+fn event_line(kind: &str, o: &Stored, meta_only: bool, t: &TypeRef, table: Option<&mut TableForm>) -> Bytes {
+    if let Some(form) = table {
+        let line = line_bytes(&json!({"type": kind, "object": form.table(t, &o.value())}));
+        form.headers = false;
+        return line;
+    }
+    if meta_only {
+        return line_bytes(&json!({"type": kind, "object": partial(&o.value())}));
+    }
+    let mut b = Vec::with_capacity(o.json().len() + 32);
+    b.extend_from_slice(b"{\"object\":");
+    b.extend_from_slice(o.json().as_bytes());
+    b.extend_from_slice(b",\"type\":\"");
+    b.extend_from_slice(kind.as_bytes());
+    b.extend_from_slice(b"\"}\n");
+    Bytes::from(b)
 }

@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 
 use super::schema::{Root, admit};
 use super::{
-    ApiError, CRD_CLEANUP_FINALIZER, EventType, ResourceType, Store, TypeRef, WriteMode, meta_str, now,
+    ApiError, CRD_CLEANUP_FINALIZER, EventType, ResourceType, Store, Stored, TypeRef, WriteMode, meta_str,
+    now,
 };
 
 /// The kinds a CustomResourceDefinition defines (one per served version), or the `Invalid`
@@ -165,7 +166,7 @@ impl Store {
     }
 
     /// The `openAPIV3Schema` of CRD-defined kind `t`'s version, if it has one.
-    fn schema_of(&self, t: &ResourceType) -> Option<Value> {
+    pub fn schema_of(&self, t: &ResourceType) -> Option<Value> {
         let crd_name = t.crd.as_deref()?;
         let crd_type = self.find_plural(super::types::CRD_GROUP, "customresourcedefinitions")?;
         let crd = self.get(&crd_type, "", crd_name)?;
@@ -203,7 +204,7 @@ impl Store {
     /// Registers the kinds of CRD `name` (replacing earlier ones) and writes its accepted
     /// status when it changed.
     pub(super) fn sync_crd(&mut self, t: &TypeRef, name: &str) -> Result<(), ApiError> {
-        let Some(crd) = self.get(t, "", name).cloned() else {
+        let Some(crd) = self.get(t, "", name) else {
             return Ok(());
         };
         if crd["metadata"]["deletionTimestamp"].is_string() {
@@ -237,16 +238,17 @@ impl Store {
                 .map(|o| o.keys().cloned().collect())
                 .unwrap_or_default();
             for (ns, n) in targets {
-                if let Some(mut o) = self.remove_object(ct, &ns, &n) {
+                if let Some(before) = self.remove_object(ct, &ns, &n) {
                     self.rv += 1;
+                    let mut o = before.value();
                     o["metadata"]["resourceVersion"] = json!(self.rv.to_string());
-                    self.record(ct, EventType::Deleted, o.clone(), Some(o));
+                    self.record(ct, EventType::Deleted, Arc::new(Stored::new(&o)), Some(before));
                     self.after_removal(ct, &ns);
                 }
             }
         }
         self.types.retain(|x| x.crd.as_deref() != Some(name));
-        if let Some(mut crd) = self.get(t, "", name).cloned() {
+        if let Some(mut crd) = self.get(t, "", name) {
             if let Some(f) = crd["metadata"]["finalizers"].as_array_mut() {
                 f.retain(|x| x != CRD_CLEANUP_FINALIZER);
             }

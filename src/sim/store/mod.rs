@@ -18,16 +18,19 @@ mod defaults;
 mod error;
 mod namespace;
 mod schema;
+mod stored;
 #[cfg(test)]
 mod tests;
 mod types;
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use crd::crd_types;
 pub use error::{ApiError, Cause};
+pub use stored::Stored;
 pub use types::{CRD_CLEANUP_FINALIZER, ResourceType, TypeRef, builtin_types};
 
 /// Kind of a watch event.
@@ -61,11 +64,13 @@ pub struct Event {
     pub event_type: EventType,
     /// The kind of the object.
     pub resource: TypeRef,
-    /// The object after the change (before removal, for `Deleted`, with the new rv).
-    pub object: Value,
+    /// The object after the change (before removal, for `Deleted`, with the new rv): the
+    /// same allocation the store holds, not a copy.
+    pub object: Arc<Stored>,
     /// The object before the change (`None` for `Added`): lets a watch with a selector turn
-    /// an object entering or leaving the selection into `ADDED` or `DELETED`.
-    pub previous: Option<Value>,
+    /// an object entering or leaving the selection into `ADDED` or `DELETED`. The allocation
+    /// the store held (and the previous event's `object`), so it costs no memory of its own.
+    pub previous: Option<Arc<Stored>>,
 }
 
 impl Event {
@@ -97,7 +102,11 @@ pub enum NamespaceState {
     Terminating,
 }
 
-type Objects = BTreeMap<(String, String), Value>;
+/// Objects of one kind by (namespace, name), in their compact form ([`Stored`]). Each version
+/// of an object is one immutable `Arc`: the store, the event log (`object` of its event,
+/// `previous` of the next one) and a dry run's copy of the store share it, so the window of
+/// watch events costs no copies of current objects.
+type Objects = BTreeMap<(String, String), Arc<Stored>>;
 
 /// The in-memory object store.
 #[derive(Clone, Debug)]
@@ -274,7 +283,13 @@ impl Store {
         format!("00000000-0000-4000-8000-{:012x}", self.uid_counter)
     }
 
-    fn record(&mut self, t: &TypeRef, event_type: EventType, object: Value, previous: Option<Value>) {
+    fn record(
+        &mut self,
+        t: &TypeRef,
+        event_type: EventType,
+        object: Arc<Stored>,
+        previous: Option<Arc<Stored>>,
+    ) {
         self.events.push_back(Event {
             rv: self.rv,
             event_type,
@@ -289,15 +304,26 @@ impl Store {
         }
     }
 
-    /// The object, if present.
-    pub fn get(&self, t: &ResourceType, ns: &str, name: &str) -> Option<&Value> {
+    /// The object, if present (parsed from its stored text: a copy).
+    pub fn get(&self, t: &ResourceType, ns: &str, name: &str) -> Option<Value> {
+        self.get_stored(t, ns, name).map(|o| o.value())
+    }
+
+    /// Whether the object is present.
+    pub fn contains(&self, t: &ResourceType, ns: &str, name: &str) -> bool {
+        self.get_stored(t, ns, name).is_some()
+    }
+
+    /// The object as stored (its JSON text, name, namespace and labels), if present.
+    pub fn get_stored(&self, t: &ResourceType, ns: &str, name: &str) -> Option<&Arc<Stored>> {
         self.objects
             .get(&t.storage_key())?
             .get(&(ns.to_owned(), name.to_owned()))
     }
 
-    /// Objects of `t`, in `ns` (or all namespaces when `None`), ordered by namespace and name.
-    pub fn list(&self, t: &ResourceType, ns: Option<&str>) -> Vec<&Value> {
+    /// Objects of `t`, in `ns` (or all namespaces when `None`), ordered by namespace and
+    /// name, as stored (no parsing).
+    pub fn list_stored(&self, t: &ResourceType, ns: Option<&str>) -> Vec<&Arc<Stored>> {
         let Some(objs) = self.objects.get(&t.storage_key()) else {
             return Vec::new();
         };
@@ -311,14 +337,26 @@ impl Store {
         }
     }
 
-    fn insert_object(&mut self, t: &ResourceType, ns: &str, name: &str, obj: Value) -> Option<Value> {
+    /// Objects of `t`, in `ns` (or all namespaces when `None`), ordered by namespace and name
+    /// (parsed: copies).
+    pub fn list(&self, t: &ResourceType, ns: Option<&str>) -> Vec<Value> {
+        self.list_stored(t, ns).into_iter().map(|o| o.value()).collect()
+    }
+
+    fn insert_object(
+        &mut self,
+        t: &ResourceType,
+        ns: &str,
+        name: &str,
+        obj: Arc<Stored>,
+    ) -> Option<Arc<Stored>> {
         self.objects
             .entry(t.storage_key())
             .or_default()
             .insert((ns.to_owned(), name.to_owned()), obj)
     }
 
-    fn remove_object(&mut self, t: &ResourceType, ns: &str, name: &str) -> Option<Value> {
+    fn remove_object(&mut self, t: &ResourceType, ns: &str, name: &str) -> Option<Arc<Stored>> {
         let objs = self.objects.get_mut(&t.storage_key())?;
         let out = objs.remove(&(ns.to_owned(), name.to_owned()));
         if objs.is_empty() {
@@ -389,7 +427,7 @@ impl Store {
                 ),
             ));
         }
-        if self.get(t, ns, &name).is_some() {
+        if self.contains(t, ns, &name) {
             return Err(ApiError::conflict(
                 t,
                 "AlreadyExists",
@@ -454,8 +492,9 @@ impl Store {
                 obj["status"]["phase"] = json!("Active");
             }
         }
-        self.insert_object(t, ns, &name, obj.clone());
-        self.record(t, EventType::Added, obj.clone(), None);
+        let shared = Arc::new(Stored::new(&obj));
+        self.insert_object(t, ns, &name, shared.clone());
+        self.record(t, EventType::Added, shared, None);
         if t.is_crd() {
             if mode == WriteMode::All || self.establish_delay.is_zero() {
                 self.sync_crd(t, &name)?;
@@ -489,7 +528,7 @@ impl Store {
             crd_types(&check).map_err(|d| ApiError::invalid(t, name, &d))?;
         }
         let out = self.write(t, ns, name, obj, mode)?;
-        if t.is_crd() && self.get(t, ns, name).is_some() && !self.pending_crds.contains_key(name) {
+        if t.is_crd() && self.contains(t, ns, name) && !self.pending_crds.contains_key(name) {
             self.sync_crd(t, name)?;
         }
         Ok(out)
@@ -503,10 +542,11 @@ impl Store {
         mut obj: Value,
         mode: WriteMode,
     ) -> Result<Value, ApiError> {
-        let old = self
-            .get(t, ns, name)
+        let stored = self
+            .get_stored(t, ns, name)
             .cloned()
             .ok_or_else(|| ApiError::not_found(t, name))?;
+        let old = stored.value();
         let meta = meta_mut(t, &mut obj)?;
         let sent_managed = meta.get("managedFields").cloned();
         if let Some(n) = meta.get("name").and_then(Value::as_str)
@@ -628,14 +668,15 @@ impl Store {
                 && new["spec"]["finalizers"]
                     .as_array()
                     .is_some_and(|f| !f.is_empty()));
+        let shared = Arc::new(Stored::new(&new));
         if new["metadata"]["deletionTimestamp"].is_string() && !held {
             self.remove_object(t, ns, name);
-            self.record(t, EventType::Deleted, new.clone(), Some(old));
+            self.record(t, EventType::Deleted, shared, Some(stored));
             self.after_removal(t, ns);
             return Ok(new);
         }
-        self.insert_object(t, ns, name, new.clone());
-        self.record(t, EventType::Modified, new.clone(), Some(old));
+        self.insert_object(t, ns, name, shared.clone());
+        self.record(t, EventType::Modified, shared, Some(stored));
         Ok(new)
     }
 
@@ -649,7 +690,6 @@ impl Store {
     pub fn delete(&mut self, t: &TypeRef, ns: &str, name: &str) -> Result<Value, ApiError> {
         let mut obj = self
             .get(t, ns, name)
-            .cloned()
             .ok_or_else(|| ApiError::not_found(t, name))?;
         let held = has_finalizers(&obj) || t.is_namespace();
         if held {
@@ -663,8 +703,9 @@ impl Store {
             if t.is_namespace() {
                 obj["status"]["phase"] = json!("Terminating");
             }
-            let previous = self.insert_object(t, ns, name, obj.clone());
-            self.record(t, EventType::Modified, obj.clone(), previous);
+            let shared = Arc::new(Stored::new(&obj));
+            let previous = self.insert_object(t, ns, name, shared.clone());
+            self.record(t, EventType::Modified, shared, previous);
             if t.is_namespace() {
                 for (ct, cname) in self.namespace_contents(name) {
                     self.delete(&ct, name, &cname)?;
@@ -678,7 +719,7 @@ impl Store {
         self.rv += 1;
         meta_mut(t, &mut obj)?.insert("resourceVersion".into(), json!(self.rv.to_string()));
         let previous = self.remove_object(t, ns, name);
-        self.record(t, EventType::Deleted, obj.clone(), previous);
+        self.record(t, EventType::Deleted, Arc::new(Stored::new(&obj)), previous);
         self.after_removal(t, ns);
         Ok(obj)
     }

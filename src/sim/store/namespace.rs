@@ -11,7 +11,7 @@ impl Store {
         let key = ("/namespaces".to_owned(), (String::new(), ns.to_owned()));
         match self.objects.get(&key.0).and_then(|o| o.get(&key.1)) {
             None => NamespaceState::Missing,
-            Some(o) if o["metadata"]["deletionTimestamp"].is_string() => NamespaceState::Terminating,
+            Some(o) if o.value()["metadata"]["deletionTimestamp"].is_string() => NamespaceState::Terminating,
             Some(_) => NamespaceState::Active,
         }
     }
@@ -53,7 +53,7 @@ impl Store {
         let Some(t) = self.find_plural("", "namespaces") else {
             return Ok(());
         };
-        let Some(mut obj) = self.get(&t, "", ns).cloned() else {
+        let Some(mut obj) = self.get(&t, "", ns) else {
             return Ok(());
         };
         if obj["spec"]["finalizers"]

@@ -182,9 +182,43 @@ fn namespace_terminates_after_its_objects_go() -> Result<(), ApiError> {
     assert_eq!(d["status"]["phase"], "Terminating");
     assert_eq!(s.namespace_state("n"), NamespaceState::Terminating);
     assert!(s.get(&cm, "n", "free").is_none());
-    let mut held = s.get(&cm, "n", "held").cloned().expect("held by finalizer");
+    let mut held = s.get(&cm, "n", "held").expect("held by finalizer");
     held["metadata"]["finalizers"] = json!([]);
     s.update(&cm, "n", "held", held, WriteMode::Main)?;
     assert_eq!(s.namespace_state("n"), NamespaceState::Missing);
+    Ok(())
+}
+
+#[test]
+fn the_event_window_shares_the_stored_versions() -> Result<(), ApiError> {
+    let mut s = Store::default();
+    let cm = typ(&s, "", "configmaps");
+    let o = s.create(
+        &cm,
+        "ns",
+        json!({"metadata":{"name":"a","labels":{"app":"x"}},"data":{"k":"v"}}),
+        WriteMode::Main,
+    )?;
+    let mut upd = o.clone();
+    upd["data"]["k"] = json!("w");
+    let u = s.update(&cm, "ns", "a", upd, WriteMode::Main)?;
+    let events: Vec<&Event> = s.events_since(0).collect();
+    let stored = s.get_stored(&cm, "ns", "a").expect("stored");
+    // One allocation per version: the store's object is the last event's, and an event's
+    // `previous` is the event before it, not copies.
+    assert!(Arc::ptr_eq(stored, &events[1].object));
+    assert!(
+        events[1]
+            .previous
+            .as_ref()
+            .is_some_and(|p| Arc::ptr_eq(p, &events[0].object))
+    );
+    assert_eq!(events[0].object.value(), o);
+    assert_eq!(stored.value(), u);
+    assert_eq!(stored.json(), serde_json::to_string(&u).unwrap_or_default());
+    assert_eq!(
+        (stored.name(), stored.namespace(), stored.label("app")),
+        ("a", "ns", Some("x"))
+    );
     Ok(())
 }

@@ -832,7 +832,8 @@ mod tests {
         let demo = LiveDemo::start(&DemoOptions {
             speed: Some(50.0),
             ..DemoOptions::default()
-        })?;
+        })
+        .await?;
         let seen = Arc::new(AtomicUsize::new(0));
         let count = seen.clone();
         demo.sim.on_audit(move |_| {

@@ -87,6 +87,7 @@ async fn the_header_and_the_gauge_never_disagree_by_more_than_one_status_write()
         auto: true,
         ..Default::default()
     })
+    .await
     .expect("demo starts");
     let client = kube::Client::new(live.sim.clone(), "default");
     let feed = crate::cluster::live::watch_state(client.clone(), "demo".into());

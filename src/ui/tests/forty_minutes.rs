@@ -38,6 +38,7 @@ async fn a_degraded_operator_fails_the_update_after_40_simulated_minutes_everywh
         auto: true,
         ..Default::default()
     })
+    .await
     .expect("demo starts");
     let clock = live.clock.clone();
     let mut status = live.engine.status.clone();

@@ -14,6 +14,7 @@ async fn an_idle_demo_sends_and_writes_next_to_nothing() {
         auto: true,
         ..Default::default()
     })
+    .await
     .expect("demo starts");
     let client = kube::Client::new(live.sim.clone(), "default");
     let mut feed = crate::cluster::live::watch_state(client, "demo".into());

@@ -32,6 +32,18 @@ fn kill(pid: u32, sig: &str) {
         .status();
 }
 
+/// Waits up to `limit` for `child` to exit: its status, or `None` while it still runs.
+fn wait_exit_within(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() <= deadline {
+        if let Ok(Some(st)) = child.try_wait() {
+            return Some(st);
+        }
+        sleep(Duration::from_millis(20));
+    }
+    None
+}
+
 /// Waits up to `limit` for `child` to exit; kills it (and fails) when it does not.
 fn wait_exit(child: &mut Child, limit: Duration, what: &str) -> std::process::ExitStatus {
     let deadline = Instant::now() + limit;
@@ -76,7 +88,18 @@ fn headless_demo_removes_its_payloads_on_every_signal() {
         sleep(Duration::from_millis(ms));
         kill(child.id(), sig);
         let what = format!("SIG{sig} after {ms} ms");
-        let st = wait_exit(&mut child, Duration::from_secs(30), &what);
+        // A signal that lands while its handler is being installed can be lost (tokio enables
+        // delivery, then subscribes: `tokio/src/signal/unix.rs` `signal_with_handle`; see
+        // `cvo::cli::demo::ExitSignals`). A user's second signal ends it then: so does the
+        // test's, once, and the demo must still leave nothing behind.
+        let st = match wait_exit_within(&mut child, Duration::from_secs(10)) {
+            Some(st) => st,
+            None => {
+                eprintln!("{what}: still running after 10 s (signal lost at start-up); sending it again");
+                kill(child.id(), sig);
+                wait_exit(&mut child, Duration::from_secs(30), &what)
+            }
+        };
         assert!(
             leftovers(tmp.path()).is_empty(),
             "{what} (exit {st:?}) left {:?}",

@@ -461,7 +461,9 @@ async fn publish_releases(
 /// [`run_live`] installs them before it creates anything, so that none of them can end the
 /// process by its default action and leave the payload directory behind; once installed,
 /// tokio keeps them for the life of the process, so a second signal during the clean-up is
-/// only recorded.
+/// only recorded. One signal can still be lost: one that arrives in the microseconds between
+/// tokio enabling its delivery and subscribing to it (`tokio/src/signal/unix.rs`
+/// `signal_with_handle`) is broadcast to no one; the next one ends the demo.
 pub struct ExitSignals {
     int: tokio::signal::unix::Signal,
     term: tokio::signal::unix::Signal,

@@ -54,7 +54,11 @@ pub fn answer(state: &State, method: &Method, path: &str) -> Response<Full<Bytes
         );
     }
     match path {
-        "/metrics" => text(StatusCode::OK, CONTENT_TYPE, state.metrics.encode()),
+        "/metrics" => {
+            // `cvo_ready` says what `/readyz` would answer now, whether or not anything asks it.
+            state.metrics.set_ready(state.health.get().not_ready().is_empty());
+            text(StatusCode::OK, CONTENT_TYPE, state.metrics.encode())
+        }
         "/readyz" | "/readyz/" => {
             let why = state.health.get().not_ready();
             state.metrics.set_ready(why.is_empty());
@@ -183,6 +187,37 @@ mod tests {
             answer(&state, &Method::POST, "/metrics").status(),
             StatusCode::METHOD_NOT_ALLOWED
         );
+    }
+
+    /// `cvo_ready` follows readiness at every scrape, without any `/readyz` request.
+    #[test]
+    fn cvo_ready_follows_readiness_without_readyz_requests() {
+        let state = State {
+            metrics: Metrics::new(),
+            health: Arc::new(Health::default()),
+        };
+        let ready = |state: &State| {
+            let body = answer(state, &Method::GET, "/metrics").into_body();
+            let bytes = futures::executor::block_on(http_body_util::BodyExt::collect(body))
+                .map(http_body_util::Collected::to_bytes)
+                .unwrap_or_default();
+            String::from_utf8_lossy(&bytes)
+                .lines()
+                .find_map(|l| l.strip_prefix("cvo_ready ").map(str::to_string))
+        };
+        assert_eq!(ready(&state).as_deref(), Some("0"));
+        state.health.update(|h| {
+            h.api = Some(Ok(()));
+            h.feed = crate::cluster::FeedStatus::Live {
+                synced: true,
+                error: None,
+            };
+            h.mode = crate::reconcile::api::EngineMode::ActiveApply;
+            h.leader = true;
+        });
+        assert_eq!(ready(&state).as_deref(), Some("1"));
+        state.health.update(|h| h.api = Some(Err("refused".into())));
+        assert_eq!(ready(&state).as_deref(), Some("0"));
     }
 
     /// HTTPS with a certificate from files: a client that trusts it gets `/healthz`.

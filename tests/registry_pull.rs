@@ -560,19 +560,12 @@ fn add_verification_config_map(dir: &Path, key: &pgp::composed::SignedSecretKey,
         .to_public_key()
         .to_armored_string(Default::default())
         .expect("armor");
-    let cm = json!({
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": "release-verification",
-            "namespace": "openshift-config-managed",
-            "annotations": {
-                "release.openshift.io/verification-config-map": "",
-                "include.release.openshift.io/self-managed-high-availability": "true"
-            }
-        },
-        "data": {"verifier-public-key-test": armored, "store-local": store}
-    });
+    let cm = cvo::reconcile::signature::sign::verification_config_map(
+        "verifier-public-key-test",
+        &armored,
+        "store-local",
+        store,
+    );
     std::fs::write(
         dir.join("release-manifests/0000_90_verification_configmap.json"),
         cm.to_string(),

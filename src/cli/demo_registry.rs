@@ -130,19 +130,12 @@ pub async fn probe(registry: &str) -> Result<(), String> {
 /// demo leaves empty: the signatures are in ConfigMaps, looked at first. Annotated as
 /// upstream's `0000_90_cluster-version-operator_02_release-verification` is.
 pub fn verification_config_map(armored: &str, store: &Path) -> serde_json::Value {
-    serde_json::json!({
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": "release-verification",
-            "namespace": "openshift-config-managed",
-            "annotations": {
-                "release.openshift.io/verification-config-map": "",
-                "include.release.openshift.io/self-managed-high-availability": "true"
-            }
-        },
-        "data": {KEY_NAME: armored, "store-cvo-demo": format!("file://{}", store.display())}
-    })
+    crate::reconcile::signature::sign::verification_config_map(
+        KEY_NAME,
+        armored,
+        "store-cvo-demo",
+        &format!("file://{}", store.display()),
+    )
 }
 
 /// What [`publish`] made.

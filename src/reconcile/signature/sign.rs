@@ -71,6 +71,33 @@ pub fn atomic_signature(
         .map_err(|e| format!("signing {reference}@{digest}: {e}"))
 }
 
+/// A release-verification ConfigMap (`openshift-config-managed/release-verification`, as a
+/// payload's `release-manifests/` carries it) naming one public key and one signature store:
+/// `data` is `{key_name: armored, store_name: store_url}`, annotated as upstream's
+/// `0000_90_cluster-version-operator_02_release-verification` manifest is (the key names
+/// start with `verifier-public-key-`, the store names with `store-`; see
+/// [`super::config::VerifierConfig`]).
+pub fn verification_config_map(
+    key_name: &str,
+    armored: &str,
+    store_name: &str,
+    store_url: &str,
+) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "release-verification",
+            "namespace": "openshift-config-managed",
+            "annotations": {
+                "release.openshift.io/verification-config-map": "",
+                "include.release.openshift.io/self-managed-high-availability": "true"
+            }
+        },
+        "data": {key_name: armored, store_name: store_url}
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::SystemTime;

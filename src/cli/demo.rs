@@ -151,6 +151,7 @@ fn updates_config(
     u.upstream_override = Some(stub.graph_url());
     u.arch = "amd64".into();
     u.egress = Some(Egress::default());
+    u.clock = timings.clock.clone();
     Ok(u)
 }
 

@@ -6,6 +6,8 @@
 //!   request delay (`start + delay × 50` in simulated time) and never after it is seen;
 //! - the update service's attempt and success times are simulated too: never in the future, and
 //!   the fetch for the new version (asked after the request) is stamped after the request;
+//! - the condition transition times the simulated operators and kubelet write (the operators',
+//!   pools' and nodes' "since") are simulated too (they were already);
 //! - while the update runs, `oc`'s estimate (its baseline is the demo cluster's previous update,
 //!   `assets/demo-cluster/cv.yaml`) stays under 10 minutes and shrinks.
 
@@ -92,10 +94,43 @@ async fn the_demo_stamps_and_estimates_on_its_simulated_clock() {
         }
     })
     .await;
+    let end = clock.now();
+    let last_state = feed.borrow().clone();
     live.stop().await;
     done.expect("the update completes within 60 s at speed 50");
 
+    // The "since" columns of operators, pools and nodes read condition transition times the
+    // simulated operators and kubelet write: on the simulated clock (the newest is past the
+    // request, which a wall-clock time 6 s after the start would not be), never in its future.
+    let mut newest = Vec::new();
+    for (kind, objects) in [
+        (
+            "ClusterOperator",
+            serde_json::to_value(&last_state.cluster_operators),
+        ),
+        (
+            "MachineConfigPool",
+            serde_json::to_value(&last_state.machine_config_pools),
+        ),
+        ("Node", serde_json::to_value(&last_state.nodes)),
+    ] {
+        let mut times = Vec::new();
+        transition_times(&objects.expect("json"), &mut times);
+        let max = times.iter().max().copied().expect("condition times");
+        assert!(
+            max <= end,
+            "a {kind} condition changed at {max}, after now ({end})"
+        );
+        newest.push((kind, max));
+    }
+
     let (at, seen) = command.expect("the --auto request's outcome");
+    for (kind, max) in &newest {
+        assert!(
+            *max >= at,
+            "the newest {kind} condition transition ({max}) is before the request ({at}): not on the simulated clock"
+        );
+    }
     assert!(
         requested_after <= at && at <= seen,
         "command outcome stamped {at}, not on the simulated clock: requested after \
@@ -127,4 +162,20 @@ async fn the_demo_stamps_and_estimates_on_its_simulated_clock() {
     }
     let (first, last) = (&estimates[0], &estimates[estimates.len() - 1]);
     assert!(last.3 < first.3, "the estimate does not shrink: {estimates:#?}");
+}
+
+/// Every `lastTransitionTime` under `v`.
+fn transition_times(v: &serde_json::Value, out: &mut Vec<DateTime<Utc>>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                match x.as_str().and_then(|t| DateTime::parse_from_rfc3339(t).ok()) {
+                    Some(t) if k == "lastTransitionTime" => out.push(t.with_timezone(&Utc)),
+                    _ => transition_times(x, out),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| transition_times(x, out)),
+        _ => {}
+    }
 }

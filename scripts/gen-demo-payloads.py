@@ -529,6 +529,11 @@ def gen_graph(path):
 
 # ---- the demo cluster at 4.16.3 ------------------------------------------------------------
 T0 = "2024-06-27T08:00:00Z"      # install (4.16.0)
+# The 4.16.3 update (history, and the transitions it left on operators, pools, nodes and
+# MachineConfigs) took 4 minutes, about what the demo's own simulated update takes (3-5
+# simulated minutes at any --speed): `oc adm upgrade status` estimates the time remaining
+# from the previous Completed update, so a longer one here (it was 1h8m) made the demo show
+# "Est. time remaining 1h20m" for a 3-minute update.
 T3 = "2024-07-10T15:10:51Z"      # 4.16.3 completed
 NOW = "2024-07-22T09:00:00Z"     # snapshot time
 CV_UID = "5f2ab1c4-3d9e-4c0a-9b7e-2f61c8d4e0a1"
@@ -593,7 +598,7 @@ def gen_cluster(d):
                      "Capabilities match configured spec", T0),
                 cond("ReleaseAccepted", "True", "PayloadLoaded",
                      f'Payload loaded version="{OLD}" image="{RELEASE_REPO}@{RELEASE_DIGESTS[OLD]}" '
-                     'architecture="amd64"', "2024-07-10T14:02:17Z"),
+                     'architecture="amd64"', "2024-07-10T15:06:51Z"),
                 cond("Available", "True", None, f"Done applying {OLD}", T0),
                 cond("Failing", "False", when=T3),
                 cond("Progressing", "False", None, f"Cluster version is {OLD}", T3),
@@ -603,7 +608,7 @@ def gen_cluster(d):
                         "url": ERRATA[OLD], "version": OLD},
             "history": [
                 {"completionTime": T3, "image": f"{RELEASE_REPO}@{RELEASE_DIGESTS[OLD]}",
-                 "startedTime": "2024-07-10T14:02:17Z", "state": "Completed", "verified": True, "version": OLD},
+                 "startedTime": "2024-07-10T15:06:51Z", "state": "Completed", "verified": True, "version": OLD},
                 {"completionTime": "2024-06-27T08:41:12Z",
                  "image": f"{RELEASE_REPO}@sha256:83d87b8e4d5a6363f53e8045d797c73c8b1cff00e5191541c9934cbf55bb167c",
                  "startedTime": "2024-06-27T07:58:40Z", "state": "Completed", "verified": False,
@@ -644,7 +649,7 @@ def gen_cluster(d):
                 "conditions": [
                     cond("Available", "True", "AsExpected", "All is well", "2024-06-27T08:30:11Z"),
                     cond("Progressing", "False", "AsExpected", "All is well",
-                         "2024-07-10T14:50:00Z" if c[7] else T0),
+                         "2024-07-10T15:09:38Z" if c[7] else T0),
                     cond("Degraded", "False", "AsExpected", "All is well", "2024-06-27T08:20:45Z"),
                     cond("Upgradeable", "True", "AsExpected", "All is well", "2024-06-27T08:20:45Z"),
                 ],
@@ -658,7 +663,7 @@ def gen_cluster(d):
     for role in ("master", "worker"):
         for name in (f"00-{role}", f"01-{role}-kubelet", f"99-{role}-ssh"):
             mcs.append(machine_config(name, role, None, T0))
-        mcs.append(machine_config(RENDERED[role], role, OLD, "2024-07-10T14:41:03Z"))
+        mcs.append(machine_config(RENDERED[role], role, OLD, "2024-07-10T15:09:06Z"))
     write(os.path.join(d, "mc.yaml"), yaml_doc(k8s_list(mcs)))
 
     pools = []
@@ -678,8 +683,8 @@ def gen_cluster(d):
             "status": {
                 "conditions": [
                     cond("Updated", "True", None, f"All nodes are updated with MachineConfig {RENDERED[role]}",
-                         "2024-07-10T15:05:00Z"),
-                    cond("Updating", "False", None, "", "2024-07-10T15:05:00Z"),
+                         "2024-07-10T15:10:30Z"),
+                    cond("Updating", "False", None, "", "2024-07-10T15:10:30Z"),
                     cond("Degraded", "False", None, "", T0),
                     cond("NodeDegraded", "False", None, "", T0),
                     cond("RenderDegraded", "False", None, "", T0),
@@ -731,7 +736,7 @@ def gen_cluster(d):
                     node_cond("PIDPressure", "False", "KubeletHasSufficientPID",
                               "kubelet has sufficient PID available", hb),
                     node_cond("Ready", "True", "KubeletReady", "kubelet is posting ready status", hb,
-                              "2024-07-10T14:58:00Z"),
+                              "2024-07-10T15:10:06Z"),
                 ],
                 "nodeInfo": {
                     "architecture": "amd64",
@@ -776,10 +781,10 @@ def applied_workloads():
             o["status"] = {
                 "availableReplicas": replicas,
                 "conditions": [
-                    {"lastTransitionTime": "2024-07-10T14:20:00Z", "lastUpdateTime": "2024-07-10T14:20:00Z",
+                    {"lastTransitionTime": "2024-07-10T15:07:53Z", "lastUpdateTime": "2024-07-10T15:07:53Z",
                      "message": "Deployment has minimum availability.", "reason": "MinimumReplicasAvailable",
                      "status": "True", "type": "Available"},
-                    {"lastTransitionTime": "2024-06-27T08:12:00Z", "lastUpdateTime": "2024-07-10T14:20:00Z",
+                    {"lastTransitionTime": "2024-06-27T08:12:00Z", "lastUpdateTime": "2024-07-10T15:07:53Z",
                      "message": f'ReplicaSet "{m["name"]}-{uid("rs", key)[:10]}" has successfully progressed.',
                      "reason": "NewReplicaSetAvailable", "status": "True", "type": "Progressing"},
                 ],

@@ -26,6 +26,8 @@ struct Simulated {
     start: DateTime<Utc>,
     /// Monotonic instant at creation (elapsed time is measured from it).
     origin: Instant,
+    /// Wall time at creation (equal to `start` for [`Clock::simulated`]).
+    wall_origin: DateTime<Utc>,
     /// Simulated seconds per real second (> 0, finite).
     speed: f64,
 }
@@ -62,6 +64,7 @@ impl Clock {
             sim: Some(Arc::new(Simulated {
                 start,
                 origin: Instant::now(),
+                wall_origin: Utc::now(),
                 speed,
             })),
         }
@@ -81,6 +84,28 @@ impl Clock {
         match &self.sim {
             None => Utc::now() + chrono::Duration::from_std(elapsed).unwrap_or(chrono::Duration::MAX),
             Some(s) => s.at(elapsed),
+        }
+    }
+
+    /// The wall-clock time at which this clock read `t`: `t` itself for the wall clock; for a
+    /// simulated one, its wall time at creation plus `(t − start) / speed`. Reads no clock, so
+    /// a view can judge a wall-clock time (the CVO Lease's `renewTime`, which stays real in
+    /// the demo) against the simulated "now" it renders with.
+    pub fn wall_time_of(&self, t: DateTime<Utc>) -> DateTime<Utc> {
+        match &self.sim {
+            None => t,
+            Some(s) => {
+                // Milliseconds never overflow a chrono duration; saturates like `at`.
+                let nanos = (t - s.start).num_milliseconds() as f64 * 1e6 / s.speed;
+                let nanos = if nanos.is_finite() && nanos.abs() < i64::MAX as f64 {
+                    nanos as i64
+                } else if nanos < 0.0 {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                };
+                s.wall_origin + chrono::Duration::nanoseconds(nanos)
+            }
         }
     }
 
@@ -140,6 +165,12 @@ mod tests {
         assert_eq!(c.speed(), Some(20.0));
         assert!(c.now() >= start);
         assert_eq!(c.real(Duration::from_secs(60)), Duration::from_secs(3));
+        // A simulated time maps back to the wall time at which the clock read it.
+        let wall = c.wall_time_of(start + chrono::Duration::seconds(60));
+        let wall_origin = c.wall_time_of(start);
+        assert_eq!(wall - wall_origin, chrono::Duration::seconds(3));
+        assert!((Utc::now() - wall_origin).abs() < chrono::Duration::seconds(5));
+        assert_eq!(Clock::wall().wall_time_of(start), start);
         // Clones share the clock; a new clock is a different one.
         assert_eq!(c.clone(), c);
         assert_ne!(Clock::simulated_from(start, 20.0), c);

@@ -152,6 +152,7 @@ fn updates_config(
     u.upstream_override = Some(stub.graph_url());
     u.arch = "amd64".into();
     u.egress = Some(Egress::default());
+    u.clock = timings.clock.clone();
     Ok(u)
 }
 
@@ -348,6 +349,9 @@ impl LiveDemo {
         // Nothing reads the demo's request log: keeping it would grow with every request of
         // the engine and the dashboard for as long as the demo runs.
         sim.keep_audit(false);
+        // What is created from now on (the Lease object, the new release's manifests) is
+        // stamped on the simulated clock; the seed keeps its own times.
+        sim.set_clock(clock.clone());
         let operators = crate::sim::operators::spawn(sim.clone(), ops);
         let own_image = graph
             .image_of(FROM_VERSION)

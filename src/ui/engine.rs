@@ -11,6 +11,7 @@
 use std::{collections::BTreeMap, sync::Arc};
 
 use super::theme::Level;
+use crate::clock::Clock;
 use crate::reconcile::api::{
     CowVec, Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel, LeaseInfo,
     RunLevelProgress, StatusSnapshot, TaskProgress, TaskState,
@@ -350,27 +351,36 @@ pub fn shown_state(s: &StatusSnapshot) -> (String, Level) {
     }
 }
 
-/// The CVO Lease in a few words, at `now`: `we hold it (X)`, `free`, `held by X (alive,
-/// renewed 12:00:01)`, `held by X (expired 12:02:18)`, `unreadable: why`, `not read yet`.
-pub fn lease_words(l: &LeaseInfo, now: chrono::DateTime<chrono::Utc>) -> (String, Level) {
+/// The CVO Lease in a few words, at `now` on `clock` (the clock the dashboard shows): `we hold
+/// it (X)`, `free`, `held by X (alive, renewed 12:00:01)`, `held by X (expired 12:02:18)`,
+/// `unreadable: why`, `not read yet`.
+///
+/// The Lease is a real coordination object: its `renewTime` and `leaseDurationSeconds` are
+/// the wall clock's even in the demo (another CVO, or client-go, judges them so), and so is
+/// every time of [`LeaseInfo`]. Expiry is therefore judged at the wall-clock time at which
+/// `clock` read `now` ([`Clock::wall_time_of`]), and on a simulated clock the Lease's times
+/// are marked `wall clock`, so that they are not read as simulated times.
+pub fn lease_words(l: &LeaseInfo, now: chrono::DateTime<chrono::Utc>, clock: &Clock) -> (String, Level) {
     if let Some(e) = &l.error {
         return (format!("unreadable: {}", super::text::one_line(e)), Level::Error);
     }
+    let wall_now = clock.wall_time_of(now);
+    let tag = if clock.is_simulated() { " wall clock" } else { "" };
     let renewed = l
         .renew_time
-        .map(|t| format!("renewed {}", t.format("%H:%M:%S")))
+        .map(|t| format!("renewed {}{tag}", t.format("%H:%M:%S")))
         .unwrap_or_else(|| "never renewed".into());
     match &l.holder {
         _ if l.read_at.is_none() => ("not read yet".into(), Level::Unknown),
         Some(h) if l.ours => (format!("we hold it ({h})"), Level::Ok),
-        Some(h) if l.alive && l.expires().is_none_or(|t| t >= now) => {
+        Some(h) if l.alive && l.expires().is_none_or(|t| t >= wall_now) => {
             (format!("held by {h} (alive, {renewed})"), Level::Warn)
         }
         Some(h) => (
             format!(
                 "held by {h} (expired{})",
                 l.expires()
-                    .map(|t| format!(" {}", t.format("%H:%M:%S")))
+                    .map(|t| format!(" {}{tag}", t.format("%H:%M:%S")))
                     .unwrap_or_default()
             ),
             Level::Info,
@@ -564,5 +574,45 @@ mod tests {
             ..Default::default()
         };
         assert!(EngineModel::build(Arc::new(done)).current_level().is_none());
+    }
+
+    /// The Lease stays on the wall clock in the demo (its 137 s are real): at `--speed 50`,
+    /// 20 real seconds after a renewal it is alive, though 1,000 simulated seconds have
+    /// passed; 200 real seconds after, it has expired. Its times are marked as wall-clock ones.
+    #[test]
+    fn the_lease_is_judged_on_the_wall_clock_under_a_simulated_one() {
+        let start = chrono::Utc::now();
+        let clock = Clock::simulated_from(start, 50.0);
+        let l = LeaseInfo {
+            lease: "openshift-cluster-version/version".into(),
+            holder: Some("other".into()),
+            renew_time: Some(start),
+            duration_seconds: Some(137),
+            alive: true,
+            read_at: Some(start),
+            ..Default::default()
+        };
+        let at = |real_secs: i64| start + chrono::Duration::seconds(real_secs * 50);
+        let renewed = start.format("%H:%M:%S");
+        assert_eq!(
+            lease_words(&l, at(20), &clock),
+            (
+                format!("held by other (alive, renewed {renewed} wall clock)"),
+                Level::Warn
+            )
+        );
+        let expired = (start + chrono::Duration::seconds(137)).format("%H:%M:%S");
+        assert_eq!(
+            lease_words(&l, at(200), &clock),
+            (
+                format!("held by other (expired {expired} wall clock)"),
+                Level::Info
+            )
+        );
+        // On the wall clock nothing is marked and `now` is the wall time itself.
+        assert_eq!(
+            lease_words(&l, start + chrono::Duration::seconds(20), &Clock::wall()),
+            (format!("held by other (alive, renewed {renewed})"), Level::Warn)
+        );
     }
 }

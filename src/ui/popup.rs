@@ -16,7 +16,7 @@ use super::{
     text,
     theme::{Level, Palette},
 };
-use crate::reconcile::api::EngineMode;
+use crate::{clock::Clock, reconcile::api::EngineMode};
 
 /// What a popup shows.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,10 +58,16 @@ pub struct Popup {
 }
 
 /// The confirm popup's rectangle: just high enough for its text.
-pub(crate) fn confirm_area(popup: &Popup, attached: Option<&EngineModel>, p: &Palette, area: Rect) -> Rect {
+pub(crate) fn confirm_area(
+    popup: &Popup,
+    attached: Option<&EngineModel>,
+    clock: &Clock,
+    p: &Palette,
+    area: Rect,
+) -> Rect {
     let w = area.width.saturating_sub(4).min(max_width(&popup.kind));
     let inner_w = usize::from(w.saturating_sub(2));
-    let lines = u16::try_from(lines(popup, attached, p, inner_w).len()).unwrap_or(u16::MAX);
+    let lines = u16::try_from(lines(popup, attached, clock, p, inner_w).len()).unwrap_or(u16::MAX);
     let h = lines.saturating_add(2).min(area.height);
     Rect {
         x: area.x + (area.width - w) / 2,
@@ -81,10 +87,12 @@ pub(crate) fn max_width(kind: &PopupKind) -> u16 {
     }
 }
 
-/// The popup's content as lines, wrapped to `width`.
+/// The popup's content as lines, wrapped to `width`; `clock` is the one the dashboard shows
+/// (the Lease in the confirm popup is judged on the wall clock through it).
 pub(crate) fn lines(
     popup: &Popup,
     attached: Option<&EngineModel>,
+    clock: &Clock,
     p: &Palette,
     width: usize,
 ) -> Vec<Line<'static>> {
@@ -207,7 +215,7 @@ pub(crate) fn lines(
             if let Some((l, at)) = attached.and_then(|e| Some((e.snap.lease.as_ref()?, e.snap.at?))) {
                 out.push(Line::default());
                 // Judged at the snapshot's time (rendering reads no clock).
-                let (words, level) = engine::lease_words(l, at);
+                let (words, level) = engine::lease_words(l, at, clock);
                 for w in text::wrap(&format!("Lease {}: {words}", l.lease), width) {
                     out.push(Line::styled(w, p.level(level)));
                 }
@@ -346,6 +354,7 @@ fn request_lines(v: &RequestView, p: &Palette, width: usize, out: &mut Vec<Line<
 pub(crate) fn max_scroll(
     popup: &Popup,
     attached: Option<&EngineModel>,
+    clock: &Clock,
     p: &Palette,
     size: (u16, u16),
 ) -> usize {
@@ -354,7 +363,7 @@ pub(crate) fn max_scroll(
     }
     let screen = Rect::new(0, 0, size.0, size.1);
     let area = if popup.kind.is_confirm() {
-        confirm_area(popup, attached, p, screen)
+        confirm_area(popup, attached, clock, p, screen)
     } else {
         layout::popup_area(screen, max_width(&popup.kind))
     };
@@ -362,5 +371,5 @@ pub(crate) fn max_scroll(
         usize::from(area.width.saturating_sub(2)),
         usize::from(area.height.saturating_sub(2)),
     );
-    lines(popup, attached, p, w).len().saturating_sub(h)
+    lines(popup, attached, clock, p, w).len().saturating_sub(h)
 }

@@ -669,3 +669,5 @@ mod follows_work;
 mod forty_minutes;
 
 mod idle_demo;
+
+mod demo_clock;

@@ -12,6 +12,12 @@ pub const SCALE_DOWN_HINT: &str = "scale the in-cluster CVO down first: oc scale
 /// engine last read it or holds it: who holds it and whether that holder still looks alive,
 /// judged as client-go's leader election judges expiry (`renewTime` + `leaseDurationSeconds`
 /// against the reader's clock; upstream `pkg/start/start.go` runs that election).
+///
+/// Every time here is the wall clock's, in the demo too: the Lease is a real coordination
+/// object whose durations are upstream's real seconds (137 s), judged by any other CVO or
+/// client-go against its real clock, so its `renewTime` is never simulated. A view that
+/// renders with the demo's simulated clock judges and labels these times through
+/// [`crate::clock::Clock::wall_time_of`] (`cvo::ui::engine::lease_words`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaseInfo {

@@ -25,9 +25,10 @@ pub struct FetchedUpdates {
     /// `None` ⇒ RetrievedUpdates=True; `Some((reason, message))` ⇒ False (e.g. `NoChannel`,
     /// `RemoteFailed`, `ResponseFailed`, `ResponseInvalid`, `VersionNotFound`).
     pub retrieved_error: Option<(String, String)>,
-    /// When the update service was last asked (wall clock).
+    /// When the update service was last asked (on [`crate::reconcile::updates::UpdatesConfig::clock`]:
+    /// the wall clock, or the demo's simulated one).
     pub last_attempt: Option<DateTime<Utc>>,
-    /// When it last answered with a usable graph; the updates above are from then when the
+    /// When it last answered with a usable graph (same clock); the updates above are from then when the
     /// last attempt failed with a transport or response error (the last good graph is kept).
     pub last_success: Option<DateTime<Utc>>,
     /// Some Recommended condition is Unknown (a risk could not be evaluated yet); the client

@@ -126,6 +126,11 @@ pub struct UpdatesConfig {
     pub max_body: usize,
     /// `User-Agent` of graph requests.
     pub user_agent: String,
+    /// The clock of [`FetchedUpdates::last_attempt`] and [`FetchedUpdates::last_success`]:
+    /// the wall clock, or the demo's simulated one (the engine's,
+    /// [`crate::reconcile::EngineTimings::clock`]), so that the dashboard measures their ages
+    /// on the clock it shows. The polling intervals above are timers, not read from it.
+    pub clock: crate::clock::Clock,
 }
 
 impl std::fmt::Debug for UpdatesConfig {
@@ -151,6 +156,7 @@ impl UpdatesConfig {
             timings: UpdatesTimings::upstream(interval),
             max_body: client::DEFAULT_MAX_BODY,
             user_agent: format!("ClusterVersionOperator/{}", env!("CARGO_PKG_VERSION")),
+            clock: crate::clock::Clock::wall(),
         }
     }
 }
@@ -402,8 +408,10 @@ async fn cluster_egress(kube: &kube::Client) -> Egress {
 struct PollState {
     key: Option<GraphQuery>,
     last_attempt: Option<Instant>,
+    /// [`Self::last_attempt`] on [`UpdatesConfig::clock`].
     last_attempt_wall: Option<DateTime<Utc>>,
     last_success: Option<Instant>,
+    /// [`Self::last_success`] on [`UpdatesConfig::clock`].
     last_success_wall: Option<DateTime<Utc>>,
     hops: Option<graph::NextHops>,
     error: Option<UpdateError>,
@@ -500,7 +508,7 @@ async fn turn(
         }
         st.key = Some(query.clone());
         st.last_attempt = Some(now);
-        st.last_attempt_wall = Some(Utc::now());
+        st.last_attempt_wall = Some(cfg.clock.now());
         let egress = match (&cfg.egress, kube) {
             (Some(e), _) => e.clone(),
             (None, Some(k)) => cluster_egress(k).await,
@@ -523,7 +531,7 @@ async fn turn(
                 st.hops = Some(h);
                 st.error = None;
                 st.last_success = Some(Instant::now());
-                st.last_success_wall = Some(Utc::now());
+                st.last_success_wall = Some(cfg.clock.now());
             }
             Err(e) => {
                 let stale = st

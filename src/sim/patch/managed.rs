@@ -63,10 +63,6 @@ fn write_entries(obj: &mut Value, entries: &[Entry]) {
     }
 }
 
-fn now() -> Value {
-    json!(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-}
-
 fn subresource(part: Part) -> &'static str {
     match part {
         Part::Main => "",
@@ -77,7 +73,14 @@ fn subresource(part: Part) -> &'static str {
 /// Records an `Update` by `manager` that turned `old` (`None` on create) into `new`: the
 /// manager takes the fields whose value changed, other managers lose them, and fields gone
 /// from the object leave every set. Writes `new.metadata.managedFields`.
-pub fn managed_update(t: &ResourceType, old: Option<&Value>, new: &mut Value, manager: &str, part: Part) {
+pub fn managed_update(
+    t: &ResourceType,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    part: Part,
+    now: &str,
+) {
     let mut entries = old.map(read_entries).unwrap_or_default();
     let present = fields_of(t, new, part);
     let changed: FieldSet = present
@@ -106,7 +109,7 @@ pub fn managed_update(t: &ResourceType, old: Option<&Value>, new: &mut Value, ma
                     operation: "Update".into(),
                     api_version: t.api_version(),
                     subresource: sub.into(),
-                    time: now(),
+                    time: json!(now),
                     fields: FieldSet::new(),
                 });
                 let last = entries.len() - 1;
@@ -114,7 +117,7 @@ pub fn managed_update(t: &ResourceType, old: Option<&Value>, new: &mut Value, ma
             }
         };
         e.fields.extend(changed);
-        e.time = now();
+        e.time = json!(now);
         e.api_version = t.api_version();
     }
     write_entries(new, &entries);
@@ -183,6 +186,7 @@ pub fn apply(
     manager: &str,
     part: Part,
     force: bool,
+    now: &str,
 ) -> Result<Value, ApiError> {
     let sub = subresource(part);
     let mine = fields_of(t, applied, part);
@@ -263,7 +267,7 @@ pub fn apply(
     match entries.iter_mut().find(|e| is_me(e)) {
         Some(e) => {
             e.fields = mine;
-            e.time = now();
+            e.time = json!(now);
             e.api_version = t.api_version();
         }
         None => entries.push(Entry {
@@ -271,7 +275,7 @@ pub fn apply(
             operation: "Apply".into(),
             api_version: t.api_version(),
             subresource: sub.into(),
-            time: now(),
+            time: json!(now),
             fields: mine,
         }),
     }

@@ -2,6 +2,9 @@ use serde_json::json;
 
 use super::*;
 
+/// The time written into `managedFields` entries.
+const NOW: &str = "2026-01-01T00:00:00Z";
+
 fn pod_type() -> ResourceType {
     ResourceType {
         group: String::new(),
@@ -127,10 +130,11 @@ fn apply_conflicts_and_force() -> Result<(), ApiError> {
         "one",
         Part::Main,
         false,
+        NOW,
     )?;
     let mut b = a.clone();
     b["spec"]["x"] = json!(2);
-    managed_update(&t, Some(&a), &mut b, "editor", Part::Main);
+    managed_update(&t, Some(&a), &mut b, "editor", Part::Main, NOW);
     let again = apply(
         &t,
         Some(&b),
@@ -138,6 +142,7 @@ fn apply_conflicts_and_force() -> Result<(), ApiError> {
         "one",
         Part::Main,
         false,
+        NOW,
     );
     let e = again.expect_err("conflict");
     assert_eq!(
@@ -147,7 +152,15 @@ fn apply_conflicts_and_force() -> Result<(), ApiError> {
             "Apply failed with 1 conflict: conflict with \"editor\" using v1: .spec.x"
         )
     );
-    let forced = apply(&t, Some(&b), &json!({"spec": {"x": 1}}), "one", Part::Main, true)?;
+    let forced = apply(
+        &t,
+        Some(&b),
+        &json!({"spec": {"x": 1}}),
+        "one",
+        Part::Main,
+        true,
+        NOW,
+    )?;
     assert_eq!(forced["spec"], json!({"x": 1}), "y was dropped by its only owner");
     let managers: Vec<&str> = forced["metadata"]["managedFields"]
         .as_array()

@@ -325,7 +325,8 @@ impl Simulator {
         if let Some(m) = obj["metadata"].as_object_mut() {
             m.remove("managedFields");
         }
-        patch::managed_update(t, None, &mut obj, manager, Part::Main);
+        let now = self.lock().now();
+        patch::managed_update(t, None, &mut obj, manager, Part::Main, &now);
         self.mutate(dry_run, |s| {
             check_namespace(s, t, &ns, &name)?;
             s.create(t, &ns, obj, WriteMode::Main)
@@ -364,7 +365,7 @@ impl Simulator {
             if let Some(current) = s.get(t, ns, name) {
                 // managedFields are the server's: a client's copy is ignored.
                 obj["metadata"]["managedFields"] = current["metadata"]["managedFields"].clone();
-                patch::managed_update(t, Some(&current), &mut obj, manager, part);
+                patch::managed_update(t, Some(&current), &mut obj, manager, part, &s.now());
             }
             s.update(t, ns, name, obj, mode)
         })
@@ -426,7 +427,7 @@ impl Simulator {
                 // Server-side apply creates a missing object (not through /status).
                 if kind == PatchType::Apply && mode == WriteMode::Main {
                     check_namespace(s, t, ns, name)?;
-                    let mut obj = patch::apply(t, None, &patch, manager, part, force)?;
+                    let mut obj = patch::apply(t, None, &patch, manager, part, force, &s.now())?;
                     obj["metadata"]["name"] = json!(name);
                     created = true;
                     return s.create(t, ns, obj, WriteMode::Main);
@@ -434,7 +435,7 @@ impl Simulator {
                 return Err(ApiError::not_found(t, name));
             };
             let obj = match kind {
-                PatchType::Apply => patch::apply(t, Some(&current), &patch, manager, part, force)?,
+                PatchType::Apply => patch::apply(t, Some(&current), &patch, manager, part, force, &s.now())?,
                 other => {
                     let mut obj = current.clone();
                     match other {
@@ -442,7 +443,7 @@ impl Simulator {
                         PatchType::Strategic => patch::strategic_merge(&mut obj, &patch)?,
                         _ => json_patch::merge(&mut obj, &patch),
                     }
-                    patch::managed_update(t, Some(&current), &mut obj, manager, part);
+                    patch::managed_update(t, Some(&current), &mut obj, manager, part, &s.now());
                     obj
                 }
             };

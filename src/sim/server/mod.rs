@@ -298,6 +298,15 @@ impl Simulator {
         lock(&self.shared.audit).clone()
     }
 
+    /// Takes the times the API server writes (`creationTimestamp`, `deletionTimestamp`,
+    /// `managedFields` times, CRD condition transitions) from `clock` from now on: the live
+    /// demo's simulated clock, so that what the engine creates is stamped on the clock the
+    /// dashboard shows. The wall clock by default. `Table` answers (`kubectl get` ages, only
+    /// over HTTP: `cvo sim serve`, which keeps the wall clock) still measure the wall clock.
+    pub fn set_clock(&self, clock: crate::clock::Clock) {
+        self.lock().set_clock(clock);
+    }
+
     /// Whether requests are kept in the in-memory audit log ([`Simulator::audit`]; on by
     /// default). `cvo sim serve` and the live demo (`cvo demo`) turn it off, so a long-running
     /// server does not grow with every request; an [`on_audit`](Simulator::on_audit) sink still sees each request.

@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use super::schema::{Root, admit};
 use super::{
     ApiError, CRD_CLEANUP_FINALIZER, EventType, ResourceType, Store, Stored, TypeRef, WriteMode, meta_str,
-    now,
 };
 
 /// The kinds a CustomResourceDefinition defines (one per served version), or the `Invalid`
@@ -80,8 +79,8 @@ pub(super) fn crd_types(crd: &Value) -> Result<Vec<ResourceType>, String> {
 }
 
 /// The status kube-apiserver's CRD controllers give an accepted CustomResourceDefinition;
-/// `old` keeps condition transition times.
-fn crd_status(crd: &Value) -> Value {
+/// `old` keeps condition transition times; new ones are `now`.
+fn crd_status(crd: &Value, now: &str) -> Value {
     let names = &crd["spec"]["names"];
     let kind = names["kind"].as_str().unwrap_or_default();
     let mut accepted = names.clone();
@@ -95,7 +94,7 @@ fn crd_status(crd: &Value) -> Value {
     let time = |ty: &str| -> Value {
         old.as_array()
             .and_then(|c| c.iter().find(|c| c["type"] == ty && c["status"] == "True"))
-            .map_or_else(|| json!(now()), |c| c["lastTransitionTime"].clone())
+            .map_or_else(|| json!(now), |c| c["lastTransitionTime"].clone())
     };
     let stored: Vec<Value> = crd["spec"]["versions"]
         .as_array()
@@ -213,7 +212,7 @@ impl Store {
         let types = crd_types(&crd).map_err(|d| ApiError::invalid(t, name, &d))?;
         self.types.retain(|x| x.crd.as_deref() != Some(name));
         self.types.extend(types.into_iter().map(Arc::new));
-        let status = crd_status(&crd);
+        let status = crd_status(&crd, &self.now());
         if crd["status"] != status {
             let mut with = crd.clone();
             with["status"] = status;

@@ -124,16 +124,15 @@ pub struct Store {
     establish_delay: std::time::Duration,
     /// Created CRDs not yet established, with when they will be.
     pending_crds: BTreeMap<String, std::time::Instant>,
+    /// The clock of the times the store writes (`creationTimestamp`, `deletionTimestamp`,
+    /// `managedFields` times, CRD conditions): the wall clock, or the demo's simulated one.
+    clock: crate::clock::Clock,
 }
 
 impl Default for Store {
     fn default() -> Self {
         Self::with_event_capacity(10_000)
     }
-}
-
-fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// What a `generation` bump tracks: everything but `metadata` (and `status`, for kinds with a
@@ -213,7 +212,25 @@ impl Store {
             oldest_watchable: 0,
             establish_delay: std::time::Duration::ZERO,
             pending_crds: BTreeMap::new(),
+            clock: crate::clock::Clock::wall(),
         }
+    }
+
+    /// Takes the times it writes from `clock` from now on (the demo's simulated clock).
+    pub fn set_clock(&mut self, clock: crate::clock::Clock) {
+        self.clock = clock;
+    }
+
+    /// Now on the store's clock, as kube-apiserver writes a `metav1.Time` (RFC 3339, seconds).
+    pub fn now(&self) -> String {
+        self.clock
+            .now()
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    }
+
+    /// The store's clock.
+    pub fn clock(&self) -> &crate::clock::Clock {
+        &self.clock
     }
 
     /// Keeps at most `capacity` events from now on (dropping the oldest beyond it: watches
@@ -452,6 +469,7 @@ impl Store {
                 obj["status"] = crd::initial_crd_status(&obj);
             }
         }
+        let now = self.now();
         let meta = meta_mut(t, &mut obj)?;
         self.rv += 1;
         if t.namespaced {
@@ -463,7 +481,7 @@ impl Store {
             meta.insert("uid".into(), json!(uid));
         }
         if mode != WriteMode::All || !meta.contains_key("creationTimestamp") {
-            meta.insert("creationTimestamp".into(), json!(now()));
+            meta.insert("creationTimestamp".into(), json!(now));
         }
         meta.insert("resourceVersion".into(), json!(self.rv.to_string()));
         if !t.generation {
@@ -697,8 +715,9 @@ impl Store {
                 return Ok(obj);
             }
             self.rv += 1;
+            let now = self.now();
             let meta = meta_mut(t, &mut obj)?;
-            meta.insert("deletionTimestamp".into(), json!(now()));
+            meta.insert("deletionTimestamp".into(), json!(now));
             meta.insert("resourceVersion".into(), json!(self.rv.to_string()));
             if t.is_namespace() {
                 obj["status"]["phase"] = json!("Terminating");

@@ -135,7 +135,7 @@ fn engine_line(app: &App, e: &engine::EngineModel, w: usize) -> Line<'static> {
     ];
     match (&s.lease_holder, s.leader) {
         _ if let Some(l) = &s.lease => {
-            let (words, level) = engine::lease_words(l, app.now);
+            let (words, level) = engine::lease_words(l, app.now, &app.clock);
             // Our own identity (host name and a UUID) would push the last command off the
             // line; `m` shows it.
             let words = if l.ours && l.error.is_none() {

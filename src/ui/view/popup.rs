@@ -21,7 +21,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     let Some(popup) = &app.popup else { return };
     let rect = match popup.kind {
         PopupKind::Confirm(_) | PopupKind::Request(_) | PopupKind::Channels(_) => {
-            content::confirm_area(popup, app.engine.as_ref(), &app.palette, area)
+            content::confirm_area(popup, app.engine.as_ref(), &app.clock, &app.palette, area)
         }
         _ => layout::popup_area(area, content::max_width(&popup.kind)),
     };
@@ -46,7 +46,13 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
         .title_bottom(Line::styled(hint, p.muted));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
-    let lines = content::lines(popup, app.engine.as_ref(), &app.palette, usize::from(inner.width));
+    let lines = content::lines(
+        popup,
+        app.engine.as_ref(),
+        &app.clock,
+        &app.palette,
+        usize::from(inner.width),
+    );
     let max = lines.len().saturating_sub(usize::from(inner.height));
     let scroll = if matches!(popup.kind, PopupKind::Channels(_)) {
         0

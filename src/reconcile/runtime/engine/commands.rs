@@ -6,7 +6,7 @@ impl EngineLoop {
     pub(super) async fn command(&mut self, c: Command) {
         let text = c.to_string();
         let result = self.run_command(c).await.map_err(|e| e.to_string());
-        self.last_command = Some(outcome(&text, result));
+        self.last_command = Some(outcome(&text, result, self.cfg.timings.clock.now()));
     }
 
     pub(super) async fn run_command(&mut self, c: Command) -> Result<String, CommandError> {
@@ -133,10 +133,18 @@ fn mode_word(m: EngineMode) -> &'static str {
     }
 }
 
-pub(super) fn outcome(cmd: &str, result: Result<String, String>) -> CommandOutcome {
+/// The outcome of `cmd`, handled at `at` (the engine's clock, [`EngineTimings::clock`]: the
+/// demo's simulated one, so the dashboard measures its age on the clock it shows).
+///
+/// [`EngineTimings::clock`]: crate::reconcile::EngineTimings::clock
+pub(super) fn outcome(
+    cmd: &str,
+    result: Result<String, String>,
+    at: chrono::DateTime<Utc>,
+) -> CommandOutcome {
     CommandOutcome {
         command: cmd.to_string(),
         result,
-        at: Utc::now(),
+        at,
     }
 }

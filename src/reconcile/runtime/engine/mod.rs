@@ -370,7 +370,11 @@ impl EngineLoop {
                 c = cmds.recv() => {
                     match c {
                         None | Some(Command::Shutdown) => {
-                            self.last_command = Some(outcome("shutdown", Ok("stopping".into())));
+                            self.last_command = Some(outcome(
+                                "shutdown",
+                                Ok("stopping".into()),
+                                self.cfg.timings.clock.now(),
+                            ));
                             break;
                         }
                         Some(c) => {

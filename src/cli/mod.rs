@@ -18,6 +18,7 @@ pub mod demo;
 #[cfg(feature = "sim")]
 pub mod demo_registry;
 pub mod get;
+pub mod heap;
 pub mod logging;
 #[cfg(feature = "operator")]
 pub mod operator;
@@ -55,13 +56,17 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     }
 }
 
-/// The tokio runtime the commands run on: two worker threads, IO and time enabled.
+/// The tokio runtime the commands run on: two worker threads, IO and time enabled, and a task
+/// handing freed heap back to the system every [`heap::RELEASE_PERIOD`] (what keeps a
+/// long-running dashboard, demo or operator small; a one-shot command ends first).
 ///
 /// # Errors
 /// When the runtime cannot be built (no threads).
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()?)
+        .build()?;
+    heap::spawn_periodic_release(&rt, heap::RELEASE_PERIOD);
+    Ok(rt)
 }

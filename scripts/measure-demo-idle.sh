@@ -6,8 +6,11 @@
 #   - memory: VmRSS at the end and VmHWM (peak) in KiB (/proc/PID/status);
 #   - wakeups: voluntary + involuntary context switches summed over the process's threads;
 #   - screen output: bytes the dashboard wrote to the terminal (tmux pipe-pane).
+#   - memory split: RssAnon (heap, stacks) and RssFile (the binary's and libraries' pages).
 # Usage: scripts/measure-demo-idle.sh [SPEED] [IDLE_SECONDS] [SETTLE_SECONDS]
-# Env: CVO_BIN (default target/release/cvo). Needs tmux. Prints one line per figure.
+# Env: CVO_BIN (default target/release/cvo); MAX_RSS_KIB: exit 1 when VmRSS at the end is above
+# it (.ci/run gates the release binary at 29296 KiB = 30 MB, issue 18's idle target).
+# Needs tmux. Prints one line per figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${CVO_BIN:-target/release/cvo}
@@ -41,9 +44,14 @@ sleep "$IDLE"
 T1=$(ticks); W1=$(switches); B1=$(stat -c %s "$OUT")
 awk -v t="$((T1 - T0))" -v hz="$HZ" -v s="$IDLE" \
   'BEGIN { printf "idle cpu: %.3f%% of one core over %ds (%d ticks of 1/%d s)\n", 100 * t / hz / s, s, t, hz }'
-awk '/VmRSS|VmHWM/ {printf "%s %s KiB\n", $1, $2}' "/proc/$PID/status"
+awk '/VmRSS|VmHWM|RssAnon|RssFile/ {printf "%s %s KiB\n", $1, $2}' "/proc/$PID/status"
+RSS=$(awk '/VmRSS/ {print $2}' "/proc/$PID/status")
 echo "threads: $(ls /proc/$PID/task | wc -l)"
 awk -v w="$((W1 - W0))" -v s="$IDLE" 'BEGIN { printf "wakeups: %d context switches (%.1f/s)\n", w, w / s }'
 echo "screen output: $((B1 - B0)) bytes over ${IDLE}s"
 tmux -L "$SOCK" send-keys -t m q
 sleep 1
+if [ -n "${MAX_RSS_KIB:-}" ] && [ "$RSS" -gt "$MAX_RSS_KIB" ]; then
+  echo "measure-demo-idle: resident memory $RSS KiB is above MAX_RSS_KIB=$MAX_RSS_KIB" >&2
+  exit 1
+fi

@@ -10,6 +10,8 @@ pub mod assess;
 pub mod cli;
 pub mod clock;
 pub mod cluster;
+#[cfg(any(feature = "tui", feature = "operator"))]
+pub mod logfile;
 pub mod openshift;
 pub mod reconcile;
 #[cfg(feature = "sim")]

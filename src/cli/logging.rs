@@ -60,27 +60,6 @@ pub fn init(sink: LogSink) -> anyhow::Result<LogGuard> {
     }
 }
 
-/// How many log lines a file logger queues for its writer thread before it drops lines
-/// (lossy, as `tracing_appender`'s default). The default queue, 128,000 lines, is allocated and
-/// initialised up front: 4.1 MB of a demo's or operator's resident memory spent on an empty
-/// queue. 4,096 lines (about 160 KB) absorb any burst cvo logs.
-pub const FILE_LOG_QUEUE_LINES: usize = 4096;
-
-/// A non-blocking writer for a log file (`tracing_appender`), its queue bounded at
-/// [`FILE_LOG_QUEUE_LINES`]. Keep the guard alive until exit: dropping it flushes and stops
-/// the writer thread.
-#[cfg(any(feature = "tui", feature = "operator"))]
-pub fn file_writer<W: std::io::Write + Send + 'static>(
-    file: W,
-) -> (
-    tracing_appender::non_blocking::NonBlocking,
-    tracing_appender::non_blocking::WorkerGuard,
-) {
-    tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .buffered_lines_limit(FILE_LOG_QUEUE_LINES)
-        .finish(file)
-}
-
 /// Logs to stderr, filtered by `RUST_LOG` (else [`DEFAULT_STDERR_FILTER`]); colours only on a
 /// terminal. Returns whether this call installed the subscriber.
 pub fn init_stderr() -> bool {

@@ -39,7 +39,7 @@ pub fn init_file_logging() -> anyhow::Result<Option<WorkerGuard>> {
         }
     };
     let appender = tracing_appender::rolling::never(&dir, LOG_FILE);
-    let (writer, guard) = crate::cli::logging::file_writer(appender);
+    let (writer, guard) = crate::logfile::file_writer(appender);
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,kube=warn"));
     let layer = fmt::layer().with_writer(writer).with_ansi(false);
     match tracing_subscriber::registry().with(filter).with(layer).try_init() {

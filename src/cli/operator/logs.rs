@@ -67,7 +67,7 @@ pub fn init(format: LogFormat, dir: Option<&Path>) -> anyhow::Result<LogGuard> {
             .max_log_files(7)
             .build(dir)
             .map_err(|e| anyhow::anyhow!("--log-dir {}: {e}", dir.display()))?;
-        let (w, g) = crate::cli::logging::file_writer(appender);
+        let (w, g) = crate::logfile::file_writer(appender);
         guard = Some(g);
         layers.push(
             layer(fmt::writer::BoxMakeWriter::new(w))

@@ -258,13 +258,28 @@ pub fn payload_pull(a: super::args::PullArgs) -> anyhow::Result<ExitCode> {
 ///
 /// # Errors
 /// Usage error of `--timeout`; a payload that is not a directory; a kubeconfig that cannot be
-/// used; signal handlers that cannot be installed.
+/// used; signal handlers that cannot be installed. A directory that is not a release image
+/// root is one `cvo: --payload DIR: ...` line and exit 5, before the cluster is reached.
 pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
     use super::reconcile::{ReconcileOptions, RunControl, Until};
     let timeout = timeout_flag(a.timeout)?;
     let pull = super::payload::is_pull_spec(&a.payload);
     if !pull && !a.payload.is_dir() {
         anyhow::bail!("--payload {}: not a directory", a.payload.display());
+    }
+    // Checked before the cluster is reached: a directory that cannot be a release would
+    // otherwise take the Lease and write ReleaseAccepted=False over a working cluster.
+    if let Some(problem) = (!pull)
+        .then(|| crate::reconcile::payload::load::release_root_problem(&a.payload))
+        .flatten()
+    {
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "cvo: --payload {}: {problem}",
+            a.payload.display()
+        );
+        return Ok(ExitCode::from(super::reconcile::exit::PAYLOAD));
     }
     let retrieve = super::payload::retrieve_options(&a.registry)?;
     let auth_given = a.registry.registry_auth.is_some();

@@ -57,3 +57,64 @@ fn a_500_is_retried_then_printed_as_one_line() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Live, `cvo get KIND` reads only KIND: a failing (or forbidden) list of another kind does not
+/// fail it, and an error names the kind asked for. Every list answers 500 here: `get cv` (one
+/// GET) prints its table; `get nodes` fails naming nodes; neither touched ClusterOperators.
+#[test]
+fn get_reads_only_the_kind_asked_for() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let audit = dir.path().join("audit.jsonl");
+    let from = format!(
+        "{}/tests/fixtures/snapshots/settled-no-machineconfigs.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let args: Vec<&OsStr> = [
+        OsStr::new("--from"),
+        OsStr::new(from.as_str()),
+        OsStr::new("--error"),
+        OsStr::new("list=500:1"),
+        OsStr::new("--audit-log"),
+        audit.as_os_str(),
+    ]
+    .into_iter()
+    .collect();
+    let (mut child, _) = common::spawn_sim_serve(&kubeconfig, &args, Stdio::null(), Duration::from_secs(10));
+    let cvo = |cmd: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cvo"))
+            .args(cmd)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .env("RUST_LOG", "off")
+            .output()
+            .expect("cvo runs")
+    };
+    let out = cvo(&["get", "cv"]);
+    let (stdout, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        stdout.starts_with("NAME      VERSION   AVAILABLE   PROGRESSING   SINCE")
+            && stdout.contains("\nversion   4.16.3    True        False"),
+        "{stdout}"
+    );
+    let out = cvo(&["get", "nodes"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.trim_end().ends_with(
+            "list nodes: Internal error occurred: injected fault (reason InternalError, code 500)"
+        ),
+        "{err}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    let log = std::fs::read_to_string(&audit).expect("audit log");
+    assert!(log.contains("\"path\":\"/api/v1/nodes\""), "{log}");
+    for other in ["clusteroperators", "machineconfig", "deployments"] {
+        assert!(!log.contains(other), "{other} was read:\n{log}");
+    }
+}

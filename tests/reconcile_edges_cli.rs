@@ -178,6 +178,13 @@ fn a_payload_that_cannot_load_exits_5_with_the_reason() {
     let server = Server::start();
     let tmp = tempfile::tempdir().expect("tempdir");
     let kc = server.kubeconfig.to_str().expect("utf-8");
+    // A release image root (so `cvo reconcile` does not refuse it before the run) whose
+    // release-metadata cannot be read: the engine's load fails.
+    let rm = tmp.path().join("release-manifests");
+    std::fs::create_dir_all(tmp.path().join("manifests")).expect("mkdir");
+    std::fs::create_dir_all(&rm).expect("mkdir");
+    std::fs::write(rm.join("release-metadata"), "{not json").expect("write");
+    std::fs::write(rm.join("image-references"), "kind: ImageStream\n").expect("write");
     let p = tmp.path().to_str().expect("utf-8");
     for mode in ["--once", "--dry-run", "--until-complete"] {
         let (code, out, err, took) = cvo(&["reconcile", "--payload", p, "--kubeconfig", kc, mode]);

@@ -209,3 +209,55 @@ fn a_payload_without_manifests_is_an_error_naming_the_directory() {
         "{err}"
     );
 }
+
+/// `cvo reconcile --payload DIR` on a directory that is not a release image root (empty, a
+/// plain manifest tree, a `release-manifests/` directory on its own) is one line naming the
+/// directory and what was expected, exit 5, before the cluster is reached: no summary, no
+/// Lease taken and no ReleaseAccepted=False written over the cluster.
+#[test]
+fn reconcile_on_a_directory_that_is_not_a_release_root_says_what_was_expected() {
+    let server = start();
+    let kc = server.kubeconfig.to_str().expect("utf-8");
+    let expected = "expected a release image root: manifests/ and release-manifests/ (with \
+                    release-metadata and image-references) holding *.yaml, *.yml or *.json manifests";
+
+    let empty = tempfile::tempdir().expect("tempdir");
+    let e = empty.path().to_str().expect("utf-8");
+    for mode in ["--once", "--dry-run"] {
+        let (code, out, err) = cvo(&["reconcile", mode, "--payload", e, "--kubeconfig", kc]);
+        assert_eq!(code, 5, "{out}{err}");
+        assert_eq!(out, "", "nothing ran");
+        assert_eq!(
+            err,
+            format!("cvo: --payload {e}: no manifests/, no release-manifests/; {expected}\n")
+        );
+    }
+
+    let tree = tempfile::tempdir().expect("tempdir");
+    payload(tree.path(), &[]);
+    let rm = tree.path().join("release-manifests");
+    let r = rm.to_str().expect("utf-8");
+    let (code, out, err) = cvo(&["reconcile", "--payload", r, "--kubeconfig", kc]);
+    assert_eq!(code, 5, "{out}{err}");
+    assert_eq!(out, "");
+    assert_eq!(
+        err,
+        format!(
+            "cvo: --payload {r}: a release-manifests/ directory, not a release image root; {expected} \
+             (its parent, if that holds manifests/ too)\n"
+        )
+    );
+    std::fs::remove_file(rm.join("image-references")).expect("rm");
+    let t = tree.path().to_str().expect("utf-8");
+    let (code, _, err) = cvo(&["reconcile", "--payload", t, "--kubeconfig", kc]);
+    assert_eq!(code, 5);
+    assert_eq!(
+        err,
+        format!("cvo: --payload {t}: no release-manifests/image-references; {expected}\n")
+    );
+
+    // Nothing was written: the cluster still has no ClusterVersion.
+    let (code, out, err) = cvo(&["get", "clusterversion", "--kubeconfig", kc]);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(err.contains("not found"), "{err}");
+}

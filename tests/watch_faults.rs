@@ -342,3 +342,29 @@ async fn watches_closed_before_any_event_are_reopened_after_a_backoff() {
     sim.insert(node("late")).expect("node");
     common::wait_for(&mut rx, "the new node", |s| has_node(s, "late")).await;
 }
+
+/// A failing list reaches the dashboard as one sentence (the Status's message, reason and
+/// code, as `cvo status` prints it), never kube's debug form of the Status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_on_a_list_reaches_the_feed_as_one_sentence() {
+    let sim = demo_cluster().expect("demo cluster");
+    sim.set_faults(Faults {
+        timed: vec![Timed {
+            verb: Some("list".into()),
+            resource: Some("clusteroperators".into()),
+            error: Some(500),
+            ..Timed::default()
+        }],
+        ..Faults::default()
+    })
+    .expect("faults");
+    let mut rx = live::watch_state(client(&sim), "sim".into());
+    let failed = common::wait_for(&mut rx, "the list failure", failing).await;
+    let FeedStatus::Live { error: Some(e), .. } = &failed.feed else {
+        unreachable!()
+    };
+    assert_eq!(
+        e.message,
+        "list clusteroperators: Internal error occurred: injected fault (reason InternalError, code 500)"
+    );
+}

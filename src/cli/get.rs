@@ -78,6 +78,17 @@ impl Kind {
     }
 
     /// `kind.group` (`node` for the core kind), the prefix of `-o name`.
+    /// What a live cluster is asked for to print this kind.
+    pub fn reads(self) -> crate::cluster::live::Reads {
+        use crate::cluster::live::Reads;
+        match self {
+            Kind::ClusterVersion => Reads::ClusterVersion,
+            Kind::ClusterOperator => Reads::ClusterOperators,
+            Kind::MachineConfigPool => Reads::MachineConfigPools,
+            Kind::Node => Reads::Nodes,
+        }
+    }
+
     fn name_prefix(self) -> &'static str {
         match self {
             Kind::ClusterVersion => "clusterversion.config.openshift.io",

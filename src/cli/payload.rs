@@ -385,6 +385,22 @@ pub fn is_pull_spec(arg: &Path) -> bool {
         && s.parse::<oci_client::Reference>().is_ok()
 }
 
+/// Checks a `--payload DIR` of `cvo tui` and `cvo operator start` before anything else is
+/// done (the terminal taken, the cluster reached): it must be a release image root.
+///
+/// # Errors
+/// `--payload DIR: not a directory`, or `--payload DIR: ` and what is missing and expected
+/// ([`crate::reconcile::payload::load::release_root_problem`]).
+pub fn check_payload_dir(dir: &Path) -> anyhow::Result<()> {
+    if !dir.is_dir() {
+        anyhow::bail!("--payload {}: not a directory", dir.display());
+    }
+    if let Some(problem) = crate::reconcile::payload::load::release_root_problem(dir) {
+        anyhow::bail!("--payload {}: {problem}", dir.display());
+    }
+    Ok(())
+}
+
 /// The retrieval options of the registry flags (`--registry-auth` read now: a bad file is an
 /// error naming it).
 ///

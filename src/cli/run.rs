@@ -86,7 +86,8 @@ pub fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
 /// cluster that cannot be read; a NAME that is not there.
 pub fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
     let kind = super::get::Kind::parse(&a.kind)?;
-    let state = a.source.load_once()?;
+    // Live, only the kind asked for is read: `cvo get nodes` needs no access to the others.
+    let state = a.source.load_once_reading(kind.reads())?;
     let now = if a.source.is_snapshot() {
         state.snapshot_time()
     } else {
@@ -258,13 +259,28 @@ pub fn payload_pull(a: super::args::PullArgs) -> anyhow::Result<ExitCode> {
 ///
 /// # Errors
 /// Usage error of `--timeout`; a payload that is not a directory; a kubeconfig that cannot be
-/// used; signal handlers that cannot be installed.
+/// used; signal handlers that cannot be installed. A directory that is not a release image
+/// root is one `cvo: --payload DIR: ...` line and exit 5, before the cluster is reached.
 pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
     use super::reconcile::{ReconcileOptions, RunControl, Until};
     let timeout = timeout_flag(a.timeout)?;
     let pull = super::payload::is_pull_spec(&a.payload);
     if !pull && !a.payload.is_dir() {
         anyhow::bail!("--payload {}: not a directory", a.payload.display());
+    }
+    // Checked before the cluster is reached: a directory that cannot be a release would
+    // otherwise take the Lease and write ReleaseAccepted=False over a working cluster.
+    if let Some(problem) = (!pull)
+        .then(|| crate::reconcile::payload::load::release_root_problem(&a.payload))
+        .flatten()
+    {
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "cvo: --payload {}: {problem}",
+            a.payload.display()
+        );
+        return Ok(ExitCode::from(super::reconcile::exit::PAYLOAD));
     }
     let retrieve = super::payload::retrieve_options(&a.registry)?;
     let auth_given = a.registry.registry_auth.is_some();

@@ -53,15 +53,26 @@ impl SourceArgs {
     /// A one-line error naming the file (and document) that cannot be read or decoded, or the
     /// server and context when the cluster cannot be read.
     pub fn load_once(&self) -> anyhow::Result<ClusterState> {
+        self.load_once_reading(live::Reads::All)
+    }
+
+    /// As [`Self::load_once`], but a live cluster is asked only for the kinds `reads` names
+    /// (a snapshot is read whole).
+    ///
+    /// # Errors
+    /// As [`Self::load_once`].
+    pub fn load_once_reading(&self, reads: live::Reads) -> anyhow::Result<ClusterState> {
         if self.is_snapshot() {
             return Ok(crate::cluster::snapshot::load(&self.from)?);
         }
         super::runtime()?.block_on(async {
             let conn = self.cluster.connect().await?;
             // A 5xx or 429 is retried (bounded); the last failure is one line.
-            crate::cluster::api_error::retry_transient(|| live::fetch_state(&conn.client, &conn.context))
-                .await
-                .map_err(|e| anyhow::anyhow!("{} (context {:?}): {e:#}", conn.server, conn.context))
+            crate::cluster::api_error::retry_transient(|| {
+                live::fetch_some(&conn.client, &conn.context, reads)
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("{} (context {:?}): {e:#}", conn.server, conn.context))
         })
     }
 }

@@ -217,10 +217,19 @@ pub fn payload_source(flag: Option<&std::path::Path>) -> PayloadSource {
 /// `--no-engine`.
 ///
 /// # Errors
-/// Usage errors of `--now`; a file or cluster that cannot be read; bad engine flags; a
-/// terminal failure.
+/// Usage errors of `--now`; a `--payload` that is not a release image root (checked first);
+/// a file or cluster that cannot be read; bad engine flags; a terminal failure.
 pub fn run(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
     let (now, alerts) = a.view.now_and_alerts()?;
+    // Before the terminal is taken: a bad directory would otherwise only leave the engine off,
+    // with the reason in the log file.
+    if let Some(p) = a
+        .payload
+        .as_deref()
+        .filter(|_| !a.no_engine && !a.view.source.is_snapshot())
+    {
+        super::payload::check_payload_dir(p)?;
+    }
     let rt = runtime()?;
     rt.block_on(async {
         let mut requests = None;

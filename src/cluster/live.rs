@@ -217,31 +217,80 @@ where
     }
 }
 
-/// Reads the whole [`ClusterState`] once (for `cvo status` and `cvo get`).
+/// What [`fetch_some`] reads: everything `cvo status` assesses, or the one kind `cvo get`
+/// prints (so `cvo get nodes` needs neither access to nor a working list of the others).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// The ClusterVersion `version`, ClusterOperators, MachineConfigPools, MachineConfigs
+    /// (metadata), Nodes and the machine-config-operator Deployment.
+    All,
+    /// The ClusterVersion `version` only (one GET).
+    ClusterVersion,
+    /// ClusterOperators only.
+    ClusterOperators,
+    /// MachineConfigPools only.
+    MachineConfigPools,
+    /// Nodes only.
+    Nodes,
+}
+
+/// Reads the whole [`ClusterState`] once (for `cvo status`): [`fetch_some`] with
+/// [`Reads::All`].
 ///
 /// # Errors
 /// A one-line error when the API cannot be reached or a list fails (other than a 404 for a
 /// kind the cluster does not serve).
 pub async fn fetch_state(client: &Client, context: &str) -> anyhow::Result<ClusterState> {
+    fetch_some(client, context, Reads::All).await
+}
+
+/// Reads the kinds `reads` names into a [`ClusterState`] once (the others are left empty).
+///
+/// # Errors
+/// A one-line error naming the request when the API cannot be reached or a read fails (other
+/// than a 404 for a kind the cluster does not serve).
+pub async fn fetch_some(client: &Client, context: &str, reads: Reads) -> anyhow::Result<ClusterState> {
+    let wants = |r: Reads| reads == Reads::All || reads == r;
     let cv_api: Api<ClusterVersion> = Api::all(client.clone());
-    let cluster_version = match cv_api.get_opt("version").await {
-        Ok(cv) => cv,
-        Err(e) if is_not_found(&e) => None,
-        Err(e) => return Err(super::api_error::ApiFailure::new("get clusterversion version", &e).into()),
+    let cluster_version = if wants(Reads::ClusterVersion) {
+        match cv_api.get_opt("version").await {
+            Ok(cv) => cv,
+            Err(e) if is_not_found(&e) => None,
+            Err(e) => return Err(super::api_error::ApiFailure::new("get clusterversion version", &e).into()),
+        }
+    } else {
+        None
     };
-    let cluster_operators =
-        list_all::<ClusterOperator>(&Api::all(client.clone()), "clusteroperators").await?;
-    let machine_config_pools =
-        list_all::<MachineConfigPool>(&Api::all(client.clone()), "machineconfigpools").await?;
-    let machine_configs =
+    let cluster_operators = if wants(Reads::ClusterOperators) {
+        list_all::<ClusterOperator>(&Api::all(client.clone()), "clusteroperators").await?
+    } else {
+        Vec::new()
+    };
+    let machine_config_pools = if wants(Reads::MachineConfigPools) {
+        list_all::<MachineConfigPool>(&Api::all(client.clone()), "machineconfigpools").await?
+    } else {
+        Vec::new()
+    };
+    let machine_configs = if reads == Reads::All {
         list_all::<PartialObjectMeta<MachineConfig>>(&Api::all(client.clone()), "machineconfigs")
             .await?
             .into_iter()
             .map(|m| MachineConfig { metadata: m.metadata })
-            .collect();
-    let nodes = list_all::<Node>(&Api::all(client.clone()), "nodes").await?;
-    let mco_api: Api<Deployment> = Api::namespaced(client.clone(), MCO_NAMESPACE);
-    let mco_deployment = mco_api.get_opt(MCO_NAME).await.ok().flatten();
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let nodes = if wants(Reads::Nodes) {
+        list_all::<Node>(&Api::all(client.clone()), "nodes").await?
+    } else {
+        Vec::new()
+    };
+    let mco_deployment = if reads == Reads::All {
+        let mco_api: Api<Deployment> = Api::namespaced(client.clone(), MCO_NAMESPACE);
+        mco_api.get_opt(MCO_NAME).await.ok().flatten()
+    } else {
+        None
+    };
     let mut state = ClusterState {
         source: format!("context {context}"),
         cluster_version,

@@ -34,7 +34,7 @@ use kube::{
 use serde::de::DeserializeOwned;
 use tokio::sync::Notify;
 
-use super::FeedError;
+use super::{FeedError, api_error::ApiFailure};
 
 /// Objects per LIST page.
 const PAGE: u32 = 500;
@@ -288,7 +288,7 @@ pub(super) async fn run<S: Source>(
                 continue 'relist;
             }
             Err(e) => {
-                shared.failed(label, format!("list {label}: {}", super::live::one_line(&e)));
+                shared.failed(label, ApiFailure::new(format!("list {label}"), &e).to_string());
                 pause(&mut backoff).await;
                 continue 'relist;
             }
@@ -299,7 +299,7 @@ pub(super) async fn run<S: Source>(
         loop {
             let end = match src.watch(&wp, &rv).await {
                 Err(e) if is_gone(&e) => WatchEnd::Gone,
-                Err(e) => WatchEnd::Failed(format!("watch {label}: {}", super::live::one_line(&e))),
+                Err(e) => WatchEnd::Failed(ApiFailure::new(format!("watch {label}"), &e).to_string()),
                 Ok(mut stream) => {
                     shared.reached(label);
                     backoff.reset();
@@ -374,10 +374,16 @@ where
             Ok(WatchEvent::Bookmark(b)) => *rv = b.metadata.resource_version,
             Ok(WatchEvent::Error(s)) if s.code == 410 => return WatchEnd::Gone,
             Ok(WatchEvent::Error(s)) => {
-                return WatchEnd::Failed(format!("watch {label}: {} ({})", s.message, s.code));
+                let failure = ApiFailure {
+                    what: format!("watch {label}"),
+                    code: Some(s.code),
+                    reason: s.reason.clone(),
+                    message: s.message.clone(),
+                };
+                return WatchEnd::Failed(failure.to_string());
             }
             Err(e) if is_gone(&e) => return WatchEnd::Gone,
-            Err(e) => return WatchEnd::Failed(format!("watch {label}: {}", super::live::one_line(&e))),
+            Err(e) => return WatchEnd::Failed(ApiFailure::new(format!("watch {label}"), &e).to_string()),
         }
     }
     WatchEnd::Closed

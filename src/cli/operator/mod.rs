@@ -129,10 +129,8 @@ fn lease_timings(secs: u32) -> anyhow::Result<LeaseTimings> {
 /// cannot be installed.
 pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
     let _log = logs::init(a.log_format, a.log_dir.as_deref())?;
-    if let Some(p) = &a.payload
-        && !p.is_dir()
-    {
-        anyhow::bail!("--payload {}: not a directory", p.display());
+    if let Some(p) = &a.payload {
+        super::payload::check_payload_dir(p)?;
     }
     let lease_override = a.lease_duration.map(lease_timings).transpose()?;
     let mut timings = EngineTimings::upstream();

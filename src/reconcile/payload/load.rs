@@ -692,6 +692,39 @@ pub fn load_update(dir: &Path, opts: &LoadOptions) -> Result<Payload, LoadError>
     })
 }
 
+/// Why `dir` cannot be the release image root [`load_update`] needs (`manifests/` and
+/// `release-manifests/` with `release-metadata` and `image-references`), as one sentence naming
+/// what was expected; `None` when the layout is there (whether it holds manifests is for the
+/// load to say). A `release-manifests/` directory given on its own is told to pass its parent.
+/// For commands that check a `--payload DIR` before reaching a cluster (`cvo reconcile`).
+pub fn release_root_problem(dir: &Path) -> Option<String> {
+    let expected = format!(
+        "expected a release image root: {CVO_MANIFEST_DIR}/ and {RELEASE_MANIFEST_DIR}/ (with \
+         {RELEASE_METADATA_FILE} and {IMAGE_REFERENCES_FILE}) holding *.yaml, *.yml or *.json manifests"
+    );
+    if dir.join(RELEASE_METADATA_FILE).is_file() && !dir.join(RELEASE_MANIFEST_DIR).is_dir() {
+        return Some(format!(
+            "a {RELEASE_MANIFEST_DIR}/ directory, not a release image root; {expected} (its parent, \
+             if that holds {CVO_MANIFEST_DIR}/ too)"
+        ));
+    }
+    let missing: Vec<String> = [CVO_MANIFEST_DIR, RELEASE_MANIFEST_DIR]
+        .into_iter()
+        .filter(|d| !dir.join(d).is_dir())
+        .map(|d| format!("{d}/"))
+        .chain(
+            [RELEASE_METADATA_FILE, IMAGE_REFERENCES_FILE]
+                .into_iter()
+                .filter(|f| {
+                    dir.join(RELEASE_MANIFEST_DIR).is_dir()
+                        && !dir.join(RELEASE_MANIFEST_DIR).join(f).is_file()
+                })
+                .map(|f| format!("{RELEASE_MANIFEST_DIR}/{f}")),
+        )
+        .collect();
+    (!missing.is_empty()).then(|| format!("no {}; {expected}", missing.join(", no ")))
+}
+
 /// The payload hash upstream writes to `status.versionHash`: FNV-1 (not 1a) 64-bit over the
 /// concatenated [`Manifest::raw`] bytes in load order, big-endian, base64 URL alphabet with
 /// padding (e.g. `DL-FFQ2Uem8=`).

@@ -3,21 +3,9 @@
 //! line naming it and what was expected, exit 1. Before, the dashboard came up without its
 //! engine and said why only in its log file.
 
-use std::process::Command;
+mod common;
 
-fn cvo(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
-        .args(args)
-        .env_remove("KUBECONFIG")
-        .env("RUST_LOG", "off")
-        .output()
-        .expect("cvo runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::cvo_offline as cvo;
 
 const EXPECTED: &str = "expected a release image root: manifests/ and release-manifests/ (with \
                         release-metadata and image-references) holding *.yaml, *.yml or *.json manifests";

@@ -107,18 +107,8 @@ fn payload(dir: &Path) {
 /// Runs `cvo` with `args`; returns (exit code, stdout, stderr, time taken).
 fn cvo(args: &[&str]) -> (i32, String, String, Duration) {
     let started = Instant::now();
-    let out = Command::new(BIN)
-        .args(args)
-        .env_remove("KUBECONFIG")
-        .env("RUST_LOG", "off")
-        .output()
-        .expect("cvo runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        started.elapsed(),
-    )
+    let (code, stdout, stderr) = common::cvo_offline(args);
+    (code, stdout, stderr, started.elapsed())
 }
 
 #[test]

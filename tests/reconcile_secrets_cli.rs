@@ -6,13 +6,11 @@ mod common;
 
 use std::{
     path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
+    process::{Child, Stdio},
     time::Duration,
 };
 
 use serde_json::json;
-
-const BIN: &str = env!("CARGO_BIN_EXE_cvo");
 
 struct Server {
     child: Child,
@@ -62,19 +60,7 @@ fn payload(dir: &Path, files: &[(&str, String)]) {
 const ANN: &str =
     "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
 
-fn cvo(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .env_remove("KUBECONFIG")
-        .env("RUST_LOG", "off")
-        .output()
-        .expect("cvo runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::cvo_offline as cvo;
 
 #[test]
 fn dry_run_masks_secret_values_in_text_and_json() {

@@ -65,3 +65,19 @@ pub fn scenario_inputs(dir: &Path, s: &str) -> Vec<PathBuf> {
     }
     v
 }
+
+/// Runs the `cvo` binary with `args`, no `KUBECONFIG` and logging off (so stderr holds only
+/// what cvo prints as its error); returns (exit code, stdout, stderr).
+pub fn cvo_offline(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env("RUST_LOG", "off")
+        .output()
+        .expect("cvo runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

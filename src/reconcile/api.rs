@@ -800,6 +800,8 @@ pub struct EngineHandle {
     pub commands: mpsc::Sender<Command>,
     /// Aborts the engine task, when this handle started it.
     task: Option<tokio::task::AbortHandle>,
+    /// Turns of the engine loop on its poll timer ([`EngineHandle::polls`]).
+    polls: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl EngineHandle {
@@ -810,7 +812,22 @@ impl EngineHandle {
             status,
             commands,
             task: None,
+            polls: Arc::default(),
         }
+    }
+
+    /// How many times the engine loop has turned on its poll timer rather than on an event:
+    /// once per `cv_poll` (`EngineTimings::cv_poll`), once per 10 s while the cluster is quiet
+    /// (`reconcile/runtime/engine/poll.rs`). 0 for a handle over channels a test drives.
+    pub fn polls(&self) -> u64 {
+        self.polls.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The handle counting into `polls` (the engine's own counter).
+    #[must_use]
+    pub(crate) fn with_polls(mut self, polls: Arc<std::sync::atomic::AtomicU64>) -> Self {
+        self.polls = polls;
+        self
     }
 
     /// A handle that can also abort the engine task.

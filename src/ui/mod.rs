@@ -136,7 +136,15 @@ pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
         // panic hook), skipping the caller's clean-up. Nothing is left to restore.
         std::mem::forget(terminal);
     }
-    result.map(|stats| tracing::info!(frames = stats.frames, "dashboard closed"))
+    result.map(|stats| {
+        tracing::info!(
+            frames = stats.frames,
+            unchanged = stats.unchanged,
+            states = stats.states,
+            snapshots = stats.snapshots,
+            "dashboard closed"
+        );
+    })
 }
 
 /// What a run of the loop did (for tests and the log).

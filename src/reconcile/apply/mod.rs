@@ -649,11 +649,11 @@ impl Applier {
         }
         let id = ManifestId::of(manifest)?;
         let task = id.task();
-        let required = build_required(ctx, manifest)?;
         let (ar, namespaced) = self.resource(&id).await?;
         let api = self.api(&ar, namespaced, &id.namespace);
         let is_co = id.group() == "config.openshift.io" && id.kind == "ClusterOperator";
         if is_co {
+            let required = build_required(ctx, manifest)?;
             let live = match self.cached(ctx, &id, &ar, namespaced) {
                 Some(cached) => cached,
                 None => self.get(&api, &id).await?,
@@ -662,7 +662,8 @@ impl Applier {
         }
         // The watch cache: skip an object unchanged since verified against this manifest; do
         // not GET one the cache knows absent (a 409 on create then falls back to the GET).
-        let hash = watch_cache::cacheable(ctx, &id).then(|| watch_cache::manifest_hash(&required));
+        // The hash covers everything the build reads, so a verified manifest is not built.
+        let hash = watch_cache::cacheable(ctx, &id).then(|| watch_cache::manifest_hash(ctx, manifest));
         let known = self.cache.known(&id, &ar, namespaced);
         if let watch_cache::Known::Present { resource_version, .. } = &known
             && hash.is_some_and(|h| self.cache.is_verified(&id, h, resource_version))
@@ -673,6 +674,7 @@ impl Applier {
                 live: None,
             });
         }
+        let required = build_required(ctx, manifest)?;
         let known_absent = known == watch_cache::Known::Absent;
         let mut live = match known {
             watch_cache::Known::Absent => None,

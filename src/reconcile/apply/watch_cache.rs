@@ -11,8 +11,8 @@
 //! [`super::Applier::apply`]
 //!
 //! - skips a manifest whose live object still has the `resourceVersion` it had when the engine
-//!   last verified it against the same manifest (a [`manifest_hash`] of the built manifest and
-//!   this binary's version): any write to the object, its metadata or its status changes the
+//!   last verified it against the same manifest (a [`manifest_hash`] of the manifest, what the
+//!   build adds to it and this binary's version): any write to the object, its metadata or its status changes the
 //!   `resourceVersion`, so a skipped manifest is one whose apply would change nothing;
 //! - creates an object the synced cache knows absent without a GET (a `409` falls back to GET and
 //!   update).
@@ -87,22 +87,74 @@ pub enum Known {
     },
 }
 
-/// FNV-1a 64 over `parts` (each followed by a 0 byte): stable across processes and builds.
-fn fnv(parts: &[&str]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for p in parts {
-        for b in p.bytes().chain([0]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
+/// FNV-1a 64, fed as a writer (stable across processes and builds).
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        for x in b {
+            self.0 ^= u64::from(*x);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
     }
-    h
+
+    /// `s` followed by a 0 byte (so `["ab", "c"]` and `["a", "bc"]` differ).
+    fn part(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+        self.bytes(&[0]);
+    }
 }
 
-/// Hash of a built manifest (after [`super::build_required`]) and this binary's version (the
-/// merge rules are the binary's): what a verification is valid for.
-pub fn manifest_hash(required: &Value) -> u64 {
-    fnv(&[env!("CARGO_PKG_VERSION"), &required.to_string()])
+impl std::io::Write for Fnv {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.bytes(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::fmt::Write for Fnv {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.bytes(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// FNV-1a 64 over `parts` (each followed by a 0 byte).
+fn fnv(parts: &[&str]) -> u64 {
+    let mut h = Fnv::new();
+    for p in parts {
+        h.part(p);
+    }
+    h.0
+}
+
+/// What a verification is valid for: the manifest as the payload has it, everything
+/// [`super::build_required`] adds to it (the ClusterVersion UID, the proxy, the internal load
+/// balancer, the TLS profile) and this binary's version (the merge rules are the binary's).
+/// The same inputs build the same object, so a verified manifest is skipped without building
+/// it. The manifest is hashed as it serializes (compact JSON, keys sorted), without an
+/// intermediate string.
+pub fn manifest_hash(ctx: &ApplyContext, manifest: &Value) -> u64 {
+    use std::fmt::Write as _;
+    let mut h = Fnv::new();
+    h.part(env!("CARGO_PKG_VERSION"));
+    // Writing into the hasher cannot fail, and neither can serializing a `Value`.
+    let _ = write!(
+        h,
+        "{:?}|{:?}|{:?}|{:?}",
+        ctx.cluster_version_uid, ctx.proxy, ctx.internal_lb, ctx.tls_profile
+    );
+    h.bytes(&[0]);
+    let _ = serde_json::to_writer(&mut h, manifest);
+    h.0
 }
 
 /// Whether a server of this `/version` major and minor serves streaming lists (1.34 and later;
@@ -641,11 +693,41 @@ mod tests {
     }
 
     #[test]
-    fn manifest_hash_changes_with_the_manifest() {
+    fn manifest_hash_changes_with_the_manifest_and_the_build_inputs() {
+        let ctx = ApplyContext::default();
         let a = serde_json::json!({"kind": "ConfigMap", "data": {"k": "1"}});
         let b = serde_json::json!({"kind": "ConfigMap", "data": {"k": "2"}});
-        assert_eq!(manifest_hash(&a), manifest_hash(&a.clone()));
-        assert_ne!(manifest_hash(&a), manifest_hash(&b));
+        assert_eq!(manifest_hash(&ctx, &a), manifest_hash(&ctx, &a.clone()));
+        assert_ne!(manifest_hash(&ctx, &a), manifest_hash(&ctx, &b));
+        // Streamed as serde_json writes it: the same hash as the compact text.
+        let mut h = Fnv::new();
+        h.part(env!("CARGO_PKG_VERSION"));
+        h.bytes(
+            format!(
+                "{:?}|{:?}|{:?}|{:?}",
+                ctx.cluster_version_uid, ctx.proxy, ctx.internal_lb, ctx.tls_profile
+            )
+            .as_bytes(),
+        );
+        h.bytes(&[0]);
+        h.bytes(a.to_string().as_bytes());
+        assert_eq!(manifest_hash(&ctx, &a), h.0);
+        // Each input of build_required changes it.
+        let uid = ApplyContext {
+            cluster_version_uid: Some("uid-1".into()),
+            ..ApplyContext::default()
+        };
+        let mut proxy = ApplyContext::default();
+        proxy.proxy.http_proxy = "http://proxy:3128".into();
+        let lb = ApplyContext {
+            internal_lb: Some(("api-int".into(), "6443".into())),
+            ..ApplyContext::default()
+        };
+        let mut tls = ApplyContext::default();
+        tls.tls_profile.min_tls_version = Some("VersionTLS13".into());
+        for other in [uid, proxy, lb, tls] {
+            assert_ne!(manifest_hash(&ctx, &a), manifest_hash(&other, &a), "{other:?}");
+        }
     }
 
     #[test]

@@ -49,8 +49,10 @@ pub struct EngineTimings {
     /// `pkg/cvo/sync_worker.go`: one write per 15 s, burst 2), under which Progressing and
     /// history trail the sync by up to 15 s.
     pub status_interval: Duration,
-    /// How often the ClusterVersion is re-read (upstream reacts to informer events; the startup
-    /// poll is 3 s).
+    /// How often the engine loop turns without an event, re-reading the ClusterVersion
+    /// (upstream reacts to informer events; the startup poll is 3 s). Once the cluster is quiet
+    /// (at level, no failure, the ClusterVersion watch live) the loop turns every 10 s instead,
+    /// or this interval if longer (`engine/poll.rs`).
     pub cv_poll: Duration,
     /// Lease duration (HA 137 s).
     pub lease_duration: Duration,

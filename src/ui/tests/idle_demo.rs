@@ -1,7 +1,8 @@
 //! Issue 18 item 4, what wakes an idle demo: once the demo's update has completed, over a few
 //! seconds of real time the engine sends (almost) no snapshots, the simulated cluster is not
 //! written, and the dashboard's feed does not change, so the dashboard has nothing to redraw
-//! but the ages that follow the simulated clock.
+//! but the ages that follow the simulated clock; and the engine loop, at level with nothing
+//! failing, turns on its timer once per 10 s instead of once a second.
 
 use std::time::Duration;
 
@@ -40,6 +41,7 @@ async fn an_idle_demo_sends_and_writes_next_to_nothing() {
     status.borrow_and_update();
     feed.borrow_and_update();
     let rv = live.sim.resource_version();
+    let polls = live.engine.polls();
     let (mut snaps, mut feeds) = (0, 0);
     let mut what: Vec<Vec<String>> = Vec::new();
     let mut prev = serde_json::to_value(&**status.borrow()).expect("json");
@@ -79,6 +81,7 @@ async fn an_idle_demo_sends_and_writes_next_to_nothing() {
         }
     }
     let writes = live.sim.resource_version() - rv;
+    let polls = live.engine.polls() - polls;
     live.stop().await;
     let idle: Vec<usize> = (0..what.len()).filter(|&i| what[i].is_empty()).collect();
     assert!(
@@ -89,4 +92,7 @@ async fn an_idle_demo_sends_and_writes_next_to_nothing() {
     assert_eq!(feeds, 0, "the dashboard's feed changed on an idle cluster");
     // A Lease renewal may fall in the window; nothing else is written.
     assert!(writes <= 1, "{writes} writes to an idle simulated cluster");
+    // At level with nothing failing, the engine loop turns on its timer once per 10 s (it
+    // turned once a second: 6 here), and on events otherwise.
+    assert!(polls <= 1, "the idle engine polled {polls} times in 6 s");
 }

@@ -99,6 +99,12 @@ impl CvFeed {
         }
     }
 
+    /// Whether the watch has listed and is not failing: the loop learns of every change to the
+    /// ClusterVersion from its events, without polling.
+    pub(super) fn live(&self) -> bool {
+        *self.synced.borrow() && !self.failing.load(Ordering::Relaxed)
+    }
+
     /// A GET of the ClusterVersion succeeded: the server answers again, and the watch (which
     /// re-watches without an event when nothing changed) is trusted again.
     pub(super) fn recovered(&self) {

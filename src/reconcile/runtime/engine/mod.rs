@@ -62,6 +62,7 @@ pub const FINAL_STATUS_WAIT: std::time::Duration = std::time::Duration::from_sec
 mod cv_feed;
 mod error;
 mod gates;
+mod poll;
 mod snapshot;
 mod status_write;
 mod target;
@@ -216,9 +217,13 @@ impl Engine {
             events: crate::reconcile::runtime::events::EventLog::with_clock(events_clock),
             gates: gates::Gates::default(),
             lease_info: None,
+            polls: Arc::default(),
         };
+        let polls = lp.polls.clone();
         let task = tokio::spawn(async move { lp.run(cmd_rx).await });
-        EngineHandle::new(snap_rx, cmd_tx).with_task(task.abort_handle())
+        EngineHandle::new(snap_rx, cmd_tx)
+            .with_task(task.abort_handle())
+            .with_polls(polls)
     }
 }
 
@@ -266,6 +271,8 @@ struct EngineLoop {
     /// The CVO Lease as last read ([`StatusSnapshot::lease`]); while leading, the snapshot says
     /// so instead.
     lease_info: Option<crate::reconcile::api::LeaseInfo>,
+    /// Turns on the poll timer ([`EngineHandle::polls`]).
+    polls: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl EngineLoop {
@@ -279,10 +286,12 @@ impl EngineLoop {
             // Who holds the Lease, for the dashboard, before anyone asks to switch (one GET).
             self.read_lease().await;
         }
-        let poll = self.cfg.timings.cv_poll;
         let mut next_poll = tokio::time::Instant::now();
         let pull_wakeup = self.cfg.payloads.wakeup();
         loop {
+            // Leaving the quiet state (a failure, a new target) brings the next poll in.
+            let poll = self.poll_interval();
+            next_poll = next_poll.min(tokio::time::Instant::now() + poll);
             let pull_progressed = async {
                 match &pull_wakeup {
                     Some(n) => n.notified().await,
@@ -340,6 +349,7 @@ impl EngineLoop {
                 () = tokio::time::sleep_until(wake_at) => {
                     if tokio::time::Instant::now() >= next_poll {
                         next_poll = tokio::time::Instant::now() + poll;
+                        self.polls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
                     // A deferred status write that is due is taken (or found unneeded) by this
                     // sync; left set, its past instant would wake the loop at once, forever.

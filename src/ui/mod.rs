@@ -160,27 +160,36 @@ pub struct LoopStats {
     pub unchanged: u64,
 }
 
-/// Renders `app` off screen into `shadow` (resized to `size`) and says whether the frame differs
-/// from the previous one (always on the first call and after a resize).
-fn frame_changed(
-    shadow: &mut Option<Terminal<ratatui::backend::TestBackend>>,
+/// Renders `app` once into the terminal's buffer and sends the cells that differ from the
+/// screen, or nothing at all when the frame is the same as the last one sent (`last`, `None`
+/// after a clear): no bytes, no cursor sequence, no flush. Returns whether a frame was sent.
+///
+/// While a prompt is open the frame places the cursor, which only [`Terminal::draw`] reads
+/// back from the frame: such frames are always drawn.
+///
+/// # Errors
+/// The backend's write errors.
+fn draw_if_changed<B: Backend>(
+    terminal: &mut Terminal<B>,
     app: &app::App,
-    size: ratatui::layout::Size,
-) -> bool {
-    let fresh = match shadow {
-        Some(t) if t.backend().buffer().area.as_size() == size => None,
-        _ => Terminal::new(ratatui::backend::TestBackend::new(size.width, size.height)).ok(),
-    };
-    let resized = fresh.is_some();
-    if let Some(t) = fresh {
-        *shadow = Some(t);
+    last: &mut Option<ratatui::buffer::Buffer>,
+) -> Result<bool, B::Error> {
+    if app.prompt.is_some() {
+        terminal.draw(|f| view::render(app, f))?;
+        *last = None;
+        return Ok(true);
     }
-    let Some(t) = shadow.as_mut() else { return true };
-    let before = t.backend().buffer().clone();
-    if t.draw(|f| view::render(app, f)).is_err() {
-        return true;
+    terminal.autoresize()?;
+    view::render(app, &mut terminal.get_frame());
+    let rendered = terminal.current_buffer_mut();
+    if last.as_ref() == Some(&*rendered) {
+        // The screen already shows this: the rendered buffer becomes the previous one as is.
+        terminal.swap_buffers();
+        return Ok(false);
     }
-    resized || *t.backend().buffer() != before
+    *last = Some(rendered.clone());
+    terminal.apply_buffer_with_cursor(None)?;
+    Ok(true)
 }
 
 /// The event loop, generic over the terminal backend and the input stream so tests can drive
@@ -242,14 +251,13 @@ where
     let mut feed_open = true;
     let mut feed_pending = false;
     let mut last_feed = Instant::now();
-    // The last frame drawn, rendered off screen: a state change that changes nothing visible
-    // (an age that still reads the same, a snapshot field no view shows) draws nothing.
-    let mut shadow: Option<Terminal<ratatui::backend::TestBackend>> = None;
+    // The last frame sent: a state change that changes nothing visible (an age that still
+    // reads the same, a snapshot field no view shows) sends nothing.
+    let mut last: Option<ratatui::buffer::Buffer> = None;
     loop {
         if dirty {
             dirty = false;
-            if frame_changed(&mut shadow, &app, terminal.size()?) {
-                terminal.draw(|f| view::render(&app, f))?;
+            if draw_if_changed(terminal, &app, &mut last)? {
                 stats.frames += 1;
             } else {
                 stats.unchanged += 1;
@@ -271,7 +279,7 @@ where
                     // Full clear so no stale cells survive a shrink/grow.
                     terminal.autoresize()?;
                     terminal.clear()?;
-                    shadow = None;
+                    last = None;
                     app.update(app::Action::Resize(w, h));
                     dirty = true;
                 }

@@ -130,7 +130,7 @@ impl TaskApplier for KubeApplier {
             let actx = Self::context(ctx);
             let out = self
                 .inner
-                .apply(&actx, &task.manifest.object)
+                .apply_digested(&actx, &task.manifest.object, Some(task.manifest.digest()))
                 .await
                 .map_err(|e| with_task_position(e, task))?;
             Ok(TaskOutcome {

@@ -644,6 +644,20 @@ impl Applier {
     /// {cause}`), an unknown kind `UpdatePayloadResourceTypeMissing`, undecodable manifests
     /// `UpdatePayloadFailed`, readiness and health check errors as [`readiness`] documents.
     pub async fn apply(&self, ctx: &ApplyContext, manifest: &Value) -> Result<ApplyOutcome, UpdateError> {
+        self.apply_digested(ctx, manifest, None).await
+    }
+
+    /// [`Self::apply`] with the manifest's [`watch_cache::object_digest`] already known
+    /// (`Some`, e.g. [`crate::reconcile::payload::Manifest::digest`], kept per loaded manifest)
+    /// or computed here (`None`).
+    ///
+    /// Errors: as [`Self::apply`].
+    pub async fn apply_digested(
+        &self,
+        ctx: &ApplyContext,
+        manifest: &Value,
+        digest: Option<u64>,
+    ) -> Result<ApplyOutcome, UpdateError> {
         if is_delete_manifest(manifest)? {
             return self.delete(ctx, manifest).await;
         }
@@ -663,7 +677,10 @@ impl Applier {
         // The watch cache: skip an object unchanged since verified against this manifest; do
         // not GET one the cache knows absent (a 409 on create then falls back to the GET).
         // The hash covers everything the build reads, so a verified manifest is not built.
-        let hash = watch_cache::cacheable(ctx, &id).then(|| watch_cache::manifest_hash(ctx, manifest));
+        let hash = watch_cache::cacheable(ctx, &id).then(|| {
+            let digest = digest.unwrap_or_else(|| watch_cache::object_digest(manifest));
+            watch_cache::manifest_hash(ctx, digest)
+        });
         let known = self.cache.known(&id, &ar, namespaced);
         if let watch_cache::Known::Present { resource_version, .. } = &known
             && hash.is_some_and(|h| self.cache.is_verified(&id, h, resource_version))

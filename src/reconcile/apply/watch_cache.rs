@@ -136,24 +136,30 @@ fn fnv(parts: &[&str]) -> u64 {
     h.0
 }
 
-/// What a verification is valid for: the manifest as the payload has it, everything
-/// [`super::build_required`] adds to it (the ClusterVersion UID, the proxy, the internal load
-/// balancer, the TLS profile) and this binary's version (the merge rules are the binary's).
-/// The same inputs build the same object, so a verified manifest is skipped without building
-/// it. The manifest is hashed as it serializes (compact JSON, keys sorted), without an
-/// intermediate string.
-pub fn manifest_hash(ctx: &ApplyContext, manifest: &Value) -> u64 {
+/// FNV-1a 64 of `object` as it serializes (compact JSON, keys sorted), without an
+/// intermediate string: the manifest's part of [`manifest_hash`]
+/// ([`crate::reconcile::payload::Manifest::digest`] keeps it per loaded manifest).
+pub fn object_digest(object: &Value) -> u64 {
+    let mut h = Fnv::new();
+    // Writing into the hasher cannot fail, and neither can serializing a `Value`.
+    let _ = serde_json::to_writer(&mut h, object);
+    h.0
+}
+
+/// What a verification is valid for: the manifest as the payload has it (its
+/// [`object_digest`]), everything [`super::build_required`] adds to it (the ClusterVersion UID,
+/// the proxy, the internal load balancer, the TLS profile) and this binary's version (the merge
+/// rules are the binary's). The same inputs build the same object, so a verified manifest is
+/// skipped without building it.
+pub fn manifest_hash(ctx: &ApplyContext, digest: u64) -> u64 {
     use std::fmt::Write as _;
     let mut h = Fnv::new();
     h.part(env!("CARGO_PKG_VERSION"));
-    // Writing into the hasher cannot fail, and neither can serializing a `Value`.
     let _ = write!(
         h,
-        "{:?}|{:?}|{:?}|{:?}",
+        "{:?}|{:?}|{:?}|{:?}|{digest:016x}",
         ctx.cluster_version_uid, ctx.proxy, ctx.internal_lb, ctx.tls_profile
     );
-    h.bytes(&[0]);
-    let _ = serde_json::to_writer(&mut h, manifest);
     h.0
 }
 
@@ -697,22 +703,15 @@ mod tests {
         let ctx = ApplyContext::default();
         let a = serde_json::json!({"kind": "ConfigMap", "data": {"k": "1"}});
         let b = serde_json::json!({"kind": "ConfigMap", "data": {"k": "2"}});
-        assert_eq!(manifest_hash(&ctx, &a), manifest_hash(&ctx, &a.clone()));
-        assert_ne!(manifest_hash(&ctx, &a), manifest_hash(&ctx, &b));
-        // Streamed as serde_json writes it: the same hash as the compact text.
+        let (da, db) = (object_digest(&a), object_digest(&b));
+        assert_eq!(da, object_digest(&a.clone()));
+        assert_ne!(da, db);
+        assert_ne!(manifest_hash(&ctx, da), manifest_hash(&ctx, db));
+        // Streamed as serde_json writes it: the digest of the compact text.
         let mut h = Fnv::new();
-        h.part(env!("CARGO_PKG_VERSION"));
-        h.bytes(
-            format!(
-                "{:?}|{:?}|{:?}|{:?}",
-                ctx.cluster_version_uid, ctx.proxy, ctx.internal_lb, ctx.tls_profile
-            )
-            .as_bytes(),
-        );
-        h.bytes(&[0]);
         h.bytes(a.to_string().as_bytes());
-        assert_eq!(manifest_hash(&ctx, &a), h.0);
-        // Each input of build_required changes it.
+        assert_eq!(da, h.0);
+        // Each input of build_required changes the hash.
         let uid = ApplyContext {
             cluster_version_uid: Some("uid-1".into()),
             ..ApplyContext::default()
@@ -726,8 +725,23 @@ mod tests {
         let mut tls = ApplyContext::default();
         tls.tls_profile.min_tls_version = Some("VersionTLS13".into());
         for other in [uid, proxy, lb, tls] {
-            assert_ne!(manifest_hash(&ctx, &a), manifest_hash(&other, &a), "{other:?}");
+            assert_ne!(manifest_hash(&ctx, da), manifest_hash(&other, da), "{other:?}");
         }
+    }
+
+    #[test]
+    fn a_manifest_keeps_its_digest() {
+        let m = crate::reconcile::payload::Manifest::from_object(
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}),
+            "0000_50_a.yaml",
+            0,
+        )
+        .expect("manifest");
+        assert_eq!(m.digest(), object_digest(&m.object));
+        // Equal manifests stay equal whether or not their digest was computed.
+        let fresh = crate::reconcile::payload::Manifest::from_object(m.object.clone(), "0000_50_a.yaml", 0)
+            .expect("manifest");
+        assert_eq!(m, fresh);
     }
 
     #[test]

@@ -69,6 +69,19 @@ pub struct Manifest {
     /// The bytes upstream hashes: for a JSON document its text (trimmed), for a YAML document
     /// the compact JSON Go's `sigs.k8s.io/yaml` produces (sorted keys, `<>&` escaped).
     pub raw: Vec<u8>,
+    /// [`Manifest::digest`], computed on first use.
+    digest: Digest,
+}
+
+/// A lazily computed [`Manifest::digest`]; two manifests compare equal whether or not theirs
+/// was computed (it follows from `object`).
+#[derive(Clone, Debug, Default)]
+struct Digest(std::sync::OnceLock<u64>);
+
+impl PartialEq for Digest {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// What is wrong with one document of a file.
@@ -214,7 +227,19 @@ impl Manifest {
             annotations,
             object,
             raw,
+            digest: Digest::default(),
         })
+    }
+
+    /// The digest of `object` the apply layer's verification record is keyed by
+    /// ([`crate::reconcile::apply::watch_cache::object_digest`]), computed once per manifest:
+    /// a converged pass re-applies every manifest, and the payload does not change under it.
+    /// `object` is not to be changed after the first call (the loader never does).
+    pub fn digest(&self) -> u64 {
+        *self
+            .digest
+            .0
+            .get_or_init(|| crate::reconcile::apply::watch_cache::object_digest(&self.object))
     }
 
     /// `file#index` (or `file#index.item` for a List item): how tasks are named in

@@ -6,11 +6,15 @@
 //! `ownerReferenceModifier`.
 
 use k8s_openapi::{
-    api::core::v1::{ConfigMap, Container, EnvVar, PodSpec},
+    api::{
+        apps::v1::{DaemonSet, Deployment},
+        core::v1::{ConfigMap, Container, EnvVar, PodSpec},
+    },
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference},
 };
 use serde_json::Value;
 
+use super::{ApplyContext, ManifestId, decode, encode};
 use crate::reconcile::errors::UpdateError;
 
 /// Annotation listing containers that get the cluster proxy environment.
@@ -309,4 +313,66 @@ pub(crate) fn add_owner_reference_value(manifest: &mut Value, uid: &str, create_
     ) {
         m.insert("ownerReferences".to_owned(), refs);
     }
+}
+
+/// Applies the manifest modifiers (upstream `lib/resourcebuilder`, `pkg/cvo/cvo.go`) to a copy of
+/// `manifest`: ClusterVersion owner reference, `inject-proxy` and the CVO Deployment's internal LB
+/// rewrite on Deployments/DaemonSets, `inject-tls` on ConfigMaps.
+///
+/// Errors: an unknown container in `inject-proxy`, or a manifest that does not decode as its
+/// kind.
+pub fn build_required(ctx: &ApplyContext, manifest: &Value) -> Result<Value, UpdateError> {
+    let id = ManifestId::of(manifest)?;
+    let task = id.task();
+    let mut required = manifest.clone();
+    let create_only = is_create_only(&manifest["metadata"]);
+    if let Some(uid) = &ctx.cluster_version_uid {
+        add_owner_reference_value(&mut required, uid, create_only);
+    }
+    let proxy_names: Option<Vec<String>> =
+        manifest["metadata"]["annotations"][INJECT_PROXY]
+            .as_str()
+            .map(|s| {
+                s.split(',')
+                    .map(|n| n.trim().to_owned())
+                    .filter(|n| !n.is_empty())
+                    .collect()
+            });
+    match (id.group(), id.kind.as_str()) {
+        ("apps", "Deployment") => {
+            let mut d: Deployment = decode(&task, "manifest", &required)?;
+            if let Some(spec) = d.spec.template.spec.as_mut() {
+                if let Some(names) = &proxy_names {
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    inject_proxy(spec, &names, &ctx.proxy)?;
+                }
+                let (ns, name, container) = CVO_DEPLOYMENT;
+                if id.namespace == ns
+                    && id.name == name
+                    && let Some((host, port)) = &ctx.internal_lb
+                {
+                    update_pod_spec_with_internal_lb(spec, container, host, port);
+                }
+            }
+            required = encode(&task, &d)?;
+        }
+        ("apps", "DaemonSet") => {
+            if let Some(names) = &proxy_names {
+                let mut d: DaemonSet = decode(&task, "manifest", &required)?;
+                if let Some(spec) = d.spec.template.spec.as_mut() {
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    inject_proxy(spec, &names, &ctx.proxy)?;
+                }
+                required = encode(&task, &d)?;
+            }
+        }
+        ("", "ConfigMap") => {
+            let mut cm: ConfigMap = decode(&task, "manifest", &required)?;
+            if inject_tls(&mut cm, &ctx.tls_profile) {
+                required = encode(&task, &cm)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(required)
 }

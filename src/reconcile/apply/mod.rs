@@ -37,11 +37,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use k8s_openapi::api::{
-    apps::v1::{DaemonSet, Deployment},
-    batch::v1::Job,
-    core::v1::ConfigMap,
-};
+use k8s_openapi::api::batch::v1::Job;
 use kube::{
     Api, Client,
     api::{ApiResource, DynamicObject, GroupVersionKind, PostParams},
@@ -49,7 +45,7 @@ use kube::{
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-pub use builders::{ProxyStatus, TlsProfile};
+pub use builders::{ProxyStatus, TlsProfile, build_required};
 pub use delete::DeletionTracker;
 pub use diff::{Drift, FieldChange, diff_values};
 pub use kube_applier::{KubeApplier, TaskApplier, TaskContext, TaskOutcome};
@@ -380,67 +376,6 @@ pub fn merge_manifest(
             Ok((modified, encode(t, &before)?, encode(t, &merged)?))
         }
     }
-}
-
-/// Applies the manifest modifiers (upstream `lib/resourcebuilder`, `pkg/cvo/cvo.go`) to a copy of
-/// `manifest`: ClusterVersion owner reference, `inject-proxy` and the CVO Deployment's internal LB
-/// rewrite on Deployments/DaemonSets, `inject-tls` on ConfigMaps.
-///
-/// Errors: an unknown container in `inject-proxy`, or a manifest that does not decode as its
-/// kind.
-pub fn build_required(ctx: &ApplyContext, manifest: &Value) -> Result<Value, UpdateError> {
-    let id = ManifestId::of(manifest)?;
-    let task = id.task();
-    let mut required = manifest.clone();
-    let create_only = builders::is_create_only(&manifest["metadata"]);
-    if let Some(uid) = &ctx.cluster_version_uid {
-        builders::add_owner_reference_value(&mut required, uid, create_only);
-    }
-    let proxy_names: Option<Vec<String>> = manifest["metadata"]["annotations"][builders::INJECT_PROXY]
-        .as_str()
-        .map(|s| {
-            s.split(',')
-                .map(|n| n.trim().to_owned())
-                .filter(|n| !n.is_empty())
-                .collect()
-        });
-    match (id.group(), id.kind.as_str()) {
-        ("apps", "Deployment") => {
-            let mut d: Deployment = decode(&task, "manifest", &required)?;
-            if let Some(spec) = d.spec.template.spec.as_mut() {
-                if let Some(names) = &proxy_names {
-                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                    builders::inject_proxy(spec, &names, &ctx.proxy)?;
-                }
-                let (ns, name, container) = builders::CVO_DEPLOYMENT;
-                if id.namespace == ns
-                    && id.name == name
-                    && let Some((host, port)) = &ctx.internal_lb
-                {
-                    builders::update_pod_spec_with_internal_lb(spec, container, host, port);
-                }
-            }
-            required = encode(&task, &d)?;
-        }
-        ("apps", "DaemonSet") => {
-            if let Some(names) = &proxy_names {
-                let mut d: DaemonSet = decode(&task, "manifest", &required)?;
-                if let Some(spec) = d.spec.template.spec.as_mut() {
-                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                    builders::inject_proxy(spec, &names, &ctx.proxy)?;
-                }
-                required = encode(&task, &d)?;
-            }
-        }
-        ("", "ConfigMap") => {
-            let mut cm: ConfigMap = decode(&task, "manifest", &required)?;
-            if builders::inject_tls(&mut cm, &ctx.tls_profile) {
-                required = encode(&task, &cm)?;
-            }
-        }
-        _ => {}
-    }
-    Ok(required)
 }
 
 /// Runs the readiness check of the object's kind (upstream `lib/resourcebuilder/apps.go`,

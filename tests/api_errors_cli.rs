@@ -118,3 +118,58 @@ fn get_reads_only_the_kind_asked_for() {
         assert!(!log.contains(other), "{other} was read:\n{log}");
     }
 }
+
+/// A 504 (or 503, 429) is retried by the client itself, twice (`CLIENT_RETRIES`), and not again
+/// on top of that: `cvo get nodes` sends 3 requests and ends in a few seconds. It sent 12
+/// (three client tries for each of four command tries), 43 s at 3 s a request. A 500 is
+/// retried by the command only: 4 requests.
+#[test]
+fn a_504_costs_three_requests_and_a_500_four() {
+    let from = format!(
+        "{}/tests/fixtures/snapshots/settled-no-machineconfigs.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    for (code, requests) in [(504, 3), (500, 4)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let kubeconfig = dir.path().join("kubeconfig");
+        let audit = dir.path().join("audit.jsonl");
+        let rule = format!("list={code}:1");
+        let args: Vec<&OsStr> = [
+            OsStr::new("--from"),
+            OsStr::new(from.as_str()),
+            OsStr::new("--error"),
+            OsStr::new(rule.as_str()),
+            OsStr::new("--timeout-ms"),
+            OsStr::new("300"),
+            OsStr::new("--audit-log"),
+            audit.as_os_str(),
+        ]
+        .into_iter()
+        .collect();
+        let (mut child, _) =
+            common::spawn_sim_serve(&kubeconfig, &args, Stdio::null(), Duration::from_secs(10));
+        let started = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
+            .args(["get", "nodes", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .env("RUST_LOG", "off")
+            .output()
+            .expect("cvo runs");
+        let took = started.elapsed();
+        let _ = child.kill();
+        let _ = child.wait();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{code}: {err}");
+        assert!(
+            err.trim_end().ends_with(&format!("code {code})")),
+            "{code}: {err}"
+        );
+        let log = std::fs::read_to_string(&audit).expect("audit log");
+        let sent = log
+            .lines()
+            .filter(|l| l.contains("\"path\":\"/api/v1/nodes\""))
+            .count();
+        assert_eq!(sent, requests, "{code}: {took:?}\n{log}");
+        assert!(took < Duration::from_secs(10), "{code}: took {took:?}");
+    }
+}

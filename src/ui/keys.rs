@@ -206,7 +206,15 @@ const fn eb(
     hint: bool,
     action: KeyAction,
 ) -> KeyBinding {
-    let mut kb = b(keys, label, desc, "Engine (cvo demo)", modes, hint, action);
+    let mut kb = b(
+        keys,
+        label,
+        desc,
+        "Engine (embedded: cvo demo, cvo tui)",
+        modes,
+        hint,
+        action,
+    );
     kb.engine_only = true;
     kb
 }

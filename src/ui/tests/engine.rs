@@ -805,3 +805,30 @@ fn secret_values_are_masked_in_the_drift_view_detail_and_yaml() {
         other => panic!("expected the YAML of the Secret to create, got {other:?}"),
     }
 }
+
+/// The drift view's KIND is a name an administrator types back (`oc get deployment ...`): it is
+/// shown whole whatever the object's length, and the OBJECT column gives way. At 100 columns a
+/// 60-character object squeezed `Deployment` to `Deploym…`.
+#[test]
+fn the_drift_kind_is_shown_whole_beside_a_long_object_name() {
+    let mut snap = mid_update(EngineMode::WatchOnly);
+    let name = "cluster-monitoring-operator-prometheus-adapter-metrics-reader";
+    snap.drift = CowVec::from(vec![DriftRecord {
+        task: format!("deployment \"openshift-monitoring/{name}\" (7 of 40)"),
+        kind: "apps/Deployment".into(),
+        namespace: "openshift-monitoring".into(),
+        name: name.into(),
+        drift: Drift::Delete,
+    }]);
+    for (w, h) in [(100, 30), (80, 24)] {
+        let (mut app, _rx) = engine_app(snap.clone(), w, h);
+        key(&mut app, KeyCode::Char('8'));
+        let text = text_of(&app);
+        let row = text
+            .lines()
+            .find(|l| l.contains("openshift-monitoring/"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no drift row\n{text}"));
+        assert!(row.contains(" Deployment "), "{w}x{h}: {row}\n{text}");
+        assert!(!row.contains("Deploym…"), "{w}x{h}: {row}");
+    }
+}

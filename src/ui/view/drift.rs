@@ -8,7 +8,7 @@ use crate::ui::{app::App, engine, tab::Tab, theme::Level};
 pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
     const COLS: [Col; 4] = [
         col("ACTION", 6, 6),
-        col("KIND", 8, 24),
+        col("KIND", 8, 24).whole(),
         col("OBJECT", 16, 60).key(),
         fill("CHANGES (path: old → new)", 16).hide(1),
     ];

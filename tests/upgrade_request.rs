@@ -66,20 +66,11 @@ impl Server {
 
     /// Runs `cvo upgrade ARGS --kubeconfig K`: (exit code, stdout, stderr).
     fn upgrade(&self, args: &[&str]) -> (i32, String, String) {
-        let out = Command::new(BIN)
-            .arg("upgrade")
-            .args(args)
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .env_remove("KUBECONFIG")
-            .env("RUST_LOG", "off")
-            .output()
-            .expect("cvo runs");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let kubeconfig = self.kubeconfig.to_str().expect("UTF-8 temp path");
+        let mut all = vec!["upgrade"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--kubeconfig", kubeconfig]);
+        common::cvo_offline(&all)
     }
 
     /// The audit log's write requests (every verb but get, list and watch) as (method, path).

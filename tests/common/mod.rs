@@ -66,8 +66,9 @@ pub fn scenario_inputs(dir: &Path, s: &str) -> Vec<PathBuf> {
     v
 }
 
-/// Runs the `cvo` binary with `args`, no `KUBECONFIG` and logging off (so stderr holds only
-/// what cvo prints as its error); returns (exit code, stdout, stderr).
+/// Runs the `cvo` binary with `args`, no `KUBECONFIG` from the environment (a cluster is
+/// reached only through a `--kubeconfig` in `args`) and logging off (so stderr holds only what
+/// cvo prints as its error); returns (exit code, stdout, stderr).
 pub fn cvo_offline(args: &[&str]) -> (i32, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
         .args(args)

@@ -143,10 +143,19 @@ fn dashboard_demo_removes_its_payloads_when_the_terminal_closes_or_on_ctrl_c() {
     let sock = format!("cvo-test-cleanup-{}", std::process::id());
     // (how it ends, after how many ms): the terminal closing (tmux kill-session: SIGHUP, and
     // the terminal is gone for the restore) or Ctrl-C (SIGINT before raw mode, a key after).
+    // "close-exec": cvo is the terminal's only process (session leader), as in `tmux new
+    // 'cvo demo'`; tmux signals it with SIGHUP as it closes, while its dashboard is drawing
+    // (the help popup open), so the dashboard's end and the demo's own SIGHUP handler race.
+    // Either order must end the demo in order: no panic (a panic on the dead terminal was
+    // aborted in ratatui's panic hook, skipping every clean-up), the lease released.
     let cases = [
         ("close", 100),
         ("close", 300),
         ("close", 3000),
+        ("close-exec", 3000),
+        ("close-exec", 3000),
+        ("close-exec", 3000),
+        ("close-exec", 3000),
         ("ctrl-c", 100),
         ("ctrl-c", 300),
         ("ctrl-c", 3000),
@@ -197,6 +206,11 @@ fn dashboard_demo_removes_its_payloads_when_the_terminal_closes_or_on_ctrl_c() {
             "close" => {
                 tmux(&sock, &["kill-server"]);
             }
+            "close-exec" => {
+                tmux(&sock, &["send-keys", "-t", "c", "?"]);
+                sleep(Duration::from_millis(500));
+                tmux(&sock, &["kill-server"]);
+            }
             _ => {
                 tmux(&sock, &["send-keys", "-t", "c", "C-c"]);
             }
@@ -212,6 +226,18 @@ fn dashboard_demo_removes_its_payloads_when_the_terminal_closes_or_on_ctrl_c() {
             "{how} after {ms} ms left {:?}",
             leftovers(tmp.path())
         );
+        if how == "close-exec" {
+            let log = std::fs::read_to_string(state.path().join("cvo/cvo.log")).unwrap_or_default();
+            let ended: Vec<&str> = log
+                .lines()
+                .filter(|l| l.contains("panic") || l.contains("released the lease"))
+                .collect();
+            assert!(
+                ended.len() == 1 && ended[0].contains("released the lease"),
+                "{how} after {ms} ms: the demo did not end in order; its log's last lines:\n{}",
+                log.lines().rev().take(8).collect::<Vec<_>>().join("\n")
+            );
+        }
         if how == "close" {
             let mut code = String::new();
             let deadline = Instant::now() + Duration::from_secs(30);

@@ -109,8 +109,10 @@ pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
-    // Installs a panic hook that restores the terminal before the panic message is printed.
-    let mut terminal = ratatui::try_init()?;
+    let mut guard = RestoreOnDrop(Some(init_terminal()?));
+    let Some(terminal) = guard.0.as_mut() else {
+        anyhow::bail!("the terminal was restored before the dashboard started");
+    };
     let signals = async move {
         tokio::select! {
             _ = sighup.recv() => "SIGHUP",
@@ -127,15 +129,8 @@ pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
             panic!("forced panic on key {k:?} ({PANIC_KEY_ENV})");
         }
     });
-    let result = event_loop(&mut terminal, events, opts, theme::Palette::from_env(), signals).await;
-    // The terminal may be gone (SIGHUP): ignore errors while restoring.
-    let _ = ratatui::try_restore();
-    if terminal.show_cursor().is_err() {
-        // A terminal that is gone cannot show its cursor: ratatui's drop would report that
-        // on stderr, the same dead terminal, and that write would panic (an abort in the
-        // panic hook), skipping the caller's clean-up. Nothing is left to restore.
-        std::mem::forget(terminal);
-    }
+    let result = event_loop(terminal, events, opts, theme::Palette::from_env(), signals).await;
+    drop(guard);
     result.map(|stats| {
         tracing::info!(
             frames = stats.frames,
@@ -145,6 +140,49 @@ pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
             "dashboard closed"
         );
     })
+}
+
+/// Enters raw mode and the alternate screen (`ratatui::try_init`) with a panic hook that
+/// restores the terminal, logs the panic to the log file and then prints it as before.
+///
+/// ratatui's own hook cannot be kept: when the terminal is gone (closed, SIGHUP) its restore
+/// fails and it reports that with `eprintln!` on the same dead terminal, which panics inside
+/// the hook, and Rust aborts the process; nothing is unwound, so the demo's payload directory
+/// and the lease are left behind. This hook ignores restore errors, and the standard hook it
+/// calls ignores stderr write errors, so a panic unwinds as any other.
+///
+/// # Errors
+/// Raw mode or the alternate screen cannot be entered.
+fn init_terminal() -> std::io::Result<ratatui::DefaultTerminal> {
+    let previous = std::panic::take_hook();
+    let terminal = ratatui::try_init();
+    // Replaces the hook ratatui just installed (dropping it).
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = ratatui::try_restore();
+        tracing::error!(panic = %info, "panic");
+        previous(info);
+    }));
+    terminal
+}
+
+/// The dashboard's terminal, restored when this is dropped: when the loop ends, and also when
+/// the dashboard's future is dropped unfinished (the live demo drops it on a signal).
+///
+/// The terminal may be gone (closed, SIGHUP), so restore errors are ignored. A terminal that
+/// is gone cannot show its cursor either: ratatui's `Terminal` drop would report that with
+/// `eprintln!` on the same dead terminal, and that write panics, so such a terminal is
+/// forgotten instead (nothing is left to restore).
+struct RestoreOnDrop(Option<ratatui::DefaultTerminal>);
+
+impl Drop for RestoreOnDrop {
+    fn drop(&mut self) {
+        let _ = ratatui::try_restore();
+        if let Some(mut terminal) = self.0.take()
+            && terminal.show_cursor().is_err()
+        {
+            std::mem::forget(terminal);
+        }
+    }
 }
 
 /// What a run of the loop did (for tests and the log).

@@ -66,10 +66,12 @@ impl ApiFailure {
         self.code.is_some_and(|c| c == 429 || c >= 500)
     }
 
-    /// Whether the live client already retried this answer itself (429, 503 and 504,
+    /// Whether the live client already retried this answer itself
+    /// ([`crate::cluster::live::CLIENT_RETRIED_CODES`],
     /// [`crate::cluster::live::CLIENT_RETRIES`] times) before it became this failure.
     pub fn retried_by_client(&self) -> bool {
-        self.code.is_some_and(|c| matches!(c, 429 | 503 | 504))
+        self.code
+            .is_some_and(|c| crate::cluster::live::CLIENT_RETRIED_CODES.contains(&c))
     }
 }
 

@@ -128,7 +128,11 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
     })
 }
 
-/// Retries of a request answered 429, 503 or 504 made by the client itself (after
+/// The HTTP status codes the client retries itself: the fixed set of kube's `RetryPolicy`
+/// (`kube-client/src/client/retry.rs`), which this client installs ([`connect`]).
+pub const CLIENT_RETRIED_CODES: [u16; 3] = [429, 503, 504];
+
+/// Retries of a request answered with one of [`CLIENT_RETRIED_CODES`] made by the client itself (after
 /// [`CLIENT_RETRY_MIN`], doubling, honouring `Retry-After` up to [`CLIENT_RETRY_MAX`]); beyond
 /// them the caller sees the error (the watch layer then backs off per kind).
 pub const CLIENT_RETRIES: u32 = 2;

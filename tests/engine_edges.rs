@@ -282,6 +282,37 @@ async fn a_payload_that_cannot_load_ends_the_run_and_leaves_progressing_alone() 
     let before = cv_of(&sim).status;
     let broken = tmp.path().join("broken");
     std::fs::create_dir_all(&broken).expect("mkdir");
+    let broken_image = cvo::reconcile::api::LocalPayloads::pseudo_pull_spec(&broken).expect("canonical");
+
+    // Not requested: refused before the run, naming what the cluster runs (the engine never
+    // changes the release unless spec.desiredUpdate asks for it).
+    let s = run(client(&sim), &opts(&broken, Until::Once, false))
+        .await
+        .expect("runs");
+    assert_eq!(
+        (s.outcome.as_str(), s.exit_code),
+        ("payload-error", exit::PAYLOAD)
+    );
+    assert_eq!(
+        s.reason.as_deref(),
+        Some(
+            format!(
+                "--payload is release {broken_image}, but the cluster runs 1.0.0 ({}) and spec.desiredUpdate of ClusterVersion version does not request {broken_image}: cvo changes a cluster's release only when spec.desiredUpdate asks for it (set spec.desiredUpdate.image to {broken_image} to update to this payload)",
+                before.desired.image
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(cv_of(&sim).status, before, "nothing written");
+    let api: kube::Api<ClusterVersion> = kube::Api::all(client(&sim));
+    api.patch(
+        "version",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(serde_json::json!({"spec": {"desiredUpdate": {"image": broken_image}}})),
+    )
+    .await
+    .expect("request the broken payload");
+    let before = cv_of(&sim).status;
 
     // `cvo reconcile --dry-run` and `--once`: exit 5 at once, with the reason, and no claim
     // about the drift.

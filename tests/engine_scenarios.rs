@@ -1186,3 +1186,226 @@ async fn watch_only_writes_the_administrators_request_and_nothing_else() {
     assert_eq!(writes_of(&snap.counters.requests), 1, "no second write");
     h.shutdown().await;
 }
+
+/// Merge-patches `spec.desiredUpdate` of the test's ClusterVersion (`null` clears it).
+async fn set_desired_update(t: &Handle, du: Value) {
+    let api: kube::Api<ClusterVersion> = kube::Api::all(t.client());
+    api.patch(
+        &t.name("version"),
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"spec": {"desiredUpdate": du}})),
+    )
+    .await
+    .expect("patch desiredUpdate");
+}
+
+/// What the cluster runs, as the test reads it: history (state, version, image) newest first,
+/// `status.desired`'s version and the payload's ConfigMap `alpha` version.
+async fn release_state(t: &Handle, n: &Names) -> (Vec<(UpdateState, String, String)>, String, Value) {
+    let cv = cv_of(t).await;
+    let hist = cv
+        .status
+        .history
+        .iter()
+        .map(|h| (h.state, h.version.clone(), h.image.clone()))
+        .collect();
+    let alpha = t.get(CONFIGMAP, &n.ns, "alpha").await.expect("alpha")["data"]["version"].clone();
+    (hist, cv.status.desired.version, alpha)
+}
+
+/// Waits until the engine has taken `generation` of the ClusterVersion and finished at least
+/// `passes` more sync passes after that (the snapshot's pass counter), so a test can assert
+/// what those passes did not do.
+async fn wait_passes_after(h: &mut EngineHandle, what: &str, passes: u64) {
+    let start = h.status.borrow().counters.passes;
+    wait_snapshot(h, what, 20, |s| s.counters.passes >= start + passes).await;
+}
+
+/// Issue 26 point 1: the engine never changes the release unless the spec asks. After an
+/// update to 1.1.0 completes: clearing `desiredUpdate`, an invalid one (bad version, an image
+/// no resolver knows) and a restart of an engine whose own release (`--release-image`) is
+/// 1.0.0 all keep the cluster at 1.1.0 (upstream's CVO is always the current release).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_unrequested_downgrade_after_an_update() {
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
+    let mut h = install(&t, &f).await;
+    request_update(&t).await;
+    wait_snapshot(&mut h, "update to 1.1.0 Completed", 20, |s| {
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == "1.1.0")
+    })
+    .await;
+    let at_b = release_state(&t, &n).await;
+    assert_eq!(
+        at_b,
+        (
+            vec![
+                (UpdateState::Completed, "1.1.0".into(), IMAGE_2.into()),
+                (UpdateState::Completed, "1.0.0".into(), IMAGE_1.into()),
+            ],
+            "1.1.0".into(),
+            json!("1.1.0")
+        )
+    );
+
+    // `cvo upgrade --clear` / `desiredUpdate: null`.
+    set_desired_update(&t, Value::Null).await;
+    wait_passes_after(&mut h, "passes after the clear", 2).await;
+    assert_eq!(release_state(&t, &n).await, at_b, "cleared: still at 1.1.0");
+
+    // An invalid desired update: reported Invalid, nothing applied.
+    set_desired_update(&t, json!({"version": "not-a-version"})).await;
+    wait_snapshot(&mut h, "Invalid=True", 10, |s| {
+        s.cluster_version
+            .as_ref()
+            .is_some_and(|c| find(&c.conditions, "Invalid").is_some_and(|c| c.is_true()))
+    })
+    .await;
+    wait_passes_after(&mut h, "passes with the invalid spec", 2).await;
+    let cv = cv_of(&t).await;
+    assert!(
+        cond(&cv, "Invalid").2.contains("spec.desiredUpdate.version"),
+        "{:?}",
+        cond(&cv, "Invalid")
+    );
+    assert_eq!(
+        release_state(&t, &n).await,
+        at_b,
+        "invalid version: still at 1.1.0"
+    );
+
+    // A garbage image: no payload for it, ReleaseAccepted False, the cluster stays.
+    set_desired_update(&t, json!({"version": null, "image": "garbage"})).await;
+    wait_snapshot(&mut h, "ReleaseAccepted=False for the garbage image", 10, |s| {
+        s.cluster_version.as_ref().is_some_and(|c| {
+            find(&c.conditions, "ReleaseAccepted")
+                .is_some_and(|c| c.is_false() && c.message().contains("garbage"))
+        })
+    })
+    .await;
+    wait_passes_after(&mut h, "passes with the garbage image", 2).await;
+    assert_eq!(release_state(&t, &n).await, at_b, "garbage image: still at 1.1.0");
+
+    // A new engine whose own release is 1.0.0 (as `cvo operator start --release-image A`),
+    // with the spec cleared: it takes the release from the ClusterVersion.
+    h.shutdown().await;
+    set_desired_update(&t, Value::Null).await;
+    let mut h2 = Engine::spawn(t.client(), config(&f, &n, EngineMode::ActiveApply));
+    wait_snapshot(&mut h2, "restarted engine Completed", 20, |s| {
+        s.is_completed() && s.counters.passes >= 2
+    })
+    .await;
+    let s = h2.status.borrow().clone();
+    assert_eq!(s.desired.as_ref().map(|d| d.image.as_str()), Some(IMAGE_2));
+    assert_eq!(
+        release_state(&t, &n).await,
+        at_b,
+        "restarted with an older own release: still at 1.1.0"
+    );
+    h2.shutdown().await;
+}
+
+/// A resolver whose own release is `v1` and which retrieves [`IMAGE_2`] and `IMAGE_3` forever
+/// (a download that never ends), recording which retrievals the engine cancelled.
+struct HangingResolver {
+    v1: PathBuf,
+    cancelled: std::sync::Mutex<Vec<String>>,
+    pending: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+const IMAGE_3: &str = "example.com/release@sha256:3333";
+
+impl cvo::reconcile::api::PayloadResolver for HangingResolver {
+    fn own_image(&self) -> String {
+        IMAGE_1.into()
+    }
+    fn resolve(&self, image: &str) -> Result<PathBuf, String> {
+        if image == IMAGE_1 {
+            Ok(self.v1.clone())
+        } else {
+            Err(format!("{image} is not retrieved yet"))
+        }
+    }
+    fn poll(&self, request: &cvo::reconcile::api::ResolveRequest) -> cvo::reconcile::api::Resolution {
+        use cvo::reconcile::api::{PullProgress, Resolution};
+        if request.image == IMAGE_1 {
+            return Resolution::Ready {
+                dir: self.v1.clone(),
+                accepted_risk: None,
+                verified: false,
+            };
+        }
+        self.pending.lock().expect("lock").insert(request.image.clone());
+        Resolution::Pending(PullProgress {
+            image: request.image.clone(),
+            ..PullProgress::default()
+        })
+    }
+    fn cancel_others(&self, keep: &cvo::reconcile::api::ResolveRequest) {
+        let mut pending = self.pending.lock().expect("lock");
+        let gone: Vec<String> = pending.iter().filter(|i| **i != keep.image).cloned().collect();
+        for i in gone {
+            pending.remove(&i);
+            self.cancelled.lock().expect("lock").push(i);
+        }
+    }
+}
+
+/// Issue 26 point 5: clearing or replacing a request while its release is being retrieved
+/// cancels the retrieval at once, and ReleaseAccepted and the snapshot stop naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clear_or_retarget_during_a_download_cancels_it() {
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
+    play_operator(&t, healthy(), Duration::from_millis(30));
+    let resolver = Arc::new(HangingResolver {
+        v1: f.v1.clone(),
+        cancelled: Default::default(),
+        pending: Default::default(),
+    });
+    let mut cfg = config(&f, &n, EngineMode::ActiveApply);
+    cfg.payloads = resolver.clone();
+    let mut h = Engine::spawn(t.client(), cfg);
+    wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
+    let accepted_names = |s: &StatusSnapshot, image: &str, status: &str| {
+        s.cluster_version.as_ref().is_some_and(|c| {
+            find(&c.conditions, "ReleaseAccepted")
+                .is_some_and(|r| r.status.as_str() == status && r.message().contains(image))
+        })
+    };
+
+    set_desired_update(&t, json!({"version": "1.1.0", "image": IMAGE_2})).await;
+    wait_snapshot(&mut h, "retrieving 1.1.0", 10, |s| {
+        s.payload_pull.as_ref().is_some_and(|p| p.image == IMAGE_2) && accepted_names(s, IMAGE_2, "Unknown")
+    })
+    .await;
+
+    // A new target: the first download stops, ReleaseAccepted names the new one.
+    set_desired_update(&t, json!({"version": null, "image": IMAGE_3})).await;
+    wait_snapshot(&mut h, "retrieving the new target", 5, |s| {
+        s.payload_pull.as_ref().is_some_and(|p| p.image == IMAGE_3) && accepted_names(s, IMAGE_3, "Unknown")
+    })
+    .await;
+    assert_eq!(
+        *resolver.cancelled.lock().expect("lock"),
+        vec![IMAGE_2.to_string()]
+    );
+
+    // Cleared: that download stops too, and within a few seconds nothing names it.
+    set_desired_update(&t, Value::Null).await;
+    let s = wait_snapshot(&mut h, "back on 1.0.0", 5, |s| {
+        s.payload_pull.is_none() && accepted_names(s, IMAGE_1, "True")
+    })
+    .await;
+    assert_eq!(
+        *resolver.cancelled.lock().expect("lock"),
+        vec![IMAGE_2.to_string(), IMAGE_3.to_string()]
+    );
+    let cv = cv_of(&t).await;
+    let (st, reason, msg) = cond(&cv, "ReleaseAccepted");
+    assert_eq!((st.as_str(), reason.as_str()), ("True", "PayloadLoaded"), "{msg}");
+    assert!(!msg.contains(IMAGE_3), "{msg}");
+    assert_eq!(s.desired.as_ref().map(|d| d.version.as_str()), Some("1.0.0"));
+    assert_eq!(cv.status.history.len(), 1, "{:#?}", cv.status.history);
+    h.shutdown().await;
+}

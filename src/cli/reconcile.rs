@@ -256,6 +256,45 @@ fn waiting_for(s: &StatusSnapshot, until: Until) -> String {
 }
 
 /// An error and its sources in one line.
+/// Why `--payload` (release image `own`) is not what the engine would reconcile on this
+/// cluster, or `None` when it is (or the ClusterVersion `name` is absent or unreadable: a first
+/// install, or the engine reports the read error itself).
+///
+/// The engine never changes a cluster's release unless `spec.desiredUpdate` asks for it (the
+/// current release is the one `status.desired` names; `--payload` is only a first install's
+/// release, see `current_release` in `src/reconcile/runtime/engine/target.rs`). A run whose
+/// payload the engine would not use is refused before it starts, saying what the cluster runs
+/// and how to request the payload, rather than reconciling another release than the one named
+/// on the command line.
+async fn other_release(client: &kube::Client, name: &str, own: &str) -> Option<String> {
+    let api: kube::Api<crate::openshift::ClusterVersion> = kube::Api::all(client.clone());
+    let cv = api.get_opt(name).await.ok()??;
+    let requested = cv
+        .spec
+        .desired_update
+        .as_ref()
+        .and_then(|d| d.image.clone())
+        .filter(|i| !i.is_empty());
+    let current = &cv.status.desired;
+    let target = requested.clone().unwrap_or_else(|| current.image.clone());
+    if target.is_empty() || target == own {
+        return None;
+    }
+    let runs = if current.version.is_empty() {
+        current.image.clone()
+    } else {
+        format!("{} ({})", current.version, current.image)
+    };
+    Some(match requested {
+        Some(r) => format!(
+            "--payload is release {own}, but spec.desiredUpdate of ClusterVersion {name} requests {r} (the cluster runs {runs}): cvo applies only the release the ClusterVersion asks for"
+        ),
+        None => format!(
+            "--payload is release {own}, but the cluster runs {runs} and spec.desiredUpdate of ClusterVersion {name} does not request {own}: cvo changes a cluster's release only when spec.desiredUpdate asks for it (set spec.desiredUpdate.image to {own} to update to this payload)"
+        ),
+    })
+}
+
 fn error_line(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
@@ -432,6 +471,9 @@ pub async fn run_engine(
             exit::UNREACHABLE,
             format!("the API server cannot be reached: {e}"),
         ));
+    }
+    if let Some(why) = other_release(&client, &cfg.cluster_version_name, &own_image).await {
+        return Ok(not_run("payload-error", exit::PAYLOAD, why));
     }
     let mut h = Engine::spawn(client.clone(), cfg);
     let every = ctl.progress_every.max(Duration::from_millis(100));

@@ -405,6 +405,12 @@ pub trait PayloadResolver: Send + Sync {
         }
     }
 
+    /// Stops every retrieval (download, verification) of a release other than `keep`'s, at
+    /// once: the engine calls it whenever it polls for a target, so a cleared or replaced
+    /// request stops using the network and the disk within the engine's next turn. Finished
+    /// payloads stay cached. Default: nothing (resolvers that answer at once).
+    fn cancel_others(&self, _keep: &ResolveRequest) {}
+
     /// Notified when a background retrieval made progress or finished (the engine then polls
     /// again); `None` for resolvers that answer at once.
     fn wakeup(&self) -> Option<Arc<tokio::sync::Notify>> {
@@ -426,6 +432,9 @@ pub struct ResolveRequest {
     pub version: String,
     /// `spec.desiredUpdate.force`: a failed signature verification is accepted as a risk.
     pub force: bool,
+    /// The release the cluster already runs (`status.desired`, accepted earlier) or the
+    /// operator's own: not verified again (upstream never verifies its own, local release).
+    pub current: bool,
 }
 
 /// The answer of [`PayloadResolver::poll`].

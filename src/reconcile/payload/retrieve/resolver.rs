@@ -23,7 +23,8 @@ use crate::reconcile::api::{
 const RETRY_AFTER: Duration = Duration::from_secs(15);
 
 enum PullState {
-    Running(Arc<Mutex<PullProgress>>),
+    /// The pull's progress, and its task (aborted by [`PayloadResolver::cancel_others`]).
+    Running(Arc<Mutex<PullProgress>>, Option<tokio::task::AbortHandle>),
     Done {
         dir: PathBuf,
         accepted_risk: Option<String>,
@@ -147,7 +148,7 @@ impl RegistryPayloads {
         let version = request.version.clone();
         let force = request.force;
         let retriever = self.retriever.clone();
-        let own = image == self.local.own_image;
+        let own = image == self.local.own_image || request.current;
         // The own release is not verified (upstream: a local payload).
         let verifier = self.verifier.clone().filter(|_| !own);
         let own_verifier = self.verifier.clone().filter(|_| own);
@@ -156,7 +157,7 @@ impl RegistryPayloads {
         let pull_secret = self.pull_secret;
         let pulls = self.pulls.clone();
         let verified_any = self.verified_any.clone();
-        handle.spawn(async move {
+        let task = handle.spawn(async move {
             let outcome = run_pull(
                 &retriever,
                 verifier.as_deref(),
@@ -177,11 +178,18 @@ impl RegistryPayloads {
             if let PullState::Done { verified: true, .. } = &outcome {
                 verified_any.store(true, std::sync::atomic::Ordering::Relaxed);
             }
-            if let Ok(mut m) = pulls.lock() {
+            if let Ok(mut m) = pulls.lock()
+                && matches!(m.get(&key), Some(PullState::Running(..)))
+            {
                 m.insert(key, outcome);
             }
             notify.notify_one();
         });
+        if let Ok(mut m) = self.pulls.lock()
+            && let Some(PullState::Running(_, h)) = m.get_mut(&(request.image.clone(), request.force))
+        {
+            *h = Some(task.abort_handle());
+        }
     }
 }
 
@@ -334,7 +342,7 @@ impl PayloadResolver for RegistryPayloads {
             return Resolution::Failed(ResolveFailure::Retrieve("the pull table is poisoned".into()));
         };
         match pulls.get(&key) {
-            Some(PullState::Running(p)) => {
+            Some(PullState::Running(p, _)) => {
                 return Resolution::Pending(p.lock().map(|p| p.clone()).unwrap_or_default());
             }
             Some(PullState::Done {
@@ -357,7 +365,7 @@ impl PayloadResolver for RegistryPayloads {
             image: request.image.clone(),
             ..PullProgress::default()
         }));
-        pulls.insert(key, PullState::Running(progress.clone()));
+        pulls.insert(key, PullState::Running(progress.clone(), None));
         drop(pulls);
         self.start(request, progress.clone());
         Resolution::Pending(progress.lock().map(|p| p.clone()).unwrap_or_default())
@@ -365,6 +373,23 @@ impl PayloadResolver for RegistryPayloads {
 
     fn wakeup(&self) -> Option<Arc<Notify>> {
         Some(self.notify.clone())
+    }
+
+    fn cancel_others(&self, keep: &ResolveRequest) {
+        let Ok(mut pulls) = self.pulls.lock() else {
+            return;
+        };
+        let keep = (keep.image.clone(), keep.force);
+        pulls.retain(|key, state| match state {
+            PullState::Running(_, task) if *key != keep => {
+                if let Some(t) = task {
+                    t.abort();
+                }
+                tracing::info!("stopped retrieving release image {}: no longer the target", key.0);
+                false
+            }
+            _ => true,
+        });
     }
 
     fn persist_signatures(&self, client: &kube::Client, every: Duration) {
@@ -393,5 +418,72 @@ impl PayloadResolver for RegistryPayloads {
                 tracing::warn!("{e}");
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// A registry that accepts connections and never answers: a pull of it hangs in its first
+    /// request until cancelled. `cancel_others` must end it at once (its connection closes),
+    /// and keep the retrieval it was told to keep.
+    #[tokio::test]
+    async fn cancel_others_stops_a_running_retrieval_at_once() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let host = listener.local_addr().expect("addr").to_string();
+        let cache = tempfile::tempdir().expect("tempdir");
+        let mut opts = super::super::RetrieveOptions::new(Some(cache.path().to_path_buf()));
+        opts.insecure_registries = vec![host.clone()];
+        let payloads = RegistryPayloads::new(LocalPayloads::default(), Retriever::new(opts));
+        let request = |n: u32| ResolveRequest {
+            image: format!("{host}/release:{n}"),
+            version: String::new(),
+            force: false,
+            current: false,
+        };
+        assert!(matches!(payloads.poll(&request(1)), Resolution::Pending(_)));
+        let (mut conn, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())
+            .await
+            .expect("the pull connects within 10 s")
+            .expect("accept");
+        // Let the request arrive; the pull now waits for an answer that never comes.
+        let mut buf = vec![0u8; 4096];
+        let n = tokio::time::timeout(Duration::from_secs(10), conn.read(&mut buf))
+            .await
+            .expect("the request arrives")
+            .expect("read");
+        assert!(n > 0);
+        // Keeping the same request cancels nothing.
+        payloads.cancel_others(&request(1));
+        assert!(matches!(payloads.poll(&request(1)), Resolution::Pending(_)));
+        assert!(
+            !closes_within_2s(&mut conn).await,
+            "the pull is still waiting while it is the target"
+        );
+        payloads.cancel_others(&request(2));
+        assert!(
+            closes_within_2s(&mut conn).await,
+            "the cancelled pull's connection closes within 2 s"
+        );
+        assert!(
+            payloads.pulls.lock().expect("lock").is_empty(),
+            "the cancelled pull is forgotten"
+        );
+    }
+
+    /// Whether the peer closes `conn` within 2 s (data it sends is skipped).
+    async fn closes_within_2s(conn: &mut tokio::net::TcpStream) -> bool {
+        let mut buf = vec![0u8; 4096];
+        let eof = async {
+            loop {
+                match conn.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(2), eof).await.is_ok()
     }
 }

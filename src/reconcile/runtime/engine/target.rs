@@ -26,10 +26,13 @@ impl EngineLoop {
         let errs = validate_cluster_version(&cv, self.accept_risks_gate());
         let desired_invalid = errs.iter().any(|e| e.field.starts_with("spec.desiredUpdate"));
         let current = self.worker.work();
-        let mut target = Target {
+        // Without a (valid) desired update the target is the release the cluster runs, as the
+        // ClusterVersion's status says; our own release only on a first install.
+        let running = current_release(&cv);
+        let mut target = running.clone().unwrap_or_else(|| Target {
             version: own.version.clone(),
             image: own.image.clone(),
-        };
+        });
         let mut force = false;
         // Upstream resolves spec.desiredUpdate only once the worker is initialized (cvo.go `sync`);
         // our payload resolution is synchronous, so the first turn already takes it. This keeps a
@@ -87,6 +90,14 @@ impl EngineLoop {
             enabled: caps.enabled.clone(),
         };
         let generation = cv.metadata.generation.unwrap_or(0);
+        // The target ends every retrieval of an earlier one (a cleared or replaced request
+        // stops downloading and verifying at once, also when the work in hand is kept).
+        self.cfg.payloads.cancel_others(&ResolveRequest {
+            image: target.image.clone(),
+            version: target.version.clone(),
+            force,
+            current: false,
+        });
         if let Some(cur) = &current
             && cur.desired.image == target.image
             && cur.force == force
@@ -97,6 +108,13 @@ impl EngineLoop {
                 let mut w = (**cur).clone();
                 w.generation = generation;
                 self.worker.update(w);
+            }
+            // Back on the work in hand (a cleared or replaced request whose release was still
+            // being retrieved or had failed): ReleaseAccepted speaks of it again, not of the
+            // request that is gone.
+            self.pulling = None;
+            if self.worker.view().status.load_payload_status.release.image != cur.desired.image {
+                self.worker.set_load_status(cur.load_status.clone());
             }
             return;
         }
@@ -113,7 +131,11 @@ impl EngineLoop {
         {
             return;
         }
-        let local = target.image == own.image;
+        // The release the cluster already runs (accepted, so verified or forced, when it was
+        // taken) and our own are not verified again and skip the preconditions, as upstream's
+        // own release (`info.Local` in pkg/cvo/sync_worker.go).
+        let own_payload = target.image == own.image;
+        let local = own_payload || running.as_ref().is_some_and(|r| r.image == target.image);
         let v = |t: &Target| {
             if t.version.is_empty() {
                 String::new()
@@ -136,7 +158,9 @@ impl EngineLoop {
             image: target.image.clone(),
             version: target.version.clone(),
             force,
+            current: local,
         };
+
         let (payload, forced_risk, verified) = match self.load(&request) {
             Ok(p) => p,
             Err(Loading::Pending(progress)) => {
@@ -177,32 +201,41 @@ impl EngineLoop {
             }
         };
         self.pulling = None;
-        if local {
+        if own_payload {
             self.own_release = to_release(&payload.release);
             self.own_release.image = own.image.clone();
         }
+        let mut accepted_risks = String::new();
+        if let Some(risk) = forced_risk {
+            accepted_risks = risk;
+        }
         if !target.version.is_empty() && target.version != payload.release.version {
-            load.step = "VerifyPayloadVersion".into();
             let msg = format!(
                 "release image version {} does not match the expected upstream version {}",
                 payload.release.version, target.version
             );
-            load.message = format!(
-                "Verifying payload failed version=\"{}\" image=\"{}\" failure={msg}",
+            if !force {
+                load.step = "VerifyPayloadVersion".into();
+                load.message = format!(
+                    "Verifying payload failed version=\"{}\" image=\"{}\" failure={msg}",
+                    target.version, target.image
+                );
+                load.failure = Some(SyncError::plain(msg));
+                self.worker.set_load_status(load);
+                return;
+            }
+            // Forced: taken as the payload says (history records its own version), the waived
+            // check recorded with the accepted risks.
+            let waived = format!(
+                "Target release version=\"{}\" image=\"{}\" {msg}, but continuing anyway because the update was forced",
                 target.version, target.image
             );
-            load.failure = Some(SyncError::plain(msg));
-            self.worker.set_load_status(load);
-            return;
+            accepted_risks = join_risks(&accepted_risks, &waived);
         }
         let mut release = to_release(&payload.release);
         release.image = target.image.clone();
         load.release = release.clone();
-        let mut accepted_risks = String::new();
         load.verified = verified;
-        if let Some(risk) = forced_risk {
-            accepted_risks = risk;
-        }
         if !local && current.is_some() {
             let t = Target {
                 version: release.version.clone(),
@@ -223,11 +256,7 @@ impl EngineLoop {
                     self.worker.set_load_status(load);
                     return;
                 }
-                if accepted_risks.is_empty() {
-                    accepted_risks = ue.message;
-                } else {
-                    accepted_risks = format!("{accepted_risks}\n{}", ue.message);
-                }
+                accepted_risks = join_risks(&accepted_risks, &ue.message);
             }
         }
         load.success = true;
@@ -324,4 +353,41 @@ fn to_release(r: &crate::reconcile::payload::Release) -> Release {
         url: r.url.clone(),
         channels: r.channels.clone(),
     }
+}
+
+/// `a` and `b` on separate lines (either may be empty), as the load status' accepted risks are
+/// joined.
+fn join_risks(a: &str, b: &str) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => b.to_string(),
+        (_, true) => a.to_string(),
+        _ => format!("{a}\n{b}"),
+    }
+}
+
+/// The release the cluster runs, as its ClusterVersion's status says: `status.desired` (the
+/// release the CVO last accepted and applies), else the newest history entry; `None` before
+/// any release was accepted (a first install, whose release is the operator's own).
+///
+/// Upstream's CVO is always its own release: the payload carries the CVO's Deployment, so once
+/// an update is accepted the CVO that runs is the new release's, and clearing
+/// `spec.desiredUpdate` keeps the cluster where it is. cvo is not part of the payload, so the
+/// status stands in for "own": an operator started with an older `--release-image` never
+/// rolls the cluster back to it (`--release-image` is the first install's default only).
+fn current_release(cv: &ClusterVersion) -> Option<Target> {
+    let desired = &cv.status.desired;
+    if !desired.image.is_empty() {
+        return Some(Target {
+            version: desired.version.clone(),
+            image: desired.image.clone(),
+        });
+    }
+    cv.status
+        .history
+        .iter()
+        .find(|h| !h.image.is_empty())
+        .map(|h| Target {
+            version: h.version.clone(),
+            image: h.image.clone(),
+        })
 }

@@ -1409,3 +1409,90 @@ async fn clear_or_retarget_during_a_download_cancels_it() {
     assert_eq!(cv.status.history.len(), 1, "{:#?}", cv.status.history);
     h.shutdown().await;
 }
+
+/// Issue 26 point 2: a payload must be the release it claims. A requested version that the
+/// payload's release-metadata contradicts is refused (ReleaseAccepted False naming both
+/// versions) unless forced, and then history records the payload's own version with the waived
+/// check; an engine whose own payload directory is not the release the ClusterVersion says the
+/// cluster runs under that image applies nothing from it (history never pairs one release's
+/// version with another's image).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payload_must_be_the_release_it_claims() {
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
+    let mut h = install(&t, &f).await;
+    let accepted = |s: &StatusSnapshot, status: &str, needle: &str| {
+        s.cluster_version.as_ref().is_some_and(|c| {
+            find(&c.conditions, "ReleaseAccepted")
+                .is_some_and(|r| r.status.as_str() == status && r.message().contains(needle))
+        })
+    };
+    set_desired_update(&t, json!({"version": "1.2.0", "image": IMAGE_2})).await;
+    wait_snapshot(&mut h, "ReleaseAccepted False on the version", 10, |s| {
+        accepted(s, "False", "does not match")
+    })
+    .await;
+    let cv = cv_of(&t).await;
+    assert_eq!(
+        cond(&cv, "ReleaseAccepted"),
+        (
+            "False".into(),
+            "VerifyPayloadVersion".into(),
+            format!(
+                "Verifying payload failed version=\"1.2.0\" image=\"{IMAGE_2}\" failure=release image version 1.1.0 does not match the expected upstream version 1.2.0"
+            )
+        )
+    );
+    assert_eq!(
+        cv.status.history.len(),
+        1,
+        "nothing accepted: {:#?}",
+        cv.status.history
+    );
+    assert_eq!(cv.status.desired.version, "1.0.0");
+
+    // Forced: the payload's own version is recorded, with the waived check.
+    set_desired_update(&t, json!({"version": "1.2.0", "image": IMAGE_2, "force": true})).await;
+    wait_snapshot(&mut h, "forced update Completed", 20, |s| {
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.image == IMAGE_2)
+    })
+    .await;
+    let cv = cv_of(&t).await;
+    let h0 = &cv.status.history[0];
+    assert_eq!((h0.version.as_str(), h0.image.as_str()), ("1.1.0", IMAGE_2));
+    let risks = h0.accepted_risks.clone().unwrap_or_default();
+    assert!(
+        risks.contains(&format!(
+            "Target release version=\"1.2.0\" image=\"{IMAGE_2}\" release image version 1.1.0 does not match the expected upstream version 1.2.0, but continuing anyway because the update was forced"
+        )),
+        "{risks}"
+    );
+    h.shutdown().await;
+
+    // An engine that claims the 1.0.0 directory is the release image the cluster runs (1.1.0):
+    // refused, nothing applied, history unchanged.
+    set_desired_update(&t, Value::Null).await;
+    let before = cv_of(&t).await.status.history;
+    let mut cfg = config(&f, &n, EngineMode::ActiveApply);
+    cfg.payloads = Arc::new(LocalPayloads {
+        own_image: IMAGE_2.into(),
+        own_dir: f.v1.clone(),
+        others: BTreeMap::new(),
+    });
+    let mut h2 = Engine::spawn(t.client(), cfg);
+    wait_snapshot(&mut h2, "the mislabelled payload refused", 10, |s| {
+        accepted(
+            s,
+            "False",
+            "release image version 1.0.0 does not match the expected upstream version 1.1.0",
+        )
+    })
+    .await;
+    wait_passes_after(&mut h2, "passes", 0).await;
+    assert_eq!(cv_of(&t).await.status.history, before);
+    assert_eq!(
+        t.get(CONFIGMAP, &n.ns, "alpha").await.expect("alpha")["data"]["version"],
+        "1.1.0"
+    );
+    h2.shutdown().await;
+}

@@ -850,6 +850,73 @@ async fn cli_until_complete_then_once_makes_zero_writes_then_dry_run_shows_drift
         text.contains("2 objects would change (watch-only: nothing was written)"),
         "{text}"
     );
+
+    // Issue 26 points 1 and 2 through the command: another payload directory is not applied
+    // unless spec.desiredUpdate asks for it (exit 5 before the run, one line naming both
+    // releases), and asked for with a version its release-metadata contradicts, it is refused
+    // naming both versions; nothing is written either way.
+    let other = tmp.path().join("other");
+    write_payload(&other, "1.1.0", &n, &[]);
+    let other_image = LocalPayloads::pseudo_pull_spec(&other).expect("canonical");
+    let before = t.get(CV, "", "version").await;
+    let s = run(t.client(), &cli_opts(&t, &other, Until::Complete, false))
+        .await
+        .expect("runs");
+    assert_eq!(
+        (s.outcome.as_str(), s.exit_code),
+        ("payload-error", 5),
+        "{}",
+        render_text(&s)
+    );
+    assert_eq!(
+        s.reason.as_deref(),
+        Some(
+            format!(
+                "--payload is release {other_image}, but the cluster runs 1.0.0 ({image}) and spec.desiredUpdate of ClusterVersion version does not request {other_image}: cvo changes a cluster's release only when spec.desiredUpdate asks for it (set spec.desiredUpdate.image to {other_image} to update to this payload)"
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(t.get(CV, "", "version").await, before, "nothing written");
+    let api: kube::Api<ClusterVersion> = kube::Api::all(t.client());
+    api.patch(
+        "version",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(
+            json!({"spec": {"desiredUpdate": {"image": other_image, "version": "1.2.0"}}}),
+        ),
+    )
+    .await
+    .expect("request the other payload as 1.2.0");
+    let s = run(t.client(), &cli_opts(&t, &other, Until::Complete, false))
+        .await
+        .expect("runs");
+    assert_eq!(
+        (s.outcome.as_str(), s.exit_code),
+        ("payload-error", 5),
+        "{}",
+        render_text(&s)
+    );
+    assert_eq!(
+        s.reason.as_deref(),
+        Some(
+            format!(
+                "Verifying payload failed version=\"1.2.0\" image=\"{other_image}\" failure=release image version 1.1.0 does not match the expected upstream version 1.2.0"
+            )
+            .as_str()
+        )
+    );
+    let cv: ClusterVersion =
+        serde_json::from_value(t.get(CV, "", "version").await.expect("cv")).expect("decodes");
+    assert_eq!(
+        (cv.status.desired.version.as_str(), cv.status.history.len()),
+        ("1.0.0", 1),
+        "nothing accepted"
+    );
+    assert_eq!(
+        t.get(CONFIGMAP, &n.ns, "alpha").await.expect("alpha")["data"]["version"],
+        "1.0.0"
+    );
 }
 
 fn lease(identity: &str, n: &Names) -> cvo::reconcile::runtime::leader::LeaseConfig {

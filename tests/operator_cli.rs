@@ -889,3 +889,116 @@ fn converged_demo_cluster_passes_write_only_lease_renewals() {
         audit.iter().filter(|e| is_write(e)).collect::<Vec<_>>()
     );
 }
+
+impl Sim {
+    /// Merge-patches `spec.desiredUpdate` of the ClusterVersion `version` (`null` clears it).
+    fn set_desired_update(&self, du: Value) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let conn = cvo::cluster::live::connect(Some(&self.kubeconfig), None)
+                .await
+                .expect("connect");
+            let api: kube::Api<cvo::openshift::config_v1::ClusterVersion> = kube::Api::all(conn.client);
+            api.patch(
+                "version",
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(json!({"spec": {"desiredUpdate": du}})),
+            )
+            .await
+            .expect("patch desiredUpdate");
+        });
+    }
+}
+
+/// Issue 26 point 1, as reported: after an update to B completes, `cvo operator start` with the
+/// older release A (`--payload A`, whose pseudo pull spec is its `--release-image`) and no
+/// desired update keeps the cluster at B: no "A Partial" history entry, B's objects stay.
+#[test]
+fn an_operator_started_with_an_older_release_never_rolls_the_cluster_back() {
+    let sim = Sim::start(&[]);
+    let a = sim.payload();
+    let b = sim.dir.path().join("payload-b");
+    write_payload(&b);
+    let rm = b.join("release-manifests");
+    std::fs::write(
+        rm.join("release-metadata"),
+        json!({"kind": "cincinnati-metadata-v0", "version": "1.1.0", "previous": ["1.0.0"], "metadata": {}})
+            .to_string(),
+    )
+    .expect("write metadata");
+    std::fs::write(
+        rm.join("image-references"),
+        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.1.0\n",
+    )
+    .expect("write image-references");
+    let cm1 = std::fs::read_to_string(rm.join("0000_010_cm.yaml")).expect("cm1");
+    std::fs::write(rm.join("0000_010_cm.yaml"), cm1.replace("a: \"1\"", "a: \"b\"")).expect("cm1");
+    let image = |dir: &Path| {
+        format!(
+            "file://{}",
+            std::fs::canonicalize(dir).expect("canonical").display()
+        )
+    };
+    let history = |sim: &Sim| -> Vec<(String, String, String)> {
+        let cv = sim.cluster_version().unwrap_or_default();
+        cv["status"]["history"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|h| {
+                (
+                    h["state"].as_str().unwrap_or("").to_string(),
+                    h["version"].as_str().unwrap_or("").to_string(),
+                    h["image"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+
+    // Install A; then B, requested by spec.desiredUpdate, with B's directory as the payload.
+    let op = Op::start_with(&sim, &a, &[]);
+    wait_for("A Completed", Duration::from_secs(60), || {
+        sim.cluster_version().is_some_and(|cv| completed(&cv))
+    });
+    drop(op);
+    sim.set_desired_update(json!({"image": image(&b)}));
+    let op = Op::start_with(&sim, &b, &[]);
+    let t0 = Instant::now();
+    while !history(&sim)
+        .first()
+        .is_some_and(|h| h.0 == "Completed" && h.1 == "1.1.0")
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "B not Completed within 60 s: {:#?}\n{}",
+            sim.cluster_version().map(|cv| cv["status"].clone()),
+            op.logs()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(op);
+    let at_b = history(&sim);
+    assert_eq!(
+        at_b,
+        vec![
+            ("Completed".into(), "1.1.0".into(), image(&b)),
+            ("Completed".into(), "1.0.0".into(), image(&a)),
+        ]
+    );
+
+    // `cvo upgrade --clear`, then an operator of the older release A.
+    sim.set_desired_update(Value::Null);
+    let op = Op::start_with(&sim, &a, &[]);
+    let passes = || value(&op.metrics(), "cvo_passes_total", &[]).unwrap_or(0.0);
+    wait_for("3 passes", Duration::from_secs(60), || passes() >= 3.0);
+    assert_eq!(history(&sim), at_b, "still at B: {}", op.logs());
+    let cm1 = sim
+        .audit()
+        .iter()
+        .filter(|e| is_write(e) && e["path"].as_str().is_some_and(|p| p.ends_with("/configmaps/cm1")))
+        .count();
+    assert_eq!(cm1, 1, "cm1 written once, for B, never back to A");
+}

@@ -208,6 +208,36 @@ fn upgradeable_false_refuses_a_minor_update_but_not_a_patch_update() {
     assert_eq!(server.writes(), vec![owned(PATCH_CV), owned(PATCH_CV)]);
 }
 
+/// Upstream `pkg/payload/precondition/clusterversion/upgradeable.go`: with Upgradeable=False
+/// and an unmanaged override, a patch update is not blocked; the cluster will record
+/// `ClusterVersionOverridesSet` as an accepted risk, and `cvo upgrade` says so first, in the
+/// cluster's words, as a `warning:` line on stderr.
+#[test]
+fn a_non_blocking_precondition_is_printed_as_a_warning_and_the_request_is_sent() {
+    let server = Server::start(|t| {
+        t.replace(
+            "  channel: stable-4.16\n",
+            "  channel: stable-4.16\n  overrides:\n  - {kind: Deployment, group: apps, namespace: openshift-monitoring, name: prometheus, unmanaged: true}\n",
+        )
+        .replace(
+            "  - {type: RetrievedUpdates,",
+            "  - {type: Upgradeable, status: \"False\", lastTransitionTime: \"2026-01-01T01:00:00Z\", reason: ClusterVersionOverrides, message: overrides set}\n  - {type: RetrievedUpdates,",
+        )
+    });
+    let (code, out, err) = server.upgrade(&["--to", "4.16.4"]);
+    assert_eq!((code, out.as_str()), (0, "Requested update to 4.16.4\n"), "{err}");
+    assert_eq!(
+        err,
+        "warning: Precondition \"ClusterVersionUpgradeable\" failed because of \"ClusterVersionOverridesSet\": Retarget from 4.16.3 to 4.16.4 is not blocked by ClusterVersionOverridesSet. But the cluster-version operator is not managing these resources; they are currently the responsibility of the agent that set the overrides: Disabling ownership via cluster version overrides prevents upgrades between minor or major versions. Please remove overrides before requesting a minor or major version update.\n"
+    );
+    assert_eq!(server.writes(), vec![owned(PATCH_CV)]);
+    // A minor update is still refused by Upgradeable=False, with no write.
+    let (code, _, err) = server.upgrade(&["--to", "4.17.1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("Precondition \"ClusterVersionUpgradeable\" failed because of \"ClusterVersionOverrides\": overrides set"), "{err}");
+    assert_eq!(server.writes().len(), 1);
+}
+
 #[test]
 fn a_not_recommended_target_needs_allow_not_recommended_which_prints_the_risk() {
     let server = Server::start(|t| t);

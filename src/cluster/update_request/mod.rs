@@ -125,7 +125,7 @@ pub enum VerdictState {
     Blocking(Option<Waiver>),
     /// The check failed without blocking: the cluster's precondition is a non-blocking warning
     /// (e.g. `ClusterVersionOverridesSet`), which the cluster records as an accepted risk. The
-    /// plan carries the same text among its warnings.
+    /// verdict names the reason; the plan's warnings carry the cluster's whole text.
     Warning,
     /// The check could not be made here (e.g. the version of an explicit image is unknown until
     /// the cluster loads it); the cluster checks it again.

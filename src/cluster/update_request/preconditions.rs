@@ -365,7 +365,8 @@ fn client_guards(
 /// preconditions, against `status.desired.version` as the current target: the checks the
 /// cluster runs when it loads the release ([`crate::openshift::precondition`]). A blocking
 /// failure is waived by `--force`; a non-blocking one (the cluster records it as an accepted
-/// risk) is a [`VerdictState::Warning`] and a warning, in the cluster's words.
+/// risk) is a [`VerdictState::Warning`] naming its reason, and a warning with the cluster's
+/// whole text.
 fn cluster_preconditions(
     cv: &ClusterVersion,
     target: &str,
@@ -399,7 +400,10 @@ fn cluster_preconditions(
                 Verdict {
                     name,
                     state: VerdictState::Warning,
-                    message: e.to_string(),
+                    message: format!(
+                        "{} does not block; the cluster records it in the update's accepted risks",
+                        e.reason
+                    ),
                 }
             }
             Some(e) => Verdict::failed(name, Some(Waiver::Force), flags, e.to_string()),

@@ -167,7 +167,10 @@ fn snapshot_confirm_recommended_and_confirm_sends_one_request() {
 #[test]
 fn snapshot_confirm_shows_a_non_blocking_precondition_as_a_warning() {
     let mut state = demo_cluster();
-    let cv = state.cluster_version.as_mut().expect("the demo cluster has a ClusterVersion");
+    let cv = state
+        .cluster_version
+        .as_mut()
+        .expect("the demo cluster has a ClusterVersion");
     cv.spec.overrides = vec![crate::openshift::ComponentOverride {
         kind: "Deployment".into(),
         group: "apps".into(),

@@ -1036,6 +1036,131 @@ async fn blocking_precondition_rejects_the_release_until_forced() {
     h.shutdown().await;
 }
 
+/// Upstream `pkg/payload/precondition/clusterversion/gianthop.go` and `upgradeable.go`, as the
+/// engine runs them when it loads a release: from 4.16.3 a 6.0.0 target is refused (only 4.y to
+/// 5.0 crosses a major version) and 5.0.0 is taken; at 5.0.0 with an unmanaged override
+/// (Upgradeable=False), the patch update to 5.0.1 is taken and the cluster's non-blocking
+/// `ClusterVersionOverridesSet` warning is recorded in the history entry's accepted risks, in
+/// upstream's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn giant_hop_allows_only_four_to_five_zero_and_warnings_are_accepted_risks() {
+    const IMAGE_3: &str = "example.com/release@sha256:3333";
+    const IMAGE_4: &str = "example.com/release@sha256:4444";
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (t, n) = cluster().await;
+    let dirs: Vec<PathBuf> = ["4.16.3", "6.0.0", "5.0.0", "5.0.1"]
+        .iter()
+        .map(|v| {
+            let dir = tmp.path().join(v);
+            write_payload(&dir, v, &n, &[]);
+            dir
+        })
+        .collect();
+    let f = Fixture {
+        _tmp: tmp,
+        v1: dirs[0].clone(),
+        v2: dirs[1].clone(),
+    };
+    let mut cfg = config(&f, &n, EngineMode::ActiveApply);
+    cfg.payloads = Arc::new(LocalPayloads {
+        own_image: IMAGE_1.into(),
+        own_dir: dirs[0].clone(),
+        others: BTreeMap::from([
+            (IMAGE_2.to_string(), dirs[1].clone()),
+            (IMAGE_3.to_string(), dirs[2].clone()),
+            (IMAGE_4.to_string(), dirs[3].clone()),
+        ]),
+    });
+    play_operator(&t, healthy(), Duration::from_millis(30));
+    let mut h = Engine::spawn(t.client(), cfg);
+    wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
+    let api: kube::Api<ClusterVersion> = kube::Api::all(t.client());
+    let merge = |body: Value| {
+        let api = api.clone();
+        let name = n.cv.clone();
+        async move {
+            api.patch(
+                &name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(body),
+            )
+            .await
+            .expect("patch");
+        }
+    };
+    let no_channel = |from: &str, to: &str| {
+        format!(
+            "Precondition \"ClusterVersionRecommendedUpdate\" failed because of \"NoChannel\": Configured channel is unset, so the recommended status of updating from {from} to {to} is unknown."
+        )
+    };
+
+    // 4.16.3 to 6.0.0: blocked.
+    merge(json!({"spec": {"desiredUpdate": {"version": "6.0.0", "image": IMAGE_2}}})).await;
+    wait_snapshot(&mut h, "ReleaseAccepted False", 10, |s| {
+        s.cluster_version
+            .as_ref()
+            .is_some_and(|c| find(&c.conditions, "ReleaseAccepted").is_some_and(|r| r.is_false()))
+    })
+    .await;
+    let cv = cv_of(&t).await;
+    assert_eq!(
+        cond(&cv, "ReleaseAccepted"),
+        (
+            "False".into(),
+            "PreconditionChecks".into(),
+            format!(
+                "Preconditions failed for payload loaded version=\"6.0.0\" image=\"{IMAGE_2}\": Multiple precondition checks failed:\n\
+                 * Precondition \"ClusterVersionGiantHop\" failed because of \"MajorVersionUpdate\": 6.0.0 has a larger major version than the current target 4.16.3 (6 > 4), and only updates within the current major version are supported.\n\
+                 * {}",
+                no_channel("4.16.3", "6.0.0")
+            )
+        )
+    );
+    assert_eq!(cv.status.desired.version, "4.16.3", "the old work is kept");
+
+    // 4.16.3 to 5.0.0: upstream's one exception; only the channel warning is accepted.
+    merge(json!({"spec": {"desiredUpdate": {"version": "5.0.0", "image": IMAGE_3}}})).await;
+    wait_snapshot(&mut h, "5.0.0 Completed", 20, |s| {
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == "5.0.0")
+    })
+    .await;
+    let cv = cv_of(&t).await;
+    assert_eq!(cond(&cv, "ReleaseAccepted").1, "PayloadLoaded");
+    assert_eq!(
+        cv.status.history[0].accepted_risks.as_deref(),
+        Some(no_channel("4.16.3", "5.0.0").as_str())
+    );
+
+    // An unmanaged override makes the cluster not Upgradeable; a patch update still goes, with
+    // the overrides warning.
+    merge(json!({"spec": {"overrides": [{"kind": "Deployment", "group": "apps", "namespace": n.ns, "name": "unrelated", "unmanaged": true}]}})).await;
+    wait_snapshot(&mut h, "Upgradeable False", 10, |s| {
+        s.cluster_version
+            .as_ref()
+            .is_some_and(|c| find(&c.conditions, "Upgradeable").is_some_and(|u| u.is_false()))
+    })
+    .await;
+    merge(json!({"spec": {"desiredUpdate": {"version": "5.0.1", "image": IMAGE_4}}})).await;
+    wait_snapshot(&mut h, "5.0.1 Completed", 20, |s| {
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == "5.0.1")
+    })
+    .await;
+    let cv = cv_of(&t).await;
+    assert_eq!(
+        cv.status.history[0].accepted_risks.as_deref(),
+        Some(
+            format!(
+                "Multiple precondition checks failed:\n\
+                 * Precondition \"ClusterVersionUpgradeable\" failed because of \"ClusterVersionOverridesSet\": Retarget from 5.0.0 to 5.0.1 is not blocked by ClusterVersionOverridesSet. But the cluster-version operator is not managing these resources; they are currently the responsibility of the agent that set the overrides: Disabling ownership via cluster version overrides prevents upgrades between minor or major versions. Please remove overrides before requesting a minor or major version update.\n\
+                 * {}",
+                no_channel("5.0.0", "5.0.1")
+            )
+            .as_str()
+        )
+    );
+    h.shutdown().await;
+}
+
 /// A CRD and, right after it in the same component, a custom resource of it: the engine waits
 /// for the CRD to be `Established` and asks discovery again, so the custom resource is created
 /// in the same pass (on the real server the kind is unknown for a moment after the CRD is).

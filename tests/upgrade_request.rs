@@ -5,6 +5,8 @@
 //! not-recommended target, `--read-only`) makes no write, exits 1 and names the reason and the
 //! flag that would waive it.
 
+#[path = "common/cluster.rs"]
+mod cluster;
 mod common;
 
 use std::{
@@ -206,6 +208,66 @@ fn upgradeable_false_refuses_a_minor_update_but_not_a_patch_update() {
         None
     );
     assert_eq!(server.writes(), vec![owned(PATCH_CV), owned(PATCH_CV)]);
+}
+
+/// The fixture with an unmanaged override and Upgradeable=False.
+fn with_overrides(fixture: String) -> String {
+    fixture
+        .replace(
+            "  channel: stable-4.16\n",
+            "  channel: stable-4.16\n  overrides:\n  - {kind: Deployment, group: apps, namespace: openshift-monitoring, name: prometheus, unmanaged: true}\n",
+        )
+        .replace(
+            "  - {type: RetrievedUpdates,",
+            "  - {type: Upgradeable, status: \"False\", lastTransitionTime: \"2026-01-01T01:00:00Z\", reason: ClusterVersionOverrides, message: overrides set}\n  - {type: RetrievedUpdates,",
+        )
+}
+
+/// What `cvo upgrade --to 4.16.4` prints on stderr for [`with_overrides`]'s cluster.
+const OVERRIDES_WARNING: &str = "warning: Precondition \"ClusterVersionUpgradeable\" failed because of \"ClusterVersionOverridesSet\": Retarget from 4.16.3 to 4.16.4 is not blocked by ClusterVersionOverridesSet. But the cluster-version operator is not managing these resources; they are currently the responsibility of the agent that set the overrides: Disabling ownership via cluster version overrides prevents upgrades between minor or major versions. Please remove overrides before requesting a minor or major version update.\n";
+
+/// Upstream `pkg/payload/precondition/clusterversion/upgradeable.go`: with Upgradeable=False
+/// and an unmanaged override, a patch update is not blocked; the cluster will record
+/// `ClusterVersionOverridesSet` as an accepted risk, and `cvo upgrade` says so first, in the
+/// cluster's words, as a `warning:` line on stderr.
+#[test]
+fn a_non_blocking_precondition_is_printed_as_a_warning_and_the_request_is_sent() {
+    let server = Server::start(with_overrides);
+    let (code, out, err) = server.upgrade(&["--to", "4.16.4"]);
+    assert_eq!((code, out.as_str()), (0, "Requested update to 4.16.4\n"), "{err}");
+    assert_eq!(err, OVERRIDES_WARNING);
+    assert_eq!(server.writes(), vec![owned(PATCH_CV)]);
+    // A minor update is still refused by Upgradeable=False, with no write.
+    let (code, _, err) = server.upgrade(&["--to", "4.17.1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("Precondition \"ClusterVersionUpgradeable\" failed because of \"ClusterVersionOverrides\": overrides set"), "{err}");
+    assert_eq!(server.writes().len(), 1);
+}
+
+/// The same request against the real kube-apiserver of `CVO_TEST_KUBECONFIG` (README "Tests";
+/// nothing to do without it): the ClusterVersion `version` is created, its status written
+/// through `/status`, and `cvo upgrade` prints the warning and writes the desired update.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_non_blocking_precondition_is_printed_as_a_warning_on_the_real_server() {
+    let Some(kubeconfig) = cluster::real_kubeconfig() else {
+        return;
+    };
+    let t = cluster::TestCluster::new().await;
+    let text = with_overrides(std::fs::read_to_string(fixture()).expect("fixture"));
+    let mut cv: Value = serde_norway::from_str(&text).expect("fixture YAML");
+    let status = cv["status"].take();
+    t.delete(cluster::CV, "", "version").await;
+    t.create(cluster::CV, cv).await;
+    let mut stored = t.get(cluster::CV, "", "version").await.expect("created");
+    stored["status"] = status;
+    assert!(t.put_status(cluster::CV, stored).await, "status written");
+    let path = kubeconfig.to_str().expect("UTF-8 kubeconfig path");
+    let (code, out, err) = common::cvo_offline(&["upgrade", "--to", "4.16.4", "--kubeconfig", path]);
+    let after = t.get(cluster::CV, "", "version").await.expect("still there");
+    t.delete(cluster::CV, "", "version").await;
+    assert_eq!((code, out.as_str()), (0, "Requested update to 4.16.4\n"), "{err}");
+    assert_eq!(err, OVERRIDES_WARNING);
+    assert_eq!(after["spec"]["desiredUpdate"]["version"], "4.16.4");
 }
 
 #[test]

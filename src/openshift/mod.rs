@@ -11,6 +11,7 @@ pub mod config_v1;
 pub mod feature_gate;
 pub mod machineconfiguration_v1;
 pub mod mask;
+pub mod precondition;
 
 pub use condition::{Condition, ConditionStatus};
 pub use config_v1::*;

@@ -168,6 +168,7 @@ fn decide(cv: &ClusterVersion, v: &mut RequestView, accept_risks_gate: bool) {
                 format!("{}: {msg} (blocks; {w} would waive it)", vd.name),
             ),
             VerdictState::Blocking(None) => (Level::Error, format!("{}: {msg} (blocks)", vd.name)),
+            VerdictState::Warning => (Level::Warn, format!("{}: {msg} (warning below)", vd.name)),
             VerdictState::Unchecked => (Level::Warn, format!("{}: {msg} (not checked here)", vd.name)),
         }
     };

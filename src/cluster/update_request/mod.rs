@@ -123,6 +123,10 @@ pub enum VerdictState {
     Waived(Waiver),
     /// The check failed; the request is refused unless the flag (if any) is given.
     Blocking(Option<Waiver>),
+    /// The check failed without blocking: the cluster's precondition is a non-blocking warning
+    /// (e.g. `ClusterVersionOverridesSet`), which the cluster records as an accepted risk. The
+    /// verdict names the reason; the plan's warnings carry the cluster's whole text.
+    Warning,
     /// The check could not be made here (e.g. the version of an explicit image is unknown until
     /// the cluster loads it); the cluster checks it again.
     Unchecked,
@@ -133,7 +137,7 @@ pub enum VerdictState {
 pub struct Verdict {
     /// Stable name, e.g. `ClusterVersionUpgradeable`, `ClusterFailing`.
     pub name: &'static str,
-    /// Passed, waived, blocking or unchecked.
+    /// Passed, waived, a warning, blocking or unchecked.
     pub state: VerdictState,
     /// One line (or oc's indented block) saying what was found.
     pub message: String,

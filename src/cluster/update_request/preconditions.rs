@@ -144,7 +144,7 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
         warnings.push(FORCE_WARNING.to_string());
     }
     client_guards(cv, flags, &mut verdicts, &mut warnings);
-    cluster_preconditions(cv, &target.version, flags, &mut verdicts);
+    cluster_preconditions(cv, &target.version, flags, &mut verdicts, &mut warnings);
     for v in verdicts
         .iter()
         .filter(|v| v.state == VerdictState::Waived(Waiver::Force))
@@ -361,154 +361,74 @@ fn client_guards(
     }
 }
 
-fn precondition_message(name: &str, reason: &str, message: &str) -> String {
-    format!("Precondition {name:?} failed because of {reason:?}: {message}")
-}
-
 /// The CVO's ClusterVersionUpgradeable, ClusterVersionRollback and ClusterVersionGiantHop
-/// preconditions, against `status.desired.version` as the current target.
-fn cluster_preconditions(cv: &ClusterVersion, target: &str, flags: &Flags, verdicts: &mut Vec<Verdict>) {
-    const NAMES: [&str; 3] = [
-        "ClusterVersionUpgradeable",
-        "ClusterVersionRollback",
-        "ClusterVersionGiantHop",
-    ];
-    let current_text = &cv.status.desired.version;
-    let unchecked = |verdicts: &mut Vec<Verdict>, why: String| {
-        for name in NAMES {
+/// preconditions, against `status.desired.version` as the current target: the checks the
+/// cluster runs when it loads the release ([`crate::openshift::precondition`]). A blocking
+/// failure is waived by `--force`; a non-blocking one (the cluster records it as an accepted
+/// risk) is a [`VerdictState::Warning`] naming its reason, and a warning with the cluster's
+/// whole text.
+fn cluster_preconditions(
+    cv: &ClusterVersion,
+    target: &str,
+    flags: &Flags,
+    verdicts: &mut Vec<Verdict>,
+    warnings: &mut Vec<String>,
+) {
+    use crate::openshift::precondition::{self as pc, GIANT_HOP, ROLLBACK, UPGRADEABLE};
+    let names = [UPGRADEABLE, ROLLBACK, GIANT_HOP];
+    if target.is_empty() {
+        for name in names {
             verdicts.push(Verdict {
                 name,
                 state: VerdictState::Unchecked,
-                message: why.clone(),
+                message: "the target version is unknown until the cluster loads the release image; the cluster checks it then".to_string(),
             });
         }
-    };
-    if target.is_empty() {
-        return unchecked(
-            verdicts,
-            "the target version is unknown until the cluster loads the release image; the cluster checks it then".to_string(),
-        );
+        return;
     }
-    let Ok(t) = semver::Version::parse(target) else {
-        return unchecked(
-            verdicts,
-            format!("the target version {target:?} is not a semantic version"),
-        );
-    };
-    let Ok(c) = semver::Version::parse(current_text) else {
-        return unchecked(
-            verdicts,
-            format!("the current version {current_text:?} is not a semantic version"),
-        );
-    };
-    let force = Some(Waiver::Force);
-    let same_minor = t.major == c.major && t.minor == c.minor;
-    let lower = t.cmp_precedence(&c).is_lt();
-
-    // ClusterVersionUpgradeable: Upgradeable=False blocks minor and major updates.
-    let name = NAMES[0];
-    match cv.condition("Upgradeable").filter(|u| u.is_false()) {
-        Some(u) if !lower && !same_minor => verdicts.push(Verdict::failed(
-            name,
-            force,
-            flags,
-            precondition_message(name, u.reason(), u.message()),
-        )),
-        Some(_) => verdicts.push(Verdict::passed(
-            name,
-            format!("Upgradeable=False does not block {c} to {t} (same minor or lower)"),
-        )),
-        None => verdicts.push(Verdict::passed(name, "Upgradeable is not False")),
-    }
-
-    // ClusterVersionRollback: only to the previous version, within the same minor.
-    let name = NAMES[1];
-    if lower {
-        let desired_image = &cv.status.desired.image;
-        let previous = cv
-            .status
-            .history
-            .iter()
-            .find(|h| !(h.version == *current_text && h.image == *desired_image));
-        let failure = match previous {
-            None => Some((
-                "LowDesiredVersion",
-                format!(
-                    "{t} is less than the current target {c}, and the cluster has no previous Semantic Version"
-                ),
-            )),
-            Some(p) if p.version != target => Some((
-                "LowDesiredVersion",
-                format!(
-                    "{t} is less than the current target {c}, and the only supported rollback is to the cluster's previous version {} ({})",
-                    p.version, p.image
-                ),
-            )),
-            Some(_) if !same_minor => Some((
-                "LowDesiredVersion",
-                format!(
-                    "{t} is less than the current target {c} and matches the cluster's previous version, but rollbacks that change major or minor versions are not recommended"
-                ),
-            )),
-            Some(_) => None,
+    let current = &cv.status.desired.version;
+    for name in names {
+        let check = match name {
+            UPGRADEABLE => pc::upgradeable,
+            ROLLBACK => pc::rollback,
+            _ => pc::giant_hop,
         };
-        match failure {
-            Some((reason, m)) => verdicts.push(Verdict::failed(
-                name,
-                force,
-                flags,
-                precondition_message(name, reason, &m),
-            )),
-            None => verdicts.push(Verdict::passed(
-                name,
-                format!("{t} is the cluster's previous version, in the same minor"),
-            )),
-        }
-    } else {
-        verdicts.push(Verdict::passed(name, format!("{t} is not lower than {c}")));
+        let verdict = match check(cv, target) {
+            None => Verdict::passed(name, passed_message(name, cv, current, target)),
+            Some(e) if e.non_blocking => {
+                warnings.push(e.to_string());
+                Verdict {
+                    name,
+                    state: VerdictState::Warning,
+                    message: format!(
+                        "{} does not block; the cluster records it in the update's accepted risks",
+                        e.reason
+                    ),
+                }
+            }
+            Some(e) => Verdict::failed(name, Some(Waiver::Force), flags, e.to_string()),
+        };
+        verdicts.push(verdict);
     }
+}
 
-    // ClusterVersionGiantHop: at most the next minor; a new major only to its .0 minor.
-    let name = NAMES[2];
-    if t.major > c.major {
-        if t.major == c.major + 1 && t.minor == 0 {
-            verdicts.push(Verdict::passed(
-                name,
-                format!("{t} is the next major version's first minor"),
-            ));
-        } else {
-            let tail = if t.major == c.major + 1 {
-                format!("current major version or to {}.0 are supported.", t.major)
-            } else {
-                "current major version are supported.".to_string()
-            };
-            let m = format!(
-                "{t} has a larger major version than the current target {c} ({} > {}), and only updates within the {tail}",
-                t.major, c.major
-            );
-            verdicts.push(Verdict::failed(
-                name,
-                force,
-                flags,
-                precondition_message(name, "MajorVersionUpdate", &m),
-            ));
+/// What a passed cluster precondition found, for the confirm popup.
+fn passed_message(name: &str, cv: &ClusterVersion, current: &str, target: &str) -> String {
+    use crate::openshift::precondition::{ROLLBACK, UPGRADEABLE, parse_version};
+    let (Ok(c), Ok(t)) = (parse_version(current), parse_version(target)) else {
+        return "Upgradeable is not False".to_string();
+    };
+    match name {
+        UPGRADEABLE if cv.condition("Upgradeable").is_some_and(|u| u.is_false()) => {
+            format!("Upgradeable=False does not block {c} to {t} (same minor or lower)")
         }
-    } else if t.major == c.major && t.minor > c.minor + 1 {
-        let m = format!(
-            "{t} is more than one minor version beyond the current target {c} ({}.{} > {}.({}+1)), and only updates within the current minor version or to the next minor version are supported.",
-            t.major, t.minor, c.major, c.minor
-        );
-        verdicts.push(Verdict::failed(
-            name,
-            force,
-            flags,
-            precondition_message(name, "MultipleMinorVersionsUpdate", &m),
-        ));
-    } else {
-        verdicts.push(Verdict::passed(
-            name,
-            format!("{c} to {t} is within one minor version"),
-        ));
+        UPGRADEABLE => "Upgradeable is not False".to_string(),
+        ROLLBACK if t.cmp_precedence(&c).is_lt() => {
+            format!("{t} is the cluster's previous version, in the same minor")
+        }
+        ROLLBACK => format!("{t} is not lower than {c}"),
+        _ if t.major > c.major => format!("{c} to {t} is the one major version update allowed (4.y to 5.0)"),
+        _ => format!("{c} to {t} is within one minor version"),
     }
 }
 

@@ -109,6 +109,9 @@ fn verdict<'a>(verdicts: &'a [Verdict], name: &str) -> &'a Verdict {
         .unwrap_or_else(|| panic!("no verdict {name} in {verdicts:?}"))
 }
 
+/// The cluster-side preconditions (shared with the engine) as the request sees them.
+mod cluster_preconditions;
+
 #[test]
 fn to_a_recommended_version_patches_version_and_image_only() {
     let p = planned(&cluster(), &to("4.16.4"), &Flags::default());

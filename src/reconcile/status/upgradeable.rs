@@ -3,9 +3,7 @@
 //! tests in `pkg/cvo/cvo_test.go`, `precondition/**_test.go`). Pure functions over the
 //! ClusterVersion and the target release.
 
-use semver::Version;
-
-use crate::openshift::{ClusterVersion, ConditionStatus, UpdateState, condition::find};
+use crate::openshift::{ClusterVersion, ConditionStatus, condition::find, precondition};
 use crate::reconcile::errors::{UpdateEffect, UpdateError};
 
 /// An Upgradeable risk: a reason-like name and a message (`matchingRules: [Always]`).
@@ -107,28 +105,8 @@ pub(crate) fn overrides_risk(cv: &ClusterVersion) -> Option<Risk> {
     })
 }
 
-/// A failed precondition (`precondition.Error`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PreconditionError {
-    /// Precondition name, e.g. `ClusterVersionRollback`.
-    pub name: String,
-    /// CamelCase reason, e.g. `LowDesiredVersion`.
-    pub reason: String,
-    /// Message.
-    pub message: String,
-    /// A warning: recorded as an accepted risk, does not block.
-    pub non_blocking: bool,
-}
-
-impl std::fmt::Display for PreconditionError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Precondition {:?} failed because of {:?}: {}",
-            self.name, self.reason, self.message
-        )
-    }
-}
+/// A failed precondition (`precondition.Error`): one type with the update request's checks.
+pub use crate::openshift::precondition::PreconditionError;
 
 /// The release being targeted by an update.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -146,183 +124,6 @@ fn perr(name: &str, reason: &str, message: String, non_blocking: bool) -> Precon
         message,
         non_blocking,
     }
-}
-
-fn parse(v: &str) -> Result<Version, semver::Error> {
-    Version::parse(v)
-}
-
-/// `ClusterVersionRollback`: only when target < current (`status.desired.version`).
-pub(crate) fn check_rollback(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
-    const N: &str = "ClusterVersionRollback";
-    let cur_s = &cv.status.desired.version;
-    let (Ok(cur), Ok(t)) = (parse(cur_s), parse(&target.version)) else {
-        return None;
-    };
-    if t >= cur {
-        return None;
-    }
-    let desired_image = &cv.status.desired.image;
-    let previous = cv
-        .status
-        .history
-        .iter()
-        .find(|h| !(h.version == *cur_s && h.image == *desired_image));
-    let Some(prev) = previous else {
-        return Some(perr(
-            N,
-            "LowDesiredVersion",
-            format!(
-                "{} is less than the current target {cur_s}, and the cluster has no previous Semantic Version",
-                target.version
-            ),
-            false,
-        ));
-    };
-    if prev.version != target.version {
-        return Some(perr(
-            N,
-            "LowDesiredVersion",
-            format!(
-                "{} is less than the current target {cur_s}, and the only supported rollback is to the cluster's previous version {} ({})",
-                target.version, prev.version, prev.image
-            ),
-            false,
-        ));
-    }
-    if t.major == cur.major && t.minor == cur.minor {
-        return None;
-    }
-    Some(perr(
-        N,
-        "LowDesiredVersion",
-        format!(
-            "{} is less than the current target {cur_s} and matches the cluster's previous version, but rollbacks that change major or minor versions are not recommended",
-            target.version
-        ),
-        false,
-    ))
-}
-
-/// `ClusterVersionGiantHop`: major up (4→5.0.x allowed) or more than one minor up.
-pub(crate) fn check_giant_hop(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
-    const N: &str = "ClusterVersionGiantHop";
-    let cur_s = &cv.status.desired.version;
-    let (Ok(cur), Ok(t)) = (parse(cur_s), parse(&target.version)) else {
-        return None;
-    };
-    if t.major > cur.major {
-        if cur.major == 4 && t.major == 5 && t.minor == 0 {
-            return None;
-        }
-        let tail = if cur.major == 4 && t.major == 5 {
-            "and only updates within the current major version or to 5.0 are supported."
-        } else {
-            "and only updates within the current major version are supported."
-        };
-        return Some(perr(
-            N,
-            "MajorVersionUpdate",
-            format!(
-                "{} has a larger major version than the current target {cur_s} ({} > {}), {tail}",
-                target.version, t.major, cur.major
-            ),
-            false,
-        ));
-    }
-    if t.major == cur.major && t.minor > cur.minor + 1 {
-        return Some(perr(
-            N,
-            "MultipleMinorVersionsUpdate",
-            format!(
-                "{} is more than one minor version beyond the current target {cur_s} ({}.{} > {}.({}+1)), and only updates within the current minor version or to the next minor version are supported.",
-                target.version, t.major, t.minor, cur.major, cur.minor
-            ),
-            false,
-        ));
-    }
-    None
-}
-
-/// `ClusterVersionUpgradeable`: blocks minor/major updates while the CV's Upgradeable is False
-/// (upstream `pkg/payload/precondition/clusterversion/upgradeable.go`), with the retarget warnings
-/// for overrides and patch retargets.
-pub(crate) fn check_upgradeable(cv: &ClusterVersion, target: &Target) -> Option<PreconditionError> {
-    const N: &str = "ClusterVersionUpgradeable";
-    let up = cv.condition("Upgradeable").filter(|c| c.is_false())?;
-    let cur_s = &cv.status.desired.version;
-    let cur = match parse(cur_s) {
-        Ok(v) => v,
-        Err(e) => {
-            return Some(perr(
-                N,
-                "InvalidCurrentVersion",
-                format!("The current cluster version {cur_s:?} is not a valid semantic version: {e}"),
-                true,
-            ));
-        }
-    };
-    let t = match parse(&target.version) {
-        Ok(v) => v,
-        Err(e) => {
-            return Some(perr(
-                N,
-                "InvalidDesiredVersion",
-                format!(
-                    "The desired version {:?} is not a valid semantic version: {e}",
-                    target.version
-                ),
-                false,
-            ));
-        }
-    };
-    if t <= cur || (t.major == cur.major && t.minor == cur.minor) {
-        if let Some(r) = overrides_risk(cv) {
-            return Some(perr(
-                N,
-                "ClusterVersionOverridesSet",
-                format!(
-                    "Retarget from {cur_s} to {} is not blocked by ClusterVersionOverridesSet. But the cluster-version operator is not managing these resources; they are currently the responsibility of the agent that set the overrides: {}",
-                    target.version, r.message
-                ),
-                true,
-            ));
-        }
-        let progressing = cv.condition("Progressing").is_some_and(|c| c.is_true());
-        let completed = cv
-            .status
-            .history
-            .iter()
-            .find(|h| h.state == UpdateState::Completed)
-            .and_then(|h| parse(&h.version).ok().map(|v| (h.version.clone(), v)));
-        if progressing
-            && t.major == cur.major
-            && t.minor == cur.minor
-            && let Some((cs, c)) = completed
-        {
-            let kind = if c.major != cur.major {
-                Some("Major")
-            } else if c.minor != cur.minor {
-                Some("Minor")
-            } else {
-                None
-            };
-            if let Some(kind) = kind {
-                return Some(perr(
-                    N,
-                    &format!("{kind}VersionClusterUpdateInProgress"),
-                    format!(
-                        "Retarget to {} while a {} version update from {cs} to {cur_s} is in progress",
-                        target.version,
-                        kind.to_lowercase()
-                    ),
-                    true,
-                ));
-            }
-        }
-        return None;
-    }
-    Some(perr(N, up.reason(), up.message().to_string(), false))
 }
 
 /// `ClusterVersionRecommendedUpdate` (always a warning; upstream test `TestRecommendedUpdate`):
@@ -396,12 +197,14 @@ pub fn check_recommended_update(cv: &ClusterVersion, target: &Target) -> Option<
 }
 
 /// Runs all preconditions in upstream order (Rollback, GiantHop, Upgradeable,
-/// RecommendedUpdate) and returns the failures.
+/// RecommendedUpdate) and returns the failures. The first three are the shared checks of
+/// [`crate::openshift::precondition`], which the update request runs too.
 pub(crate) fn run_preconditions(cv: &ClusterVersion, target: &Target) -> Vec<PreconditionError> {
+    let version = target.version.as_str();
     [
-        check_rollback(cv, target),
-        check_giant_hop(cv, target),
-        check_upgradeable(cv, target),
+        precondition::rollback(cv, version),
+        precondition::giant_hop(cv, version),
+        precondition::upgradeable(cv, version),
         check_recommended_update(cv, target),
     ]
     .into_iter()

@@ -160,6 +160,56 @@ fn snapshot_confirm_recommended_and_confirm_sends_one_request() {
     );
 }
 
+/// Upstream `pkg/payload/precondition/clusterversion/upgradeable.go`: with Upgradeable=False
+/// and an unmanaged override, a patch update is not blocked; the popup shows the cluster's
+/// non-blocking `ClusterVersionOverridesSet` as a warning verdict and a `warning:` line, and
+/// confirming still sends the request.
+#[test]
+fn snapshot_confirm_shows_a_non_blocking_precondition_as_a_warning() {
+    let mut state = demo_cluster();
+    let cv = state
+        .cluster_version
+        .as_mut()
+        .expect("the demo cluster has a ClusterVersion");
+    cv.spec.overrides = vec![crate::openshift::ComponentOverride {
+        kind: "Deployment".into(),
+        group: "apps".into(),
+        namespace: "openshift-monitoring".into(),
+        name: "prometheus".into(),
+        unmanaged: true,
+    }];
+    let up = cv
+        .status
+        .conditions
+        .iter_mut()
+        .find(|c| c.type_ == "Upgradeable")
+        .expect("Upgradeable");
+    up.status = crate::openshift::ConditionStatus::False;
+    up.reason = Some("ClusterVersionOverrides".into());
+    up.message = Some("Disabling ownership via cluster version overrides prevents updates between minor or major versions. Please remove overrides before requesting a minor or major version update.".into());
+    let (mut app, mut rx) = with_writer(state, 120, 50);
+    assert!(key(&mut app, KeyCode::Enter));
+    let text = text_of(&app);
+    let flat: String = text
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains("! ClusterVersionUpgradeable: ClusterVersionOverridesSet does not block; the cluster records it in the update's accepted risks (warning below)"),
+        "{text}"
+    );
+    assert!(
+        flat.contains("warning: Precondition \"ClusterVersionUpgradeable\" failed because of \"ClusterVersionOverridesSet\": Retarget from 4.16.3 to 4.16.4 is not blocked by ClusterVersionOverridesSet. But the cluster-version operator is not managing these resources; they are currently the responsibility of the agent that set the overrides: Disabling ownership via cluster version overrides prevents upgrades between minor or major versions. Please remove overrides before requesting a minor or major version update."),
+        "{text}"
+    );
+    assert!(!flat.contains("Refused"), "{text}");
+    insta::assert_snapshot!("confirm_precondition_warning_120x50", draw(&app).backend());
+    assert!(key(&mut app, KeyCode::Char('y')));
+    let cmds = sent(&mut rx);
+    assert_eq!(cmds.len(), 1, "a warning does not block: {cmds:?}");
+}
+
 #[test]
 fn snapshot_confirm_conditional_lists_the_risk_and_esc_sends_nothing() {
     let (mut app, mut rx) = with_writer(demo_cluster(), 120, 40);

@@ -79,7 +79,7 @@ impl EngineLoop {
         });
         let caps = set_capabilities(
             caps_spec.as_ref(),
-            &cv.status.capabilities.enabled_capabilities,
+            &capabilities::prior_capabilities(current.as_deref(), &cv),
             &Default::default(),
         );
         let caps_status = CapabilitiesStatus {
@@ -242,12 +242,18 @@ impl EngineLoop {
             Some(c) if c.state == PayloadState::Initializing => PayloadState::Initializing,
             Some(_) => PayloadState::Updating,
         };
+        let caps = capabilities::enable_implicitly(
+            caps,
+            &payload,
+            current.as_ref().map(|c| &*c.payload),
+            &Default::default(),
+        );
         self.worker.update(SyncWork {
             generation,
             desired: release,
             force,
             overrides,
-            capabilities: caps_status,
+            capabilities: caps.status(),
             feature_gates: Default::default(),
             payload,
             state,

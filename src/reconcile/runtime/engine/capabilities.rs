@@ -65,3 +65,125 @@ pub(super) fn enable_implicitly(
     }
     caps.with_implicitly_enabled(implicit)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::reconcile::payload::{
+        Manifest, PayloadState,
+        capability::{CapabilitiesSpec, set_capabilities},
+    };
+
+    fn set(v: &[&str]) -> BTreeSet<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// A ConfigMap manifest `name` under `capability` (`""`: none).
+    fn configmap(name: &str, capability: &str) -> Arc<Manifest> {
+        let mut ann = json!({"include.release.openshift.io/self-managed-high-availability": "true"});
+        if !capability.is_empty() {
+            ann["capability.openshift.io/name"] = json!(capability);
+        }
+        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "ns", "annotations": ann}});
+        Arc::new(Manifest::from_object(obj, &format!("0000_10_{name}.yaml"), 0).unwrap())
+    }
+
+    fn payload(version: &str, manifests: Vec<Arc<Manifest>>) -> Payload {
+        Payload {
+            release: crate::reconcile::payload::Release {
+                version: version.into(),
+                ..Default::default()
+            },
+            previous: Vec::new(),
+            architecture: "amd64".into(),
+            parsed_version: semver::Version::parse(version).unwrap(),
+            image_references: Default::default(),
+            manifest_hash: String::new(),
+            manifests,
+            excluded: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn baseline_none(previously_enabled: &[&str]) -> ClusterCapabilities {
+        let spec = CapabilitiesSpec {
+            baseline_capability_set: Some("None".into()),
+            additional_enabled_capabilities: Vec::new(),
+        };
+        let prior: Vec<String> = previously_enabled.iter().map(|s| s.to_string()).collect();
+        set_capabilities(Some(&spec), &prior, &BTreeSet::new())
+    }
+
+    #[test]
+    fn a_running_resource_moved_under_a_disabled_capability_enables_it() {
+        let current = payload(
+            "4.16.0",
+            vec![configmap("gamma", ""), configmap("storage", "Storage")],
+        );
+        // gamma moves under Console; delta is new under Insights; storage stays under Storage,
+        // which the cluster does not run: only Console is enabled.
+        let update = payload(
+            "4.17.0",
+            vec![
+                configmap("gamma", "Console"),
+                configmap("delta", "Insights"),
+                configmap("storage", "Storage"),
+            ],
+        );
+        let caps = enable_implicitly(baseline_none(&[]), &update, Some(&current), &BTreeSet::new());
+        assert_eq!(caps.enabled, set(&["Console"]));
+        assert_eq!(caps.implicitly_enabled, set(&["Console"]));
+        assert_eq!(caps.status().enabled, set(&["Console"]));
+    }
+
+    #[test]
+    fn the_first_load_enables_nothing_implicitly() {
+        let update = payload("4.17.0", vec![configmap("gamma", "Console")]);
+        let caps = enable_implicitly(baseline_none(&[]), &update, None, &BTreeSet::new());
+        assert_eq!(caps, baseline_none(&[]));
+        assert!(caps.enabled.is_empty());
+    }
+
+    #[test]
+    fn an_implicitly_enabled_capability_stays_through_the_next_update() {
+        // Console was enabled implicitly by an earlier update; the next one keeps gamma under it.
+        let current = payload("4.17.0", vec![configmap("gamma", "Console")]);
+        let update = payload("4.18.0", vec![configmap("gamma", "Console")]);
+        let caps = enable_implicitly(
+            baseline_none(&["Console"]),
+            &update,
+            Some(&current),
+            &BTreeSet::new(),
+        );
+        assert_eq!(caps.enabled, set(&["Console"]));
+        assert_eq!(caps.implicitly_enabled, set(&["Console"]));
+    }
+
+    #[test]
+    fn prior_capabilities_are_the_works_then_the_status() {
+        let mut cv = ClusterVersion::default();
+        cv.status.capabilities.enabled_capabilities = vec!["Insights".into()];
+        assert_eq!(prior_capabilities(None, &cv), ["Insights"]);
+        let caps = baseline_none(&[]).with_implicitly_enabled(set(&["Console"]));
+        let work = SyncWork {
+            generation: 1,
+            desired: Default::default(),
+            force: false,
+            overrides: Vec::new(),
+            capabilities: caps.status(),
+            feature_gates: BTreeSet::new(),
+            payload: Arc::new(payload("4.17.0", Vec::new())),
+            state: PayloadState::Updating,
+            load_status: Default::default(),
+            implicitly_enabled: vec!["Console".into()],
+        };
+        // The work's, even while the status written from it has not come back yet.
+        assert_eq!(prior_capabilities(Some(&work), &cv), ["Console"]);
+    }
+}

@@ -790,6 +790,33 @@ async fn update_moving_a_resource_under_a_disabled_capability_enables_it_implici
         cond(&cv, "ImplicitlyEnabledCapabilities").2,
         "The following capabilities could not be disabled: Console"
     );
+
+    // Once the spec enables Console itself, nothing is implicit any more (the work is the same:
+    // the enabled capabilities did not change).
+    let api: kube::Api<ClusterVersion> = kube::Api::all(t.client());
+    api.patch(
+        &n.cv,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"spec": {"capabilities": {"additionalEnabledCapabilities": ["Console"]}}})),
+    )
+    .await
+    .expect("patch spec.capabilities");
+    wait_snapshot(&mut h2, "ImplicitlyEnabledCapabilities False", 10, |s| {
+        s.cluster_version.as_ref().is_some_and(|c| {
+            find(&c.conditions, "ImplicitlyEnabledCapabilities").is_some_and(|c| c.is_false())
+        })
+    })
+    .await;
+    let cv = cv_of(&t).await;
+    assert_eq!(cv.status.capabilities.enabled_capabilities, ["Console"]);
+    assert_eq!(
+        cond(&cv, "ImplicitlyEnabledCapabilities"),
+        (
+            "False".into(),
+            "AsExpected".into(),
+            "Capabilities match configured spec".into()
+        )
+    );
     h2.shutdown().await;
 }
 

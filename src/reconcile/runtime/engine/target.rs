@@ -93,9 +93,13 @@ impl EngineLoop {
             && cur.overrides == overrides
             && cur.capabilities.enabled == caps_status.enabled
         {
-            if cur.generation != generation {
+            // Which enabled capabilities are implicit changes without changing the work
+            // (sync_worker.go `Update`), e.g. when the spec enables an implicit one.
+            let implicitly_enabled: Vec<String> = caps.implicitly_enabled.iter().cloned().collect();
+            if cur.generation != generation || cur.implicitly_enabled != implicitly_enabled {
                 let mut w = (**cur).clone();
                 w.generation = generation;
+                w.implicitly_enabled = implicitly_enabled;
                 self.worker.update(w);
             }
             return;

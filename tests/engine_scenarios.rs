@@ -706,7 +706,10 @@ async fn update_moving_a_resource_under_a_disabled_capability_enables_it_implici
     let f = payloads(
         &n,
         &[(file, gamma("1.0.0", ""))],
-        &[(file, gamma("1.1.0", "    capability.openshift.io/name: Console\n"))],
+        &[(
+            file,
+            gamma("1.1.0", "    capability.openshift.io/name: Console\n"),
+        )],
     );
     t.create(
         CV,
@@ -797,7 +800,9 @@ async fn update_moving_a_resource_under_a_disabled_capability_enables_it_implici
     api.patch(
         &n.cv,
         &kube::api::PatchParams::default(),
-        &kube::api::Patch::Merge(json!({"spec": {"capabilities": {"additionalEnabledCapabilities": ["Console"]}}})),
+        &kube::api::Patch::Merge(
+            json!({"spec": {"capabilities": {"additionalEnabledCapabilities": ["Console"]}}}),
+        ),
     )
     .await
     .expect("patch spec.capabilities");

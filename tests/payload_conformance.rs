@@ -598,8 +598,20 @@ fn c17_fixture_pairs() {
     let cases: Vec<(&str, Vec<String>, Vec<String>, Vec<String>, Vec<String>)> = vec![
         ("test2", v(&[]), v(&[]), v(&[]), v(&[])),
         ("test3", v(&["cap2"]), v(&["cap2"]), v(&[]), v(&[])),
-        ("test4", v(&["cap1", "cap2"]), v(&["cap1", "cap2"]), v(&[]), v(&[])),
-        ("test5", v(&["cap1", "cap2"]), v(&["cap1"]), v(&["cap2"]), v(&["cap2"])),
+        (
+            "test4",
+            v(&["cap1", "cap2"]),
+            v(&["cap1", "cap2"]),
+            v(&[]),
+            v(&[]),
+        ),
+        (
+            "test5",
+            v(&["cap1", "cap2"]),
+            v(&["cap1"]),
+            v(&["cap2"]),
+            v(&["cap2"]),
+        ),
         ("test6", v(&["cap1", "cap2"]), v(&["cap1"]), v(&[]), v(&["cap2"])),
         (
             "test7",

@@ -277,8 +277,8 @@ impl SyncWorker {
             }
             drop(cur);
             self.inner.view.send_if_modified(|v| {
-                let m = v.status.generation != generation
-                    || v.status.capabilities.implicitly_enabled != implicit;
+                let m =
+                    v.status.generation != generation || v.status.capabilities.implicitly_enabled != implicit;
                 v.status.generation = generation;
                 v.status.capabilities.implicitly_enabled = implicit;
                 m

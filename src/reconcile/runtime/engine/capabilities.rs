@@ -18,14 +18,24 @@ use crate::reconcile::{
 };
 
 /// The capabilities enabled so far, which a turn must keep enabled (upstream sync_worker.go
-/// `Update`, `priorCaps`): the enabled capabilities of the worker's current work, or, before
-/// the worker has work (at start-up), the ClusterVersion's `status.capabilities.enabledCapabilities`,
-/// so a restarted engine keeps what an earlier one enabled.
+/// `Update`, `priorCaps`): the enabled capabilities of the worker's current work and the
+/// ClusterVersion's `status.capabilities.enabledCapabilities`, sorted, without repeats.
+/// Upstream takes the work's once it has one and the status' before (so a restarted engine
+/// keeps what an earlier one enabled); cvo takes both, since a capability is never disabled:
+/// the work's cover a status write that has not come back yet, the status' cover what the
+/// cluster's own CVO enabled while this engine watches.
 pub(super) fn prior_capabilities(current: Option<&SyncWork>, cv: &ClusterVersion) -> Vec<String> {
-    match current {
-        Some(work) => work.capabilities.enabled.iter().cloned().collect(),
-        None => cv.status.capabilities.enabled_capabilities.clone(),
+    let mut prior: BTreeSet<String> = cv
+        .status
+        .capabilities
+        .enabled_capabilities
+        .iter()
+        .cloned()
+        .collect();
+    if let Some(work) = current {
+        prior.extend(work.capabilities.enabled.iter().cloned());
     }
+    prior.into_iter().collect()
 }
 
 /// `caps` plus the capabilities loading `update` while the worker holds `current` implicitly
@@ -166,7 +176,7 @@ mod tests {
     }
 
     #[test]
-    fn prior_capabilities_are_the_works_then_the_status() {
+    fn prior_capabilities_are_the_works_and_the_status() {
         let mut cv = ClusterVersion::default();
         cv.status.capabilities.enabled_capabilities = vec!["Insights".into()];
         assert_eq!(prior_capabilities(None, &cv), ["Insights"]);
@@ -183,7 +193,10 @@ mod tests {
             load_status: Default::default(),
             implicitly_enabled: vec!["Console".into()],
         };
-        // The work's, even while the status written from it has not come back yet.
+        // The work's, even while the status written from it has not come back yet, and the
+        // status'.
+        assert_eq!(prior_capabilities(Some(&work), &cv), ["Console", "Insights"]);
+        cv.status.capabilities.enabled_capabilities = vec!["Console".into()];
         assert_eq!(prior_capabilities(Some(&work), &cv), ["Console"]);
     }
 }

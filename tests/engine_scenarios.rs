@@ -687,6 +687,144 @@ async fn crash_mid_update_then_restart_resumes_without_duplicate_history() {
     h2.shutdown().await;
 }
 
+/// Issue 26 point 4, capabilities are never silently lost (upstream pkg/cvo/sync_worker.go
+/// `syncPayload`, pkg/payload/payload.go `GetImplicitlyEnabledCapabilities`): with the baseline
+/// capability set `None`, 1.0.0 applies the ConfigMap `gamma` under no capability and 1.1.0
+/// moves it under `Console`, which is not enabled. The update enables Console implicitly
+/// (status.capabilities, ImplicitlyEnabledCapabilities) and applies gamma's 1.1.0 content
+/// before it claims Completed; a restarted engine keeps Console enabled and gamma managed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_moving_a_resource_under_a_disabled_capability_enables_it_implicitly() {
+    let (t, n) = cluster().await;
+    let gamma = |version: &str, capability: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gamma\n  namespace: {}\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n{capability}data:\n  version: \"{version}\"\n",
+            n.ns
+        )
+    };
+    let file = "0000_20_gamma_configmap.yaml";
+    let f = payloads(
+        &n,
+        &[(file, gamma("1.0.0", ""))],
+        &[(
+            file,
+            gamma("1.1.0", "    capability.openshift.io/name: Console\n"),
+        )],
+    );
+    t.create(
+        CV,
+        json!({
+            "apiVersion": "config.openshift.io/v1",
+            "kind": "ClusterVersion",
+            "metadata": {"name": n.cv},
+            "spec": {
+                "clusterID": "6a1f0c3e-5b7d-4e2a-9c1b-0d2e3f4a5b6c",
+                "capabilities": {"baselineCapabilitySet": "None"}
+            }
+        }),
+    )
+    .await;
+    let mut h = install(&t, &f).await;
+    let cv = cv_of(&t).await;
+    assert_eq!(cv.status.capabilities.enabled_capabilities, Vec::<String>::new());
+    assert_eq!(
+        cond(&cv, "ImplicitlyEnabledCapabilities"),
+        (
+            "False".into(),
+            "AsExpected".into(),
+            "Capabilities match configured spec".into()
+        )
+    );
+    let version_of_gamma = || async {
+        t.get(CONFIGMAP, &n.ns, "gamma").await.expect("gamma exists")["data"]["version"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(version_of_gamma().await, "1.0.0");
+
+    request_update(&t).await;
+    let s = wait_snapshot(&mut h, "update Completed", 20, |s| {
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == "1.1.0")
+    })
+    .await;
+    assert_eq!((s.done, s.total), (5, 5), "gamma is applied, not skipped");
+    let cv = cv_of(&t).await;
+    assert_eq!(cv.status.capabilities.enabled_capabilities, ["Console"]);
+    assert_eq!(
+        cond(&cv, "ImplicitlyEnabledCapabilities"),
+        (
+            "True".into(),
+            "CapabilitiesImplicitlyEnabled".into(),
+            "The following capabilities could not be disabled: Console".into()
+        )
+    );
+    let hist: Vec<_> = cv
+        .status
+        .history
+        .iter()
+        .map(|h| (h.state, h.version.as_str()))
+        .collect();
+    assert_eq!(
+        hist,
+        vec![
+            (UpdateState::Completed, "1.1.0"),
+            (UpdateState::Completed, "1.0.0")
+        ]
+    );
+    assert_eq!(version_of_gamma().await, "1.1.0");
+    h.shutdown().await;
+
+    // While no engine runs, gamma is edited; a restarted engine still applies it (Console is
+    // still enabled, from status.capabilities) and still reports Console as implicitly enabled.
+    let mut edited = t.get(CONFIGMAP, &n.ns, "gamma").await.expect("gamma exists");
+    edited["data"]["version"] = json!("edited");
+    assert!(t.edit(CONFIGMAP, edited).await, "gamma edited");
+    let mut h2 = Engine::spawn(t.client(), config(&f, &n, EngineMode::ActiveApply));
+    let s = wait_snapshot(&mut h2, "a whole pass after the restart", 20, |s| {
+        s.counters.passes >= 1 && s.is_completed()
+    })
+    .await;
+    assert_eq!((s.done, s.total), (5, 5));
+    assert_eq!(version_of_gamma().await, "1.1.0");
+    let cv = cv_of(&t).await;
+    assert_eq!(cv.status.capabilities.enabled_capabilities, ["Console"]);
+    assert_eq!(
+        cond(&cv, "ImplicitlyEnabledCapabilities").2,
+        "The following capabilities could not be disabled: Console"
+    );
+
+    // Once the spec enables Console itself, nothing is implicit any more (the work is the same:
+    // the enabled capabilities did not change).
+    let api: kube::Api<ClusterVersion> = kube::Api::all(t.client());
+    api.patch(
+        &n.cv,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(
+            json!({"spec": {"capabilities": {"additionalEnabledCapabilities": ["Console"]}}}),
+        ),
+    )
+    .await
+    .expect("patch spec.capabilities");
+    wait_snapshot(&mut h2, "ImplicitlyEnabledCapabilities False", 10, |s| {
+        s.cluster_version.as_ref().is_some_and(|c| {
+            find(&c.conditions, "ImplicitlyEnabledCapabilities").is_some_and(|c| c.is_false())
+        })
+    })
+    .await;
+    let cv = cv_of(&t).await;
+    assert_eq!(cv.status.capabilities.enabled_capabilities, ["Console"]);
+    assert_eq!(
+        cond(&cv, "ImplicitlyEnabledCapabilities"),
+        (
+            "False".into(),
+            "AsExpected".into(),
+            "Capabilities match configured spec".into()
+        )
+    );
+    h2.shutdown().await;
+}
+
 /// Options of a `cvo reconcile` run. On the real server a pass of the 1,000-manifest payload
 /// takes longer than the simulator's scaled apply timeout (`I` = 9 s): there the timings are
 /// scaled less (`I` = 36 s) and the run may take up to 5 minutes.

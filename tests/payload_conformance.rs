@@ -549,11 +549,11 @@ fn c17_implicitly_enabled_capabilities() {
         set(&[])
     );
     assert_eq!(
-        implicitly_enabled_capabilities(&[], &current, &cfg, &cfg, &set(&["c9"])),
+        implicitly_enabled_capabilities(&[] as &[Manifest], &current, &cfg, &cfg, &set(&["c9"])),
         set(&["c9"])
     );
     assert_eq!(
-        implicitly_enabled_capabilities(&update, &[], &cfg, &cfg, &set(&["c9"])),
+        implicitly_enabled_capabilities(&update, &[] as &[Manifest], &cfg, &cfg, &set(&["c9"])),
         set(&["c9"])
     );
 }
@@ -574,6 +574,84 @@ fn c17_fixture_pair_test1() {
         implicitly_enabled_capabilities(&update, &current, &cfg, &cfg, &BTreeSet::new()),
         set(&["cap2"])
     );
+}
+
+/// The rest of upstream pkg/payload/payload_test.go `TestGetImplicitlyEnabledCapabilities`, on
+/// its fixture pairs (`test1` is [`c17_fixture_pair_test1`]): (directory, known, enabled,
+/// implicitly enabled before, implicitly enabled after). A missing `current` or `update`
+/// directory is an empty payload; `test10` lists its update manifest twice, as upstream does.
+#[test]
+fn c17_fixture_pairs() {
+    let caps = |n: std::ops::RangeInclusive<u32>| -> Vec<String> { n.map(|i| format!("cap{i}")).collect() };
+    let complex_known: Vec<String> = caps(1..=24)
+        .into_iter()
+        .chain(caps(111..=119))
+        .chain(caps(1110..=1116))
+        .collect();
+    let complex_after: Vec<String> = ["cap000".to_string()]
+        .into_iter()
+        .chain(caps(111..=119))
+        .chain(caps(1110..=1116))
+        .collect();
+    let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    #[allow(clippy::type_complexity)]
+    let cases: Vec<(&str, Vec<String>, Vec<String>, Vec<String>, Vec<String>)> = vec![
+        ("test2", v(&[]), v(&[]), v(&[]), v(&[])),
+        ("test3", v(&["cap2"]), v(&["cap2"]), v(&[]), v(&[])),
+        (
+            "test4",
+            v(&["cap1", "cap2"]),
+            v(&["cap1", "cap2"]),
+            v(&[]),
+            v(&[]),
+        ),
+        (
+            "test5",
+            v(&["cap1", "cap2"]),
+            v(&["cap1"]),
+            v(&["cap2"]),
+            v(&["cap2"]),
+        ),
+        ("test6", v(&["cap1", "cap2"]), v(&["cap1"]), v(&[]), v(&["cap2"])),
+        (
+            "test7",
+            complex_known,
+            caps(1..=24),
+            v(&["cap000", "cap111", "cap112", "cap113", "cap114"]),
+            complex_after,
+        ),
+        ("test8", v(&["cap1"]), v(&["cap1"]), v(&["cap1"]), v(&["cap1"])),
+        ("test9", v(&["cap1"]), v(&["cap1"]), v(&["cap1"]), v(&["cap1"])),
+        ("test10", v(&["cap1", "cap2"]), v(&["cap1"]), v(&[]), v(&["cap2"])),
+    ];
+    for (test, known, enabled, before, after) in cases {
+        let Some(dir) = cvo_testdata(&format!("payloadcapabilitytest/{test}"), "c17_fixture_pairs") else {
+            return;
+        };
+        let read = |sub: &str| {
+            let d = dir.join(sub);
+            if !d.exists() {
+                return Vec::new();
+            }
+            payload::load::read_manifest_dir(&d, "", &[], None)
+                .unwrap()
+                .manifests
+        };
+        let (current, mut update) = (read("current"), read("update"));
+        if test == "test10" {
+            update.push(update[0].clone());
+        }
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        let enabled: Vec<&str> = enabled.iter().map(String::as_str).collect();
+        let cfg = caps_cfg(&enabled, &known);
+        let before: BTreeSet<String> = before.into_iter().collect();
+        let after: BTreeSet<String> = after.into_iter().collect();
+        assert_eq!(
+            implicitly_enabled_capabilities(&update, &current, &cfg, &cfg, &before),
+            after,
+            "{test}"
+        );
+    }
 }
 
 #[test]

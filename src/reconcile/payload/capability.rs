@@ -185,6 +185,16 @@ impl ClusterCapabilities {
             enabled: self.enabled.clone(),
         }
     }
+
+    /// These capabilities with `implicitly_enabled` as the implicitly enabled set, each of them
+    /// also enabled (capability.go `SetFromImplicitlyEnabledCapabilities`). `implicitly_enabled`
+    /// replaces the old set: callers pass a superset of it (what
+    /// [`super::implicitly_enabled_capabilities`] returns), so nothing enabled is dropped.
+    pub fn with_implicitly_enabled(mut self, implicitly_enabled: BTreeSet<String>) -> Self {
+        self.enabled.extend(implicitly_enabled.iter().cloned());
+        self.implicitly_enabled = implicitly_enabled;
+        self
+    }
 }
 
 /// `status.capabilities` (`knownCapabilities`, `enabledCapabilities`), what the manifest filters
@@ -284,6 +294,19 @@ mod tests {
         let c = set_capabilities(Some(&spec), &["Console".into()], &BTreeSet::new());
         assert_eq!(c.enabled, set(&["Console"]));
         assert_eq!(c.implicitly_enabled, set(&["Console"]));
+    }
+
+    #[test]
+    fn implicitly_enabled_capabilities_are_added_to_the_enabled_ones() {
+        let spec = CapabilitiesSpec {
+            baseline_capability_set: Some("None".into()),
+            additional_enabled_capabilities: vec!["Console".into()],
+        };
+        let c = set_capabilities(Some(&spec), &["Insights".into()], &BTreeSet::new())
+            .with_implicitly_enabled(set(&["Insights", "Storage"]));
+        assert_eq!(c.enabled, set(&["Console", "Insights", "Storage"]));
+        assert_eq!(c.implicitly_enabled, set(&["Insights", "Storage"]));
+        assert_eq!(c.status().enabled, set(&["Console", "Insights", "Storage"]));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! [`ExclusionReason`]. A filter whose input is `None` in [`InclusionConfig`] is skipped, as a
 //! nil pointer is upstream.
 
-use std::{collections::BTreeSet, fmt};
+use std::{borrow::Borrow, collections::BTreeSet, fmt};
 
 use super::manifest::Manifest;
 use crate::reconcile::payload::capability::CapabilitiesStatus;
@@ -402,10 +402,11 @@ pub fn include(m: &Manifest, cfg: &InclusionConfig) -> Result<(), ExclusionReaso
 /// (unknown capabilities allowed), a current manifest with the same identity that the current
 /// config includes makes the update manifest's capabilities not on the current manifest, not
 /// already implicit and not enabled now, implicitly enabled. Starts from
-/// `current_implicitly_enabled`.
-pub fn implicitly_enabled_capabilities(
-    update: &[Manifest],
-    current: &[Manifest],
+/// `current_implicitly_enabled`. Both manifest lists may hold `Manifest`s or `Arc<Manifest>`s
+/// (a loaded [`super::Payload`]'s).
+pub fn implicitly_enabled_capabilities<U: Borrow<Manifest>, C: Borrow<Manifest>>(
+    update: &[U],
+    current: &[C],
     update_cfg: &InclusionConfig,
     current_cfg: &InclusionConfig,
     current_implicitly_enabled: &BTreeSet<String>,
@@ -420,11 +421,11 @@ pub fn implicitly_enabled_capabilities(
         .map(|c| c.enabled.clone())
         .unwrap_or_default();
     let mut ret = current_implicitly_enabled.clone();
-    for um in update {
+    for um in update.iter().map(Borrow::borrow) {
         if include(um, &update_cfg).is_ok() {
             continue;
         }
-        for cm in current.iter().filter(|cm| cm.id == um.id) {
+        for cm in current.iter().map(Borrow::borrow).filter(|cm| cm.id == um.id) {
             if include(cm, &current_cfg).is_err() {
                 continue;
             }

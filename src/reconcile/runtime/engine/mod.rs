@@ -53,6 +53,7 @@ use crate::reconcile::{
     },
 };
 
+mod capabilities;
 mod commands;
 
 /// How long a stopping engine waits for the tasks already running to end before its final

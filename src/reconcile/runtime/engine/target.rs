@@ -82,7 +82,7 @@ impl EngineLoop {
         });
         let caps = set_capabilities(
             caps_spec.as_ref(),
-            &cv.status.capabilities.enabled_capabilities,
+            &capabilities::prior_capabilities(current.as_deref(), &cv),
             &Default::default(),
         );
         let caps_status = CapabilitiesStatus {
@@ -104,9 +104,13 @@ impl EngineLoop {
             && cur.overrides == overrides
             && cur.capabilities.enabled == caps_status.enabled
         {
-            if cur.generation != generation {
+            // Which enabled capabilities are implicit changes without changing the work
+            // (sync_worker.go `Update`), e.g. when the spec enables an implicit one.
+            let implicitly_enabled: Vec<String> = caps.implicitly_enabled.iter().cloned().collect();
+            if cur.generation != generation || cur.implicitly_enabled != implicitly_enabled {
                 let mut w = (**cur).clone();
                 w.generation = generation;
+                w.implicitly_enabled = implicitly_enabled;
                 self.worker.update(w);
             }
             // Back on the work in hand (a cleared or replaced request whose release was still
@@ -271,12 +275,18 @@ impl EngineLoop {
             Some(c) if c.state == PayloadState::Initializing => PayloadState::Initializing,
             Some(_) => PayloadState::Updating,
         };
+        let caps = capabilities::enable_implicitly(
+            caps,
+            &payload,
+            current.as_ref().map(|c| &*c.payload),
+            &Default::default(),
+        );
         self.worker.update(SyncWork {
             generation,
             desired: release,
             force,
             overrides,
-            capabilities: caps_status,
+            capabilities: caps.status(),
             feature_gates: Default::default(),
             payload,
             state,

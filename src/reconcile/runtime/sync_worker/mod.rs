@@ -218,7 +218,7 @@ impl SyncWorker {
 
     /// Gives the worker new work (upstream `Update`, after the payload is loaded). Different
     /// work cancels the running pass and starts a new one at once; the same work with a new
-    /// generation only updates the reported generation.
+    /// generation or other implicitly enabled capabilities only updates those.
     pub fn update(&self, work: SyncWork) {
         let mut cur = lock(&self.inner.work);
         let changed = cur.as_ref().is_none_or(|c| !c.same_work(&work));
@@ -266,17 +266,21 @@ impl SyncWorker {
             });
             self.inner.wake.notify_one();
         } else {
+            let implicit = work.implicitly_enabled;
             if let Some(c) = cur.as_mut()
-                && c.generation != generation
+                && (c.generation != generation || c.implicitly_enabled != implicit)
             {
                 let mut w = (**c).clone();
                 w.generation = generation;
+                w.implicitly_enabled = implicit.clone();
                 *c = Arc::new(w);
             }
             drop(cur);
             self.inner.view.send_if_modified(|v| {
-                let m = v.status.generation != generation;
+                let m =
+                    v.status.generation != generation || v.status.capabilities.implicitly_enabled != implicit;
                 v.status.generation = generation;
+                v.status.capabilities.implicitly_enabled = implicit;
                 m
             });
         }

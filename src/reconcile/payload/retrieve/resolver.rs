@@ -1,9 +1,11 @@
 //! [`RegistryPayloads`]: the engine's [`PayloadResolver`] for release images in registries.
-//! Local payloads (the operator's own directory, `file://` pseudo pull specs, other known
-//! directories) answer at once; any other pull spec is retrieved in the background (resolve the
-//! digest, verify, pull and extract, within upstream's time limit) while [`PayloadResolver::poll`]
-//! answers `Pending` with the progress, and the engine is woken through
-//! [`PayloadResolver::wakeup`] at each step.
+//! Local payloads (the operator's own directory and the other directories registered in its
+//! [`LocalPayloads`]) answer at once, as registered payloads; any other `file://` pseudo pull
+//! spec is refused (an update service or a ClusterVersion spec naming a path must not get an
+//! unverified directory applied); any other pull spec is retrieved in the background (resolve
+//! the digest, verify, pull and extract, within upstream's time limit) while
+//! [`PayloadResolver::poll`] answers `Pending` with the progress, and the engine is woken
+//! through [`PayloadResolver::wakeup`] at each step.
 
 use std::{
     collections::HashMap,
@@ -80,7 +82,8 @@ impl RegistryPayloads {
     }
 
     /// Checks each release's signature with `verifier` before its payload is accepted (without
-    /// one, releases are accepted unverified, as before verification existed). The own
+    /// one, pulled releases are reported unverified, and the engine accepts them only when the
+    /// update is forced, as upstream's "reject" verifier). The own
     /// release is never verified (upstream: a local payload); the verifier is told where its
     /// payload is ([`ReleaseVerifier::own_payload`]) now when it is a directory, else once it
     /// is pulled.
@@ -116,13 +119,8 @@ impl RegistryPayloads {
         if let Some(d) = self.local.others.get(image) {
             return Some(Ok(d.clone()));
         }
-        if let Some(path) = image.strip_prefix("file://") {
-            let p = PathBuf::from(path);
-            return Some(if p.is_dir() {
-                Ok(p)
-            } else {
-                Err(format!("{path}: not a payload directory"))
-            });
+        if image.starts_with("file://") {
+            return Some(Err(unregistered_local(image)));
         }
         None
     }
@@ -183,6 +181,14 @@ impl RegistryPayloads {
             notify.notify_one();
         });
     }
+}
+
+/// Why a `file://` pull spec that is neither the own release nor a registered payload is
+/// not served.
+fn unregistered_local(image: &str) -> String {
+    format!(
+        "{image} is not a payload registered with this operator: a file:// release is read only when it is the operator's own release or a payload given to it on its command line, never because a ClusterVersion or an update service names the path"
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -325,6 +331,7 @@ impl PayloadResolver for RegistryPayloads {
                     dir,
                     accepted_risk: None,
                     verified: false,
+                    registered: true,
                 },
                 Err(e) => Resolution::Failed(ResolveFailure::Retrieve(e)),
             };
@@ -346,6 +353,9 @@ impl PayloadResolver for RegistryPayloads {
                     dir: dir.clone(),
                     accepted_risk: accepted_risk.clone(),
                     verified: *verified,
+                    // The own release pulled by pull spec (`--release-image` without a
+                    // directory) is the administrator's, as upstream's local payload.
+                    registered: request.image == self.local.own_image,
                 };
             }
             Some(PullState::Failed { failure, at }) if at.elapsed() < RETRY_AFTER => {
@@ -393,5 +403,66 @@ impl PayloadResolver for RegistryPayloads {
                 tracing::warn!("{e}");
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::reconcile::payload::retrieve::RetrieveOptions;
+
+    fn request(image: &str) -> ResolveRequest {
+        ResolveRequest {
+            image: image.into(),
+            version: "1.1.0".into(),
+            force: true,
+        }
+    }
+
+    /// A `file://` pull spec is served only for the own release or a registered payload, and
+    /// then as registered; any other, even an existing directory and with force, is refused.
+    #[test]
+    fn file_pull_specs_are_served_only_when_registered() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (own, other, stray) = (
+            tmp.path().join("own"),
+            tmp.path().join("other"),
+            tmp.path().join("stray"),
+        );
+        for d in [&own, &other, &stray] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        let spec = |d: &std::path::Path| format!("file://{}", d.display());
+        let rp = RegistryPayloads::new(
+            LocalPayloads {
+                own_image: spec(&own),
+                own_dir: own.clone(),
+                others: BTreeMap::from([(spec(&other), other.clone())]),
+            },
+            Retriever::new(RetrieveOptions::new(Some(tmp.path().join("cache")))),
+        );
+        for (image, dir) in [(spec(&own), &own), (spec(&other), &other)] {
+            assert_eq!(
+                rp.poll(&request(&image)),
+                Resolution::Ready {
+                    dir: dir.clone(),
+                    accepted_risk: None,
+                    verified: false,
+                    registered: true,
+                }
+            );
+            assert_eq!(rp.resolve(&image), Ok(dir.clone()));
+        }
+        let stray = spec(&stray);
+        let want = format!(
+            "{stray} is not a payload registered with this operator: a file:// release is read only when it is the operator's own release or a payload given to it on its command line, never because a ClusterVersion or an update service names the path"
+        );
+        assert_eq!(
+            rp.poll(&request(&stray)),
+            Resolution::Failed(ResolveFailure::Retrieve(want.clone()))
+        );
+        assert_eq!(rp.resolve(&stray), Err(want));
     }
 }

@@ -1,6 +1,7 @@
 //! [`RegistryPayloads`]: the engine's [`PayloadResolver`] for release images in registries.
-//! Local payloads (the operator's own directory and the other directories registered in its
-//! [`LocalPayloads`]) answer at once, as registered payloads; any other `file://` pseudo pull
+//! Local payloads (the operator's own directory, or the directory of its own `file://` pseudo
+//! pull spec, and the other directories registered in its [`LocalPayloads`]) answer at once,
+//! as registered payloads; any other `file://` pseudo pull
 //! spec is refused (an update service or a ClusterVersion spec naming a path must not get an
 //! unverified directory applied); any other pull spec is retrieved in the background (resolve
 //! the digest, verify, pull and extract, within upstream's time limit) while
@@ -113,8 +114,20 @@ impl RegistryPayloads {
     }
 
     fn local_dir(&self, image: &str) -> Option<Result<PathBuf, String>> {
-        if image == self.local.own_image && !self.local.own_dir.as_os_str().is_empty() {
-            return Some(Ok(self.local.own_dir.clone()));
+        if image == self.local.own_image {
+            if !self.local.own_dir.as_os_str().is_empty() {
+                return Some(Ok(self.local.own_dir.clone()));
+            }
+            // The own release named by its `file://` pseudo pull spec (the dashboard takes the
+            // cluster's running release as its own): its directory, as the own release.
+            if let Some(path) = image.strip_prefix("file://") {
+                let p = PathBuf::from(path);
+                return Some(if p.is_dir() {
+                    Ok(p)
+                } else {
+                    Err(format!("{path}: not a payload directory"))
+                });
+            }
         }
         if let Some(d) = self.local.others.get(image) {
             return Some(Ok(d.clone()));
@@ -464,5 +477,23 @@ mod tests {
             Resolution::Failed(ResolveFailure::Retrieve(want.clone()))
         );
         assert_eq!(rp.resolve(&stray), Err(want));
+        // The own release by its pseudo pull spec alone (the dashboard's engine).
+        let rp = RegistryPayloads::new(
+            LocalPayloads {
+                own_image: spec(&own),
+                ..LocalPayloads::default()
+            },
+            Retriever::new(RetrieveOptions::new(Some(tmp.path().join("cache")))),
+        );
+        assert_eq!(
+            rp.poll(&request(&spec(&own))),
+            Resolution::Ready {
+                dir: own.clone(),
+                accepted_risk: None,
+                verified: false,
+                registered: true,
+            }
+        );
+        assert!(matches!(rp.poll(&request(&spec(&other))), Resolution::Failed(_)));
     }
 }

@@ -379,17 +379,6 @@ impl<T: Serialize> Serialize for CowVec<T> {
 /// `pkg/cvo/updatepayload.go`, which downloads the image). The engine calls it when the target
 /// release changes; callers implement it (e.g. the demo's embedded payloads) or use
 /// [`LocalPayloads`].
-///
-/// # Trust
-/// The engine accepts a payload only when [`Resolution::Ready`] says it was signature-verified
-/// (`verified`), or it is `registered`: content the administrator handed to this process
-/// itself (the own release, the directories of [`LocalPayloads`] given on the command line or
-/// by the embedding program, the demo's embedded releases), which neither an update service
-/// nor a ClusterVersion spec can inject. Anything else is accepted only when
-/// `spec.desiredUpdate.force` is set, and the waived verification is then recorded in the load
-/// status' accepted risks (and so in `status.history[0].acceptedRisks`). A resolver must
-/// therefore never serve a payload because a pull spec names a local path (`file://…`) unless
-/// that path was registered with it.
 pub trait PayloadResolver: Send + Sync {
     /// The operator's own release image (`--release-image`): its payload is local, unverified
     /// and exempt from preconditions.
@@ -404,9 +393,7 @@ pub trait PayloadResolver: Send + Sync {
     /// Where the payload of `request.image` stands, without blocking: a resolver that pulls
     /// release images from a registry starts the pull in the background on the first call and
     /// answers [`Resolution::Pending`] with its progress until it is done; the engine calls
-    /// again when [`Self::wakeup`] fires. The default answers at once from [`Self::resolve`],
-    /// as a `registered` payload: a resolver that only implements `resolve` serves payloads
-    /// the administrator registered with this process (see the trait's "Trust").
+    /// again when [`Self::wakeup`] fires. The default: [`Self::resolve`]'s, `registered`.
     fn poll(&self, request: &ResolveRequest) -> Resolution {
         match self.resolve(&request.image) {
             Ok(dir) => Resolution::Ready {
@@ -455,10 +442,8 @@ pub enum Resolution {
         accepted_risk: Option<String>,
         /// The release's signature was verified.
         verified: bool,
-        /// The payload is one the administrator registered with this process (the own
-        /// release, a [`LocalPayloads`] directory, the demo's embedded releases), accepted
-        /// without a signature; a payload that is neither this nor `verified` is accepted only
-        /// when the update is forced (see [`PayloadResolver`]'s "Trust").
+        /// Handed to this process by its administrator (own release, [`LocalPayloads`], demo):
+        /// accepted unsigned. Neither this nor `verified`: accepted only when forced.
         registered: bool,
     },
     /// Being retrieved; how far.
@@ -518,10 +503,7 @@ impl PullProgress {
     }
 }
 
-/// Payload directories on the local disk, keyed by image: all of them registered by the
-/// administrator (the command line or the embedding program), so the engine accepts them
-/// without a signature (see [`PayloadResolver`]'s "Trust"). An image that is not one of
-/// these keys, `file://` pseudo pull specs included, is not served.
+/// Payload directories on the local disk, keyed by image, registered by the administrator.
 #[derive(Clone, Debug, Default)]
 pub struct LocalPayloads {
     /// The operator's own release image.

@@ -1663,6 +1663,7 @@ impl cvo::reconcile::api::PayloadResolver for HangingResolver {
                 dir: self.v1.clone(),
                 accepted_risk: None,
                 verified: false,
+                registered: true,
             };
         }
         self.pending.lock().expect("lock").insert(request.image.clone());
@@ -1825,4 +1826,220 @@ async fn a_payload_must_be_the_release_it_claims() {
         "1.1.0"
     );
     h2.shutdown().await;
+}
+
+/// Sets `status.availableUpdates` of the test's ClusterVersion to `updates` (as the update
+/// service loop would), again until the server holds it (a status write of the engine may
+/// come in between).
+async fn list_updates(t: &Handle, updates: Value) {
+    for _ in 0..50 {
+        let mut cv = t
+            .get(CV, "", &t.name("version"))
+            .await
+            .expect("ClusterVersion exists");
+        if cv["status"]["availableUpdates"] == updates {
+            return;
+        }
+        cv["status"]["availableUpdates"] = updates.clone();
+        t.put_status(CV, cv).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("status.availableUpdates did not stay {updates}");
+}
+
+fn release_accepted_false_with(s: &StatusSnapshot, text: &str) -> bool {
+    s.cluster_version.as_ref().is_some_and(|c| {
+        find(&c.conditions, "ReleaseAccepted").is_some_and(|r| r.is_false() && r.message().contains(text))
+    })
+}
+
+/// Issue 26 point 3: a compromised update service lists 1.1.0 with a `file://` image naming a
+/// real payload directory, and the administrator asks for version 1.1.0: nothing of it is
+/// loaded or applied, ReleaseAccepted is False naming why. A spec naming that path directly
+/// (forced, even) is refused by the production resolver: the directory is not registered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listed_file_image_is_refused_and_nothing_of_it_applied() {
+    use cvo::reconcile::payload::retrieve::{RegistryPayloads, RetrieveOptions, Retriever};
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
+    let cache = tempfile::tempdir().expect("tempdir");
+    let mut cfg = config(&f, &n, EngineMode::ActiveApply);
+    cfg.payloads = Arc::new(RegistryPayloads::new(
+        LocalPayloads {
+            own_image: IMAGE_1.into(),
+            own_dir: f.v1.clone(),
+            others: BTreeMap::new(),
+        },
+        Retriever::new(RetrieveOptions::new(Some(cache.path().to_path_buf()))),
+    ));
+    play_operator(&t, healthy(), Duration::from_millis(30));
+    let mut h = Engine::spawn(t.client(), cfg);
+    wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
+    let evil = LocalPayloads::pseudo_pull_spec(&f.v2).expect("canonical v2");
+    list_updates(&t, json!([{"version": "1.1.0", "image": evil}])).await;
+    let api: kube::Api<ClusterVersion> = kube::Api::all(t.client());
+    let request = |du: Value| {
+        let api = api.clone();
+        let name = n.cv.clone();
+        async move {
+            api.patch(
+                &name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(json!({"spec": {"desiredUpdate": du}})),
+            )
+            .await
+            .expect("patch desiredUpdate");
+        }
+    };
+    request(json!({"version": "1.1.0"})).await;
+    let why = format!(
+        "The update cannot be verified: the update service lists release image \"{evil}\" for version 1.1.0, which is a file:// location, not a registry pull spec; only a release image by digest can be verified (name one in spec.desiredUpdate.image)"
+    );
+    wait_snapshot(&mut h, "ReleaseAccepted False (listed file image)", 10, |s| {
+        release_accepted_false_with(s, &why)
+    })
+    .await;
+    let cv = cv_of(&t).await;
+    assert_eq!(
+        cond(&cv, "ReleaseAccepted"),
+        (
+            "False".into(),
+            "RetrievePayload".into(),
+            format!("Retrieving payload failed version=\"1.1.0\" image=\"{evil}\" failure={why}")
+        )
+    );
+    // Nothing of 1.1.0: the running release goes on, its history alone.
+    assert_eq!(cv.status.desired.version, "1.0.0");
+    assert_eq!(cv.status.history.len(), 1, "{:#?}", cv.status.history);
+    assert_eq!(
+        t.get(CONFIGMAP, &n.ns, "alpha").await.expect("alpha")["data"]["version"],
+        "1.0.0"
+    );
+
+    // The same path named in the spec, forced: not a registered payload, refused.
+    request(json!({"version": "1.1.0", "image": evil, "force": true})).await;
+    let why = format!(
+        "Unable to download and prepare the update: {evil} is not a payload registered with this operator: a file:// release is read only when it is the operator's own release or a payload given to it on its command line, never because a ClusterVersion or an update service names the path"
+    );
+    wait_snapshot(
+        &mut h,
+        "ReleaseAccepted False (unregistered file image)",
+        10,
+        |s| release_accepted_false_with(s, &why),
+    )
+    .await;
+    let cv = cv_of(&t).await;
+    assert_eq!(cond(&cv, "ReleaseAccepted").1, "RetrievePayload");
+    assert_eq!(cv.status.desired.version, "1.0.0");
+    assert_eq!(
+        t.get(CONFIGMAP, &n.ns, "alpha").await.expect("alpha")["data"]["version"],
+        "1.0.0"
+    );
+    h.shutdown().await;
+}
+
+/// A resolver that reports every release but the own one as neither signature-verified nor
+/// registered (what a registry resolver without a verifier reports), serving the payloads of
+/// a [`LocalPayloads`].
+#[derive(Debug)]
+struct Unsigned(LocalPayloads);
+
+impl cvo::reconcile::api::PayloadResolver for Unsigned {
+    fn own_image(&self) -> String {
+        self.0.own_image.clone()
+    }
+
+    fn resolve(&self, image: &str) -> Result<PathBuf, String> {
+        self.0.resolve(image)
+    }
+
+    fn poll(&self, request: &cvo::reconcile::api::ResolveRequest) -> cvo::reconcile::api::Resolution {
+        use cvo::reconcile::api::{Resolution, ResolveFailure};
+        match self.0.resolve(&request.image) {
+            Ok(dir) => Resolution::Ready {
+                dir,
+                accepted_risk: None,
+                verified: false,
+                registered: request.image == self.0.own_image,
+            },
+            Err(e) => Resolution::Failed(ResolveFailure::Retrieve(e)),
+        }
+    }
+}
+
+/// Issue 26 point 3: a release whose signature was not verified is refused (ReleaseAccepted
+/// False, nothing applied) until the update is forced; then it is applied and history[0]
+/// names the waived verification in its accepted risks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unverified_release_is_refused_until_forced_and_the_waiver_is_in_history() {
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
+    let mut cfg = config(&f, &n, EngineMode::ActiveApply);
+    cfg.payloads = Arc::new(Unsigned(LocalPayloads {
+        own_image: IMAGE_1.into(),
+        own_dir: f.v1.clone(),
+        others: BTreeMap::from([(IMAGE_2.to_string(), f.v2.clone())]),
+    }));
+    play_operator(&t, healthy(), Duration::from_millis(30));
+    let mut h = Engine::spawn(t.client(), cfg);
+    wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
+    request_update(&t).await;
+    let why = format!(
+        "no signature of release image \"{IMAGE_2}\" was verified and it is not a payload registered with this operator"
+    );
+    wait_snapshot(&mut h, "ReleaseAccepted False (unverified)", 10, |s| {
+        release_accepted_false_with(s, &why)
+    })
+    .await;
+    let cv = cv_of(&t).await;
+    assert_eq!(
+        cond(&cv, "ReleaseAccepted"),
+        (
+            "False".into(),
+            "RetrievePayload".into(),
+            format!(
+                "Retrieving payload failed version=\"1.1.0\" image=\"{IMAGE_2}\" failure=The update cannot be verified: {why}"
+            )
+        )
+    );
+    assert_eq!(cv.status.desired.version, "1.0.0");
+    assert_eq!(
+        t.get(CONFIGMAP, &n.ns, "alpha").await.expect("alpha")["data"]["version"],
+        "1.0.0"
+    );
+    let api: kube::Api<ClusterVersion> = kube::Api::all(t.client());
+    api.patch(
+        &n.cv,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"spec": {"desiredUpdate": {"force": true}}})),
+    )
+    .await
+    .expect("patch force");
+    wait_snapshot(&mut h, "forced update Completed", 20, |s| {
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == "1.1.0")
+    })
+    .await;
+    let cv = cv_of(&t).await;
+    assert_eq!(cond(&cv, "ReleaseAccepted").1, "PayloadLoaded");
+    let h0 = &cv.status.history[0];
+    assert_eq!(
+        (h0.state, h0.version.as_str(), h0.image.as_str()),
+        (UpdateState::Completed, "1.1.0", IMAGE_2)
+    );
+    let risks = h0.accepted_risks.clone().unwrap_or_default();
+    assert_eq!(
+        risks.lines().next(),
+        Some(
+            format!(
+                "Target release version=\"1.1.0\" image=\"{IMAGE_2}\" cannot be verified, but continuing anyway because the update was forced: {why}"
+            )
+            .as_str()
+        ),
+        "{risks}"
+    );
+    assert_eq!(
+        t.get(CONFIGMAP, &n.ns, "alpha").await.expect("alpha")["data"]["version"],
+        "1.1.0"
+    );
+    h.shutdown().await;
 }

@@ -989,12 +989,36 @@ fn an_operator_started_with_an_older_release_never_rolls_the_cluster_back() {
         ]
     );
 
-    // `cvo upgrade --clear`, then an operator of the older release A.
+    // `cvo upgrade --clear`, then an operator of the older release A. The cluster runs B, whose
+    // directory this operator was not given: it says so and applies nothing (A never).
     sim.set_desired_update(Value::Null);
     let op = Op::start_with(&sim, &a, &[]);
-    let passes = || value(&op.metrics(), "cvo_passes_total", &[]).unwrap_or(0.0);
-    wait_for("3 passes", Duration::from_secs(60), || passes() >= 3.0);
+    let b_image = image(&b);
+    wait_for("ReleaseAccepted False naming B", Duration::from_secs(60), || {
+        sim.cluster_version().is_some_and(|cv| {
+            cv["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| {
+                    c["type"] == "ReleaseAccepted"
+                        && c["status"] == "False"
+                        && c["message"].as_str().is_some_and(|m| {
+                            m.contains(&format!(
+                                "{b_image} is not a payload registered with this operator"
+                            ))
+                        })
+                })
+        })
+    });
+    // Two more resync intervals (2 s each).
+    std::thread::sleep(Duration::from_secs(5));
     assert_eq!(history(&sim), at_b, "still at B: {}", op.logs());
+    assert_eq!(
+        value(&op.metrics(), "cvo_passes_total", &[]),
+        Some(0.0),
+        "no pass of A"
+    );
     let cm1 = sim
         .audit()
         .iter()

@@ -334,6 +334,47 @@ fn unknown_versions_and_tags_are_refused_without_a_write() {
     assert!(server.writes().is_empty(), "{:?}", server.writes());
 }
 
+/// A target taken from the update graph gets `--to-image`'s pull-spec check: a `file://`
+/// image listed for 4.16.4 (`--to`) or 4.17.1 (`--to-latest`) is refused whatever the flags,
+/// naming the image, and nothing is written.
+#[test]
+fn a_listed_file_image_is_refused_without_a_write() {
+    let digest_4164 = "quay.io/openshift-release-dev/ocp-release@sha256:4444444444444444444444444444444444444444444444444444444444444444";
+    let digest_4171 = "quay.io/openshift-release-dev/ocp-release@sha256:1717171717171717171717171717171717171717171717171717171717171717";
+    let server = Server::start(|t| {
+        assert!(t.contains(digest_4164) && t.contains(digest_4171));
+        t.replace(digest_4164, "file:///tmp/evil-payload")
+            .replace(digest_4171, "https://evil.example.com/4.17.1.tar")
+    });
+    for (args, image, what) in [
+        (vec!["--to", "4.16.4"], "file:///tmp/evil-payload", "file://"),
+        (
+            vec!["--to-latest"],
+            "https://evil.example.com/4.17.1.tar",
+            "https://",
+        ),
+        (
+            vec!["--to", "4.16.4", "--force", "--allow-upgrade-with-warnings"],
+            "file:///tmp/evil-payload",
+            "file://",
+        ),
+    ] {
+        let (code, out, err) = server.upgrade(&args);
+        assert_eq!((code, out.as_str()), (1, ""), "{args:?}: {err}");
+        let version = if image.starts_with("file") {
+            "4.16.4"
+        } else {
+            "4.17.1"
+        };
+        let want = format!(
+            "the update service lists {version} with release image \"{image}\", which is a {what} location and not a registry pull spec; refusing it"
+        );
+        assert!(err.contains(&want), "{args:?}: {err}");
+    }
+    assert!(server.writes().is_empty(), "{:?}", server.writes());
+    assert_eq!(server.cluster_version()["spec"].get("desiredUpdate"), None);
+}
+
 #[test]
 fn channel_and_clear_are_single_patches() {
     let server = Server::start(|t| t);

@@ -423,7 +423,8 @@ pub fn retrieve_options(
 /// registry with `opts`, verified against the own payload's keys and the ClusterVersion's
 /// signature stores ([`crate::reconcile::signature::ClusterVerifier`], ClusterVersion
 /// `cluster_version`), through the cluster's proxy and trusted CA, with the cluster's pull
-/// secret unless `auth_given`. `file://` pull specs stay local and unverified.
+/// secret unless `auth_given`. Only the own release is read from a `file://` pull spec; any
+/// other `file://` pull spec is refused (no directory but the administrator's is trusted).
 ///
 /// # Errors
 /// `payload` is a directory that cannot be canonicalised.

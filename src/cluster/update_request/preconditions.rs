@@ -139,6 +139,9 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
     let Some(target) = target else {
         return no_target(cv, &possible, explicit_image, latest, flags, verdicts);
     };
+    if !explicit_image {
+        check_listed_pullspec(&target, flags, &mut verdicts, &mut warnings)?;
+    }
 
     if flags.force {
         warnings.push(FORCE_WARNING.to_string());
@@ -174,12 +177,35 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
     }))
 }
 
+const BY_TAG_WARNING: &str = "Using by-tag pull specs is dangerous, and while we still allow it in combination with --force for backward compatibility, it would be much safer to pass a by-digest pull spec instead";
+
+/// The scheme or local path a text names instead of a registry image (`file://…`, `/dir`,
+/// `./dir`), if it does: such a target is refused whatever the flags, as the cluster could
+/// not verify it and would read it from its own disk.
+fn local_or_scheme(image: &str) -> Option<&str> {
+    if let Some((scheme, _)) = image.split_once("://") {
+        return Some(scheme);
+    }
+    image.starts_with(['/', '.', '~']).then_some("a local path")
+}
+
 fn check_pullspec(
     image: &str,
     flags: &Flags,
     verdicts: &mut Vec<Verdict>,
     warnings: &mut Vec<String>,
 ) -> Result<(), Refusal> {
+    if let Some(what) = local_or_scheme(image) {
+        return Err(refuse(
+            "PullSpec",
+            None,
+            format!(
+                "--to-image must be a registry pull spec, not {}: {image}",
+                scheme_text(what)
+            ),
+            verdicts.clone(),
+        ));
+    }
     let spec = PullSpec::parse(image).map_err(|e| {
         refuse(
             "PullSpec",
@@ -194,7 +220,7 @@ fn check_pullspec(
             format!("{image} is a by-digest pull spec"),
         ));
     } else if flags.force {
-        warnings.push("Using by-tag pull specs is dangerous, and while we still allow it in combination with --force for backward compatibility, it would be much safer to pass a by-digest pull spec instead".to_string());
+        warnings.push(BY_TAG_WARNING.to_string());
         verdicts.push(Verdict {
             name: "PullSpec",
             state: VerdictState::Waived(Waiver::Force),
@@ -205,6 +231,70 @@ fn check_pullspec(
             "PullSpec",
             Some(Waiver::Force),
             "--to-image must be a by-digest pull spec, unless --force is also set, because release images that are not accessed via digest cannot be verified by the cluster.  Even when --force is set, using tags is not recommended, although we continue to allow it for backwards compatibility".to_string(),
+            verdicts.clone(),
+        ));
+    }
+    Ok(())
+}
+
+fn scheme_text(what: &str) -> String {
+    if what == "a local path" {
+        what.to_string()
+    } else {
+        format!("a {what}:// location")
+    }
+}
+
+/// The pull-spec check of `--to-image`, applied to a target the update service listed
+/// (`--to`, `--to-latest`, a row picked in the dashboard): the cluster verifies a release by
+/// the digest of its pull spec, so a listed image must be a registry pull spec by digest (by
+/// tag only with `--force`, as `--to-image`); a `file://` or other scheme, a local path or
+/// text that is no pull spec is refused whatever the flags, so that an update service cannot
+/// get the cluster to apply content it cannot verify.
+fn check_listed_pullspec(
+    target: &Release,
+    flags: &Flags,
+    verdicts: &mut Vec<Verdict>,
+    warnings: &mut Vec<String>,
+) -> Result<(), Refusal> {
+    let (version, image) = (&target.version, &target.image);
+    let refused = |why: String, verdicts: &Vec<Verdict>| {
+        refuse(
+            "PullSpec",
+            None,
+            format!(
+                "the update service lists {version} with release image {image:?}, which {why}; refusing it"
+            ),
+            verdicts.clone(),
+        )
+    };
+    if let Some(what) = local_or_scheme(image) {
+        return Err(refused(
+            format!("is {} and not a registry pull spec", scheme_text(what)),
+            verdicts,
+        ));
+    }
+    let spec =
+        PullSpec::parse(image).map_err(|e| refused(format!("is not a valid pull spec ({e})"), verdicts))?;
+    if spec.is_by_digest() {
+        verdicts.push(Verdict::passed(
+            "PullSpec",
+            format!("{image} is a by-digest pull spec"),
+        ));
+    } else if flags.force {
+        warnings.push(BY_TAG_WARNING.to_string());
+        verdicts.push(Verdict {
+            name: "PullSpec",
+            state: VerdictState::Waived(Waiver::Force),
+            message: format!("{image} is a by-tag pull spec"),
+        });
+    } else {
+        return Err(refuse(
+            "PullSpec",
+            Some(Waiver::Force),
+            format!(
+                "the update service lists {version} with release image {image}, which is not a by-digest pull spec; it is accepted only with --force, because release images that are not accessed via digest cannot be verified by the cluster"
+            ),
             verdicts.clone(),
         ));
     }

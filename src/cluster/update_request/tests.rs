@@ -3,6 +3,8 @@ use serde_json::json;
 use super::*;
 use crate::openshift::{Condition, ConditionStatus, Update, UpdateHistory, UpdateState};
 
+mod listed;
+
 const IMG_A: &str = "quay.io/openshift-release-dev/ocp-release@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 const IMG_B: &str = "quay.io/openshift-release-dev/ocp-release@sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 const IMG_C: &str = "quay.io/openshift-release-dev/ocp-release@sha256:cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc";

@@ -1,9 +1,12 @@
 //! [`RegistryPayloads`]: the engine's [`PayloadResolver`] for release images in registries.
-//! Local payloads (the operator's own directory, `file://` pseudo pull specs, other known
-//! directories) answer at once; any other pull spec is retrieved in the background (resolve the
-//! digest, verify, pull and extract, within upstream's time limit) while [`PayloadResolver::poll`]
-//! answers `Pending` with the progress, and the engine is woken through
-//! [`PayloadResolver::wakeup`] at each step.
+//! Local payloads (the operator's own directory, or the directory of its own `file://` pseudo
+//! pull spec, and the other directories registered in its [`LocalPayloads`]) answer at once,
+//! as registered payloads; any other `file://` pseudo pull
+//! spec is refused (an update service or a ClusterVersion spec naming a path must not get an
+//! unverified directory applied); any other pull spec is retrieved in the background (resolve
+//! the digest, verify, pull and extract, within upstream's time limit) while
+//! [`PayloadResolver::poll`] answers `Pending` with the progress, and the engine is woken
+//! through [`PayloadResolver::wakeup`] at each step.
 
 use std::{
     collections::HashMap,
@@ -81,7 +84,8 @@ impl RegistryPayloads {
     }
 
     /// Checks each release's signature with `verifier` before its payload is accepted (without
-    /// one, releases are accepted unverified, as before verification existed). The own
+    /// one, pulled releases are reported unverified, and the engine accepts them only when the
+    /// update is forced, as upstream's "reject" verifier). The own
     /// release is never verified (upstream: a local payload); the verifier is told where its
     /// payload is ([`ReleaseVerifier::own_payload`]) now when it is a directory, else once it
     /// is pulled.
@@ -111,19 +115,26 @@ impl RegistryPayloads {
     }
 
     fn local_dir(&self, image: &str) -> Option<Result<PathBuf, String>> {
-        if image == self.local.own_image && !self.local.own_dir.as_os_str().is_empty() {
-            return Some(Ok(self.local.own_dir.clone()));
+        if image == self.local.own_image {
+            if !self.local.own_dir.as_os_str().is_empty() {
+                return Some(Ok(self.local.own_dir.clone()));
+            }
+            // The own release named by its `file://` pseudo pull spec (the dashboard takes the
+            // cluster's running release as its own): its directory, as the own release.
+            if let Some(path) = image.strip_prefix("file://") {
+                let p = PathBuf::from(path);
+                return Some(if p.is_dir() {
+                    Ok(p)
+                } else {
+                    Err(format!("{path}: not a payload directory"))
+                });
+            }
         }
         if let Some(d) = self.local.others.get(image) {
             return Some(Ok(d.clone()));
         }
-        if let Some(path) = image.strip_prefix("file://") {
-            let p = PathBuf::from(path);
-            return Some(if p.is_dir() {
-                Ok(p)
-            } else {
-                Err(format!("{path}: not a payload directory"))
-            });
+        if image.starts_with("file://") {
+            return Some(Err(unregistered_local(image)));
         }
         None
     }
@@ -191,6 +202,14 @@ impl RegistryPayloads {
             *h = Some(task.abort_handle());
         }
     }
+}
+
+/// Why a `file://` pull spec that is neither the own release nor a registered payload is
+/// not served.
+fn unregistered_local(image: &str) -> String {
+    format!(
+        "{image} is not a payload registered with this operator: a file:// release is read only when it is the operator's own release or a payload given to it on its command line, never because a ClusterVersion or an update service names the path"
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -333,6 +352,7 @@ impl PayloadResolver for RegistryPayloads {
                     dir,
                     accepted_risk: None,
                     verified: false,
+                    registered: true,
                 },
                 Err(e) => Resolution::Failed(ResolveFailure::Retrieve(e)),
             };
@@ -354,6 +374,9 @@ impl PayloadResolver for RegistryPayloads {
                     dir: dir.clone(),
                     accepted_risk: accepted_risk.clone(),
                     verified: *verified,
+                    // The own release pulled by pull spec (`--release-image` without a
+                    // directory) is the administrator's, as upstream's local payload.
+                    registered: request.image == self.local.own_image,
                 };
             }
             Some(PullState::Failed { failure, at }) if at.elapsed() < RETRY_AFTER => {
@@ -423,8 +446,83 @@ impl PayloadResolver for RegistryPayloads {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+    use crate::reconcile::payload::retrieve::RetrieveOptions;
     use tokio::io::AsyncReadExt;
+
+    fn request(image: &str) -> ResolveRequest {
+        ResolveRequest {
+            image: image.into(),
+            version: "1.1.0".into(),
+            force: true,
+            current: false,
+        }
+    }
+
+    /// A `file://` pull spec is served only for the own release or a registered payload, and
+    /// then as registered; any other, even an existing directory and with force, is refused.
+    #[test]
+    fn file_pull_specs_are_served_only_when_registered() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (own, other, stray) = (
+            tmp.path().join("own"),
+            tmp.path().join("other"),
+            tmp.path().join("stray"),
+        );
+        for d in [&own, &other, &stray] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        let spec = |d: &std::path::Path| format!("file://{}", d.display());
+        let rp = RegistryPayloads::new(
+            LocalPayloads {
+                own_image: spec(&own),
+                own_dir: own.clone(),
+                others: BTreeMap::from([(spec(&other), other.clone())]),
+            },
+            Retriever::new(RetrieveOptions::new(Some(tmp.path().join("cache")))),
+        );
+        for (image, dir) in [(spec(&own), &own), (spec(&other), &other)] {
+            assert_eq!(
+                rp.poll(&request(&image)),
+                Resolution::Ready {
+                    dir: dir.clone(),
+                    accepted_risk: None,
+                    verified: false,
+                    registered: true,
+                }
+            );
+            assert_eq!(rp.resolve(&image), Ok(dir.clone()));
+        }
+        let stray = spec(&stray);
+        let want = format!(
+            "{stray} is not a payload registered with this operator: a file:// release is read only when it is the operator's own release or a payload given to it on its command line, never because a ClusterVersion or an update service names the path"
+        );
+        assert_eq!(
+            rp.poll(&request(&stray)),
+            Resolution::Failed(ResolveFailure::Retrieve(want.clone()))
+        );
+        assert_eq!(rp.resolve(&stray), Err(want));
+        // The own release by its pseudo pull spec alone (the dashboard's engine).
+        let rp = RegistryPayloads::new(
+            LocalPayloads {
+                own_image: spec(&own),
+                ..LocalPayloads::default()
+            },
+            Retriever::new(RetrieveOptions::new(Some(tmp.path().join("cache")))),
+        );
+        assert_eq!(
+            rp.poll(&request(&spec(&own))),
+            Resolution::Ready {
+                dir: own.clone(),
+                accepted_risk: None,
+                verified: false,
+                registered: true,
+            }
+        );
+        assert!(matches!(rp.poll(&request(&spec(&other))), Resolution::Failed(_)));
+    }
 
     /// A registry that accepts connections and never answers: a pull of it hangs in its first
     /// request until cancelled. `cancel_others` must end it at once (its connection closes),

@@ -67,6 +67,7 @@ mod poll;
 mod snapshot;
 mod status_write;
 mod target;
+mod trust;
 
 pub use error::{CommandError, EngineError, PayloadLoadError};
 

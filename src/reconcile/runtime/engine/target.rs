@@ -34,6 +34,8 @@ impl EngineLoop {
             image: own.image.clone(),
         });
         let mut force = false;
+        // The image came from the update service's list (see `trust`).
+        let mut listed = false;
         // Upstream resolves spec.desiredUpdate only once the worker is initialized (cvo.go `sync`);
         // our payload resolution is synchronous, so the first turn already takes it. This keeps a
         // restarted engine on the update it was doing instead of bouncing through its own
@@ -58,6 +60,7 @@ impl EngineLoop {
                         image: r.image.clone(),
                     };
                     force = du.force;
+                    listed = true;
                 }
             }
         }
@@ -164,8 +167,7 @@ impl EngineLoop {
             force,
             current: local,
         };
-
-        let (payload, forced_risk, verified) = match self.load(&request) {
+        let (payload, forced_risk, verified) = match self.load_target(&request, listed) {
             Ok(p) => p,
             Err(Loading::Pending(progress)) => {
                 // ReleaseAccepted Unknown while the pull runs; the running work goes on. The
@@ -310,7 +312,12 @@ impl EngineLoop {
                 dir,
                 accepted_risk,
                 verified,
-            } => (dir, accepted_risk, verified),
+                registered,
+            } => {
+                let risk = super::trust::unverified_waiver(request, verified, registered, accepted_risk)
+                    .map_err(Loading::Failed)?;
+                (dir, risk, verified)
+            }
             Resolution::Pending(p) => return Err(Loading::Pending(p)),
             Resolution::Failed(ResolveFailure::Retrieve(e)) => {
                 return Err(Loading::Failed(PayloadLoadError::Retrieve(e)));

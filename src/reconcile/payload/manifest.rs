@@ -7,7 +7,7 @@
 
 use std::{collections::BTreeMap, fmt, path::Path};
 
-use serde::Deserialize;
+use serde::{Deserialize, de::DeserializeSeed};
 use serde_json::Value;
 
 /// The identity of a manifest's object, unique within one file
@@ -344,8 +344,17 @@ pub fn parse_manifests(data: &[u8], path: &str) -> Result<Vec<Manifest>, Vec<Man
             Ok(t) => t,
             Err(e) => return Err(vec![err(0, format!("not UTF-8 text: {e}"))]),
         };
+        if let Some((index, line)) = too_deep_flow(text) {
+            return Err(vec![err(
+                index,
+                format!(
+                    "invalid YAML: flow collections ([ and {{) nested more than {MAX_YAML_DEPTH} deep at line {line}"
+                ),
+            )]);
+        }
+        let budget = NodeBudget::for_text(text);
         for (index, de) in serde_norway::Deserializer::from_str(text).enumerate() {
-            match Value::deserialize(de) {
+            match budget.node().deserialize(de) {
                 Ok(v) => docs.push((index, v, None)),
                 Err(e) => {
                     errors.push(err(index, format!("invalid YAML: {e}")));
@@ -405,6 +414,293 @@ pub fn parse_manifests(data: &[u8], path: &str) -> Result<Vec<Manifest>, Vec<Man
         }
     }
     if errors.is_empty() { Ok(out) } else { Err(errors) }
+}
+
+/// How deep YAML collections may nest: the YAML deserializer's own recursion limit, which it
+/// enforces only after libyaml has scanned the whole document. libyaml's scanner spends time
+/// proportional to the flow depth (`[`, `{`) on every token, so a document of 100k `[` takes
+/// quadratic time before that limit is reached; [`too_deep_flow`] refuses it first, in one pass.
+pub(crate) const MAX_YAML_DEPTH: usize = 128;
+
+/// How many values (scalars, collections and mapping keys) a file may expand to beyond one per
+/// byte of its text. A YAML file without aliases has fewer values than bytes; aliases repeat
+/// the anchored value each time, so a small file can expand quadratically or exponentially (an
+/// alias bomb). The allowance (as go-yaml's, whose limit starts at 400,000 decoded values) lets
+/// ordinary use of anchors through while keeping the work linear in the file's size.
+pub(crate) const YAML_ALIAS_ALLOWANCE: usize = 400_000;
+
+/// Parses a one-document YAML text (JSON is YAML) into a value, with the depth and
+/// [`YAML_ALIAS_ALLOWANCE`] limits of [`parse_manifests`].
+///
+/// # Errors
+/// Syntax errors, several documents, nesting deeper than [`MAX_YAML_DEPTH`], or more values
+/// than the text's bytes plus the allowance.
+pub(crate) fn yaml_value(text: &str) -> Result<Value, String> {
+    if let Some((_, line)) = too_deep_flow(text) {
+        return Err(format!(
+            "flow collections ([ and {{) nested more than {MAX_YAML_DEPTH} deep at line {line}"
+        ));
+    }
+    NodeBudget::for_text(text)
+        .node()
+        .deserialize(serde_norway::Deserializer::from_str(text))
+        .map_err(|e| e.to_string())
+}
+
+/// A count of the values a file's documents may still produce (shared by all its documents,
+/// so many small documents cannot each spend a full budget).
+struct NodeBudget {
+    left: std::cell::Cell<usize>,
+    total: usize,
+}
+
+impl NodeBudget {
+    fn for_text(text: &str) -> Self {
+        let total = text.len().saturating_add(YAML_ALIAS_ALLOWANCE);
+        NodeBudget {
+            left: std::cell::Cell::new(total),
+            total,
+        }
+    }
+
+    fn node(&self) -> BudgetedValue<'_> {
+        BudgetedValue(self)
+    }
+
+    fn spend<E: serde::de::Error>(&self) -> Result<(), E> {
+        match self.left.get().checked_sub(1) {
+            Some(n) => {
+                self.left.set(n);
+                Ok(())
+            }
+            None => Err(E::custom(format_args!(
+                "more than {} values after expanding aliases (the file's size in bytes plus \
+                 {YAML_ALIAS_ALLOWANCE}); is it an alias bomb?",
+                self.total
+            ))),
+        }
+    }
+}
+
+/// Builds a [`Value`] as serde_json's own deserialization does, spending one unit of its
+/// [`NodeBudget`] per value and per mapping key, so that the work stops, in time linear in the
+/// file's size, once aliases have expanded it past the budget.
+#[derive(Clone, Copy)]
+struct BudgetedValue<'b>(&'b NodeBudget);
+
+impl<'de> serde::de::DeserializeSeed<'de> for BudgetedValue<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for BudgetedValue<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+        self.0.spend()?;
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        self.0.spend()?;
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        self.0.spend()?;
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Value, E> {
+        self.0.spend()?;
+        serde_json::Number::deserialize(serde::de::value::I128Deserializer::<E>::new(v)).map(Value::Number)
+    }
+
+    fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Value, E> {
+        self.0.spend()?;
+        serde_json::Number::deserialize(serde::de::value::U128Deserializer::<E>::new(v)).map(Value::Number)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        self.0.spend()?;
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        self.0.spend()?;
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
+        self.0.spend()?;
+        Ok(Value::String(v))
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.0.spend()?;
+        Ok(Value::Null)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.0.spend()?;
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        serde::de::DeserializeSeed::deserialize(self, d)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        self.0.spend()?;
+        let mut items = Vec::new();
+        while let Some(v) = seq.next_element_seed(self)? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        self.0.spend()?;
+        let mut out = serde_json::Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            self.0.spend()?;
+            let v = map.next_value_seed(self)?;
+            out.insert(k, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// Finds, in one pass over a YAML text, the first place where flow collections (`[`, `{`) nest
+/// deeper than [`MAX_YAML_DEPTH`]: `Some((document index, line))`. The scan follows YAML's
+/// rules far enough never to see less nesting than libyaml does (quoted scalars, comments and
+/// plain scalars are told apart; a block scalar's lines are scanned as if they were YAML);
+/// where it is unsure it counts a bracket, so a text it passes cannot make libyaml's scanner
+/// quadratic.
+fn too_deep_flow(text: &str) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let at = |i: usize| b.get(i).copied().unwrap_or(b'\n');
+    let blank = |c: u8| c == b' ' || c == b'\t' || c == b'\r' || c == b'\n';
+    let (mut depth, mut doc, mut line) = (0usize, 0usize, 1usize);
+    // Block context: whether a node may start here (so `[` opens a flow collection).
+    let mut node_start = true;
+    // Flow context: the last non-blank byte, to tell a quote opening a scalar from one inside it.
+    let mut prev = b'[';
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            line += 1;
+            i += 1;
+            if depth == 0 {
+                node_start = true;
+                if b[i..].starts_with(b"---") && blank(at(i + 3)) {
+                    doc += 1;
+                }
+            }
+            continue;
+        }
+        if c == b'#' && (i == 0 || blank(b[i - 1])) {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        let quote = c == b'\'' || c == b'"';
+        if depth > 0 {
+            match c {
+                b'[' | b'{' => depth += 1,
+                b']' | b'}' => depth -= 1,
+                _ if quote && (blank(at(i.wrapping_sub(1))) || b"[]{},:?".contains(&prev)) => {
+                    i = skip_quoted(b, i, &mut line);
+                    prev = c;
+                    continue;
+                }
+                _ => {}
+            }
+            if depth > MAX_YAML_DEPTH {
+                return Some((doc, line));
+            }
+            if !blank(c) {
+                prev = c;
+            }
+            if depth == 0 {
+                node_start = false;
+            }
+            i += 1;
+            continue;
+        }
+        if blank(c) {
+            i += 1;
+            continue;
+        }
+        if !node_start {
+            // Inside a plain scalar or after a complete node: only `: ` starts a value.
+            if c == b':' && blank(at(i + 1)) {
+                node_start = true;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'[' | b'{' => {
+                depth = 1;
+                prev = c;
+                i += 1;
+            }
+            _ if quote => {
+                i = skip_quoted(b, i, &mut line);
+                node_start = false;
+            }
+            b'-' | b'?' | b':' if blank(at(i + 1)) => i += 1,
+            b'&' | b'!' => {
+                // An anchor or tag: the node follows it.
+                while i < b.len() && !blank(b[i]) {
+                    i += 1;
+                }
+            }
+            _ => {
+                node_start = false;
+                i += 1;
+            }
+        }
+    }
+    None
+}
+
+/// The index just past the quoted scalar opening at `b[start]` (`'...'` with `''` for a quote,
+/// `"..."` with backslash escapes), counting its line breaks into `line`.
+fn skip_quoted(b: &[u8], start: usize, line: &mut usize) -> usize {
+    let q = b[start];
+    let mut i = start + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => *line += 1,
+            b'\\' if q == b'"' => {
+                if b.get(i + 1) == Some(&b'\n') {
+                    *line += 1;
+                }
+                i += 1;
+            }
+            c if c == q => {
+                if q == b'\'' && b.get(i + 1) == Some(&b'\'') {
+                    i += 1;
+                } else {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    i
 }
 
 /// Serialises a value as Go's `encoding/json` `Marshal` of the same data does after

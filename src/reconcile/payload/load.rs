@@ -965,3 +965,203 @@ impl fmt::Display for PayloadLayout {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A release image root with one ConfigMap manifest; returns (temp dir, payload root).
+    fn release_root() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("payload");
+        let rm = root.join(RELEASE_MANIFEST_DIR);
+        std::fs::create_dir_all(root.join(CVO_MANIFEST_DIR)).expect("manifests/");
+        std::fs::create_dir_all(&rm).expect("release-manifests/");
+        let write = |name: &str, text: &str| std::fs::write(rm.join(name), text).expect("write");
+        write(
+            RELEASE_METADATA_FILE,
+            r#"{"kind":"cincinnati-metadata-v0","version":"4.16.3"}"#,
+        );
+        write(
+            IMAGE_REFERENCES_FILE,
+            "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata: {name: 4.16.3}\n",
+        );
+        write(
+            "0000_10_a_cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: n}\n",
+        );
+        (tmp, root)
+    }
+
+    fn mkfifo(path: &Path) {
+        let ok = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("mkfifo runs")
+            .success();
+        assert!(ok, "mkfifo {}", path.display());
+    }
+
+    /// `load_dir` on another thread: a regression that blocks on a FIFO fails here instead of
+    /// hanging the test run.
+    fn load_within_5s(dir: &Path) -> Result<LoadedPayload, LoadError> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || tx.send(load_dir(&dir, &LoadOptions::default())));
+        rx.recv_timeout(std::time::Duration::from_secs(5))
+            .expect("load_dir returned within 5 s")
+    }
+
+    fn lines(r: Result<LoadedPayload, LoadError>) -> Vec<String> {
+        match r {
+            Ok(p) => vec![format!("loaded {} manifests", p.manifests.len())],
+            Err(e) => e.lines(),
+        }
+    }
+
+    #[test]
+    fn the_test_payload_loads() {
+        let (_tmp, root) = release_root();
+        assert_eq!(lines(load_within_5s(&root)), ["loaded 1 manifests"]);
+    }
+
+    #[test]
+    fn fifos_and_sockets_are_refused_whatever_their_name() {
+        let (_tmp, root) = release_root();
+        let rm = root.join(RELEASE_MANIFEST_DIR);
+        mkfifo(&rm.join("0000_20_b_fifo.yaml"));
+        mkfifo(&rm.join("OWNERS"));
+        let _socket =
+            std::os::unix::net::UnixListener::bind(rm.join("0000_30_c_socket.yaml")).expect("socket");
+        let d = root.display();
+        assert_eq!(
+            lines(load_within_5s(&root)),
+            [
+                format!(
+                    "{d}: release-manifests/0000_20_b_fifo.yaml#0: is a FIFO; a release payload holds only \
+                     regular files and directories"
+                ),
+                format!(
+                    "{d}: release-manifests/0000_30_c_socket.yaml#0: is a socket; a release payload holds \
+                     only regular files and directories"
+                ),
+                format!(
+                    "{d}: release-manifests/OWNERS#0: is a FIFO; a release payload holds only regular files \
+                     and directories"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_fifo_as_release_metadata_or_image_references_does_not_block() {
+        for name in [RELEASE_METADATA_FILE, IMAGE_REFERENCES_FILE] {
+            let (_tmp, root) = release_root();
+            let path = root.join(RELEASE_MANIFEST_DIR).join(name);
+            std::fs::remove_file(&path).expect("rm");
+            mkfifo(&path);
+            assert_eq!(
+                lines(load_within_5s(&root)),
+                [format!(
+                    "{}: is a FIFO; a release payload holds only regular files and directories",
+                    path.display()
+                )]
+            );
+            assert_eq!(
+                release_root_problem(&root).as_deref(),
+                Some(
+                    format!(
+                        "release-manifests/{name} is a FIFO; a release payload holds only regular files and \
+                         directories"
+                    )
+                    .as_str()
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn symbolic_links_are_followed_only_inside_the_payload() {
+        let (tmp, root) = release_root();
+        let rm = root.join(RELEASE_MANIFEST_DIR);
+        let outside = tmp.path().join("outside.yaml");
+        std::fs::write(
+            &outside,
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: n}\n",
+        )
+        .expect("write");
+        // Inside: a link to a file of manifests/ is read as that file.
+        std::fs::write(
+            root.join(CVO_MANIFEST_DIR).join("real.txt"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: in, namespace: n}\n",
+        )
+        .expect("write");
+        std::os::unix::fs::symlink("../manifests/real.txt", rm.join("0000_40_d_inside.yaml"))
+            .expect("symlink");
+        let loaded = load_within_5s(&root).expect("an inside link loads");
+        assert_eq!(
+            loaded
+                .manifests
+                .iter()
+                .map(|m| m.id.name.as_str())
+                .collect::<Vec<_>>(),
+            ["a", "in"]
+        );
+        // Outside, directly or through a chain of links.
+        std::os::unix::fs::symlink(&outside, rm.join("0000_50_e_out.yaml")).expect("symlink");
+        std::os::unix::fs::symlink("0000_50_e_out.yaml", rm.join("0000_60_f_chain.yaml")).expect("symlink");
+        let (o, r) = (
+            outside.canonicalize().expect("canonical"),
+            root.canonicalize().expect("canonical"),
+        );
+        let (d, o, r) = (root.display(), o.display(), r.display());
+        assert_eq!(
+            lines(load_within_5s(&root)),
+            [
+                format!(
+                    "{d}: release-manifests/0000_50_e_out.yaml#0: is a symbolic link to {o}, outside the \
+                     payload {r}"
+                ),
+                format!(
+                    "{d}: release-manifests/0000_60_f_chain.yaml#0: is a symbolic link to {o}, outside the \
+                     payload {r}"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_linked_directory_outside_the_payload_is_refused() {
+        let (tmp, root) = release_root();
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::rename(root.join(RELEASE_MANIFEST_DIR), &elsewhere).expect("mv");
+        std::os::unix::fs::symlink(&elsewhere, root.join(RELEASE_MANIFEST_DIR)).expect("symlink");
+        let r = root.canonicalize().expect("canonical");
+        assert_eq!(
+            lines(load_within_5s(&root)),
+            [format!(
+                "{}: is a symbolic link to {}, outside the payload {}",
+                root.join(RELEASE_MANIFEST_DIR).display(),
+                elsewhere.canonicalize().expect("canonical").display(),
+                r.display()
+            )]
+        );
+    }
+
+    #[test]
+    fn an_oversized_manifest_names_the_file_and_the_limit() {
+        let (_tmp, root) = release_root();
+        let big = root.join(RELEASE_MANIFEST_DIR).join("0000_70_g_big.yaml");
+        let mut text = "#".repeat(usize::try_from(MAX_PAYLOAD_FILE_BYTES).expect("usize"));
+        text.push('\n');
+        std::fs::write(&big, text).expect("write");
+        assert_eq!(
+            lines(load_within_5s(&root)),
+            [format!(
+                "{}: release-manifests/0000_70_g_big.yaml#0: is 16777217 bytes, over the 16777216-byte \
+                 (16 MiB) limit for one payload file",
+                root.display()
+            )]
+        );
+    }
+}

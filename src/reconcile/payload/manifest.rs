@@ -866,6 +866,133 @@ mod tests {
         assert_eq!(text[2], "f.yaml#3: not an object but a list");
     }
 
+    /// Parses `text` as a manifest file, failing if that takes more than `secs` seconds.
+    fn parse_within(text: String, secs: u64) -> Result<Vec<Manifest>, Vec<String>> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = parse_manifests(text.as_bytes(), "f.yaml");
+            tx.send(r.map_err(|es| es.iter().map(ToString::to_string).collect()))
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(secs))
+            .expect("parsed in time")
+    }
+
+    #[test]
+    fn deep_flow_nesting_is_refused_in_one_pass() {
+        // libyaml alone takes quadratic time here (about 15 s in a debug build) before the
+        // deserializer's depth limit; the pre-scan refuses it at the 129th bracket.
+        for (text, line) in [
+            ("[".repeat(100_000), 1),
+            (
+                format!("kind: A\nmetadata: {{name: a}}\nx: {}", "{a: ".repeat(100_000)),
+                3,
+            ),
+            (
+                format!("kind: A\n---\n# c\nx: &a !!seq\n  {}", "[\n".repeat(100_000)),
+                5,
+            ),
+        ] {
+            let start = std::time::Instant::now();
+            let errs = parse_within(text, 10).unwrap_err();
+            let doc = usize::from(line == 5);
+            assert_eq!(
+                errs,
+                [format!(
+                    "f.yaml#{doc}: invalid YAML: flow collections ([ and {{) nested more than 128 deep at line {}",
+                    if line == 5 { 5 + 128 } else { line }
+                )]
+            );
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(2),
+                "{:?}",
+                start.elapsed()
+            );
+        }
+        // Block nesting is linear in libyaml; the deserializer's limit refuses it.
+        let errs = parse_within("- ".repeat(100_000), 10).unwrap_err();
+        assert_eq!(errs.len(), 1);
+        assert!(
+            errs[0].starts_with("f.yaml#0: invalid YAML: recursion limit exceeded"),
+            "{errs:?}"
+        );
+    }
+
+    #[test]
+    fn brackets_in_strings_comments_and_scalars_are_not_nesting() {
+        // 200 unbalanced brackets where YAML does not see flow collections, then a manifest.
+        let mut text = String::new();
+        for _ in 0..200 {
+            text.push_str("# [ comment\n");
+        }
+        text.push_str(&format!(
+            "kind: A\nmetadata:\n  name: a\n  annotations:\n    q: '{}'\n    d: \"{}\\\"\"\n    p: x [[{}\n",
+            "[".repeat(200),
+            "{".repeat(200),
+            "[".repeat(200)
+        ));
+        text.push_str(&format!("f: {}{}\n", "[".repeat(100), "]".repeat(100)));
+        let ms = parse_within(text, 10).expect("parses");
+        assert_eq!(ms[0].annotations["q"], "[".repeat(200));
+        assert_eq!(ms[0].annotations["p"], format!("x [[{}", "[".repeat(200)));
+    }
+
+    #[test]
+    fn real_manifests_pass_the_nesting_scan() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        let mut stack = vec![dir.join("tests/fixtures"), dir.join("assets")];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                    files.push(p);
+                }
+            }
+        }
+        assert!(files.len() > 500, "{}", files.len());
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            assert_eq!(too_deep_flow(&text), None, "{}", f.display());
+        }
+    }
+
+    #[test]
+    fn alias_expansion_is_bounded_by_the_file_size() {
+        // 2,000 aliases of a 2,000-item list: 4 million values from 10 kB, quadratic work.
+        let mut text = String::from("kind: A\nmetadata: {name: a}\nx: &a [");
+        text.push_str(&"1,".repeat(2_000));
+        text.push_str("1]\ny: [");
+        text.push_str(&"*a,".repeat(2_000));
+        text.push_str("*a]\n");
+        let size = text.len();
+        let start = std::time::Instant::now();
+        let errs = parse_within(text, 10).unwrap_err();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].starts_with("f.yaml#0: invalid YAML: y[")
+                && errs[0].contains(&format!(
+                    "more than {} values after expanding aliases (the file's size in bytes plus 400000); \
+                     is it an alias bomb?",
+                    size + 400_000
+                )),
+            "{errs:?}"
+        );
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+        // Ordinary anchors pass.
+        let ms = parse_within(
+            "kind: A\nmetadata: {name: a}\nx: &l {k: v}\ny: *l\n".to_string(),
+            10,
+        )
+        .expect("parses");
+        assert_eq!(ms[0].object["y"], serde_json::json!({"k": "v"}));
+    }
+
     #[test]
     fn json_raw_is_the_document_text() {
         let j = b"  {\"kind\": \"A\", \"metadata\": {\"name\": \"a\"}}\n{\"kind\":\"B\",\"metadata\":{\"name\":\"b\"}}";

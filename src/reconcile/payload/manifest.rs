@@ -579,38 +579,80 @@ impl<'de> serde::de::Visitor<'de> for BudgetedValue<'_> {
 }
 
 /// Finds, in one pass over a YAML text, the first place where flow collections (`[`, `{`) nest
-/// deeper than [`MAX_YAML_DEPTH`]: `Some((document index, line))`. The scan follows YAML's
-/// rules far enough never to see less nesting than libyaml does (quoted scalars, comments and
-/// plain scalars are told apart; a block scalar's lines are scanned as if they were YAML);
-/// where it is unsure it counts a bracket, so a text it passes cannot make libyaml's scanner
-/// quadratic.
+/// deeper than [`MAX_YAML_DEPTH`]: `Some((document index, line))`. The scan follows libyaml's
+/// scanner far enough to see the flow collections it would see: quoted scalars, comments, block
+/// scalars (their lines, by libyaml's indentation rule, with the parent's column taken from the
+/// key or `-` on the header's line) and plain scalars continued on more indented lines are text;
+/// where the column of the enclosing block collection is unknown it assumes a continuation,
+/// the reading under which libyaml stops with an error within one line (a simple key's limit)
+/// instead of nesting further. Linear in the text's length.
 fn too_deep_flow(text: &str) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let at = |i: usize| b.get(i).copied().unwrap_or(b'\n');
     let blank = |c: u8| c == b' ' || c == b'\t' || c == b'\r' || c == b'\n';
+    let indent_at = |i: usize| {
+        b.get(i..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|&&c| c == b' ')
+            .count()
+    };
+    // Index of the line break ending the line that holds `i` (or the text's end).
+    let line_end = |i: usize| {
+        b.get(i..)
+            .unwrap_or_default()
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |p| i + p)
+    };
+    // Whether the line starting at `i` holds only spaces (or the text has ended).
+    let empty_line = |i: usize| {
+        let j = i + indent_at(i);
+        j >= b.len() || b[j] == b'\n' || b[j] == b'\r'
+    };
+    let document_marker =
+        |i: usize| (b[i..].starts_with(b"---") || b[i..].starts_with(b"...")) && blank(at(i + 3));
     let (mut depth, mut doc, mut line) = (0usize, 0usize, 1usize);
     // Block context: whether a node may start here (so `[` opens a flow collection).
     let mut node_start = true;
+    // Block context: the column of the block collection the current node is in (libyaml's
+    // indent) as this line tells it (a key's or a `-`'s column), -1 when unknown.
+    let mut parent: isize = -1;
+    // Block context: the column of the node being scanned (a key, once `: ` follows it).
+    let mut node_col: isize = 0;
+    // Block context: an open plain scalar continues on lines indented more than this.
+    let mut plain: Option<isize> = None;
     // Flow context: the last non-blank byte, to tell a quote opening a scalar from one inside it.
     let mut prev = b'[';
-    let mut i = 0;
+    let mut line_start = 0usize;
+    let mut i = if !b.is_empty() && document_marker(0) { 3 } else { 0 };
     while i < b.len() {
         let c = b[i];
         if c == b'\n' {
             line += 1;
             i += 1;
+            line_start = i;
             if depth == 0 {
-                node_start = true;
-                if b[i..].starts_with(b"---") && blank(at(i + 3)) {
-                    doc += 1;
+                let continued = plain.is_some_and(|p| empty_line(i) || indent_at(i) as isize > p);
+                if i < b.len() && document_marker(i) {
+                    doc += usize::from(b[i] == b'-');
+                    plain = None;
+                    node_start = true;
+                    parent = -1;
+                    i += 3;
+                } else if continued {
+                    node_start = false;
+                } else {
+                    plain = None;
+                    node_start = true;
+                    parent = -1;
                 }
             }
             continue;
         }
         if c == b'#' && (i == 0 || blank(b[i - 1])) {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
+            plain = None;
+            i = line_end(i);
             continue;
         }
         let quote = c == b'\'' || c == b'"';
@@ -641,10 +683,13 @@ fn too_deep_flow(text: &str) -> Option<(usize, usize)> {
             i += 1;
             continue;
         }
+        let col = (i - line_start) as isize;
         if !node_start {
             // Inside a plain scalar or after a complete node: only `: ` starts a value.
             if c == b':' && blank(at(i + 1)) {
                 node_start = true;
+                plain = None;
+                parent = node_col;
             }
             i += 1;
             continue;
@@ -653,21 +698,62 @@ fn too_deep_flow(text: &str) -> Option<(usize, usize)> {
             b'[' | b'{' => {
                 depth = 1;
                 prev = c;
+                plain = None;
                 i += 1;
             }
             _ if quote => {
+                node_col = col;
                 i = skip_quoted(b, i, &mut line);
                 node_start = false;
             }
-            b'-' | b'?' | b':' if blank(at(i + 1)) => i += 1,
+            b'-' | b'?' if blank(at(i + 1)) => {
+                parent = col;
+                i += 1;
+            }
+            b':' if blank(at(i + 1)) => i += 1,
             b'&' | b'!' => {
                 // An anchor or tag: the node follows it.
+                node_col = col;
                 while i < b.len() && !blank(b[i]) {
                     i += 1;
                 }
             }
-            _ => {
+            b'|' | b'>' => {
+                // A block scalar: its content is the lines indented at least as much as its
+                // first non-empty line (or as the explicit indentation indicator says), which
+                // must be more than the parent's column.
+                let mut explicit = None;
+                i += 1;
+                while i < b.len() && !blank(b[i]) {
+                    if b[i].is_ascii_digit() {
+                        explicit = Some(isize::from(b[i] - b'0'));
+                    }
+                    i += 1;
+                }
+                i = line_end(i);
+                let content = match explicit {
+                    Some(m) => Some(parent.max(0) + m),
+                    None => {
+                        let mut j = i;
+                        while j < b.len() && empty_line(j + 1) && j + 1 < b.len() {
+                            j = line_end(j + 1);
+                        }
+                        let d = indent_at(j + 1) as isize;
+                        (j < b.len() && d > parent && d >= 1).then_some(d)
+                    }
+                };
+                if let Some(content) = content {
+                    while i < b.len() && (empty_line(i + 1) || indent_at(i + 1) as isize >= content) {
+                        i = line_end(i + 1);
+                        line += 1;
+                    }
+                }
                 node_start = false;
+            }
+            _ => {
+                node_col = col;
+                node_start = false;
+                plain = Some(parent);
                 i += 1;
             }
         }
@@ -934,6 +1020,26 @@ mod tests {
         let ms = parse_within(text, 10).expect("parses");
         assert_eq!(ms[0].annotations["q"], "[".repeat(200));
         assert_eq!(ms[0].annotations["p"], format!("x [[{}", "[".repeat(200)));
+    }
+
+    #[test]
+    fn nesting_after_block_and_plain_scalars_is_seen() {
+        let deep = "[".repeat(200);
+        // A quote inside a block scalar or a continued plain scalar is text: it does not hide
+        // the flow collection that follows.
+        for (text, line) in [
+            (format!("a: |\n  'x\n  \"y\nb: {deep}"), 4),
+            (format!("- k: >-\n    'x\n  b: {deep}"), 3),
+            (format!("a: |2\n   'x\nb: {deep}"), 3),
+            (format!("a: foo\n  'bar\nb: {deep}"), 3),
+            (format!("- foo\n  \"bar\n- {deep}"), 3),
+            (format!("---\n{deep}"), 2),
+        ] {
+            assert_eq!(too_deep_flow(&text), Some((0, line)), "{text:.40}");
+        }
+        // Brackets in block scalars' lines are text.
+        let prose = format!("a: |\n{}b: [x]\n", "  [ note {\n".repeat(200));
+        assert_eq!(too_deep_flow(&prose), None);
     }
 
     #[test]

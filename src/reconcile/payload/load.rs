@@ -1007,7 +1007,9 @@ mod tests {
     fn load_within_5s(dir: &Path) -> Result<LoadedPayload, LoadError> {
         let (tx, rx) = std::sync::mpsc::channel();
         let dir = dir.to_path_buf();
-        std::thread::spawn(move || tx.send(load_dir(&dir, &LoadOptions::default())));
+        std::thread::spawn(move || {
+            let _ = tx.send(load_dir(&dir, &LoadOptions::default()));
+        });
         rx.recv_timeout(std::time::Duration::from_secs(5))
             .expect("load_dir returned within 5 s")
     }

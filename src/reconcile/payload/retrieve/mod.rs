@@ -668,7 +668,7 @@ pub fn validate_payload_dir(dir: &Path) -> Result<String, String> {
     let meta = dir.join("release-manifests/release-metadata");
     let root = std::fs::canonicalize(dir).map_err(|e| e.to_string())?;
     let data =
-        super::load::read_checked(&root, &meta).map_err(|e| match std::fs::symlink_metadata(&meta) {
+        super::files::read_checked(&root, &meta).map_err(|e| match std::fs::symlink_metadata(&meta) {
             Err(_) => "no release-manifests/release-metadata".to_string(),
             Ok(_) => format!("release-manifests/release-metadata {e}"),
         })?;

@@ -13,9 +13,11 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use super::{
+    files::{EntryKind, check_entry, read_checked, read_payload_file},
     filter::{ExclusionReason, InclusionConfig, include},
     manifest::{Manifest, ManifestError, parse_manifests},
     template::{RenderConfig, render},
+    yaml::yaml_value,
 };
 use crate::reconcile::payload::capability::CapabilitiesStatus;
 
@@ -27,6 +29,14 @@ pub(crate) const RELEASE_MANIFEST_DIR: &str = "release-manifests";
 pub(crate) const RELEASE_METADATA_FILE: &str = "release-metadata";
 /// ImageStream of the payload's images in `release-manifests/`.
 pub(crate) const IMAGE_REFERENCES_FILE: &str = "image-references";
+
+/// The canonical path of a payload directory, the root [`check_entry`] keeps links inside.
+fn canonical_root(dir: &Path) -> Result<PathBuf, LoadError> {
+    std::fs::canonicalize(dir).map_err(|e| LoadError::Layout {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    })
+}
 
 /// A release (openshift/api `config/v1.Release`) as read from `release-metadata`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -149,14 +159,14 @@ pub fn runtime_architecture() -> &'static str {
 /// Reads `release-metadata` (payload.go `loadReleaseMetadata` + cincinnati `ParseMetadata`).
 ///
 /// # Errors
-/// Unreadable file, bad JSON, `kind` other than `cincinnati-metadata-v0`, empty or non-semver
-/// `version`.
-pub(crate) fn read_release_metadata(path: &Path) -> Result<ReleaseMetadata, LoadError> {
+/// Unreadable or unsafe file (see [`read_checked`]), bad JSON, `kind` other than
+/// `cincinnati-metadata-v0`, empty or non-semver `version`.
+pub(crate) fn read_release_metadata(root: &Path, path: &Path) -> Result<ReleaseMetadata, LoadError> {
     let bad = |message: String| LoadError::Metadata {
         path: path.to_path_buf(),
         message,
     };
-    let data = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let data = read_checked(root, path).map_err(bad)?;
     let v: Value =
         serde_json::from_slice(&data).map_err(|e| bad(format!("unmarshal Cincinnati metadata: {e}")))?;
     let kind = v.get("kind").and_then(Value::as_str).unwrap_or_default();
@@ -222,15 +232,15 @@ pub(crate) fn read_release_metadata(path: &Path) -> Result<ReleaseMetadata, Load
 /// Reads `image-references` (YAML or JSON ImageStream `image.openshift.io/v1`).
 ///
 /// # Errors
-/// Unreadable or unparseable file, or another kind of object.
-pub(crate) fn read_image_references(path: &Path) -> Result<ImageReferences, LoadError> {
+/// Unreadable, unsafe (see [`read_checked`]) or unparseable file, or another kind of object.
+pub(crate) fn read_image_references(root: &Path, path: &Path) -> Result<ImageReferences, LoadError> {
     let bad = |message: String| LoadError::Metadata {
         path: path.to_path_buf(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-    let v: Value =
-        serde_norway::from_str(&text).map_err(|e| bad(format!("unmarshal image-references: {e}")))?;
+    let data = read_checked(root, path).map_err(bad)?;
+    let text = String::from_utf8(data).map_err(|e| bad(format!("not UTF-8 text: {e}")))?;
+    let v: Value = yaml_value(&text).map_err(|e| bad(format!("unmarshal image-references: {e}")))?;
     let kind = v.get("kind").and_then(Value::as_str).unwrap_or_default();
     let api = v.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
     if kind != "ImageStream" || api != "image.openshift.io/v1" {
@@ -281,7 +291,9 @@ pub(crate) fn has_manifest_extension(name: &str) -> bool {
 /// Reads the manifest files directly in `dir` (non-recursive, lexical order, only
 /// [`has_manifest_extension`] files, `skip` file names left out). With `render`, each file is
 /// first rendered as a template; a file that fails to render is skipped with a warning.
-/// `prefix` is prepended to file names in [`Manifest::path`] and errors.
+/// `prefix` is prepended to file names in [`Manifest::path`] and errors. Every file is checked
+/// before it is opened ([`check_entry`]: symbolic links must stay inside `dir`; FIFOs, sockets
+/// and devices are refused whatever their name) and read with [`read_payload_file`].
 ///
 /// # Errors
 /// The directory cannot be listed.
@@ -291,38 +303,69 @@ pub fn read_manifest_dir(
     skip: &[&str],
     render_cfg: Option<&RenderConfig>,
 ) -> Result<DirRead, LoadError> {
-    let mut names = list_files(dir)?;
-    names.retain(|n| has_manifest_extension(n) && !skip.contains(&n.as_str()));
+    read_manifest_dir_in(&canonical_root(dir)?, dir, prefix, skip, render_cfg)
+}
+
+/// [`read_manifest_dir`] of a directory inside the payload whose canonical path is `root`.
+fn read_manifest_dir_in(
+    root: &Path,
+    dir: &Path,
+    prefix: &str,
+    skip: &[&str],
+    render_cfg: Option<&RenderConfig>,
+) -> Result<DirRead, LoadError> {
     let mut out = DirRead::default();
-    for name in names {
-        read_one(&dir.join(&name), &format!("{prefix}{name}"), render_cfg, &mut out);
+    for f in list_files(root, dir)? {
+        if !(f.open.is_err() || has_manifest_extension(&f.name)) || skip.contains(&f.name.as_str()) {
+            continue;
+        }
+        read_one(f.open, &format!("{prefix}{}", f.name), render_cfg, &mut out);
     }
     Ok(out)
 }
 
-fn list_files(dir: &Path) -> Result<Vec<String>, LoadError> {
+/// A file entry of a payload directory: its name and the path to open, or why it is refused.
+struct FileEntry {
+    name: String,
+    open: Result<PathBuf, String>,
+}
+
+/// The entries of `dir` that are not directories, sorted by name, each checked with
+/// [`check_entry`] (an entry refused there is listed with the reason).
+fn list_files(root: &Path, dir: &Path) -> Result<Vec<FileEntry>, LoadError> {
     let rd = std::fs::read_dir(dir).map_err(|e| LoadError::Layout {
         path: dir.to_path_buf(),
         message: e.to_string(),
     })?;
-    let mut names = Vec::new();
+    let mut files = Vec::new();
     for entry in rd.flatten() {
-        if entry.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()) && entry.path().is_file() {
-            names.push(entry.file_name().to_string_lossy().into_owned());
-        }
+        let open = match check_entry(root, &entry.path()) {
+            Ok((EntryKind::Dir, _)) => continue,
+            Ok((EntryKind::File, target)) => Ok(target),
+            Err(e) => Err(e),
+        };
+        files.push(FileEntry {
+            name: entry.file_name().to_string_lossy().into_owned(),
+            open,
+        });
     }
-    names.sort();
-    Ok(names)
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(files)
 }
 
-fn read_one(path: &Path, label: &str, render_cfg: Option<&RenderConfig>, out: &mut DirRead) {
-    let data = match std::fs::read(path) {
+fn read_one(
+    open: Result<PathBuf, String>,
+    label: &str,
+    render_cfg: Option<&RenderConfig>,
+    out: &mut DirRead,
+) {
+    let data = match open.and_then(|p| read_payload_file(&p)) {
         Ok(d) => d,
-        Err(e) => {
+        Err(message) => {
             out.errors.push(ManifestError {
                 path: label.to_string(),
                 index: 0,
-                message: e.to_string(),
+                message,
             });
             return;
         }
@@ -457,9 +500,12 @@ pub fn load_dir(dir: &Path, opts: &LoadOptions) -> Result<LoadedPayload, LoadErr
             message: "not a directory".into(),
         });
     }
+    let root = canonical_root(dir)?;
+    // Present, whatever it is: a FIFO or an escaping link is refused when read, not ignored.
+    let present = |p: &Path| std::fs::symlink_metadata(p).is_ok();
     let layout = if dir.join(RELEASE_MANIFEST_DIR).is_dir() {
         PayloadLayout::ReleaseImage
-    } else if dir.join(RELEASE_METADATA_FILE).is_file() {
+    } else if present(&dir.join(RELEASE_METADATA_FILE)) {
         PayloadLayout::ReleaseManifests
     } else {
         PayloadLayout::Tree
@@ -468,19 +514,33 @@ pub fn load_dir(dir: &Path, opts: &LoadOptions) -> Result<LoadedPayload, LoadErr
         PayloadLayout::ReleaseImage => dir.join(RELEASE_MANIFEST_DIR),
         _ => dir.to_path_buf(),
     };
+    let check_dir = |d: &Path| -> Result<(), LoadError> {
+        match check_entry(&root, d) {
+            Ok((EntryKind::Dir, _)) => Ok(()),
+            Ok((EntryKind::File, _)) => Err(LoadError::Layout {
+                path: d.to_path_buf(),
+                message: "not a directory".into(),
+            }),
+            Err(message) => Err(LoadError::Layout {
+                path: d.to_path_buf(),
+                message,
+            }),
+        }
+    };
+    check_dir(&release_dir)?;
     let mut warnings = Vec::new();
     let metadata = match layout {
         PayloadLayout::Tree => None,
         _ => {
-            let mut md = read_release_metadata(&release_dir.join(RELEASE_METADATA_FILE))?;
+            let mut md = read_release_metadata(&root, &release_dir.join(RELEASE_METADATA_FILE))?;
             md.release.image = opts.release_image.clone();
             warnings.extend(md.warnings.iter().cloned());
             Some(md)
         }
     };
     let irf = release_dir.join(IMAGE_REFERENCES_FILE);
-    let image_references = if irf.is_file() {
-        Some(read_image_references(&irf)?)
+    let image_references = if present(&irf) {
+        Some(read_image_references(&root, &irf)?)
     } else if layout == PayloadLayout::Tree {
         None
     } else {
@@ -505,7 +565,8 @@ pub fn load_dir(dir: &Path, opts: &LoadOptions) -> Result<LoadedPayload, LoadErr
     match layout {
         PayloadLayout::ReleaseImage => {
             let cvo_dir = dir.join(CVO_MANIFEST_DIR);
-            if cvo_dir.is_dir() {
+            if present(&cvo_dir) {
+                check_dir(&cvo_dir)?;
                 let cfg = RenderConfig {
                     release_image: opts.release_image.clone(),
                     cluster_profile: opts.profile.clone(),
@@ -516,21 +577,25 @@ pub fn load_dir(dir: &Path, opts: &LoadOptions) -> Result<LoadedPayload, LoadErr
                 };
                 merge(
                     &mut all,
-                    read_manifest_dir(&cvo_dir, "manifests/", &[], Some(&cfg))?,
+                    read_manifest_dir_in(&root, &cvo_dir, "manifests/", &[], Some(&cfg))?,
                 );
             }
             merge(
                 &mut all,
-                read_manifest_dir(&release_dir, "release-manifests/", &skip, None)?,
+                read_manifest_dir_in(&root, &release_dir, "release-manifests/", &skip, None)?,
             );
         }
         PayloadLayout::ReleaseManifests => {
-            merge(&mut all, read_manifest_dir(&release_dir, "", &skip, None)?);
+            merge(
+                &mut all,
+                read_manifest_dir_in(&root, &release_dir, "", &skip, None)?,
+            );
         }
         PayloadLayout::Tree => {
-            let mut files: Vec<(String, String)> = Vec::new();
-            for name in list_files(dir)? {
-                files.push((name.clone(), name));
+            // (file name, path shown, path to open or why it is refused)
+            let mut files: Vec<(String, String, Result<PathBuf, String>)> = Vec::new();
+            for f in list_files(&root, dir)? {
+                files.push((f.name.clone(), f.name, f.open));
             }
             let mut subdirs: Vec<PathBuf> = std::fs::read_dir(dir)
                 .map_err(|e| LoadError::Layout {
@@ -539,7 +604,7 @@ pub fn load_dir(dir: &Path, opts: &LoadOptions) -> Result<LoadedPayload, LoadErr
                 })?
                 .flatten()
                 .map(|e| e.path())
-                .filter(|p| p.is_dir())
+                .filter(|p| matches!(check_entry(&root, p), Ok((EntryKind::Dir, _))))
                 .collect();
             subdirs.sort();
             for sub in subdirs {
@@ -547,14 +612,16 @@ pub fn load_dir(dir: &Path, opts: &LoadOptions) -> Result<LoadedPayload, LoadErr
                     .file_name()
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                for name in list_files(&sub)? {
-                    files.push((name.clone(), format!("{sub_name}/{name}")));
+                for f in list_files(&root, &sub)? {
+                    files.push((f.name.clone(), format!("{sub_name}/{}", f.name), f.open));
                 }
             }
-            files.retain(|(n, _)| has_manifest_extension(n) && !skip.contains(&n.as_str()));
-            files.sort();
-            for (_, rel) in files {
-                read_one(&dir.join(&rel), &rel, None, &mut all);
+            files.retain(|(n, _, open)| {
+                open.is_err() || (has_manifest_extension(n) && !skip.contains(&n.as_str()))
+            });
+            files.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            for (_, rel, open) in files {
+                read_one(open, &rel, None, &mut all);
             }
         }
     }
@@ -649,7 +716,7 @@ pub fn load_update(dir: &Path, opts: &LoadOptions) -> Result<Payload, LoadError>
     }
     for f in [RELEASE_METADATA_FILE, IMAGE_REFERENCES_FILE] {
         let p = dir.join(RELEASE_MANIFEST_DIR).join(f);
-        if !p.is_file() {
+        if std::fs::symlink_metadata(&p).is_err() {
             return Err(LoadError::Layout {
                 path: p,
                 message: "no such file".into(),
@@ -696,8 +763,27 @@ pub fn load_update(dir: &Path, opts: &LoadOptions) -> Result<Payload, LoadError>
 /// `release-manifests/` with `release-metadata` and `image-references`), as one sentence naming
 /// what was expected; `None` when the layout is there (whether it holds manifests is for the
 /// load to say). A `release-manifests/` directory given on its own is told to pass its parent.
+/// One of those four entries that [`check_entry`] refuses (a FIFO, an escaping symbolic link)
+/// is named with the reason.
 /// For commands that check a `--payload DIR` before reaching a cluster (`cvo reconcile`).
 pub fn release_root_problem(dir: &Path) -> Option<String> {
+    if let Ok(root) = std::fs::canonicalize(dir) {
+        let metadata_file = format!("{RELEASE_MANIFEST_DIR}/{RELEASE_METADATA_FILE}");
+        let image_references = format!("{RELEASE_MANIFEST_DIR}/{IMAGE_REFERENCES_FILE}");
+        for rel in [
+            CVO_MANIFEST_DIR,
+            RELEASE_MANIFEST_DIR,
+            &metadata_file,
+            &image_references,
+        ] {
+            let p = dir.join(rel);
+            if std::fs::symlink_metadata(&p).is_ok()
+                && let Err(e) = check_entry(&root, &p)
+            {
+                return Some(format!("{rel} {e}"));
+            }
+        }
+    }
     let expected = format!(
         "expected a release image root: {CVO_MANIFEST_DIR}/ and {RELEASE_MANIFEST_DIR}/ (with \
          {RELEASE_METADATA_FILE} and {IMAGE_REFERENCES_FILE}) holding *.yaml, *.yml or *.json manifests"

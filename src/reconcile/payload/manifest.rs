@@ -7,8 +7,10 @@
 
 use std::{collections::BTreeMap, fmt, path::Path};
 
-use serde::Deserialize;
+use serde::de::DeserializeSeed;
 use serde_json::Value;
+
+use super::yaml::{MAX_YAML_DEPTH, NodeBudget, too_deep_flow};
 
 /// The identity of a manifest's object, unique within one file
 /// (library-go `resourceId`).
@@ -344,8 +346,17 @@ pub fn parse_manifests(data: &[u8], path: &str) -> Result<Vec<Manifest>, Vec<Man
             Ok(t) => t,
             Err(e) => return Err(vec![err(0, format!("not UTF-8 text: {e}"))]),
         };
+        if let Some((index, line)) = too_deep_flow(text) {
+            return Err(vec![err(
+                index,
+                format!(
+                    "invalid YAML: flow collections ([ and {{) nested more than {MAX_YAML_DEPTH} deep at line {line}"
+                ),
+            )]);
+        }
+        let budget = NodeBudget::for_text(text);
         for (index, de) in serde_norway::Deserializer::from_str(text).enumerate() {
-            match Value::deserialize(de) {
+            match budget.node().deserialize(de) {
                 Ok(v) => docs.push((index, v, None)),
                 Err(e) => {
                     errors.push(err(index, format!("invalid YAML: {e}")));

@@ -14,12 +14,14 @@
 //! ```
 
 pub mod capability;
+pub mod files;
 pub mod filter;
 pub mod load;
 pub mod manifest;
 pub mod retrieve;
 pub mod task_graph;
 pub mod template;
+pub mod yaml;
 
 pub use filter::{
     ComponentOverride, ExclusionReason, InclusionConfig, implicitly_enabled_capabilities, include,

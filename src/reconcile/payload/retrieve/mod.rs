@@ -666,7 +666,12 @@ pub fn validate_payload_dir(dir: &Path) -> Result<String, String> {
         return Err("no release-manifests/image-references".into());
     }
     let meta = dir.join("release-manifests/release-metadata");
-    let data = std::fs::read(&meta).map_err(|_| "no release-manifests/release-metadata".to_string())?;
+    let root = std::fs::canonicalize(dir).map_err(|e| e.to_string())?;
+    let data =
+        super::files::read_checked(&root, &meta).map_err(|e| match std::fs::symlink_metadata(&meta) {
+            Err(_) => "no release-manifests/release-metadata".to_string(),
+            Ok(_) => format!("release-manifests/release-metadata {e}"),
+        })?;
     let v: serde_json::Value = serde_json::from_slice(&data)
         .map_err(|e| format!("release-manifests/release-metadata is not JSON: {e}"))?;
     match v.get("version").and_then(|v| v.as_str()) {

@@ -257,8 +257,10 @@ fn waiting_for(s: &StatusSnapshot, until: Until) -> String {
 
 /// An error and its sources in one line.
 /// Why `--payload` (release image `own`) is not what the engine would reconcile on this
-/// cluster, or `None` when it is (or the ClusterVersion `name` is absent or unreadable: a first
-/// install, or the engine reports the read error itself).
+/// cluster: no desired update is requested and the cluster runs another release. `None` when
+/// the run may go on (a desired update is requested, the cluster runs `own`, or the
+/// ClusterVersion `name` is absent, new or unreadable: a first install, or the engine reports
+/// the read error itself).
 ///
 /// The engine never changes a cluster's release unless `spec.desiredUpdate` asks for it (the
 /// current release is the one `status.desired` names; `--payload` is only a first install's
@@ -269,15 +271,14 @@ fn waiting_for(s: &StatusSnapshot, until: Until) -> String {
 async fn other_release(client: &kube::Client, name: &str, own: &str) -> Option<String> {
     let api: kube::Api<crate::openshift::ClusterVersion> = kube::Api::all(client.clone());
     let cv = api.get_opt(name).await.ok()??;
-    let requested = cv
-        .spec
-        .desired_update
-        .as_ref()
-        .and_then(|d| d.image.clone())
-        .filter(|i| !i.is_empty());
+    // A desired update (by image or version) is followed whatever `--payload` is: the engine
+    // retrieves that release (`cvo reconcile --payload DIR` follows a desired update by image).
+    let requested = cv.spec.desired_update.as_ref().is_some_and(|d| {
+        d.image.as_deref().is_some_and(|i| !i.is_empty())
+            || d.version.as_deref().is_some_and(|v| !v.is_empty())
+    });
     let current = &cv.status.desired;
-    let target = requested.clone().unwrap_or_else(|| current.image.clone());
-    if target.is_empty() || target == own {
+    if requested || current.image.is_empty() || current.image == own {
         return None;
     }
     let runs = if current.version.is_empty() {
@@ -285,14 +286,9 @@ async fn other_release(client: &kube::Client, name: &str, own: &str) -> Option<S
     } else {
         format!("{} ({})", current.version, current.image)
     };
-    Some(match requested {
-        Some(r) => format!(
-            "--payload is release {own}, but spec.desiredUpdate of ClusterVersion {name} requests {r} (the cluster runs {runs}): cvo applies only the release the ClusterVersion asks for"
-        ),
-        None => format!(
-            "--payload is release {own}, but the cluster runs {runs} and spec.desiredUpdate of ClusterVersion {name} does not request {own}: cvo changes a cluster's release only when spec.desiredUpdate asks for it (set spec.desiredUpdate.image to {own} to update to this payload)"
-        ),
-    })
+    Some(format!(
+        "--payload is release {own}, but the cluster runs {runs} and spec.desiredUpdate of ClusterVersion {name} does not request {own}: cvo changes a cluster's release only when spec.desiredUpdate asks for it (set spec.desiredUpdate.image to {own} to update to this payload)"
+    ))
 }
 
 fn error_line(e: &dyn std::error::Error) -> String {

@@ -2043,3 +2043,47 @@ async fn an_unverified_release_is_refused_until_forced_and_the_waiver_is_in_hist
     );
     h.shutdown().await;
 }
+
+/// The operator's own payload requested on a cluster that runs another release is an update
+/// like any other: the preconditions run (here ClusterVersionRollback refuses 1.1.0 → 1.0.0),
+/// in the running engine and in a new one whose worker holds no work yet (a one-shot
+/// `cvo reconcile`), and nothing of it is applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operators_own_older_release_requested_runs_the_preconditions() {
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
+    let mut h = install(&t, &f).await;
+    request_update(&t).await;
+    wait_snapshot(&mut h, "update to 1.1.0 Completed", 20, |s| {
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == "1.1.0")
+    })
+    .await;
+    let at_b = release_state(&t, &n).await;
+    let refused = |s: &StatusSnapshot| {
+        s.cluster_version.as_ref().is_some_and(|c| {
+            find(&c.conditions, "ReleaseAccepted").is_some_and(|r| {
+                r.is_false()
+                    && r.reason() == "PreconditionChecks"
+                    && r.message().contains("ClusterVersionRollback")
+            })
+        })
+    };
+    set_desired_update(&t, json!({"version": null, "image": IMAGE_1})).await;
+    wait_snapshot(&mut h, "the rollback refused by its precondition", 10, refused).await;
+    wait_passes_after(&mut h, "passes", 1).await;
+    assert_eq!(release_state(&t, &n).await, at_b, "still at 1.1.0");
+    h.shutdown().await;
+
+    let mut h2 = Engine::spawn(t.client(), config(&f, &n, EngineMode::ActiveApply));
+    wait_snapshot(&mut h2, "a new engine refuses it too", 10, refused).await;
+    let cv = cv_of(&t).await;
+    assert!(
+        cond(&cv, "ReleaseAccepted").2.starts_with(&format!(
+            "Preconditions failed for payload loaded version=\"1.0.0\" image=\"{IMAGE_1}\": "
+        )),
+        "{:?}",
+        cond(&cv, "ReleaseAccepted")
+    );
+    assert_eq!(release_state(&t, &n).await, at_b, "still at 1.1.0");
+    h2.shutdown().await;
+}

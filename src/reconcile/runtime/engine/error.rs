@@ -74,7 +74,7 @@ pub enum PayloadLoadError {
     #[error("The update cannot be verified: {0}")]
     Verify(String),
     /// The payload directory does not load (step `LoadPayload`).
-    #[error("Error loading manifests from {}: {err}", .dir.display())]
+    #[error("{}", load_message(.dir, .err))]
     Load {
         /// The payload directory.
         dir: PathBuf,
@@ -165,5 +165,37 @@ mod tests {
             },
         };
         assert_eq!((l.step(), l.reason()), ("LoadPayload", None));
+        assert_eq!(
+            l.to_string(),
+            "Error loading manifests from /p: /p: no release-manifests"
+        );
+        // A manifest error already names the directory: said once.
+        let m = PayloadLoadError::Load {
+            dir: "/p".into(),
+            err: LoadError::Manifests {
+                dir: "/p".into(),
+                errors: vec![crate::reconcile::payload::ManifestError {
+                    path: "manifests/fifo.yaml".into(),
+                    index: 0,
+                    message: "is a FIFO".into(),
+                }],
+            },
+        };
+        assert_eq!(
+            m.to_string(),
+            "Error loading manifests from /p: manifests/fifo.yaml#0: is a FIFO"
+        );
+    }
+}
+
+/// `Error loading manifests from {dir}: {err}`, said once: a manifest error already names the
+/// directory that way (upstream `pkg/payload/payload.go` `LoadUpdate`).
+fn load_message(dir: &std::path::Path, err: &impl std::fmt::Display) -> String {
+    let text = err.to_string();
+    let prefix = format!("Error loading manifests from {}: ", dir.display());
+    if text.starts_with(&prefix) {
+        text
+    } else {
+        format!("{prefix}{text}")
     }
 }

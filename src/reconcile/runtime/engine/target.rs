@@ -141,8 +141,14 @@ impl EngineLoop {
         // The release the cluster already runs (accepted, so verified or forced, when it was
         // taken) and our own are not verified again and skip the preconditions, as upstream's
         // own release (`info.Local` in pkg/cvo/sync_worker.go).
+        // The operator's own payload is "local" only while it is the release the cluster runs
+        // (or before any release was accepted): requested on a cluster that runs another
+        // release, it is an update like any other and gets the preconditions.
         let own_payload = target.image == own.image;
-        let local = own_payload || running.as_ref().is_some_and(|r| r.image == target.image);
+        let local = match &running {
+            Some(r) => r.image == target.image,
+            None => own_payload,
+        };
         let v = |t: &Target| {
             if t.version.is_empty() {
                 String::new()
@@ -242,7 +248,9 @@ impl EngineLoop {
         release.image = target.image.clone();
         load.release = release.clone();
         load.verified = verified;
-        if !local && current.is_some() {
+        // Every target other than the running release is checked, also by a new process whose
+        // worker holds no work yet (a one-shot `cvo reconcile`).
+        if !local && (current.is_some() || running.is_some()) {
             let t = Target {
                 version: release.version.clone(),
                 image: release.image.clone(),

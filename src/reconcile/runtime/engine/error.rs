@@ -133,6 +133,18 @@ pub enum CommandError {
     },
 }
 
+/// `Error loading manifests from {dir}: {err}`, said once: a manifest error already names the
+/// directory that way (upstream `pkg/payload/payload.go` `LoadUpdate`).
+fn load_message(dir: &std::path::Path, err: &impl std::fmt::Display) -> String {
+    let text = err.to_string();
+    let prefix = format!("Error loading manifests from {}: ", dir.display());
+    if text.starts_with(&prefix) {
+        text
+    } else {
+        format!("{prefix}{text}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,17 +197,5 @@ mod tests {
             m.to_string(),
             "Error loading manifests from /p: manifests/fifo.yaml#0: is a FIFO"
         );
-    }
-}
-
-/// `Error loading manifests from {dir}: {err}`, said once: a manifest error already names the
-/// directory that way (upstream `pkg/payload/payload.go` `LoadUpdate`).
-fn load_message(dir: &std::path::Path, err: &impl std::fmt::Display) -> String {
-    let text = err.to_string();
-    let prefix = format!("Error loading manifests from {}: ", dir.display());
-    if text.starts_with(&prefix) {
-        text
-    } else {
-        format!("{prefix}{text}")
     }
 }

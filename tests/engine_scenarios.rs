@@ -1543,6 +1543,26 @@ async fn release_state(t: &Handle, n: &Names) -> (Vec<(UpdateState, String, Stri
     (hist, cv.status.desired.version, alpha)
 }
 
+/// Whether the snapshot's ClusterVersion has ReleaseAccepted with `status` (`True`, `False`,
+/// `Unknown`) and a message containing `text`.
+fn release_accepted(s: &StatusSnapshot, status: &str, text: &str) -> bool {
+    s.cluster_version.as_ref().is_some_and(|c| {
+        find(&c.conditions, "ReleaseAccepted")
+            .is_some_and(|r| r.status.as_str() == status && r.message().contains(text))
+    })
+}
+
+/// Installs 1.0.0, requests 1.1.0 and waits until the update is Completed.
+async fn installed_then_updated(t: &Handle, f: &Fixture) -> EngineHandle {
+    let mut h = install(t, f).await;
+    request_update(t).await;
+    wait_snapshot(&mut h, "update to 1.1.0 Completed", 20, |s| {
+        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == "1.1.0")
+    })
+    .await;
+    h
+}
+
 /// Waits until the engine has taken `generation` of the ClusterVersion and finished at least
 /// `passes` more sync passes after that (the snapshot's pass counter), so a test can assert
 /// what those passes did not do.
@@ -1559,12 +1579,7 @@ async fn wait_passes_after(h: &mut EngineHandle, what: &str, passes: u64) {
 async fn no_unrequested_downgrade_after_an_update() {
     let (t, n) = cluster().await;
     let f = payloads(&n, &[], &[]);
-    let mut h = install(&t, &f).await;
-    request_update(&t).await;
-    wait_snapshot(&mut h, "update to 1.1.0 Completed", 20, |s| {
-        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == "1.1.0")
-    })
-    .await;
+    let mut h = installed_then_updated(&t, &f).await;
     let at_b = release_state(&t, &n).await;
     assert_eq!(
         at_b,
@@ -1607,10 +1622,7 @@ async fn no_unrequested_downgrade_after_an_update() {
     // A garbage image: no payload for it, ReleaseAccepted False, the cluster stays.
     set_desired_update(&t, json!({"version": null, "image": "garbage"})).await;
     wait_snapshot(&mut h, "ReleaseAccepted=False for the garbage image", 10, |s| {
-        s.cluster_version.as_ref().is_some_and(|c| {
-            find(&c.conditions, "ReleaseAccepted")
-                .is_some_and(|c| c.is_false() && c.message().contains("garbage"))
-        })
+        release_accepted(s, "False", "garbage")
     })
     .await;
     wait_passes_after(&mut h, "passes with the garbage image", 2).await;
@@ -1698,23 +1710,17 @@ async fn clear_or_retarget_during_a_download_cancels_it() {
     cfg.payloads = resolver.clone();
     let mut h = Engine::spawn(t.client(), cfg);
     wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
-    let accepted_names = |s: &StatusSnapshot, image: &str, status: &str| {
-        s.cluster_version.as_ref().is_some_and(|c| {
-            find(&c.conditions, "ReleaseAccepted")
-                .is_some_and(|r| r.status.as_str() == status && r.message().contains(image))
-        })
-    };
 
     set_desired_update(&t, json!({"version": "1.1.0", "image": IMAGE_2})).await;
     wait_snapshot(&mut h, "retrieving 1.1.0", 10, |s| {
-        s.payload_pull.as_ref().is_some_and(|p| p.image == IMAGE_2) && accepted_names(s, IMAGE_2, "Unknown")
+        s.payload_pull.as_ref().is_some_and(|p| p.image == IMAGE_2) && release_accepted(s, "Unknown", IMAGE_2)
     })
     .await;
 
     // A new target: the first download stops, ReleaseAccepted names the new one.
     set_desired_update(&t, json!({"version": null, "image": IMAGE_3})).await;
     wait_snapshot(&mut h, "retrieving the new target", 5, |s| {
-        s.payload_pull.as_ref().is_some_and(|p| p.image == IMAGE_3) && accepted_names(s, IMAGE_3, "Unknown")
+        s.payload_pull.as_ref().is_some_and(|p| p.image == IMAGE_3) && release_accepted(s, "Unknown", IMAGE_3)
     })
     .await;
     assert_eq!(
@@ -1725,7 +1731,7 @@ async fn clear_or_retarget_during_a_download_cancels_it() {
     // Cleared: that download stops too, and within a few seconds nothing names it.
     set_desired_update(&t, Value::Null).await;
     let s = wait_snapshot(&mut h, "back on 1.0.0", 5, |s| {
-        s.payload_pull.is_none() && accepted_names(s, IMAGE_1, "True")
+        s.payload_pull.is_none() && release_accepted(s, "True", IMAGE_1)
     })
     .await;
     assert_eq!(
@@ -1752,15 +1758,9 @@ async fn a_payload_must_be_the_release_it_claims() {
     let (t, n) = cluster().await;
     let f = payloads(&n, &[], &[]);
     let mut h = install(&t, &f).await;
-    let accepted = |s: &StatusSnapshot, status: &str, needle: &str| {
-        s.cluster_version.as_ref().is_some_and(|c| {
-            find(&c.conditions, "ReleaseAccepted")
-                .is_some_and(|r| r.status.as_str() == status && r.message().contains(needle))
-        })
-    };
     set_desired_update(&t, json!({"version": "1.2.0", "image": IMAGE_2})).await;
     wait_snapshot(&mut h, "ReleaseAccepted False on the version", 10, |s| {
-        accepted(s, "False", "does not match")
+        release_accepted(s, "False", "does not match")
     })
     .await;
     let cv = cv_of(&t).await;
@@ -1812,7 +1812,7 @@ async fn a_payload_must_be_the_release_it_claims() {
     });
     let mut h2 = Engine::spawn(t.client(), cfg);
     wait_snapshot(&mut h2, "the mislabelled payload refused", 10, |s| {
-        accepted(
+        release_accepted(
             s,
             "False",
             "release image version 1.0.0 does not match the expected upstream version 1.1.0",
@@ -1845,12 +1845,6 @@ async fn list_updates(t: &Handle, updates: Value) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("status.availableUpdates did not stay {updates}");
-}
-
-fn release_accepted_false_with(s: &StatusSnapshot, text: &str) -> bool {
-    s.cluster_version.as_ref().is_some_and(|c| {
-        find(&c.conditions, "ReleaseAccepted").is_some_and(|r| r.is_false() && r.message().contains(text))
-    })
 }
 
 /// Issue 26 point 3: a compromised update service lists 1.1.0 with a `file://` image naming a
@@ -1896,7 +1890,7 @@ async fn a_listed_file_image_is_refused_and_nothing_of_it_applied() {
         "The update cannot be verified: the update service lists release image \"{evil}\" for version 1.1.0, which is a file:// location, not a registry pull spec; only a release image by digest can be verified (name one in spec.desiredUpdate.image)"
     );
     wait_snapshot(&mut h, "ReleaseAccepted False (listed file image)", 10, |s| {
-        release_accepted_false_with(s, &why)
+        release_accepted(s, "False", &why)
     })
     .await;
     let cv = cv_of(&t).await;
@@ -1925,7 +1919,7 @@ async fn a_listed_file_image_is_refused_and_nothing_of_it_applied() {
         &mut h,
         "ReleaseAccepted False (unregistered file image)",
         10,
-        |s| release_accepted_false_with(s, &why),
+        |s| release_accepted(s, "False", &why),
     )
     .await;
     let cv = cv_of(&t).await;
@@ -1988,7 +1982,7 @@ async fn an_unverified_release_is_refused_until_forced_and_the_waiver_is_in_hist
         "no signature of release image \"{IMAGE_2}\" was verified and it is not a payload registered with this operator"
     );
     wait_snapshot(&mut h, "ReleaseAccepted False (unverified)", 10, |s| {
-        release_accepted_false_with(s, &why)
+        release_accepted(s, "False", &why)
     })
     .await;
     let cv = cv_of(&t).await;
@@ -2052,21 +2046,14 @@ async fn an_unverified_release_is_refused_until_forced_and_the_waiver_is_in_hist
 async fn the_operators_own_older_release_requested_runs_the_preconditions() {
     let (t, n) = cluster().await;
     let f = payloads(&n, &[], &[]);
-    let mut h = install(&t, &f).await;
-    request_update(&t).await;
-    wait_snapshot(&mut h, "update to 1.1.0 Completed", 20, |s| {
-        s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == "1.1.0")
-    })
-    .await;
+    let mut h = installed_then_updated(&t, &f).await;
     let at_b = release_state(&t, &n).await;
+    // The text "Preconditions failed ..." comes with reason PreconditionChecks only.
     let refused = |s: &StatusSnapshot| {
-        s.cluster_version.as_ref().is_some_and(|c| {
-            find(&c.conditions, "ReleaseAccepted").is_some_and(|r| {
-                r.is_false()
-                    && r.reason() == "PreconditionChecks"
-                    && r.message().contains("ClusterVersionRollback")
+        release_accepted(s, "False", "ClusterVersionRollback")
+            && s.cluster_version.as_ref().is_some_and(|c| {
+                find(&c.conditions, "ReleaseAccepted").is_some_and(|r| r.reason() == "PreconditionChecks")
             })
-        })
     };
     set_desired_update(&t, json!({"version": null, "image": IMAGE_1})).await;
     wait_snapshot(&mut h, "the rollback refused by its precondition", 10, refused).await;

@@ -84,6 +84,23 @@ impl Sim {
 
     /// The ClusterVersion `version`, as JSON (`None`: absent or unreadable).
     fn cluster_version(&self) -> Option<Value> {
+        self.with_client(|client| async move {
+            let api: kube::Api<cvo::openshift::config_v1::ClusterVersion> = kube::Api::all(client);
+            let cv = tokio::time::timeout(Duration::from_secs(3), api.get_opt("version"))
+                .await
+                .ok()?
+                .ok()??;
+            serde_json::to_value(cv).ok()
+        })
+        .flatten()
+    }
+
+    /// Runs `f` with a client of the simulator, on a runtime of its own; `None` when the
+    /// kubeconfig does not connect.
+    fn with_client<T, F: std::future::Future<Output = T>>(
+        &self,
+        f: impl FnOnce(kube::Client) -> F,
+    ) -> Option<T> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -92,32 +109,21 @@ impl Sim {
             let conn = cvo::cluster::live::connect(Some(&self.kubeconfig), None)
                 .await
                 .ok()?;
-            let api: kube::Api<cvo::openshift::config_v1::ClusterVersion> = kube::Api::all(conn.client);
-            let cv = tokio::time::timeout(Duration::from_secs(3), api.get_opt("version"))
-                .await
-                .ok()?
-                .ok()??;
-            serde_json::to_value(cv).ok()
+            Some(f(conn.client).await)
         })
     }
 
     /// The `events.k8s.io/v1` Events in `ns`, as JSON.
     fn events(&self, ns: &str) -> Vec<Value> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async {
-            let conn = cvo::cluster::live::connect(Some(&self.kubeconfig), None)
-                .await
-                .expect("connect");
-            let api: kube::Api<k8s_openapi::api::events::v1::Event> = kube::Api::namespaced(conn.client, ns);
+        self.with_client(|client| async move {
+            let api: kube::Api<k8s_openapi::api::events::v1::Event> = kube::Api::namespaced(client, ns);
             let list = api.list(&Default::default()).await.expect("list Events");
             list.items
                 .into_iter()
                 .filter_map(|e| serde_json::to_value(e).ok())
                 .collect()
         })
+        .expect("connect")
     }
 
     /// The bearer token of the kubeconfig.
@@ -893,15 +899,8 @@ fn converged_demo_cluster_passes_write_only_lease_renewals() {
 impl Sim {
     /// Merge-patches `spec.desiredUpdate` of the ClusterVersion `version` (`null` clears it).
     fn set_desired_update(&self, du: Value) {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async {
-            let conn = cvo::cluster::live::connect(Some(&self.kubeconfig), None)
-                .await
-                .expect("connect");
-            let api: kube::Api<cvo::openshift::config_v1::ClusterVersion> = kube::Api::all(conn.client);
+        self.with_client(|client| async move {
+            let api: kube::Api<cvo::openshift::config_v1::ClusterVersion> = kube::Api::all(client);
             api.patch(
                 "version",
                 &kube::api::PatchParams::default(),
@@ -909,7 +908,8 @@ impl Sim {
             )
             .await
             .expect("patch desiredUpdate");
-        });
+        })
+        .expect("connect");
     }
 }
 

@@ -255,7 +255,6 @@ fn waiting_for(s: &StatusSnapshot, until: Until) -> String {
     }
 }
 
-/// An error and its sources in one line.
 /// Why `--payload` (release image `own`) is not what the engine would reconcile on this
 /// cluster: no desired update is requested and the cluster runs another release. `None` when
 /// the run may go on (a desired update is requested, the cluster runs `own`, or the
@@ -263,8 +262,8 @@ fn waiting_for(s: &StatusSnapshot, until: Until) -> String {
 /// the read error itself).
 ///
 /// The engine never changes a cluster's release unless `spec.desiredUpdate` asks for it (the
-/// current release is the one `status.desired` names; `--payload` is only a first install's
-/// release, see `current_release` in `src/reconcile/runtime/engine/target.rs`). A run whose
+/// current release is [`crate::reconcile::status::upgradeable::current_release`], the one the
+/// engine takes; `--payload` is only a first install's release). A run whose
 /// payload the engine would not use is refused before it starts, saying what the cluster runs
 /// and how to request the payload, rather than reconciling another release than the one named
 /// on the command line.
@@ -277,8 +276,8 @@ async fn other_release(client: &kube::Client, name: &str, own: &str) -> Option<S
         d.image.as_deref().is_some_and(|i| !i.is_empty())
             || d.version.as_deref().is_some_and(|v| !v.is_empty())
     });
-    let current = &cv.status.desired;
-    if requested || current.image.is_empty() || current.image == own {
+    let current = crate::reconcile::status::upgradeable::current_release(&cv)?;
+    if requested || current.image == own {
         return None;
     }
     let runs = if current.version.is_empty() {
@@ -291,6 +290,7 @@ async fn other_release(client: &kube::Client, name: &str, own: &str) -> Option<S
     ))
 }
 
+/// An error and its sources in one line.
 fn error_line(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();

@@ -9,6 +9,7 @@
 pub mod condition;
 pub mod config_v1;
 pub mod feature_gate;
+mod go_text;
 pub mod machineconfiguration_v1;
 pub mod mask;
 pub mod precondition;
@@ -16,6 +17,7 @@ pub mod precondition;
 pub use condition::{Condition, ConditionStatus};
 pub use config_v1::*;
 pub use feature_gate::FeatureGate;
+pub use go_text::go_quote;
 pub use machineconfiguration_v1::*;
 
 /// Implements `k8s_openapi::Resource` + `Metadata` (and so `kube::Resource`) for a type with a

@@ -214,6 +214,21 @@ fn check_pullspec(
             verdicts.clone(),
         )
     })?;
+    by_digest(image, &spec, flags, verdicts, warnings, || {
+        "--to-image must be a by-digest pull spec, unless --force is also set, because release images that are not accessed via digest cannot be verified by the cluster.  Even when --force is set, using tags is not recommended, although we continue to allow it for backwards compatibility".to_string()
+    })
+}
+
+/// The `PullSpec` verdict of a parsed pull spec: passed by digest; by tag, waived by `--force`
+/// (with oc's warning) or refused with `refusal()`'s text.
+fn by_digest(
+    image: &str,
+    spec: &PullSpec,
+    flags: &Flags,
+    verdicts: &mut Vec<Verdict>,
+    warnings: &mut Vec<String>,
+    refusal: impl FnOnce() -> String,
+) -> Result<(), Refusal> {
     if spec.is_by_digest() {
         verdicts.push(Verdict::passed(
             "PullSpec",
@@ -230,7 +245,7 @@ fn check_pullspec(
         return Err(refuse(
             "PullSpec",
             Some(Waiver::Force),
-            "--to-image must be a by-digest pull spec, unless --force is also set, because release images that are not accessed via digest cannot be verified by the cluster.  Even when --force is set, using tags is not recommended, although we continue to allow it for backwards compatibility".to_string(),
+            refusal(),
             verdicts.clone(),
         ));
     }
@@ -276,29 +291,11 @@ fn check_listed_pullspec(
     }
     let spec =
         PullSpec::parse(image).map_err(|e| refused(format!("is not a valid pull spec ({e})"), verdicts))?;
-    if spec.is_by_digest() {
-        verdicts.push(Verdict::passed(
-            "PullSpec",
-            format!("{image} is a by-digest pull spec"),
-        ));
-    } else if flags.force {
-        warnings.push(BY_TAG_WARNING.to_string());
-        verdicts.push(Verdict {
-            name: "PullSpec",
-            state: VerdictState::Waived(Waiver::Force),
-            message: format!("{image} is a by-tag pull spec"),
-        });
-    } else {
-        return Err(refuse(
-            "PullSpec",
-            Some(Waiver::Force),
-            format!(
-                "the update service lists {version} with release image {image}, which is not a by-digest pull spec; it is accepted only with --force, because release images that are not accessed via digest cannot be verified by the cluster"
-            ),
-            verdicts.clone(),
-        ));
-    }
-    Ok(())
+    by_digest(image, &spec, flags, verdicts, warnings, || {
+        format!(
+            "the update service lists {version} with release image {image}, which is not a by-digest pull spec; it is accepted only with --force, because release images that are not accessed via digest cannot be verified by the cluster"
+        )
+    })
 }
 
 fn not_recommended_verdict(cu: &ConditionalUpdate, c: &Condition, flags: &Flags) -> Verdict {

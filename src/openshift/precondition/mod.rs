@@ -13,6 +13,7 @@
 //! (`Error`), `pkg/payload/precondition/clusterversion/rollback.go`, `gianthop.go` and
 //! `upgradeable.go`; tests in the same directory (`*_test.go`), mirrored in `tests.rs`.
 
+use super::go_quote;
 use semver::Version;
 
 use super::{ClusterVersion, UpdateState};
@@ -60,32 +61,6 @@ fn failure(name: &str, reason: &str, message: String, non_blocking: bool) -> Pre
         message,
         non_blocking,
     }
-}
-
-/// Go's `%q` of an ASCII-ish string: double quotes, with `"`, `\` and ASCII control
-/// characters escaped as Go escapes them.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Go's `strconv.ParseUint(s, 10, 64)` for a string of ASCII digits (or empty), with its

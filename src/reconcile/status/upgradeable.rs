@@ -117,6 +117,33 @@ pub struct Target {
     pub image: String,
 }
 
+/// The release the cluster runs, as its ClusterVersion's status says: `status.desired` (the
+/// release the CVO last accepted and applies), else the newest history entry; `None` before
+/// any release was accepted (a first install, whose release is the operator's own).
+///
+/// Upstream's CVO is always its own release: the payload carries the CVO's Deployment, so once
+/// an update is accepted the CVO that runs is the new release's, and clearing
+/// `spec.desiredUpdate` keeps the cluster where it is. cvo is not part of the payload, so the
+/// status stands in for "own": an operator started with an older `--release-image` never
+/// rolls the cluster back to it (`--release-image` is the first install's default only).
+pub fn current_release(cv: &crate::openshift::ClusterVersion) -> Option<Target> {
+    let desired = &cv.status.desired;
+    if !desired.image.is_empty() {
+        return Some(Target {
+            version: desired.version.clone(),
+            image: desired.image.clone(),
+        });
+    }
+    cv.status
+        .history
+        .iter()
+        .find(|h| !h.image.is_empty())
+        .map(|h| Target {
+            version: h.version.clone(),
+            image: h.image.clone(),
+        })
+}
+
 fn perr(name: &str, reason: &str, message: String, non_blocking: bool) -> PreconditionError {
     PreconditionError {
         name: name.into(),

@@ -28,7 +28,7 @@ impl EngineLoop {
         let current = self.worker.work();
         // Without a (valid) desired update the target is the release the cluster runs, as the
         // ClusterVersion's status says; our own release only on a first install.
-        let running = current_release(&cv);
+        let running = crate::reconcile::status::upgradeable::current_release(&cv);
         let mut target = running.clone().unwrap_or_else(|| Target {
             version: own.version.clone(),
             image: own.image.clone(),
@@ -120,9 +120,7 @@ impl EngineLoop {
             // being retrieved or had failed): ReleaseAccepted speaks of it again, not of the
             // request that is gone.
             self.pulling = None;
-            if self.worker.view().status.load_payload_status.release.image != cur.desired.image {
-                self.worker.set_load_status(cur.load_status.clone());
-            }
+            self.worker.restore_load_status(&cur.load_status);
             return;
         }
         // Version change while initializing is ignored (upstream sync_worker.go `Update`).
@@ -388,31 +386,4 @@ fn join_risks(a: &str, b: &str) -> String {
         (_, true) => a.to_string(),
         _ => format!("{a}\n{b}"),
     }
-}
-
-/// The release the cluster runs, as its ClusterVersion's status says: `status.desired` (the
-/// release the CVO last accepted and applies), else the newest history entry; `None` before
-/// any release was accepted (a first install, whose release is the operator's own).
-///
-/// Upstream's CVO is always its own release: the payload carries the CVO's Deployment, so once
-/// an update is accepted the CVO that runs is the new release's, and clearing
-/// `spec.desiredUpdate` keeps the cluster where it is. cvo is not part of the payload, so the
-/// status stands in for "own": an operator started with an older `--release-image` never
-/// rolls the cluster back to it (`--release-image` is the first install's default only).
-fn current_release(cv: &ClusterVersion) -> Option<Target> {
-    let desired = &cv.status.desired;
-    if !desired.image.is_empty() {
-        return Some(Target {
-            version: desired.version.clone(),
-            image: desired.image.clone(),
-        });
-    }
-    cv.status
-        .history
-        .iter()
-        .find(|h| !h.image.is_empty())
-        .map(|h| Target {
-            version: h.version.clone(),
-            image: h.image.clone(),
-        })
 }

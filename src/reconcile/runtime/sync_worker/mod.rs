@@ -296,6 +296,19 @@ impl SyncWorker {
         });
     }
 
+    /// Puts `load` (the load status of the work in hand) back when the reported one names
+    /// another release (a cleared or replaced request that was being retrieved or failed);
+    /// reads the view in place, without a copy.
+    pub(crate) fn restore_load_status(&self, load: &LoadPayloadStatus) {
+        self.inner.view.send_if_modified(|v| {
+            let other = v.status.load_payload_status.release.image != load.release.image;
+            if other {
+                v.status.load_payload_status = load.clone();
+            }
+            other
+        });
+    }
+
     /// Asks for a pass now (upstream `notify`; ignored while idly reconciling only in that a
     /// pass runs at once either way here).
     pub(crate) fn notify(&self) {

@@ -34,7 +34,7 @@ for _ in $(seq 100); do grep -q serving "$D/sim.out" 2>/dev/null && break; sleep
 grep -q serving "$D/sim.out" || { echo "measure-failover: sim did not start" >&2; exit 1; }
 
 ARGS=(operator start --release-image "$IMAGE" --payload assets/payloads/4.16.3
-      --kubeconfig "$D/kc" --listen 127.0.0.1:0)
+      --kubeconfig "$D/kc" --listen 127.0.0.1:0 --insecure-http --metrics-auth=none)
 [ "$LEASE" != upstream ] && ARGS+=(--lease-duration "$LEASE")
 [ -n "${RESYNC:-}" ] && ARGS+=(--resync-interval "$RESYNC")
 start_op() { # name → pid in OP_PID, URL in OP_URL

@@ -32,7 +32,7 @@ for _ in $(seq 100); do grep -q serving "$D/sim.out" 2>/dev/null && break; sleep
 kubectl --kubeconfig "$D/kc" patch clusterversion version --type merge \
   -p "{\"spec\":{\"desiredUpdate\":{\"version\":\"4.16.4\",\"image\":\"$IMAGE\"}}}" >/dev/null
 KUBECONFIG= "$BIN" operator start --release-image "$IMAGE" --payload assets/payloads/4.16.4 \
-  --kubeconfig "$D/kc" --listen 127.0.0.1:0 >"$D/op.out" 2>"$D/op.err" &
+  --kubeconfig "$D/kc" --listen 127.0.0.1:0 --insecure-http --metrics-auth=none >"$D/op.out" 2>"$D/op.err" &
 OP=$!
 # The cluster operators "update" at once: their versions become the payload's.
 python3 - assets/payloads/4.16.4/release-manifests > "$D/co-patches" <<'PY'

@@ -37,7 +37,7 @@ for _ in $(seq 100); do grep -q serving "$D/sim.out" 2>/dev/null && break; sleep
 grep -q serving "$D/sim.out" || { echo "measure-operator: sim did not start: $(cat "$D/sim.err")" >&2; exit 1; }
 
 ARGS=(operator start --release-image "$IMAGE" --payload assets/payloads/4.16.3
-      --kubeconfig "$D/kc" --listen 127.0.0.1:0)
+      --kubeconfig "$D/kc" --listen 127.0.0.1:0 --insecure-http --metrics-auth=none)
 [ -n "${RESYNC:-}" ] && ARGS+=(--resync-interval "$RESYNC")
 [ -n "${LEASE:-}" ] && ARGS+=(--lease-duration "$LEASE")
 KUBECONFIG= "$BIN" "${ARGS[@]}" >"$D/op.out" 2>"$D/op.err" &

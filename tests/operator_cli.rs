@@ -209,7 +209,15 @@ impl Op {
     /// As [`Op::start`] with the payload directory `payload`.
     fn start_with(sim: &Sim, payload: &Path, extra: &[&str]) -> Op {
         let mut child = Command::new(BIN)
-            .args(["operator", "start", "--listen", "127.0.0.1:0", "--payload"])
+            .args([
+                "operator",
+                "start",
+                "--listen",
+                "127.0.0.1:0",
+                "--insecure-http",
+                "--metrics-auth=none",
+            ])
+            .arg("--payload")
             .arg(payload)
             .arg("--kubeconfig")
             .arg(&sim.kubeconfig)

@@ -219,17 +219,22 @@ fn the_service_and_servicemonitor_reach_the_metrics_port() {
     let docs = install_docs();
     let d = find(&docs, "Deployment", "cvo");
     let labels = &d["spec"]["template"]["metadata"]["labels"];
-    let svc = find(&docs, "Service", "cvo");
+    // Upstream's Service (decisions of issue 27): Prometheus' job label is its name.
+    let svc = find(&docs, "Service", "cluster-version-operator");
+    assert_eq!(svc["metadata"]["namespace"], "openshift-cluster-version");
+    assert_eq!(svc["metadata"]["labels"]["k8s-app"], "cluster-version-operator");
     for (k, v) in svc["spec"]["selector"].as_object().expect("selector") {
         assert_eq!(&labels[k], v, "the Service selects the pods");
     }
     let port = &svc["spec"]["ports"][0];
+    assert_eq!(port["name"], "metrics");
     assert_eq!(port["port"], 9099);
     assert_eq!(
         port["targetPort"],
         d["spec"]["template"]["spec"]["containers"][0]["ports"][0]["name"]
     );
     let cert = svc["metadata"]["annotations"]["service.beta.openshift.io/serving-cert-secret-name"].clone();
+    assert_eq!(cert, "cluster-version-operator-serving-cert");
     let vols = d["spec"]["template"]["spec"]["volumes"]
         .as_array()
         .expect("volumes");
@@ -237,7 +242,14 @@ fn the_service_and_servicemonitor_reach_the_metrics_port() {
         vols.iter().any(|v| v["secret"]["secretName"] == cert),
         "the serving cert Secret is mounted"
     );
-    let sm = find(&docs, "ServiceMonitor", "cvo");
+    // The ServiceMonitor lives apart (its CRD may be absent) and is shaped as upstream's.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("install/monitoring/servicemonitor.yaml");
+    let text = std::fs::read_to_string(&path).expect("install/monitoring/servicemonitor.yaml");
+    let sm: Value = serde_norway::from_str(&text).expect("YAML");
+    assert_eq!(sm["kind"], "ServiceMonitor");
+    assert_eq!(sm["metadata"]["name"], "cluster-version-operator");
+    assert!(sm["spec"]["jobLabel"].is_null(), "job is the Service name");
+    assert_eq!(sm["spec"]["scrapeClass"], "tls-client-certificate-auth");
     let ep = &sm["spec"]["endpoints"][0];
     assert_eq!(ep["port"], port["name"]);
     assert_eq!(ep["scheme"], "https");

@@ -1033,6 +1033,8 @@ fn the_operator_with_a_payload_directory_pulls_a_desired_update_by_image() {
             "start",
             "--listen",
             "127.0.0.1:0",
+            "--insecure-http",
+            "--metrics-auth=none",
             "--resync-interval",
             "2",
         ])

@@ -1,18 +1,23 @@
 //! The operator's HTTP(S) endpoint (`--listen`, upstream's `0.0.0.0:9099`): `/metrics` in the
 //! OpenMetrics text format, `/readyz` and `/healthz` (200 `ok`, or 503 with one reason per
-//! line). HTTPS when `--serving-cert-file` and `--serving-key-file` are given (rustls, ring),
-//! plain HTTP otherwise. Upstream also puts `/metrics` behind Kubernetes authentication and
-//! authorization (`pkg/cvo/metrics.go` in openshift/cluster-version-operator); here the
-//! Service and NetworkPolicy of `install/` limit who reaches it.
+//! line). HTTPS with `--serving-cert-file` and `--serving-key-file` (rustls, ring; reloaded on
+//! change, [`super::tls_files`]); plain HTTP only with `--insecure-http`. As upstream's
+//! (`pkg/cvo/metrics.go` in openshift/cluster-version-operator), `/metrics` answers only
+//! authenticated and authorized scrapers ([`super::scrape_auth`]) unless `--metrics-auth none`;
+//! `/readyz` and `/healthz` stay open for the kubelet's probes.
 
-use std::{convert::Infallible, net::SocketAddr, path::Path, sync::Arc};
+use std::{convert::Infallible, net::SocketAddr, sync::Arc};
 
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::Full;
 use hyper_util::rt::TokioIo;
 
-use super::health::Health;
+use super::{
+    health::Health,
+    scrape_auth::{CertIdentity, ScrapeAuth, Verdict},
+    tls_files::LiveTls,
+};
 use crate::reconcile::metrics::{CONTENT_TYPE, Metrics};
 
 /// What the server answers from.
@@ -22,6 +27,8 @@ pub struct State {
     pub metrics: Metrics,
     /// Readiness and liveness inputs.
     pub health: Arc<Health>,
+    /// Who may read `/metrics`; `None` (`--metrics-auth none`): anyone.
+    pub auth: Option<Arc<ScrapeAuth>>,
 }
 
 fn text(code: StatusCode, ctype: &'static str, body: String) -> Response<Full<Bytes>> {
@@ -73,47 +80,66 @@ pub fn answer(state: &State, method: &Method, path: &str) -> Response<Full<Bytes
     }
 }
 
-/// The TLS configuration from a PEM certificate chain and key.
-///
-/// # Errors
-/// One line naming the file that cannot be read or holds no usable certificate or key.
-pub fn tls_config(cert: &Path, key: &Path) -> anyhow::Result<rustls::ServerConfig> {
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject as _};
-    let certs = CertificateDer::pem_file_iter(cert)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| anyhow::anyhow!("--serving-cert-file {}: {e}", cert.display()))?;
-    if certs.is_empty() {
-        anyhow::bail!("--serving-cert-file {}: no certificate in it", cert.display());
+/// Answers one request, checking the caller first for `/metrics` when [`State::auth`] is set.
+/// `cert` is the subject of the client certificate the TLS handshake verified.
+pub async fn respond(
+    state: &State,
+    method: &Method,
+    path: &str,
+    authorization: Option<&header::HeaderValue>,
+    cert: Option<&CertIdentity>,
+) -> Response<Full<Bytes>> {
+    if path == "/metrics"
+        && (method == Method::GET || method == Method::HEAD)
+        && let Some(auth) = &state.auth
+    {
+        let plain = "text/plain; charset=utf-8";
+        match auth.check(cert, super::scrape_auth::bearer(authorization)).await {
+            Verdict::Allowed => {}
+            Verdict::Unauthenticated(why) => {
+                let mut r = text(StatusCode::UNAUTHORIZED, plain, format!("Unauthorized: {why}\n"));
+                r.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    header::HeaderValue::from_static("Bearer"),
+                );
+                return r;
+            }
+            Verdict::Forbidden(user) => {
+                return text(
+                    StatusCode::FORBIDDEN,
+                    plain,
+                    format!("Forbidden: {user:?} may not get the non-resource URL /metrics\n"),
+                );
+            }
+            Verdict::Unavailable => {
+                return text(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    plain,
+                    "cannot check the caller with the API server now\n".into(),
+                );
+            }
+        }
     }
-    let key = PrivateKeyDer::from_pem_file(key)
-        .map_err(|e| anyhow::anyhow!("--serving-key-file {}: {e}", key.display()))?;
-    rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| anyhow::anyhow!("TLS: {e}"))?
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .map_err(|e| anyhow::anyhow!("--serving-cert-file {}: {e}", cert.display()))
+    answer(state, method, path)
 }
 
 /// A bound listener: its address (the port chosen when `--listen` asked for port 0).
 pub struct Server {
     listener: tokio::net::TcpListener,
-    tls: Option<tokio_rustls::TlsAcceptor>,
+    tls: Option<LiveTls>,
 }
 
 impl Server {
-    /// Binds `addr`, with TLS when `tls` is given.
+    /// Binds `addr`, with TLS when `tls` is given (each connection uses its current
+    /// configuration).
     ///
     /// # Errors
     /// `--listen ADDR: ...` when the address cannot be bound.
-    pub async fn bind(addr: SocketAddr, tls: Option<rustls::ServerConfig>) -> anyhow::Result<Self> {
+    pub async fn bind(addr: SocketAddr, tls: Option<LiveTls>) -> anyhow::Result<Self> {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| anyhow::anyhow!("--listen {addr}: {e}"))?;
-        Ok(Self {
-            listener,
-            tls: tls.map(|c| tokio_rustls::TlsAcceptor::from(Arc::new(c))),
-        })
+        Ok(Self { listener, tls })
     }
 
     /// The bound address.
@@ -141,22 +167,29 @@ impl Server {
                 }
             };
             let state = state.clone();
-            let tls = self.tls.clone();
+            let tls = self.tls.as_ref().map(LiveTls::acceptor);
             tokio::spawn(async move {
-                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                    let r = answer(&state, req.method(), req.uri().path());
-                    async move { Ok::<_, Infallible>(r) }
-                });
                 let http = hyper::server::conn::http1::Builder::new();
                 let res = match tls {
                     Some(acc) => match acc.accept(tcp).await {
-                        Ok(s) => http.serve_connection(TokioIo::new(s), svc).await,
+                        Ok(s) => {
+                            let cert = s
+                                .get_ref()
+                                .1
+                                .peer_certificates()
+                                .and_then(|c| c.first())
+                                .and_then(|c| CertIdentity::from_der(c));
+                            http.serve_connection(TokioIo::new(s), service(state, cert)).await
+                        }
                         Err(e) => {
                             tracing::debug!("metrics endpoint: TLS handshake: {e}");
                             return;
                         }
                     },
-                    None => http.serve_connection(TokioIo::new(tcp), svc).await,
+                    None => {
+                        http.serve_connection(TokioIo::new(tcp), service(state, None))
+                            .await
+                    }
                 };
                 if let Err(e) = res {
                     tracing::debug!("metrics endpoint: connection: {e}");
@@ -164,6 +197,34 @@ impl Server {
             });
         }
     }
+}
+
+/// The per-connection service: `cert` is the verified client certificate's subject.
+fn service(
+    state: State,
+    cert: Option<CertIdentity>,
+) -> impl hyper::service::Service<
+    Request<hyper::body::Incoming>,
+    Response = Response<Full<Bytes>>,
+    Error = Infallible,
+    Future = impl Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send,
+> + Clone {
+    let cert = cert.map(Arc::new);
+    hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+        let state = state.clone();
+        let cert = cert.clone();
+        async move {
+            let r = respond(
+                &state,
+                req.method(),
+                req.uri().path(),
+                req.headers().get(header::AUTHORIZATION),
+                cert.as_deref(),
+            )
+            .await;
+            Ok::<_, Infallible>(r)
+        }
+    })
 }
 
 #[cfg(test)]
@@ -175,6 +236,7 @@ mod tests {
         let state = State {
             metrics: Metrics::new(),
             health: Arc::new(Health::default()),
+            auth: None,
         };
         let r = answer(&state, &Method::GET, "/readyz");
         assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
@@ -195,6 +257,7 @@ mod tests {
         let state = State {
             metrics: Metrics::new(),
             health: Arc::new(Health::default()),
+            auth: None,
         };
         let ready = |state: &State| {
             let body = answer(state, &Method::GET, "/metrics").into_body();
@@ -230,8 +293,8 @@ mod tests {
         let (cert, key) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
         std::fs::write(&cert, ck.cert.pem()).expect("write");
         std::fs::write(&key, ck.signing_key.serialize_pem()).expect("write");
-        let tls = tls_config(&cert, &key).expect("TLS config");
-        let server = Server::bind("127.0.0.1:0".parse().expect("addr"), Some(tls))
+        let reloader = super::super::tls_files::Reloader::load(&cert, &key).expect("TLS config");
+        let server = Server::bind("127.0.0.1:0".parse().expect("addr"), Some(reloader.live()))
             .await
             .expect("bind");
         assert_eq!(server.scheme(), "https");
@@ -239,6 +302,7 @@ mod tests {
         let state = State {
             metrics: Metrics::new(),
             health: Arc::new(Health::default()),
+            auth: None,
         };
         let task = tokio::spawn(server.serve(state));
         let mut roots = rustls::RootCertStore::empty();
@@ -277,7 +341,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let cert = dir.path().join("tls.crt");
         std::fs::write(&cert, "not pem").expect("write");
-        let e = tls_config(&cert, &dir.path().join("tls.key"))
+        std::fs::write(dir.path().join("tls.key"), "not pem").expect("write");
+        let e = super::super::tls_files::tls_config(&cert, &dir.path().join("tls.key"))
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();

@@ -7,8 +7,10 @@
 //!   Infrastructure says `controlPlaneTopology: SingleReplica`), or `--watch-only`: a second
 //!   opinion that never takes the Lease and never writes;
 //! - `/metrics` (upstream's cluster families and the engine's `cvo_` ones, see
-//!   [`crate::reconcile::metrics`]), `/readyz` and `/healthz` on `--listen` (HTTPS with
-//!   `--serving-cert-file`/`--serving-key-file`);
+//!   [`crate::reconcile::metrics`]), `/readyz` and `/healthz` on `--listen`: HTTPS with
+//!   `--serving-cert-file`/`--serving-key-file` (reloaded on change), `/metrics` only for
+//!   scrapers the API server authenticates and authorizes (`--metrics-auth kube`); plain HTTP
+//!   only with `--insecure-http`;
 //! - logs as text or JSON on stderr, and in daily rotated files with `--log-dir`;
 //! - SIGTERM / SIGINT: the engine stops starting tasks, stops writing and releases the Lease,
 //!   within [`GRACE`] (upstream's 2 minutes); exit 0. An engine that stops on its own exits 1.
@@ -17,6 +19,8 @@ pub mod endpoint;
 pub mod events;
 pub mod health;
 pub mod logs;
+pub mod scrape_auth;
+pub mod tls_files;
 
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
@@ -65,6 +69,14 @@ pub struct StartArgs {
     /// PEM private key for HTTPS on --listen.
     #[arg(long, value_name = "FILE", requires = "serving_cert_file")]
     pub serving_key_file: Option<PathBuf>,
+    /// Serve --listen over plain HTTP, without certificates (local runs and tests only).
+    #[arg(long, conflicts_with_all = ["serving_cert_file", "serving_key_file"])]
+    pub insecure_http: bool,
+    /// Who may read /metrics: `kube`, callers the API server authenticates (client certificate
+    /// of the cluster's client CA, or bearer token via TokenReview) and authorizes for get on
+    /// /metrics (SubjectAccessReview); `none`, anyone (local runs and tests only).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = MetricsAuth::Kube)]
+    pub metrics_auth: MetricsAuth,
     /// Namespace of the CVO Lease (upstream `CVO_NAMESPACE`).
     #[arg(
         long,
@@ -102,6 +114,40 @@ pub struct StartArgs {
     pub registry: RegistryArgs,
     #[command(flatten)]
     pub updates: UpdateServiceArgs,
+}
+
+/// `--metrics-auth`: who may read `/metrics`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricsAuth {
+    /// TokenReview / client certificate, then SubjectAccessReview (upstream's protection).
+    Kube,
+    /// No check.
+    None,
+}
+
+/// The endpoint's transport from the flags: the certificate pair, or `None` with
+/// `--insecure-http`.
+///
+/// # Errors
+/// [`super::UsageError`] naming the flags when neither certificates nor `--insecure-http` are
+/// given, or when `--insecure-http` would carry bearer tokens in clear (`--metrics-auth kube`).
+pub fn transport(a: &StartArgs) -> anyhow::Result<Option<(PathBuf, PathBuf)>> {
+    match (&a.serving_cert_file, &a.serving_key_file, a.insecure_http) {
+        (Some(c), Some(k), false) => Ok(Some((c.clone(), k.clone()))),
+        (_, _, true) if a.metrics_auth == MetricsAuth::Kube => Err(super::UsageError(
+            "--insecure-http: scrapers' bearer tokens would cross the network in clear; add \
+             --metrics-auth=none, or serve HTTPS with --serving-cert-file/--serving-key-file"
+                .into(),
+        )
+        .into()),
+        (_, _, true) => Ok(None),
+        _ => Err(super::UsageError(format!(
+            "--listen {}: HTTPS needs --serving-cert-file and --serving-key-file (plain HTTP only \
+             with --insecure-http)",
+            a.listen
+        ))
+        .into()),
+    }
 }
 
 /// `cvo operator ...`.
@@ -142,9 +188,9 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         }
         timings.resync_interval = Duration::from_secs_f64(s);
     }
-    let tls = match (&a.serving_cert_file, &a.serving_key_file) {
-        (Some(c), Some(k)) => Some(endpoint::tls_config(c, k)?),
-        _ => None,
+    let reloader = match transport(&a)? {
+        Some((c, k)) => Some(tls_files::Reloader::load(&c, &k)?),
+        None => None,
     };
     let updates = a.updates.config(timings.resync_interval)?;
     let retrieve = super::payload::retrieve_options(&a.registry)?;
@@ -154,7 +200,7 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         let metrics = Metrics::new();
         metrics.set_update_service(a.updates.update_service.clone());
         let health = Arc::new(Health::default());
-        let server = endpoint::Server::bind(a.listen, tls).await?;
+        let server = endpoint::Server::bind(a.listen, reloader.as_ref().map(tls_files::Reloader::live)).await?;
         let addr = server.local_addr()?;
         let scheme = server.scheme();
         tracing::info!(
@@ -162,6 +208,7 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
             scheme,
             node = a.node_name.as_deref().unwrap_or(""),
             watch_only = a.watch_only,
+            metrics_auth = ?a.metrics_auth,
             "cvo operator starting"
         );
         let conn = a.cluster.connect().await?;
@@ -216,9 +263,16 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         cfg.timings = timings;
         let h = Engine::spawn(client.clone(), cfg);
 
+        let kube_auth = a.metrics_auth == MetricsAuth::Kube;
+        let tls_task = reloader.map(|r| {
+            let client = kube_auth.then(|| client.clone());
+            // The first poll of the client CA is at once.
+            tokio::spawn(r.run(client))
+        });
         let http_task = tokio::spawn(server.serve(endpoint::State {
             metrics: metrics.clone(),
             health: health.clone(),
+            auth: kube_auth.then(|| Arc::new(scrape_auth::ScrapeAuth::new(client.clone()))),
         }));
         let feed_task = tokio::spawn(observe_cluster(
             client.clone(),
@@ -264,7 +318,7 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
             h.abort().await;
         }
         tracing::info!(seconds = format!("{:.2}", started.elapsed().as_secs_f64()), "stopped");
-        for t in [http_task, feed_task, probe_task, installer_task, events_task] {
+        for t in [http_task, feed_task, probe_task, installer_task, events_task].into_iter().chain(tls_task) {
             t.abort();
         }
         anyhow::Ok(if outcome.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(super::EXIT_FAILURE) })

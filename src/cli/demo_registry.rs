@@ -128,7 +128,8 @@ pub async fn probe(registry: &str) -> Result<(), String> {
 /// The verification ConfigMap of the demo releases: `armored` as [`KEY_NAME`], and as its one
 /// store (a verification ConfigMap must name one) the `file://` directory `store`, which the
 /// demo leaves empty: the signatures are in ConfigMaps, looked at first. Annotated as
-/// upstream's `0000_90_cluster-version-operator_02_release-verification` is.
+/// upstream's release-verification ConfigMap is (`manifests.rhel/0000_90_cluster-update-keys_configmap.yaml`
+/// in openshift/cluster-update-keys).
 pub fn verification_config_map(armored: &str, store: &Path) -> serde_json::Value {
     crate::reconcile::signature::sign::verification_config_map(
         KEY_NAME,

@@ -74,7 +74,7 @@ pub fn atomic_signature(
 /// A release-verification ConfigMap (`openshift-config-managed/release-verification`, as a
 /// payload's `release-manifests/` carries it) naming one public key and one signature store:
 /// `data` is `{key_name: armored, store_name: store_url}`, annotated as upstream's
-/// `0000_90_cluster-version-operator_02_release-verification` manifest is (the key names
+/// `manifests.rhel/0000_90_cluster-update-keys_configmap.yaml` (openshift/cluster-update-keys) is (the key names
 /// start with `verifier-public-key-`, the store names with `store-`; see
 /// [`super::config::VerifierConfig`]).
 pub fn verification_config_map(

@@ -491,3 +491,78 @@ fn plain_http_needs_insecure_http_and_no_token_checks() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("/nonexistent/kubeconfig"), "{err}");
 }
+
+#[derive(clap::Parser)]
+struct Start {
+    #[command(flatten)]
+    args: cvo::cli::operator::StartArgs,
+}
+
+/// The Deployment of `install/` serves HTTPS from the Service's serving-cert Secret, checks
+/// scrapers (the default `--metrics-auth kube`) and probes only the open paths.
+#[test]
+fn the_deployment_serves_https_with_the_services_certificate_and_checks_scrapers() {
+    use clap::Parser as _;
+    let read = |f: &str| -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("install").join(f))
+            .unwrap_or_else(|e| panic!("install/{f}: {e}"));
+        serde_norway::Deserializer::from_str(&text)
+            .map(|d| serde::Deserialize::deserialize(d).expect("YAML"))
+            .collect()
+    };
+    let d = read("03-deployment.yaml")
+        .into_iter()
+        .find(|d| d["kind"] == "Deployment")
+        .expect("Deployment");
+    let svc = read("04-service.yaml")
+        .into_iter()
+        .find(|d| d["kind"] == "Service")
+        .expect("Service");
+    let pod = &d["spec"]["template"]["spec"];
+    let c = &pod["containers"][0];
+    let args: Vec<String> = c["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .filter_map(|a| {
+            a.as_str()
+                .map(|s| s.replace("$(RELEASE_IMAGE)", "quay.io/x/release@sha256:00"))
+        })
+        .collect();
+    let parsed = Start::try_parse_from(std::iter::once("cvo".to_string()).chain(args[2..].iter().cloned()))
+        .unwrap_or_else(|e| panic!("the Deployment's args: {e}"));
+    let a = parsed.args;
+    assert_eq!(a.metrics_auth, cvo::cli::operator::MetricsAuth::Kube);
+    assert!(!a.insecure_http);
+    let (cert, key) = cvo::cli::operator::transport(&a)
+        .expect("accepted")
+        .expect("HTTPS");
+    let secret = svc["metadata"]["annotations"]["service.beta.openshift.io/serving-cert-secret-name"]
+        .as_str()
+        .expect("serving-cert annotation");
+    let vol = pod["volumes"]
+        .as_array()
+        .expect("volumes")
+        .iter()
+        .find(|v| v["secret"]["secretName"] == secret)
+        .expect("the Secret is a volume");
+    let mount = c["volumeMounts"]
+        .as_array()
+        .expect("volumeMounts")
+        .iter()
+        .find(|m| m["name"] == vol["name"])
+        .expect("mounted");
+    let dir = Path::new(mount["mountPath"].as_str().expect("mountPath"));
+    assert_eq!(
+        (cert.as_path(), key.as_path()),
+        (dir.join("tls.crt").as_path(), dir.join("tls.key").as_path())
+    );
+    for probe in ["readinessProbe", "livenessProbe"] {
+        let g = &c[probe]["httpGet"];
+        assert_eq!(g["scheme"], "HTTPS", "{probe}");
+        assert!(
+            ["/readyz", "/healthz"].contains(&g["path"].as_str().unwrap_or_default()),
+            "{probe}"
+        );
+    }
+}

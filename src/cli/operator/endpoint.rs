@@ -123,6 +123,9 @@ pub async fn respond(
     answer(state, method, path)
 }
 
+/// How long a client may take to finish the TLS handshake.
+const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A bound listener: its address (the port chosen when `--listen` asked for port 0).
 pub struct Server {
     listener: tokio::net::TcpListener,
@@ -171,7 +174,10 @@ impl Server {
             tokio::spawn(async move {
                 let http = hyper::server::conn::http1::Builder::new();
                 let res = match tls {
-                    Some(acc) => match acc.accept(tcp).await {
+                    Some(acc) => match tokio::time::timeout(HANDSHAKE_TIMEOUT, acc.accept(tcp))
+                        .await
+                        .unwrap_or_else(|_| Err(std::io::Error::other("no handshake within 10s")))
+                    {
                         Ok(s) => {
                             let cert = s
                                 .get_ref()

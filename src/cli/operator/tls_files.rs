@@ -258,13 +258,23 @@ impl Reloader {
         files.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut ca = tokio::time::interval(CLIENT_CA_EVERY);
         ca.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut ca_failing = false;
         loop {
             tokio::select! {
                 _ = files.tick() => { self.poll_files(); }
                 _ = ca.tick(), if client.is_some() => {
                     if let Some(c) = &client {
                         match read_client_ca(c).await {
-                            Ok(pem) => { self.set_client_ca(pem.as_deref()); }
+                            Ok(pem) => {
+                                ca_failing = false;
+                                self.set_client_ca(pem.as_deref());
+                            }
+                            // Once per outage; the CA in use stays.
+                            Err(e) if !ca_failing => {
+                                ca_failing = true;
+                                tracing::warn!("reading the client CA (client certificates {}): {e}",
+                                    if self.client_ca.is_some() { "still use the last one read" } else { "are not accepted" });
+                            }
                             Err(e) => tracing::debug!("reading the client CA: {e}"),
                         }
                     }

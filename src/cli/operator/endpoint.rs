@@ -123,7 +123,7 @@ pub async fn respond(
     answer(state, method, path)
 }
 
-/// How long a client may take to finish the TLS handshake.
+/// How long a client may take to finish the TLS handshake, and to send its request headers.
 const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A bound listener: its address (the port chosen when `--listen` asked for port 0).
@@ -172,7 +172,10 @@ impl Server {
             let state = state.clone();
             let tls = self.tls.as_ref().map(LiveTls::acceptor);
             tokio::spawn(async move {
-                let http = hyper::server::conn::http1::Builder::new();
+                let mut http = hyper::server::conn::http1::Builder::new();
+                // A client that never finishes its request headers does not hold a task forever.
+                http.timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(HANDSHAKE_TIMEOUT);
                 let res = match tls {
                     Some(acc) => match tokio::time::timeout(HANDSHAKE_TIMEOUT, acc.accept(tcp))
                         .await

@@ -22,11 +22,9 @@
 
 pub mod cluster;
 
-use std::{
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicU64, Ordering},
-    },
+use std::sync::{
+    Arc, Mutex,
+    atomic::{AtomicU64, Ordering},
 };
 
 use prometheus_client::{
@@ -344,7 +342,13 @@ fn now_ms() -> u64 {
 mod tests {
     use super::*;
 
-    fn pass(number: u64, seconds: f64, done: usize, writes: u64, drift: usize) -> crate::reconcile::api::PassSummary {
+    fn pass(
+        number: u64,
+        seconds: f64,
+        done: usize,
+        writes: u64,
+        drift: usize,
+    ) -> crate::reconcile::api::PassSummary {
         crate::reconcile::api::PassSummary {
             number,
             seconds,

@@ -284,7 +284,7 @@ impl Runner<'_> {
                     tracing::debug!("{task}: attempt {failures} failed: {e}");
                     tokio::select! {
                         () = cancel.cancelled() => break Err(e),
-                        () = tokio::time::sleep(policy.delay(failures)) => {}
+                        () = tokio::time::sleep(policy.jittered_delay(failures)) => {}
                     }
                 }
             }

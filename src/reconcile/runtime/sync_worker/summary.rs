@@ -106,7 +106,13 @@ pub(super) fn log_pass(s: &PassSummary, drift: &CowVec<DriftRecord>) {
     let mode = mode_word(s.watch_only);
     let seconds = format!("{:.2}", s.seconds);
     let reason = s.first_failure.as_deref().unwrap_or_default();
-    let drifted = if s.drift > 0 { drift_names(drift) } else { String::new() };
+    let drifted = if s.drift > 0 {
+        drift_names(drift)
+    } else {
+        String::new()
+    };
+    // As `&str` values the texts are quoted in the text format (a reason has spaces).
+    let drifted = drifted.as_str();
     // Fields that would be empty are left out, so a healthy pass's line stays short.
     match (s.failed > 0 || s.first_failure.is_some(), s.drift > 0) {
         (false, false) => tracing::info!(
@@ -115,17 +121,17 @@ pub(super) fn log_pass(s: &PassSummary, drift: &CowVec<DriftRecord>) {
         ),
         (false, true) => tracing::info!(
             pass = s.number, mode, state = %s.state, done = s.done, total = s.total,
-            seconds = %seconds, writes = s.writes, drift = s.drift, drifted = %drifted, "{msg}"
+            seconds = %seconds, writes = s.writes, drift = s.drift, drifted, "{msg}"
         ),
         (true, false) => tracing::info!(
             pass = s.number, mode, state = %s.state, done = s.done, total = s.total,
-            seconds = %seconds, writes = s.writes, drift = 0, failed = s.failed, reason = %reason,
+            seconds = %seconds, writes = s.writes, drift = 0, failed = s.failed, reason,
             "{msg}"
         ),
         (true, true) => tracing::info!(
             pass = s.number, mode, state = %s.state, done = s.done, total = s.total,
-            seconds = %seconds, writes = s.writes, drift = s.drift, drifted = %drifted,
-            failed = s.failed, reason = %reason, "{msg}"
+            seconds = %seconds, writes = s.writes, drift = s.drift, drifted,
+            failed = s.failed, reason, "{msg}"
         ),
     }
     for d in drift.iter() {
@@ -136,10 +142,24 @@ pub(super) fn log_pass(s: &PassSummary, drift: &CowVec<DriftRecord>) {
             Drift::Delete => ("delete", String::new()),
             Drift::Update { diff } => (
                 "update",
-                diff.iter().map(|c| c.path.as_str()).collect::<Vec<_>>().join(", "),
+                diff.iter()
+                    .map(|c| c.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             ),
         };
-        tracing::debug!(pass = s.number, change, resource = %drift_name(d), fields = %fields, "drift");
+        let resource = drift_name(d);
+        if fields.is_empty() {
+            tracing::debug!(pass = s.number, change, resource = resource.as_str(), "drift");
+        } else {
+            tracing::debug!(
+                pass = s.number,
+                change,
+                resource = resource.as_str(),
+                fields = fields.as_str(),
+                "drift"
+            );
+        }
     }
 }
 
@@ -198,7 +218,9 @@ mod tests {
         assert_eq!((s.done, s.total, s.failed, s.writes), (1, 3, 2, 2));
         assert_eq!(s.first_failure.as_deref(), Some("boom 2"));
         // The summarised failure of the pass wins over the first task's text.
-        v.status.failure = Some(SyncError::plain("Multiple errors are preventing progress:\n* a\n* b"));
+        v.status.failure = Some(SyncError::plain(
+            "Multiple errors are preventing progress:\n* a\n* b",
+        ));
         let s = summarize(&v, finished(PassOutcome::Failed));
         assert_eq!(
             s.first_failure.as_deref(),
@@ -206,7 +228,10 @@ mod tests {
         );
         v.status.failure = Some(SyncError::plain("x".repeat(400)));
         let s = summarize(&v, finished(PassOutcome::Failed));
-        assert_eq!(s.first_failure.map(|f| f.chars().count()), Some(FAILURE_CHARS + 1));
+        assert_eq!(
+            s.first_failure.map(|f| f.chars().count()),
+            Some(FAILURE_CHARS + 1)
+        );
     }
 
     #[test]
@@ -224,7 +249,11 @@ mod tests {
         for i in 0..7 {
             d.push(DriftRecord {
                 task: String::new(),
-                kind: if i == 0 { "rbac.authorization.k8s.io/ClusterRole".into() } else { "ConfigMap".into() },
+                kind: if i == 0 {
+                    "rbac.authorization.k8s.io/ClusterRole".into()
+                } else {
+                    "ConfigMap".into()
+                },
                 namespace: if i == 0 { String::new() } else { "ns".into() },
                 name: format!("n{i}"),
                 drift: Drift::Delete,

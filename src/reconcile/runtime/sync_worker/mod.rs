@@ -86,6 +86,9 @@ impl SyncWork {
     }
 }
 
+/// How long a pass cancelled by its apply timeout may take to publish its last progress.
+const TIMEOUT_GRACE: Duration = Duration::from_secs(2);
+
 /// How a pass ended, for [`SyncWorker::finish_pass`].
 struct Ended {
     result: PassResult,
@@ -376,12 +379,17 @@ impl SyncWorker {
                 dry_run,
                 cancel: &cancel,
             };
+            let run = pass.run(attempt);
+            tokio::pin!(run);
             let result = tokio::select! {
-                r = pass.run(attempt) => r,
+                r = &mut run => r,
                 () = tokio::time::sleep(timeout) => {
                     // A timed-out pass is a failed pass whose context errors summarise to no
-                    // failure (sync_worker.go `apply` with the deadline of `Start`).
+                    // failure (sync_worker.go `apply` with the deadline of `Start`). Cancelled,
+                    // it gets a moment to publish where it stood (the task it was retrying,
+                    // with its last error), for the pass line and the status.
                     cancel.cancel();
+                    let _ = tokio::time::timeout(TIMEOUT_GRACE, &mut run).await;
                     PassResult::TimedOut
                 }
             };

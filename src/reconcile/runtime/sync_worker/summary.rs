@@ -30,12 +30,17 @@ pub(super) struct Finished {
 pub(super) fn summarize(v: &WorkerView, f: Finished) -> PassSummary {
     let mut failed = 0;
     let mut first_task_failure = None;
+    let mut running = Vec::new();
     for t in v.tasks.iter() {
-        if let TaskState::Failed(e) = &t.state {
-            failed += 1;
-            if first_task_failure.is_none() {
-                first_task_failure = Some(e.clone());
+        match &t.state {
+            TaskState::Failed(e) => {
+                failed += 1;
+                if first_task_failure.is_none() {
+                    first_task_failure = Some(e.clone());
+                }
             }
+            TaskState::Running => running.push(t.name.as_str()),
+            _ => {}
         }
     }
     let first_failure = match (&v.status.failure, f.outcome) {
@@ -47,7 +52,22 @@ pub(super) fn summarize(v: &WorkerView, f: Finished) -> PassSummary {
                 r => format!("{r}: {line}"),
             })
         }
-        (None, PassOutcome::TimedOut) => Some(format!("the pass timed out after {}s", f.timeout_secs)),
+        (None, PassOutcome::TimedOut) => {
+            let base = format!("the pass timed out after {}s", f.timeout_secs);
+            Some(match (&first_task_failure, running.len()) {
+                (Some(e), _) => format!("{base}: {}", first_line(e)),
+                (None, 0) => base,
+                (None, n) => format!(
+                    "{base}; still running: {}{}",
+                    running[..n.min(3)].join(", "),
+                    if n > 3 {
+                        format!(" (+{} more)", n - 3)
+                    } else {
+                        String::new()
+                    }
+                ),
+            })
+        }
         (None, _) => first_task_failure.map(|e| first_line(&e).to_string()),
     }
     .map(|s| clip(&s, FAILURE_CHARS));
@@ -236,9 +256,32 @@ mod tests {
 
     #[test]
     fn a_timed_out_pass_without_a_failure_says_it_timed_out() {
-        let v = WorkerView::default();
+        let mut v = WorkerView::default();
         let s = summarize(&v, finished(PassOutcome::TimedOut));
         assert_eq!(s.first_failure.as_deref(), Some("the pass timed out after 240s"));
+        // The tasks it was still waiting on are named.
+        let mut tasks = CowVec::new();
+        tasks.push(task(1, TaskState::Done));
+        tasks.push(task(2, TaskState::Running));
+        v.tasks = tasks;
+        let s = summarize(&v, finished(PassOutcome::TimedOut));
+        assert_eq!(
+            s.first_failure.as_deref(),
+            Some("the pass timed out after 240s; still running: configmap \"ns/cm2\" (2 of 3)")
+        );
+        // ... or the failure of the one it was retrying when cancelled.
+        let mut tasks = CowVec::new();
+        tasks.push(task(
+            1,
+            TaskState::Failed("no matches for kind \"Widget\"\nmore".into()),
+        ));
+        v.tasks = tasks;
+        let s = summarize(&v, finished(PassOutcome::TimedOut));
+        assert_eq!(
+            s.first_failure.as_deref(),
+            Some("the pass timed out after 240s: no matches for kind \"Widget\"")
+        );
+        let v = WorkerView::default();
         let s = summarize(&v, finished(PassOutcome::Done));
         assert_eq!((s.failed, s.first_failure), (0, None));
     }

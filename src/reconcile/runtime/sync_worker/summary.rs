@@ -124,7 +124,8 @@ pub(super) fn mode_word(watch_only: bool) -> &'static str {
 pub(super) fn log_pass(s: &PassSummary, drift: &CowVec<DriftRecord>) {
     let msg = format!("pass {}", s.outcome.word());
     let mode = mode_word(s.watch_only);
-    let seconds = format!("{:.2}", s.seconds);
+    // A number in JSON; milliseconds are precision enough.
+    let seconds = (s.seconds * 1000.0).round() / 1000.0;
     let reason = s.first_failure.as_deref().unwrap_or_default();
     let drifted = if s.drift > 0 {
         drift_names(drift)
@@ -137,20 +138,20 @@ pub(super) fn log_pass(s: &PassSummary, drift: &CowVec<DriftRecord>) {
     match (s.failed > 0 || s.first_failure.is_some(), s.drift > 0) {
         (false, false) => tracing::info!(
             pass = s.number, mode, state = %s.state, done = s.done, total = s.total,
-            seconds = %seconds, writes = s.writes, drift = 0, "{msg}"
+            seconds, writes = s.writes, drift = 0, "{msg}"
         ),
         (false, true) => tracing::info!(
             pass = s.number, mode, state = %s.state, done = s.done, total = s.total,
-            seconds = %seconds, writes = s.writes, drift = s.drift, drifted, "{msg}"
+            seconds, writes = s.writes, drift = s.drift, drifted, "{msg}"
         ),
         (true, false) => tracing::info!(
             pass = s.number, mode, state = %s.state, done = s.done, total = s.total,
-            seconds = %seconds, writes = s.writes, drift = 0, failed = s.failed, reason,
+            seconds, writes = s.writes, drift = 0, failed = s.failed, reason,
             "{msg}"
         ),
         (true, true) => tracing::info!(
             pass = s.number, mode, state = %s.state, done = s.done, total = s.total,
-            seconds = %seconds, writes = s.writes, drift = s.drift, drifted,
+            seconds, writes = s.writes, drift = s.drift, drifted,
             failed = s.failed, reason, "{msg}"
         ),
     }

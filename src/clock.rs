@@ -142,6 +142,23 @@ impl Simulated {
     }
 }
 
+/// `d` scaled by a random factor in `[1 - fraction, 1 + fraction)`, so that clients retrying
+/// after a shared failure (an API server outage) do not all come back at the same instant;
+/// `fraction` is clamped to `[0, 1)` (`0` ⇒ `d`). Every retry and backoff wait of the crate
+/// goes through this (or through kube-runtime's `DefaultBackoff`, jittered too).
+pub fn jittered(d: std::time::Duration, fraction: f64) -> std::time::Duration {
+    use rand::Rng;
+    let f = if fraction.is_finite() {
+        fraction.clamp(0.0, 0.99)
+    } else {
+        0.0
+    };
+    if f == 0.0 {
+        return d;
+    }
+    d.mul_f64(rand::thread_rng().gen_range((1.0 - f)..(1.0 + f)))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -187,5 +204,23 @@ mod tests {
         let now = Clock::wall().now();
         assert!(now >= before && now - before < chrono::Duration::seconds(5));
         assert_eq!(Clock::wall().speed(), None);
+    }
+
+    #[test]
+    fn jittered_waits_differ_and_stay_within_bounds() {
+        use std::time::Duration;
+        let d = Duration::from_secs(10);
+        let a: Vec<Duration> = (0..20).map(|_| jittered(d, 0.2)).collect();
+        let b: Vec<Duration> = (0..20).map(|_| jittered(d, 0.2)).collect();
+        assert_ne!(a, b, "two retry sequences differ");
+        for x in a.iter().chain(&b) {
+            assert!(
+                *x >= Duration::from_secs(8) && *x < Duration::from_secs(12),
+                "{x:?}"
+            );
+        }
+        assert_eq!(jittered(d, 0.0), d);
+        assert_eq!(jittered(d, f64::NAN), d);
+        assert!(jittered(d, 5.0) < Duration::from_secs(20));
     }
 }

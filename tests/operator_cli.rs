@@ -1034,3 +1034,112 @@ fn an_operator_started_with_an_older_release_never_rolls_the_cluster_back() {
         .count();
     assert_eq!(cm1, 1, "cm1 written once, for B, never back to A");
 }
+
+/// A sample of `name` without labels from the raw `/metrics` text (histogram `_count`/`_sum`
+/// lines included).
+fn raw_sample(op: &Op, name: &str) -> Option<f64> {
+    let (_, body) = op.get("/metrics");
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// The log lines an on-call engineer reads (text format): a watch-only operator on a cluster
+/// without a ClusterVersion says once, as an ERROR, what to create; each of its passes is one
+/// INFO line with the drift count and the drifted resources named, and the drift is exported
+/// (`cvo_drift_resources`); the pass histogram counts every pass. Once an active operator has
+/// applied the release, the watch-only one sees no drift, says the ClusterVersion exists now
+/// and its passes are `done`. No line holds the Secret's value.
+#[test]
+fn watch_only_logs_and_exports_its_drift_and_every_pass_is_one_line() {
+    let sim = Sim::start(&[]);
+    let watcher = Op::start(&sim, &["--watch-only"]);
+    wait_for("two watch-only passes", Duration::from_secs(30), || {
+        raw_sample(&watcher, "cvo_passes_total").unwrap_or(0.0) >= 2.0
+    });
+    let logs = watcher.logs();
+    let errors: Vec<&str> = logs.lines().filter(|l| l.contains(" ERROR ")).collect();
+    assert_eq!(
+        errors.len(),
+        1,
+        "one ERROR line for the absent ClusterVersion however many turns: {logs}"
+    );
+    assert!(
+        errors[0].ends_with(
+            "ClusterVersion version does not exist: create it (config.openshift.io/v1 ClusterVersion version \
+             with spec.clusterID; the installer does), or run an active-apply cvo, which creates it"
+        ),
+        "{}",
+        errors[0]
+    );
+    let pass_lines: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.contains(" INFO ") && l.contains(": pass "))
+        .collect();
+    assert!(pass_lines.len() >= 2, "{logs}");
+    // Namespace, six ConfigMaps and the Secret would be created.
+    assert!(
+        pass_lines[0].contains(" pass=1 mode=\"watch-only\" state=Initializing "),
+        "{}",
+        pass_lines[0]
+    );
+    // A whole pass counts as done in watch-only too: the next one reconciles.
+    assert!(
+        pass_lines[1].contains(" pass=2 mode=\"watch-only\" state=Reconciling "),
+        "{}",
+        pass_lines[1]
+    );
+    for l in &pass_lines[..2] {
+        assert!(
+            l.contains(" done=8 total=8 ") && l.contains(" writes=0 drift=8 "),
+            "{l}"
+        );
+        assert!(
+            l.contains(
+                " drifted=\"Namespace openshift-o16, ConfigMap openshift-o16/cm1, ConfigMap openshift-o16/cm2, \
+                 ConfigMap openshift-o16/cm3, ConfigMap openshift-o16/cm4, (+3 more)\""
+            ),
+            "{l}"
+        );
+    }
+    assert_eq!(raw_sample(&watcher, "cvo_drift_resources"), Some(8.0));
+    let passes = raw_sample(&watcher, "cvo_passes_total").expect("passes");
+    let timed = raw_sample(&watcher, "cvo_pass_duration_seconds_count").expect("histogram");
+    // A pass may finish between the two reads.
+    assert!(
+        timed == passes || timed == passes + 1.0,
+        "{timed} timed of {passes} passes"
+    );
+
+    let _active = Op::start(&sim, &[]);
+    wait_for("the release Completed", Duration::from_secs(60), || {
+        sim.cluster_version().is_some_and(|cv| completed(&cv))
+    });
+    wait_for("no drift left", Duration::from_secs(30), || {
+        raw_sample(&watcher, "cvo_drift_resources") == Some(0.0)
+    });
+    let logs = watcher.logs();
+    assert!(
+        logs.lines()
+            .any(|l| l.contains(" INFO ") && l.ends_with("ClusterVersion version exists now")),
+        "{logs}"
+    );
+    assert!(
+        logs.lines().any(|l| l.contains(" INFO ")
+            && l.contains(": pass done ")
+            && l.contains(" done=8 total=8 ")
+            && l.ends_with(" writes=0 drift=0")),
+        "{logs}"
+    );
+    assert_eq!(
+        logs.lines().filter(|l| l.contains(" ERROR ")).count(),
+        1,
+        "{logs}"
+    );
+    assert!(!logs.contains(SECRET_PLAIN), "the Secret's value is logged");
+    let passes = raw_sample(&watcher, "cvo_passes_total").expect("passes");
+    let timed = raw_sample(&watcher, "cvo_pass_duration_seconds_count").expect("histogram");
+    assert!(
+        timed == passes || timed == passes + 1.0,
+        "{timed} timed of {passes} passes"
+    );
+}

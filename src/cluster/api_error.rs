@@ -75,8 +75,11 @@ impl ApiFailure {
     }
 }
 
+/// Jitter of [`RETRY_DELAYS`]: each pause is ±20 % of its value.
+pub const RETRY_JITTER: f64 = 0.2;
+
 /// Pauses before each retry of a transient failure in a one-shot command: three retries,
-/// 3.5 s in all, then the failure is reported.
+/// 3.5 s in all (±[`RETRY_JITTER`]), then the failure is reported.
 pub const RETRY_DELAYS: [Duration; 3] = [
     Duration::from_millis(500),
     Duration::from_secs(1),
@@ -110,8 +113,9 @@ where
                     .is_some_and(|f| f.is_transient() && !f.retried_by_client());
                 match delays.next() {
                     Some(d) if transient => {
-                        tracing::warn!("{e:#}; retrying in {d:?}");
-                        tokio::time::sleep(*d).await;
+                        let d = crate::clock::jittered(*d, RETRY_JITTER);
+                        tracing::warn!("{e:#}; retrying in {:.1}s", d.as_secs_f64());
+                        tokio::time::sleep(d).await;
                     }
                     _ => return Err(e),
                 }

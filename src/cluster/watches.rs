@@ -319,7 +319,8 @@ pub(super) async fn run<S: Source>(
             match end {
                 WatchEnd::Closed => {}
                 WatchEnd::Gone => {
-                    tracing::info!(kind = label, "resourceVersion {rv} expired: relisting");
+                    // Routine (etcd compaction): the relist is not worth an info line.
+                    tracing::debug!(kind = label, "resourceVersion {rv} expired: relisting");
                     continue 'relist;
                 }
                 WatchEnd::Failed(message) => {

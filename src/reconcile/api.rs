@@ -443,6 +443,62 @@ pub struct EngineEvent {
 /// How many events a snapshot keeps (oldest dropped first).
 pub const EVENT_LOG_LEN: usize = 200;
 
+/// How many finished passes a snapshot keeps ([`StatusSnapshot::recent_passes`]).
+pub const RECENT_PASSES: usize = 16;
+
+/// How a finished pass ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PassOutcome {
+    /// Every included task was applied (tasks whose failure is only reported may be listed).
+    Done,
+    /// Some task failed.
+    Failed,
+    /// The pass hit its apply timeout (`I` while initializing, `2·I` otherwise).
+    TimedOut,
+}
+
+impl PassOutcome {
+    /// `done`, `failed` or `timed out`, as the pass log line says it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Done => "done",
+            Self::Failed => "failed",
+            Self::TimedOut => "timed out",
+        }
+    }
+}
+
+/// One finished apply pass (ok, failed or timed out; a pass interrupted by new work, a mode
+/// switch or shutdown is not one): what the pass log line says and the pass metrics count.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PassSummary {
+    /// Its number: [`Counters::passes`] once it finished (1 for the first).
+    pub number: u64,
+    /// Wall time from its start to its end, in seconds.
+    pub seconds: f64,
+    /// Run without writing (watch-only, or active-apply without the Lease).
+    pub watch_only: bool,
+    /// The payload state it ran in: `Initializing`, `Updating` or `Reconciling`.
+    pub state: String,
+    /// How it ended.
+    pub outcome: PassOutcome,
+    /// Tasks applied.
+    pub done: usize,
+    /// Tasks in the payload.
+    pub total: usize,
+    /// Apply writes it sent (create, update, patch, delete).
+    pub writes: u64,
+    /// Tasks that failed in it (blocking or only reported).
+    pub failed: usize,
+    /// The first failure, one line: `Reason: message` (`None` when nothing failed).
+    pub first_failure: Option<String>,
+    /// Resources that differ from the payload (watch-only: would be changed; active-apply:
+    /// were changed).
+    pub drift: usize,
+}
+
 /// Counters since the engine started.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Counters {
@@ -525,6 +581,9 @@ pub struct StatusSnapshot {
     /// the read failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accept_risks_gate: Option<bool>,
+    /// The last [`RECENT_PASSES`] finished passes, oldest first (the metrics take each pass's
+    /// duration from here, however short it was).
+    pub recent_passes: Arc<Vec<PassSummary>>,
 }
 
 impl StatusSnapshot {

@@ -4,7 +4,9 @@
 //! - **Ready** (`/readyz` 200): the API server answered the last probe, every watch has listed
 //!   and none is failing, the engine can read its ClusterVersion, and (active-apply) the Lease
 //!   state is known: this process leads, or it knows who does. Otherwise 503 with one reason per
-//!   line.
+//!   line. When the watches have listed again after an outage, the operator is ready at once:
+//!   the watches answering prove the API server answers (no wait for the next probe), and the
+//!   engine error recorded during the outage no longer counts (a different error does).
 //! - **Live** (`/healthz` 200): the engine task runs. A stopped engine makes the process exit
 //!   anyway; liveness covers an engine that stopped without the process noticing.
 
@@ -32,15 +34,40 @@ pub struct HealthInputs {
     pub lease_holder: Option<String>,
     /// The engine task has stopped.
     pub engine_stopped: bool,
+    /// `engine_error` was recorded before the watches recovered from an outage: it does not
+    /// count until the engine reports another.
+    pub engine_error_stale: bool,
 }
 
 impl HealthInputs {
     /// Takes the engine's part from a snapshot.
     pub fn observe_engine(&mut self, s: &StatusSnapshot) {
+        if s.last_error != self.engine_error {
+            self.engine_error_stale = false;
+        }
         self.engine_error = s.last_error.clone();
         self.mode = s.mode;
         self.leader = s.leader;
         self.lease_holder = s.lease_holder.clone();
+    }
+
+    /// Takes the watches' status. Watches that listed again after failing (every one listed,
+    /// none failing) mean the API server answers: the probe's last failure and the engine's
+    /// error of the outage stop counting at once, without waiting for the next probe or turn.
+    pub fn observe_feed(&mut self, feed: FeedStatus) {
+        let was_failing = matches!(&self.feed, FeedStatus::Live { error: Some(_), .. });
+        let healthy = matches!(
+            &feed,
+            FeedStatus::Live {
+                synced: true,
+                error: None
+            }
+        );
+        if was_failing && healthy {
+            self.api = Some(Ok(()));
+            self.engine_error_stale = self.engine_error.is_some();
+        }
+        self.feed = feed;
     }
 
     /// Why the operator is not ready, one reason each; empty ⇒ ready.
@@ -65,7 +92,7 @@ impl HealthInputs {
             }
             FeedStatus::Static => why.push("no watches".to_string()),
         }
-        if let Some(e) = &self.engine_error {
+        if let Some(e) = self.engine_error.as_ref().filter(|_| !self.engine_error_stale) {
             why.push(format!("the engine: {}", e.lines().next().unwrap_or_default()));
         }
         if self.mode == EngineMode::ActiveApply && !self.leader && self.lease_holder.is_none() {
@@ -166,5 +193,66 @@ mod tests {
         assert!(h.not_live().is_empty());
         h.engine_stopped = true;
         assert_eq!(h.not_live(), ["the engine stopped"]);
+    }
+
+    /// After an outage the operator is ready as soon as the watches have listed again: not
+    /// after the next API probe, nor after the engine's next turn.
+    #[test]
+    fn ready_as_soon_as_the_watches_resync_after_an_outage() {
+        let failing = || FeedStatus::Live {
+            synced: true,
+            error: Some(FeedError {
+                message: "watch clusteroperators: connection refused".into(),
+                since: chrono::DateTime::from_timestamp(0, 0).unwrap_or_default(),
+            }),
+        };
+        let mut h = healthy();
+        h.observe_feed(failing());
+        h.api = Some(Err("connection refused".into()));
+        let outage = StatusSnapshot {
+            last_error: Some("reading ClusterVersion version: connection refused".into()),
+            mode: EngineMode::ActiveApply,
+            leader: true,
+            ..StatusSnapshot::default()
+        };
+        h.observe_engine(&outage);
+        assert_eq!(h.not_ready().len(), 3, "{:?}", h.not_ready());
+        // Relisting (not synced yet) is not enough.
+        h.observe_feed(FeedStatus::Live {
+            synced: false,
+            error: Some(FeedError {
+                message: "list clusteroperators: connection refused".into(),
+                since: chrono::DateTime::from_timestamp(0, 0).unwrap_or_default(),
+            }),
+        });
+        assert!(!h.not_ready().is_empty());
+        h.observe_feed(FeedStatus::Live {
+            synced: true,
+            error: None,
+        });
+        assert_eq!(h.not_ready(), Vec::<String>::new());
+        // The same snapshot again keeps it ready; another error counts at once.
+        h.observe_engine(&outage);
+        assert!(h.not_ready().is_empty());
+        let forbidden = StatusSnapshot {
+            last_error: Some("reading ClusterVersion version: forbidden (Forbidden)".into()),
+            ..outage.clone()
+        };
+        h.observe_engine(&forbidden);
+        assert_eq!(
+            h.not_ready(),
+            ["the engine: reading ClusterVersion version: forbidden (Forbidden)"]
+        );
+        // A healthy feed that was never failing does not clear a probe failure.
+        let mut h = healthy();
+        h.api = Some(Err("no answer within 3s".into()));
+        h.observe_feed(FeedStatus::Live {
+            synced: true,
+            error: None,
+        });
+        assert_eq!(
+            h.not_ready(),
+            ["the API server does not answer: no answer within 3s"]
+        );
     }
 }

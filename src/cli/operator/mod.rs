@@ -39,6 +39,8 @@ use crate::reconcile::{
 pub const GRACE: Duration = Duration::from_secs(120);
 /// How often the API server is probed (`GET /version`) for readiness.
 pub const PROBE_EVERY: Duration = Duration::from_secs(5);
+/// How often the API server is probed while it does not answer.
+pub const PROBE_RETRY: Duration = Duration::from_secs(1);
 /// How long one probe may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -383,27 +385,41 @@ async fn observe_cluster(client: kube::Client, context: String, metrics: Metrics
             metrics.watch_restart();
         }
         failing = now_failing;
-        health.update(|h| h.feed = state.feed.clone());
+        health.update(|h| h.observe_feed(state.feed.clone()));
         if feed.changed().await.is_err() {
             return;
         }
     }
 }
 
-/// Probes the API server every [`PROBE_EVERY`] for readiness.
+/// Probes the API server every [`PROBE_EVERY`] for readiness, and every [`PROBE_RETRY`]
+/// (jittered ±20 %) while it does not answer, so readiness follows its return closely. Logs
+/// a failure once per distinct message and the recovery once.
 async fn probe_api(client: kube::Client, health: Arc<Health>) {
-    let mut tick = tokio::time::interval(PROBE_EVERY);
+    let mut failing: Option<String> = None;
     loop {
-        tick.tick().await;
         let r = match tokio::time::timeout(PROBE_TIMEOUT, client.apiserver_version()).await {
             Err(_) => Err(format!("no answer within {}s", PROBE_TIMEOUT.as_secs())),
             Ok(Ok(_) | Err(kube::Error::Api(_))) => Ok(()),
             Ok(Err(e)) => Err(e.to_string()),
         };
-        if let Err(e) = &r {
-            tracing::warn!("API server probe: {e}");
-        }
+        let next = match &r {
+            Ok(()) => {
+                if failing.take().is_some() {
+                    tracing::info!("API server probe: answered again");
+                }
+                PROBE_EVERY
+            }
+            Err(e) => {
+                if failing.as_ref() != Some(e) {
+                    tracing::warn!("API server probe: {e}");
+                    failing = Some(e.clone());
+                }
+                crate::clock::jittered(PROBE_RETRY, 0.2)
+            }
+        };
         health.update(|h| h.api = Some(r));
+        tokio::time::sleep(next).await;
     }
 }
 

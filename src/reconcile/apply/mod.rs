@@ -476,7 +476,7 @@ impl Applier {
             };
             let kind = ApiErrorKind::of(&e);
             if kind == ApiErrorKind::NoKindMatch && attempt < retries {
-                tokio::time::sleep(DISCOVERY_BACKOFF * 3u32.pow(attempt)).await;
+                tokio::time::sleep(crate::clock::jittered(DISCOVERY_BACKOFF * 3u32.pow(attempt), 0.2)).await;
                 attempt += 1;
                 continue;
             }

@@ -238,7 +238,7 @@ async fn feed<K>(
             }
             was == SyncState::Synced
         });
-        tokio::time::sleep(backoff).await;
+        tokio::time::sleep(crate::clock::jittered(backoff, 0.2)).await;
         backoff = (backoff * 2).min(Duration::from_secs(10));
     }
 }

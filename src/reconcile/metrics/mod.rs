@@ -9,9 +9,10 @@
 //! | name | type | labels | meaning |
 //! |---|---|---|---|
 //! | `cvo_passes_total` | counter | | whole apply passes finished |
-//! | `cvo_pass_duration_seconds` | histogram | | wall time of each finished pass |
+//! | `cvo_pass_duration_seconds` | histogram | | wall time of each finished pass (every mode and outcome: active or watch-only, done, failed or timed out) |
 //! | `cvo_pass_tasks` | histogram | | tasks applied per finished pass |
 //! | `cvo_pass_writes` | histogram | | apply writes (create, update, patch, delete) per finished pass |
+//! | `cvo_drift_resources` | gauge | | resources that differ from the payload in the last finished pass: watch-only, what it would change; active-apply, what it changed |
 //! | `cvo_status_writes_total` | counter | | ClusterVersion status writes |
 //! | `cvo_api_requests_total` | counter | verb, code | API requests by Kubernetes verb and HTTP status (`code` `0`: no answer) |
 //! | `cvo_watch_restarts_total` | counter | | watches that failed and were started again |
@@ -21,12 +22,9 @@
 
 pub mod cluster;
 
-use std::{
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicU64, Ordering},
-    },
-    time::Instant,
+use std::sync::{
+    Arc, Mutex,
+    atomic::{AtomicU64, Ordering},
 };
 
 use prometheus_client::{
@@ -89,8 +87,6 @@ impl Collector for ClusterCollector {
 struct EngineSide {
     passes: u64,
     status_writes: u64,
-    apply_writes_at_pass_start: u64,
-    pass_started: Option<Instant>,
     holder: Option<String>,
 }
 
@@ -105,6 +101,7 @@ pub struct Metrics {
     pass_duration: Histogram,
     pass_tasks: Histogram,
     pass_writes: Histogram,
+    drift: Gauge,
     status_writes: Counter,
     requests: Family<[(&'static str, String); 2], Counter>,
     watch_restarts: Counter,
@@ -141,6 +138,7 @@ impl Metrics {
             pass_duration: Histogram::new(exponential_buckets(0.1, 2.0, 14)),
             pass_tasks: Histogram::new(exponential_buckets(1.0, 2.0, 12)),
             pass_writes: Histogram::new([0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]),
+            drift: Gauge::default(),
             status_writes: Counter::default(),
             requests: Family::default(),
             watch_restarts: Counter::default(),
@@ -166,6 +164,11 @@ impl Metrics {
             "cvo_pass_writes",
             "Apply writes (create, update, patch, delete) per finished apply pass",
             m.pass_writes.clone(),
+        );
+        r.register(
+            "cvo_drift_resources",
+            "Resources that differ from the payload in the last finished pass (watch-only: would be changed; active-apply: were changed)",
+            m.drift.clone(),
         );
         r.register(
             "cvo_status_writes",
@@ -235,7 +238,8 @@ impl Metrics {
 
     /// Takes what the metrics need from an engine snapshot: the current release, payload
     /// progress and errors, the update retrieval time; and for the `cvo_` families each
-    /// finished pass, status writes, the Lease holder and leadership. `own_image` is the
+    /// finished pass ([`StatusSnapshot::recent_passes`]: duration, tasks, writes, drift),
+    /// status writes, the Lease holder and leadership. `own_image` is the
     /// current release's image while the engine has no target yet.
     pub fn observe(&self, snap: &StatusSnapshot, own_image: &str) {
         {
@@ -262,31 +266,20 @@ impl Metrics {
             .engine
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if snap.running && e.pass_started.is_none() {
-            e.pass_started = Some(Instant::now());
-            e.apply_writes_at_pass_start = snap.counters.apply_writes;
-        }
         if snap.counters.passes > e.passes {
-            let n = snap.counters.passes - e.passes;
-            self.passes.inc_by(n);
-            if let Some(t) = e.pass_started.take() {
-                self.pass_duration.observe(t.elapsed().as_secs_f64());
+            self.passes.inc_by(snap.counters.passes - e.passes);
+            // Each finished pass, from the engine's own record: a pass too short to be seen
+            // running in any snapshot (watch-only, converged, failed at once) counts too. Only
+            // more than RECENT_PASSES passes between two snapshots would lose some.
+            for p in snap.recent_passes.iter().filter(|p| p.number > e.passes) {
+                self.pass_duration.observe(p.seconds);
+                self.pass_tasks.observe(p.done as f64);
+                self.pass_writes.observe(p.writes as f64);
             }
-            self.pass_tasks.observe(snap.done as f64);
-            let writes = snap
-                .counters
-                .apply_writes
-                .saturating_sub(e.apply_writes_at_pass_start);
-            self.pass_writes.observe(writes as f64);
-            e.apply_writes_at_pass_start = snap.counters.apply_writes;
             e.passes = snap.counters.passes;
-            if snap.running {
-                e.pass_started = Some(Instant::now());
-            }
         }
-        if !snap.running && snap.counters.passes == e.passes {
-            // A pass cancelled without finishing does not count.
-            e.pass_started = None;
+        if let Some(p) = snap.recent_passes.last() {
+            self.drift.set(i64::try_from(p.drift).unwrap_or(i64::MAX));
         }
         if snap.counters.status_writes > e.status_writes {
             self.status_writes
@@ -349,6 +342,61 @@ fn now_ms() -> u64 {
 mod tests {
     use super::*;
 
+    fn pass(
+        number: u64,
+        seconds: f64,
+        done: usize,
+        writes: u64,
+        drift: usize,
+    ) -> crate::reconcile::api::PassSummary {
+        crate::reconcile::api::PassSummary {
+            number,
+            seconds,
+            watch_only: true,
+            state: "Reconciling".into(),
+            outcome: crate::reconcile::api::PassOutcome::Done,
+            done,
+            total: done,
+            writes,
+            failed: 0,
+            first_failure: None,
+            drift,
+        }
+    }
+
+    /// Every finished pass is timed, also those never seen running (a short watch-only pass, a
+    /// failed one, two passes between two snapshots); the drift gauge follows the last pass.
+    #[test]
+    fn the_pass_histogram_times_every_finished_pass() {
+        let m = Metrics::new();
+        let mut snap = StatusSnapshot::default();
+        m.observe(&snap, "own");
+        snap.counters.passes = 2;
+        snap.recent_passes = Arc::new(vec![pass(1, 0.05, 8, 0, 3), pass(2, 0.4, 8, 0, 2)]);
+        m.observe(&snap, "own");
+        // The same snapshot again counts nothing twice.
+        m.observe(&snap, "own");
+        let text = m.encode();
+        for line in [
+            "cvo_passes_total 2",
+            "cvo_pass_duration_seconds_count 2",
+            "cvo_pass_duration_seconds_sum 0.45",
+            "cvo_pass_tasks_count 2",
+            "cvo_drift_resources 2",
+        ] {
+            assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+        }
+        let mut list = (*snap.recent_passes).clone();
+        list.push(pass(3, 1.0, 8, 0, 0));
+        snap.recent_passes = Arc::new(list);
+        snap.counters.passes = 3;
+        m.observe(&snap, "own");
+        let text = m.encode();
+        for line in ["cvo_pass_duration_seconds_count 3", "cvo_drift_resources 0"] {
+            assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+        }
+    }
+
     #[test]
     fn encodes_upstream_and_engine_families() {
         let m = Metrics::new();
@@ -367,6 +415,7 @@ mod tests {
         snap.done = 4;
         snap.counters.passes = 1;
         snap.counters.apply_writes = 3;
+        snap.recent_passes = Arc::new(vec![pass(1, 0.3, 4, 3, 0)]);
         snap.counters.status_writes = 2;
         snap.leader = true;
         snap.lease_holder = Some("a".into());
@@ -379,6 +428,7 @@ mod tests {
         let text = m.encode();
         for line in [
             "cvo_passes_total 1",
+            "cvo_pass_duration_seconds_count 1",
             "cvo_pass_tasks_sum 4.0",
             "cvo_pass_writes_sum 3.0",
             "cvo_status_writes_total 2",

@@ -21,11 +21,21 @@ pub struct RetryPolicy {
     pub attempts: u32,
 }
 
+/// Jitter of one manifest's retries: ±10 % around [`RetryPolicy::delay`] (upstream's
+/// `wait.Backoff` has none; tasks failing together on one API server outage then retry
+/// together, which this spreads).
+pub const RETRY_JITTER: f64 = 0.1;
+
 impl RetryPolicy {
-    /// Wait before attempt `n + 1` after `n` failures (`n ≥ 1`).
+    /// Wait before attempt `n + 1` after `n` failures (`n ≥ 1`), without jitter.
     pub fn delay(&self, failures: u32) -> Duration {
         let exp = i32::try_from(failures.saturating_sub(1)).unwrap_or(i32::MAX);
         self.initial.mul_f64(self.factor.powi(exp)).min(self.cap)
+    }
+
+    /// [`Self::delay`] ±[`RETRY_JITTER`]: the wait the sync worker sleeps.
+    pub fn jittered_delay(&self, failures: u32) -> Duration {
+        crate::clock::jittered(self.delay(failures), RETRY_JITTER)
     }
 }
 
@@ -145,7 +155,7 @@ impl EngineTimings {
             3 => self.resync_interval / 2,
             _ => self.resync_interval,
         };
-        jittered(base, self.jitter)
+        crate::clock::jittered(base, self.jitter)
     }
 
     /// Apply timeout of one pass: `I` while initializing, `2·I` otherwise.
@@ -155,14 +165,6 @@ impl EngineTimings {
             _ => self.resync_interval * 2,
         }
     }
-}
-
-fn jittered(d: Duration, jitter: f64) -> Duration {
-    if jitter <= 0.0 {
-        return d;
-    }
-    let f = rand::thread_rng().gen_range((1.0 - jitter)..(1.0 + jitter));
-    d.mul_f64(f)
 }
 
 #[cfg(test)]
@@ -178,6 +180,15 @@ mod tests {
         assert_eq!(t.retry_initializing.delay(1), Duration::from_secs(1));
         assert_eq!(t.retry_initializing.delay(3), Duration::from_secs(4));
         assert_eq!(t.retry_initializing.delay(5), Duration::from_secs(15));
+        // The worker sleeps the jittered wait: within ±10 %, and not the same every time.
+        let waits: Vec<Duration> = (0..20).map(|_| t.retry.jittered_delay(2)).collect();
+        assert!(
+            waits
+                .iter()
+                .all(|w| *w >= Duration::from_secs_f64(11.7) && *w < Duration::from_secs_f64(14.3)),
+            "{waits:?}"
+        );
+        assert!(waits.iter().any(|w| *w != waits[0]), "{waits:?}");
         assert!(
             t.resync_interval >= Duration::from_secs(120) && t.resync_interval < Duration::from_secs(240)
         );

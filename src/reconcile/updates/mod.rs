@@ -540,7 +540,12 @@ async fn turn(
                 if !e.keeps_cache() || stale {
                     st.hops = None;
                 }
-                tracing::info!("retrieving available updates from {}: {e}", query.upstream);
+                // Once per distinct failure (a service that stays down is not one line per poll).
+                if st.error.as_ref().is_some_and(|p| p.to_string() == e.to_string()) {
+                    tracing::debug!("retrieving available updates from {}: {e}", query.upstream);
+                } else {
+                    tracing::warn!("retrieving available updates from {}: {e}", query.upstream);
+                }
                 st.error = Some(e);
             }
         }

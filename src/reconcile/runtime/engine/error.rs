@@ -43,6 +43,9 @@ pub enum EngineError {
         /// The API error.
         err: kube::Error,
     },
+    /// The ClusterVersion CRD is not served (discovery of `config.openshift.io/v1`).
+    #[error("{}", super::absence::crd_text())]
+    NotServed,
     /// The ClusterVersion's uid changed between the read and the status write.
     #[error("cluster version was deleted and recreated, cannot update status")]
     Recreated,

@@ -53,6 +53,7 @@ use crate::reconcile::{
     },
 };
 
+mod absence;
 mod capabilities;
 mod commands;
 
@@ -220,6 +221,7 @@ impl Engine {
             gates: gates::Gates::default(),
             lease_info: None,
             polls: Arc::default(),
+            absence: absence::Absence::default(),
         };
         let polls = lp.polls.clone();
         let task = tokio::spawn(async move { lp.run(cmd_rx).await });
@@ -275,6 +277,8 @@ struct EngineLoop {
     lease_info: Option<crate::reconcile::api::LeaseInfo>,
     /// Turns on the poll timer ([`EngineHandle::polls`]).
     polls: Arc<std::sync::atomic::AtomicU64>,
+    /// What was said last about a missing ClusterVersion or CRD ([`absence`]).
+    absence: absence::Absence,
 }
 
 impl EngineLoop {
@@ -558,6 +562,18 @@ impl EngineLoop {
         self.write_status().await;
     }
 
+    /// Logs what is missing (or found again) once per change ([`absence::Absence`]).
+    fn say_absence(&mut self, now: Option<absence::Missing>) {
+        let name = &self.cfg.cluster_version_name;
+        if let Some(l) = self.absence.change(now, name, self.mode) {
+            if l.error {
+                tracing::error!("{}", l.text);
+            } else {
+                tracing::info!("{}", l.text);
+            }
+        }
+    }
+
     async fn read_cluster_version(&mut self) -> Result<(), EngineError> {
         let name = self.cfg.cluster_version_name.clone();
         let seen = self
@@ -578,8 +594,15 @@ impl EngineLoop {
                 got
             }
         };
+        // kube-apiserver answers a group it does not serve with a plain-text 404, which kube's
+        // `get_opt` does not take for "absent": both are absent here, discovery tells which.
+        let got = match got {
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+            other => other,
+        };
         match got {
             Ok(Some(cv)) => {
+                self.say_absence(None);
                 // The watch trails this loop's own status writes: keep the newer object.
                 if !self.cv.as_ref().is_some_and(|held| cv_feed::older(&cv, held)) {
                     self.cv = Some(cv);
@@ -589,6 +612,18 @@ impl EngineLoop {
             }
             Ok(None) => {
                 self.cv = None;
+                // A 404 is also what an unserved resource answers: discovery tells.
+                match absence::served(&self.lease_client).await {
+                    Ok(false) => {
+                        self.say_absence(Some(absence::Missing::Crd));
+                        self.blocked = None;
+                        return Err(EngineError::NotServed);
+                    }
+                    Ok(true) => {}
+                    Err(e) => tracing::debug!("discovery of {}: {e}", absence::GROUP_VERSION),
+                }
+                let created = self.mode == EngineMode::ActiveApply && self.cfg.create_cluster_version;
+                self.say_absence(Some(absence::Missing::Object { created }));
                 // Created only once this engine may write (it holds the Lease when it needs
                 // one); until then the turn waits, as for any absent ClusterVersion.
                 if self.mode == EngineMode::ActiveApply

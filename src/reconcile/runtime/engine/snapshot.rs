@@ -137,6 +137,7 @@ impl EngineLoop {
             payload_pull: self.pulling.clone(),
             updates: self.fetched_updates(),
             accept_risks_gate: self.gates.accept_risks,
+            recent_passes: v.recent_passes.clone(),
         }
     }
 

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::openshift::Release;
 use crate::reconcile::{
-    api::{CowVec, DriftRecord, TaskProgress},
+    api::{CowVec, DriftRecord, PassOutcome, TaskProgress},
     apply::TaskApplier,
     payload::{ComponentOverride, InclusionConfig, Payload, PayloadState, capability::CapabilitiesStatus},
     runtime::EngineTimings,
@@ -32,6 +32,7 @@ use crate::reconcile::{
 };
 
 mod pass;
+mod summary;
 
 use pass::{Pass, PassResult};
 
@@ -85,6 +86,20 @@ impl SyncWork {
     }
 }
 
+/// How long a pass cancelled by its apply timeout may take to publish its last progress.
+const TIMEOUT_GRACE: Duration = Duration::from_secs(2);
+
+/// How a pass ended, for [`SyncWorker::finish_pass`].
+struct Ended {
+    result: PassResult,
+    /// The work was replaced while it ran.
+    work_changed: bool,
+    /// It ran without writing.
+    dry_run: bool,
+    /// When it started.
+    started: std::time::Instant,
+}
+
 /// What the worker publishes: the upstream status plus per-task detail.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct WorkerView {
@@ -113,6 +128,8 @@ pub(crate) struct WorkerView {
     /// first check, cleared on success, reset when a series starts with `attempt == 0`); feeds
     /// the 30/40/90-minute rules of the status (internal/operatorstatus.go).
     pub co_update_start_times: Arc<std::collections::HashMap<String, DateTime<Utc>>>,
+    /// The last [`crate::reconcile::api::RECENT_PASSES`] finished passes, oldest first.
+    pub recent_passes: Arc<Vec<crate::reconcile::api::PassSummary>>,
 }
 
 /// The payload state the worker starts a new release in (upstream pkg/cvo/cvo.go `sync`): no
@@ -353,6 +370,7 @@ impl SyncWorker {
             let dry_run = self.inner.dry_run.load(std::sync::atomic::Ordering::SeqCst);
             let attempt = self.inner.view.borrow().attempt;
             let timeout = timings.apply_timeout(work.state);
+            let started = std::time::Instant::now();
             let pass = Pass {
                 worker: &self,
                 work: &work,
@@ -361,14 +379,18 @@ impl SyncWorker {
                 dry_run,
                 cancel: &cancel,
             };
+            let run = pass.run(attempt);
+            tokio::pin!(run);
             let result = tokio::select! {
-                r = pass.run(attempt) => r,
+                r = &mut run => r,
                 () = tokio::time::sleep(timeout) => {
                     // A timed-out pass is a failed pass whose context errors summarise to no
-                    // failure (sync_worker.go `apply` with the deadline of `Start`).
+                    // failure (sync_worker.go `apply` with the deadline of `Start`). Cancelled,
+                    // it gets a moment to publish where it stood (the task it was retrying,
+                    // with its last error), for the pass line and the status.
                     cancel.cancel();
-                    tracing::info!("sync worker: pass timed out after {timeout:?}");
-                    PassResult::Failed(None)
+                    let _ = tokio::time::timeout(TIMEOUT_GRACE, &mut run).await;
+                    PassResult::TimedOut
                 }
             };
             cancel.cancel();
@@ -378,21 +400,29 @@ impl SyncWorker {
             if shutdown.is_cancelled() {
                 return;
             }
-            next = self.finish_pass(&work, result, work_changed, &timings);
+            let ended = Ended {
+                result,
+                work_changed,
+                dry_run,
+                started,
+            };
+            next = self.finish_pass(&work, ended, &timings);
         }
     }
 
-    /// Books the end of a pass; returns when the next one starts.
-    fn finish_pass(
-        &self,
-        work: &Arc<SyncWork>,
-        result: PassResult,
-        work_changed: bool,
-        timings: &EngineTimings,
-    ) -> Option<Duration> {
+    /// Books the end of a pass and logs its line (a finished pass; an interrupted one at
+    /// debug level only); returns when the next one starts.
+    fn finish_pass(&self, work: &Arc<SyncWork>, ended: Ended, timings: &EngineTimings) -> Option<Duration> {
+        let Ended {
+            result,
+            work_changed,
+            dry_run,
+            started,
+        } = ended;
         let now = timings.clock.now();
         let mut promote = false;
         let mut next = None;
+        let mut logged = None;
         self.inner.view.send_modify(|v| {
             v.running = false;
             if !matches!(result, PassResult::Interrupted(_)) {
@@ -420,6 +450,13 @@ impl SyncWorker {
                     }
                     next = Some(timings.error_backoff(v.attempt));
                 }
+                PassResult::TimedOut => {
+                    // A timed-out pass is a failed pass whose context errors summarise to no
+                    // failure (sync_worker.go `apply` with the deadline of `Start`).
+                    v.status.completed = 0;
+                    v.attempt += 1;
+                    next = Some(timings.error_backoff(v.attempt));
+                }
                 PassResult::Interrupted(why) => {
                     tracing::debug!("sync worker: pass interrupted: {why}");
                     next = Some(Duration::ZERO);
@@ -428,7 +465,29 @@ impl SyncWorker {
             if work_changed {
                 next = Some(Duration::ZERO);
             }
+            let outcome = match &result {
+                PassResult::Ok { .. } => PassOutcome::Done,
+                PassResult::Failed(_) => PassOutcome::Failed,
+                PassResult::TimedOut => PassOutcome::TimedOut,
+                PassResult::Interrupted(_) => return,
+            };
+            let s = summary::summarize(
+                v,
+                summary::Finished {
+                    number: v.passes,
+                    seconds: started.elapsed().as_secs_f64(),
+                    watch_only: dry_run,
+                    state: work.state.to_string(),
+                    outcome,
+                    timeout_secs: timings.apply_timeout(work.state).as_secs(),
+                },
+            );
+            summary::remember(&mut v.recent_passes, s.clone());
+            logged = Some((s, v.drift.clone()));
         });
+        if let Some((s, drift)) = logged {
+            summary::log_pass(&s, &drift);
+        }
         if promote && !work_changed {
             let mut cur = lock(&self.inner.work);
             if let Some(c) = cur.as_mut()

@@ -28,7 +28,9 @@ pub(super) enum PassResult {
     Ok { reported: Option<SyncError> },
     /// Some task failed; the summarised failure (`None` if only interruptions).
     Failed(Option<SyncError>),
-    /// Cancelled by new work, a mode switch, shutdown or the apply timeout.
+    /// The apply timeout ended it (a failed pass without a failure of its own).
+    TimedOut,
+    /// Cancelled by new work, a mode switch or shutdown.
     Interrupted(String),
 }
 
@@ -282,7 +284,7 @@ impl Runner<'_> {
                     tracing::debug!("{task}: attempt {failures} failed: {e}");
                     tokio::select! {
                         () = cancel.cancelled() => break Err(e),
-                        () = tokio::time::sleep(policy.delay(failures)) => {}
+                        () = tokio::time::sleep(policy.jittered_delay(failures)) => {}
                     }
                 }
             }

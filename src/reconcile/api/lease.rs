@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 /// How to stop an in-cluster CVO so that cvo may take its Lease (the Deployment of upstream's
-/// `install/0000_00_cluster-version-operator_03_deployment.yaml`).
+/// `install/0000_00_cluster-version-operator_30_deployment.yaml`).
 pub const SCALE_DOWN_HINT: &str = "scale the in-cluster CVO down first: oc scale deployment/cluster-version-operator \
      -n openshift-cluster-version --replicas=0 (and scale it back up to hand the cluster back)";
 

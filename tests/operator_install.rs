@@ -242,7 +242,11 @@ fn the_deployment_runs_as_upstream_runs_its_own() {
         "node.kubernetes.io/unreachable",
         "node.kubernetes.io/network-unavailable",
     ] {
-        assert!(tol(pod).iter().any(|t| t.starts_with(key)), "{key}: {:?}", tol(pod));
+        assert!(
+            tol(pod).iter().any(|t| t.starts_with(key)),
+            "{key}: {:?}",
+            tol(pod)
+        );
     }
     let c = &pod["containers"][0];
     let uc = &upod["containers"][0];
@@ -250,9 +254,13 @@ fn the_deployment_runs_as_upstream_runs_its_own() {
     assert_eq!(c["resources"]["requests"], uc["resources"]["requests"]);
     assert!(c["resources"]["limits"].is_null(), "{}", c["resources"]);
     assert!(uc["resources"]["limits"].is_null());
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("install/03-deployment.yaml"))
-        .expect("03-deployment.yaml");
-    assert!(text.contains("no memory") && text.contains("OOM"), "the manifest says why");
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("install/03-deployment.yaml"))
+            .expect("03-deployment.yaml");
+    assert!(
+        text.contains("no memory") && text.contains("OOM"),
+        "the manifest says why"
+    );
     // The API server of its own node, as upstream's pod reaches it.
     for n in ["KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"] {
         assert_eq!(env_value(c, n), env_value(uc, n), "{n}");
@@ -278,7 +286,10 @@ fn the_deployment_runs_as_upstream_runs_its_own() {
     let labels = &d["spec"]["template"]["metadata"]["labels"];
     assert_eq!(labels["app"], "cvo");
     assert_eq!(d["spec"]["selector"]["matchLabels"], json!({"app": "cvo"}));
-    assert_eq!(labels["k8s-app"], ud["spec"]["template"]["metadata"]["labels"]["k8s-app"]);
+    assert_eq!(
+        labels["k8s-app"],
+        ud["spec"]["template"]["metadata"]["labels"]["k8s-app"]
+    );
     assert_eq!(
         usvc["spec"]["selector"],
         json!({"k8s-app": labels["k8s-app"].clone()}),
@@ -309,6 +320,13 @@ fn the_deployment_runs_as_upstream_runs_its_own() {
         "the pod's own ServiceAccount token"
     );
     assert_eq!(pod["automountServiceAccountToken"], true);
+    // Upstream does not resolve the name (`--use-dns-for-services=false`): the node's
+    // resolver (dnsPolicy Default) does not know service names; it connects to the Service's
+    // ClusterIP.
+    assert_eq!(
+        a.updates.prometheus_service.as_deref(),
+        Some("openshift-monitoring/thanos-querier")
+    );
     let ca = a.updates.prometheus_ca_file.expect("--prometheus-ca-file");
     assert_eq!(ca, Path::new("/etc/tls/service-ca/service-ca.crt"));
     // The CA file comes from upstream's service-ca ConfigMap, mounted where upstream mounts it.
@@ -372,9 +390,11 @@ fn rbac_grants_cluster_admin_to_the_operator_as_upstream_and_little_to_people() 
         .map(|(_, v)| v)
         .filter(|v| v["kind"] == "ClusterRoleBinding" || v["kind"] == "RoleBinding")
         .filter(|v| {
-            v["subjects"].as_array().into_iter().flatten().any(|s| {
-                s["kind"] == "ServiceAccount" && s["name"] == sa && s["namespace"] == ns
-            })
+            v["subjects"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|s| s["kind"] == "ServiceAccount" && s["name"] == sa && s["namespace"] == ns)
         })
         .collect();
     assert_eq!(bindings.len(), 1, "one binding of {ns}/{sa}: {bindings:?}");
@@ -385,10 +405,7 @@ fn rbac_grants_cluster_admin_to_the_operator_as_upstream_and_little_to_people() 
     let up = upstream_docs();
     let up_binding = up
         .iter()
-        .find(|v| {
-            v["kind"] == "ClusterRoleBinding"
-                && v["subjects"][0]["name"] == "cluster-version-operator"
-        })
+        .find(|v| v["kind"] == "ClusterRoleBinding" && v["subjects"][0]["name"] == "cluster-version-operator")
         .expect("upstream's binding of its ServiceAccount");
     assert_eq!(b["roleRef"], up_binding["roleRef"], "the same role as upstream's");
     // No role of our own pretends to be least privilege for the operator.
@@ -401,7 +418,10 @@ fn rbac_grants_cluster_admin_to_the_operator_as_upstream_and_little_to_people() 
     // The file says why.
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("install/02-rbac.yaml"))
         .expect("02-rbac.yaml");
-    assert!(text.contains("cluster-admin") && text.contains("escalate"), "{text}");
+    assert!(
+        text.contains("cluster-admin") && text.contains("escalate"),
+        "{text}"
+    );
 
     let reader = find(&docs, "ClusterRole", "cvo-reader");
     for r in reader["rules"].as_array().expect("rules") {

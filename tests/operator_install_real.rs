@@ -257,7 +257,10 @@ async fn the_install_is_accepted_and_the_operator_runs_as_its_service_account_wi
     let tmp = tempfile::tempdir().expect("tempdir");
     let kc = tmp.path().join("cvo.kubeconfig");
     token_kubeconfig(&admin, &token, &kc);
-    let (ok, who, err) = kubectl(&kc, &["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"]);
+    let (ok, who, err) = kubectl(
+        &kc,
+        &["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"],
+    );
     assert!(ok, "kubectl auth whoami: {err}");
     assert_eq!(who, SA_USER);
 
@@ -324,7 +327,10 @@ async fn the_install_is_accepted_and_the_operator_runs_as_its_service_account_wi
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     eprintln!("{test}: Completed after {completed:?}");
-    let cr = t.get(CLUSTER_ROLE, "", &name).await.expect("the payload's ClusterRole applied");
+    let cr = t
+        .get(CLUSTER_ROLE, "", &name)
+        .await
+        .expect("the payload's ClusterRole applied");
     assert_eq!(cr["rules"][0]["verbs"], json!(["*"]));
     assert!(t.get(CLUSTER_ROLE_BINDING, "", &name).await.is_some());
 
@@ -340,7 +346,11 @@ async fn the_install_is_accepted_and_the_operator_runs_as_its_service_account_wi
         if let Some(st) = op.child.try_wait().expect("wait") {
             break st.code().unwrap_or(-1);
         }
-        assert!(t0.elapsed() < Duration::from_secs(130), "still running: {}", op.logs());
+        assert!(
+            t0.elapsed() < Duration::from_secs(130),
+            "still running: {}",
+            op.logs()
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(code, 0, "{}", op.logs());
@@ -349,7 +359,10 @@ async fn the_install_is_accepted_and_the_operator_runs_as_its_service_account_wi
 
     // The audit log: every request of the ServiceAccount, none denied.
     let Some(audit) = audit else {
-        common::skip(test, "CVO_TEST_AUDIT_LOG is not set: the denied-request count is not checked");
+        common::skip(
+            test,
+            "CVO_TEST_AUDIT_LOG is not set: the denied-request count is not checked",
+        );
         return;
     };
     let events = audit_events(&audit, audit_from);
@@ -381,5 +394,8 @@ async fn the_install_is_accepted_and_the_operator_runs_as_its_service_account_wi
         mine.len(),
         verbs("create")
     );
-    assert!(denied.is_empty(), "denied (403) requests of {SA_USER}: {denied:#?}");
+    assert!(
+        denied.is_empty(),
+        "denied (403) requests of {SA_USER}: {denied:#?}"
+    );
 }

@@ -59,7 +59,9 @@ fn replicas(v: &Value) -> Option<i64> {
 
 #[test]
 fn the_upstream_deployment_is_recognised_by_namespace_and_name() {
-    let Some(manifest) = upstream_rendered() else { return };
+    let Some(manifest) = upstream_rendered() else {
+        return;
+    };
     let (ns, name, container) = UPSTREAM_CVO_DEPLOYMENT;
     assert_eq!(manifest["metadata"]["namespace"], ns);
     assert_eq!(manifest["metadata"]["name"], name);
@@ -86,7 +88,9 @@ fn the_upstream_deployment_is_recognised_by_namespace_and_name() {
 
 #[test]
 fn the_merge_keeps_zero_and_scales_one_down_to_zero() {
-    let Some(manifest) = upstream_rendered() else { return };
+    let Some(manifest) = upstream_rendered() else {
+        return;
+    };
     let ctx = ApplyContext::default();
     let required = build_required(&ctx, &manifest).expect("builds");
     assert_eq!(replicas(&required), Some(0));
@@ -252,7 +256,9 @@ async fn existing_upstream(t: &Handle, replicas: i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scaled_down_upstream_cvo_stays_at_zero_and_is_scaled_down_again() {
     let _one = SERIAL.lock().await;
-    let Some(manifest) = upstream_manifest() else { return };
+    let Some(manifest) = upstream_manifest() else {
+        return;
+    };
     let t = cluster().await;
     existing_upstream(&t, 0).await;
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -272,10 +278,7 @@ async fn a_scaled_down_upstream_cvo_stays_at_zero_and_is_scaled_down_again() {
         "the engine did not write it in 4 passes (the manifest matches it at 0)"
     );
     // Its spec follows the release: the payload's image (the manifest's own, rendered).
-    assert_eq!(
-        d["spec"]["template"]["spec"]["containers"][0]["image"],
-        IMAGE
-    );
+    assert_eq!(d["spec"]["template"]["spec"]["containers"][0]["image"], IMAGE);
 
     // Someone (or something) scales it back to 1: the next passes scale it down again.
     let mut up = d.clone();
@@ -297,14 +300,20 @@ async fn a_scaled_down_upstream_cvo_stays_at_zero_and_is_scaled_down_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_upstream_cvo_ends_at_zero() {
     let _one = SERIAL.lock().await;
-    let Some(manifest) = upstream_manifest() else { return };
+    let Some(manifest) = upstream_manifest() else {
+        return;
+    };
     let t = cluster().await;
     existing_upstream(&t, 1).await;
     let tmp = tempfile::tempdir().expect("tempdir");
     write_payload(tmp.path(), &manifest);
     let mut h = Engine::spawn(t.client(), config(tmp.path(), &t.name("version")));
     wait_snapshot(&mut h, "install Completed", StatusSnapshot::is_completed).await;
-    assert_eq!(replicas(&live(&t).await), Some(0), "scaled down by the first pass");
+    assert_eq!(
+        replicas(&live(&t).await),
+        Some(0),
+        "scaled down by the first pass"
+    );
     passes(&mut h, 3).await;
     assert_eq!(replicas(&live(&t).await), Some(0), "and it stays at 0");
     h.shutdown().await;
@@ -315,7 +324,9 @@ async fn a_running_upstream_cvo_ends_at_zero() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_absent_upstream_cvo_is_created_at_zero() {
     let _one = SERIAL.lock().await;
-    let Some(manifest) = upstream_manifest() else { return };
+    let Some(manifest) = upstream_manifest() else {
+        return;
+    };
     let t = cluster().await;
     let tmp = tempfile::tempdir().expect("tempdir");
     write_payload(tmp.path(), &manifest);

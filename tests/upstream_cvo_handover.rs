@@ -3,7 +3,8 @@
 //! (upstream `install/0000_00_cluster-version-operator_30_deployment.yaml`, copied in
 //! `tests/fixtures/upstream/cvo-repo/install/`); the engine applies it with `spec.replicas: 0`
 //! (`cvo::reconcile::apply::builders::hand_over_upstream_cvo`), so it neither resurrects nor
-//! scales back up the operator it replaces, while the rest of its spec tracks the release.
+//! scales back up the operator it replaces, while the rest of its spec tracks the release. A
+//! watch-only engine reports no replicas drift for it (`builders::dry_run_handover`).
 //!
 //! The merge rules are checked pure; the engine runs on the in-process simulator, or on the
 //! real kube-apiserver of `CVO_TEST_KUBECONFIG` (README "Tests"). Upstream's Deployment has a
@@ -14,7 +15,7 @@ use std::{collections::BTreeMap, path::Path, sync::Arc, time::Duration};
 
 use cvo::reconcile::{
     Engine, EngineConfig, EngineTimings,
-    api::{EngineHandle, EngineMode, LocalPayloads, StatusSnapshot},
+    api::{Drift, EngineHandle, EngineMode, LocalPayloads, StatusSnapshot},
     apply::{
         ApplyContext, build_required,
         builders::{UPSTREAM_CVO_DEPLOYMENT, hand_over_upstream_cvo},
@@ -336,5 +337,72 @@ async fn an_absent_upstream_cvo_is_created_at_zero() {
     assert_eq!(replicas(&d), Some(0), "created at 0: {}", d["spec"]);
     passes(&mut h, 3).await;
     assert_eq!(replicas(&live(&t).await), Some(0));
+    h.shutdown().await;
+}
+
+/// The replicas changes a watch-only engine reports for upstream's Deployment.
+fn replicas_drift(s: &StatusSnapshot) -> Vec<String> {
+    let (ns, name, _) = UPSTREAM_CVO_DEPLOYMENT;
+    s.drift
+        .iter()
+        .filter(|d| d.namespace == ns && d.name == name)
+        .flat_map(|d| match &d.drift {
+            Drift::Update { diff } => diff
+                .iter()
+                .filter(|c| c.path == ".spec.replicas")
+                .map(|c| format!("{:?} -> {:?}", c.from, c.to))
+                .collect(),
+            other => vec![format!("{other:?}")],
+        })
+        .collect()
+}
+
+/// A watch-only engine (the dashboard's, `--watch-only`) beside the upstream CVO that runs the
+/// cluster reports no replicas drift for its Deployment, and none either once cvo took over
+/// (0); it writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_only_beside_the_upstream_cvo_reports_no_replicas_drift() {
+    let _one = SERIAL.lock().await;
+    let Some(manifest) = upstream_manifest() else {
+        return;
+    };
+    let t = cluster().await;
+    existing_upstream(&t, 1).await;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write_payload(tmp.path(), &manifest);
+    let mut cfg = config(tmp.path(), &t.name("version"));
+    cfg.mode = EngineMode::WatchOnly;
+    let mut h = Engine::spawn(t.client(), cfg);
+    let snap = wait_snapshot(&mut h, "a watch-only pass", |s| {
+        s.counters.passes >= 1 && !s.running
+    })
+    .await;
+    assert_eq!(
+        replicas_drift(&snap),
+        Vec::<String>::new(),
+        "upstream's CVO runs: its 1 stands"
+    );
+    assert_eq!(replicas(&live(&t).await), Some(1));
+
+    // cvo took over: upstream's at 0, still no drift (the 0 is what cvo keeps).
+    let mut d = live(&t).await;
+    d["spec"]["replicas"] = json!(0);
+    assert!(t.edit(DEPLOYMENT, d).await);
+    passes(&mut h, 2).await;
+    let snap = h.status.borrow().clone();
+    assert_eq!(
+        replicas_drift(&snap),
+        Vec::<String>::new(),
+        "cvo runs: its 0 stands"
+    );
+    assert_eq!(replicas(&live(&t).await), Some(0));
+    let writes: u64 = snap
+        .counters
+        .requests
+        .iter()
+        .filter(|(v, _)| cvo::reconcile::runtime::client::is_write_verb(v))
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(writes, 0, "{:?}", snap.counters.requests);
     h.shutdown().await;
 }

@@ -182,6 +182,39 @@ pub fn hand_over_upstream_cvo(d: &mut Deployment) -> bool {
     true
 }
 
+/// Watch-only (dry run) judges the handover against the live object: while the upstream CVO's
+/// Deployment runs (live `spec.replicas` not 0) the manifest's replicas stand (upstream's
+/// states none, which means 1), so a watch-only engine beside the upstream CVO (the
+/// dashboard's, `--watch-only`) reports no drift for the operator that runs the cluster;
+/// scaled to 0 (cvo runs it) the 0 stands. Active-apply keeps [`hand_over_upstream_cvo`]'s 0
+/// whatever the live object says. Returns `required`, changed only for that Deployment in a
+/// dry run.
+pub(crate) fn dry_run_handover(
+    ctx: &ApplyContext,
+    manifest: &Value,
+    mut required: Value,
+    live: &Value,
+) -> Value {
+    let (ns, name, _) = UPSTREAM_CVO_DEPLOYMENT;
+    let m = &required["metadata"];
+    let is_it = required["kind"] == "Deployment"
+        && required["apiVersion"] == "apps/v1"
+        && m["namespace"] == ns
+        && m["name"] == name;
+    if ctx.dry_run && is_it && live["spec"]["replicas"].as_i64().unwrap_or(1) != 0 {
+        match (manifest["spec"].get("replicas"), required["spec"].as_object_mut()) {
+            (Some(r), Some(spec)) => {
+                spec.insert("replicas".to_owned(), r.clone());
+            }
+            (None, Some(spec)) => {
+                spec.remove("replicas");
+            }
+            _ => {}
+        }
+    }
+    required
+}
+
 /// A TLS profile (`apiservers.config.openshift.io/cluster` `spec.tlsSecurityProfile`, resolved).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TlsProfile {

@@ -479,34 +479,15 @@ fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
         format!("Payload loaded version=\"1.0.0\" image={image:?}")
     );
 
-    // Every verb the run sent is one install/02-rbac.yaml grants the operator.
-    // Requests for no resource (`/version`, discovery) must be GETs of a granted URL.
-    let granted = operator_verbs();
+    // The operator is cluster-admin (install/02-rbac.yaml); that its requests are granted
+    // is checked on a real kube-apiserver's audit log (tests/operator_install_real.rs).
     let audit = sim.audit();
-    for e in audit
-        .iter()
-        .filter(|e| matches!(e["verb"].as_str(), Some("discovery" | "unknown")))
-    {
-        let path = e["path"].as_str().unwrap_or_default();
-        let ok = path == "/version"
-            || path == "/api"
-            || path == "/apis"
-            || path.starts_with("/api/")
-            || path.starts_with("/apis/");
-        assert!(ok && e["method"] == "GET", "not granted by nonResourceURLs: {e}");
-    }
     let sent: BTreeSet<String> = audit
         .iter()
         .filter_map(|e| e["verb"].as_str().map(str::to_string))
         .filter(|v| v != "discovery" && v != "unknown")
         .collect();
     assert!(sent.contains("watch") && sent.contains("update"), "{sent:?}");
-    for v in &sent {
-        assert!(
-            granted.contains(v),
-            "verb {v} sent but not granted by install/02-rbac.yaml: {granted:?}"
-        );
-    }
 
     // The logs: on stderr and in the log directory, JSON lines, no token and no Secret data.
     let mut op = op;
@@ -551,24 +532,6 @@ fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
             assert!(!text.contains(secret), "{what} carries a secret");
         }
     }
-}
-
-/// The verbs of the `cvo-operator` ClusterRole in install/02-rbac.yaml.
-fn operator_verbs() -> BTreeSet<String> {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("install/02-rbac.yaml"))
-        .expect("install/02-rbac.yaml");
-    let mut verbs = BTreeSet::new();
-    for doc in serde_norway::Deserializer::from_str(&text) {
-        let v: Value = serde::Deserialize::deserialize(doc).expect("YAML");
-        if v["kind"] == "ClusterRole" && v["metadata"]["name"] == "cvo-operator" {
-            for r in v["rules"].as_array().into_iter().flatten() {
-                for verb in r["verbs"].as_array().into_iter().flatten() {
-                    verbs.insert(verb.as_str().unwrap_or_default().to_string());
-                }
-            }
-        }
-    }
-    verbs
 }
 
 #[test]

@@ -576,3 +576,85 @@ fn graph_query_rejects_a_bad_upstream() {
     let e = q.url().err().unwrap_or_else(|| updates::UpdateError::new("", ""));
     assert_eq!(e.reason, "InvalidURI");
 }
+
+/// Upstream's default PromQL target (`PromQL.Host`, `--use-dns-for-services=false`): the
+/// client connects to the ClusterIP of the Thanos querier's Service, read from the API, while
+/// the URL's host name stays the HTTP host (and the TLS name); the token file is read before
+/// every query (a rotated ServiceAccount token).
+#[tokio::test]
+async fn prometheus_api_connects_to_the_services_cluster_ip_and_rereads_the_token_file() {
+    let body = br#"{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1700000000,"1"]}]}}"#;
+    let stub = Stub::start(move |_| Reply::Json(200, body.to_vec()));
+    let sim = cvo::sim::Simulator::new();
+    sim.insert(serde_json::json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "thanos-querier", "namespace": "openshift-monitoring"},
+        "spec": {"clusterIP": "127.0.0.1", "ports": [{"name": "web", "port": 9091}]}
+    }))
+    .expect("insert the Service");
+    let kube = kube::Client::new(sim.clone(), "default");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let token = tmp.path().join("token");
+    std::fs::write(&token, "first-token\n").expect("write token");
+    // A name no resolver knows: only the Service's address can reach the stub.
+    let host = "thanos-querier.openshift-monitoring.svc.cluster.local";
+    let url = format!("http://{host}:{}", stub.addr.port());
+    let service = |name: &str| client::ServiceAddress {
+        kube: kube.clone(),
+        namespace: "openshift-monitoring".into(),
+        name: name.into(),
+    };
+    let p = PrometheusApi::with(
+        &url,
+        client::BearerToken::File(token.clone()),
+        &Egress::default(),
+        Duration::from_secs(5),
+        Some(service("thanos-querier")),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.evaluate("vector(1)").await, Ok(true));
+    std::fs::write(&token, "second-token\n").expect("rotate token");
+    assert_eq!(p.evaluate("vector(1)").await, Ok(true));
+    let heads: Vec<String> = stub.heads().iter().map(|h| h.to_ascii_lowercase()).collect();
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    assert!(
+        heads[0].contains(&format!("\r\nhost: {host}:{}\r\n", stub.addr.port())),
+        "{}",
+        heads[0]
+    );
+    assert!(
+        heads[0].contains("\r\nauthorization: bearer first-token\r\n"),
+        "{}",
+        heads[0]
+    );
+    assert!(
+        heads[1].contains("\r\nauthorization: bearer second-token\r\n"),
+        "{}",
+        heads[1]
+    );
+    let debug = format!("{p:?}");
+    assert!(
+        !debug.contains("first-token") && !debug.contains("second-token"),
+        "{debug}"
+    );
+
+    // No such Service: the query fails naming it, as upstream's "failure determine thanos IP".
+    let absent = PrometheusApi::with(
+        &url,
+        client::BearerToken::None,
+        &Egress::default(),
+        Duration::from_secs(5),
+        Some(service("absent")),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let err = absent.evaluate("vector(1)").await.expect_err("no Service");
+    assert!(
+        err.contains("failure determine thanos IP: Service openshift-monitoring/absent"),
+        "{err}"
+    );
+    // An unreadable token file is an error of the query, naming the file.
+    std::fs::remove_file(&token).expect("rm token");
+    let err = p.evaluate("vector(1)").await.expect_err("no token file");
+    assert!(err.contains(&token.display().to_string()), "{err}");
+    assert_eq!(stub.heads().len(), 2, "nothing sent without the token");
+}

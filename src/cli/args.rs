@@ -78,18 +78,26 @@ pub struct UpdateServiceArgs {
     /// PEM CA bundle trusted for --prometheus-url (added to the system roots).
     #[arg(long, value_name = "FILE", requires = "prometheus_url")]
     pub prometheus_ca_file: Option<PathBuf>,
+    /// Connect to the ClusterIP of this Service (NAMESPACE/NAME, read before each connection)
+    /// instead of resolving --prometheus-url's host, which still names the server for TLS: a
+    /// host-network pod cannot resolve cluster service names (upstream's default,
+    /// openshift-monitoring/thanos-querier).
+    #[arg(long, value_name = "NAMESPACE/NAME", requires = "prometheus_url")]
+    pub prometheus_service: Option<String>,
 }
 
 impl UpdateServiceArgs {
     /// The engine's update-service options, `None` when neither `--update-service` nor
     /// `--fetch-updates` is given; `interval` is the reconcile interval (the polling
-    /// interval).
+    /// interval); `kube` the cluster, for `--prometheus-service`.
     ///
     /// # Errors
-    /// An unreadable token or CA file, or a bad Prometheus URL (one line naming it).
+    /// An unreadable token or CA file, a bad Prometheus URL or `--prometheus-service` (one
+    /// line naming it).
     pub fn config(
         &self,
         interval: std::time::Duration,
+        kube: Option<&kube::Client>,
     ) -> anyhow::Result<Option<crate::reconcile::UpdatesConfig>> {
         use crate::reconcile::updates::{client, risks};
         if self.update_service.is_none() && !self.fetch_updates {
@@ -100,13 +108,13 @@ impl UpdateServiceArgs {
         };
         let promql: std::sync::Arc<dyn risks::PromQlEvaluator> = match &self.prometheus_url {
             Some(url) => {
+                // Read now to fail early, and again before every query (a rotated token).
                 let token = match &self.prometheus_token_file {
-                    Some(p) => Some(
-                        String::from_utf8_lossy(&read(p, "--prometheus-token-file")?)
-                            .trim()
-                            .to_string(),
-                    ),
-                    None => None,
+                    Some(p) => {
+                        read(p, "--prometheus-token-file")?;
+                        client::BearerToken::File(p.clone())
+                    }
+                    None => client::BearerToken::None,
                 };
                 let egress = client::Egress {
                     proxy: None,
@@ -115,9 +123,30 @@ impl UpdateServiceArgs {
                         None => None,
                     },
                 };
+                let service = match &self.prometheus_service {
+                    Some(s) => {
+                        let (namespace, name) = s
+                            .split_once('/')
+                            .filter(|(ns, n)| !ns.is_empty() && !n.is_empty() && !n.contains('/'))
+                            .ok_or_else(|| {
+                                super::UsageError(format!(
+                                    "--prometheus-service {s:?}: expected NAMESPACE/NAME"
+                                ))
+                            })?;
+                        let kube = kube.ok_or_else(|| {
+                            anyhow::anyhow!("--prometheus-service: this command has no cluster client")
+                        })?;
+                        Some(client::ServiceAddress {
+                            kube: kube.clone(),
+                            namespace: namespace.to_owned(),
+                            name: name.to_owned(),
+                        })
+                    }
+                    None => None,
+                };
                 let timeout = risks::PromQlTimings::upstream().timeout;
                 std::sync::Arc::new(
-                    client::PrometheusApi::new(url, token, &egress, timeout)
+                    client::PrometheusApi::with(url, token, &egress, timeout, service)
                         .map_err(|e| anyhow::anyhow!(e))?,
                 )
             }

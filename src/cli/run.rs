@@ -300,10 +300,12 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
         // Watch-only never writes, so it has no lease to take (the guarded client would refuse it).
         lease: !a.dry_run,
     };
-    let updates = a.updates.config(opts.timings.resync_interval)?;
     let rt = runtime()?;
     let summary = rt.block_on(async {
         let conn = a.cluster.connect().await?;
+        let updates = a
+            .updates
+            .config(opts.timings.resync_interval, Some(&conn.client))?;
         let ctl = RunControl {
             stop: Box::pin(stop_signal()?),
             ..RunControl::default()

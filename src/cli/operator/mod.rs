@@ -194,7 +194,6 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         Some((c, k)) => Some(tls_files::Reloader::load(&c, &k)?),
         None => None,
     };
-    let updates = a.updates.config(timings.resync_interval)?;
     let retrieve = super::payload::retrieve_options(&a.registry)?;
     let rt = super::runtime()?;
     let code = rt.block_on(async move {
@@ -215,6 +214,7 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         );
         let conn = a.cluster.connect().await?;
         let client = counting_client(conn.client.clone(), metrics.clone());
+        let updates = a.updates.config(timings.resync_interval, Some(&client))?;
         // The own payload from a directory or from its registry; every other release image
         // (a desired update) from its registry, verified.
         let local = match (&a.payload, &a.release_image) {

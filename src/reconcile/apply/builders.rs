@@ -1,7 +1,8 @@
 //! Manifest modifiers applied before the merge (tests in upstream
 //! `lib/resourcebuilder/podspec_test.go`, `core_test.go`): proxy
 //! injection, the CVO Deployment's internal load-balancer rewrite, TLS profile injection into
-//! ConfigMaps, and the ClusterVersion owner reference. Upstream: `lib/resourcebuilder/podspec.go`,
+//! ConfigMaps, the ClusterVersion owner reference, and cvo's handover (the upstream CVO's
+//! Deployment kept at 0 replicas). Upstream: `lib/resourcebuilder/podspec.go`,
 //! `lib/resourcebuilder/core.go`, `lib/resourcebuilder/apps.go`, `pkg/cvo/cvo.go`
 //! `ownerReferenceModifier`.
 
@@ -153,12 +154,66 @@ pub fn update_pod_spec_with_internal_lb(spec: &mut PodSpec, container: &str, hos
     }
 }
 
-/// The namespace/name of the CVO's own Deployment, and its container, that get the rewrite.
-pub(crate) const CVO_DEPLOYMENT: (&str, &str, &str) = (
+/// The upstream CVO's own Deployment in the release payload: namespace, name and container
+/// (upstream `install/0000_00_cluster-version-operator_30_deployment.yaml`; the internal
+/// load-balancer rewrite of `lib/resourcebuilder/apps.go` targets it by these names).
+pub const UPSTREAM_CVO_DEPLOYMENT: (&str, &str, &str) = (
     "openshift-cluster-version",
     "cluster-version-operator",
     "cluster-version-operator",
 );
+
+/// The handover to cvo (cvo only; upstream's CVO applies this Deployment to run itself): the
+/// payload's [`UPSTREAM_CVO_DEPLOYMENT`] is applied with `spec.replicas: 0`, whatever the
+/// manifest says (it leaves replicas unset, which means 1).
+///
+/// cvo replaces that operator, so applying the manifest as it is would start the upstream CVO
+/// again beside cvo, or scale it back up after the administrator scaled it to 0, and the two
+/// would take turns at the Lease and the cluster. Applying the rest of it keeps its spec (image,
+/// flags, env) tracking the release cvo applies, so a rollback stays "scale it to 1, delete
+/// cvo's Deployment" and starts the upstream CVO of the release the cluster runs. Returns
+/// whether `d` is that Deployment (and now has 0 replicas).
+pub fn hand_over_upstream_cvo(d: &mut Deployment) -> bool {
+    let (ns, name, _) = UPSTREAM_CVO_DEPLOYMENT;
+    if d.metadata.namespace.as_deref() != Some(ns) || d.metadata.name.as_deref() != Some(name) {
+        return false;
+    }
+    d.spec.replicas = Some(0);
+    true
+}
+
+/// Watch-only (dry run) judges the handover against the live object: while the upstream CVO's
+/// Deployment runs (live `spec.replicas` not 0) the manifest's replicas stand (upstream's
+/// states none, which means 1), so a watch-only engine beside the upstream CVO (the
+/// dashboard's, `--watch-only`) reports no drift for the operator that runs the cluster;
+/// scaled to 0 (cvo runs it) the 0 stands. Active-apply keeps [`hand_over_upstream_cvo`]'s 0
+/// whatever the live object says. Returns `required`, changed only for that Deployment in a
+/// dry run.
+pub(crate) fn dry_run_handover(
+    ctx: &ApplyContext,
+    manifest: &Value,
+    mut required: Value,
+    live: &Value,
+) -> Value {
+    let (ns, name, _) = UPSTREAM_CVO_DEPLOYMENT;
+    let m = &required["metadata"];
+    let is_it = required["kind"] == "Deployment"
+        && required["apiVersion"] == "apps/v1"
+        && m["namespace"] == ns
+        && m["name"] == name;
+    if ctx.dry_run && is_it && live["spec"]["replicas"].as_i64().unwrap_or(1) != 0 {
+        match (manifest["spec"].get("replicas"), required["spec"].as_object_mut()) {
+            (Some(r), Some(spec)) => {
+                spec.insert("replicas".to_owned(), r.clone());
+            }
+            (None, Some(spec)) => {
+                spec.remove("replicas");
+            }
+            _ => {}
+        }
+    }
+    required
+}
 
 /// A TLS profile (`apiservers.config.openshift.io/cluster` `spec.tlsSecurityProfile`, resolved).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -317,7 +372,8 @@ pub(crate) fn add_owner_reference_value(manifest: &mut Value, uid: &str, create_
 
 /// Applies the manifest modifiers (upstream `lib/resourcebuilder`, `pkg/cvo/cvo.go`) to a copy of
 /// `manifest`: ClusterVersion owner reference, `inject-proxy` and the CVO Deployment's internal LB
-/// rewrite on Deployments/DaemonSets, `inject-tls` on ConfigMaps.
+/// rewrite on Deployments/DaemonSets, `inject-tls` on ConfigMaps; and cvo's handover, the
+/// upstream CVO's Deployment at 0 replicas ([`hand_over_upstream_cvo`]).
 ///
 /// Errors: an unknown container in `inject-proxy`, or a manifest that does not decode as its
 /// kind.
@@ -341,12 +397,13 @@ pub fn build_required(ctx: &ApplyContext, manifest: &Value) -> Result<Value, Upd
     match (id.group(), id.kind.as_str()) {
         ("apps", "Deployment") => {
             let mut d: Deployment = decode(&task, "manifest", &required)?;
+            hand_over_upstream_cvo(&mut d);
             if let Some(spec) = d.spec.template.spec.as_mut() {
                 if let Some(names) = &proxy_names {
                     let names: Vec<&str> = names.iter().map(String::as_str).collect();
                     inject_proxy(spec, &names, &ctx.proxy)?;
                 }
-                let (ns, name, container) = CVO_DEPLOYMENT;
+                let (ns, name, container) = UPSTREAM_CVO_DEPLOYMENT;
                 if id.namespace == ns
                     && id.name == name
                     && let Some((host, port)) = &ctx.internal_lb

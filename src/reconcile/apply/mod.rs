@@ -666,6 +666,7 @@ impl Applier {
                 live: Some(live),
             });
         }
+        let required = builders::dry_run_handover(ctx, manifest, required, &live);
         let (modified, before, merged) = merge_manifest(ctx.mode, &live, &required)?;
         let (drift, wrote, after) = if !modified {
             (Drift::None, false, live)

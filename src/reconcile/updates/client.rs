@@ -47,6 +47,16 @@ pub struct Egress {
 /// # Errors
 /// A bad CA bundle or proxy URL, as one line.
 pub fn http_client(egress: &Egress, timeout: Duration) -> Result<reqwest::Client, String> {
+    http_client_builder(egress, timeout)?
+        .build()
+        .map_err(|e| format!("HTTP client: {e}"))
+}
+
+/// The builder behind [`http_client`], for a client that needs more (a DNS resolver).
+///
+/// # Errors
+/// As [`http_client`].
+fn http_client_builder(egress: &Egress, timeout: Duration) -> Result<reqwest::ClientBuilder, String> {
     use rustls::pki_types::{CertificateDer, pem::PemObject};
     let extra: Vec<CertificateDer<'static>> = match &egress.ca_bundle {
         Some(pem) => CertificateDer::pem_slice_iter(pem)
@@ -84,7 +94,7 @@ pub fn http_client(egress: &Egress, timeout: Duration) -> Result<reqwest::Client
             );
         }
     }
-    b.build().map_err(|e| format!("HTTP client: {e}"))
+    Ok(b)
 }
 
 /// One graph request.
@@ -203,21 +213,115 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
+/// The bearer token sent to the Prometheus query API.
+#[derive(Clone, Default)]
+pub enum BearerToken {
+    /// No `Authorization` header.
+    #[default]
+    None,
+    /// This token.
+    Value(String),
+    /// The contents of this file (trimmed), read before every query, so a rotated
+    /// ServiceAccount token is picked up (upstream's `BearerTokenFile`, read per request by
+    /// prometheus/common's round tripper).
+    File(std::path::PathBuf),
+}
+
+impl BearerToken {
+    /// The token now.
+    ///
+    /// # Errors
+    /// An unreadable file, naming it.
+    fn current(&self) -> Result<Option<String>, String> {
+        match self {
+            Self::None => Ok(None),
+            Self::Value(t) => Ok(Some(t.clone())),
+            Self::File(p) => std::fs::read(p)
+                .map(|b| Some(String::from_utf8_lossy(&b).trim().to_string()))
+                .map_err(|e| format!("reading the PromQL bearer token file {}: {e}", p.display())),
+        }
+    }
+}
+
+/// A Kubernetes Service whose ClusterIP the PromQL client connects to instead of resolving
+/// the URL's host name (upstream `PromQL.Host` in `pkg/clusterconditions/promql/promql.go`,
+/// used unless `--use-dns-for-services`): a host-network pod with the node's resolver cannot
+/// resolve cluster service names. The Service is read before every new connection, so a
+/// recreated Service with a new IP is followed; TLS still verifies the URL's host name.
+#[derive(Clone)]
+pub struct ServiceAddress {
+    /// A client of the cluster.
+    pub kube: kube::Client,
+    /// The Service's namespace (upstream's default `openshift-monitoring`).
+    pub namespace: String,
+    /// The Service's name (upstream's default `thanos-querier`).
+    pub name: String,
+}
+
+/// The reqwest resolver of a [`ServiceAddress`] for the one host it stands for.
+struct ServiceResolver {
+    service: ServiceAddress,
+    host: String,
+}
+
+impl reqwest::dns::Resolve for ServiceResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let asked = name.as_str().to_owned();
+        let host = self.host.clone();
+        let ServiceAddress {
+            kube,
+            namespace,
+            name: svc,
+        } = self.service.clone();
+        Box::pin(async move {
+            if !asked.eq_ignore_ascii_case(&host) {
+                return Err(format!(
+                    "{asked}: only {host} is resolved here (through Service {namespace}/{svc})"
+                )
+                .into());
+            }
+            let api: kube::Api<k8s_openapi::api::core::v1::Service> = kube::Api::namespaced(kube, &namespace);
+            let s = api
+                .get(&svc)
+                .await
+                .map_err(|e| format!("failure determine thanos IP: Service {namespace}/{svc}: {e}"))?;
+            let ip = s
+                .spec
+                .and_then(|s| s.cluster_ip)
+                .filter(|ip| !ip.is_empty() && ip != "None")
+                .ok_or_else(|| {
+                    format!("failure determine thanos IP: Service {namespace}/{svc} has no clusterIP")
+                })?;
+            let ip: std::net::IpAddr = ip
+                .parse()
+                .map_err(|e| format!("Service {namespace}/{svc} clusterIP {ip:?}: {e}"))?;
+            // Port 0: the URL's port is used.
+            let addrs: reqwest::dns::Addrs = Box::new(std::iter::once(std::net::SocketAddr::new(ip, 0)));
+            Ok(addrs)
+        })
+    }
+}
+
 /// A Prometheus-compatible HTTP query API (`GET {base}/api/v1/query?query=…`) with an optional
 /// bearer token; in-cluster, upstream asks the thanos-querier service of
 /// openshift-monitoring.
 pub struct PrometheusApi {
     base: String,
-    token: Option<String>,
+    token: BearerToken,
     client: reqwest::Client,
 }
 
 impl std::fmt::Debug for PrometheusApi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The token stays out of logs.
+        let token = match &self.token {
+            BearerToken::None => "none".to_string(),
+            BearerToken::Value(_) => "<redacted>".to_string(),
+            BearerToken::File(p) => format!("file {}", p.display()),
+        };
         f.debug_struct("PrometheusApi")
             .field("base", &self.base)
-            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("token", &token)
             .finish_non_exhaustive()
     }
 }
@@ -233,11 +337,37 @@ impl PrometheusApi {
         egress: &Egress,
         timeout: Duration,
     ) -> Result<Self, String> {
-        reqwest::Url::parse(base).map_err(|e| format!("--prometheus-url {base:?}: {e}"))?;
+        let token = token.map_or(BearerToken::None, BearerToken::Value);
+        Self::with(base, token, egress, timeout, None)
+    }
+
+    /// A client for `base` with `token`, connecting to the ClusterIP of `service` when given
+    /// (the URL's host name then only names the server for TLS and HTTP).
+    ///
+    /// # Errors
+    /// A bad URL (or one without a host name while `service` is given) or CA bundle, as one
+    /// line.
+    pub fn with(
+        base: &str,
+        token: BearerToken,
+        egress: &Egress,
+        timeout: Duration,
+        service: Option<ServiceAddress>,
+    ) -> Result<Self, String> {
+        let url = reqwest::Url::parse(base).map_err(|e| format!("--prometheus-url {base:?}: {e}"))?;
+        let mut b = http_client_builder(egress, timeout)?;
+        if let Some(service) = service {
+            let Some(host) = url.domain().map(str::to_owned) else {
+                return Err(format!(
+                    "--prometheus-url {base:?}: a host name is needed to connect through a Service"
+                ));
+            };
+            b = b.dns_resolver(Arc::new(ServiceResolver { service, host }));
+        }
         Ok(Self {
             base: base.trim_end_matches('/').to_string(),
             token,
-            client: http_client(egress, timeout)?,
+            client: b.build().map_err(|e| format!("HTTP client: {e}"))?,
         })
     }
 
@@ -246,7 +376,7 @@ impl PrometheusApi {
             .map_err(|e| format!("executing PromQL query: {e}"))?;
         url.query_pairs_mut().append_pair("query", promql);
         let mut req = self.client.get(url).header(ACCEPT, "application/json");
-        if let Some(t) = &self.token {
+        if let Some(t) = self.token.current()? {
             req = req.header(AUTHORIZATION, format!("Bearer {t}"));
         }
         let resp = req

@@ -48,11 +48,14 @@ pub struct Connection {
 
 /// Connects as kubectl does: `--kubeconfig FILE` if given, else `$KUBECONFIG` (several paths
 /// merged) or `~/.kube/config`, else the in-cluster service account. `context` picks a
-/// kubeconfig context (default: `current-context`).
+/// kubeconfig context (default: `current-context`). The API traffic goes through the proxy
+/// kubectl would use ([`super::proxy`]: the cluster's `proxy-url`, else `HTTPS_PROXY` /
+/// `HTTP_PROXY` unless `NO_PROXY` covers the server), also in a cluster.
 ///
 /// # Errors
 /// A one-line error naming the kubeconfig file or the context when it cannot be read, has no
-/// such context, or yields no usable client configuration.
+/// such context, or yields no usable client configuration; naming the `proxy-url` field or
+/// the environment variable when a proxy URL is unusable.
 pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow::Result<Connection> {
     let options = KubeConfigOptions {
         context: context.map(str::to_owned),
@@ -81,13 +84,27 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
             .unwrap_or_else(|| "~/.kube/config".into());
         (kc, origin)
     };
+    let env = |k: &str| std::env::var(k).ok();
+    // A bad proxy variable is named before kube's loader (which reads HTTPS_PROXY) sees it.
+    super::proxy::check_env(&env).map_err(anyhow::Error::msg)?;
+    let mut proxy_field = None;
     let (config, context_name) = match kc {
-        Some(kc) => {
+        Some(mut kc) => {
             let name =
                 checked_context(&kc, context).map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {e}"))?;
+            proxy_field = take_proxy_url(&mut kc, &name).map(|(cluster, url)| {
+                (format!("kubeconfig {origin}: cluster {cluster:?} proxy-url"), url)
+            });
             let config = kube::Config::from_custom_kubeconfig(kc, &options)
                 .await
-                .map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {}", one_line(&e)))?;
+                .map_err(|e| match &e {
+                    kube::config::KubeconfigError::ParseNoProxy(inner) => anyhow::anyhow!(
+                        "NO_PROXY {:?}: {}",
+                        std::env::var("NO_PROXY").or_else(|_| std::env::var("no_proxy")).unwrap_or_default(),
+                        one_line(inner)
+                    ),
+                    _ => anyhow::anyhow!("kubeconfig {origin}: {}", one_line(&e)),
+                })?;
             (config, name)
         }
         None => {
@@ -106,6 +123,17 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
     };
     let mut config = config;
     let server = config.cluster_url.to_string();
+    let proxy = super::proxy::for_server(
+        &config.cluster_url,
+        proxy_field.as_ref().map(|(f, v)| (f.as_str(), v.as_str())),
+        &env,
+    )
+    .map_err(anyhow::Error::msg)?;
+    match &proxy {
+        Some(p) => tracing::debug!("API server {server} through proxy {} ({})", p.redacted(), p.from),
+        None => tracing::debug!("API server {server}: direct connection"),
+    }
+    config.proxy_url = proxy.map(|p| p.url);
     // Watches end server-side after WATCH_TIMEOUT_SECS; a read that stalls longer than this
     // means a half-open connection, so the watcher reconnects.
     config.read_timeout = Some(Duration::from_secs(u64::from(WATCH_TIMEOUT_SECS) + 15));
@@ -144,6 +172,29 @@ pub const CLIENT_RETRY_MAX: Duration = Duration::from_secs(2);
 fn client_retry() -> kube::client::retry::RetryPolicy {
     kube::client::retry::RetryPolicy::new(CLIENT_RETRY_MIN, CLIENT_RETRY_MAX, CLIENT_RETRIES, true)
         .unwrap_or_default()
+}
+
+/// Removes every cluster's `proxy-url` from `kc` (kube's loader would parse it, and apply
+/// `NO_PROXY` to it, which kubectl does not) and returns the one of context `context`'s
+/// cluster: (cluster name, URL).
+fn take_proxy_url(kc: &mut Kubeconfig, context: &str) -> Option<(String, String)> {
+    let cluster = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == context)
+        .and_then(|c| c.context.as_ref())
+        .map(|c| c.cluster.clone())?;
+    let mut found = None;
+    for named in &mut kc.clusters {
+        if let Some(c) = named.cluster.as_mut()
+            && let Some(url) = c.proxy_url.take()
+            && named.name == cluster
+            && found.is_none()
+        {
+            found = Some((named.name.clone(), url));
+        }
+    }
+    found
 }
 
 /// `~/.kube/config`, if a home directory is known.

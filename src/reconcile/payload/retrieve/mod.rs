@@ -17,6 +17,7 @@ pub mod egress;
 pub mod extract;
 pub mod push;
 mod resolver;
+pub mod zstd;
 
 use std::{
     path::{Path, PathBuf},

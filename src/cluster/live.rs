@@ -44,6 +44,20 @@ pub struct Connection {
     pub context: String,
     /// The API server URL.
     pub server: String,
+    /// The proxy the API traffic goes through, if any (credentials hidden) and where it was
+    /// configured, e.g. `http://proxy:3128 from HTTPS_PROXY`.
+    pub proxy: Option<String>,
+}
+
+impl Connection {
+    /// The server, context and proxy for error messages: `URL (context "NAME")`, with
+    /// `, through proxy P from SOURCE` inside the parentheses when a proxy is used.
+    pub fn describe(&self) -> String {
+        match &self.proxy {
+            Some(p) => format!("{} (context {:?}, through proxy {p})", self.server, self.context),
+            None => format!("{} (context {:?})", self.server, self.context),
+        }
+    }
 }
 
 /// Connects as kubectl does: `--kubeconfig FILE` if given, else `$KUBECONFIG` (several paths
@@ -92,15 +106,16 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
         Some(mut kc) => {
             let name =
                 checked_context(&kc, context).map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {e}"))?;
-            proxy_field = take_proxy_url(&mut kc, &name).map(|(cluster, url)| {
-                (format!("kubeconfig {origin}: cluster {cluster:?} proxy-url"), url)
-            });
+            proxy_field = take_proxy_url(&mut kc, &name)
+                .map(|(cluster, url)| (format!("kubeconfig {origin}: cluster {cluster:?} proxy-url"), url));
             let config = kube::Config::from_custom_kubeconfig(kc, &options)
                 .await
                 .map_err(|e| match &e {
                     kube::config::KubeconfigError::ParseNoProxy(inner) => anyhow::anyhow!(
                         "NO_PROXY {:?}: {}",
-                        std::env::var("NO_PROXY").or_else(|_| std::env::var("no_proxy")).unwrap_or_default(),
+                        std::env::var("NO_PROXY")
+                            .or_else(|_| std::env::var("no_proxy"))
+                            .unwrap_or_default(),
                         one_line(inner)
                     ),
                     _ => anyhow::anyhow!("kubeconfig {origin}: {}", one_line(&e)),
@@ -133,6 +148,9 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
         Some(p) => tracing::debug!("API server {server} through proxy {} ({})", p.redacted(), p.from),
         None => tracing::debug!("API server {server}: direct connection"),
     }
+    let proxy_text = proxy
+        .as_ref()
+        .map(|p| format!("{} from {}", p.redacted(), p.from));
     config.proxy_url = proxy.map(|p| p.url);
     // Watches end server-side after WATCH_TIMEOUT_SECS; a read that stalls longer than this
     // means a half-open connection, so the watcher reconnects.
@@ -153,6 +171,7 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
         client,
         context: context_name,
         server,
+        proxy: proxy_text,
     })
 }
 

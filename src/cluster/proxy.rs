@@ -63,7 +63,10 @@ pub fn parse_proxy_url(field: &str, value: &str) -> Result<http::Uri, String> {
 }
 
 /// The value of the first of `names` that is set and not empty, with its name.
-fn first_env(env: &dyn Fn(&str) -> Option<String>, names: [&'static str; 2]) -> Option<(&'static str, String)> {
+fn first_env(
+    env: &dyn Fn(&str) -> Option<String>,
+    names: [&'static str; 2],
+) -> Option<(&'static str, String)> {
     names
         .into_iter()
         .find_map(|n| env(n).filter(|v| !v.trim().is_empty()).map(|v| (n, v)))
@@ -97,7 +100,7 @@ pub fn for_server(
     if let Some((field, value)) = proxy_url.filter(|(_, v)| !v.trim().is_empty()) {
         return Ok(Some(ApiProxy {
             url: parse_proxy_url(field, value)?,
-            from: field.to_owned(),
+            from: "kubeconfig proxy-url".to_owned(),
         }));
     }
     let names = if server.scheme_str() == Some("http") {
@@ -110,13 +113,20 @@ pub fn for_server(
     };
     let url = parse_proxy_url(name, &value)?;
     let host = server.host().unwrap_or_default();
-    let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
     if host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()) {
         return Ok(None);
     }
     let port = server
         .port_u16()
-        .unwrap_or(if server.scheme_str() == Some("http") { 80 } else { 443 });
+        .unwrap_or(if server.scheme_str() == Some("http") {
+            80
+        } else {
+            443
+        });
     if let Some((_, no_proxy)) = first_env(env, ["NO_PROXY", "no_proxy"])
         && no_proxy_covers(&no_proxy, &host, port)
     {
@@ -215,10 +225,13 @@ mod tests {
 
     #[test]
     fn kubeconfig_proxy_url_wins_and_ignores_no_proxy() {
-        let vars = [("HTTPS_PROXY", "http://env:3128"), ("NO_PROXY", "api.example.com")];
+        let vars = [
+            ("HTTPS_PROXY", "http://env:3128"),
+            ("NO_PROXY", "api.example.com"),
+        ];
         assert_eq!(
             chosen("https://api.example.com:6443", Some("socks5://kc:1080"), &vars).as_deref(),
-            Some("proxy-url socks5://kc:1080/")
+            Some("kubeconfig proxy-url socks5://kc:1080/")
         );
         assert_eq!(chosen("https://api.example.com:6443", None, &vars), None);
         assert_eq!(
@@ -229,7 +242,10 @@ mod tests {
 
     #[test]
     fn the_servers_scheme_picks_the_variable_and_loopback_is_direct() {
-        let vars = [("https_proxy", "secure:3128"), ("HTTP_PROXY", "http://plain:3128")];
+        let vars = [
+            ("https_proxy", "secure:3128"),
+            ("HTTP_PROXY", "http://plain:3128"),
+        ];
         assert_eq!(
             chosen("https://api.example.com", None, &vars).as_deref(),
             Some("https_proxy http://secure:3128/")
@@ -238,7 +254,11 @@ mod tests {
             chosen("http://api.example.com", None, &vars).as_deref(),
             Some("HTTP_PROXY http://plain:3128/")
         );
-        for s in ["https://127.0.0.1:6443", "https://localhost:6443", "https://[::1]:6443"] {
+        for s in [
+            "https://127.0.0.1:6443",
+            "https://localhost:6443",
+            "https://[::1]:6443",
+        ] {
             assert_eq!(chosen(s, None, &vars), None, "{s}");
         }
         // An explicit proxy-url is used even for loopback (kubectl does).
@@ -274,8 +294,12 @@ mod tests {
     #[test]
     fn bad_proxy_urls_are_one_line_naming_the_field() {
         let server: http::Uri = "https://api.example.com".parse().expect("uri");
-        let err = for_server(&server, Some(("kubeconfig k: cluster \"c\" proxy-url", "ftp://p:21")), &env(&[]))
-            .expect_err("bad scheme");
+        let err = for_server(
+            &server,
+            Some(("kubeconfig k: cluster \"c\" proxy-url", "ftp://p:21")),
+            &env(&[]),
+        )
+        .expect_err("bad scheme");
         assert_eq!(
             err,
             "kubeconfig k: cluster \"c\" proxy-url \"ftp://p:21\": unsupported proxy scheme \"ftp\" (http, https or socks5)"
@@ -286,7 +310,13 @@ mod tests {
             "HTTPS_PROXY \"socks4://user:***@p:1080\": unsupported proxy scheme \"socks4\" (http, https or socks5)"
         );
         assert!(!err.contains("secret"));
-        assert!(check_env(&env(&[("HTTP_PROXY", "http://p:3128"), ("HTTPS_PROXY", "p:3128")])).is_ok());
+        assert!(
+            check_env(&env(&[
+                ("HTTP_PROXY", "http://p:3128"),
+                ("HTTPS_PROXY", "p:3128")
+            ]))
+            .is_ok()
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@
 pub mod auth;
 pub mod egress;
 pub mod extract;
+pub mod mirrors;
 pub mod push;
 mod resolver;
 pub mod zstd;
@@ -97,6 +98,9 @@ pub struct RetrieveOptions {
     pub no_proxy: Option<String>,
     /// The whole retrieval's limit ([`RETRIEVE_TIMEOUT`]).
     pub timeout: Duration,
+    /// Mirrors for pulls by digest (the cluster's ImageDigestMirrorSets and
+    /// ImageContentSourcePolicies, [`mirrors`]); empty: every image from its own registry.
+    pub mirrors: Vec<mirrors::MirrorRule>,
 }
 
 impl RetrieveOptions {
@@ -121,6 +125,7 @@ impl RetrieveOptions {
             https_proxy: env("HTTPS_PROXY"),
             no_proxy: env("NO_PROXY"),
             timeout: RETRIEVE_TIMEOUT,
+            mirrors: Vec::new(),
         }
     }
 }
@@ -235,9 +240,34 @@ pub enum RetrieveError {
         /// The digest.
         digest: String,
     },
+    /// No mirror (and not the source, when it may be contacted) served an image by digest.
+    #[error("{image}: {}", mirror_failure(.tried, .source_blocked.as_deref()))]
+    Mirrors {
+        /// The pull spec.
+        image: String,
+        /// Each place tried, in order, with its error.
+        tried: Vec<(String, String)>,
+        /// The objects that forbid contacting the source (`mirrorSourcePolicy:
+        /// NeverContactSource`), when they do.
+        source_blocked: Option<String>,
+    },
     /// The retrieval took longer than its limit (upstream's wording).
     #[error("download was canceled")]
     Canceled,
+}
+
+fn mirror_failure(tried: &[(String, String)], source_blocked: Option<&str>) -> String {
+    let list: Vec<String> = tried
+        .iter()
+        .map(|(spec, err)| format!("{spec} ({err})"))
+        .collect();
+    let mut text = format!("no mirror served it: tried {}", list.join("; "));
+    if let Some(from) = source_blocked {
+        text.push_str(&format!(
+            "; the source is not contacted (mirrorSourcePolicy NeverContactSource in {from})"
+        ));
+    }
+    text
 }
 
 /// A pull spec resolved to its digest.
@@ -263,6 +293,8 @@ pub struct Retrieved {
     pub version: String,
     /// Served from the cache, with no network.
     pub from_cache: bool,
+    /// Where it was pulled from when a mirror served it (`mirror/repository@digest`).
+    pub mirror: Option<String>,
 }
 
 /// Pulls release images (see the module documentation).
@@ -293,6 +325,42 @@ pub fn is_loopback(registry: &str) -> bool {
     h == "localhost" || h == "::1" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// The oci-client configuration of `opts`: plain HTTP for `plain_http` registries, the image
+/// index entry of `opts.architecture`, the extra trusted CAs, and the proxies when `proxied`.
+fn client_config(opts: &RetrieveOptions, plain_http: Vec<String>, proxied: bool) -> ClientConfig {
+    let arch = opts.architecture.clone();
+    let resolver = move |entries: &[ImageIndexEntry]| -> Option<String> {
+        entries
+            .iter()
+            .find(|e| {
+                e.platform
+                    .as_ref()
+                    .is_some_and(|p| p.os.to_string() == "linux" && p.architecture.to_string() == arch)
+            })
+            .map(|e| e.digest.clone())
+    };
+    let proxy = |v: &Option<String>| v.clone().filter(|_| proxied);
+    ClientConfig {
+        protocol: ClientProtocol::HttpsExcept(plain_http),
+        platform_resolver: Some(Box::new(resolver)),
+        extra_root_certificates: opts
+            .trusted_ca_pem
+            .iter()
+            .map(|pem| Certificate {
+                encoding: CertificateEncoding::Pem,
+                data: pem.clone(),
+            })
+            .collect(),
+        http_proxy: proxy(&opts.http_proxy),
+        https_proxy: proxy(&opts.https_proxy),
+        no_proxy: opts.no_proxy.clone(),
+        connect_timeout: Some(Duration::from_secs(30)),
+        read_timeout: Some(Duration::from_secs(60)),
+        user_agent: concat!("cvo/", env!("CARGO_PKG_VERSION")),
+        ..ClientConfig::default()
+    }
+}
+
 /// The ring provider as rustls' process default (reqwest's rustls without a bundled provider
 /// uses it, and panics when there is none): call before making an `oci_client::Client`
 /// yourself. A provider installed before is kept.
@@ -305,37 +373,7 @@ impl Retriever {
     /// `insecure_registries` are reached over plain HTTP; every other one over TLS.
     pub fn new(opts: RetrieveOptions) -> Self {
         install_crypto_provider();
-        let arch = opts.architecture.clone();
-        let resolver = move |entries: &[ImageIndexEntry]| -> Option<String> {
-            entries
-                .iter()
-                .find(|e| {
-                    e.platform
-                        .as_ref()
-                        .is_some_and(|p| p.os.to_string() == "linux" && p.architecture.to_string() == arch)
-                })
-                .map(|e| e.digest.clone())
-        };
-        let cfg = ClientConfig {
-            protocol: ClientProtocol::HttpsExcept(Vec::new()),
-            platform_resolver: Some(Box::new(resolver)),
-            extra_root_certificates: opts
-                .trusted_ca_pem
-                .iter()
-                .map(|pem| Certificate {
-                    encoding: CertificateEncoding::Pem,
-                    data: pem.clone(),
-                })
-                .collect(),
-            http_proxy: opts.http_proxy.clone(),
-            https_proxy: opts.https_proxy.clone(),
-            no_proxy: opts.no_proxy.clone(),
-            connect_timeout: Some(Duration::from_secs(30)),
-            read_timeout: Some(Duration::from_secs(60)),
-            user_agent: concat!("cvo/", env!("CARGO_PKG_VERSION")),
-            ..ClientConfig::default()
-        };
-        let client = Client::new(cfg);
+        let client = Client::new(client_config(&opts, Vec::new(), true));
         Self { opts, client }
     }
 
@@ -344,9 +382,11 @@ impl Retriever {
         &self.opts
     }
 
-    /// A client for `registry`: plain HTTP when loopback or listed insecure.
+    /// A client for `registry`: plain HTTP when loopback or listed insecure; the proxy for
+    /// every registry but a loopback one (a proxy elsewhere cannot reach this host's loopback).
     fn client_for(&self, registry: &str) -> Client {
-        let http = is_loopback(registry)
+        let loopback = is_loopback(registry);
+        let http = loopback
             || self
                 .opts
                 .insecure_registries
@@ -356,24 +396,7 @@ impl Retriever {
             return self.client.clone();
         }
         // One client per call is cheap next to a pull; plain HTTP for this registry only.
-        let arch = self.opts.architecture.clone();
-        Client::new(ClientConfig {
-            protocol: ClientProtocol::HttpsExcept(vec![registry.to_string()]),
-            platform_resolver: Some(Box::new(move |entries: &[ImageIndexEntry]| {
-                entries
-                    .iter()
-                    .find(|e| {
-                        e.platform.as_ref().is_some_and(|p| {
-                            p.os.to_string() == "linux" && p.architecture.to_string() == arch
-                        })
-                    })
-                    .map(|e| e.digest.clone())
-            })),
-            connect_timeout: Some(Duration::from_secs(30)),
-            read_timeout: Some(Duration::from_secs(60)),
-            user_agent: concat!("cvo/", env!("CARGO_PKG_VERSION")),
-            ..ClientConfig::default()
-        })
+        Client::new(client_config(&self.opts, vec![registry.to_string()], !loopback))
     }
 
     /// The cache directory of `digest` (`sha256:<hex>` ⇒ `sha256-<hex>`).
@@ -438,7 +461,7 @@ impl Retriever {
         let image = resolved.image.as_str();
         check_digest(image, &resolved.digest)?;
         let final_dir = self.cache_path(&resolved.digest);
-        let mut p = PullProgress {
+        let p = PullProgress {
             image: image.to_string(),
             digest: Some(resolved.digest.clone()),
             ..PullProgress::default()
@@ -450,9 +473,70 @@ impl Retriever {
                 resolved: resolved.clone(),
                 version,
                 from_cache: true,
+                mirror: None,
             });
         }
-        let r = parse(&resolved.by_digest)?;
+        let (candidates, rule) = mirrors::candidates(&resolved.by_digest, &self.opts.mirrors);
+        let Some(rule) = rule else {
+            return self
+                .fetch_from(&resolved.by_digest, resolved, expected_version, progress, p)
+                .await;
+        };
+        let mut tried = Vec::new();
+        for c in &candidates {
+            match self
+                .fetch_from(&c.pull_spec, resolved, expected_version, progress, p.clone())
+                .await
+            {
+                Ok(mut got) => {
+                    if c.mirror {
+                        tracing::info!(
+                            "release image {image} pulled from mirror {} ({})",
+                            c.pull_spec,
+                            rule.from.join(", ")
+                        );
+                        got.mirror = Some(c.pull_spec.clone());
+                    }
+                    return Ok(got);
+                }
+                // Another place may serve it: the next mirror, then the source.
+                Err(RetrieveError::Registry { err, .. }) => {
+                    tracing::info!("release image {image}: {} failed: {err}", c.pull_spec);
+                    tried.push((c.pull_spec.clone(), err));
+                }
+                Err(e @ RetrieveError::DigestMismatch { .. }) => {
+                    tracing::warn!("release image {image}: {}: {e}", c.pull_spec);
+                    tried.push((c.pull_spec.clone(), e.to_string()));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(RetrieveError::Mirrors {
+            image: image.to_string(),
+            tried,
+            source_blocked: rule.never_contact_source.then(|| rule.from.join(", ")),
+        })
+    }
+
+    /// Pulls the release `resolved` names from `pull_spec` (its own repository or a mirror's,
+    /// by digest) into the cache.
+    async fn fetch_from(
+        &self,
+        pull_spec: &str,
+        resolved: &Resolved,
+        expected_version: &str,
+        progress: &(dyn Fn(&PullProgress) + Send + Sync),
+        mut p: PullProgress,
+    ) -> Result<Retrieved, RetrieveError> {
+        let image = resolved.image.as_str();
+        let final_dir = self.cache_path(&resolved.digest);
+        let r = parse(pull_spec)?;
+        if r.digest() != Some(resolved.digest.as_str()) {
+            return Err(RetrieveError::PullSpec {
+                image: pull_spec.to_string(),
+                err: format!("not by the digest {}", resolved.digest),
+            });
+        }
         let registry = r.resolve_registry().to_string();
         let client = self.client_for(&registry);
         let auth = self.opts.auth.for_registry(&registry);
@@ -522,6 +606,7 @@ impl Retriever {
             resolved: resolved.clone(),
             version,
             from_cache: false,
+            mirror: None,
         })
     }
 

@@ -108,7 +108,9 @@ impl RegistryPayloads {
 
     /// Pulls through the cluster-wide proxy (the Proxy `cluster` status, which replaces the
     /// environment's when set) trusting the cluster's CA bundle too (`spec.trustedCA` of the
-    /// Proxy, else `openshift-config/user-ca-bundle`); read at the start of each pull.
+    /// Proxy, else `openshift-config/user-ca-bundle`) and following its registry mirrors
+    /// (ImageDigestMirrorSets and ImageContentSourcePolicies, [`super::mirrors`]); read at the
+    /// start of each pull.
     pub fn with_cluster_egress(mut self, client: kube::Client) -> Self {
         self.cluster = Some(client);
         self
@@ -294,11 +296,13 @@ async fn run_pull(
     }
 }
 
-/// A retriever with the cluster's settings: its proxy and trusted CA bundle, and, when
-/// `pull_secret` and the given retriever has no credentials, its pull secret.
+/// A retriever with the cluster's settings: its proxy and trusted CA bundle, its registry
+/// mirrors (ImageDigestMirrorSets, ImageContentSourcePolicies) and, when `pull_secret` and the
+/// given retriever has no credentials, its pull secret.
 async fn cluster_retriever(retriever: &Retriever, client: &kube::Client, pull_secret: bool) -> Retriever {
     let mut opts = retriever.options().clone();
     super::egress::ClusterEgress::read(client).await.apply(&mut opts);
+    opts.mirrors.extend(super::mirrors::read(client).await);
     if pull_secret
         && opts.auth.is_empty()
         && let Some(auth) = cluster_auth(client).await

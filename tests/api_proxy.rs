@@ -14,15 +14,11 @@ mod common;
 use std::{
     path::{Path, PathBuf},
     process::{Command, Stdio},
-    sync::{Arc, Mutex},
     time::Duration,
 };
 
+use common::{Protocol, Proxy};
 use serde_json::Value;
-use tokio::{
-    io::{AsyncReadExt as _, AsyncWriteExt as _},
-    net::{TcpListener, TcpStream},
-};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cvo");
 /// The made-up name the kubeconfigs give the server.
@@ -36,122 +32,6 @@ const PROXY_VARS: [&str; 6] = [
     "NO_PROXY",
     "no_proxy",
 ];
-
-#[derive(Clone, Copy)]
-enum Protocol {
-    Connect,
-    Socks5,
-}
-
-/// A proxy on a random loopback port that tunnels every request to 127.0.0.1 on the port asked
-/// for, recording the target (`host:port`) of each tunnel.
-struct Proxy {
-    addr: std::net::SocketAddr,
-    targets: Arc<Mutex<Vec<String>>>,
-    _rt: tokio::runtime::Runtime,
-}
-
-impl Proxy {
-    fn start(protocol: Protocol) -> Proxy {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let listener = rt.block_on(TcpListener::bind("127.0.0.1:0")).expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let targets = Arc::new(Mutex::new(Vec::new()));
-        let t = targets.clone();
-        rt.spawn(async move {
-            while let Ok((conn, _)) = listener.accept().await {
-                let t = t.clone();
-                tokio::spawn(async move {
-                    let _ = tunnel(conn, protocol, t).await;
-                });
-            }
-        });
-        Proxy {
-            addr,
-            targets,
-            _rt: rt,
-        }
-    }
-
-    fn url(&self, scheme: &str) -> String {
-        format!("{scheme}://{}", self.addr)
-    }
-
-    fn targets(&self) -> Vec<String> {
-        self.targets.lock().expect("lock").clone()
-    }
-}
-
-/// Serves one client: the handshake of `protocol`, then bytes both ways.
-async fn tunnel(
-    mut conn: TcpStream,
-    protocol: Protocol,
-    targets: Arc<Mutex<Vec<String>>>,
-) -> std::io::Result<()> {
-    let (host, port) = match protocol {
-        Protocol::Connect => {
-            // The request head, byte by byte up to the blank line (the client sends nothing
-            // more before the answer).
-            let mut head = Vec::new();
-            while !head.ends_with(b"\r\n\r\n") && head.len() < 8192 {
-                head.push(conn.read_u8().await?);
-            }
-            let head = String::from_utf8_lossy(&head).into_owned();
-            let target = head
-                .strip_prefix("CONNECT ")
-                .and_then(|r| r.split_whitespace().next())
-                .unwrap_or_default()
-                .to_owned();
-            let (host, port) = target.rsplit_once(':').unwrap_or_default();
-            (host.to_owned(), port.parse::<u16>().unwrap_or_default())
-        }
-        Protocol::Socks5 => {
-            let (ver, n) = (conn.read_u8().await?, conn.read_u8().await?);
-            let mut methods = vec![0u8; usize::from(n)];
-            conn.read_exact(&mut methods).await?;
-            if ver != 5 || !methods.contains(&0) {
-                return Ok(());
-            }
-            conn.write_all(&[5, 0]).await?;
-            let mut req = [0u8; 4];
-            conn.read_exact(&mut req).await?;
-            let host = match req[3] {
-                1 => {
-                    let mut a = [0u8; 4];
-                    conn.read_exact(&mut a).await?;
-                    std::net::Ipv4Addr::from(a).to_string()
-                }
-                3 => {
-                    let mut name = vec![0u8; usize::from(conn.read_u8().await?)];
-                    conn.read_exact(&mut name).await?;
-                    String::from_utf8_lossy(&name).into_owned()
-                }
-                _ => {
-                    let mut a = [0u8; 16];
-                    conn.read_exact(&mut a).await?;
-                    std::net::Ipv6Addr::from(a).to_string()
-                }
-            };
-            let port = conn.read_u16().await?;
-            (host, port)
-        }
-    };
-    targets.lock().expect("lock").push(format!("{host}:{port}"));
-    let mut upstream = TcpStream::connect(("127.0.0.1", port)).await?;
-    match protocol {
-        Protocol::Connect => {
-            conn.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                .await?
-        }
-        Protocol::Socks5 => conn.write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).await?,
-    }
-    tokio::io::copy_bidirectional(&mut conn, &mut upstream).await?;
-    Ok(())
-}
 
 /// A running `cvo sim serve` of a settled snapshot; killed on drop.
 struct Sim {

@@ -357,3 +357,89 @@ async fn reqwest_manifest(addr: &str, repo: &str, digest: &str) -> serde_json::V
         .expect("body");
     serde_json::from_slice(&body).expect("manifest JSON")
 }
+
+/// Sets the status of the cluster Proxy object (created when absent) in `sim`.
+async fn set_cluster_proxy(client: &kube::Client, status: serde_json::Value) {
+    let ar = kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+        "config.openshift.io",
+        "v1",
+        "Proxy",
+    ));
+    let api: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(client.clone(), &ar);
+    if api.get_opt("cluster").await.expect("get").is_none() {
+        let o: kube::api::DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "config.openshift.io/v1", "kind": "Proxy",
+            "metadata": {"name": "cluster"}, "spec": {}
+        }))
+        .expect("object");
+        api.create(&Default::default(), &o).await.expect("create");
+    }
+    api.patch_status(
+        "cluster",
+        &Default::default(),
+        &kube::api::Patch::Merge(json!({ "status": status })),
+    )
+    .await
+    .expect("status");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cluster_proxy_carries_registry_pulls_and_no_proxy_bypasses_it() {
+    let Some(reg) = Registry::start("the_cluster_proxy_carries_registry_pulls_and_no_proxy_bypasses_it")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    let p = work.path().join("p");
+    write_payload(&p, "5.0.0");
+    let layer = push::payload_layer(&p).expect("layer");
+    let pushed = push::push_image(&reg.addr, "ocp/release", "5.0.0", vec![layer], true)
+        .await
+        .expect("push");
+    let digest = pushed.rsplit_once('@').expect("digest").1.to_string();
+    // The registry by a name only the proxy resolves (plain HTTP: listed insecure).
+    let port = reg.addr.rsplit_once(':').expect("port").1;
+    let name = format!("registry.test:{port}");
+    let image = format!("{name}/ocp/release@{digest}");
+    let proxy = common::Proxy::start(common::Protocol::Connect);
+    let sim = Simulator::new();
+    let client = kube::Client::new(sim.clone(), "default");
+    let retrieve = |cache: &str| {
+        let client = client.clone();
+        let (cache, name, image) = (work.path().join(cache), name.clone(), image.clone());
+        async move {
+            let mut o = options(&cache);
+            o.insecure_registries = vec![name];
+            cvo::reconcile::payload::retrieve::egress::ClusterEgress::read(&client)
+                .await
+                .apply(&mut o);
+            Retriever::new(o).retrieve(&image, "5.0.0", &|_| {}).await
+        }
+    };
+
+    set_cluster_proxy(
+        &client,
+        json!({"httpProxy": proxy.url("http"), "httpsProxy": proxy.url("http"), "noProxy": ".cluster.local,10.0.0.0/16"}),
+    )
+    .await;
+    let got = retrieve("cache-1").await.expect("pulled through the proxy");
+    assert_eq!(got.version, "5.0.0");
+    let targets = proxy.targets();
+    assert!(!targets.is_empty());
+    assert!(targets.iter().all(|t| *t == name), "{targets:?}");
+
+    // noProxy covering the registry: a direct connection, which cannot resolve the name.
+    set_cluster_proxy(
+        &client,
+        json!({"httpProxy": proxy.url("http"), "httpsProxy": proxy.url("http"), "noProxy": "registry.test"}),
+    )
+    .await;
+    let n = proxy.targets().len();
+    let err = retrieve("cache-2").await.expect_err("direct").to_string();
+    assert!(
+        err.starts_with(&format!("pulling {image} from {name}: ")),
+        "{err}"
+    );
+    assert!(err.contains("dns error"), "the cause is named: {err}");
+    assert_eq!(proxy.targets().len(), n, "noProxy was not honoured");
+}

@@ -703,11 +703,22 @@ fn parse(image: &str) -> Result<Reference, RetrieveError> {
     })
 }
 
-fn registry_err(image: &str, registry: &str, e: impl std::fmt::Display) -> RetrieveError {
+/// The registry's error with its causes (a connection's DNS, proxy or TLS failure is in them).
+fn registry_err(image: &str, registry: &str, e: impl std::error::Error) -> RetrieveError {
+    let mut err = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let t = inner.to_string();
+        if !err.contains(&t) {
+            err.push_str(": ");
+            err.push_str(&t);
+        }
+        src = inner.source();
+    }
     RetrieveError::Registry {
         image: image.to_string(),
         registry: registry.to_string(),
-        err: e.to_string(),
+        err: err.split_whitespace().collect::<Vec<_>>().join(" "),
     }
 }
 

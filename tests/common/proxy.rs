@@ -1,5 +1,5 @@
 //! Tiny proxies for the tests, on a random loopback port: HTTP (CONNECT tunnels and
-//! absolute-form plain-HTTP requests) and SOCKS5. Whatever host a client asks for, the proxy
+//! absolute-form plain-HTTP requests, forwarded in origin form) and SOCKS5. Whatever host a client asks for, the proxy
 //! connects to 127.0.0.1 on the port asked for (so a made-up name no resolver knows reaches a
 //! local server only through the proxy), and records each target (`host:port`).
 
@@ -84,9 +84,12 @@ async fn serve(
             let authority = if method == "CONNECT" {
                 target.to_owned()
             } else {
-                forward = head.clone();
+                // Forwarded in origin form (`GET /path HTTP/1.1`), as a proxy does.
                 let rest = target.strip_prefix("http://").unwrap_or(target);
-                rest.split('/').next().unwrap_or_default().to_owned()
+                let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                let path = if path.is_empty() { "/" } else { path };
+                forward = text.replacen(target, path, 1).into_bytes();
+                authority.to_owned()
             };
             let (host, port) = match authority.rsplit_once(':') {
                 Some((h, p)) => (h.to_owned(), p.parse::<u16>().unwrap_or(80)),

@@ -220,6 +220,20 @@ fn a_bad_proxy_url_is_one_line_naming_its_field_or_variable() {
         err.trim_end(),
         "cvo: HTTPS_PROXY \"socks4://user:***@proxy.example:1080\": unsupported proxy scheme \"socks4\" (http, https or socks5)"
     );
+    // kube's loader parses NO_PROXY whenever HTTPS_PROXY is set, and refuses an empty entry
+    // (Go skips it): one line naming the variable.
+    let (ok, _, err) = cvo(
+        &["get", "co", "--kubeconfig", s(&sim.kubeconfig)],
+        &[
+            ("HTTPS_PROXY", "http://proxy.example:3128"),
+            ("NO_PROXY", "example.com,"),
+        ],
+    );
+    assert!(!ok);
+    assert_eq!(
+        err.trim_end(),
+        "cvo: NO_PROXY \"example.com,\": comma-separated value is empty (remove empty entries)"
+    );
 }
 
 /// The same against the real kube-apiserver of `CVO_TEST_KUBECONFIG`: `cvo get nodes` (a

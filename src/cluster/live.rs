@@ -111,11 +111,21 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
             let config = kube::Config::from_custom_kubeconfig(kc, &options)
                 .await
                 .map_err(|e| match &e {
+                    // With the kubeconfig's proxy-url taken out, kube's loader reads only the
+                    // environment's proxy settings (and parses NO_PROXY more strictly than Go:
+                    // an empty entry is an error there).
                     kube::config::KubeconfigError::ParseNoProxy(inner) => anyhow::anyhow!(
-                        "NO_PROXY {:?}: {}",
-                        std::env::var("NO_PROXY")
-                            .or_else(|_| std::env::var("no_proxy"))
-                            .unwrap_or_default(),
+                        "NO_PROXY {:?}: {} (remove empty entries)",
+                        env("NO_PROXY").or_else(|| env("no_proxy")).unwrap_or_default(),
+                        one_line(inner)
+                    ),
+                    kube::config::KubeconfigError::ParseProxyUrl(inner) => anyhow::anyhow!(
+                        "HTTPS_PROXY {:?}: not a URL ({})",
+                        super::proxy::redact(
+                            &env("HTTPS_PROXY")
+                                .or_else(|| env("https_proxy"))
+                                .unwrap_or_default()
+                        ),
                         one_line(inner)
                     ),
                     _ => anyhow::anyhow!("kubeconfig {origin}: {}", one_line(&e)),

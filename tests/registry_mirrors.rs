@@ -251,6 +251,22 @@ async fn mirrors_fall_back_to_the_source_unless_never_contact_source() {
         .expect("pulled from the source");
     assert_eq!((got.version.as_str(), got.mirror.as_deref()), ("3.0.0", None));
 
+    // A dead mirror, then a live one (the same image pushed to another repository): the live
+    // one serves it, and the result says so.
+    let layer = push::payload_layer(&p).expect("layer");
+    let copy = push::push_image(&reg.addr, "copy/release", "3.0.0", vec![layer], true)
+        .await
+        .expect("push");
+    assert_eq!(copy.rsplit_once('@').map(|c| c.1), Some(digest.as_str()));
+    let mut o = options(&work.path().join("cache-m"));
+    o.mirrors = rule(&source, &[&dead, &format!("{}/copy", reg.addr)], true);
+    let got = Retriever::new(o)
+        .retrieve(&at_source, "3.0.0", &|_| {})
+        .await
+        .expect("pulled from the live mirror");
+    assert_eq!(got.mirror.as_deref(), Some(copy.as_str()));
+    assert_eq!(got.resolved.image, at_source);
+
     // NeverContactSource and a dead mirror: one error naming the mirrors tried and the policy.
     let mut o = options(&work.path().join("cache-2"));
     let also_dead = format!("127.0.0.1:{}/other", dead_port());

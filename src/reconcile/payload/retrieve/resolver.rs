@@ -276,14 +276,18 @@ async fn run_pull(
     match tokio::time::timeout(left, retriever.fetch(&resolved, "", &report)).await {
         Ok(Ok(r)) => {
             tracing::info!(
-                "release image {image} ({}) {} {}",
+                "release image {image} ({}) {} {}{}",
                 resolved.digest,
                 if r.from_cache {
                     "from the cache"
                 } else {
                     "pulled into"
                 },
-                r.dir.display()
+                r.dir.display(),
+                r.mirror
+                    .as_deref()
+                    .map(|m| format!(" from mirror {m}"))
+                    .unwrap_or_default()
             );
             PullState::Done {
                 dir: r.dir,

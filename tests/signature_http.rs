@@ -22,6 +22,8 @@ use tokio::{
     net::TcpListener,
 };
 
+mod common;
+
 const DIGEST: &str = "sha256:4f3e6b09b7a1d2c4e5f60718293a4b5c6d7e8f9012345678abcdef0123456789";
 
 fn generate_key(name: &str) -> SignedSecretKey {
@@ -384,4 +386,55 @@ async fn signature_stores_of_the_cluster_version_replace_the_default_stores() {
     let v = Verifier::from_cluster(Some(&cm), None, |_| None, Vec::new()).expect("verifier");
     assert!(v.verify(DIGEST).await.is_ok());
     assert_eq!(default.requests(), [sig_path("/default", 1)]);
+}
+
+#[tokio::test]
+async fn stores_are_reached_through_the_cluster_proxy_unless_no_proxy_covers_them() {
+    use cvo::reconcile::payload::retrieve::egress::ClusterEgress;
+    let release = generate_key("release");
+    let store = stub(
+        "/sigs",
+        BTreeMap::from([(sig_path("/sigs", 1), Reply::Body(good(&release)))]),
+    )
+    .await;
+    // The store by a name only the proxy resolves.
+    let port = store
+        .base
+        .rsplit_once(':')
+        .expect("port")
+        .1
+        .trim_end_matches("/sigs");
+    let named = format!("http://sigs.test:{port}/sigs");
+    let proxy = common::Proxy::start(common::Protocol::Connect);
+    let verifier = |no_proxy: &str| {
+        let egress = ClusterEgress {
+            http_proxy: Some(proxy.url("http")),
+            https_proxy: Some(proxy.url("http")),
+            no_proxy: Some(no_proxy.to_string()),
+            ..ClusterEgress::default()
+        };
+        Verifier::with_egress(
+            VerifierConfig {
+                keyrings: vec![keyring("verifier-public-key-test", &release)],
+                stores: vec![Store::parse(&named).expect("store")],
+            },
+            egress,
+        )
+        .expect("verifier")
+    };
+    let ok = verifier(".cluster.local")
+        .verify(DIGEST)
+        .await
+        .expect("verified through the proxy");
+    assert_eq!(
+        ok.by[0].source,
+        format!("http://sigs.test:{port}{}", sig_path("/sigs", 1))
+    );
+    assert_eq!(proxy.targets(), [format!("sigs.test:{port}")]);
+    assert_eq!(store.requests(), [sig_path("/sigs", 1)]);
+
+    // noProxy covering the store: a direct connection, which cannot resolve the name.
+    let msg = message(verifier("sigs.test").verify(DIGEST).await.expect_err("direct"));
+    assert!(msg.contains(&named), "{msg}");
+    assert_eq!(proxy.targets().len(), 1, "noProxy was not honoured");
 }

@@ -658,3 +658,41 @@ async fn prometheus_api_connects_to_the_services_cluster_ip_and_rereads_the_toke
     assert!(err.contains(&token.display().to_string()), "{err}");
     assert_eq!(stub.heads().len(), 2, "nothing sent without the token");
 }
+
+#[tokio::test]
+async fn the_update_service_is_reached_through_the_cluster_proxy_unless_no_proxy_covers_it() {
+    let t = "the_update_service_is_reached_through_the_cluster_proxy_unless_no_proxy_covers_it";
+    let Some(body) = fixture("cincinnati-graphs/oc-mirror-amd64-stable-4.13.json", t) else {
+        return;
+    };
+    let stub = Stub::start(move |_| Reply::Json(200, body.clone()));
+    let proxy = common::Proxy::start(common::Protocol::Connect);
+    // The service by a name only the proxy resolves.
+    let upstream = format!("http://graph.test:{}/graph", stub.addr.port());
+    let with_no_proxy = |no_proxy: &str| {
+        let mut cfg = config(&upstream);
+        cfg.egress = Some(Egress {
+            proxy: Some(client::ProxySettings {
+                http_proxy: Some(proxy.url("http")),
+                https_proxy: Some(proxy.url("http")),
+                no_proxy: Some(no_proxy.to_string()),
+            }),
+            ca_bundle: None,
+        });
+        cfg
+    };
+    let h = hops(&with_no_proxy(".cluster.local"), &inputs("4.13.0", "stable-4.13"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(h.updates.len(), 11);
+    assert_eq!(proxy.targets(), [format!("graph.test:{}", stub.addr.port())]);
+    let first = stub.heads()[0].lines().next().unwrap_or_default().to_string();
+    assert!(first.starts_with("GET /graph?arch=amd64&"), "{first}");
+
+    // noProxy covering it: a direct connection, which cannot resolve the name.
+    let err = hops(&with_no_proxy("graph.test"), &inputs("4.13.0", "stable-4.13"))
+        .await
+        .expect_err("direct");
+    assert_eq!(err.reason, "RemoteFailed", "{err:?}");
+    assert_eq!(proxy.targets().len(), 1, "noProxy was not honoured");
+}

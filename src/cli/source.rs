@@ -72,7 +72,7 @@ impl SourceArgs {
                 live::fetch_some(&conn.client, &conn.context, reads)
             })
             .await
-            .map_err(|e| anyhow::anyhow!("{} (context {:?}): {e:#}", conn.server, conn.context))
+            .map_err(|e| anyhow::anyhow!("{}: {e:#}", conn.describe()))
         })
     }
 }

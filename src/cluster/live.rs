@@ -44,15 +44,32 @@ pub struct Connection {
     pub context: String,
     /// The API server URL.
     pub server: String,
+    /// The proxy the API traffic goes through, if any (credentials hidden) and where it was
+    /// configured, e.g. `http://proxy:3128 from HTTPS_PROXY`.
+    pub proxy: Option<String>,
+}
+
+impl Connection {
+    /// The server, context and proxy for error messages: `URL (context "NAME")`, with
+    /// `, through proxy P from SOURCE` inside the parentheses when a proxy is used.
+    pub fn describe(&self) -> String {
+        match &self.proxy {
+            Some(p) => format!("{} (context {:?}, through proxy {p})", self.server, self.context),
+            None => format!("{} (context {:?})", self.server, self.context),
+        }
+    }
 }
 
 /// Connects as kubectl does: `--kubeconfig FILE` if given, else `$KUBECONFIG` (several paths
 /// merged) or `~/.kube/config`, else the in-cluster service account. `context` picks a
-/// kubeconfig context (default: `current-context`).
+/// kubeconfig context (default: `current-context`). The API traffic goes through the proxy
+/// kubectl would use ([`super::proxy`]: the cluster's `proxy-url`, else `HTTPS_PROXY` /
+/// `HTTP_PROXY` unless `NO_PROXY` covers the server), also in a cluster.
 ///
 /// # Errors
 /// A one-line error naming the kubeconfig file or the context when it cannot be read, has no
-/// such context, or yields no usable client configuration.
+/// such context, or yields no usable client configuration; naming the `proxy-url` field or
+/// the environment variable when a proxy URL is unusable.
 pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow::Result<Connection> {
     let options = KubeConfigOptions {
         context: context.map(str::to_owned),
@@ -81,13 +98,38 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
             .unwrap_or_else(|| "~/.kube/config".into());
         (kc, origin)
     };
+    let env = |k: &str| std::env::var(k).ok();
+    // A bad proxy variable is named before kube's loader (which reads HTTPS_PROXY) sees it.
+    super::proxy::check_env(&env).map_err(anyhow::Error::msg)?;
+    let mut proxy_field = None;
     let (config, context_name) = match kc {
-        Some(kc) => {
+        Some(mut kc) => {
             let name =
                 checked_context(&kc, context).map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {e}"))?;
+            proxy_field = take_proxy_url(&mut kc, &name)
+                .map(|(cluster, url)| (format!("kubeconfig {origin}: cluster {cluster:?} proxy-url"), url));
             let config = kube::Config::from_custom_kubeconfig(kc, &options)
                 .await
-                .map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {}", one_line(&e)))?;
+                .map_err(|e| match &e {
+                    // With the kubeconfig's proxy-url taken out, kube's loader reads only the
+                    // environment's proxy settings (and parses NO_PROXY more strictly than Go:
+                    // an empty entry is an error there).
+                    kube::config::KubeconfigError::ParseNoProxy(inner) => anyhow::anyhow!(
+                        "NO_PROXY {:?}: {} (remove empty entries)",
+                        env("NO_PROXY").or_else(|| env("no_proxy")).unwrap_or_default(),
+                        one_line(inner)
+                    ),
+                    kube::config::KubeconfigError::ParseProxyUrl(inner) => anyhow::anyhow!(
+                        "HTTPS_PROXY {:?}: not a URL ({})",
+                        super::proxy::redact(
+                            &env("HTTPS_PROXY")
+                                .or_else(|| env("https_proxy"))
+                                .unwrap_or_default()
+                        ),
+                        one_line(inner)
+                    ),
+                    _ => anyhow::anyhow!("kubeconfig {origin}: {}", one_line(&e)),
+                })?;
             (config, name)
         }
         None => {
@@ -106,6 +148,20 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
     };
     let mut config = config;
     let server = config.cluster_url.to_string();
+    let proxy = super::proxy::for_server(
+        &config.cluster_url,
+        proxy_field.as_ref().map(|(f, v)| (f.as_str(), v.as_str())),
+        &env,
+    )
+    .map_err(anyhow::Error::msg)?;
+    match &proxy {
+        Some(p) => tracing::debug!("API server {server} through proxy {} ({})", p.redacted(), p.from),
+        None => tracing::debug!("API server {server}: direct connection"),
+    }
+    let proxy_text = proxy
+        .as_ref()
+        .map(|p| format!("{} from {}", p.redacted(), p.from));
+    config.proxy_url = proxy.map(|p| p.url);
     // Watches end server-side after WATCH_TIMEOUT_SECS; a read that stalls longer than this
     // means a half-open connection, so the watcher reconnects.
     config.read_timeout = Some(Duration::from_secs(u64::from(WATCH_TIMEOUT_SECS) + 15));
@@ -125,6 +181,7 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
         client,
         context: context_name,
         server,
+        proxy: proxy_text,
     })
 }
 
@@ -144,6 +201,29 @@ pub const CLIENT_RETRY_MAX: Duration = Duration::from_secs(2);
 fn client_retry() -> kube::client::retry::RetryPolicy {
     kube::client::retry::RetryPolicy::new(CLIENT_RETRY_MIN, CLIENT_RETRY_MAX, CLIENT_RETRIES, true)
         .unwrap_or_default()
+}
+
+/// Removes every cluster's `proxy-url` from `kc` (kube's loader would parse it, and apply
+/// `NO_PROXY` to it, which kubectl does not) and returns the one of context `context`'s
+/// cluster: (cluster name, URL).
+fn take_proxy_url(kc: &mut Kubeconfig, context: &str) -> Option<(String, String)> {
+    let cluster = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == context)
+        .and_then(|c| c.context.as_ref())
+        .map(|c| c.cluster.clone())?;
+    let mut found = None;
+    for named in &mut kc.clusters {
+        if let Some(c) = named.cluster.as_mut()
+            && let Some(url) = c.proxy_url.take()
+            && named.name == cluster
+            && found.is_none()
+        {
+            found = Some((named.name.clone(), url));
+        }
+    }
+    found
 }
 
 /// `~/.kube/config`, if a home directory is known.

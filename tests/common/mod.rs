@@ -7,9 +7,12 @@ use std::{
     path::{Path, PathBuf},
 };
 
+mod proxy;
 mod registry;
 mod sim_serve;
 mod wait;
+#[allow(unused_imports)]
+pub use proxy::*;
 #[allow(unused_imports)]
 pub use registry::*;
 #[allow(unused_imports)]

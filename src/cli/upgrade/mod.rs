@@ -255,12 +255,7 @@ fn execute(
         let cv = api
             .get_opt("version")
             .await
-            .with_context(|| {
-                format!(
-                    "{} (context {:?}): reading clusterversion/version",
-                    conn.server, conn.context
-                )
-            })?
+            .with_context(|| format!("{}: reading clusterversion/version", conn.describe()))?
             .ok_or_else(|| anyhow::anyhow!(NO_CLUSTER_VERSION))?;
         let plan = match update_request::plan(&cv, request, flags)? {
             Outcome::NoChange(n) => {

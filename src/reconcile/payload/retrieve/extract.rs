@@ -8,7 +8,7 @@
 //! sparse files, and files larger than the per-file cap or past the total cap (checked on the
 //! header's size claim, before a byte is written). Entries elsewhere in the layer are read past
 //! and never written. OCI whiteouts (`.wh.NAME`, `.wh..wh..opq`) inside the two directories
-//! remove what earlier layers put there.
+//! remove what earlier layers put there. Layers are plain, gzip or zstd ([`super::zstd`]) tar.
 
 use std::{
     fs,
@@ -96,9 +96,6 @@ pub enum ExtractError {
     /// A non-UTF-8 entry name inside the extracted directories.
     #[error("layer entry name {0:?} is not UTF-8")]
     NotUtf8(String),
-    /// zstd-compressed layers are not supported.
-    #[error("the layer is zstd-compressed, which is not supported (gzip or plain tar only)")]
-    Zstd,
     /// Reading the layer or writing a file failed.
     #[error("{what}: {err}")]
     Io {
@@ -136,7 +133,8 @@ fn components(name: &str) -> Result<Vec<&str>, ExtractError> {
     Ok(out)
 }
 
-/// Extracts the tar layer in `layer` (plain or gzip, told by its first bytes) into `root`.
+/// Extracts the tar layer in `layer` (plain, gzip or zstd, told by its first bytes, whatever
+/// the manifest's media type says) into `root`, under the same caps whatever the compression.
 ///
 /// # Errors
 /// The first refused entry ([`ExtractError`]); what was written before it stays under `root`,
@@ -155,10 +153,9 @@ pub fn extract_layer(
         256 << 10,
         fs::File::open(layer).map_err(io_err(format!("opening {}", layer.display())))?,
     );
-    if n >= 4 && magic == [0x28, 0xb5, 0x2f, 0xfd] {
-        return Err(ExtractError::Zstd);
-    }
-    if n >= 2 && magic[..2] == [0x1f, 0x8b] {
+    if super::zstd::is_zstd(&magic[..n]) {
+        extract_tar(super::zstd::Frames::new(f), root, limits, totals)
+    } else if n >= 2 && magic[..2] == [0x1f, 0x8b] {
         extract_tar(flate2::read::GzDecoder::new(f), root, limits, totals)
     } else {
         extract_tar(f, root, limits, totals)

@@ -14,9 +14,12 @@
 
 pub mod auth;
 pub mod egress;
+mod error;
 pub mod extract;
+pub mod mirrors;
 pub mod push;
 mod resolver;
+pub mod zstd;
 
 use std::{
     path::{Path, PathBuf},
@@ -34,6 +37,7 @@ use sha2::Digest as _;
 use tokio::io::AsyncWriteExt as _;
 
 pub use auth::DockerAuth;
+pub use error::RetrieveError;
 pub use extract::{ExtractError, ExtractLimits};
 pub use resolver::RegistryPayloads;
 
@@ -96,6 +100,9 @@ pub struct RetrieveOptions {
     pub no_proxy: Option<String>,
     /// The whole retrieval's limit ([`RETRIEVE_TIMEOUT`]).
     pub timeout: Duration,
+    /// Mirrors for pulls by digest (the cluster's ImageDigestMirrorSets and
+    /// ImageContentSourcePolicies, [`mirrors`]); empty: every image from its own registry.
+    pub mirrors: Vec<mirrors::MirrorRule>,
 }
 
 impl RetrieveOptions {
@@ -120,6 +127,7 @@ impl RetrieveOptions {
             https_proxy: env("HTTPS_PROXY"),
             no_proxy: env("NO_PROXY"),
             timeout: RETRIEVE_TIMEOUT,
+            mirrors: Vec::new(),
         }
     }
 }
@@ -150,95 +158,6 @@ pub fn go_arch() -> &'static str {
     }
 }
 
-/// Why a release cannot be retrieved: each is one line naming the image, registry, layer or
-/// file (the ReleaseAccepted message wraps it as `Unable to download and prepare the update:
-/// {err}`).
-#[derive(Debug, thiserror::Error)]
-pub enum RetrieveError {
-    /// Not a pull spec.
-    #[error("{image:?} is not a valid image pull spec: {err}")]
-    PullSpec {
-        /// The text.
-        image: String,
-        /// Why.
-        err: String,
-    },
-    /// The registry refused or failed a request.
-    #[error("pulling {image} from {registry}: {err}")]
-    Registry {
-        /// The pull spec.
-        image: String,
-        /// The registry.
-        registry: String,
-        /// What it said.
-        err: String,
-    },
-    /// An image index without an entry for the architecture.
-    #[error("{image}: the image index has no linux/{arch} image")]
-    NoArchitecture {
-        /// The pull spec.
-        image: String,
-        /// The architecture looked for.
-        arch: String,
-    },
-    /// A layer whose bytes do not hash to its digest.
-    #[error("{image}: layer {expected} does not match its digest (received {actual})")]
-    DigestMismatch {
-        /// The pull spec.
-        image: String,
-        /// The manifest's digest for the layer.
-        expected: String,
-        /// What the bytes hash to.
-        actual: String,
-    },
-    /// A refused layer entry.
-    #[error("{image}: layer {layer}: {err}")]
-    Layer {
-        /// The pull spec.
-        image: String,
-        /// The layer digest.
-        layer: String,
-        /// Why.
-        err: ExtractError,
-    },
-    /// The extracted image is not a release payload.
-    #[error("{image} is not a release image: {what}")]
-    NotARelease {
-        /// The pull spec.
-        image: String,
-        /// What is missing or wrong.
-        what: String,
-    },
-    /// The release's version is not the one asked for.
-    #[error("release image version {actual} does not match the expected upstream version {expected}")]
-    Version {
-        /// Requested.
-        expected: String,
-        /// In `release-metadata`.
-        actual: String,
-    },
-    /// The cache directory cannot be used.
-    #[error("cache {}: {err}", .path.display())]
-    Cache {
-        /// The path.
-        path: PathBuf,
-        /// The error.
-        err: std::io::Error,
-    },
-    /// A digest that is not `sha256:` and 64 lowercase hex digits (it would name the cache
-    /// directory).
-    #[error("{image}: unsupported digest {digest:?} (sha256:<64 hex digits> only)")]
-    BadDigest {
-        /// The pull spec.
-        image: String,
-        /// The digest.
-        digest: String,
-    },
-    /// The retrieval took longer than its limit (upstream's wording).
-    #[error("download was canceled")]
-    Canceled,
-}
-
 /// A pull spec resolved to its digest.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
@@ -262,6 +181,8 @@ pub struct Retrieved {
     pub version: String,
     /// Served from the cache, with no network.
     pub from_cache: bool,
+    /// Where it was pulled from when a mirror served it (`mirror/repository@digest`).
+    pub mirror: Option<String>,
 }
 
 /// Pulls release images (see the module documentation).
@@ -292,6 +213,42 @@ pub fn is_loopback(registry: &str) -> bool {
     h == "localhost" || h == "::1" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// The oci-client configuration of `opts`: plain HTTP for `plain_http` registries, the image
+/// index entry of `opts.architecture`, the extra trusted CAs, and the proxies when `proxied`.
+fn client_config(opts: &RetrieveOptions, plain_http: Vec<String>, proxied: bool) -> ClientConfig {
+    let arch = opts.architecture.clone();
+    let resolver = move |entries: &[ImageIndexEntry]| -> Option<String> {
+        entries
+            .iter()
+            .find(|e| {
+                e.platform
+                    .as_ref()
+                    .is_some_and(|p| p.os.to_string() == "linux" && p.architecture.to_string() == arch)
+            })
+            .map(|e| e.digest.clone())
+    };
+    let proxy = |v: &Option<String>| v.clone().filter(|_| proxied);
+    ClientConfig {
+        protocol: ClientProtocol::HttpsExcept(plain_http),
+        platform_resolver: Some(Box::new(resolver)),
+        extra_root_certificates: opts
+            .trusted_ca_pem
+            .iter()
+            .map(|pem| Certificate {
+                encoding: CertificateEncoding::Pem,
+                data: pem.clone(),
+            })
+            .collect(),
+        http_proxy: proxy(&opts.http_proxy),
+        https_proxy: proxy(&opts.https_proxy),
+        no_proxy: opts.no_proxy.clone(),
+        connect_timeout: Some(Duration::from_secs(30)),
+        read_timeout: Some(Duration::from_secs(60)),
+        user_agent: concat!("cvo/", env!("CARGO_PKG_VERSION")),
+        ..ClientConfig::default()
+    }
+}
+
 /// The ring provider as rustls' process default (reqwest's rustls without a bundled provider
 /// uses it, and panics when there is none): call before making an `oci_client::Client`
 /// yourself. A provider installed before is kept.
@@ -304,37 +261,7 @@ impl Retriever {
     /// `insecure_registries` are reached over plain HTTP; every other one over TLS.
     pub fn new(opts: RetrieveOptions) -> Self {
         install_crypto_provider();
-        let arch = opts.architecture.clone();
-        let resolver = move |entries: &[ImageIndexEntry]| -> Option<String> {
-            entries
-                .iter()
-                .find(|e| {
-                    e.platform
-                        .as_ref()
-                        .is_some_and(|p| p.os.to_string() == "linux" && p.architecture.to_string() == arch)
-                })
-                .map(|e| e.digest.clone())
-        };
-        let cfg = ClientConfig {
-            protocol: ClientProtocol::HttpsExcept(Vec::new()),
-            platform_resolver: Some(Box::new(resolver)),
-            extra_root_certificates: opts
-                .trusted_ca_pem
-                .iter()
-                .map(|pem| Certificate {
-                    encoding: CertificateEncoding::Pem,
-                    data: pem.clone(),
-                })
-                .collect(),
-            http_proxy: opts.http_proxy.clone(),
-            https_proxy: opts.https_proxy.clone(),
-            no_proxy: opts.no_proxy.clone(),
-            connect_timeout: Some(Duration::from_secs(30)),
-            read_timeout: Some(Duration::from_secs(60)),
-            user_agent: concat!("cvo/", env!("CARGO_PKG_VERSION")),
-            ..ClientConfig::default()
-        };
-        let client = Client::new(cfg);
+        let client = Client::new(client_config(&opts, Vec::new(), true));
         Self { opts, client }
     }
 
@@ -343,9 +270,11 @@ impl Retriever {
         &self.opts
     }
 
-    /// A client for `registry`: plain HTTP when loopback or listed insecure.
+    /// A client for `registry`: plain HTTP when loopback or listed insecure; the proxy for
+    /// every registry but a loopback one (a proxy elsewhere cannot reach this host's loopback).
     fn client_for(&self, registry: &str) -> Client {
-        let http = is_loopback(registry)
+        let loopback = is_loopback(registry);
+        let http = loopback
             || self
                 .opts
                 .insecure_registries
@@ -355,24 +284,7 @@ impl Retriever {
             return self.client.clone();
         }
         // One client per call is cheap next to a pull; plain HTTP for this registry only.
-        let arch = self.opts.architecture.clone();
-        Client::new(ClientConfig {
-            protocol: ClientProtocol::HttpsExcept(vec![registry.to_string()]),
-            platform_resolver: Some(Box::new(move |entries: &[ImageIndexEntry]| {
-                entries
-                    .iter()
-                    .find(|e| {
-                        e.platform.as_ref().is_some_and(|p| {
-                            p.os.to_string() == "linux" && p.architecture.to_string() == arch
-                        })
-                    })
-                    .map(|e| e.digest.clone())
-            })),
-            connect_timeout: Some(Duration::from_secs(30)),
-            read_timeout: Some(Duration::from_secs(60)),
-            user_agent: concat!("cvo/", env!("CARGO_PKG_VERSION")),
-            ..ClientConfig::default()
-        })
+        Client::new(client_config(&self.opts, vec![registry.to_string()], !loopback))
     }
 
     /// The cache directory of `digest` (`sha256:<hex>` ⇒ `sha256-<hex>`).
@@ -437,7 +349,7 @@ impl Retriever {
         let image = resolved.image.as_str();
         check_digest(image, &resolved.digest)?;
         let final_dir = self.cache_path(&resolved.digest);
-        let mut p = PullProgress {
+        let p = PullProgress {
             image: image.to_string(),
             digest: Some(resolved.digest.clone()),
             ..PullProgress::default()
@@ -449,9 +361,70 @@ impl Retriever {
                 resolved: resolved.clone(),
                 version,
                 from_cache: true,
+                mirror: None,
             });
         }
-        let r = parse(&resolved.by_digest)?;
+        let (candidates, rule) = mirrors::candidates(&resolved.by_digest, &self.opts.mirrors);
+        let Some(rule) = rule else {
+            return self
+                .fetch_from(&resolved.by_digest, resolved, expected_version, progress, p)
+                .await;
+        };
+        let mut tried = Vec::new();
+        for c in &candidates {
+            match self
+                .fetch_from(&c.pull_spec, resolved, expected_version, progress, p.clone())
+                .await
+            {
+                Ok(mut got) => {
+                    if c.mirror {
+                        tracing::info!(
+                            "release image {image} pulled from mirror {} ({})",
+                            c.pull_spec,
+                            rule.from.join(", ")
+                        );
+                        got.mirror = Some(c.pull_spec.clone());
+                    }
+                    return Ok(got);
+                }
+                // Another place may serve it: the next mirror, then the source.
+                Err(RetrieveError::Registry { err, .. }) => {
+                    tracing::info!("release image {image}: {} failed: {err}", c.pull_spec);
+                    tried.push((c.pull_spec.clone(), err));
+                }
+                Err(e @ RetrieveError::DigestMismatch { .. }) => {
+                    tracing::warn!("release image {image}: {}: {e}", c.pull_spec);
+                    tried.push((c.pull_spec.clone(), e.to_string()));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(RetrieveError::Mirrors {
+            image: image.to_string(),
+            tried,
+            source_blocked: rule.never_contact_source.then(|| rule.from.join(", ")),
+        })
+    }
+
+    /// Pulls the release `resolved` names from `pull_spec` (its own repository or a mirror's,
+    /// by digest) into the cache.
+    async fn fetch_from(
+        &self,
+        pull_spec: &str,
+        resolved: &Resolved,
+        expected_version: &str,
+        progress: &(dyn Fn(&PullProgress) + Send + Sync),
+        mut p: PullProgress,
+    ) -> Result<Retrieved, RetrieveError> {
+        let image = resolved.image.as_str();
+        let final_dir = self.cache_path(&resolved.digest);
+        let r = parse(pull_spec)?;
+        if r.digest() != Some(resolved.digest.as_str()) {
+            return Err(RetrieveError::PullSpec {
+                image: pull_spec.to_string(),
+                err: format!("not by the digest {}", resolved.digest),
+            });
+        }
         let registry = r.resolve_registry().to_string();
         let client = self.client_for(&registry);
         let auth = self.opts.auth.for_registry(&registry);
@@ -521,6 +494,7 @@ impl Retriever {
             resolved: resolved.clone(),
             version,
             from_cache: false,
+            mirror: None,
         })
     }
 
@@ -617,11 +591,22 @@ fn parse(image: &str) -> Result<Reference, RetrieveError> {
     })
 }
 
-fn registry_err(image: &str, registry: &str, e: impl std::fmt::Display) -> RetrieveError {
+/// The registry's error with its causes (a connection's DNS, proxy or TLS failure is in them).
+fn registry_err(image: &str, registry: &str, e: impl std::error::Error) -> RetrieveError {
+    let mut err = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let t = inner.to_string();
+        if !err.contains(&t) {
+            err.push_str(": ");
+            err.push_str(&t);
+        }
+        src = inner.source();
+    }
     RetrieveError::Registry {
         image: image.to_string(),
         registry: registry.to_string(),
-        err: e.to_string(),
+        err: err.split_whitespace().collect::<Vec<_>>().join(" "),
     }
 }
 

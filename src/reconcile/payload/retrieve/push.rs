@@ -69,7 +69,10 @@ pub fn payload_layer(dir: &Path) -> Result<Vec<u8>, PushError> {
     b.into_inner().and_then(|gz| gz.finish()).map_err(err)
 }
 
-/// Pushes an image of the gzip tar `layers` (OCI media types, a `linux/amd64` config) as
+/// The OCI media type of a zstd-compressed tar layer.
+pub const ZSTD_LAYER_MEDIA_TYPE: &str = "application/vnd.oci.image.layer.v1.tar+zstd";
+
+/// Pushes an image of the gzip (or zstd, told by their first bytes) tar `layers` (OCI media types, a `linux/amd64` config) as
 /// `registry/repo:tag` without credentials, over plain HTTP when `plain_http` (a loopback
 /// registry) and TLS otherwise. Returns the pushed image by digest:
 /// `registry/repo@sha256:<hex>`, the manifest digest the registry reports.
@@ -113,7 +116,13 @@ pub async fn push_image(
     });
     let layers: Vec<ImageLayer> = layers
         .into_iter()
-        .map(|l| ImageLayer::oci_v1_gzip(l, None))
+        .map(|l| {
+            if super::zstd::is_zstd(&l) {
+                ImageLayer::new(l, ZSTD_LAYER_MEDIA_TYPE.to_string(), None)
+            } else {
+                ImageLayer::oci_v1_gzip(l, None)
+            }
+        })
         .collect();
     client
         .push(

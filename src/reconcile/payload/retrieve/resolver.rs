@@ -108,7 +108,9 @@ impl RegistryPayloads {
 
     /// Pulls through the cluster-wide proxy (the Proxy `cluster` status, which replaces the
     /// environment's when set) trusting the cluster's CA bundle too (`spec.trustedCA` of the
-    /// Proxy, else `openshift-config/user-ca-bundle`); read at the start of each pull.
+    /// Proxy, else `openshift-config/user-ca-bundle`) and following its registry mirrors
+    /// (ImageDigestMirrorSets and ImageContentSourcePolicies, [`super::mirrors`]); read at the
+    /// start of each pull.
     pub fn with_cluster_egress(mut self, client: kube::Client) -> Self {
         self.cluster = Some(client);
         self
@@ -274,14 +276,18 @@ async fn run_pull(
     match tokio::time::timeout(left, retriever.fetch(&resolved, "", &report)).await {
         Ok(Ok(r)) => {
             tracing::info!(
-                "release image {image} ({}) {} {}",
+                "release image {image} ({}) {} {}{}",
                 resolved.digest,
                 if r.from_cache {
                     "from the cache"
                 } else {
                     "pulled into"
                 },
-                r.dir.display()
+                r.dir.display(),
+                r.mirror
+                    .as_deref()
+                    .map(|m| format!(" from mirror {m}"))
+                    .unwrap_or_default()
             );
             PullState::Done {
                 dir: r.dir,
@@ -294,11 +300,13 @@ async fn run_pull(
     }
 }
 
-/// A retriever with the cluster's settings: its proxy and trusted CA bundle, and, when
-/// `pull_secret` and the given retriever has no credentials, its pull secret.
+/// A retriever with the cluster's settings: its proxy and trusted CA bundle, its registry
+/// mirrors (ImageDigestMirrorSets, ImageContentSourcePolicies) and, when `pull_secret` and the
+/// given retriever has no credentials, its pull secret.
 async fn cluster_retriever(retriever: &Retriever, client: &kube::Client, pull_secret: bool) -> Retriever {
     let mut opts = retriever.options().clone();
     super::egress::ClusterEgress::read(client).await.apply(&mut opts);
+    opts.mirrors.extend(super::mirrors::read(client).await);
     if pull_secret
         && opts.auth.is_empty()
         && let Some(auth) = cluster_auth(client).await

@@ -146,5 +146,7 @@ async fn scenario_changes_run_scaled() {
     })
     .await;
     assert!(t0.elapsed() >= Duration::from_millis(95), "{:?}", t0.elapsed());
+    // The event is published just after the patch: under load the test can see the patch first.
+    wait_for("the scenario's event", || !ops.events.borrow().is_empty()).await;
     assert_eq!(ops.events.borrow()[0].text, "scenario: patched ConfigMap c");
 }

@@ -196,7 +196,7 @@ fn audit_events(log: &Path, from: u64) -> Vec<Value> {
 async fn the_install_is_accepted_and_the_operator_runs_as_its_service_account_with_no_denial() {
     let test = "the_install_is_accepted_and_the_operator_runs_as_its_service_account_with_no_denial";
     let Some(admin) = cluster::real_kubeconfig() else {
-        common::skip(test, "CVO_TEST_KUBECONFIG is not set (a real kube-apiserver)");
+        common::skip_real(test);
         return;
     };
     // The CRDs first (README: install the ClusterVersion and ClusterOperator CRDs first).

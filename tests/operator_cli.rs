@@ -382,13 +382,19 @@ fn completes_the_release_serves_upstream_metrics_and_logs_no_secret() {
     );
     let m = {
         let mut m = op.metrics();
-        // The metrics follow the watch a moment later.
+        // The metrics follow the watch a moment later; and a reconciling pass (every 2 s here)
+        // starts again from 0 applied, so the sample is read between passes.
         for _ in 0..50 {
             if value(
                 &m,
                 "cluster_operator_up",
                 &[("name", "version"), ("version", "1.0.0"), ("reason", "")],
             ) == Some(1.0)
+                && value(
+                    &m,
+                    "cluster_version_payload",
+                    &[("version", "1.0.0"), ("type", "applied")],
+                ) == Some(8.0)
             {
                 break;
             }

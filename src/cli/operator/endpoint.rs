@@ -111,12 +111,8 @@ pub async fn respond(
                     format!("Forbidden: {user:?} may not get the non-resource URL /metrics\n"),
                 );
             }
-            Verdict::Unavailable => {
-                return text(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    plain,
-                    "cannot check the caller with the API server now\n".into(),
-                );
+            Verdict::Unavailable(why) => {
+                return text(StatusCode::SERVICE_UNAVAILABLE, plain, why);
             }
         }
     }

@@ -76,8 +76,26 @@ pub enum Verdict {
     Unauthenticated(&'static str),
     /// Authenticated but not allowed to get /metrics (403); the user name.
     Forbidden(String),
-    /// The API server could not be asked (503); not cached.
-    Unavailable,
+    /// The API server could not be asked, or refused the operator the review (503); not
+    /// cached. The text for the scraper: why the caller cannot be checked now.
+    Unavailable(String),
+}
+
+/// What a scraper is told when its review could not be made: the operator's own RBAC when the
+/// API server refused it the review (403: its ServiceAccount needs what the ClusterRole
+/// `system:auth-delegator` grants), else that the API server cannot be asked now.
+fn unavailable(resource: &str, e: &anyhow::Error) -> String {
+    let denied = e
+        .downcast_ref::<kube::Error>()
+        .is_some_and(|k| matches!(k, kube::Error::Api(s) if s.code == 403));
+    if denied {
+        format!(
+            "cvo may not create {resource}, so it cannot check the caller: bind its ServiceAccount \
+             to the ClusterRole system:auth-delegator\n"
+        )
+    } else {
+        "cannot check the caller with the API server now\n".to_string()
+    }
 }
 
 /// A user as the API server's authenticator described it.
@@ -129,7 +147,7 @@ impl ScrapeAuth {
                 }
                 Err(e) => {
                     tracing::warn!("metrics endpoint: TokenReview failed: {e}");
-                    return Verdict::Unavailable;
+                    return Verdict::Unavailable(unavailable("tokenreviews.authentication.k8s.io", &e));
                 }
             },
             (None, None) => return Verdict::Unauthenticated("no client certificate and no bearer token"),
@@ -139,7 +157,7 @@ impl ScrapeAuth {
             Ok(false) => Verdict::Forbidden(user.name),
             Err(e) => {
                 tracing::warn!("metrics endpoint: SubjectAccessReview failed: {e}");
-                return Verdict::Unavailable;
+                return Verdict::Unavailable(unavailable("subjectaccessreviews.authorization.k8s.io", &e));
             }
         };
         self.remember(key, verdict)
@@ -253,6 +271,31 @@ pub fn bearer(header: Option<&http::HeaderValue>) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_review_the_operator_may_not_make_names_the_missing_binding() {
+        let api = |code: u16| -> anyhow::Error {
+            kube::Error::Api(
+                kube::core::Status::failure("no", "Forbidden")
+                    .with_code(code)
+                    .boxed(),
+            )
+            .into()
+        };
+        assert_eq!(
+            unavailable("tokenreviews.authentication.k8s.io", &api(403)),
+            "cvo may not create tokenreviews.authentication.k8s.io, so it cannot check the caller: \
+             bind its ServiceAccount to the ClusterRole system:auth-delegator\n"
+        );
+        assert_eq!(
+            unavailable("tokenreviews.authentication.k8s.io", &api(500)),
+            "cannot check the caller with the API server now\n"
+        );
+        assert_eq!(
+            unavailable("x", &anyhow::anyhow!("no answer within 5s")),
+            "cannot check the caller with the API server now\n"
+        );
+    }
 
     #[test]
     fn bearer_tokens_are_read_from_the_header() {

@@ -46,7 +46,7 @@ pub(super) fn summarize(v: &WorkerView, f: Finished) -> PassSummary {
     let first_failure = match (&v.status.failure, f.outcome) {
         (Some(e), _) => {
             let msg = e.to_string();
-            let line = first_line(&msg);
+            let line = headline(&msg);
             Some(match e.reason() {
                 "" => line.to_string(),
                 r => format!("{r}: {line}"),
@@ -188,6 +188,28 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or_default().trim_end()
 }
 
+/// The first line of a failure, and when that line only announces a list (upstream's
+/// `MultipleErrors`: "Multiple errors are preventing progress:" then `* ` items, one per
+/// failed task, `pkg/cvo/sync_worker.go` `summarizeTaskGraphErrors`), the first item and how
+/// many follow: `Multiple errors are preventing progress: Could not update … (+2 more)`.
+fn headline(s: &str) -> String {
+    let head = first_line(s);
+    if !head.ends_with(':') {
+        return head.to_string();
+    }
+    let items: Vec<&str> = s
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.trim().strip_prefix("* "))
+        .filter(|l| !l.is_empty())
+        .collect();
+    match items.split_first() {
+        None => head.to_string(),
+        Some((first, [])) => format!("{head} {first}"),
+        Some((first, rest)) => format!("{head} {first} (+{} more)", rest.len()),
+    }
+}
+
 /// `s` cut to `max` characters, with `…` when cut.
 fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
@@ -243,9 +265,20 @@ mod tests {
             "Multiple errors are preventing progress:\n* a\n* b",
         ));
         let s = summarize(&v, finished(PassOutcome::Failed));
+        // A list's header alone says nothing: its first item and the count of the rest.
         assert_eq!(
             s.first_failure.as_deref(),
-            Some("Multiple errors are preventing progress:")
+            Some("Multiple errors are preventing progress: a (+1 more)")
+        );
+        v.status.failure = Some(SyncError::plain(
+            "Multiple errors are preventing progress:\n* Could not update configmap \"x/y\" (3 of 9): gone",
+        ));
+        let s = summarize(&v, finished(PassOutcome::Failed));
+        assert_eq!(
+            s.first_failure.as_deref(),
+            Some(
+                "Multiple errors are preventing progress: Could not update configmap \"x/y\" (3 of 9): gone"
+            )
         );
         v.status.failure = Some(SyncError::plain("x".repeat(400)));
         let s = summarize(&v, finished(PassOutcome::Failed));

@@ -37,21 +37,6 @@ pub fn skip(test: &str, reason: &str) {
     let _ = writeln!(std::io::stderr(), "skipping {test}: {reason}");
 }
 
-/// Skips `test`, which runs only on a real kube-apiserver, when `CVO_TEST_KUBECONFIG` is not
-/// set. `.ci/run` sets `CVO_TEST_REAL_NEXT=1` for its simulator-only `cargo test` step because
-/// its next step runs every such test binary on a real server; then the skip is noted and not a
-/// failure. Anywhere else it is [`skip`] (a failure under CI).
-pub fn skip_real(test: &str) {
-    if std::env::var_os("CVO_TEST_REAL_NEXT").is_some_and(|v| !v.is_empty() && v != "0") {
-        let _ = writeln!(
-            std::io::stderr(),
-            "skipping {test} here: it runs in the real kube-apiserver step (CVO_TEST_REAL_NEXT)"
-        );
-        return;
-    }
-    skip(test, "CVO_TEST_KUBECONFIG is not set (a real kube-apiserver)");
-}
-
 /// `tests/fixtures/upstream`: the public upstream fixtures copied into the repo (origin
 /// repository, commit and licence of each in `SOURCES.md` there).
 pub fn upstream_dir() -> PathBuf {

@@ -27,36 +27,9 @@ use cvo::{
 };
 use serde_json::json;
 
-/// A payload for `version` in `dir`: metadata, image references, a ConfigMap, a namespace.
+/// The payload these tests push for `version`.
 fn write_payload(dir: &Path, version: &str) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
-    std::fs::create_dir_all(&rm).expect("mkdir");
-    let meta = json!({"kind": "cincinnati-metadata-v0", "version": version, "previous": [], "metadata": {}});
-    std::fs::write(rm.join("release-metadata"), meta.to_string()).expect("write");
-    std::fs::write(
-        rm.join("image-references"),
-        format!("kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: {version}\n"),
-    )
-    .expect("write");
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
-    std::fs::write(
-        rm.join("0000_00_mirror_namespace.yaml"),
-        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-mirror-test\n{ann}"),
-    )
-    .expect("write");
-    std::fs::write(
-        rm.join("0000_10_mirror_configmap.yaml"),
-        format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mirrored\n  namespace: openshift-mirror-test\n{ann}data:\n  version: \"{version}\"\n"
-        ),
-    )
-    .expect("write");
-    std::fs::write(
-        dir.join("manifests/0000_00_cvo_namespace.yaml"),
-        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-cluster-version\n{ann}"),
-    )
-    .expect("write");
+    common::write_small_release(dir, version, "mirror", "openshift-mirror-test", "mirrored");
 }
 
 fn options(cache: &Path) -> RetrieveOptions {

@@ -31,41 +31,9 @@ use cvo::{
 };
 use serde_json::json;
 
-/// A payload for `version` in `dir`: metadata, image references, a namespace and a
-/// ConfigMap in `release-manifests/`, one manifest in `manifests/`.
+/// The payload these tests push for `version`.
 fn write_payload(dir: &Path, version: &str) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
-    std::fs::create_dir_all(&rm).expect("mkdir");
-    std::fs::write(
-        rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": version, "previous": [], "metadata": {}})
-            .to_string(),
-    )
-    .expect("write");
-    std::fs::write(
-        rm.join("image-references"),
-        format!("kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: {version}\n"),
-    )
-    .expect("write");
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
-    std::fs::write(
-        rm.join("0000_00_reg_namespace.yaml"),
-        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-reg\n{ann}"),
-    )
-    .expect("write");
-    std::fs::write(
-        rm.join("0000_10_reg_configmap.yaml"),
-        format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: openshift-reg\n{ann}data:\n  version: \"{version}\"\n"
-        ),
-    )
-    .expect("write");
-    std::fs::write(
-        dir.join("manifests/0000_00_cvo_namespace.yaml"),
-        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-cluster-version\n{ann}"),
-    )
-    .expect("write");
+    common::write_small_release(dir, version, "reg", "openshift-reg", "settings");
 }
 
 /// A gzip tar layer holding `dir`'s `manifests/` and `release-manifests/` plus a filler file

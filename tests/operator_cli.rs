@@ -234,16 +234,7 @@ impl Op {
             .stderr(Stdio::piped())
             .spawn()
             .expect("cvo operator starts");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let (err, sink) = (child.stderr.take().expect("stderr"), stderr.clone());
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines() {
-                let Ok(line) = line else { break };
-                let mut s = sink.lock().expect("lock");
-                s.push_str(&line);
-                s.push('\n');
-            }
-        });
+        let stderr = common::collect_stderr(&mut child);
         let mut line = String::new();
         BufReader::new(child.stdout.take().expect("stdout"))
             .read_line(&mut line)

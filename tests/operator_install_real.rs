@@ -296,16 +296,7 @@ async fn the_install_is_accepted_and_the_operator_runs_as_its_service_account_wi
         .stderr(Stdio::piped())
         .spawn()
         .expect("cvo operator starts");
-    let stderr = Arc::new(Mutex::new(String::new()));
-    let (errp, sink) = (child.stderr.take().expect("stderr"), stderr.clone());
-    std::thread::spawn(move || {
-        for line in BufReader::new(errp).lines() {
-            let Ok(line) = line else { break };
-            let mut s = sink.lock().expect("lock");
-            s.push_str(&line);
-            s.push('\n');
-        }
-    });
+    let stderr = common::collect_stderr(&mut child);
     let stdout = child.stdout.take().expect("stdout");
     let mut op = Op { child, stderr };
     let mut line = String::new();

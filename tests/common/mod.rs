@@ -37,6 +37,24 @@ pub fn skip(test: &str, reason: &str) {
     let _ = writeln!(std::io::stderr(), "skipping {test}: {reason}");
 }
 
+/// Collects `child`'s stderr (taken from it; it must have been spawned with
+/// `Stdio::piped()`) line by line into the returned text, on a thread of its own, so a test can
+/// read what a running process has logged so far.
+pub fn collect_stderr(child: &mut std::process::Child) -> std::sync::Arc<std::sync::Mutex<String>> {
+    use std::io::BufRead as _;
+    let text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let (err, sink) = (child.stderr.take().expect("piped stderr"), text.clone());
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(err).lines() {
+            let Ok(line) = line else { break };
+            let mut s = sink.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            s.push_str(&line);
+            s.push('\n');
+        }
+    });
+    text
+}
+
 /// `tests/fixtures/upstream`: the public upstream fixtures copied into the repo (origin
 /// repository, commit and licence of each in `SOURCES.md` there).
 pub fn upstream_dir() -> PathBuf {

@@ -1,9 +1,10 @@
 //! Cost of the reconcile engine on the in-process simulator: `cargo bench --bench reconcile`.
 //!
 //! For each payload size N (1,000 and 5,000; 10,000 too with `CVO_BENCH_10K=1`, about a minute
-//! more on two cores) a child process of this binary generates a synthetic payload (the shape of
-//! `scripts/gen-payload.sh`: one Namespace per component, then ConfigMaps, ServiceAccounts and
-//! Secrets over 60 components and 40 run levels), runs the engine with upstream timings (the resync interval fixed at 10 min) on an
+//! more on two cores) a child process of this binary generates a synthetic payload with
+//! `scripts/gen-payload.sh` (the full mix of a real payload: 52 CRDs and their custom resources
+//! per 1,000 manifests, RBAC, Services, Secrets and ConfigMaps over 60 components and 40 run
+//! levels), runs the engine with upstream timings (the resync interval fixed at 10 min) on an
 //! empty simulated cluster until the ClusterVersion says Completed (the first apply, as
 //! `cvo reconcile --until-complete`), then starts a second engine for one converged pass (as
 //! `cvo reconcile --once`). It prints one table: wall time, CPU time (the whole process, the
@@ -24,7 +25,6 @@ use cvo::reconcile::{
 use cvo::sim::Simulator;
 use kube::Client;
 
-const COMPONENTS: usize = 60;
 const CHILD_ENV: &str = "CVO_BENCH_CHILD_N";
 /// Longest a phase may take before the bench gives up on it.
 const PHASE_TIMEOUT: Duration = Duration::from_secs(600);
@@ -47,57 +47,24 @@ fn usage() -> (u64, f64) {
     (hwm, ticks as f64 / 100.0)
 }
 
-/// Writes a payload of `n` manifests to `dir` (the shape of `scripts/gen-payload.sh`).
-fn gen_payload(dir: &Path, n: usize) -> std::io::Result<()> {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests"))?;
-    std::fs::create_dir_all(&rm)?;
-    std::fs::write(
-        rm.join("release-metadata"),
-        r#"{"kind":"cincinnati-metadata-v0","version":"4.16.0","previous":[],"metadata":{}}"#,
-    )?;
-    std::fs::write(
-        rm.join("image-references"),
-        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 4.16.0\n",
-    )?;
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"";
-    let level = |c: usize| 10 + c * 40 / COMPONENTS;
-    for c in 0..COMPONENTS {
-        std::fs::write(
-            rm.join(format!("0000_{:02}_comp{c:02}_0-namespace.yaml", level(c))),
-            format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-comp{c:02}\n{ann}\n"),
-        )?;
-    }
-    for i in 0..n.saturating_sub(COMPONENTS) {
-        let c = i % COMPONENTS;
-        let ns = format!("openshift-comp{c:02}");
-        let f = format!("0000_{:02}_comp{c:02}_{i:04}", level(c));
-        let (suffix, body) = match i % 3 {
-            0 => (
-                "configmap",
-                format!(
-                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n  namespace: {ns}\n{ann}\ndata:\n  index: \"{i}\"\n  version: \"4.16.0\"\n"
-                ),
-            ),
-            1 => (
-                "serviceaccount",
-                format!(
-                    "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa-{i}\n  namespace: {ns}\n{ann}\n"
-                ),
-            ),
-            _ => {
-                use base64::Engine as _;
-                let data = base64::engine::general_purpose::STANDARD.encode(i.to_string());
-                (
-                    "secret",
-                    format!(
-                        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: secret-{i}\n  namespace: {ns}\n{ann}\ntype: Opaque\ndata:\n  index: {data}\n"
-                    ),
-                )
-            }
-        };
-        std::fs::write(rm.join(format!("{f}-{suffix}.yaml")), body)?;
-    }
+/// Writes a payload of `n` manifests to `dir` with `scripts/gen-payload.sh` (its full mix, as
+/// a real payload: about 5 % CRDs with custom resources of them, RBAC, Services, Secrets,
+/// ConfigMaps over 60 components).
+///
+/// Errors when the script cannot run or fails (its stderr in the message).
+fn gen_payload(dir: &Path, n: usize) -> anyhow::Result<()> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-payload.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg(dir)
+        .arg(n.to_string())
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "{}: {}",
+        script.display(),
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
     Ok(())
 }
 
@@ -243,7 +210,76 @@ async fn steady_on_cluster(kubeconfig: &Path, dir: &Path) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// `CVO_BENCH_KUBECONFIG=FILE CVO_BENCH_PAYLOAD=DIR CVO_BENCH_UPDATE_TO=DIR2`: an update in
+/// one engine on that cluster (converged on `dir`): its first pass (one payload held), then
+/// `spec.desiredUpdate` set to `dir2`'s pseudo pull spec (forced: a local directory has no
+/// signature) until Completed, both payloads held. Prints one line: the update's wall time,
+/// the apply layer's writes, and the process's peak RSS after the first pass and after the
+/// update.
+async fn update_on_cluster(kubeconfig: &Path, dir: &Path, to: &Path) -> anyhow::Result<()> {
+    use cvo::reconcile::api::LocalPayloads;
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?;
+    let client = Client::try_from(config)?;
+    let mut cfg = EngineConfig::local(dir.to_path_buf(), None)?;
+    let target = LocalPayloads::pseudo_pull_spec(to)?;
+    cfg.payloads = Arc::new(LocalPayloads {
+        own_image: LocalPayloads::pseudo_pull_spec(dir)?,
+        own_dir: dir.to_path_buf(),
+        others: [(target.clone(), to.to_path_buf())].into(),
+    });
+    cfg.timings.resync_interval = Duration::from_secs(600);
+    let mut h = Engine::spawn(client.clone(), cfg);
+    let first = wait_for(&mut h, |s| s.counters.passes >= 1 && !s.running).await?;
+    let (one, _) = usage();
+    let cvs: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
+        client,
+        &kube::api::ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk("config.openshift.io", "v1", "ClusterVersion"),
+            "clusterversions",
+        ),
+    );
+    let t0 = Instant::now();
+    cvs.patch(
+        "version",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(
+            serde_json::json!({"spec": {"desiredUpdate": {"image": target, "force": true}}}),
+        ),
+    )
+    .await?;
+    let done = wait_for(&mut h, |s| {
+        s.is_completed()
+            && s.cluster_version
+                .as_ref()
+                .and_then(|cv| cv.history.first())
+                .is_some_and(|e| e.image == target)
+    })
+    .await?;
+    let wall = t0.elapsed().as_secs_f64();
+    let (both, _) = usage();
+    h.shutdown().await;
+    println!(
+        "update between the two payloads in one engine: {wall:.2} s, {} apply writes; peak RSS {} MiB after the first pass (one payload), {} MiB after the update (both held): {:.2}x",
+        done.counters.apply_writes - first.counters.apply_writes,
+        one / 1024,
+        both / 1024,
+        both as f64 / one.max(1) as f64,
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
+    if let (Some(kc), Some(dir), Some(to)) = (
+        std::env::var_os("CVO_BENCH_KUBECONFIG"),
+        std::env::var_os("CVO_BENCH_PAYLOAD"),
+        std::env::var_os("CVO_BENCH_UPDATE_TO"),
+    ) {
+        return tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+            .block_on(update_on_cluster(Path::new(&kc), Path::new(&dir), Path::new(&to)));
+    }
     if let (Some(kc), Some(dir)) = (
         std::env::var_os("CVO_BENCH_KUBECONFIG"),
         std::env::var_os("CVO_BENCH_PAYLOAD"),

@@ -8,7 +8,11 @@
 #   2. `cvo reconcile --once` (a converged pass, in a new process),
 #   3. (STEADY=1, the default) a long-running engine's converged passes: `cargo bench --bench
 #      reconcile` with CVO_BENCH_KUBECONFIG/CVO_BENCH_PAYLOAD, resync 3 s, requests per pass as
-#      the engine counts them, printed after the table.
+#      the engine counts them, printed after the table;
+#   4. (UPDATE=1, the default) an update in one engine to a second release of N manifests
+#      (gen-payload.sh VERSION 4.16.1: its ConfigMaps change): `cargo bench --bench reconcile`
+#      with CVO_BENCH_UPDATE_TO as well; the writes to payload objects (audit log) against the
+#      number of changed manifests, and the peak RSS with one payload and with both.
 # Prints one Markdown table row per run: wall time to the end of the run (Completed for 1), the
 # requests cvo sent by verb (from the audit log: the admin user, without the requests of
 # kube-controller-manager, kubectl and curl), writes to payload objects (create/update/patch/
@@ -105,12 +109,18 @@ for n in "${SIZES[@]}"; do
     kubectl --kubeconfig "$kc" wait --for condition=Established --timeout 30s \
         crd/clusterversions.config.openshift.io crd/clusteroperators.config.openshift.io >/dev/null
     kubectl --kubeconfig "$kc" create namespace openshift-cluster-version >/dev/null
+    # kube-apiserver holds the first write to a custom resource whose storage it has just set
+    # up (its first request) for about 2 s; on a cluster the ClusterVersion CRD has been served
+    # long before its CVO starts, so the bench touches it now and starts cvo 2 s later.
+    kubectl --kubeconfig "$kc" get clusterversions,clusteroperators >/dev/null 2>&1 || true
+    warm_until=$((SECONDS + 3))
     if [ "${PRECREATE_CV:-0}" = 1 ]; then
         printf 'apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n  name: version\nspec:\n  clusterID: %s\n' \
             "$(cat /proc/sys/kernel/random/uuid)" | kubectl --kubeconfig "$kc" create -f - >/dev/null
     fi
     p=$WORK/payload-$n
     scripts/gen-payload.sh "$p" "$n" >/dev/null
+    while [ "$SECONDS" -lt "$warm_until" ]; do sleep 0.2; done
     for run in until-complete once; do
         mark=$(wc -l <"$audit")
         set +e
@@ -138,6 +148,40 @@ for i, line in enumerate(open(sys.argv[1])):
             and not agent.startswith(("kube-controller-manager", "kubectl", "curl")):
         n += 1
 print(f"  audit log: {n} requests from the bench process in that run (start-up and shutdown included)")
+PY
+    fi
+    if [ "${UPDATE:-1}" = 1 ]; then
+        # 4. an update to a second release of N manifests in one engine (benches/reconcile.rs):
+        #    the ConfigMaps carry the version, so they are what changes
+        p2=$WORK/payload-$n-next
+        scripts/gen-payload.sh "$p2" "$n" 4.16.1 >/dev/null
+        changed=0
+        for f in "$p2"/release-manifests/0000_*.yaml; do
+            cmp -s "$f" "$p/release-manifests/$(basename "$f")" || changed=$((changed + 1))
+        done
+        mark=$(wc -l <"$audit")
+        line=$(CVO_BENCH_KUBECONFIG=$kc CVO_BENCH_PAYLOAD=$p CVO_BENCH_UPDATE_TO=$p2 \
+            cargo bench --quiet --bench reconcile 2>"$WORK/update-$n.err" | tail -1)
+        sleep 1
+        echo "N=$n: ${line:-the update run failed: $(tail -3 "$WORK/update-$n.err")}" >>"$WORK/steady.txt"
+        python3 - "$audit" "$mark" "$changed" >>"$WORK/steady.txt" <<'PY'
+import json, sys
+writes, requests = 0, 0
+for i, line in enumerate(open(sys.argv[1])):
+    if i < int(sys.argv[2]):
+        continue
+    e = json.loads(line)
+    agent = e.get("userAgent", "")
+    if e.get("stage") == "ResponseStarted" or e["user"]["username"] != "realk8s-admin" \
+            or agent.startswith(("kube-controller-manager", "kubectl", "curl")):
+        continue
+    requests += 1
+    ref = e.get("objectRef", {})
+    if e["verb"] in ("create", "update", "patch", "delete") \
+            and ref.get("resource") not in ("clusterversions", "clusteroperators", "leases") \
+            and ref.get("name") != "cvo-verified-manifests" and e.get("responseStatus", {}).get("code", 0) < 300:
+        writes += 1
+print(f"  audit log: {writes} writes to payload objects for {sys.argv[3]} changed manifests, {requests} requests in that run")
 PY
     fi
     "$TOOLS/down.sh" --wipe >/dev/null 2>&1 || true

@@ -5,11 +5,11 @@
 # manifests). Defaults: N=1000, VERSION=4.16.0.
 #
 # MIX=full (the default) is the mix of a real payload: C = min(60, max(1, N/16)) components with
-# one Namespace each (run levels 10-49), K = max(1, N/250) CustomResourceDefinitions at run level
+# one Namespace each (run levels 10-49), K = max(1, N*52/1000) CustomResourceDefinitions at run level
 # 05, then the rest spread over the components, 20 in a cycle of
 #   6 ConfigMaps, 4 Secrets, 2 ServiceAccounts, 2 Roles, 2 RoleBindings, 1 ClusterRole,
 #   1 Service (ClusterIP or headless, alternately), 2 custom resources of the CRDs
-# (N=1000: 60 namespaces, 4 CRDs, 92 custom resources, 47 Services, 188 Secrets, ...).
+# (N=1000: 60 namespaces, 52 CRDs, 88 custom resources, 47 Services, 188 Secrets, ...).
 # MIX=simple is the older mix: one Namespace per component (60), then ConfigMaps,
 # ServiceAccounts and Secrets over 40 run levels.
 # PAD=K adds K keys of 90 characters to every ConfigMap (PAD=300 makes a ~10 MB payload for
@@ -59,7 +59,7 @@ fi
 components=$((n / 16))
 [ "$components" -gt 60 ] && components=60
 [ "$components" -lt 1 ] && components=1
-crds=$((n / 250))
+crds=$((n * 52 / 1000))
 [ "$crds" -lt 1 ] && crds=1
 rest=$((n - components - crds))
 [ "$rest" -ge 0 ] || { echo "gen-payload.sh: N=$n is too small for the full mix (at least 2)" >&2; exit 2; }

@@ -1286,3 +1286,139 @@ async fn thousand_manifests_converge_then_zero_writes() {
     );
     e.done().await;
 }
+
+/// A payload's CRDs and their custom resources, applied as a first (Initializing) pass then a
+/// converged (Reconciling) one, on both servers (issue 28): each CRD's `Established` comes from
+/// the CRD watch (no GET of a CRD after its create), the custom resources' kinds from the CRDs
+/// (no discovery request for their group), each custom resource is created without a GET, and
+/// their watches open when the pass ends; the CRDs' readiness is recorded, so the converged
+/// pass reads no payload object at all.
+#[tokio::test]
+async fn crds_and_their_custom_resources_first_apply_from_the_crd_watch() {
+    let e = env().await;
+    if let Some(sim) = &e.sim {
+        // As on kube-apiserver: the create answers before the CRD is Established.
+        sim.set_crd_establish_delay(Duration::from_millis(150));
+    }
+    let group = format!("t{}.cvo.example.com", suffix());
+    let mut crds = Vec::new();
+    let mut crs = Vec::new();
+    for k in 0..3 {
+        let (kind, plural) = (format!("Gadget{k}"), format!("gadget{k}s"));
+        crds.push(json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {"group": group, "scope": "Namespaced",
+                "names": {"plural": plural, "singular": format!("gadget{k}"), "kind": kind, "listKind": format!("{kind}List")},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}}));
+        for i in 0..2 {
+            crs.push(json!({"apiVersion": format!("{group}/v1"), "kind": kind,
+                "metadata": {"name": format!("g{i}"), "namespace": e.ns}, "spec": {"i": i}}));
+        }
+    }
+    let all: Vec<Value> = crds.iter().chain(&crs).cloned().collect();
+    let refs: Vec<&Value> = all.iter().collect();
+    let applier = Applier::new(e.client.clone());
+    let init = ApplyContext {
+        mode: PayloadState::Initializing,
+        ..Default::default()
+    };
+    within(
+        "prepare",
+        applier.prepare_pass_within(&refs, Duration::from_secs(5)),
+    )
+    .await;
+    assert!(
+        applier
+            .caches()
+            .watched()
+            .contains(&"apiextensions.k8s.io/v1/CustomResourceDefinition".to_owned()),
+        "{:?}",
+        applier.caches().watched()
+    );
+    e.clear();
+    for m in &all {
+        let out = within("apply", applier.apply(&init, m)).await.expect("applied");
+        assert!(out.wrote, "{m}");
+        if m["kind"] == "CustomResourceDefinition" {
+            let live = out.live.expect("the live CRD");
+            let established = live["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "Established" && c["status"] == "True")
+            });
+            assert!(
+                established,
+                "the apply returns once the CRD is Established: {live}"
+            );
+        }
+    }
+    within("finish", applier.finish_pass(false)).await;
+    let seen = e.seen.lock().expect("seen").clone();
+    let crd_gets: Vec<_> = seen
+        .iter()
+        .filter(|(v, p)| *v == "get" && p.contains("customresourcedefinitions/"))
+        .collect();
+    assert_eq!(crd_gets, Vec::<&(&str, String)>::new(), "no CRD is polled");
+    let discovery: Vec<_> = seen
+        .iter()
+        .filter(|(_, p)| p.contains(&group) && !p.contains("/namespaces/"))
+        .collect();
+    assert!(
+        discovery.iter().all(|(v, _)| *v == "watch" || *v == "list"),
+        "the custom resources' kinds come from the CRDs, not discovery: {discovery:?}"
+    );
+    let cr_requests: Vec<_> = seen
+        .iter()
+        .filter(|(_, p)| p.contains("/namespaces/") && p.contains(&group))
+        .collect();
+    assert_eq!(
+        cr_requests.iter().filter(|(v, _)| *v == "create").count(),
+        6,
+        "{cr_requests:?}"
+    );
+    assert!(
+        cr_requests.iter().all(|(v, _)| *v == "create"),
+        "each custom resource is created without a GET: {cr_requests:?}"
+    );
+    let watched = applier.caches().watched();
+    for k in 0..3 {
+        assert!(
+            watched.contains(&format!("{group}/v1/Gadget{k}")),
+            "the pass's end opens the custom resources' watches: {watched:?}"
+        );
+    }
+    // The converged pass: the CRDs' readiness was recorded while Initializing.
+    let reconciling = ApplyContext::default();
+    e.clear();
+    within(
+        "prepare",
+        applier.prepare_pass_within(&refs, Duration::from_secs(5)),
+    )
+    .await;
+    for m in &all {
+        let out = within("apply", applier.apply(&reconciling, m))
+            .await
+            .expect("applied");
+        assert!(out.drift.is_none(), "{m}: {:?}", out.drift);
+    }
+    let reads: Vec<_> = e
+        .seen
+        .lock()
+        .expect("seen")
+        .iter()
+        .filter(|(v, _)| !matches!(*v, "watch" | "list" | "discovery"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        reads,
+        Vec::<(&str, String)>::new(),
+        "the converged pass reads and writes nothing"
+    );
+    // Clean up the CRDs (cluster-scoped) on the shared real server.
+    for c in &crds {
+        let name = c["metadata"]["name"].as_str().unwrap_or_default();
+        let _ = e.api_for(c).delete(name, &Default::default()).await;
+    }
+    e.done().await;
+}

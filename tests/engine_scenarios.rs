@@ -1343,6 +1343,101 @@ async fn custom_resource_right_after_its_crd_is_created_in_the_same_pass() {
     h.shutdown().await;
 }
 
+/// A first install whose custom resources come before their CRDs in the task graph (issue
+/// 28): Initializing applies every component at once, so each custom resource waits for the
+/// CRD watch to show its kind served instead of failing the pass or polling discovery; the
+/// install completes in its first pass, with no CRD read after its create, and the next
+/// passes read no payload object (the CRDs' readiness was recorded while Initializing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_resources_before_their_crds_wait_for_them_in_the_first_pass() {
+    let (mut t, n) = cluster().await;
+    if let Some(sim) = t.sim() {
+        // Established later than discovery's retries (0.1 + 0.3 + 0.9 s) would wait: only a
+        // wait on the CRD watch keeps the first pass free of failed tasks.
+        sim.set_crd_establish_delay(Duration::from_millis(1600));
+    }
+    let group = format!("{}.example.com", t.name("gizmos"));
+    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    let mut extra = Vec::new();
+    for k in 0..3 {
+        let crd_name = format!("gizmo{k}s.{group}");
+        t.clean_up(CRD, "", &crd_name);
+        extra.push((
+            format!("0000_16_gizmos_{k:02}_crd.yaml"),
+            format!(
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {crd_name}\n{ann}spec:\n  group: {group}\n  names: {{kind: Gizmo{k}, plural: gizmo{k}s, singular: gizmo{k}, listKind: Gizmo{k}List}}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n"
+            ),
+        ));
+        extra.push((
+            format!("0000_12_early{k}_cr.yaml"),
+            format!(
+                "apiVersion: {group}/v1\nkind: Gizmo{k}\nmetadata:\n  name: g{k}\n  namespace: {}\n{ann}spec:\n  k: {k}\n",
+                n.ns
+            ),
+        ));
+    }
+    let extra: Vec<(&str, String)> = extra.iter().map(|(f, b)| (f.as_str(), b.clone())).collect();
+    let f = payloads(&n, &extra, &[]);
+    play_operator(&t, healthy(), Duration::from_millis(30));
+    let mut h = Engine::spawn(t.client(), config(&f, &n, EngineMode::ActiveApply));
+    // Every snapshot until Completed: no task of any pass may have failed on the way.
+    let mut failures = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let s = h.status.borrow_and_update().clone();
+        if let Some(f) = &s.failure {
+            failures.push(format!("{f:?}"));
+        }
+        if s.is_completed() {
+            break;
+        }
+        tokio::time::timeout_at(deadline, h.status.changed())
+            .await
+            .expect("install Completed within 20 s")
+            .expect("engine running");
+    }
+    assert_eq!(
+        failures,
+        Vec::<String>::new(),
+        "no custom resource failed for want of its CRD"
+    );
+    let snap = h.status.borrow().clone();
+    assert_eq!((snap.done, snap.total), (10, 10));
+    for k in 0..3 {
+        let gizmos = cluster::Res(
+            Box::leak(group.clone().into_boxed_str()),
+            "v1",
+            Box::leak(format!("Gizmo{k}").into_boxed_str()),
+            Box::leak(format!("gizmo{k}s").into_boxed_str()),
+            true,
+        );
+        let g = t
+            .get(gizmos, &n.ns, &format!("g{k}"))
+            .await
+            .expect("the custom resource exists");
+        assert_eq!(g["spec"]["k"], k);
+    }
+    if let Some(sim) = t.sim() {
+        let audit = sim.audit().entries;
+        let polled: Vec<String> = audit
+            .iter()
+            .filter(|e| e.verb == "get" && e.path.contains("customresourcedefinitions/"))
+            .map(|e| e.path.clone())
+            .collect();
+        assert_eq!(polled, Vec::<String>::new(), "no CRD polled");
+        // One look before the pass (the CRDs do not exist yet), none while it waits.
+        let discovery = audit
+            .iter()
+            .filter(|e| e.verb == "discovery" && e.path.contains(&group))
+            .count();
+        assert!(
+            discovery <= 1,
+            "{discovery} discovery requests for the custom resources' group"
+        );
+    }
+    h.shutdown().await;
+}
+
 /// Serves plain HTTP on 127.0.0.1, answering every request `404` with a `Status` body, and
 /// records each request's `User-Agent`. Returns the kubeconfig file and the recorded agents.
 async fn agent_recorder(dir: &Path) -> (PathBuf, Arc<std::sync::Mutex<Vec<String>>>) {

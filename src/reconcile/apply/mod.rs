@@ -18,6 +18,7 @@
 #[cfg(test)]
 mod absent_zero_tests;
 pub mod builders;
+mod create;
 pub mod delete;
 pub mod diff;
 mod discovery;
@@ -32,10 +33,7 @@ pub mod readiness;
 pub mod watch_cache;
 mod watch_store;
 
-use std::{
-    sync::Mutex,
-    time::{Duration, Instant},
-};
+use std::{sync::Mutex, time::Duration};
 
 use k8s_openapi::api::batch::v1::Job;
 use kube::{
@@ -236,6 +234,11 @@ const DISCOVERY_BACKOFF: Duration = Duration::from_millis(100);
 pub(crate) const CRD_ESTABLISHED_TIMEOUT: Duration = Duration::from_secs(10);
 /// Poll interval of that wait.
 const CRD_POLL: Duration = Duration::from_millis(50);
+/// How long kube-apiserver holds a create of a custom resource whose CRD became `Established`
+/// less than this long ago (whole seconds of the condition's `lastTransitionTime`).
+pub(crate) const CR_CREATE_HOLD: Duration = Duration::from_secs(2);
+/// Added to [`CR_CREATE_HOLD`] before such a create, for the server's clock reading.
+const CR_CREATE_MARGIN: Duration = Duration::from_millis(50);
 
 /// Whether a CRD (as JSON) has `Established=True`.
 fn crd_established(crd: &Value) -> bool {
@@ -395,6 +398,19 @@ pub(crate) fn check_readiness(live: &Value) -> Result<(), UpdateError> {
     }
 }
 
+/// The readiness check of `live` ([`check_readiness`]) after an apply, deciding what the
+/// record keeps: returns `hash` when the check passed, `None` (record nothing) when it failed
+/// while Initializing (where it does not fail the apply).
+///
+/// Errors: the check's error, except while Initializing.
+fn ready_to_record(ctx: &ApplyContext, hash: Option<u64>, live: &Value) -> Result<Option<u64>, UpdateError> {
+    match check_readiness(live) {
+        Ok(()) => Ok(hash),
+        Err(_) if ctx.mode == PayloadState::Initializing => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Whether `manifest` is a deletion manifest (`release.openshift.io/delete: "true"`).
 ///
 /// Errors with `invalid delete annotation "{key}" with value "{v}"` for any other value.
@@ -437,8 +453,9 @@ impl Applier {
         lock(&self.deletions).in_progress()
     }
 
-    /// The resource of `id` and whether it is namespaced: the typed table, else discovery
-    /// (cached for [`DISCOVERY_TTL`]; a miss is never cached). A kind the server does not list
+    /// The resource of `id` and whether it is namespaced: the typed table, else an
+    /// `Established` CRD of the synced CRD watch that serves the kind, else discovery (cached
+    /// for [`DISCOVERY_TTL`]; a miss is never cached). A kind the server does not list
     /// is asked again [`DISCOVERY_RETRIES`] times with a short backoff before failing, so a
     /// custom resource applied right after its CRD (whose discovery document the server
     /// publishes a moment after `Established`) does not fail its pass.
@@ -460,6 +477,21 @@ impl Applier {
         let gvk = GroupVersionKind::gvk(id.group(), id.version(), &id.kind);
         if let Some((_, plural, namespaced)) = typed_kind(id.group(), &id.kind) {
             return Ok((ApiResource::from_gvk_with_plural(&gvk, plural), namespaced));
+        }
+        // A kind an Established CRD serves, from the CRD watch: no discovery request. A kind
+        // a CRD of the payload defines is waited for (its CRD may not be created or
+        // established yet while a first pass applies components in parallel), unless the
+        // caller wants an answer at once.
+        if let Some(found) = self.cache.served_kind(id.group(), id.version(), &id.kind) {
+            return Ok(found);
+        }
+        if retries > 0
+            && let Some(found) = self
+                .cache
+                .wait_served(id.group(), id.version(), &id.kind, CRD_ESTABLISHED_TIMEOUT)
+                .await
+        {
+            return Ok(found);
         }
         let mut attempt = 0;
         loop {
@@ -490,29 +522,6 @@ impl Applier {
         self.discovery.forget_group(group);
     }
 
-    /// After a write of a CRD: polls it until `Established=True` (upstream
-    /// `lib/resourcebuilder/apiext.go`, the CRD readiness check), at most
-    /// [`CRD_ESTABLISHED_TIMEOUT`], and forgets the discovery of the group it serves. Returns the
-    /// last object read (`written` when no read succeeded), for the readiness check.
-    async fn wait_established(&self, api: &Api<DynamicObject>, written: Value) -> Value {
-        let name = written["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        let group = written["spec"]["group"].as_str().unwrap_or_default().to_owned();
-        let deadline = Instant::now() + CRD_ESTABLISHED_TIMEOUT;
-        let mut last = written;
-        while !crd_established(&last) && Instant::now() < deadline {
-            tokio::time::sleep(CRD_POLL).await;
-            match api.get(&name).await {
-                Ok(o) => last = serde_json::to_value(&o).unwrap_or(last),
-                Err(e) => tracing::debug!("waiting for CRD {name} Established: {e}"),
-            }
-        }
-        self.forget_discovery(&group);
-        last
-    }
-
     /// What follows every create of `id` (`created` is the server's answer to it): for a CRD,
     /// the wait for `Established`; the readiness check (not while Initializing); the watch
     /// cache's verification record. Both create paths (after a GET found the object absent,
@@ -530,16 +539,16 @@ impl Applier {
     ) -> Result<ApplyOutcome, UpdateError> {
         let mut created = encode(&id.task(), created)?;
         if is_crd(id) {
+            self.cache.crd_created(&created);
             created = self.wait_established(api, created).await;
         }
-        if ctx.mode != PayloadState::Initializing {
-            check_readiness(&created)?;
-        }
-        self.cache.after_apply(id, hash, &Drift::None, true, &created);
+        let hash = ready_to_record(ctx, hash, &created)?;
+        let drift = Drift::Create {
+            object: required.clone().into(),
+        };
+        self.cache.after_apply(id, hash, &drift, true, &created);
         Ok(ApplyOutcome {
-            drift: Drift::Create {
-                object: required.into(),
-            },
+            drift,
             wrote: true,
             live: Some(created),
         })
@@ -612,7 +621,7 @@ impl Applier {
         // The watch cache: skip an object unchanged since verified against this manifest; do
         // not GET one the cache knows absent (a 409 on create then falls back to the GET).
         // The hash covers everything the build reads, so a verified manifest is not built.
-        let hash = watch_cache::cacheable(ctx, &id).then(|| {
+        let hash = watch_cache::cacheable(&id).then(|| {
             let digest = digest.unwrap_or_else(|| watch_cache::object_digest(manifest));
             watch_cache::manifest_hash(ctx, digest)
         });
@@ -653,8 +662,8 @@ impl Applier {
                 });
             }
             let obj: DynamicObject = decode(&task, "manifest", &required)?;
-            let created = api
-                .create(&PostParams::default(), &obj)
+            let created = self
+                .create(&api, &id, &obj)
                 .await
                 .map_err(|e| self.write_error(&id, &e))?;
             return self.after_create(ctx, &api, &id, required, hash, &created).await;
@@ -687,9 +696,7 @@ impl Applier {
                 (Drift::Update { diff }, true, updated)
             }
         };
-        if ctx.mode != PayloadState::Initializing {
-            check_readiness(&after)?;
-        }
+        let hash = ready_to_record(ctx, hash, &after)?;
         self.cache.after_apply(&id, hash, &drift, wrote, &after);
         Ok(ApplyOutcome {
             drift,

@@ -37,7 +37,7 @@ use std::{
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     Api, Client,
-    api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams},
+    api::{ApiResource, DynamicObject, Patch, PatchParams},
 };
 use serde_json::Value;
 use tokio::sync::watch;
@@ -46,10 +46,9 @@ use super::{
     ApplyContext, ApplyOutcome, Drift, ManifestId, decode, lock,
     watch_store::{KindStore, Lookup, ObjectName, SyncState},
 };
-use crate::reconcile::{
-    errors::{ApiErrorKind, UpdateError},
-    payload::PayloadState,
-};
+use crate::reconcile::errors::{ApiErrorKind, UpdateError};
+
+mod crds;
 
 /// Namespace of the verification record.
 pub const RECORD_NAMESPACE: &str = "openshift-cluster-version";
@@ -180,18 +179,12 @@ fn object_key(id: &ManifestId) -> u64 {
 }
 
 /// Whether a manifest's verification may be recorded and reused: not ClusterOperators (their
-/// health is read every pass) and, while Initializing, not the kinds whose readiness check is
-/// skipped then (a later pass must run it).
-pub(crate) fn cacheable(ctx: &ApplyContext, id: &ManifestId) -> bool {
-    let readiness = matches!(
-        (id.group(), id.kind.as_str()),
-        ("apps", "Deployment" | "DaemonSet")
-            | ("batch", "Job")
-            | ("apiextensions.k8s.io", "CustomResourceDefinition")
-    );
-    let co = id.group() == "config.openshift.io" && id.kind == "ClusterOperator";
-    let unchecked = readiness && ctx.mode == PayloadState::Initializing;
-    !(co || unchecked)
+/// health is read every pass). A kind with a readiness check (Deployment, DaemonSet, Job,
+/// CRD) is recorded only when its check passed on the object left by the apply, also while
+/// Initializing, where a failed check does not fail the apply but is not recorded either (a
+/// later pass runs it again).
+pub(crate) fn cacheable(id: &ManifestId) -> bool {
+    !(id.group() == "config.openshift.io" && id.kind == "ClusterOperator")
 }
 
 /// One kind's watch: its store (metadata or full objects), whether the store is complete, and
@@ -200,6 +193,8 @@ struct KindWatch {
     ar: ApiResource,
     store: KindStore,
     synced: watch::Receiver<SyncState>,
+    /// Bumped at every event the store applied.
+    events: watch::Receiver<u64>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -211,6 +206,14 @@ impl Drop for KindWatch {
 
 /// (apiVersion, kind) of a watched kind.
 type KindKey = (String, String);
+
+/// The key of the CustomResourceDefinition kind.
+fn crd_key() -> KindKey {
+    (
+        "apiextensions.k8s.io/v1".into(),
+        "CustomResourceDefinition".into(),
+    )
+}
 
 /// The verification record: object key hash → (manifest hash, resourceVersion).
 #[derive(Debug, Default)]
@@ -262,6 +265,11 @@ pub struct WatchCaches {
     record: Mutex<Record>,
     /// Whether the server streams lists (`sendInitialEvents`), once asked.
     streaming: Mutex<Option<bool>>,
+    /// `(group, version, kind)` of every kind a CRD of the current payload defines.
+    payload_crd_kinds: Mutex<HashSet<(String, String, String)>>,
+    /// Kinds of the CRDs this process created ([`Self::crd_created`]), each with the objects
+    /// of it this process created since.
+    fresh: Mutex<HashMap<KindKey, HashSet<ObjectName>>>,
     /// The verification record's ConfigMap name (in [`RECORD_NAMESPACE`]), one per
     /// ClusterVersion: see [`record_name`].
     record_name: String,
@@ -295,6 +303,8 @@ impl WatchCaches {
             watches: Mutex::new(HashMap::new()),
             record: Mutex::new(Record::default()),
             streaming: Mutex::new(None),
+            fresh: Mutex::new(HashMap::new()),
+            payload_crd_kinds: Mutex::new(HashSet::new()),
             record_name: record_name(cluster_version),
         }
     }
@@ -330,17 +340,48 @@ impl WatchCaches {
         if watches.contains_key(key) {
             return None;
         }
-        let (store, rx, task) = KindStore::start(&self.client, ar, keys, streaming);
+        let (store, rx, events, task) = KindStore::start(&self.client, ar, keys, streaming);
         watches.insert(
             key.clone(),
             KindWatch {
                 ar: ar.clone(),
                 store,
                 synced: rx.clone(),
+                events,
                 task,
             },
         );
         Some(rx)
+    }
+
+    /// Starts the watch of every wanted kind that has none yet, resolving each with `resolve`
+    /// (the kinds of CRDs created during the pass, left unwatched until it ended). Does not
+    /// wait for their lists.
+    pub(crate) async fn start_missing<F, Fut>(&self, resolve: F)
+    where
+        F: Fn(ManifestId) -> Fut,
+        Fut: std::future::Future<Output = Option<ApiResource>>,
+    {
+        let missing: Vec<KindKey> = {
+            let watches = lock(&self.watches);
+            lock(&self.wanted)
+                .keys()
+                .filter(|k| !watches.contains_key(*k))
+                .filter(|(av, kind)| !(av == "config.openshift.io/v1" && kind == "ClusterOperator"))
+                .cloned()
+                .collect()
+        };
+        for key in missing {
+            let id = ManifestId {
+                api_version: key.0.clone(),
+                kind: key.1.clone(),
+                namespace: String::new(),
+                name: String::new(),
+            };
+            if let Some(ar) = resolve(id).await {
+                let _ = self.start(&key, &ar);
+            }
+        }
     }
 
     /// Sets the kinds of the current payload with their objects and whether the caches keep
@@ -358,6 +399,15 @@ impl WatchCaches {
         *lock(&self.wanted) = kinds;
     }
 
+    /// The sync flags of the watches still on their first list.
+    fn listing(&self) -> Vec<watch::Receiver<SyncState>> {
+        lock(&self.watches)
+            .values()
+            .filter(|w| *w.synced.borrow() == SyncState::Listing)
+            .map(|w| w.synced.clone())
+            .collect()
+    }
+
     /// Kinds watched now, as `apiVersion/kind`, sorted.
     pub fn watched(&self) -> Vec<String> {
         let mut v: Vec<String> = lock(&self.watches)
@@ -371,18 +421,42 @@ impl WatchCaches {
     /// What the cache of `id`'s kind knows of it. A wanted kind without a watch (a custom
     /// resource whose CRD appeared during the pass) gets its watch started and answers
     /// [`Known::Unknown`] until synced.
+    ///
+    /// A kind of a CRD this process created ([`Self::crd_created`]) answers without its watch
+    /// until that is synced: [`Known::Absent`] for an object this process has not created,
+    /// [`Known::Unknown`] for one it has.
     pub(crate) fn known(&self, id: &ManifestId, ar: &ApiResource, namespaced: bool) -> Known {
         let key = (id.api_version.clone(), id.kind.clone());
+        let fresh = |watches: std::sync::MutexGuard<'_, HashMap<KindKey, KindWatch>>| {
+            drop(watches);
+            let fresh = lock(&self.fresh);
+            let created = fresh.get(&key)?;
+            let name = (
+                if namespaced {
+                    id.namespace.clone()
+                } else {
+                    String::new()
+                },
+                id.name.clone(),
+            );
+            Some(if created.contains(&name) {
+                Known::Unknown
+            } else {
+                Known::Absent
+            })
+        };
         let watches = lock(&self.watches);
         let Some(w) = watches.get(&key) else {
-            drop(watches);
+            if let Some(known) = fresh(watches) {
+                return known;
+            }
             if lock(&self.wanted).contains_key(&key) {
                 let _ = self.start(&key, ar);
             }
             return Known::Unknown;
         };
         if *w.synced.borrow() != SyncState::Synced {
-            return Known::Unknown;
+            return fresh(watches).unwrap_or(Known::Unknown);
         }
         match w.store.lookup(&w.ar, &id.namespace, &id.name, namespaced) {
             Lookup::Unknown => Known::Unknown,
@@ -548,36 +622,88 @@ impl super::Applier {
         }
         let names = names.into_iter().map(|(k, v)| (k, Arc::new(v))).collect();
         self.cache.set_wanted(names, watch_only);
+        *lock(&self.cache.payload_crd_kinds) = manifests
+            .iter()
+            .filter(|m| {
+                m["apiVersion"] == "apiextensions.k8s.io/v1" && m["kind"] == "CustomResourceDefinition"
+            })
+            .flat_map(|m| {
+                let spec = &m["spec"];
+                let group = spec["group"].as_str().unwrap_or_default().to_owned();
+                let kind = spec["names"]["kind"].as_str().unwrap_or_default().to_owned();
+                spec["versions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v["name"].as_str())
+                    .map(move |v| (group.clone(), v.to_owned(), kind.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
         self.cache.streaming().await;
         // Kinds resolved together, for at most RESOLVE_WAIT (a watch-only pass: `wait`, as
         // its lists): a kind whose CRD does not exist yet is started at its first manifest
         // instead. ClusterOperators are read every active pass (their health), so only a full
         // cache serves them.
         let resolve_wait = if watch_only { wait } else { RESOLVE_WAIT };
+        // The CRD kind first: once its watch has listed, the kinds the payload's CRDs define
+        // resolve from it, with no discovery request (and none for a CRD not created yet).
+        let mut started = Vec::new();
+        if let Some(id) = kinds.get(&crd_key())
+            && let Ok((ar, _)) = self.resource_with_retries(id, 0).await
+            && let Some(rx) = self.cache.start(&crd_key(), &ar)
+        {
+            WatchCaches::wait_synced(vec![rx.clone()], wait).await;
+            started.push(rx);
+        }
         let resolve = kinds
             .iter()
-            .filter(|(_, id)| {
-                watch_only || !(id.group() == "config.openshift.io" && id.kind == "ClusterOperator")
+            .filter(|(key, id)| {
+                *key != &crd_key()
+                    && (watch_only || !(id.group() == "config.openshift.io" && id.kind == "ClusterOperator"))
             })
             .map(|(key, id)| async move {
-                (
-                    key,
-                    tokio::time::timeout(resolve_wait, self.resource_with_retries(id, 0)).await,
-                )
+                let defined = lock(&self.cache.payload_crd_kinds).contains(&(
+                    id.group().to_owned(),
+                    id.version().to_owned(),
+                    id.kind.clone(),
+                ));
+                let r = if defined && self.cache.crd_events().is_some() {
+                    Ok(self
+                        .cache
+                        .served_kind(id.group(), id.version(), &id.kind)
+                        .ok_or_else(|| UpdateError::failed("not served yet")))
+                } else {
+                    tokio::time::timeout(resolve_wait, self.resource_with_retries(id, 0)).await
+                };
+                (key, r)
             });
-        let mut started = Vec::new();
         for (key, r) in futures::future::join_all(resolve).await {
             if let Ok(Ok((ar, _))) = r {
                 started.extend(self.cache.start(key, &ar));
             }
         }
+        // Watches opened earlier and still listing (those the last pass opened as it ended)
+        // are waited for too.
+        started.extend(self.cache.listing());
         self.cache.load_record(&ids).await;
         WatchCaches::wait_synced(started, wait).await;
     }
 
-    /// Ends a pass: saves the verification record if it changed, unless `dry_run`. Returns
-    /// whether it wrote.
+    /// Ends a pass: opens the watches of the payload's kinds that have none yet (the kinds of
+    /// CRDs created during the pass: the next pass then finds them synced), then saves the
+    /// verification record if it changed, unless `dry_run`. Returns whether it wrote the
+    /// record.
     pub async fn finish_pass(&self, dry_run: bool) -> bool {
+        self.cache
+            .start_missing(|id| async move {
+                tokio::time::timeout(RESOLVE_WAIT, self.resource_with_retries(&id, 0))
+                    .await
+                    .ok()?
+                    .ok()
+                    .map(|(ar, _)| ar)
+            })
+            .await;
         !dry_run && self.cache.save_record().await
     }
 
@@ -622,7 +748,7 @@ impl super::Applier {
     ) -> Result<Result<ApplyOutcome, Value>, UpdateError> {
         let task = id.task();
         let obj: DynamicObject = decode(&task, "manifest", required)?;
-        let created = match api.create(&PostParams::default(), &obj).await {
+        let created = match self.create(api, id, &obj).await {
             Ok(c) => c,
             Err(e) if ApiErrorKind::of(&e) == ApiErrorKind::AlreadyExists => {
                 return match self.get(api, id).await? {
@@ -650,6 +776,12 @@ impl WatchCaches {
         wrote: bool,
         after: &Value,
     ) {
+        if wrote && matches!(drift, Drift::Create { .. }) {
+            let mut fresh = lock(&self.fresh);
+            if let Some(created) = fresh.get_mut(&(id.api_version.clone(), id.kind.clone())) {
+                created.insert((id.namespace.clone(), id.name.clone()));
+            }
+        }
         match hash {
             Some(h) if wrote || *drift == Drift::None => {
                 self.verified(
@@ -664,159 +796,4 @@ impl WatchCaches {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_cluster_version_keeps_its_own_record() {
-        assert_eq!(record_name("version"), "cvo-verified-manifests");
-        assert_eq!(record_name("cv-1a2b"), "cvo-verified-manifests-cv-1a2b");
-    }
-
-    fn id(kind: &str, name: &str) -> ManifestId {
-        ManifestId {
-            api_version: "v1".into(),
-            kind: kind.into(),
-            namespace: "ns".into(),
-            name: name.into(),
-        }
-    }
-
-    #[test]
-    fn fnv_is_stable_and_separates_parts() {
-        assert_eq!(fnv(&[]), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv(&["a"]), 0x089b_e207_b544_f1e4);
-        assert_ne!(fnv(&["ab", "c"]), fnv(&["a", "bc"]));
-    }
-
-    #[test]
-    fn streaming_lists_from_1_34() {
-        assert!(streams_lists("1", "36"));
-        assert!(streams_lists("1", "34+"));
-        assert!(!streams_lists("1", "33"));
-        assert!(!streams_lists("", ""));
-        assert!(!streams_lists("2", "x"));
-    }
-
-    #[test]
-    fn manifest_hash_changes_with_the_manifest_and_the_build_inputs() {
-        let ctx = ApplyContext::default();
-        let a = serde_json::json!({"kind": "ConfigMap", "data": {"k": "1"}});
-        let b = serde_json::json!({"kind": "ConfigMap", "data": {"k": "2"}});
-        let (da, db) = (object_digest(&a), object_digest(&b));
-        assert_eq!(da, object_digest(&a.clone()));
-        assert_ne!(da, db);
-        assert_ne!(manifest_hash(&ctx, da), manifest_hash(&ctx, db));
-        // Streamed as serde_json writes it: the digest of the compact text.
-        let mut h = Fnv::new();
-        h.bytes(a.to_string().as_bytes());
-        assert_eq!(da, h.0);
-        // Each input of build_required changes the hash.
-        let uid = ApplyContext {
-            cluster_version_uid: Some("uid-1".into()),
-            ..ApplyContext::default()
-        };
-        let mut proxy = ApplyContext::default();
-        proxy.proxy.http_proxy = "http://proxy:3128".into();
-        let lb = ApplyContext {
-            internal_lb: Some(("api-int".into(), "6443".into())),
-            ..ApplyContext::default()
-        };
-        let mut tls = ApplyContext::default();
-        tls.tls_profile.min_tls_version = Some("VersionTLS13".into());
-        for other in [uid, proxy, lb, tls] {
-            assert_ne!(manifest_hash(&ctx, da), manifest_hash(&other, da), "{other:?}");
-        }
-    }
-
-    #[test]
-    fn a_manifest_keeps_its_digest() {
-        let m = crate::reconcile::payload::Manifest::from_object(
-            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}),
-            "0000_50_a.yaml",
-            0,
-        )
-        .expect("manifest");
-        assert_eq!(m.digest(), object_digest(&m.object));
-        // Equal manifests stay equal whether or not their digest was computed.
-        let fresh = crate::reconcile::payload::Manifest::from_object(m.object.clone(), "0000_50_a.yaml", 0)
-            .expect("manifest");
-        assert_eq!(m, fresh);
-    }
-
-    #[test]
-    fn record_round_trips_and_skips_bad_lines() {
-        let mut r = Record::default();
-        r.entries.insert(1, (2, "17".into()));
-        r.entries.insert(0xffff_ffff_ffff_ffff, (3, "9".into()));
-        let text = r.render();
-        assert_eq!(
-            text,
-            "0000000000000001 0000000000000002 17\nffffffffffffffff 0000000000000003 9\n"
-        );
-        let mut back = Record::default();
-        back.parse(&format!("{text}garbage\nzz 01 5\n01 02\n01 02 3 4\n"));
-        assert_eq!(back.entries, r.entries);
-    }
-
-    #[test]
-    fn cacheable_excludes_cluster_operators_and_unchecked_readiness() {
-        let mut ctx = ApplyContext::default();
-        let co = ManifestId {
-            api_version: "config.openshift.io/v1".into(),
-            kind: "ClusterOperator".into(),
-            namespace: String::new(),
-            name: "x".into(),
-        };
-        let dep = ManifestId {
-            api_version: "apps/v1".into(),
-            kind: "Deployment".into(),
-            namespace: "ns".into(),
-            name: "d".into(),
-        };
-        assert!(!cacheable(&ctx, &co));
-        assert!(cacheable(&ctx, &dep));
-        assert!(cacheable(&ctx, &id("ConfigMap", "c")));
-        ctx.mode = PayloadState::Initializing;
-        assert!(!cacheable(&ctx, &dep));
-        assert!(cacheable(&ctx, &id("ConfigMap", "c")));
-    }
-
-    #[tokio::test]
-    async fn verification_needs_same_hash_and_resource_version() {
-        let client = Client::new(
-            tower::service_fn(|_req: http::Request<kube::client::Body>| async {
-                Err::<http::Response<kube::client::Body>, std::io::Error>(std::io::Error::other("no server"))
-            }),
-            "default",
-        );
-        let c = WatchCaches::new(client, "version");
-        let cm = id("ConfigMap", "c");
-        assert!(!c.is_verified(&cm, 7, "10"));
-        c.verified(&cm, 7, "10");
-        assert!(c.is_verified(&cm, 7, "10"));
-        assert!(!c.is_verified(&cm, 8, "10"), "another manifest");
-        assert!(!c.is_verified(&cm, 7, "11"), "the object changed");
-        assert!(!c.is_verified(&id("ConfigMap", "d"), 7, "10"), "another object");
-        c.verified(&cm, 7, "");
-        assert!(
-            c.is_verified(&cm, 7, "10"),
-            "an empty resourceVersion records nothing"
-        );
-        c.forget(&cm);
-        assert!(!c.is_verified(&cm, 7, "10"));
-        // Unwatched kinds are unknown.
-        let ar = ApiResource::erase::<ConfigMap>(&());
-        assert_eq!(c.known(&cm, &ar, true), Known::Unknown);
-        assert!(
-            c.watched().is_empty(),
-            "nothing is watched until a pass names its kinds"
-        );
-        // A failed save keeps the record dirty for the next pass; a clean one sends nothing.
-        c.verified(&cm, 7, "12");
-        assert!(!c.save_record().await, "the server is unreachable");
-        assert!(lock(&c.record).dirty);
-        lock(&c.record).dirty = false;
-        assert!(!c.save_record().await);
-    }
-}
+mod tests;

@@ -40,8 +40,15 @@ pub(crate) type ObjectName = (String, String);
 
 /// One kind's store.
 pub(crate) enum KindStore {
-    /// Metadata of every object of the kind.
+    /// Metadata of every object of the kind (name, namespace, `resourceVersion`, `uid`,
+    /// `generation`: labels, annotations and `managedFields` are dropped).
     Meta(Store<PartialObjectMeta<DynamicObject>>),
+    /// Every CustomResourceDefinition, trimmed to what readiness and kind resolution read
+    /// (metadata without annotations or `managedFields`, `spec` without the schemas, `status`
+    /// without `acceptedNames` detail): the CRD kind's store in active passes, so a CRD's
+    /// `Established` condition and the kinds it serves come from the watch instead of polling
+    /// and discovery.
+    Crds(Store<DynamicObject>),
     /// Full objects of the kind named in `keys` (the payload's), trimmed.
     Full {
         /// The objects.
@@ -72,7 +79,7 @@ impl KindStore {
     /// Whether a full store keeps every object of `names`.
     pub(crate) fn covers(&self, names: &HashSet<ObjectName>) -> bool {
         match self {
-            Self::Meta(_) => true,
+            Self::Meta(_) | Self::Crds(_) => true,
             Self::Full { keys, .. } => names.is_subset(keys),
         }
     }
@@ -93,6 +100,10 @@ impl KindStore {
                 None => Lookup::Absent,
                 Some(o) => Lookup::Present(o.metadata.resource_version.clone().unwrap_or_default(), None),
             },
+            Self::Crds(store) => match store.get(&object_ref(ar, namespace, name, namespaced)) {
+                None => Lookup::Absent,
+                Some(o) => Lookup::Present(o.metadata.resource_version.clone().unwrap_or_default(), None),
+            },
             Self::Full { store, keys } => {
                 let ns = if namespaced { namespace } else { "" };
                 if !keys.contains(&(ns.to_owned(), name.to_owned())) {
@@ -109,22 +120,44 @@ impl KindStore {
         }
     }
 
+    /// The CustomResourceDefinitions of the store (full or trimmed), when it is the CRD kind's.
+    pub(crate) fn crds(&self) -> Vec<Arc<DynamicObject>> {
+        match self {
+            Self::Crds(store) | Self::Full { store, .. } => store.state(),
+            Self::Meta(_) => Vec::new(),
+        }
+    }
+
     /// Starts the watch of `ar` feeding a new store: full objects of `keys` when set, else
-    /// metadata of every object. Returns the store, its sync flag and the feeding task.
+    /// metadata of every object (trimmed CRDs for the CRD kind). Returns the store, its sync
+    /// flag, a counter bumped at every event it applies, and the feeding task.
     pub(crate) fn start(
         client: &Client,
         ar: &ApiResource,
         keys: Option<Arc<HashSet<ObjectName>>>,
         streaming: bool,
-    ) -> (Self, watch::Receiver<SyncState>, tokio::task::JoinHandle<()>) {
+    ) -> (
+        Self,
+        watch::Receiver<SyncState>,
+        watch::Receiver<u64>,
+        tokio::task::JoinHandle<()>,
+    ) {
         let (tx, rx) = watch::channel(SyncState::Listing);
+        let (etx, erx) = watch::channel(0u64);
         match keys {
+            None if is_crd_resource(ar) => {
+                let api: Api<DynamicObject> = Api::all_with(client.clone(), ar);
+                let writer = Writer::new(ar.clone());
+                let store = writer.as_reader();
+                let task = tokio::spawn(feed(api, writer, tx, etx, streaming, trim_crd));
+                (Self::Crds(store), rx, erx, task)
+            }
             None => {
                 let api: Api<PartialObjectMeta<DynamicObject>> = Api::all_with(client.clone(), ar);
                 let writer = Writer::new(ar.clone());
                 let store = writer.as_reader();
-                let task = tokio::spawn(feed(api, writer, tx, streaming, |_| true));
-                (Self::Meta(store), rx, task)
+                let task = tokio::spawn(feed(api, writer, tx, etx, streaming, trim_meta));
+                (Self::Meta(store), rx, erx, task)
             }
             Some(keys) => {
                 let api: Api<DynamicObject> = Api::all_with(client.clone(), ar);
@@ -136,11 +169,62 @@ impl KindStore {
                 };
                 let kept = keys.clone();
                 let keep = move |o: &mut DynamicObject| keep_full(&kept, &types, o);
-                let task = tokio::spawn(feed(api, writer, tx, streaming, keep));
-                (Self::Full { store, keys }, rx, task)
+                let task = tokio::spawn(feed(api, writer, tx, etx, streaming, keep));
+                (Self::Full { store, keys }, rx, erx, task)
             }
         }
     }
+}
+
+/// Whether `ar` is the CustomResourceDefinition resource.
+pub(crate) fn is_crd_resource(ar: &ApiResource) -> bool {
+    ar.group == "apiextensions.k8s.io" && ar.kind == "CustomResourceDefinition"
+}
+
+/// Keeps every object of a metadata store, with only what a lookup reads (name, namespace,
+/// `resourceVersion`, `uid`, `generation`): the memory of a metadata watch is a few hundred
+/// bytes per object, whatever its labels, annotations or field managers.
+fn trim_meta(o: &mut PartialObjectMeta<DynamicObject>) -> bool {
+    let m = &mut o.metadata;
+    m.managed_fields = None;
+    m.annotations = None;
+    m.labels = None;
+    m.owner_references = None;
+    m.finalizers = None;
+    true
+}
+
+/// Keeps every CRD, trimmed to what [`crate::reconcile::apply::check_readiness`] and kind
+/// resolution read: `metadata` (name, `resourceVersion`, `uid`, `generation`), `spec.group`,
+/// `spec.scope`, `spec.names`, each version's `name`, `served` and `storage`, and
+/// `status.conditions`. A CRD's schemas (tens of KiB in real payloads) are not kept.
+fn trim_crd(o: &mut DynamicObject) -> bool {
+    let m = &mut o.metadata;
+    m.managed_fields = None;
+    m.annotations = None;
+    m.labels = None;
+    m.owner_references = None;
+    let spec = &o.data["spec"];
+    let versions: Vec<Value> = spec["versions"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .map(|v| serde_json::json!({"name": v["name"], "served": v["served"], "storage": v["storage"]}))
+                .collect()
+        })
+        .unwrap_or_default();
+    let trimmed = serde_json::json!({
+        "spec": {"group": spec["group"], "scope": spec["scope"], "names": spec["names"], "versions": versions},
+        "status": {"conditions": o.data["status"]["conditions"]},
+    });
+    o.data = trimmed;
+    if o.types.is_none() {
+        o.types = Some(TypeMeta {
+            api_version: "apiextensions.k8s.io/v1".into(),
+            kind: "CustomResourceDefinition".into(),
+        });
+    }
+    true
 }
 
 /// Whether a full store keeps `o` (one of `keys`); trims a kept object (no
@@ -176,7 +260,8 @@ fn filter_event<K>(
     }
 }
 
-/// Feeds `writer` from a watcher of `api` until aborted, keeping the objects `keep` accepts.
+/// Feeds `writer` from a watcher of `api` until aborted, keeping the objects `keep` accepts
+/// (and bumping `events` after each event it applies).
 /// `synced` is [`SyncState::Synced`] from the end of a complete list until the next watch error
 /// ([`SyncState::Failed`]); an error restarts the watcher (a fresh list replaces the store's content at its `InitDone`), after a
 /// backoff of 0.1 s doubling to 10 s. With `streaming` the list is a watch with
@@ -186,6 +271,7 @@ async fn feed<K>(
     api: Api<K>,
     mut writer: Writer<K>,
     synced: watch::Sender<SyncState>,
+    events: watch::Sender<u64>,
     mut streaming: bool,
     mut keep: impl FnMut(&mut K) -> bool + Send,
 ) where
@@ -213,6 +299,7 @@ async fn feed<K>(
                         continue;
                     };
                     writer.apply_watcher_event(&ev);
+                    events.send_modify(|n| *n = n.wrapping_add(1));
                     if matches!(ev, watcher::Event::InitDone) {
                         synced.send_replace(SyncState::Synced);
                         ever_synced = true;

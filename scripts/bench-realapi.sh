@@ -61,7 +61,7 @@ row() {
 import json, re, sys
 audit, skip, timef, summary, label = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 others = re.compile(r"^(kube-controller-manager|kubectl|curl)")
-verbs, writes, agents = {}, 0, set()
+verbs, writes, agents, server_errors = {}, 0, set(), 0
 not_payload = {"clusterversions", "clusteroperators", "leases"}
 with open(audit) as f:
     for i, line in enumerate(f):
@@ -76,6 +76,8 @@ with open(audit) as f:
         agents.add(e.get("userAgent", "").split(" ")[0])
         v = e["verb"]
         verbs[v] = verbs.get(v, 0) + 1
+        if e.get("responseStatus", {}).get("code", 0) >= 500:
+            server_errors += 1
         ref = e.get("objectRef", {})
         if v in ("create", "update", "patch", "delete") and ref.get("resource") not in not_payload \
                 and ref.get("name") != "cvo-verified-manifests" and e.get("responseStatus", {}).get("code", 0) < 300:
@@ -94,7 +96,7 @@ except Exception:
 total = sum(verbs.values())
 by_verb = ", ".join(f"{k} {v}" for k, v in sorted(verbs.items()))
 print(f"| {label} | {outcome} | {secs:.2f} s | {total} | {by_verb} | {writes} | {cpu:.2f} s | {rss:.0f} MiB |"
-      f" <!-- agents: {' '.join(sorted(agents))} -->")
+      f" <!-- agents: {' '.join(sorted(agents))}; 5xx answers: {server_errors} -->")
 PY
 }
 

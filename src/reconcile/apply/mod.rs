@@ -523,8 +523,10 @@ impl Applier {
     }
 
     /// What follows every create of `id` (`created` is the server's answer to it): for a CRD,
-    /// the wait for `Established`; the readiness check (not while Initializing); the watch
-    /// cache's verification record. Both create paths (after a GET found the object absent,
+    /// the note that its kinds are new ([`watch_cache::WatchCaches::crd_created`]) and the
+    /// wait for `Established`; the readiness check (failing the apply except while
+    /// Initializing, recorded only when it passed); the watch cache's verification record.
+    /// Both create paths (after a GET found the object absent,
     /// and the cache's create without a GET) end here.
     ///
     /// Errors: an undecodable answer `UpdatePayloadFailed`, the readiness check's error.
@@ -544,7 +546,7 @@ impl Applier {
         }
         let hash = ready_to_record(ctx, hash, &created)?;
         let drift = Drift::Create {
-            object: required.clone().into(),
+            object: required.into(),
         };
         self.cache.after_apply(id, hash, &drift, true, &created);
         Ok(ApplyOutcome {

@@ -45,7 +45,7 @@ pub(crate) enum KindStore {
     Meta(Store<PartialObjectMeta<DynamicObject>>),
     /// Every CustomResourceDefinition, trimmed to what readiness and kind resolution read
     /// (metadata without annotations or `managedFields`, `spec` without the schemas, `status`
-    /// without `acceptedNames` detail): the CRD kind's store in active passes, so a CRD's
+    /// with its conditions only): the CRD kind's store in active passes, so a CRD's
     /// `Established` condition and the kinds it serves come from the watch instead of polling
     /// and discovery.
     Crds(Store<DynamicObject>),

@@ -535,7 +535,6 @@ impl Applier {
         ctx: &ApplyContext,
         api: &Api<DynamicObject>,
         id: &ManifestId,
-        required: Value,
         hash: Option<u64>,
         created: &DynamicObject,
     ) -> Result<ApplyOutcome, UpdateError> {
@@ -545,9 +544,7 @@ impl Applier {
             created = self.wait_established(api, created).await;
         }
         let hash = ready_to_record(ctx, hash, &created)?;
-        let drift = Drift::Create {
-            object: required.into(),
-        };
+        let drift = Drift::Create { object: None };
         self.cache.after_apply(id, hash, &drift, true, &created);
         Ok(ApplyOutcome {
             drift,
@@ -657,18 +654,19 @@ impl Applier {
             if ctx.dry_run {
                 return Ok(ApplyOutcome {
                     drift: Drift::Create {
-                        object: required.into(),
+                        object: Some(required.into()),
                     },
                     wrote: false,
                     live: None,
                 });
             }
             let obj: DynamicObject = decode(&task, "manifest", &required)?;
+            drop(required);
             let created = self
                 .create(&api, &id, &obj)
                 .await
                 .map_err(|e| self.write_error(&id, &e))?;
-            return self.after_create(ctx, &api, &id, required, hash, &created).await;
+            return self.after_create(ctx, &api, &id, hash, &created).await;
         };
         if builders::is_create_only(&manifest["metadata"]) {
             return Ok(ApplyOutcome {

@@ -136,11 +136,12 @@ pub(crate) fn object_yaml(src: &Sources<'_>, tab: Tab, i: usize) -> Option<(Stri
         }
         Tab::Tasks => None,
         Tab::Drift => {
-            // A create shows the object as it would be sent.
+            // A create shows the object as it would be sent (watch-only; an active pass's
+            // create keeps no copy: the object is in the cluster).
             let e = src.engine?;
             let row = e.drift.get(i)?;
             match &e.snap.drift.get(row.record)?.drift {
-                crate::reconcile::api::Drift::Create { object } => Some((
+                crate::reconcile::api::Drift::Create { object: Some(object) } => Some((
                     format!("{} {} to create (yaml)", row.kind, row.object),
                     serde_norway::to_string(&crate::openshift::mask::mask_secret(object))
                         .unwrap_or_else(|e| format!("# cannot render YAML: {e}")),

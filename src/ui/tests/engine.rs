@@ -154,8 +154,8 @@ fn snapshot_of(mode: EngineMode, spec: &[(u32, &str, &str)]) -> StatusSnapshot {
                 namespace: String::new(),
                 name: "openshift-insights".into(),
                 drift: Drift::Create {
-                    object: Arc::new(json!({"apiVersion": "v1", "kind": "Namespace",
-                        "metadata": {"name": "openshift-insights"}})),
+                    object: Some(Arc::new(json!({"apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": "openshift-insights"}}))),
                 },
             },
             DriftRecord {
@@ -774,9 +774,9 @@ fn secret_values_are_masked_in_the_drift_view_detail_and_yaml() {
             namespace: "openshift-config".into(),
             name: "new".into(),
             drift: Drift::Create {
-                object: Arc::new(json!({"apiVersion": "v1", "kind": "Secret",
+                object: Some(Arc::new(json!({"apiVersion": "v1", "kind": "Secret",
                     "metadata": {"name": "new", "namespace": "openshift-config"},
-                    "stringData": {"token": "plain-token-value"}})),
+                    "stringData": {"token": "plain-token-value"}}))),
             },
         },
     ]);

@@ -758,9 +758,7 @@ impl super::Applier {
             }
             Err(e) => return Err(self.write_error(id, &e)),
         };
-        self.after_create(ctx, api, id, hash, &created)
-            .await
-            .map(Ok)
+        self.after_create(ctx, api, id, hash, &created).await.map(Ok)
     }
 }
 

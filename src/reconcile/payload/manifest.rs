@@ -593,7 +593,10 @@ mod tests {
     fn json_raw_is_the_document_text() {
         let j = b"  {\"kind\": \"A\", \"metadata\": {\"name\": \"a\"}}\n{\"kind\":\"B\",\"metadata\":{\"name\":\"b\"}}";
         let ms = parse_manifests(j, "f.json").unwrap();
-        assert_eq!(ms[0].raw().as_ref(), &br#"{"kind": "A", "metadata": {"name": "a"}}"#[..]);
+        assert_eq!(
+            ms[0].raw().as_ref(),
+            &br#"{"kind": "A", "metadata": {"name": "a"}}"#[..]
+        );
         assert_eq!(ms[1].index, 1);
     }
 }

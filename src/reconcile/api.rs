@@ -514,6 +514,9 @@ pub struct Counters {
     pub refused_writes: u64,
     /// Write requests to the CVO Lease (take, renewals, release) among `requests`.
     pub lease_writes: u64,
+    /// Passes asked for because one of the payload's objects changed in the cluster
+    /// (watch-only: the drift re-checked at most once per `EngineTimings::drift_recheck`).
+    pub drift_rechecks: u64,
 }
 
 /// Everything the UI and the CLI see of the engine.

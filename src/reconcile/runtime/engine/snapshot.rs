@@ -103,6 +103,7 @@ impl EngineLoop {
             requests: self.counters.snapshot(),
             refused_writes: self.counters.refused(),
             lease_writes: self.counters.lease_writes(),
+            drift_rechecks: v.rechecks,
         };
         let failure = v.status.failure.as_ref().map(|f| Failure {
             reason: f.reason().to_string(),

@@ -6,7 +6,8 @@
 //!   caches have it); a burst of changes costs one pass, a steady stream at most one a second;
 //! - the CVO Lease: a new holder, a renewal, a release and a deletion show in the snapshot as
 //!   they happen, and a holder that stops renewing is shown expired once its time is up, with
-//!   no further read of the Lease.
+//!   no further read of the Lease;
+//! - the release images accepted unsigned because registered, for the history's VERIFIED.
 
 use std::{path::Path, sync::Arc, time::Duration};
 
@@ -217,6 +218,9 @@ async fn a_changed_payload_object_rechecks_the_drift_without_r() {
     })
     .await;
     assert_eq!(alpha_drift(&first), None, "alpha is in sync at first");
+    // The own release of a local payload directory: accepted unsigned as registered, which
+    // the dashboard's history says instead of a bare "no".
+    assert_eq!(first.registered_unverified, vec![IMAGE.to_string()]);
     assert_eq!(first.counters.drift_rechecks, 0);
     // Settle: nothing else asks for a pass.
     tokio::time::sleep(Duration::from_millis(1500)).await;

@@ -280,7 +280,7 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
             }
             l.push(DetailLine::new(
                 "Verified",
-                if h.verified { "yes" } else { "no" },
+                super::rows::verified_words(h, src.engine).1,
                 Level::Info,
             ));
             l.push(DetailLine::new("Image", &h.image, Level::Info));

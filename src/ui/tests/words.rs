@@ -326,3 +326,75 @@ fn a_refused_request_offers_no_y_either() {
     key(&mut app, KeyCode::Char('y'));
     assert!(rx.try_recv().is_err(), "nothing is sent");
 }
+
+/// The demo state with its newest history entry unverified too (the demo's 4.16.0 install
+/// entry already is), and an engine whose snapshot is `snap`.
+fn history_app(snap: crate::reconcile::api::StatusSnapshot) -> App {
+    let mut state = demo();
+    with_cv(&mut state, |cv| cv.status.history[0].verified = false);
+    let mut app = app_for(state, 120, 40);
+    let (tx, _rx) = mpsc::channel(4);
+    app.attach_engine(Arc::new(snap), tx);
+    key(&mut app, KeyCode::Char('4'));
+    app
+}
+
+#[test]
+fn verified_no_is_explained_for_an_unsigned_local_release() {
+    let app = history_app(mid_update(EngineMode::ActiveApply));
+    let unverified: Vec<(usize, String)> = app
+        .dash
+        .history
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| !h.verified)
+        .map(|(i, h)| (i, h.image.clone()))
+        .collect();
+    assert_eq!(unverified.len(), 2, "{unverified:?}");
+    let (local_row, local_image) = unverified[0].clone();
+    let (other_row, _) = unverified[1].clone();
+    // The engine accepted the first one unsigned as a registered (local) release.
+    let mut s = mid_update(EngineMode::ActiveApply);
+    s.registered_unverified = vec![local_image];
+    let mut app = history_app(s);
+    let text = text_of(&app);
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("Completed") || l.contains("Partial"))
+        .collect();
+    assert_eq!(
+        rows.iter().filter(|l| l.contains(" no (local) ")).count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        rows.iter()
+            .filter(|l| l.contains(" no ") && !l.contains("(local)"))
+            .count(),
+        1,
+        "{text}"
+    );
+    for _ in 0..local_row {
+        key(&mut app, KeyCode::Char('j'));
+    }
+    key(&mut app, KeyCode::Enter);
+    let detail = popup_flat(&app);
+    assert!(
+        detail.contains("Verified no: a release registered with this cvo (its own release, a local payload directory or the demo's embedded releases), which carries no signature to verify"),
+        "{detail}"
+    );
+    key(&mut app, KeyCode::Esc);
+    for _ in local_row..other_row {
+        key(&mut app, KeyCode::Char('j'));
+    }
+    key(&mut app, KeyCode::Enter);
+    let detail = popup_flat(&app);
+    assert!(
+        detail.contains("Verified no: no release signature was verified when it was accepted (usual for the release the cluster was installed with"),
+        "{detail}"
+    );
+    // Without an engine nobody knows it was local: plain "no", explained the general way.
+    let mut app = app_for(demo(), 120, 40);
+    key(&mut app, KeyCode::Char('4'));
+    assert!(!text_of(&app).contains("no (local)"));
+}

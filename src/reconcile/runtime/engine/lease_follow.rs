@@ -73,7 +73,7 @@ impl EngineLoop {
                     Step::Judge
                 } else {
                     let lease = match f.feed.seen() {
-                        Seen::Present(l) => Some(*l),
+                        Seen::Present(l) => Some(l),
                         Seen::Absent | Seen::Unknown => None,
                     };
                     Step::Take(generation, lease)
@@ -91,7 +91,7 @@ impl EngineLoop {
                 }
                 self.lease_info = Some(crate::reconcile::runtime::leader::lease_info_of(
                     &lc,
-                    lease.as_ref(),
+                    lease.as_deref(),
                     now,
                 ));
             }
@@ -120,7 +120,7 @@ impl EngineLoop {
 /// What [`EngineLoop::follow_lease`] does on a turn.
 enum Step {
     /// Take the watch's newest state (its event count, the Lease or `None` when absent).
-    Take(u64, Option<Lease>),
+    Take(u64, Option<Box<Lease>>),
     /// Read the Lease with a GET (the watch cannot tell).
     Read,
     /// Judge the Lease as held against the clock.

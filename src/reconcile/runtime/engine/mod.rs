@@ -222,6 +222,7 @@ impl Engine {
             gates: gates::Gates::default(),
             lease_info: None,
             lease_follow: None,
+            registered_unverified: Default::default(),
             polls: Arc::default(),
             absence: absence::Absence::default(),
         };
@@ -279,6 +280,8 @@ struct EngineLoop {
     lease_info: Option<crate::reconcile::api::LeaseInfo>,
     /// The watch of the CVO Lease ([`lease_follow`]), with a Lease configured.
     lease_follow: Option<lease_follow::LeaseFollow>,
+    /// Images accepted unsigned because registered ([`StatusSnapshot::registered_unverified`]).
+    registered_unverified: std::collections::BTreeSet<String>,
     /// Turns on the poll timer ([`EngineHandle::polls`]).
     polls: Arc<std::sync::atomic::AtomicU64>,
     /// What was said last about a missing ClusterVersion or CRD ([`absence`]).

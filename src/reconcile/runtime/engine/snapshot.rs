@@ -139,6 +139,7 @@ impl EngineLoop {
             updates: self.fetched_updates(),
             accept_risks_gate: self.gates.accept_risks,
             recent_passes: v.recent_passes.clone(),
+            registered_unverified: self.registered_unverified.iter().cloned().collect(),
         }
     }
 

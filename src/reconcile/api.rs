@@ -521,6 +521,9 @@ pub struct Counters {
     pub refused_writes: u64,
     /// Write requests to the CVO Lease (take, renewals, release) among `requests`.
     pub lease_writes: u64,
+    /// Passes asked for because one of the payload's objects changed in the cluster
+    /// (watch-only: the drift re-checked at most once per `EngineTimings::drift_recheck`).
+    pub drift_rechecks: u64,
 }
 
 /// Everything the UI and the CLI see of the engine.
@@ -591,6 +594,13 @@ pub struct StatusSnapshot {
     /// The last [`RECENT_PASSES`] finished passes, oldest first (the metrics take each pass's
     /// duration from here, however short it was).
     pub recent_passes: Arc<Vec<PassSummary>>,
+    /// Release images this engine accepted without a verified signature because they were
+    /// registered with it ([`Resolution::Ready`]'s `registered`: its own release, a
+    /// [`LocalPayloads`] directory, the demo's embedded releases), sorted: a history entry of
+    /// one of them says `verified: false` because there was no signature to check, not
+    /// because a check was waived.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub registered_unverified: Vec<String>,
 }
 
 impl StatusSnapshot {

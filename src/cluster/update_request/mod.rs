@@ -23,6 +23,7 @@ use std::fmt;
 
 use serde_json::{Value, json};
 
+pub use preconditions::BYPASS_WARNING_START;
 pub use send::{SendError, send};
 
 use crate::openshift::{ClusterVersion, ConditionalUpdate, ConditionalUpdateRisk, Release};

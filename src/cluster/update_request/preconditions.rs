@@ -309,9 +309,13 @@ fn not_recommended_verdict(cu: &ConditionalUpdate, c: &Condition, flags: &Flags)
     Verdict::failed("Recommended", Some(Waiver::AllowNotRecommended), flags, message)
 }
 
+/// How [`bypass_warning`] starts (a confirm popup that lists the risks itself leaves the
+/// warning out).
+pub const BYPASS_WARNING_START: &str = "with --allow-not-recommended you have accepted the risks with ";
+
 fn bypass_warning(version: &str, c: &Condition) -> String {
     format!(
-        "with --allow-not-recommended you have accepted the risks with {version} and bypassed Recommended={} {}: {}",
+        "{BYPASS_WARNING_START}{version} and bypassed Recommended={} {}: {}",
         c.status.as_str(),
         c.reason(),
         c.message()

@@ -447,6 +447,12 @@ impl Applier {
         &self.client
     }
 
+    /// The counter the watch caches bump at each change of a payload object seen by a
+    /// watch-only pass's full-object watches ([`watch_cache::WatchCaches::payload_changes`]).
+    pub fn payload_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.cache.payload_changes()
+    }
+
     /// Deletions requested but not yet verified, as `{kind lowercase} "{ns/name}"`, sorted (feeds
     /// risk `ResourceDeletionInProgress`, upstream `pkg/risk/deletion`).
     pub fn deletions_in_progress(&self) -> Vec<String> {

@@ -107,7 +107,7 @@ impl App {
     pub(super) fn accept_risks(&mut self) -> bool {
         let Some(row) = self.selected_update().cloned() else {
             self.flash = Some((
-                "select a conditional update on the Updates view (6) first".into(),
+                "select a conditional update on the Updates view ([6]) first".into(),
                 Level::Warn,
             ));
             return true;

@@ -281,7 +281,7 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
             }
             l.push(DetailLine::new(
                 "Verified",
-                if h.verified { "yes" } else { "no" },
+                super::rows::verified_words(h, src.engine).1,
                 Level::Info,
             ));
             l.push(DetailLine::new("Image", &h.image, Level::Info));
@@ -395,7 +395,21 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
                     ));
                 }
             }
-            format!("drift: {} {} {}", row.action, row.kind, row.object)
+            let what = match e.drift_origin() {
+                engine::DriftOrigin::Update(v) => {
+                    l.insert(
+                        0,
+                        DetailLine::new(
+                            "Made by",
+                            format!("the update to {v}: the release's own change, not drift"),
+                            Level::Info,
+                        ),
+                    );
+                    format!("update to {v}")
+                }
+                _ => "drift".into(),
+            };
+            format!("{what}: {} {} {}", row.action, row.kind, row.object)
         }
     };
     Some((title, l, yaml))

@@ -137,7 +137,7 @@ pub fn run(a: UpgradeArgs) -> anyhow::Result<ExitCode> {
         let cv = load_cv(&a.source)?;
         let (stdout, stderr) = status_view(&cv, a.include_not_recommended);
         eprint!("{stderr}");
-        print!("{stdout}");
+        super::out::print(&stdout)?;
         return Ok(ExitCode::SUCCESS);
     };
     if a.source.is_snapshot() {
@@ -259,7 +259,7 @@ fn execute(
             .ok_or_else(|| anyhow::anyhow!(NO_CLUSTER_VERSION))?;
         let plan = match update_request::plan(&cv, request, flags)? {
             Outcome::NoChange(n) => {
-                println!("{}", n.message);
+                super::out::println(&n.message)?;
                 return Ok(ExitCode::SUCCESS);
             }
             Outcome::Plan(p) => p,
@@ -277,7 +277,7 @@ fn execute(
         }
         update_request::send(conn.client, &plan, read_only).await?;
         if !plan.done.is_empty() {
-            println!("{}", plan.done);
+            super::out::println(&plan.done)?;
         }
         Ok(ExitCode::SUCCESS)
     })
@@ -324,7 +324,7 @@ fn run_recommend(r: RecommendArgs) -> anyhow::Result<ExitCode> {
     };
     let out = recommend::recommend(&cv, &source, &opts);
     eprint!("{}", out.stderr);
-    print!("{}", out.stdout);
+    super::out::print(&out.stdout)?;
     match out.error {
         Some(e) => Err(anyhow::anyhow!(e)),
         None => Ok(ExitCode::SUCCESS),

@@ -15,7 +15,13 @@ struct Cli {
     command: Option<Command>,
     /// Log verbosity, as kubectl's: 0 warnings (default), 1-2 progress, 3-5 debug, 6-7 each
     /// API request, 8+ everything (overrides RUST_LOG; not the dashboard's log file).
-    #[arg(short = 'v', long = "v", value_name = "LEVEL", global = true)]
+    #[arg(
+        short = 'v',
+        long = "v",
+        value_name = "LEVEL",
+        global = true,
+        help_heading = "Logging (global)"
+    )]
     verbosity: Option<u8>,
     #[cfg(feature = "tui")]
     #[command(flatten)]

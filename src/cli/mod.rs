@@ -19,7 +19,10 @@ pub mod demo;
 #[cfg(feature = "sim")]
 pub mod demo_registry;
 pub mod get;
+pub mod get_output;
+pub mod get_watch;
 pub mod heap;
+pub mod jsonpath;
 pub mod logging;
 #[cfg(feature = "operator")]
 pub mod operator;

@@ -86,15 +86,24 @@ pub fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
 /// cluster that cannot be read; a NAME that is not there.
 pub fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
     let kind = super::get::Kind::parse(&a.kind)?;
+    if a.watch {
+        if a.source.is_snapshot() {
+            return Err(UsageError("-w: --from files do not change; watching needs a cluster".into()).into());
+        }
+        return super::get_watch::watch(&a, kind);
+    }
     // Live, only the kind asked for is read: `cvo get nodes` needs no access to the others.
-    let state = a.source.load_once_reading(kind.reads())?;
+    let mut state = a.source.load_once_reading(kind.reads())?;
+    if let Some(sel) = &a.selector {
+        super::get::retain_selected(&mut state, kind, sel);
+    }
     let now = if a.source.is_snapshot() {
         state.snapshot_time()
     } else {
         None
     }
     .unwrap_or_else(chrono::Utc::now);
-    let out = super::get::render(&state, kind, a.name.as_deref(), a.output, now)?;
+    let out = super::get::render(&state, kind, a.name.as_deref(), a.output.as_ref(), now)?;
     super::out::print(&out)?;
     Ok(ExitCode::SUCCESS)
 }

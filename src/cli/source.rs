@@ -12,6 +12,9 @@ use crate::cluster::{
     overrides::{Overrides, SecretText},
 };
 
+/// The help heading of [`KubeconfigArgs`].
+const CONNECTION: &str = "Cluster connection (global: before or after the command)";
+
 /// The kubeconfig and context to reach a cluster with, and kubectl's global flags that
 /// override what they give. Every flag is global: it may stand before or after the command
 /// (`cvo --as alice get co`, `cvo get co --as alice`), and commands that reach no cluster
@@ -19,39 +22,39 @@ use crate::cluster::{
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct KubeconfigArgs {
     /// Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster).
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE", global = true, help_heading = CONNECTION)]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use.
-    #[arg(long, value_name = "NAME", global = true)]
+    #[arg(long, value_name = "NAME", global = true, help_heading = CONNECTION)]
     pub context: Option<String>,
     /// The API server URL, in place of the kubeconfig cluster's.
-    #[arg(long, value_name = "URL", global = true, value_parser = parse_server)]
+    #[arg(long, value_name = "URL", global = true, help_heading = CONNECTION, value_parser = parse_server)]
     pub server: Option<http::Uri>,
     /// Bearer token for the API server, in place of every credential of the kubeconfig user.
-    #[arg(long, value_name = "TOKEN", global = true)]
+    #[arg(long, value_name = "TOKEN", global = true, help_heading = CONNECTION)]
     pub token: Option<SecretText>,
     /// Username to impersonate for the operation (a user or a service account,
     /// system:serviceaccount:NAMESPACE:NAME).
-    #[arg(long = "as", value_name = "USER", global = true)]
+    #[arg(long = "as", value_name = "USER", global = true, help_heading = CONNECTION)]
     pub impersonate: Option<String>,
     /// Group to impersonate for the operation (repeatable; needs --as).
-    #[arg(long = "as-group", value_name = "GROUP", global = true)]
+    #[arg(long = "as-group", value_name = "GROUP", global = true, help_heading = CONNECTION)]
     pub impersonate_groups: Vec<String>,
     /// The namespace for this command: the client's default namespace; for `cvo operator
     /// start`, the namespace of the CVO Lease and events (default: $CVO_NAMESPACE, else
     /// openshift-cluster-version).
-    #[arg(short = 'n', long, value_name = "NAMESPACE", global = true)]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", global = true, help_heading = CONNECTION)]
     pub namespace: Option<String>,
     /// PEM bundle of the certificate authorities trusted for the API server, in place of the
     /// kubeconfig's.
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE", global = true, help_heading = CONNECTION)]
     pub certificate_authority: Option<PathBuf>,
     /// Do not check the API server's certificate (insecure).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = CONNECTION)]
     pub insecure_skip_tls_verify: bool,
     /// How long one request may wait for its answer: a duration (`30s`, `1m`, `500ms`) or
     /// seconds; 0 means no limit. Watches are not limited (`cvo get -w` ends after it).
-    #[arg(long, value_name = "DURATION", global = true, value_parser = parse_request_timeout)]
+    #[arg(long, value_name = "DURATION", global = true, help_heading = CONNECTION, value_parser = parse_request_timeout)]
     pub request_timeout: Option<Duration>,
 }
 

@@ -47,6 +47,8 @@ pub struct Connection {
     /// The proxy the API traffic goes through, if any (credentials hidden) and where it was
     /// configured, e.g. `http://proxy:3128 from HTTPS_PROXY`.
     pub proxy: Option<String>,
+    /// The credential, trusted authorities and proxy, for requests to the cluster's routes.
+    pub http: super::overrides::HttpAccess,
 }
 
 impl Connection {
@@ -190,6 +192,7 @@ pub async fn connect_with(
     // kube's own retry of 429/503/504 (15 tries from 5 ms) would hide an outage from the
     // watch layer and hammer the server: replaced by a short, capped one.
     config.default_retry = false;
+    let http = super::overrides::HttpAccess::of(&config);
     let builder = kube::client::ClientBuilder::try_from(config)
         .map_err(|e| anyhow::anyhow!("client: {}", one_line(&e)))?;
     let client = match overrides.request_timeout {
@@ -209,6 +212,7 @@ pub async fn connect_with(
         context: context_name,
         server,
         proxy: proxy_text,
+        http,
     })
 }
 

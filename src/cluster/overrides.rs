@@ -103,6 +103,75 @@ impl Overrides {
     }
 }
 
+/// A bearer credential of the connection, for requests cvo sends beside the API server's to
+/// services that take the same token (the cluster's Thanos querier); never printed.
+#[derive(Clone)]
+pub enum Bearer {
+    /// The token itself.
+    Token(SecretText),
+    /// A file holding it (a ServiceAccount's, re-read when used).
+    File(PathBuf),
+}
+
+impl std::fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Token(_) => f.write_str("Bearer::Token(<redacted>)"),
+            Self::File(p) => write!(f, "Bearer::File({})", p.display()),
+        }
+    }
+}
+
+impl Bearer {
+    /// The token now (a file is read and trimmed).
+    ///
+    /// # Errors
+    /// An unreadable token file, naming it.
+    pub fn current(&self) -> Result<String, String> {
+        match self {
+            Self::Token(t) => Ok(t.expose().to_owned()),
+            Self::File(p) => std::fs::read_to_string(p)
+                .map(|t| t.trim().to_owned())
+                .map_err(|e| format!("token file {}: {e}", p.display())),
+        }
+    }
+}
+
+/// What a connection trusts and presents, for HTTPS requests to the cluster's other
+/// endpoints (its routes): the bearer credential, the certificate authorities of the
+/// kubeconfig (DER) or their file, and the proxy of the API traffic.
+#[derive(Clone, Debug, Default)]
+pub struct HttpAccess {
+    /// The user's bearer token, when the user has one (not with client certificates or an
+    /// exec plugin).
+    pub bearer: Option<Bearer>,
+    /// The kubeconfig's certificate authorities, DER.
+    pub ca_der: Vec<Vec<u8>>,
+    /// The certificate authority file (in-cluster, or `--certificate-authority`).
+    pub ca_file: Option<PathBuf>,
+    /// The proxy of the API traffic.
+    pub proxy: Option<http::Uri>,
+}
+
+impl HttpAccess {
+    /// What `config` gives.
+    pub fn of(config: &kube::Config) -> Self {
+        use secrecy::ExposeSecret as _;
+        let auth = &config.auth_info;
+        let bearer = match (&auth.token, &auth.token_file) {
+            (Some(t), _) => Some(Bearer::Token(SecretText(t.expose_secret().to_owned()))),
+            (None, Some(f)) => Some(Bearer::File(PathBuf::from(f))),
+            _ => None,
+        };
+        Self {
+            bearer,
+            ca_der: config.root_cert.clone().unwrap_or_default(),
+            ca_file: config.root_cert_file.clone(),
+            proxy: config.proxy_url.clone(),
+        }
+    }
+}
+
 /// Whether a request is a watch (`?watch=true` or `?watch=1`), which `--request-timeout` does
 /// not cut short.
 fn is_watch(uri: &http::Uri) -> bool {

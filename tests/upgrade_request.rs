@@ -75,12 +75,13 @@ impl Server {
         common::cvo_offline(&all)
     }
 
-    /// The audit log's write requests (every verb but get, list and watch) as (method, path).
+    /// The audit log's write requests (every verb but get, list and watch; no GET, also of a
+    /// kind the server does not serve) as (method, path).
     fn writes(&self) -> Vec<(String, String)> {
         let log = std::fs::read_to_string(&self.audit).unwrap_or_default();
         log.lines()
             .map(|l| serde_json::from_str::<Value>(l).expect("audit line is JSON"))
-            .filter(|e| !matches!(e["verb"].as_str(), Some("get" | "list" | "watch")))
+            .filter(|e| !matches!(e["verb"].as_str(), Some("get" | "list" | "watch")) && e["method"] != "GET")
             .map(|e| {
                 (
                     e["method"].as_str().unwrap_or_default().to_string(),
@@ -507,7 +508,8 @@ fn status_view_and_recommend_read_from_files_and_live() {
         stdout,
         "Cluster version is 4.16.3\n\nUpstream is unset, so the cluster will use an appropriate default.\nChannel: stable-4.16 (available channels: fast-4.16, stable-4.16)\n\nRecommended updates:\n\n  VERSION     IMAGE\n  4.17.1      quay.io/openshift-release-dev/ocp-release@sha256:1717171717171717171717171717171717171717171717171717171717171717\n  4.16.4      quay.io/openshift-release-dev/ocp-release@sha256:4444444444444444444444444444444444444444444444444444444444444444\n\nAdditional updates which are not recommended for your cluster configuration are available, to view those re-run the command with --include-not-recommended.\n"
     );
-    // Live: the same ClusterVersion from the simulator; no alerts without --alerts.
+    // Live: the same ClusterVersion from the simulator, which serves no Route API: the alerts
+    // cannot be read, which is reported as oc reports it.
     let server = Server::start(|t| t);
     let out = Command::new(BIN)
         .args(["upgrade", "recommend", "--kubeconfig"])
@@ -525,7 +527,7 @@ fn status_view_and_recommend_read_from_files_and_live() {
     );
     assert_eq!(
         stdout,
-        "Failed to check for at least some preconditions: alerts were not retrieved: cvo does not query the cluster's Prometheus yet; pass --alerts FILE\nUpstream update service is unset, so the cluster will use an appropriate default.\nChannel: stable-4.16 (available channels: fast-4.16, stable-4.16)\n\nUpdates to 4.17:\n  VERSION     ISSUES\n  4.17.1      no known issues relevant to this cluster\n\nUpdates to 4.16:\n\n  Version: 4.16.5\n  Image: quay.io/openshift-release-dev/ocp-release@sha256:5555555555555555555555555555555555555555555555555555555555555555\n  Reason: BadThing\n  Message: Bad things happen to clusters with a proxy. https://example.com/bad-thing\n\n  VERSION     ISSUES\n  4.16.4      no known issues relevant to this cluster\n"
+        "Failed to check for at least some preconditions: failed to get alerts from Thanos: the server could not find the requested resource\nUpstream update service is unset, so the cluster will use an appropriate default.\nChannel: stable-4.16 (available channels: fast-4.16, stable-4.16)\n\nUpdates to 4.17:\n  VERSION     ISSUES\n  4.17.1      no known issues relevant to this cluster\n\nUpdates to 4.16:\n\n  Version: 4.16.5\n  Image: quay.io/openshift-release-dev/ocp-release@sha256:5555555555555555555555555555555555555555555555555555555555555555\n  Reason: BadThing\n  Message: Bad things happen to clusters with a proxy. https://example.com/bad-thing\n\n  VERSION     ISSUES\n  4.16.4      no known issues relevant to this cluster\n"
     );
     let out = Command::new(BIN)
         .args([
@@ -723,4 +725,36 @@ fn accept_adds_removes_replaces_and_clears_risks() {
     // The FeatureGate's create and status are the test's; cvo made four patches.
     let patches = server.writes().into_iter().filter(|w| w.1.contains("clusterversions")).count();
     assert_eq!(patches, 4);
+}
+
+/// `cvo upgrade recommend` on a live cluster reads the firing alerts where oc reads them (the
+/// Route openshift-monitoring/thanos-querier, `GET /api/v1/alerts` with the user's token):
+/// against `cvo sim serve --alerts`, the output is oc's example output byte for byte.
+#[test]
+fn recommend_reads_the_clusters_alerts_from_its_thanos_route() {
+    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oc-upgrade-recommend");
+    let cv = examples.join("4.16.27-degraded-monitoring-cv.yaml");
+    let alerts = examples.join("4.16.27-degraded-monitoring-alerts.json");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let (mut child, _) = common::spawn_sim_serve(
+        &kubeconfig,
+        &["--from".as_ref(), cv.as_os_str(), "--alerts".as_ref(), alerts.as_os_str()],
+        Stdio::null(),
+        Duration::from_secs(20),
+    );
+    let kc = kubeconfig.to_str().expect("UTF-8 temp path");
+    let (code, out, err) = common::cvo_offline(&["upgrade", "recommend", "--kubeconfig", kc]);
+    let want = std::fs::read_to_string(examples.join("4.16.27-degraded-monitoring.output")).expect("fixture");
+    let (code2, _, err2) = common::cvo_offline(&[
+        "upgrade", "recommend", "--version", "4.16.32", "--kubeconfig", kc,
+    ]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!((code, out.as_str()), (0, want.as_str()), "{err}");
+    assert_eq!(code2, 1);
+    assert_eq!(
+        err2,
+        "cvo: issues that apply to this cluster but which were not included in --accept: ClusterOperatorDown,Failing,PodDisruptionBudgetAtLimit\n"
+    );
 }

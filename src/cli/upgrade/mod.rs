@@ -4,12 +4,14 @@
 //! [`crate::cluster::update_request`] and written as one merge patch (`--to-multi-arch` too);
 //! `cvo upgrade channel [C]` (no argument: the channel; `--clear` clears it);
 //! `cvo upgrade accept RISK,RISK-` ([`accept`]); and `cvo upgrade recommend` ([`recommend`]).
-//! `--read-only` makes any request a dry run ([`dry_run`]).
+//! `--read-only` makes any request a dry run ([`dry_run`]); `recommend` on a live cluster reads
+//! its alerts from the platform Thanos ([`live_alerts`]).
 //!
 //! Upstream: `pkg/cli/admin/upgrade/upgrade.go` and `channel/channel.go` in openshift/oc.
 
 pub mod accept;
 pub mod dry_run;
+pub mod live_alerts;
 pub mod recommend;
 
 use std::{
@@ -410,10 +412,7 @@ fn run_recommend(r: RecommendArgs) -> anyhow::Result<ExitCode> {
     let source = match (&r.alerts, r.source.from.first()) {
         (Some(path), _) => recommend::AlertSource::Alerts(alerts::load(path)?),
         (None, Some(cv_path)) => sibling_alerts(cv_path)?,
-        (None, None) => recommend::AlertSource::Failed(
-            "alerts were not retrieved: cvo does not query the cluster's Prometheus yet; pass --alerts FILE"
-                .into(),
-        ),
+        (None, None) => live_alert_source(&r.source.cluster)?,
     };
     let cv = load_cv(&r.source)?;
     let opts = recommend::Options {
@@ -429,6 +428,22 @@ fn run_recommend(r: RecommendArgs) -> anyhow::Result<ExitCode> {
         Some(e) => Err(anyhow::anyhow!(e)),
         None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// The live cluster's alerts ([`live_alerts`]); when they cannot be read, why, which
+/// `recommend` reports as a precheck it could not complete.
+fn live_alert_source(cluster: &KubeconfigArgs) -> anyhow::Result<recommend::AlertSource> {
+    let timeout = cluster
+        .request_timeout
+        .filter(|d| !d.is_zero())
+        .unwrap_or(live_alerts::DEFAULT_TIMEOUT);
+    runtime()?.block_on(async {
+        let conn = cluster.connect().await?;
+        Ok(match live_alerts::fetch(&conn, timeout).await {
+            Ok(a) => recommend::AlertSource::Alerts(a),
+            Err(e) => recommend::AlertSource::Failed(e),
+        })
+    })
 }
 
 /// Offline alerts beside a `--from` ClusterVersion file: `S-cv.yaml` → `S-alerts.json`; a

@@ -67,12 +67,18 @@ pub fn watch(a: &GetArgs, kind: Kind) -> anyhow::Result<ExitCode> {
             }
         };
         let limit = a.source.cluster.request_timeout.filter(|d| !d.is_zero());
+        let until_closed = async {
+            tokio::select! {
+                r = run => r,
+                () = out::closed() => Err(out::StdoutClosed.into()),
+            }
+        };
         match limit {
-            Some(d) => match tokio::time::timeout(d, run).await {
+            Some(d) => match tokio::time::timeout(d, until_closed).await {
                 Ok(r) => r,
                 Err(_) => Ok(ExitCode::SUCCESS),
             },
-            None => run.await,
+            None => until_closed.await,
         }
         .map_err(|e| {
             if out::is_stdout_closed(&e) {

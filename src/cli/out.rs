@@ -36,3 +36,23 @@ pub fn print(text: &str) -> anyhow::Result<()> {
 pub fn println(text: &str) -> anyhow::Result<()> {
     print(&format!("{text}\n"))
 }
+
+/// Resolves when the reader of standard output has gone (the read end of its pipe closed:
+/// `cvo get co -w | head -3` after `head` exits), so a command that waits for something to
+/// print can stop at once instead of at its next write. Never resolves when standard output is
+/// not something the system can watch (a regular file) or while a reader is there.
+pub async fn closed() {
+    #[cfg(unix)]
+    {
+        use tokio::io::{Interest, unix::AsyncFd};
+        // Deprecated for owners that may close their descriptor while registered; `Stdout`
+        // never closes descriptor 1 (the safe constructor's replacement is `unsafe`).
+        #[allow(deprecated)]
+        if let Ok(fd) = AsyncFd::with_interest(std::io::stdout(), Interest::ERROR)
+            && fd.ready(Interest::ERROR).await.is_ok()
+        {
+            return;
+        }
+    }
+    std::future::pending::<()>().await;
+}

@@ -494,3 +494,61 @@ async fn after_a_switch_to_watch_only_the_lease_is_followed() {
     );
     h.shutdown().await;
 }
+
+/// A server that answers the Lease's LIST and WATCH with 503 (simulator only): the engine
+/// reads the Lease with a GET instead, at most once per 10 s, and still shows a new holder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_its_watch_the_lease_is_read_at_most_every_ten_seconds() {
+    use cvo::sim::faults::{Faults, Timed};
+    let t = TestCluster::new().await;
+    let Some(sim) = t.sim().cloned() else {
+        common::skip(
+            "without_its_watch_the_lease_is_read_at_most_every_ten_seconds",
+            "faults are injected in the simulator only",
+        );
+        return;
+    };
+    let refuse = |verb: &str| Timed {
+        verb: Some(verb.into()),
+        resource: Some("leases.coordination.k8s.io".into()),
+        error: Some(503),
+        ..Timed::default()
+    };
+    sim.set_faults(Faults {
+        timed: vec![refuse("list"), refuse("watch")],
+        ..Faults::default()
+    })
+    .expect("faults");
+    t.create(NAMESPACE, json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": LEASE_NS}}))
+        .await;
+    put_lease(&t, "in-cluster-cvo_1", 0).await;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write_payload(tmp.path(), &t);
+    let mut cfg = config(tmp.path(), &t);
+    cfg.lease = Some(lease_config(&t));
+    let mut h = Engine::spawn(t.client(), cfg);
+    let holder = |s: &StatusSnapshot| s.lease.as_ref().and_then(|l| l.holder.clone());
+    wait_snapshot(&mut h, "the first holder", Duration::from_secs(5), |s| {
+        holder(s).as_deref() == Some("in-cluster-cvo_1")
+    })
+    .await;
+    let start = sim.audit().entries.len();
+    let since = std::time::Instant::now();
+    put_lease(&t, "in-cluster-cvo_2", 0).await;
+    wait_snapshot(&mut h, "the new holder, by a GET", Duration::from_secs(15), |s| {
+        holder(s).as_deref() == Some("in-cluster-cvo_2")
+    })
+    .await;
+    let took = since.elapsed();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let elapsed = since.elapsed().as_secs_f64();
+    let gets = lease_gets(&t, start);
+    eprintln!("without the Lease's watch: new holder after {took:?}; {gets} GETs in {elapsed:.1} s");
+    assert!(took <= Duration::from_secs(12), "{took:?}");
+    assert!(
+        (1..=2).contains(&gets),
+        "{gets} GETs of the Lease in {elapsed:.1} s: at most one per 10 s"
+    );
+    h.shutdown().await;
+}

@@ -855,36 +855,4 @@ impl App {
             .as_ref()
             .map_or(0, |p| popup::max_scroll(p, &self.popup_inputs(), self.size))
     }
-
-    /// What the popup content reads besides the popup: the engine, the clock, the colours and
-    /// the cluster a confirmation acts on ([`Self::target_words`]).
-    pub(crate) fn popup_inputs(&self) -> popup::PopupInputs<'_> {
-        popup::PopupInputs {
-            attached: self.engine.as_ref(),
-            clock: &self.clock,
-            palette: &self.palette,
-            target: self.target_words(),
-        }
-    }
-
-    /// The cluster this dashboard's requests and mode switches act on, as the confirm popups
-    /// name it: the source (`context admin@prod`) and the ClusterVersion's `spec.clusterID`
-    /// when it has one, e.g. `context admin@prod · cluster ID 5d2b7f30-…`.
-    pub fn target_words(&self) -> String {
-        let id = self
-            .state
-            .cluster_version
-            .as_ref()
-            .and_then(|cv| cv.spec.cluster_id.as_deref())
-            .filter(|id| !id.is_empty());
-        match id {
-            Some(id) => format!("{} · cluster ID {id}", self.dash.source),
-            None => self.dash.source.clone(),
-        }
-    }
-
-    /// Why the open confirm popup cannot be confirmed ([`popup::PopupInputs::refusal`]).
-    pub fn confirm_refusal(&self) -> Option<String> {
-        self.popup.as_ref().and_then(|p| self.popup_inputs().refusal(p))
-    }
 }

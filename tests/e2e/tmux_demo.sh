@@ -37,7 +37,7 @@ keys "clear; cd '$ART' && TERM=xterm-256color XDG_STATE_HOME='$ART' '$CVO_BIN' d
 
 # 1. The dashboard in active-apply with the engine's gauge.
 wait_for "active-apply" "start"
-wait_for "tasks" "gauge"
+wait_for "manifests applied" "gauge"
 # The engine leads: the header names the Lease as ours, never "not read yet".
 wait_for "Lease we hold it" "lease-held"
 [ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "1" ] || fail "the dashboard is not on the alternate screen"

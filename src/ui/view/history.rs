@@ -12,7 +12,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
         col("STARTED", 16, 16),
         col("COMPLETED", 16, 16).hide(2),
         col("DURATION", 8, 8).hide(1).whole(),
-        col("VERIFIED", 8, 10).hide(3),
+        col("VERIFIED", 10, 10).hide(3),
         fill("IMAGE", 10).hide(4),
     ];
     let d = &app.dash;

@@ -37,7 +37,12 @@ impl Drop for Sim {
 fn demo() -> Sim {
     let dir = tempfile::tempdir().expect("tempdir");
     let kubeconfig = dir.path().join("kubeconfig");
-    let (child, _) = common::spawn_sim_serve(&kubeconfig, &["--demo".as_ref()], Stdio::null(), Duration::from_secs(30));
+    let (child, _) = common::spawn_sim_serve(
+        &kubeconfig,
+        &["--demo".as_ref()],
+        Stdio::null(),
+        Duration::from_secs(30),
+    );
     Sim {
         child,
         kubeconfig,
@@ -80,7 +85,10 @@ fn completion_scripts_and_man_pages() {
         assert_eq!(code, 0, "{shell}: {err}");
         assert!(out.contains(marker), "{shell}: no {marker:?}");
         // The flags and subcommands are there.
-        assert!(out.contains("allow-explicit-channel") && out.contains("request-timeout"), "{shell}");
+        assert!(
+            out.contains("allow-explicit-channel") && out.contains("request-timeout"),
+            "{shell}"
+        );
     }
     let (code, _, err) = common::cvo_offline(&["completion", "tcsh"]);
     assert_eq!(code, 2, "{err}");
@@ -101,18 +109,34 @@ fn dashboard_flags_before_a_command_are_a_usage_error() {
     let (code, _, err) = common::cvo_offline(&["--read-only", "status"]);
     assert_eq!(code, 2);
     assert!(
-        err.starts_with("error: --read-only is a flag of the dashboard (`cvo` alone); it cannot be used with `cvo status`"),
+        err.starts_with(
+            "error: --read-only is a flag of the dashboard (`cvo` alone); it cannot be used with `cvo status`"
+        ),
         "{err}"
     );
     // The global flags may stand before the command.
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upgrade/cv-4.16.3.yaml");
     let f = fixture.to_str().expect("UTF-8");
-    let (code, out, err) = common::cvo_offline(&["-n", "x", "--as", "y", "--request-timeout", "5s", "get", "cv", "--from", f]);
+    let (code, out, err) = common::cvo_offline(&[
+        "-n",
+        "x",
+        "--as",
+        "y",
+        "--request-timeout",
+        "5s",
+        "get",
+        "cv",
+        "--from",
+        f,
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("NAME      VERSION"), "{out}");
     let (code, _, err) = common::cvo_offline(&["get", "cv", "--from", f, "--request-timeout", "soon"]);
     assert_eq!(code, 2);
-    assert!(err.contains("expected a duration such as 30s, 1m or 500ms"), "{err}");
+    assert!(
+        err.contains("expected a duration such as 30s, 1m or 500ms"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -127,7 +151,10 @@ fn verbosity_six_logs_each_request() {
         .expect("cvo runs");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(err.contains("DEBUG") && err.contains("clusterversions/version"), "{err}");
+    assert!(
+        err.contains("DEBUG") && err.contains("clusterversions/version"),
+        "{err}"
+    );
     // The default (and -v 0): nothing on stderr.
     let (code, _, err) = sim.cvo(&["get", "cv", "-v", "0"]);
     assert_eq!((code, err.as_str()), (0, ""));
@@ -137,7 +164,11 @@ fn verbosity_six_logs_each_request() {
 #[test]
 fn a_closed_stdout_ends_quietly() {
     let sim = demo();
-    for args in [vec!["get", "co"], vec!["get", "co", "-o", "yaml"], vec!["get", "co", "-w"]] {
+    for args in [
+        vec!["get", "co"],
+        vec!["get", "co", "-o", "yaml"],
+        vec!["get", "co", "-w"],
+    ] {
         let started = Instant::now();
         let mut child = Command::new(BIN)
             .args(&args)
@@ -160,10 +191,19 @@ fn a_closed_stdout_ends_quietly() {
         }
         let status = child.wait().expect("exits");
         let mut err = String::new();
-        child.stderr.take().expect("stderr").read_to_string(&mut err).expect("stderr");
+        child
+            .stderr
+            .take()
+            .expect("stderr")
+            .read_to_string(&mut err)
+            .expect("stderr");
         assert_eq!(status.code(), Some(0), "{args:?}: {err}");
         assert_eq!(err, "", "{args:?}");
-        assert!(started.elapsed() < Duration::from_secs(20), "{args:?} took {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{args:?} took {:?}",
+            started.elapsed()
+        );
     }
 }
 
@@ -194,22 +234,48 @@ fn jsonpath_custom_columns_and_label_selectors() {
         (0, "NAME   AVAILABLE   NOPE\netcd   True        <none>\n"),
         "{err}"
     );
-    let (code, out, err) = sim.cvo(&["get", "nodes", "-l", "node-role.kubernetes.io/worker", "-o", "name"]);
+    let (code, out, err) = sim.cvo(&[
+        "get",
+        "nodes",
+        "-l",
+        "node-role.kubernetes.io/worker",
+        "-o",
+        "name",
+    ]);
     assert_eq!(code, 0, "{err}");
     let workers: Vec<&str> = out.lines().collect();
     let (_, all, _) = sim.cvo(&["get", "nodes", "-o", "name"]);
-    let (_, masters, _) = sim.cvo(&["get", "nodes", "-l", "!node-role.kubernetes.io/worker", "-o", "name"]);
+    let (_, masters, _) = sim.cvo(&[
+        "get",
+        "nodes",
+        "-l",
+        "!node-role.kubernetes.io/worker",
+        "-o",
+        "name",
+    ]);
     assert!(!workers.is_empty() && !masters.trim().is_empty(), "{out}");
     assert_eq!(workers.len() + masters.lines().count(), all.lines().count());
     assert!(workers.iter().all(|w| w.starts_with("node/")), "{out}");
     for (args, want) in [
-        (vec!["get", "co", "-o", "jsonpath={.items[0}"], "unclosed action \"{.items[0}\""),
-        (vec!["get", "co", "-o", "go-template={{.kind}}"], "unknown output format \"go-template\""),
-        (vec!["get", "co", "-l", "a in b"], "unable to parse requirement \"a in b\""),
+        (
+            vec!["get", "co", "-o", "jsonpath={.items[0}"],
+            "unclosed action \"{.items[0}\"",
+        ),
+        (
+            vec!["get", "co", "-o", "go-template={{.kind}}"],
+            "unknown output format \"go-template\"",
+        ),
+        (
+            vec!["get", "co", "-l", "a in b"],
+            "unable to parse requirement \"a in b\"",
+        ),
     ] {
         let (code, _, err) = sim.cvo(&args);
         assert_eq!(code, 2, "{args:?}");
-        assert!(err.starts_with("error: invalid value") && err.contains(want), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: invalid value") && err.contains(want),
+            "{args:?}: {err}"
+        );
     }
 }
 
@@ -243,19 +309,29 @@ fn watch_prints_the_rows_that_change() {
         )
         .await
         .expect("label etcd");
-        api.delete("baremetal", &Default::default()).await.expect("delete baremetal");
+        api.delete("baremetal", &Default::default())
+            .await
+            .expect("delete baremetal");
     });
     let started = Instant::now();
     let out = child.wait_with_output().expect("exits");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(started.elapsed() < Duration::from_secs(15));
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(lines[0].starts_with("NAME "), "{stdout}");
     let header_rows = lines.iter().filter(|l| l.starts_with("NAME ")).count();
     assert_eq!(header_rows, 1, "{stdout}");
     let tail: Vec<&str> = lines[lines.len() - 2..].to_vec();
-    assert!(tail[0].starts_with("etcd ") && tail[1].starts_with("baremetal "), "{stdout}");
+    assert!(
+        tail[0].starts_with("etcd ") && tail[1].starts_with("baremetal "),
+        "{stdout}"
+    );
     // The rows line up with the header.
     let col = lines[0].find("VERSION").expect("VERSION column");
     assert_eq!(&tail[0][col..col + 6], "4.16.3", "{stdout}");
@@ -287,9 +363,16 @@ fn request_timeout_cuts_a_silent_server_short() {
     ]);
     assert_eq!(code, 1, "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("request timed out after 1500ms (--request-timeout)"), "{err}");
+    assert!(
+        err.contains("request timed out after 1500ms (--request-timeout)"),
+        "{err}"
+    );
     assert!(!err.contains("--token t") && !err.contains(" t "), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(12), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(12),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 /// `--token`, `--as` and `--server` on the real kube-apiserver: a ServiceAccount allowed to
@@ -322,13 +405,19 @@ async fn token_as_and_server_on_the_real_server() {
     let pp = PostParams::default();
     let namespaces: kube::Api<Namespace> = kube::Api::all(client.clone());
     namespaces
-        .create(&pp, &serde_json::from_value(serde_json::json!({"metadata": {"name": ns}})).expect("ns"))
+        .create(
+            &pp,
+            &serde_json::from_value(serde_json::json!({"metadata": {"name": ns}})).expect("ns"),
+        )
         .await
         .expect("create namespace");
     let sas: kube::Api<ServiceAccount> = kube::Api::namespaced(client.clone(), &ns);
-    sas.create(&pp, &serde_json::from_value(serde_json::json!({"metadata": {"name": "viewer"}})).expect("sa"))
-        .await
-        .expect("create ServiceAccount");
+    sas.create(
+        &pp,
+        &serde_json::from_value(serde_json::json!({"metadata": {"name": "viewer"}})).expect("sa"),
+    )
+    .await
+    .expect("create ServiceAccount");
     let roles: kube::Api<ClusterRole> = kube::Api::all(client.clone());
     roles
         .create(
@@ -380,12 +469,33 @@ async fn token_as_and_server_on_the_real_server() {
         let (kc, token, sa, selector) = (kc.clone(), token.clone(), sa.clone(), selector.clone());
         let dir = tempfile::tempdir().expect("tempdir");
         move || {
-            let mut r = Vec::new();
             // The token reads what its role grants, and is refused the rest.
-            r.push(run(s(&["get", "co", "-l", &selector, "-o", "name", "--kubeconfig", &kc, "--token", &token])));
+            let mut r = vec![run(s(&[
+                "get",
+                "co",
+                "-l",
+                &selector,
+                "-o",
+                "name",
+                "--kubeconfig",
+                &kc,
+                "--token",
+                &token,
+            ]))];
             r.push(run(s(&["get", "nodes", "--kubeconfig", &kc, "--token", &token])));
             // The admin impersonating the ServiceAccount: the same answers.
-            r.push(run(s(&["--as", &sa, "get", "co", "-l", &selector, "-o", "name", "--kubeconfig", &kc])));
+            r.push(run(s(&[
+                "--as",
+                &sa,
+                "get",
+                "co",
+                "-l",
+                &selector,
+                "-o",
+                "name",
+                "--kubeconfig",
+                &kc,
+            ])));
             r.push(run(s(&["get", "nodes", "--kubeconfig", &kc, "--as", &sa])));
             // A kubeconfig whose server is wrong, corrected by --server.
             let text = std::fs::read_to_string(&kc).expect("kubeconfig");
@@ -396,8 +506,28 @@ async fn token_as_and_server_on_the_real_server() {
             let wrong = dir.path().join("wrong-server");
             std::fs::write(&wrong, serde_norway::to_string(&doc).expect("YAML")).expect("write");
             let w = wrong.to_str().expect("UTF-8");
-            r.push(run(s(&["get", "co", "-l", &selector, "-o", "name", "--kubeconfig", w])));
-            r.push(run(s(&["get", "co", "-l", &selector, "-o", "name", "--kubeconfig", w, "--server", &server])));
+            r.push(run(s(&[
+                "get",
+                "co",
+                "-l",
+                &selector,
+                "-o",
+                "name",
+                "--kubeconfig",
+                w,
+            ])));
+            r.push(run(s(&[
+                "get",
+                "co",
+                "-l",
+                &selector,
+                "-o",
+                "name",
+                "--kubeconfig",
+                w,
+                "--server",
+                &server,
+            ])));
             r
         }
     })
@@ -409,23 +539,42 @@ async fn token_as_and_server_on_the_real_server() {
         let _ = namespaces.delete(name, &DeleteParams::default()).await;
     }
     let want_co = format!("clusteroperator.config.openshift.io/{co}\n");
-    let forbidden = format!("nodes is forbidden: User \"{sa}\" cannot list resource \"nodes\" in API group \"\" at the cluster scope");
-    assert_eq!((results[0].0, results[0].1.as_str()), (0, want_co.as_str()), "{}", results[0].2);
+    let forbidden = format!(
+        "nodes is forbidden: User \"{sa}\" cannot list resource \"nodes\" in API group \"\" at the cluster scope"
+    );
+    assert_eq!(
+        (results[0].0, results[0].1.as_str()),
+        (0, want_co.as_str()),
+        "{}",
+        results[0].2
+    );
     assert_eq!(results[1].0, 1);
     assert!(results[1].2.contains(&forbidden), "{}", results[1].2);
     assert!(!results[1].2.contains(&token), "the token is never printed");
-    assert_eq!((results[2].0, results[2].1.as_str()), (0, want_co.as_str()), "{}", results[2].2);
+    assert_eq!(
+        (results[2].0, results[2].1.as_str()),
+        (0, want_co.as_str()),
+        "{}",
+        results[2].2
+    );
     assert_eq!(results[3].0, 1);
     assert!(results[3].2.contains(&forbidden), "{}", results[3].2);
     assert_eq!(results[4].0, 1);
     assert!(results[4].2.contains("https://127.0.0.1:1/"), "{}", results[4].2);
-    assert_eq!((results[5].0, results[5].1.as_str()), (0, want_co.as_str()), "{}", results[5].2);
+    assert_eq!(
+        (results[5].0, results[5].1.as_str()),
+        (0, want_co.as_str()),
+        "{}",
+        results[5].2
+    );
     // The audit log attributes each request to `cvo get` and records the impersonation.
     if let Ok(path) = std::env::var("CVO_TEST_AUDIT_LOG") {
         let log = std::fs::read_to_string(&path).unwrap_or_default();
         let agent = format!("cvo/{} (get)", env!("CARGO_PKG_VERSION"));
         let impersonated = log.lines().any(|l| {
-            l.contains(&agent) && l.contains("\"impersonatedUser\"") && l.contains(&format!("\"username\":\"{sa}\""))
+            l.contains(&agent)
+                && l.contains("\"impersonatedUser\"")
+                && l.contains(&format!("\"username\":\"{sa}\""))
         });
         assert!(impersonated, "no impersonated `cvo get` request in {path}");
     }

@@ -533,11 +533,10 @@ async fn token_as_and_server_on_the_real_server() {
     })
     .await
     .expect("joins");
-    for name in [ns.as_str()] {
-        let _ = bindings.delete(name, &DeleteParams::default()).await;
-        let _ = roles.delete(name, &DeleteParams::default()).await;
-        let _ = namespaces.delete(name, &DeleteParams::default()).await;
-    }
+    let _ = bindings.delete(&ns, &DeleteParams::default()).await;
+    let _ = roles.delete(&ns, &DeleteParams::default()).await;
+    let _ = namespaces.delete(&ns, &DeleteParams::default()).await;
+    t.delete(cluster::CO, "", &co).await;
     let want_co = format!("clusteroperator.config.openshift.io/{co}\n");
     let forbidden = format!(
         "nodes is forbidden: User \"{sa}\" cannot list resource \"nodes\" in API group \"\" at the cluster scope"

@@ -578,3 +578,24 @@ async fn token_as_and_server_on_the_real_server() {
         assert!(impersonated, "no impersonated `cvo get` request in {path}");
     }
 }
+
+/// A kubeconfig that cannot be read is named once (kube's own text repeats it, quoted twice).
+#[test]
+fn a_missing_kubeconfig_is_named_once() {
+    let (code, _, err) = common::cvo_offline(&["status", "--kubeconfig", "/no/such/kc"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        "cvo: kubeconfig /no/such/kc: No such file or directory (os error 2)\n"
+    );
+    let out = Command::new(BIN)
+        .args(["get", "co"])
+        .env("KUBECONFIG", "/no/such/a:/no/such/b")
+        .env("RUST_LOG", "off")
+        .output()
+        .expect("cvo runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "cvo: kubeconfig /no/such/a:/no/such/b (from KUBECONFIG): /no/such/a: No such file or directory (os error 2)\n"
+    );
+}

@@ -63,7 +63,9 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
 /// file of this work tree, the branch it names, packed refs).
 fn commit() {
     println!("cargo::rerun-if-env-changed=CVO_GIT_COMMIT");
-    let from_env = std::env::var("CVO_GIT_COMMIT").ok().filter(|c| !c.trim().is_empty());
+    let from_env = std::env::var("CVO_GIT_COMMIT")
+        .ok()
+        .filter(|c| !c.trim().is_empty());
     let commit = from_env
         .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]))
         .unwrap_or_else(|| "unknown".to_owned());

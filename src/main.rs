@@ -53,7 +53,7 @@ enum Command {
     Reconcile(args::ReconcileArgs),
     /// Request an update or change the channel, like `oc adm upgrade`; without flags, the
     /// update status and the recommended updates.
-    Upgrade(args::UpgradeArgs),
+    Upgrade(Box<args::UpgradeArgs>),
     /// The headless operator: `cvo operator start` runs in the cluster in place of the upstream
     /// CVO (or beside it with --watch-only), with metrics and health endpoints.
     #[cfg(feature = "operator")]
@@ -181,7 +181,9 @@ fn dashboard_flags_before_a_command(matches: &clap::ArgMatches) -> Result<(), cl
                 .unwrap_or_else(|| id.to_string());
             return Err(Cli::command().error(
                 clap::error::ErrorKind::ArgumentConflict,
-                format!("{flag} is a flag of the dashboard (`cvo` alone); it cannot be used with `cvo {name}`"),
+                format!(
+                    "{flag} is a flag of the dashboard (`cvo` alone); it cannot be used with `cvo {name}`"
+                ),
             ));
         }
     }
@@ -202,7 +204,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Payload(PayloadCommand::Verify(a)) => cvo::cli::payload_verify::run(a),
         Command::Payload(PayloadCommand::Pull(a)) => run::payload_pull(a),
         Command::Reconcile(a) => run::reconcile(a),
-        Command::Upgrade(a) => upgrade::run(a),
+        Command::Upgrade(a) => upgrade::run(*a),
         #[cfg(feature = "operator")]
         Command::Operator(c) => cvo::cli::operator::run(c),
         Command::Completion { shell } => cvo::cli::completion::completion(Cli::command(), shell),

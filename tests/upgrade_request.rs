@@ -410,7 +410,10 @@ fn channel_and_clear_are_single_patches() {
     let (code, out, err) = server.upgrade(&["channel"]);
     assert_eq!(
         (code, out.as_str()),
-        (0, "Channel: stable-4.16 (available channels: fast-4.16, stable-4.16)\n"),
+        (
+            0,
+            "Channel: stable-4.16 (available channels: fast-4.16, stable-4.16)\n"
+        ),
         "{err}"
     );
     let (code, out, err) = server.upgrade(&["channel", "stable-4.17"]);
@@ -421,14 +424,20 @@ fn channel_and_clear_are_single_patches() {
     );
     let (code, _, err) = server.upgrade(&["channel", "--clear"]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("you must pass --allow-explicit-channel to continue"), "{err}");
+    assert!(
+        err.contains("you must pass --allow-explicit-channel to continue"),
+        "{err}"
+    );
     let (code, _, err) = server.upgrade(&["channel", ""]);
     assert_eq!(code, 2, "{err}");
     assert_eq!(err, "cvo: an empty channel: to clear the channel, use --clear\n");
     assert!(server.writes().is_empty(), "{:?}", server.writes());
     let (code, out, err) = server.upgrade(&["channel", "stable-4.17", "--allow-explicit-channel"]);
     assert_eq!((code, out.as_str()), (0, ""), "{err}");
-    assert_eq!(err, "warning: The requested channel \"stable-4.17\" is not one of the available channels (fast-4.16, stable-4.16). You have used --allow-explicit-channel to proceed anyway. Setting the update channel to \"stable-4.17\".\n");
+    assert_eq!(
+        err,
+        "warning: The requested channel \"stable-4.17\" is not one of the available channels (fast-4.16, stable-4.16). You have used --allow-explicit-channel to proceed anyway. Setting the update channel to \"stable-4.17\".\n"
+    );
     assert_eq!(server.cluster_version()["spec"]["channel"], "stable-4.17");
     let (code, out, _) = server.upgrade(&["channel", "stable-4.17"]);
     assert_eq!(
@@ -443,7 +452,10 @@ fn channel_and_clear_are_single_patches() {
     let (code, out, _) = server.upgrade(&["channel"]);
     assert_eq!(
         (code, out.as_str()),
-        (0, "Channel is unset (available channels: fast-4.16, stable-4.16)\n")
+        (
+            0,
+            "Channel is unset (available channels: fast-4.16, stable-4.16)\n"
+        )
     );
     let (code, out, _) = server.upgrade(&["--clear"]);
     assert_eq!((code, out.as_str()), (0, "info: No update in progress\n"));
@@ -701,29 +713,58 @@ fn accept_adds_removes_replaces_and_clears_risks() {
     let (code, _, err) = server.upgrade(&["accept", "A"]);
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.starts_with("cvo: the FeatureGate \"cluster\" does not enable ClusterUpdateAcceptRisks for 4.16.3"),
+        err.starts_with(
+            "cvo: the FeatureGate \"cluster\" does not enable ClusterUpdateAcceptRisks for 4.16.3"
+        ),
         "{err}"
     );
     assert!(server.writes().is_empty());
     server.enable_accept_risks();
     let accepted = |s: &Server| s.cluster_version()["spec"]["desiredUpdate"]["acceptRisks"].clone();
     for (args, out, want) in [
-        (vec!["accept", "B,A"], "info: Accept risks are [A, B]\n", serde_json::json!([{"name": "A"}, {"name": "B"}])),
-        (vec!["accept", "C,A-"], "info: Accept risks are [B, C]\n", serde_json::json!([{"name": "B"}, {"name": "C"}])),
-        (vec!["accept", "C"], "info: Accept risks are not changed\n", serde_json::json!([{"name": "B"}, {"name": "C"}])),
-        (vec!["accept", "--replace", "X"], "info: Accept risks are [X]\n", serde_json::json!([{"name": "X"}])),
-        (vec!["accept", "--clear"], "info: Accept risks are []\n", Value::Null),
+        (
+            vec!["accept", "B,A"],
+            "info: Accept risks are [A, B]\n",
+            serde_json::json!([{"name": "A"}, {"name": "B"}]),
+        ),
+        (
+            vec!["accept", "C,A-"],
+            "info: Accept risks are [B, C]\n",
+            serde_json::json!([{"name": "B"}, {"name": "C"}]),
+        ),
+        (
+            vec!["accept", "C"],
+            "info: Accept risks are not changed\n",
+            serde_json::json!([{"name": "B"}, {"name": "C"}]),
+        ),
+        (
+            vec!["accept", "--replace", "X"],
+            "info: Accept risks are [X]\n",
+            serde_json::json!([{"name": "X"}]),
+        ),
+        (
+            vec!["accept", "--clear"],
+            "info: Accept risks are []\n",
+            Value::Null,
+        ),
     ] {
         let (code, got, err) = server.upgrade(&args);
         assert_eq!((code, got.as_str()), (0, out), "{args:?}: {err}");
         assert_eq!(accepted(&server), want, "{args:?}");
     }
     let (code, _, err) = server.upgrade(&["accept", "A,A-"]);
-    assert_eq!((code, err.as_str()), (2, "cvo: requested risks with both Risk and Risk-: A\n"));
+    assert_eq!(
+        (code, err.as_str()),
+        (2, "cvo: requested risks with both Risk and Risk-: A\n")
+    );
     let (code, _, err) = server.upgrade(&["accept"]);
     assert_eq!(code, 2, "{err}");
     // The FeatureGate's create and status are the test's; cvo made four patches.
-    let patches = server.writes().into_iter().filter(|w| w.1.contains("clusterversions")).count();
+    let patches = server
+        .writes()
+        .into_iter()
+        .filter(|w| w.1.contains("clusterversions"))
+        .count();
     assert_eq!(patches, 4);
 }
 
@@ -739,16 +780,20 @@ fn recommend_reads_the_clusters_alerts_from_its_thanos_route() {
     let kubeconfig = dir.path().join("kubeconfig");
     let (mut child, _) = common::spawn_sim_serve(
         &kubeconfig,
-        &["--from".as_ref(), cv.as_os_str(), "--alerts".as_ref(), alerts.as_os_str()],
+        &[
+            "--from".as_ref(),
+            cv.as_os_str(),
+            "--alerts".as_ref(),
+            alerts.as_os_str(),
+        ],
         Stdio::null(),
         Duration::from_secs(20),
     );
     let kc = kubeconfig.to_str().expect("UTF-8 temp path");
     let (code, out, err) = common::cvo_offline(&["upgrade", "recommend", "--kubeconfig", kc]);
     let want = std::fs::read_to_string(examples.join("4.16.27-degraded-monitoring.output")).expect("fixture");
-    let (code2, _, err2) = common::cvo_offline(&[
-        "upgrade", "recommend", "--version", "4.16.32", "--kubeconfig", kc,
-    ]);
+    let (code2, _, err2) =
+        common::cvo_offline(&["upgrade", "recommend", "--version", "4.16.32", "--kubeconfig", kc]);
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!((code, out.as_str()), (0, want.as_str()), "{err}");

@@ -42,7 +42,12 @@ pub fn man(cmd: clap::Command, dir: Option<&Path>) -> anyhow::Result<ExitCode> {
         .filter(|n| n.starts_with("cvo") && n.ends_with(".1"))
         .collect();
     pages.sort();
-    eprintln!("wrote {} pages in {}: {}", pages.len(), dir.display(), pages.join(" "));
+    eprintln!(
+        "wrote {} pages in {}: {}",
+        pages.len(),
+        dir.display(),
+        pages.join(" ")
+    );
     Ok(ExitCode::SUCCESS)
 }
 

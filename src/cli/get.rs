@@ -125,10 +125,8 @@ pub fn render(
         Some(GetOutput::JsonPath(t)) => t
             .render(&document())
             .map_err(|e| anyhow::anyhow!("-o jsonpath: {e}")),
-        Some(GetOutput::CustomColumns(cols)) => {
-            super::get_output::custom_columns(cols, &values(), true)
-                .map_err(|e| anyhow::anyhow!("-o custom-columns: {e}"))
-        }
+        Some(GetOutput::CustomColumns(cols)) => super::get_output::custom_columns(cols, &values(), true)
+            .map_err(|e| anyhow::anyhow!("-o custom-columns: {e}")),
         Some(GetOutput::Json) => Ok(serde_json::to_string_pretty(&document())? + "\n"),
         Some(GetOutput::Yaml) => Ok(serde_norway::to_string(&document())?),
         Some(GetOutput::Name) => Ok(objects

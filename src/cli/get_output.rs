@@ -35,8 +35,7 @@ pub enum GetOutput {
 }
 
 /// The formats `-o` takes, for its errors.
-pub const FORMATS: &str =
-    "wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, custom-columns=SPEC, custom-columns-file=FILE";
+pub const FORMATS: &str = "wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, custom-columns=SPEC, custom-columns-file=FILE";
 
 /// Parses `-o` (clap's value parser; clap prefixes the error with the flag and value).
 ///
@@ -44,9 +43,7 @@ pub const FORMATS: &str =
 /// An unknown format (listing the known ones), a template or column spec that does not parse,
 /// an unreadable file.
 pub fn parse_output(s: &str) -> Result<GetOutput, String> {
-    let read = |f: &str| {
-        std::fs::read_to_string(Path::new(f)).map_err(|e| format!("{f}: {e}"))
-    };
+    let read = |f: &str| std::fs::read_to_string(Path::new(f)).map_err(|e| format!("{f}: {e}"));
     Ok(match s.split_once('=') {
         None => match s {
             "wide" => GetOutput::Wide,
@@ -161,7 +158,11 @@ pub fn parse_selector(s: &str) -> Result<Selector, String> {
     for req in split_top(s).into_iter().map(str::trim).filter(|r| !r.is_empty()) {
         let bad = || format!("unable to parse requirement {req:?}");
         let set = |v: &str| -> Result<BTreeSet<String>, String> {
-            let inner = v.trim().strip_prefix('(').and_then(|x| x.strip_suffix(')')).ok_or_else(bad)?;
+            let inner = v
+                .trim()
+                .strip_prefix('(')
+                .and_then(|x| x.strip_suffix(')'))
+                .ok_or_else(bad)?;
             Ok(inner.split(',').map(|x| x.trim().to_owned()).collect())
         };
         let key = |k: &str| -> Result<String, String> {
@@ -207,7 +208,10 @@ mod tests {
     #[test]
     fn formats_and_their_errors() {
         assert_eq!(parse_output("wide"), Ok(GetOutput::Wide));
-        assert!(matches!(parse_output("jsonpath={.kind}"), Ok(GetOutput::JsonPath(_))));
+        assert!(matches!(
+            parse_output("jsonpath={.kind}"),
+            Ok(GetOutput::JsonPath(_))
+        ));
         assert!(matches!(
             parse_output("custom-columns=NAME:.metadata.name,AVAILABLE:.status.conditions[?(@.type==\"Available\")].status"),
             Ok(GetOutput::CustomColumns(c)) if c.len() == 2
@@ -216,8 +220,14 @@ mod tests {
             parse_output("go-template={{.kind}}"),
             Err(format!("unknown output format \"go-template\"; one of {FORMATS}"))
         );
-        assert_eq!(parse_output("table"), Err(format!("unknown output format; one of {FORMATS}")));
-        assert_eq!(parse_output("jsonpath"), Err("jsonpath needs a value: jsonpath=...".into()));
+        assert_eq!(
+            parse_output("table"),
+            Err(format!("unknown output format; one of {FORMATS}"))
+        );
+        assert_eq!(
+            parse_output("jsonpath"),
+            Err("jsonpath needs a value: jsonpath=...".into())
+        );
         assert_eq!(
             parse_output("custom-columns=NAME"),
             Err("custom-columns \"NAME\": expected HEADER:EXPRESSION".into())
@@ -227,7 +237,8 @@ mod tests {
 
     #[test]
     fn custom_columns_as_kubectl_prints_them() {
-        let cols = parse_columns("NAME:.metadata.name,VERSIONS:.status.versions[*].version,X:.nope").expect("valid");
+        let cols =
+            parse_columns("NAME:.metadata.name,VERSIONS:.status.versions[*].version,X:.nope").expect("valid");
         let objs = [
             json!({"metadata": {"name": "etcd"}, "status": {"versions": [{"version": "4.16.3"}, {"version": "1.2"}]}}),
             json!({"metadata": {"name": "authentication"}, "status": {}}),

@@ -53,8 +53,10 @@ pub fn watch(a: &GetArgs, kind: Kind) -> anyhow::Result<ExitCode> {
         let run = async move {
             match kind {
                 Kind::ClusterVersion => {
-                    watch_kind::<ClusterVersion>(client, cfg, printer, |s, v| s.cluster_version = v.into_iter().next())
-                        .await
+                    watch_kind::<ClusterVersion>(client, cfg, printer, |s, v| {
+                        s.cluster_version = v.into_iter().next()
+                    })
+                    .await
                 }
                 Kind::ClusterOperator => {
                     watch_kind::<ClusterOperator>(client, cfg, printer, |s, v| s.cluster_operators = v).await
@@ -136,7 +138,10 @@ impl Printer {
                 let one = render(state, self.kind, Some(name), self.output.as_ref(), now)?;
                 one.lines().skip(1).map(|l| format!("{l}\n")).collect()
             }
-            Some(GetOutput::Yaml) => format!("---\n{}", render(state, self.kind, Some(name), self.output.as_ref(), now)?),
+            Some(GetOutput::Yaml) => format!(
+                "---\n{}",
+                render(state, self.kind, Some(name), self.output.as_ref(), now)?
+            ),
             Some(_) => render(state, self.kind, Some(name), self.output.as_ref(), now)?,
         };
         out::print(&text)
@@ -189,14 +194,20 @@ where
                     continue;
                 }
                 // A relist: print what changed while the watch was down.
-                let gone: Vec<String> = objects.keys().filter(|k| !new.contains_key(*k)).cloned().collect();
+                let gone: Vec<String> = objects
+                    .keys()
+                    .filter(|k| !new.contains_key(*k))
+                    .cloned()
+                    .collect();
                 for name in gone {
                     printer.one(&state_of(&objects), &name)?;
                 }
                 let changed: Vec<String> = new
                     .iter()
                     .filter(|(k, o)| {
-                        objects.get(*k).is_none_or(|old| old.resource_version() != o.resource_version())
+                        objects
+                            .get(*k)
+                            .is_none_or(|old| old.resource_version() != o.resource_version())
                     })
                     .map(|(k, _)| k.clone())
                     .collect();

@@ -378,16 +378,25 @@ mod tests {
             run("{range .items[*]}{.metadata.name}{\"\\t\"}{end}"),
             "127.0.0.1\t127.0.0.2\t"
         );
-        assert_eq!(run("{range .items[*]}{.metadata.name}{'\\n'}{end}"), "127.0.0.1\n127.0.0.2\n");
+        assert_eq!(
+            run("{range .items[*]}{.metadata.name}{'\\n'}{end}"),
+            "127.0.0.1\n127.0.0.2\n"
+        );
         assert_eq!(
             run("{.items[0].metadata.labels.kubernetes\\.io/hostname}"),
             "127.0.0.1"
         );
-        assert_eq!(run("{.items[*].status.addresses[*].address}"), "127.0.0.1 127.0.0.2 127.0.0.3");
+        assert_eq!(
+            run("{.items[*].status.addresses[*].address}"),
+            "127.0.0.1 127.0.0.2 127.0.0.3"
+        );
         assert_eq!(run("{.users[*]['name']}"), "myself e2e");
         assert_eq!(run("{.users[0]}"), "{\"name\":\"myself\",\"user\":{}}");
         assert_eq!(run("{@.kind}"), "List");
-        assert_eq!(run("{range .items[*]}{$.kind}:{.kind} {end}"), "List:None List:None ");
+        assert_eq!(
+            run("{range .items[*]}{$.kind}:{.kind} {end}"),
+            "List:None List:None "
+        );
     }
 
     #[test]
@@ -413,18 +422,28 @@ mod tests {
         assert_eq!(err("{end}"), "{end} without a {range}");
         assert_eq!(err("{range .items[*]}{.a}"), "a {range} without its {end}");
         assert_eq!(err("{}"), "an empty action {}");
-        assert!(err("{.items[0}").starts_with("unclosed action"), "{}", err("{.items[0}"));
+        assert!(
+            err("{.items[0}").starts_with("unclosed action"),
+            "{}",
+            err("{.items[0}")
+        );
         assert!(err("{.a b}").contains("unexpected space"), "{}", err("{.a b}"));
         assert!(err("{.a..}").contains("a name is missing"), "{}", err("{.a..}"));
         for t in ["{.items[?(@.x ==)]}", "{.items[1:2:3:4]}"] {
             let e = err(t);
-            assert!(e.contains("not a JSONPath expression") && !e.contains('\n'), "{t}: {e}");
+            assert!(
+                e.contains("not a JSONPath expression") && !e.contains('\n'),
+                "{t}: {e}"
+            );
         }
     }
 
     #[test]
     fn names_that_are_not_shorthand_are_quoted() {
-        assert_eq!(translate(".metadata.labels.app-name"), Ok(".metadata.labels['app-name']".into()));
+        assert_eq!(
+            translate(".metadata.labels.app-name"),
+            Ok(".metadata.labels['app-name']".into())
+        );
         assert_eq!(translate(".a\\.b"), Ok("['a.b']".into()));
         assert_eq!(translate("..name"), Ok("..name".into()));
         assert_eq!(translate(".items[*].x"), Ok(".items[*].x".into()));

@@ -43,7 +43,12 @@ pub mod upgrade;
 /// What `cvo --version` prints after `cvo `: the package version and the commit the binary
 /// was built from, e.g. `0.1.0 (commit 1a2b3c4d5e6f)`; `build.rs` reads the commit from
 /// `CVO_GIT_COMMIT` when set, else from git, else says `unknown`.
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("CVO_GIT_COMMIT"), ")");
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("CVO_GIT_COMMIT"),
+    ")"
+);
 
 /// Exit code of a usage error: bad flags or flag values.
 pub const EXIT_USAGE: u8 = 2;

@@ -236,9 +236,9 @@ pub fn payload_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
         Ok(i) => {
             match a.output {
                 Output::Text => super::out::print(&super::payload::render_text(&i))?,
-                Output::Json => super::out::println(&serde_json::to_string_pretty(
-                    &super::payload::render_json(&i),
-                )?)?,
+                Output::Json => {
+                    super::out::println(&serde_json::to_string_pretty(&super::payload::render_json(&i))?)?
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

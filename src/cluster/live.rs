@@ -98,7 +98,8 @@ pub async fn connect_with(
         (Some(kc), path.display().to_string())
     } else if let Some(paths) = &from_env {
         let origin = format!("{} (from KUBECONFIG)", paths.to_string_lossy());
-        let kc = Kubeconfig::read().map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {}", kubeconfig_error(&e)))?;
+        let kc = Kubeconfig::read()
+            .map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {}", kubeconfig_error(&e)))?;
         (Some(kc), origin)
     } else {
         let default = home_kubeconfig();
@@ -296,8 +297,12 @@ fn checked_context(kc: &Kubeconfig, context: Option<&str>) -> Result<String, Str
 fn kubeconfig_error(e: &kube::config::KubeconfigError) -> String {
     match e {
         kube::config::KubeconfigError::ReadConfig(io, path) => {
-            let several = std::env::var_os("KUBECONFIG")
-                .is_some_and(|v| std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()).count() > 1);
+            let several = std::env::var_os("KUBECONFIG").is_some_and(|v| {
+                std::env::split_paths(&v)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .count()
+                    > 1
+            });
             if several {
                 format!("{}: {io}", path.display())
             } else {

@@ -272,17 +272,25 @@ mod tests {
         assert!(config.auth_info.token_file.is_none());
         assert!(config.auth_info.token.is_some());
         assert_eq!(config.auth_info.impersonate.as_deref(), Some("alice"));
-        assert_eq!(config.auth_info.impersonate_groups, Some(vec!["devs".to_string()]));
+        assert_eq!(
+            config.auth_info.impersonate_groups,
+            Some(vec!["devs".to_string()])
+        );
         assert_eq!(config.default_namespace, "ns1");
         assert!(!format!("{o:?}").contains("s3cret"), "{o:?}");
     }
 
     #[test]
     fn watches_are_not_cut_short() {
-        assert!(is_watch(&http::Uri::from_static("/api/v1/nodes?watch=true&resourceVersion=1")));
+        assert!(is_watch(&http::Uri::from_static(
+            "/api/v1/nodes?watch=true&resourceVersion=1"
+        )));
         assert!(!is_watch(&http::Uri::from_static("/api/v1/nodes?limit=500")));
         assert!(!is_watch(&http::Uri::from_static("/api/v1/nodes")));
-        assert_eq!(TimedOut(Duration::from_secs(5)).to_string(), "request timed out after 5s (--request-timeout)");
+        assert_eq!(
+            TimedOut(Duration::from_secs(5)).to_string(),
+            "request timed out after 5s (--request-timeout)"
+        );
         assert_eq!(
             TimedOut(Duration::from_millis(1500)).to_string(),
             "request timed out after 1500ms (--request-timeout)"
@@ -300,7 +308,9 @@ mod tests {
         let req = http::Request::get("/api/v1/nodes").body(()).expect("request");
         let err = svc.clone().oneshot(req).await.expect_err("times out");
         assert_eq!(err.to_string(), "request timed out after 2s (--request-timeout)");
-        let watch = http::Request::get("/api/v1/nodes?watch=true").body(()).expect("request");
+        let watch = http::Request::get("/api/v1/nodes?watch=true")
+            .body(())
+            .expect("request");
         assert_eq!(svc.oneshot(watch).await.expect("a watch waits"), "late");
     }
 }

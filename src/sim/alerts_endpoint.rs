@@ -54,8 +54,10 @@ pub async fn start(
                     };
                     let mut r = Response::new(Full::new(body));
                     *r.status_mut() = status;
-                    r.headers_mut()
-                        .insert(header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+                    r.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        http::HeaderValue::from_static("application/json"),
+                    );
                     async move { Ok::<_, Infallible>(r) }
                 });
                 let _ = hyper::server::conn::http1::Builder::new()

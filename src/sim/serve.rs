@@ -544,7 +544,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let alerts_host = match &args.alerts {
         Some(p) => {
             let body = std::fs::read(p).map_err(|e| anyhow::anyhow!("--alerts {}: {e}", p.display()))?;
-            Some(super::alerts_endpoint::start(&sim, acceptor.clone(), token.clone(), Bytes::from(body)).await?)
+            Some(
+                super::alerts_endpoint::start(&sim, acceptor.clone(), token.clone(), Bytes::from(body))
+                    .await?,
+            )
         }
         None => None,
     };
@@ -573,7 +576,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         args.kubeconfig_out.display()
     )?;
     if let Some(host) = &alerts_host {
-        writeln!(out, "cvo sim serving alerts at https://{host}/api/v1/alerts (Route openshift-monitoring/thanos-querier)")?;
+        writeln!(
+            out,
+            "cvo sim serving alerts at https://{host}/api/v1/alerts (Route openshift-monitoring/thanos-querier)"
+        )?;
     }
     out.flush()?;
     drop(out);

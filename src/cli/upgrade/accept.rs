@@ -141,7 +141,9 @@ mod tests {
 
     #[test]
     fn adds_and_removes_keeping_the_existing_order() {
-        let e = args(Some("RiskB,RiskA, RiskC-"), false, false).edit().expect("valid");
+        let e = args(Some("RiskB,RiskA, RiskC-"), false, false)
+            .edit()
+            .expect("valid");
         assert_eq!(
             e.apply(&names(&["RiskC", "Old", "RiskB"])),
             names(&["Old", "RiskB", "RiskA"])

@@ -291,9 +291,17 @@ fn execute(
         if matches!(request, Request::AcceptRisks(_)) {
             use crate::openshift::{FeatureGate, feature_gate::FEATURE_GATE_NAME};
             let gates: Api<FeatureGate> = Api::all(conn.client.clone());
-            let fg = gates.get_opt(FEATURE_GATE_NAME).await.with_context(|| {
-                format!("{}: reading featuregate/{FEATURE_GATE_NAME}", conn.describe())
-            })?;
+            // A cluster that serves no FeatureGates (404 for the kind) has no gate enabled.
+            let fg = match gates.get_opt(FEATURE_GATE_NAME).await {
+                Ok(fg) => fg,
+                Err(kube::Error::Api(s)) if s.code == 404 => None,
+                Err(e) => {
+                    return Err(anyhow::Error::new(e).context(format!(
+                        "{}: reading featuregate/{FEATURE_GATE_NAME}",
+                        conn.describe()
+                    )));
+                }
+            };
             flags.accept_risks_gate = fg.is_some_and(|fg| fg.accept_risks(&cv.status.desired.version));
         }
         let plan = match update_request::plan(&cv, &request, &flags) {
@@ -341,10 +349,7 @@ fn channel(c: ChannelArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         (Some(ch), _) if ch.trim().is_empty() => {
-            return Err(UsageError(
-                "an empty channel: to clear the channel, use --clear".into(),
-            )
-            .into());
+            return Err(UsageError("an empty channel: to clear the channel, use --clear".into()).into());
         }
         (Some(ch), _) => Request::Channel(ch.clone()),
         (None, true) => Request::Channel(String::new()),

@@ -392,7 +392,10 @@ fn set_channel(cv: &ClusterVersion, channel: &str, flags: &Flags) -> Result<Outc
             ));
         }
     } else if channels.iter().any(|c| c == channel) {
-        verdicts.push(Verdict::passed(CHANNEL_KNOWN, format!("{version} is in {channel}")));
+        verdicts.push(Verdict::passed(
+            CHANNEL_KNOWN,
+            format!("{version} is in {channel}"),
+        ));
     } else {
         let refused = format!(
             "the requested channel {channel:?} is not one of the available channels ({list}), you must pass --allow-explicit-channel to continue"

@@ -564,8 +564,7 @@ fn a_channel_outside_the_releases_channels_needs_allow_explicit_channel() {
     assert_eq!(p.patch, json!({"spec": {"channel": "fast-4.16"}}));
     assert!(p.warnings.is_empty());
     assert_eq!(verdict(&p.verdicts, "ChannelKnown").state, VerdictState::Passed);
-    let refusal = plan(&cv, &Request::Channel("stable-4.17".into()), &Flags::default())
-        .expect_err("refused");
+    let refusal = plan(&cv, &Request::Channel("stable-4.17".into()), &Flags::default()).expect_err("refused");
     assert_eq!(
         refusal.message,
         "the requested channel \"stable-4.17\" is not one of the available channels (fast-4.16, stable-4.16), you must pass --allow-explicit-channel to continue"
@@ -849,13 +848,20 @@ fn to_multi_arch_requests_the_current_version_as_multi() {
         json!({"spec": {"desiredUpdate": {"architecture": "Multi", "version": "4.16.3", "image": null}}})
     );
     assert_eq!(p.done, "Requested update to multi cluster architecture");
-    assert_eq!(verdict(&p.verdicts, "UpdateInProgress").state, VerdictState::Passed);
+    assert_eq!(
+        verdict(&p.verdicts, "UpdateInProgress").state,
+        VerdictState::Passed
+    );
     // Progressing=True is a client guard, waived by --allow-upgrade-with-warnings.
     let mut busy = cluster();
     busy.status.conditions[1] = cond("Progressing", ConditionStatus::True, "", "Working towards 4.16.4");
     let r = refused(&busy, &Request::ToMultiArch, &Flags::default());
     assert_eq!(r.waiver, Some(Waiver::AllowUpgradeWithWarnings));
-    assert!(r.message.starts_with("the cluster is already upgrading:"), "{}", r.message);
+    assert!(
+        r.message.starts_with("the cluster is already upgrading:"),
+        "{}",
+        r.message
+    );
     let forced = Flags {
         allow_upgrade_with_warnings: true,
         force: true,

@@ -2,7 +2,7 @@
 # Peak memory of `cvo operator start` while it applies an update: the demo cluster
 # (`cvo sim serve --demo`, 4.16.3) is asked for 4.16.4 (spec.desiredUpdate, kubectl), and the
 # operator runs as 4.16.4 would after its own rollout: --release-image the 4.16.4 image,
-# --payload assets/payloads/4.16.4 (no registry pull: the pull's own peak is in README
+# --payload assets/payloads/4.16.4 (no registry pull: the pull's own peak is in docs/performance.md,
 # "Pulling a release image"). `cvo sim serve` runs no cluster operators, so the script plays
 # them: it sets every ClusterOperator's status.versions to the payload's (kubectl, status
 # subresource) and the update can complete. It samples VmRSS every second for WINDOW seconds

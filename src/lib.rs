@@ -4,7 +4,7 @@
 //! operator, and one-shot commands (`cli`). The simulated Kubernetes API (`sim`), the live demo
 //! (`cli::demo`) and its embedded payloads are behind the `sim` feature; both features are on by
 //! default, and `--no-default-features` builds the engine and the one-shot commands alone. See
-//! the "Layout" section of README.md for the layout.
+//! docs/architecture.md for the layout.
 
 pub mod assess;
 pub mod cli;

@@ -209,7 +209,7 @@ async fn a_missing_cluster_version_crd_is_one_error_line_naming_what_to_install(
     let mut cfg = EngineConfig::local(dir.clone(), None).expect("config");
     cfg.timings = EngineTimings::scaled(0.05);
     let want = "ClusterVersion CRD (config.openshift.io/v1 clusterversions) is not served: install the CRDs \
-                first (README \"Running in a cluster\": kubectl apply -f tests/fixtures/crds/)";
+                first (docs/operator.md: kubectl apply -f tests/fixtures/crds/)";
     let mut h = Engine::spawn(kube::Client::new(svc, "default"), cfg);
     let limit = tokio::time::Instant::now() + Duration::from_secs(10);
     // Several turns with the CRD missing.

@@ -1,6 +1,6 @@
-//! Issue 27 point 5 on the real kube-apiserver of `CVO_TEST_KUBECONFIG` (README "Tests"):
+//! Issue 27 point 5 on the real kube-apiserver of `CVO_TEST_KUBECONFIG` (docs/testing.md):
 //! `kubectl apply` of the top-level files of `install/` is accepted (the ClusterVersion and
-//! ClusterOperator CRDs installed first, as the README asks; objects whose CRDs may be absent
+//! ClusterOperator CRDs installed first, as docs/operator.md asks; objects whose CRDs may be absent
 //! live under `install/monitoring/`), then `cvo operator start` runs as a local process with a
 //! kubeconfig holding a token of the install's ServiceAccount (TokenRequest API, `kubectl
 //! create token`), applies a small payload that carries RBAC of its own (a ClusterRole granting
@@ -200,7 +200,7 @@ async fn the_install_is_accepted_and_the_operator_runs_as_its_service_account_wi
         common::skip(test, "CVO_TEST_KUBECONFIG is not set (a real kube-apiserver)");
         return;
     };
-    // The CRDs first (README: install the ClusterVersion and ClusterOperator CRDs first).
+    // The CRDs first (docs/operator.md: install the ClusterVersion and ClusterOperator CRDs first).
     let mut t = TestCluster::new().await;
     let name = t.name("rbac");
     let cv = t.name("version");

@@ -245,7 +245,7 @@ fn a_non_blocking_precondition_is_printed_as_a_warning_and_the_request_is_sent()
     assert_eq!(server.writes().len(), 1);
 }
 
-/// The same request against the real kube-apiserver of `CVO_TEST_KUBECONFIG` (README "Tests";
+/// The same request against the real kube-apiserver of `CVO_TEST_KUBECONFIG` (docs/testing.md;
 /// nothing to do without it): the ClusterVersion `version` is created, its status written
 /// through `/status`, and `cvo upgrade` prints the warning and writes the desired update.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,7 @@
 //! watch-only engine reports no replicas drift for it (`builders::dry_run_handover`).
 //!
 //! The merge rules are checked pure; the engine runs on the in-process simulator, or on the
-//! real kube-apiserver of `CVO_TEST_KUBECONFIG` (README "Tests"). Upstream's Deployment has a
+//! real kube-apiserver of `CVO_TEST_KUBECONFIG` (docs/testing.md). Upstream's Deployment has a
 //! fixed namespace and name, so on the real server the scenarios of this file run one at a
 //! time ([`SERIAL`]) and delete it when they end.
 

@@ -5,7 +5,7 @@
 //!
 //! Every command follows one convention: `0` when it did what was asked, `2` for a usage error
 //! (flags or values that clap rejects, or that a command rejects before doing anything: a
-//! [`UsageError`]), `1` for any other failure. Documented exceptions, kept as README.md states
+//! [`UsageError`]), `1` for any other failure. Documented exceptions, kept as docs/commands.md states
 //! them: `cvo reconcile` has one code per way a run ends ([`reconcile::exit`]: 3 timeout, 4 API
 //! server unreachable, 5 payload unusable, 6 Lease held, 130 / 143 SIGINT / SIGTERM);
 //! `cvo demo --headless --until-complete` exits `2` at `--timeout` and `1` when the update is

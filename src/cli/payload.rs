@@ -303,7 +303,7 @@ pub fn render_text(i: &Inspection) -> String {
     s
 }
 
-/// The JSON form (documented in the README, section "cvo payload inspect").
+/// The JSON form (documented in docs/commands.md, section "cvo payload inspect").
 pub fn render_json(i: &Inspection) -> Value {
     let md = i.loaded.metadata.as_ref();
     let release = json!({

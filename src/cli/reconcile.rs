@@ -24,7 +24,7 @@ pub enum Until {
     Complete,
 }
 
-/// Exit codes of `cvo reconcile`, one per way a run ends (README.md and `--help` list them).
+/// Exit codes of `cvo reconcile`, one per way a run ends (docs/commands.md and `--help` list them).
 pub mod exit {
     /// The pass finished without failure (`--once`, `--dry-run`) or the release is Completed
     /// (`--until-complete`).

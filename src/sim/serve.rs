@@ -88,7 +88,7 @@ pub struct ServeArgs {
     /// assets/demo-cluster` loads only what `cvo status` reads (52 objects).
     #[arg(long, conflicts_with = "scenario")]
     pub demo: bool,
-    /// Scenario file (YAML): `from:`, `faults:` and a timeline of `changes:` (see README).
+    /// Scenario file (YAML): `from:`, `faults:` and a timeline of `changes:` (see docs/commands.md, `cvo sim serve`).
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<PathBuf>,
     /// Port on 127.0.0.1; 0 picks a free one.

@@ -1,5 +1,5 @@
 //! The cluster an engine test runs against: the in-process simulator, or the real
-//! kube-apiserver of `CVO_TEST_KUBECONFIG` (README "Tests"; `../shared/tools/kube-apiserver/up.sh`
+//! kube-apiserver of `CVO_TEST_KUBECONFIG` (docs/testing.md; `../shared/tools/kube-apiserver/up.sh`
 //! starts one).
 //!
 //! On the real server tests run in parallel on one shared cluster, so every object a test names

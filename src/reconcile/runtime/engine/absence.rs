@@ -16,9 +16,9 @@ pub(super) const GROUP_VERSION: &str = "config.openshift.io/v1";
 /// The resource name of ClusterVersions in discovery.
 pub(super) const RESOURCE: &str = "clusterversions";
 
-/// Where the README says how to install the CRDs.
+/// Where the docs say how to install the CRDs.
 pub(crate) const INSTALL_HINT: &str =
-    "install the CRDs first (README \"Running in a cluster\": kubectl apply -f tests/fixtures/crds/)";
+    "install the CRDs first (docs/operator.md: kubectl apply -f tests/fixtures/crds/)";
 
 /// What is missing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,7 +121,7 @@ mod tests {
                 error: true,
                 text:
                     "ClusterVersion CRD (config.openshift.io/v1 clusterversions) is not served: install the \
-                       CRDs first (README \"Running in a cluster\": kubectl apply -f tests/fixtures/crds/)"
+                       CRDs first (docs/operator.md: kubectl apply -f tests/fixtures/crds/)"
                         .into()
             })
         );

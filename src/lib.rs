@@ -10,6 +10,7 @@ pub mod assess;
 pub mod cli;
 pub mod clock;
 pub mod cluster;
+pub mod cow_vec;
 #[cfg(any(feature = "tui", feature = "operator"))]
 pub mod logfile;
 pub mod openshift;

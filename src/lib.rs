@@ -17,6 +17,7 @@ pub mod openshift;
 pub mod reconcile;
 #[cfg(feature = "sim")]
 pub mod sim;
+pub mod spec_request;
 #[cfg(feature = "tui")]
 pub mod ui;
 

@@ -480,6 +480,12 @@ const RULES: &[Rule] = &[
         why: "openshift holds API types only",
     },
     Rule {
+        from: &["spec_request", "cow_vec"],
+        forbid: &["*"],
+        allow: &["openshift"],
+        why: "the write path of requests and the generic containers sit below every layer: API types only",
+    },
+    Rule {
         from: &["clock"],
         forbid: &["*"],
         allow: &[],

@@ -465,31 +465,12 @@ impl StatusSnapshot {
 pub enum Command {
     /// Run an apply pass now.
     ReconcileNow,
-    /// Set `spec.desiredUpdate`.
-    SetDesiredUpdate {
-        /// Target version.
-        version: Option<String>,
-        /// Target image.
-        image: Option<String>,
-        /// Skip verification and blocking preconditions.
-        force: bool,
-    },
-    /// Clear `spec.desiredUpdate`.
-    ClearDesiredUpdate,
-    /// Set `spec.channel` (empty clears it).
-    SetChannel(String),
-    /// Set `spec.desiredUpdate.acceptRisks` to these names.
-    AcceptRisks(Vec<String>),
-    /// Write an administrator's confirmed request: a JSON merge patch of the ClusterVersion
-    /// touching only `spec.desiredUpdate` and `spec.channel`, as `oc adm upgrade` writes it
-    /// (`pkg/cli/admin/upgrade/upgrade.go` in openshift/oc). Written in both modes: watch-only
-    /// stops the engine applying manifests and writing status, not the administrator.
-    RequestPatch {
-        /// The merge-patch body, e.g. `{"spec":{"desiredUpdate":{"version":"4.16.4",...}}}`.
-        patch: serde_json::Value,
-        /// The request as typed, e.g. `upgrade --to 4.16.5 --allow-not-recommended`.
-        summary: String,
-    },
+    /// Write an administrator's confirmed request ([`crate::spec_request::Request`]: a merge
+    /// patch of `spec.desiredUpdate` and/or `spec.channel` only, as `oc adm upgrade` writes it,
+    /// `pkg/cli/admin/upgrade/upgrade.go` in openshift/oc) with [`crate::spec_request::send`],
+    /// the one write path of requests. Written in both modes: watch-only stops the engine
+    /// applying manifests and writing status, not the administrator.
+    Request(crate::spec_request::Request),
     /// Switch between watch-only and active-apply. With a Lease configured, the switch to
     /// active-apply is refused while another holder's Lease is alive
     /// ([`LeaseInfo::blocks_switch`]); the switch back releases the Lease at once.
@@ -508,27 +489,7 @@ impl std::fmt::Display for Command {
         match self {
             Command::ReconcileNow => f.write_str("reconcile now"),
             Command::CheckLease => f.write_str("check lease"),
-            Command::SetDesiredUpdate {
-                version,
-                image,
-                force,
-            } => {
-                f.write_str("upgrade")?;
-                match (version, image) {
-                    (Some(v), _) => write!(f, " --to {v}")?,
-                    (None, Some(i)) => write!(f, " --to-image {i}")?,
-                    (None, None) => f.write_str(" (no target)")?,
-                }
-                if *force {
-                    f.write_str(" --force")?;
-                }
-                Ok(())
-            }
-            Command::ClearDesiredUpdate => f.write_str("upgrade --clear"),
-            Command::SetChannel(c) if c.is_empty() => f.write_str("channel cleared"),
-            Command::SetChannel(c) => write!(f, "channel {c}"),
-            Command::AcceptRisks(r) => write!(f, "accept risks {}", r.join(",")),
-            Command::RequestPatch { summary, .. } => f.write_str(summary),
+            Command::Request(r) => f.write_str(&r.summary),
             Command::SetMode(EngineMode::WatchOnly) => f.write_str("mode watch-only"),
             Command::SetMode(EngineMode::ActiveApply) => f.write_str("mode active-apply"),
             Command::Shutdown => f.write_str("shutdown"),

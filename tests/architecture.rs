@@ -716,3 +716,55 @@ fn main_only_parses_and_dispatches() {
         "src/main.rs has {code} code lines: move logic into src/cli"
     );
 }
+
+/// docs/testing.md's "The suites by need" lists every suite under `tests/` once, and its `real`
+/// row is exactly the suites `.ci/run` runs on the real kube-apiserver; a suite that reaches for
+/// `CVO_TEST_KUBECONFIG` or `TestCluster` is in that row (so none is forgotten by CI).
+#[test]
+fn every_suite_is_grouped_by_need_and_the_real_ones_run_in_ci() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = fs::read_to_string(root.join("docs/testing.md")).expect("docs/testing.md");
+    let row = |need: &str| -> BTreeSet<String> {
+        let line = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| {need} |")))
+            .unwrap_or_else(|| panic!("docs/testing.md has no `| {need} |` row"));
+        line.split('`').skip(1).step_by(2).map(str::to_string).collect()
+    };
+    let (offline, sim, real) = (row("offline"), row("simulator"), row("real"));
+    let mut listed: Vec<&String> = offline.iter().chain(&sim).chain(&real).collect();
+    let suites: BTreeSet<String> = fs::read_dir(root.join("tests"))
+        .expect("tests/")
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            (p.extension()? == "rs").then(|| p.file_stem()?.to_str().map(str::to_string))?
+        })
+        .collect();
+    listed.sort();
+    let unique: BTreeSet<String> = listed.iter().map(|s| s.to_string()).collect();
+    assert_eq!(
+        listed.len(),
+        unique.len(),
+        "a suite listed twice in docs/testing.md"
+    );
+    assert_eq!(unique, suites, "docs/testing.md's table and tests/*.rs differ");
+    let ci = fs::read_to_string(root.join(".ci/run")).expect(".ci/run");
+    let in_ci: BTreeSet<String> = ci
+        .split("--test ")
+        .skip(1)
+        .filter_map(|rest| rest.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert_eq!(
+        in_ci, real,
+        ".ci/run's real-server suites and docs/testing.md's `real` row differ"
+    );
+    for suite in suites.iter().filter(|s| *s != "architecture") {
+        let text = fs::read_to_string(root.join("tests").join(format!("{suite}.rs"))).expect("suite");
+        if text.contains("CVO_TEST_KUBECONFIG") || text.contains("TestCluster") {
+            assert!(
+                real.contains(suite),
+                "{suite} can run on a real server: list it as `real`"
+            );
+        }
+    }
+}

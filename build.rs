@@ -1,4 +1,6 @@
-//! Build script: packs the demo's release payloads (`assets/payloads/<version>/...`) into one
+//! Build script: names the commit the binary is built from (`CVO_GIT_COMMIT`, which
+//! `cvo --version` prints: `CVO_GIT_COMMIT` from the environment when set, else
+//! `git rev-parse --short=12 HEAD`, else `unknown`), and packs the demo's release payloads (`assets/payloads/<version>/...`) into one
 //! gzip-compressed tar in `OUT_DIR` (`demo-payloads.tar.gz`), which `cvo demo` embeds
 //! (`src/cli/demo.rs`) and unpacks into its temporary directory at start.
 //!
@@ -16,6 +18,7 @@ use std::{
 fn main() {
     println!("cargo::rerun-if-changed=assets/payloads");
     println!("cargo::rerun-if-changed=build.rs");
+    commit();
     if std::env::var_os("CARGO_FEATURE_SIM").is_none() {
         return;
     }
@@ -54,4 +57,39 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
             files.push(path);
         }
     }
+}
+
+/// Sets `CVO_GIT_COMMIT` for the crate, and asks cargo to run again when HEAD moves (the HEAD
+/// file of this work tree, the branch it names, packed refs).
+fn commit() {
+    println!("cargo::rerun-if-env-changed=CVO_GIT_COMMIT");
+    let from_env = std::env::var("CVO_GIT_COMMIT")
+        .ok()
+        .filter(|c| !c.trim().is_empty());
+    let commit = from_env
+        .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]))
+        .unwrap_or_else(|| "unknown".to_owned());
+    println!("cargo::rustc-env=CVO_GIT_COMMIT={commit}");
+    let mut watched = Vec::new();
+    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
+        watched.push(Path::new(&dir).join("HEAD"));
+    }
+    if let Some(common) = git(&["rev-parse", "--git-common-dir"]) {
+        let common = PathBuf::from(common);
+        if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            watched.push(common.join(branch));
+        }
+        watched.push(common.join("packed-refs"));
+    }
+    // A path that does not exist would make cargo run this script on every build.
+    for path in watched.iter().filter(|p| p.exists()) {
+        println!("cargo::rerun-if-changed={}", path.display());
+    }
+}
+
+/// The trimmed output of `git ARGS`, if git ran and succeeded with some output.
+fn git(args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new("git").args(args).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    (out.status.success() && !text.is_empty()).then_some(text)
 }

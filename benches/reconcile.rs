@@ -145,6 +145,9 @@ async fn steady(sim: &Simulator, dir: &Path) -> anyhow::Result<(f64, f64, f64)> 
 
 /// Resync interval of the long-running engine in [`steady`].
 const STEADY_RESYNC: Duration = Duration::from_secs(3);
+/// Resync interval of the engine that does the first apply in [`steady_on_cluster`] with
+/// `CVO_BENCH_FIRST_APPLY`: its pass and apply timeouts are based on it.
+const FIRST_APPLY_RESYNC: Duration = Duration::from_secs(20);
 /// Converged passes [`steady`] counts.
 const STEADY_PASSES: u64 = 3;
 
@@ -175,15 +178,50 @@ async fn child(n: usize) -> anyhow::Result<()> {
 
 /// `CVO_BENCH_KUBECONFIG=FILE CVO_BENCH_PAYLOAD=DIR`: the long-running engine's converged
 /// passes on that cluster (a real kube-apiserver; `scripts/bench-realapi.sh` runs it after its
-/// first apply), requests counted by the engine itself; prints one line.
+/// first apply), requests counted by the engine itself; prints one line. With
+/// `CVO_BENCH_FIRST_APPLY=1` (an empty cluster: the engine applies the payload) the line gives
+/// instead the passes, writes and requests until a pass completed, and the requests of the next
+/// pass: the first reconciling pass of the engine that did the first apply.
 async fn steady_on_cluster(kubeconfig: &Path, dir: &Path) -> anyhow::Result<()> {
     let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
     let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?;
     let client = Client::try_from(config)?;
+    let first_apply = std::env::var_os("CVO_BENCH_FIRST_APPLY").is_some();
     let mut cfg = EngineConfig::local(dir.to_path_buf(), None)?;
-    cfg.timings.resync_interval = STEADY_RESYNC;
+    // The resync interval is also the base of the apply timeouts: a first apply of 5,000
+    // manifests outlasts a pass timed from 3 s, so it gets FIRST_APPLY_RESYNC.
+    cfg.timings.resync_interval = if first_apply {
+        FIRST_APPLY_RESYNC
+    } else {
+        STEADY_RESYNC
+    };
     let mut h = Engine::spawn(client, cfg);
+    let total = |s: &StatusSnapshot| s.counters.requests.values().sum::<u64>();
     let first = wait_for(&mut h, |s| s.counters.passes >= 1 && !s.running).await?;
+    if first_apply {
+        // An empty cluster: the engine applies the payload (in one or more passes, until one
+        // completes); the pass after that is the first reconciling pass of the engine that did
+        // the first apply, reported on its own.
+        let failure = first
+            .failure
+            .as_ref()
+            .map(|f| format!("{}: {}", f.reason, f.message));
+        let done = wait_for(&mut h, |s| s.completed >= 1 && !s.running).await?;
+        let k = done.counters.passes;
+        let end = wait_for(&mut h, |s| s.counters.passes > k && !s.running).await?;
+        h.shutdown().await;
+        println!(
+            "first apply: {k} passes until one completed ({} writes, {} requests; first pass: {} writes{}), then the first reconciling pass ({:?}): {} requests ({} writes)",
+            done.counters.apply_writes,
+            total(&done),
+            first.counters.apply_writes,
+            failure.map(|m| format!(", failed: {m}")).unwrap_or_default(),
+            end.state,
+            total(&end) - total(&done),
+            end.counters.apply_writes - done.counters.apply_writes,
+        );
+        return Ok(());
+    }
     let mut longest = 0.0f64;
     for k in 1..=STEADY_PASSES {
         wait_for(&mut h, |s| s.running || s.counters.passes > k).await?;
@@ -193,7 +231,6 @@ async fn steady_on_cluster(kubeconfig: &Path, dir: &Path) -> anyhow::Result<()> 
     }
     let last = h.status.borrow().clone();
     h.shutdown().await;
-    let total = |s: &StatusSnapshot| s.counters.requests.values().sum::<u64>();
     let delta: std::collections::BTreeMap<&String, u64> = last
         .counters
         .requests

@@ -12,7 +12,10 @@
 #   4. (UPDATE=1, the default) an update in one engine to a second release of N manifests
 #      (gen-payload.sh VERSION 4.16.1: its ConfigMaps change): `cargo bench --bench reconcile`
 #      with CVO_BENCH_UPDATE_TO as well; the writes to payload objects (audit log) against the
-#      number of changed manifests, and the peak RSS with one payload and with both.
+#      number of changed manifests, and the peak RSS with one payload and with both;
+#   5. (FIRST=1, the default) on a fresh server, one engine (`cargo bench --bench reconcile`)
+#      applies the payload in its first pass; the requests of its next pass (the first
+#      reconciling pass of the engine that did the first apply).
 # Prints one Markdown table row per run: wall time to the end of the run (Completed for 1), the
 # requests cvo sent by verb (from the audit log: the admin user, without the requests of
 # kube-controller-manager, kubectl and curl), writes to payload objects (create/update/patch/
@@ -24,7 +27,9 @@
 #      CRDS (directory of the CRDs; default tests/fixtures/crds, else the shared fixtures),
 #      TIMEOUT (seconds for each run, default 120), KEEP=1 keeps the server and files,
 #      PRECREATE_CV=1 creates the ClusterVersion `version` first (as the installer does) instead
-#      of letting cvo create it.
+#      of letting cvo create it, CONNS=1 runs 1 and 2 under `strace -e trace=connect` and adds
+#      the number of TCP connections cvo opened to the server (each a TLS handshake) to the
+#      row's comment (CPU and wall time then include strace's overhead).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -102,9 +107,13 @@ PY
 
 echo "| run | outcome | wall | requests | by verb | writes to payload objects | CPU | peak RSS |"
 echo "|---|---|---|---:|---|---:|---:|---:|"
-for n in "${SIZES[@]}"; do
-    audit=$WORK/audit-$n.jsonl
-    AUDIT_LOG=$audit "$TOOLS/up.sh" --wipe >"$WORK/up-$n.log" 2>&1 || { cat "$WORK/up-$n.log" >&2; exit 1; }
+# A fresh server for run $1 with audit log $2: the ClusterVersion and ClusterOperator CRDs,
+# the namespace, the ClusterVersion CRD warmed (sets warm_until).
+fresh_server() {
+    # a second try: a server started right after another one stopped can lose a port race
+    AUDIT_LOG=$2 "$TOOLS/up.sh" --wipe >"$WORK/up-$1.log" 2>&1 \
+        || { "$TOOLS/down.sh" --wipe >/dev/null 2>&1; sleep 2; AUDIT_LOG=$2 "$TOOLS/up.sh" --wipe >"$WORK/up-$1.log" 2>&1; } \
+        || { cat "$WORK/up-$1.log" >&2; exit 1; }
     kc=$REALK8S_DIR/kubeconfig
     kubectl --kubeconfig "$kc" apply -f "$CRDS/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml" \
         -f "$CRDS/0000_00_cluster-version-operator_01_clusterversions-Default.crd.yaml" >/dev/null
@@ -120,17 +129,30 @@ for n in "${SIZES[@]}"; do
         printf 'apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n  name: version\nspec:\n  clusterID: %s\n' \
             "$(cat /proc/sys/kernel/random/uuid)" | kubectl --kubeconfig "$kc" create -f - >/dev/null
     fi
+}
+
+for n in "${SIZES[@]}"; do
+    audit=$WORK/audit-$n.jsonl
+    fresh_server "$n" "$audit"
     p=$WORK/payload-$n
     scripts/gen-payload.sh "$p" "$n" >/dev/null
     while [ "$SECONDS" -lt "$warm_until" ]; do sleep 0.2; done
     for run in until-complete once; do
         mark=$(wc -l <"$audit")
         set +e
-        /usr/bin/time -v -o "$WORK/time-$n-$run" "$BIN" reconcile --kubeconfig "$kc" --payload "$p" \
+        conns=$WORK/connect-$n-$run
+        trace=()
+        [ "${CONNS:-0}" != 1 ] || trace=(strace -f -qq -e trace=connect -o "$conns")
+        /usr/bin/time -v -o "$WORK/time-$n-$run" "${trace[@]}" "$BIN" reconcile --kubeconfig "$kc" --payload "$p" \
             "--$run" --timeout "$TIMEOUT" -o json >"$WORK/summary-$n-$run.json" 2>"$WORK/stderr-$n-$run"
         set -e
         sleep 1 # the audit log is written as requests finish
-        row "$audit" "$mark" "$WORK/time-$n-$run" "$WORK/summary-$n-$run.json" "N=$n $run"
+        r=$(row "$audit" "$mark" "$WORK/time-$n-$run" "$WORK/summary-$n-$run.json" "N=$n $run")
+        if [ -f "$conns" ]; then
+            port=$(sed -n 's#.*server: "\{0,1\}https://[^:]*:\([0-9]*\).*#\1#p' "$kc" | head -1)
+            r="${r% -->}; TCP connections to the server: $(grep -c "sin_port=htons($port)" "$conns") -->"
+        fi
+        echo "$r"
     done
     if [ "${STEADY:-1}" = 1 ]; then
         # 3. a long-running engine's converged passes (benches/reconcile.rs against this server)
@@ -185,6 +207,17 @@ for i, line in enumerate(open(sys.argv[1])):
         writes += 1
 print(f"  audit log: {writes} writes to payload objects for {sys.argv[3]} changed manifests, {requests} requests in that run")
 PY
+    fi
+    if [ "${FIRST:-1}" = 1 ]; then
+        # 5. the first reconciling pass of the engine that did the first apply: a fresh
+        #    server, one engine (benches/reconcile.rs) applies the payload in its first pass;
+        #    the requests of its second pass, as the engine counts them
+        "$TOOLS/down.sh" --wipe >/dev/null 2>&1 || true
+        fresh_server "$n-first" "$WORK/audit-$n-first.jsonl"
+        while [ "$SECONDS" -lt "$warm_until" ]; do sleep 0.2; done
+        line=$(CVO_BENCH_FIRST_APPLY=1 CVO_BENCH_KUBECONFIG=$kc CVO_BENCH_PAYLOAD=$p \
+            cargo bench --quiet --bench reconcile 2>"$WORK/first-$n.err" | tail -1)
+        echo "N=$n: ${line:-the first-pass run failed: $(tail -3 "$WORK/first-$n.err")}" >>"$WORK/steady.txt"
     fi
     "$TOOLS/down.sh" --wipe >/dev/null 2>&1 || true
 done

@@ -29,7 +29,7 @@ PID=$(tmux -L "$SOCK" display -p -t m '#{pane_pid}')
 # Completed: the header's version is 4.16.4 and the gauge says the release is applied.
 deadline=$((SECONDS + 60 + 900 / ${SPEED%.*}))
 until tmux -L "$SOCK" capture-pane -p -t m | grep -q 'Version 4.16.4' &&
-      tmux -L "$SOCK" capture-pane -p -t m | grep -q 'tasks applied'; do
+      tmux -L "$SOCK" capture-pane -p -t m | grep -q 'manifests applied · reconciling'; do
   [ $SECONDS -lt $deadline ] || { echo "measure-demo-idle: no completed update" >&2;
     tmux -L "$SOCK" capture-pane -p -t m >&2; exit 1; }
   sleep 1

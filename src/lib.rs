@@ -19,26 +19,20 @@ pub mod sim;
 #[cfg(feature = "tui")]
 pub mod ui;
 
-/// The commands [`user_agent`] recognises as the first non-flag argument.
-const COMMANDS: [&str; 8] = [
-    "reconcile",
-    "status",
-    "get",
-    "tui",
-    "demo",
-    "sim",
-    "payload",
-    "operator",
-];
+/// The name of the command this process runs, set once by `main` ([`set_command_name`]).
+static COMMAND_NAME: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// Records the command this process runs (`status`, `get`, `upgrade`, ...), which
+/// [`user_agent`] names. Called once by `main` after parsing; later calls are ignored.
+pub fn set_command_name(name: &'static str) {
+    let _ = COMMAND_NAME.set(name);
+}
 
 /// The `User-Agent` of every request cvo sends, so audit logs attribute requests:
-/// `cvo/<version> (<command>)`, the command being the first argument of the process that names
-/// a subcommand (`reconcile`, `status`, `get`, `tui`, `demo`, `sim`, `payload`), else `cvo`
-/// (tests, or `cvo` with no command).
+/// `cvo/<version> (<command>)`, the command being the one `main` parsed
+/// ([`set_command_name`]: `status`, `get`, `upgrade`, `tui`, `reconcile`, `operator`, ...),
+/// else `cvo` (tests, library use).
 pub fn user_agent() -> String {
-    let command = std::env::args()
-        .skip(1)
-        .find(|a| COMMANDS.contains(&a.as_str()))
-        .unwrap_or_else(|| "cvo".to_owned());
+    let command = COMMAND_NAME.get().copied().unwrap_or("cvo");
     format!("cvo/{} ({command})", env!("CARGO_PKG_VERSION"))
 }

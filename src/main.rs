@@ -4,21 +4,25 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use cvo::cli::{args, logging::LogSink, run, upgrade};
 
 /// Cluster Version Operator for OpenShift-compatible clusters: dashboard, operator and CLI.
 #[derive(Parser, Debug)]
-#[command(
-    name = "cvo",
-    version,
-    about,
-    propagate_version = true,
-    args_conflicts_with_subcommands = true
-)]
+#[command(name = "cvo", version = cvo::cli::VERSION, about, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Log verbosity, as kubectl's: 0 warnings (default), 1-2 progress, 3-5 debug, 6-7 each
+    /// API request, 8+ everything (overrides RUST_LOG; not the dashboard's log file).
+    #[arg(
+        short = 'v',
+        long = "v",
+        value_name = "LEVEL",
+        global = true,
+        help_heading = "Logging (global)"
+    )]
+    verbosity: Option<u8>,
     #[cfg(feature = "tui")]
     #[command(flatten)]
     tui: args::TuiArgs,
@@ -49,12 +53,24 @@ enum Command {
     Reconcile(args::ReconcileArgs),
     /// Request an update or change the channel, like `oc adm upgrade`; without flags, the
     /// update status and the recommended updates.
-    Upgrade(args::UpgradeArgs),
+    Upgrade(Box<args::UpgradeArgs>),
     /// The headless operator: `cvo operator start` runs in the cluster in place of the upstream
     /// CVO (or beside it with --watch-only), with metrics and health endpoints.
     #[cfg(feature = "operator")]
     #[command(subcommand)]
     Operator(cvo::cli::operator::OperatorCommand),
+    /// Print the shell completion script for SHELL (e.g. `source <(cvo completion bash)`).
+    Completion {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: cvo::cli::completion::Shell,
+    },
+    /// Print the man page (section 1), or write one page per command into a directory.
+    Man {
+        /// Write `cvo.1`, `cvo-get.1`, `cvo-upgrade-channel.1`, ... into this directory.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
 #[cfg(feature = "sim")]
@@ -77,6 +93,27 @@ enum PayloadCommand {
 }
 
 impl Command {
+    /// The command's name, as the User-Agent names it (`cvo/VERSION (upgrade)`).
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Status(_) => "status",
+            Command::Get(_) => "get",
+            #[cfg(feature = "tui")]
+            Command::Tui(_) => "tui",
+            #[cfg(feature = "sim")]
+            Command::Demo(_) => "demo",
+            #[cfg(feature = "sim")]
+            Command::Sim(_) => "sim",
+            Command::Payload(_) => "payload",
+            Command::Reconcile(_) => "reconcile",
+            Command::Upgrade(_) => "upgrade",
+            #[cfg(feature = "operator")]
+            Command::Operator(_) => "operator",
+            Command::Completion { .. } => "completion",
+            Command::Man { .. } => "man",
+        }
+    }
+
     /// Where the command's logs go: the log file for those that draw the dashboard, stderr for
     /// the rest.
     fn log_sink(&self) -> LogSink {
@@ -93,7 +130,14 @@ impl Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    if let Err(e) = dashboard_flags_before_a_command(&matches) {
+        e.exit();
+    }
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let Some(level) = cli.verbosity {
+        cvo::cli::logging::set_verbosity(level);
+    }
     #[cfg(feature = "tui")]
     let cmd = cli.command.unwrap_or(Command::Tui(cli.tui));
     #[cfg(not(feature = "tui"))]
@@ -101,9 +145,12 @@ fn main() -> ExitCode {
         eprintln!("cvo: no command given; try `cvo status` or `cvo --help`");
         return ExitCode::from(cvo::cli::EXIT_USAGE);
     };
+    cvo::set_command_name(cmd.name());
     let result = cvo::cli::logging::init(cmd.log_sink()).and_then(|_log| dispatch(cmd));
     match result {
         Ok(code) => code,
+        // `cvo get co | head -1`: the reader has what it wanted.
+        Err(e) if cvo::cli::out::is_stdout_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
             // Not `eprintln!`: it panics when stderr is gone (the terminal closed), and the
             // dashboard's panic hook then aborts (exit 134) instead of exiting with the code.
@@ -112,6 +159,35 @@ fn main() -> ExitCode {
             ExitCode::from(cvo::cli::exit_code(&e))
         }
     }
+}
+
+/// The dashboard's own flags (`cvo --read-only`, `cvo --from F`) belong to `cvo` alone: given
+/// before a command they would be ignored, so they are a usage error. The global flags
+/// (`--kubeconfig`, `--as`, `-n`, `-v`, ...) may stand anywhere.
+fn dashboard_flags_before_a_command(matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+    let Some((name, _)) = matches.subcommand() else {
+        return Ok(());
+    };
+    let cmd = Cli::command();
+    for arg in cmd.get_arguments().filter(|a| !a.is_global_set()) {
+        let id = arg.get_id().as_str();
+        if matches!(id, "help" | "version") {
+            continue;
+        }
+        if matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
+            let flag = arg
+                .get_long()
+                .map(|l| format!("--{l}"))
+                .unwrap_or_else(|| id.to_string());
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "{flag} is a flag of the dashboard (`cvo` alone); it cannot be used with `cvo {name}`"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
@@ -128,8 +204,10 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Payload(PayloadCommand::Verify(a)) => cvo::cli::payload_verify::run(a),
         Command::Payload(PayloadCommand::Pull(a)) => run::payload_pull(a),
         Command::Reconcile(a) => run::reconcile(a),
-        Command::Upgrade(a) => upgrade::run(a),
+        Command::Upgrade(a) => upgrade::run(*a),
         #[cfg(feature = "operator")]
         Command::Operator(c) => cvo::cli::operator::run(c),
+        Command::Completion { shell } => cvo::cli::completion::completion(Cli::command(), shell),
+        Command::Man { dir } => cvo::cli::completion::man(Cli::command(), dir.as_deref()),
     }
 }

@@ -881,7 +881,12 @@ async fn c91_create_only_unknown_kind() {
         .await
         .expect("created");
     assert!(out.wrote);
-    assert!(matches!(out.drift, Drift::Create { .. }));
+    // A create keeps no copy of the object: it is in the cluster.
+    assert!(
+        matches!(out.drift, Drift::Create { object: None }),
+        "{:?}",
+        out.drift
+    );
     assert_eq!(e.count("create"), 1);
     let before = e.get(&e.widget(&name, &[], true)).await;
     let out = within("no update", applier.apply(&ctx, &e.widget(&name, &["y"], true)))
@@ -924,7 +929,9 @@ async fn second_apply_over_unchanged_cluster_makes_zero_writes() {
     let first = apply_all(&applier, &ctx, &manifests).await;
     assert!(matches!(first[0], Drift::Update { .. }), "{first:?}");
     assert!(
-        first[1..].iter().all(|d| matches!(d, Drift::Create { .. })),
+        first[1..]
+            .iter()
+            .all(|d| matches!(d, Drift::Create { object: None })),
         "{first:?}"
     );
     assert_eq!(e.count("create"), 3);
@@ -1004,10 +1011,13 @@ async fn dry_run_reports_drift_and_writes_nothing() {
         (diff[0].from.clone(), diff[0].to.clone()),
         (Some(json!("z")), Some(json!("y")))
     );
-    assert!(
-        drift[1..].iter().all(|d| matches!(d, Drift::Create { .. })),
-        "{drift:?}"
-    );
+    // Watch-only: each create carries the object as it would be sent.
+    for d in &drift[1..] {
+        let Drift::Create { object: Some(o) } = d else {
+            panic!("not a create with its object: {d:?}");
+        };
+        assert!(o["metadata"]["name"].is_string(), "{o}");
+    }
 
     // a drifted deployment image shows as one field change
     let active = ApplyContext::default();

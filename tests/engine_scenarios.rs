@@ -1492,7 +1492,7 @@ async fn agent_recorder(dir: &Path) -> (PathBuf, Arc<std::sync::Mutex<Vec<String
     (kc, seen)
 }
 
-/// Every request of `cvo status` and `cvo reconcile` says who sent it:
+/// Every request of `cvo status`, `cvo get`, `cvo upgrade` and `cvo reconcile` says who sent it:
 /// `User-Agent: cvo/<version> (<command>)`, so audit logs attribute requests.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_request_carries_the_user_agent_of_its_command() {
@@ -1512,6 +1512,9 @@ async fn every_request_carries_the_user_agent_of_its_command() {
     let version = env!("CARGO_PKG_VERSION");
     for (command, args) in [
         ("status", vec!["status"]),
+        ("get", vec!["get", "co"]),
+        ("upgrade", vec!["upgrade", "channel"]),
+        ("upgrade", vec!["upgrade", "recommend"]),
         (
             "reconcile",
             vec![

@@ -443,7 +443,7 @@ fn c14_load_update() {
     assert_eq!(p.manifest_hash, "DL-FFQ2Uem8=");
     assert_eq!(p.previous, s(&["1.1.1", "1.2.2"]));
     assert_eq!(
-        String::from_utf8(p.manifests[1].raw.clone()).unwrap(),
+        String::from_utf8(p.manifests[1].raw().into_owned()).unwrap(),
         r#"{"apiVersion":"v1","kind":"Test","metadata":{"annotations":{"include.release.openshift.io/self-managed-high-availability":"true"},"name":"file-yaml"}}"#
     );
     assert_eq!(p.excluded.len(), 1);

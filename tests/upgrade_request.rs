@@ -75,12 +75,13 @@ impl Server {
         common::cvo_offline(&all)
     }
 
-    /// The audit log's write requests (every verb but get, list and watch) as (method, path).
+    /// The audit log's write requests (every verb but get, list and watch; no GET, also of a
+    /// kind the server does not serve) as (method, path).
     fn writes(&self) -> Vec<(String, String)> {
         let log = std::fs::read_to_string(&self.audit).unwrap_or_default();
         log.lines()
             .map(|l| serde_json::from_str::<Value>(l).expect("audit line is JSON"))
-            .filter(|e| !matches!(e["verb"].as_str(), Some("get" | "list" | "watch")))
+            .filter(|e| !matches!(e["verb"].as_str(), Some("get" | "list" | "watch")) && e["method"] != "GET")
             .map(|e| {
                 (
                     e["method"].as_str().unwrap_or_default().to_string(),
@@ -288,15 +289,40 @@ fn a_not_recommended_target_needs_allow_not_recommended_which_prints_the_risk() 
     assert_eq!(server.writes(), vec![owned(PATCH_CV)]);
 }
 
+/// `--read-only` is a dry run: the verdict of each precondition and the patch on stdout, exit
+/// 0, no write; a refused request prints its verdicts, then fails as it would.
 #[test]
-fn read_only_refuses_before_any_write_and_from_files_are_read_only() {
+fn read_only_is_a_dry_run_and_from_files_are_read_only() {
     let server = Server::start(|t| t);
-    let (code, _, err) = server.upgrade(&["--to", "4.16.4", "--read-only"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("read-only"), "{err}");
-    let (code, _, err) = server.upgrade(&["channel", "fast-4.16", "--read-only"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("read-only"), "{err}");
+    let (code, out, err) = server.upgrade(&["--to", "4.16.4", "--read-only"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "Preconditions (--read-only: checked, nothing written):
+  passed    Recommended: 4.16.4 is a recommended update
+  passed    PullSpec: quay.io/openshift-release-dev/ocp-release@sha256:4444444444444444444444444444444444444444444444444444444444444444 is a by-digest pull spec
+  passed    Invalid: the ClusterVersion is valid
+  passed    Failing: the cluster is not failing
+  passed    UpdateInProgress: no update is in progress
+  passed    ClusterVersionUpgradeable: Upgradeable is not False
+  passed    ClusterVersionRollback: 4.16.4 is not lower than 4.16.3
+  passed    ClusterVersionGiantHop: 4.16.3 to 4.16.4 is within one minor version
+Would patch clusterversion/version (JSON merge patch):
+  spec.desiredUpdate.image = \"quay.io/openshift-release-dev/ocp-release@sha256:4444444444444444444444444444444444444444444444444444444444444444\"
+  spec.desiredUpdate.version = \"4.16.4\"
+Then: Requested update to 4.16.4
+"
+    );
+    let (code, out, err) = server.upgrade(&["--to", "4.16.5", "--read-only"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.contains("  blocking  Recommended (--allow-not-recommended would waive it): "),
+        "{out}"
+    );
+    assert!(err.contains("--allow-not-recommended"), "{err}");
+    let (code, out, err) = server.upgrade(&["channel", "fast-4.16", "--read-only"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.ends_with("  spec.channel = \"fast-4.16\"\n"), "{out}");
     assert!(server.writes().is_empty(), "{:?}", server.writes());
     let out = Command::new(BIN)
         .args(["upgrade", "--to", "4.16.4", "--from"])
@@ -375,17 +401,61 @@ fn a_listed_file_image_is_refused_without_a_write() {
     assert_eq!(server.cluster_version()["spec"].get("desiredUpdate"), None);
 }
 
+/// `cvo upgrade channel` as oc's, with its one habit changed: no argument shows the channel
+/// (`--clear` clears it). A channel outside the release's channels, or clearing one inside
+/// them, needs `--allow-explicit-channel`; refusals write nothing.
 #[test]
 fn channel_and_clear_are_single_patches() {
     let server = Server::start(|t| t);
+    let (code, out, err) = server.upgrade(&["channel"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            0,
+            "Channel: stable-4.16 (available channels: fast-4.16, stable-4.16)\n"
+        ),
+        "{err}"
+    );
     let (code, out, err) = server.upgrade(&["channel", "stable-4.17"]);
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert_eq!(
+        err,
+        "cvo: the requested channel \"stable-4.17\" is not one of the available channels (fast-4.16, stable-4.16), you must pass --allow-explicit-channel to continue\n"
+    );
+    let (code, _, err) = server.upgrade(&["channel", "--clear"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("you must pass --allow-explicit-channel to continue"),
+        "{err}"
+    );
+    let (code, _, err) = server.upgrade(&["channel", ""]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err, "cvo: an empty channel: to clear the channel, use --clear\n");
+    assert!(server.writes().is_empty(), "{:?}", server.writes());
+    let (code, out, err) = server.upgrade(&["channel", "stable-4.17", "--allow-explicit-channel"]);
     assert_eq!((code, out.as_str()), (0, ""), "{err}");
-    assert!(err.contains("warning: The requested channel \"stable-4.17\" is not one of the available channels of 4.16.3 (fast-4.16, stable-4.16)"), "{err}");
+    assert_eq!(
+        err,
+        "warning: The requested channel \"stable-4.17\" is not one of the available channels (fast-4.16, stable-4.16). You have used --allow-explicit-channel to proceed anyway. Setting the update channel to \"stable-4.17\".\n"
+    );
     assert_eq!(server.cluster_version()["spec"]["channel"], "stable-4.17");
     let (code, out, _) = server.upgrade(&["channel", "stable-4.17"]);
     assert_eq!(
         (code, out.as_str()),
         (0, "info: Cluster is already in stable-4.17 (no change)\n")
+    );
+    // stable-4.17 is not one of the release's channels: clearing it needs no flag.
+    let (code, out, err) = server.upgrade(&["channel", "--clear"]);
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(err.contains("warning: Clearing channel \"stable-4.17\""), "{err}");
+    assert_eq!(server.cluster_version()["spec"].get("channel"), None);
+    let (code, out, _) = server.upgrade(&["channel"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            0,
+            "Channel is unset (available channels: fast-4.16, stable-4.16)\n"
+        )
     );
     let (code, out, _) = server.upgrade(&["--clear"]);
     assert_eq!((code, out.as_str()), (0, "info: No update in progress\n"));
@@ -401,7 +471,39 @@ fn channel_and_clear_are_single_patches() {
         (0, "Cancelled requested upgrade to 4.17.1\n")
     );
     assert_eq!(server.cluster_version()["spec"].get("desiredUpdate"), None);
-    assert_eq!(server.writes(), vec![owned(PATCH_CV); 3]);
+    assert_eq!(server.writes(), vec![owned(PATCH_CV); 4]);
+}
+
+/// `--to-multi-arch`: one patch of the current version with `architecture: Multi`; asked again,
+/// no change; it goes with no other target flag.
+#[test]
+fn to_multi_arch_requests_the_current_version_as_multi() {
+    let server = Server::start(|t| t);
+    let (code, out, err) = server.upgrade(&["--to-multi-arch"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "Requested update to multi cluster architecture\n"),
+        "{err}"
+    );
+    assert_eq!(
+        server.cluster_version()["spec"]["desiredUpdate"],
+        serde_json::json!({"architecture": "Multi", "version": "4.16.3"})
+    );
+    let (code, out, _) = server.upgrade(&["--to-multi-arch"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            0,
+            "info: Update to multi cluster architecture has already been requested\n"
+        )
+    );
+    let (code, _, err) = server.upgrade(&["--to-multi-arch", "--to", "4.16.4"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "cvo: --to-multi-arch may not be used with --to, --to-image, or --to-latest\n"
+    );
+    assert_eq!(server.writes(), vec![owned(PATCH_CV)]);
 }
 
 #[test]
@@ -418,7 +520,8 @@ fn status_view_and_recommend_read_from_files_and_live() {
         stdout,
         "Cluster version is 4.16.3\n\nUpstream is unset, so the cluster will use an appropriate default.\nChannel: stable-4.16 (available channels: fast-4.16, stable-4.16)\n\nRecommended updates:\n\n  VERSION     IMAGE\n  4.17.1      quay.io/openshift-release-dev/ocp-release@sha256:1717171717171717171717171717171717171717171717171717171717171717\n  4.16.4      quay.io/openshift-release-dev/ocp-release@sha256:4444444444444444444444444444444444444444444444444444444444444444\n\nAdditional updates which are not recommended for your cluster configuration are available, to view those re-run the command with --include-not-recommended.\n"
     );
-    // Live: the same ClusterVersion from the simulator; no alerts without --alerts.
+    // Live: the same ClusterVersion from the simulator, which serves no Route API: the alerts
+    // cannot be read, which is reported as oc reports it.
     let server = Server::start(|t| t);
     let out = Command::new(BIN)
         .args(["upgrade", "recommend", "--kubeconfig"])
@@ -436,7 +539,7 @@ fn status_view_and_recommend_read_from_files_and_live() {
     );
     assert_eq!(
         stdout,
-        "Failed to check for at least some preconditions: alerts were not retrieved: cvo does not query the cluster's Prometheus yet; pass --alerts FILE\nUpstream update service is unset, so the cluster will use an appropriate default.\nChannel: stable-4.16 (available channels: fast-4.16, stable-4.16)\n\nUpdates to 4.17:\n  VERSION     ISSUES\n  4.17.1      no known issues relevant to this cluster\n\nUpdates to 4.16:\n\n  Version: 4.16.5\n  Image: quay.io/openshift-release-dev/ocp-release@sha256:5555555555555555555555555555555555555555555555555555555555555555\n  Reason: BadThing\n  Message: Bad things happen to clusters with a proxy. https://example.com/bad-thing\n\n  VERSION     ISSUES\n  4.16.4      no known issues relevant to this cluster\n"
+        "Failed to check for at least some preconditions: failed to get alerts from Thanos: the server could not find the requested resource\nUpstream update service is unset, so the cluster will use an appropriate default.\nChannel: stable-4.16 (available channels: fast-4.16, stable-4.16)\n\nUpdates to 4.17:\n  VERSION     ISSUES\n  4.17.1      no known issues relevant to this cluster\n\nUpdates to 4.16:\n\n  Version: 4.16.5\n  Image: quay.io/openshift-release-dev/ocp-release@sha256:5555555555555555555555555555555555555555555555555555555555555555\n  Reason: BadThing\n  Message: Bad things happen to clusters with a proxy. https://example.com/bad-thing\n\n  VERSION     ISSUES\n  4.16.4      no known issues relevant to this cluster\n"
     );
     let out = Command::new(BIN)
         .args([
@@ -558,4 +661,145 @@ fn a_forced_by_tag_image_is_resolved_once_and_the_digest_is_written() {
     assert_eq!(du["image"], by_digest.as_str(), "{du}");
     assert_eq!(du["force"], true, "{du}");
     assert_eq!(du["version"], "4.16.4", "{du}");
+}
+
+impl Server {
+    /// Creates the demo cluster's FeatureGate `cluster` (ClusterUpdateAcceptRisks enabled for
+    /// 4.16.3), its status written through `/status`.
+    fn enable_accept_risks(&self) {
+        let text = std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/demo-cluster/featuregate.yaml"),
+        )
+        .expect("featuregate fixture");
+        let mut fg: Value = serde_norway::from_str(&text).expect("featuregate YAML");
+        let status = fg["status"].take();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let conn = cvo::cluster::live::connect(Some(&self.kubeconfig), None)
+                .await
+                .expect("connect");
+            let api: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
+                conn.client,
+                &kube::api::ApiResource {
+                    group: "config.openshift.io".into(),
+                    version: "v1".into(),
+                    api_version: "config.openshift.io/v1".into(),
+                    kind: "FeatureGate".into(),
+                    plural: "featuregates".into(),
+                },
+            );
+            let obj: kube::api::DynamicObject = serde_json::from_value(fg).expect("object");
+            api.create(&Default::default(), &obj).await.expect("create");
+            api.patch_status(
+                "cluster",
+                &Default::default(),
+                &kube::api::Patch::Merge(serde_json::json!({ "status": status })),
+            )
+            .await
+            .expect("status");
+        });
+    }
+}
+
+/// `cvo upgrade accept RISK,RISK-` edits `spec.desiredUpdate.acceptRisks` as `oc adm upgrade
+/// accept` does (add, `-` removes, `--replace`, `--clear`), one patch per change, none when
+/// nothing changes; without the cluster's feature gate it is refused with no write.
+#[test]
+fn accept_adds_removes_replaces_and_clears_risks() {
+    let server = Server::start(|t| t);
+    let (code, _, err) = server.upgrade(&["accept", "A"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.starts_with(
+            "cvo: the FeatureGate \"cluster\" does not enable ClusterUpdateAcceptRisks for 4.16.3"
+        ),
+        "{err}"
+    );
+    assert!(server.writes().is_empty());
+    server.enable_accept_risks();
+    let accepted = |s: &Server| s.cluster_version()["spec"]["desiredUpdate"]["acceptRisks"].clone();
+    for (args, out, want) in [
+        (
+            vec!["accept", "B,A"],
+            "info: Accept risks are [A, B]\n",
+            serde_json::json!([{"name": "A"}, {"name": "B"}]),
+        ),
+        (
+            vec!["accept", "C,A-"],
+            "info: Accept risks are [B, C]\n",
+            serde_json::json!([{"name": "B"}, {"name": "C"}]),
+        ),
+        (
+            vec!["accept", "C"],
+            "info: Accept risks are not changed\n",
+            serde_json::json!([{"name": "B"}, {"name": "C"}]),
+        ),
+        (
+            vec!["accept", "--replace", "X"],
+            "info: Accept risks are [X]\n",
+            serde_json::json!([{"name": "X"}]),
+        ),
+        (
+            vec!["accept", "--clear"],
+            "info: Accept risks are []\n",
+            Value::Null,
+        ),
+    ] {
+        let (code, got, err) = server.upgrade(&args);
+        assert_eq!((code, got.as_str()), (0, out), "{args:?}: {err}");
+        assert_eq!(accepted(&server), want, "{args:?}");
+    }
+    let (code, _, err) = server.upgrade(&["accept", "A,A-"]);
+    assert_eq!(
+        (code, err.as_str()),
+        (2, "cvo: requested risks with both Risk and Risk-: A\n")
+    );
+    let (code, _, err) = server.upgrade(&["accept"]);
+    assert_eq!(code, 2, "{err}");
+    // The FeatureGate's create and status are the test's; cvo made four patches.
+    let patches = server
+        .writes()
+        .into_iter()
+        .filter(|w| w.1.contains("clusterversions"))
+        .count();
+    assert_eq!(patches, 4);
+}
+
+/// `cvo upgrade recommend` on a live cluster reads the firing alerts where oc reads them (the
+/// Route openshift-monitoring/thanos-querier, `GET /api/v1/alerts` with the user's token):
+/// against `cvo sim serve --alerts`, the output is oc's example output byte for byte.
+#[test]
+fn recommend_reads_the_clusters_alerts_from_its_thanos_route() {
+    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oc-upgrade-recommend");
+    let cv = examples.join("4.16.27-degraded-monitoring-cv.yaml");
+    let alerts = examples.join("4.16.27-degraded-monitoring-alerts.json");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let (mut child, _) = common::spawn_sim_serve(
+        &kubeconfig,
+        &[
+            "--from".as_ref(),
+            cv.as_os_str(),
+            "--alerts".as_ref(),
+            alerts.as_os_str(),
+        ],
+        Stdio::null(),
+        Duration::from_secs(20),
+    );
+    let kc = kubeconfig.to_str().expect("UTF-8 temp path");
+    let (code, out, err) = common::cvo_offline(&["upgrade", "recommend", "--kubeconfig", kc]);
+    let want = std::fs::read_to_string(examples.join("4.16.27-degraded-monitoring.output")).expect("fixture");
+    let (code2, _, err2) =
+        common::cvo_offline(&["upgrade", "recommend", "--version", "4.16.32", "--kubeconfig", kc]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!((code, out.as_str()), (0, want.as_str()), "{err}");
+    assert_eq!(code2, 1);
+    assert_eq!(
+        err2,
+        "cvo: issues that apply to this cluster but which were not included in --accept: ClusterOperatorDown,Failing,PodDisruptionBudgetAtLimit\n"
+    );
 }

@@ -114,7 +114,7 @@ async fn first_apply_creates_without_gets_then_a_converged_pass_sends_nothing() 
     sim.clear_audit();
     let drifts = apply_all(&a, &ms).await;
     assert!(
-        drifts.iter().all(|d| matches!(d, Drift::Create { .. })),
+        drifts.iter().all(|d| matches!(d, Drift::Create { object: None })),
         "{drifts:?}"
     );
     let audit = sim.audit().entries;

@@ -242,7 +242,12 @@ pub fn operand_waits(cv: &ClusterVersion, operators: &[ClusterOperator]) -> Vec<
         if co.operator_version() != Some(target) || co.condition("Progressing").is_some_and(|c| c.is_true()) {
             continue; // oc already lists it as updating.
         }
-        let last_change = co.status.conditions.iter().filter_map(|c| c.last_transition_time).max();
+        let last_change = co
+            .status
+            .conditions
+            .iter()
+            .filter_map(|c| c.last_transition_time)
+            .max();
         let since = match (last_change, started) {
             (Some(c), Some(s)) => Some(c.max(s)),
             (c, s) => c.or(s).or(p.last_transition_time),

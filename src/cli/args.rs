@@ -297,9 +297,28 @@ pub struct GetArgs {
     pub name: Option<String>,
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Output format (default: the table `oc get` prints).
-    #[arg(short = 'o', long = "output", value_enum)]
+    /// Output format (default: the table `oc get` prints): wide, json, yaml, name,
+    /// jsonpath=TEMPLATE, jsonpath-file=FILE, custom-columns=HEADER:EXPR[,...],
+    /// custom-columns-file=FILE.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FORMAT",
+        value_parser = super::get_output::parse_output
+    )]
     pub output: Option<super::get::GetOutput>,
+    /// Only the objects whose labels match this selector (`k=v`, `k!=v`, `k in (a,b)`,
+    /// `k notin (a)`, `k`, `!k`, comma-separated).
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector_flag)]
+    pub selector: Option<kube::core::Selector>,
+    /// After the objects, print each change as it happens (a live cluster only); ends with
+    /// Ctrl-C, a closed output, or after --request-timeout.
+    #[arg(short = 'w', long = "watch")]
+    pub watch: bool,
+}
+
+fn parse_selector_flag(s: &str) -> Result<kube::core::Selector, String> {
+    super::get_output::parse_selector(s)
 }
 
 /// Flags of `cvo tui`.

@@ -12,15 +12,7 @@ use chrono::{DateTime, Utc};
 
 use crate::{cluster::ClusterState, openshift::Condition};
 
-/// `-o` of `cvo get`: the table (default), the wide table, the objects, or `kind/name` lines.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum GetOutput {
-    // (No doc comments on the variants: clap would print them in `--help`.)
-    Wide,
-    Json,
-    Yaml,
-    Name,
-}
+pub use super::get_output::GetOutput;
 
 /// A kind `cvo get` knows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -89,7 +81,7 @@ impl Kind {
         }
     }
 
-    fn name_prefix(self) -> &'static str {
+    pub fn name_prefix(self) -> &'static str {
         match self {
             Kind::ClusterVersion => "clusterversion.config.openshift.io",
             Kind::ClusterOperator => "clusteroperator.config.openshift.io",
@@ -104,12 +96,12 @@ impl Kind {
 /// # Errors
 /// `NAME` not in the state: `<resource> "<name>" not found in <source>`; with no NAME, a
 /// ClusterVersion table of a state without one (see [`cluster_version_table`]); JSON or YAML
-/// that cannot be encoded.
+/// that cannot be encoded; a jsonpath or custom-columns expression that fails.
 pub fn render(
     state: &ClusterState,
     kind: Kind,
     name: Option<&str>,
-    output: Option<GetOutput>,
+    output: Option<&GetOutput>,
     now: DateTime<Utc>,
 ) -> anyhow::Result<String> {
     let mut objects = objects_of(state, kind)?;
@@ -130,6 +122,11 @@ pub fn render(
         }),
     };
     match output {
+        Some(GetOutput::JsonPath(t)) => t
+            .render(&document())
+            .map_err(|e| anyhow::anyhow!("-o jsonpath: {e}")),
+        Some(GetOutput::CustomColumns(cols)) => super::get_output::custom_columns(cols, &values(), true)
+            .map_err(|e| anyhow::anyhow!("-o custom-columns: {e}")),
         Some(GetOutput::Json) => Ok(serde_json::to_string_pretty(&document())? + "\n"),
         Some(GetOutput::Yaml) => Ok(serde_norway::to_string(&document())?),
         Some(GetOutput::Name) => Ok(objects
@@ -137,7 +134,7 @@ pub fn render(
             .map(|(n, _)| format!("{}/{n}\n", kind.name_prefix()))
             .collect()),
         None | Some(GetOutput::Wide) => {
-            let wide = output == Some(GetOutput::Wide);
+            let wide = output == Some(&GetOutput::Wide);
             let keep = |n: &str| name.is_none_or(|x| x == n);
             Ok(match kind {
                 Kind::ClusterVersion => cluster_version_table(state, now)?,
@@ -150,6 +147,29 @@ pub fn render(
                 Kind::Node => nodes_table(state, now, wide, &keep),
             })
         }
+    }
+}
+
+/// Keeps the objects of `kind` in `state` whose labels `selector` matches (`-l`).
+pub fn retain_selected(state: &mut ClusterState, kind: Kind, selector: &kube::core::Selector) {
+    use super::get_output::selects;
+    match kind {
+        Kind::ClusterVersion => {
+            if let Some(cv) = &state.cluster_version
+                && !selects(selector, cv.metadata.labels.as_ref())
+            {
+                state.cluster_version = None;
+            }
+        }
+        Kind::ClusterOperator => state
+            .cluster_operators
+            .retain(|o| selects(selector, o.metadata.labels.as_ref())),
+        Kind::MachineConfigPool => state
+            .machine_config_pools
+            .retain(|o| selects(selector, o.metadata.labels.as_ref())),
+        Kind::Node => state
+            .nodes
+            .retain(|o| selects(selector, o.metadata.labels.as_ref())),
     }
 }
 

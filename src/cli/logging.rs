@@ -3,6 +3,10 @@
 //! screen stays clean. `RUST_LOG` overrides the filter for both (`EnvFilter` syntax, e.g.
 //! `RUST_LOG=debug` or `RUST_LOG=cvo=debug,kube=info`).
 //!
+//! `-v LEVEL` (kubectl's verbosity flag, global) chooses the filter of stderr logging and of
+//! the operator's logs instead, over `RUST_LOG` ([`verbosity_filter`] says what each level
+//! shows); the dashboard's log file keeps `RUST_LOG`.
+//!
 //! Nothing cvo logs carries a secret: bearer tokens, client keys and kubeconfig contents are
 //! never put in log fields (kube's own request spans carry the method and URL only).
 
@@ -35,6 +39,43 @@ pub struct LogGuard {
 /// an error the request returns and cvo reports itself (a one-line error stays one line).
 pub const DEFAULT_STDERR_FILTER: &str = "warn,kube_client::client::builder=off";
 
+/// The `-v` level given on the command line, set once by `main` ([`set_verbosity`]).
+static VERBOSITY: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+
+/// Records `-v LEVEL` for the loggers installed after it. Later calls are ignored.
+pub fn set_verbosity(level: u8) {
+    let _ = VERBOSITY.set(level);
+}
+
+/// The filter of `-v LEVEL`, after kubectl's levels (0 the default, 6 each request's URL,
+/// 8 and up everything):
+///
+/// | level | shows |
+/// |---|---|
+/// | 0 | warnings and errors (the default) |
+/// | 1–2 | cvo's progress (`info`) |
+/// | 3–5 | cvo's debug lines |
+/// | 6–7 | and each API request (`kube_client` / `kube_runtime` debug: method, URL, status) |
+/// | 8+ | everything at debug, cvo and kube at trace (HTTP, TLS) |
+pub fn verbosity_filter(level: u8) -> &'static str {
+    match level {
+        0 => DEFAULT_STDERR_FILTER,
+        1..=2 => "info,kube_client::client::builder=off",
+        3..=5 => "info,cvo=debug,kube_client::client::builder=off",
+        6..=7 => "info,cvo=debug,kube_client=debug,kube_runtime=debug",
+        _ => "debug,cvo=trace,kube_client=trace,kube_runtime=trace",
+    }
+}
+
+/// The filter of a logger whose default is `default`: `-v`'s when given, else `RUST_LOG`'s,
+/// else `default`.
+pub fn env_filter(default: &str) -> EnvFilter {
+    if let Some(level) = VERBOSITY.get() {
+        return EnvFilter::new(verbosity_filter(*level));
+    }
+    EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default))
+}
+
 /// Installs the global tracing subscriber for `sink`. Does nothing when one is already
 /// installed.
 ///
@@ -63,7 +104,7 @@ pub fn init(sink: LogSink) -> anyhow::Result<LogGuard> {
 /// Logs to stderr, filtered by `RUST_LOG` (else [`DEFAULT_STDERR_FILTER`]); colours only on a
 /// terminal. Returns whether this call installed the subscriber.
 pub fn init_stderr() -> bool {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_STDERR_FILTER));
+    let filter = env_filter(DEFAULT_STDERR_FILTER);
     let layer = fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal());

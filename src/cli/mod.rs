@@ -13,15 +13,20 @@
 //! `-o json`).
 
 pub mod args;
+pub mod completion;
 #[cfg(feature = "sim")]
 pub mod demo;
 #[cfg(feature = "sim")]
 pub mod demo_registry;
 pub mod get;
+pub mod get_output;
+pub mod get_watch;
 pub mod heap;
+pub mod jsonpath;
 pub mod logging;
 #[cfg(feature = "operator")]
 pub mod operator;
+pub mod out;
 pub mod payload;
 pub mod payload_verify;
 pub mod reconcile;
@@ -34,6 +39,16 @@ pub mod tabwriter;
 #[cfg(feature = "tui")]
 pub mod tui;
 pub mod upgrade;
+
+/// What `cvo --version` prints after `cvo `: the package version and the commit the binary
+/// was built from, e.g. `0.1.0 (commit 1a2b3c4d5e6f)`; `build.rs` reads the commit from
+/// `CVO_GIT_COMMIT` when set, else from git, else says `unknown`.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("CVO_GIT_COMMIT"),
+    ")"
+);
 
 /// Exit code of a usage error: bad flags or flag values.
 pub const EXIT_USAGE: u8 = 2;

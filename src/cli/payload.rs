@@ -558,6 +558,6 @@ pub fn pull_command(a: super::args::PullArgs) -> anyhow::Result<std::process::Ex
         true,
     ))?;
     crate::reconcile::payload::retrieve::copy_payload(&got.dir, &a.dir).map_err(|e| anyhow::anyhow!(e))?;
-    println!("{}", got.resolved.by_digest);
+    super::out::println(&got.resolved.by_digest)?;
     Ok(std::process::ExitCode::SUCCESS)
 }

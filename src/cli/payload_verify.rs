@@ -55,20 +55,21 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
         tracing::info!("{}", verifier.describe());
         match verifier.verify(&a.release).await {
             Ok(ok) => {
-                println!("verified {}", ok.digest);
+                let mut text = format!("verified {}\n", ok.digest);
                 for by in &ok.by {
-                    println!(
-                        "  {}: key {} signed {} ({})",
+                    text += &format!(
+                        "  {}: key {} signed {} ({})\n",
                         by.keyring, by.key, by.identity, by.source
                     );
                 }
+                super::out::print(&text)?;
                 Ok(ExitCode::SUCCESS)
             }
             Err(e @ (VerifyError::InvalidDigest(_) | VerifyError::NoDigest)) => {
                 Err(UsageError(format!("{}: {e}", a.release)).into())
             }
             Err(e) => {
-                println!("not verified: {e}");
+                super::out::println(&format!("not verified: {e}"))?;
                 Ok(ExitCode::from(super::EXIT_FAILURE))
             }
         }

@@ -690,7 +690,7 @@ pub fn render_drift(drift: &[DriftRecord]) -> String {
             Drift::None => {}
             Drift::Create { object } => {
                 let _ = writeln!(out, "--- {obj} (absent)\n+++ {obj} (payload)");
-                for l in yaml_lines(object) {
+                for l in object.as_deref().map(yaml_lines).unwrap_or_default() {
                     let _ = writeln!(out, "+{l}");
                 }
             }

@@ -69,7 +69,7 @@ pub fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
         StatusOutput::Json => super::status::render_json(&assessment)?,
         StatusOutput::Yaml => super::status::render_yaml(&assessment)?,
     };
-    print!("{out}");
+    super::out::print(&out)?;
     Ok(if assessment.error.is_some() {
         ExitCode::FAILURE
     } else {
@@ -86,16 +86,25 @@ pub fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
 /// cluster that cannot be read; a NAME that is not there.
 pub fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
     let kind = super::get::Kind::parse(&a.kind)?;
+    if a.watch {
+        if a.source.is_snapshot() {
+            return Err(UsageError("-w: --from files do not change; watching needs a cluster".into()).into());
+        }
+        return super::get_watch::watch(&a, kind);
+    }
     // Live, only the kind asked for is read: `cvo get nodes` needs no access to the others.
-    let state = a.source.load_once_reading(kind.reads())?;
+    let mut state = a.source.load_once_reading(kind.reads())?;
+    if let Some(sel) = &a.selector {
+        super::get::retain_selected(&mut state, kind, sel);
+    }
     let now = if a.source.is_snapshot() {
         state.snapshot_time()
     } else {
         None
     }
     .unwrap_or_else(chrono::Utc::now);
-    let out = super::get::render(&state, kind, a.name.as_deref(), a.output, now)?;
-    print!("{out}");
+    let out = super::get::render(&state, kind, a.name.as_deref(), a.output.as_ref(), now)?;
+    super::out::print(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -161,7 +170,7 @@ fn demo_snapshot(headless: bool) -> anyhow::Result<ExitCode> {
     if headless {
         let now = state.snapshot_time().unwrap_or_else(chrono::Utc::now);
         let assessment = crate::assess::assess(&state, None, now);
-        print!("{}", super::status::render_text(&assessment, None));
+        super::out::print(&super::status::render_text(&assessment, None))?;
         return Ok(ExitCode::SUCCESS);
     }
     #[cfg(feature = "tui")]
@@ -226,11 +235,10 @@ pub fn payload_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
     match super::payload::inspect(&dir, &opts) {
         Ok(i) => {
             match a.output {
-                Output::Text => print!("{}", super::payload::render_text(&i)),
-                Output::Json => println!(
-                    "{}",
-                    serde_json::to_string_pretty(&super::payload::render_json(&i))?
-                ),
+                Output::Text => super::out::print(&super::payload::render_text(&i))?,
+                Output::Json => {
+                    super::out::println(&serde_json::to_string_pretty(&super::payload::render_json(&i))?)?
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -327,8 +335,8 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
     rt.shutdown_timeout(Duration::from_secs(2));
     let summary = summary?;
     match a.output {
-        Output::Text => print!("{}", super::reconcile::render_text(&summary)),
-        Output::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+        Output::Text => super::out::print(&super::reconcile::render_text(&summary))?,
+        Output::Json => super::out::println(&serde_json::to_string_pretty(&summary)?)?,
     }
     if let Some(r) = &summary.reason {
         eprintln!("cvo: {r}");

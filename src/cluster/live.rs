@@ -27,7 +27,7 @@ use kube::{
 use serde::de::DeserializeOwned;
 use tokio::sync::{Notify, watch};
 
-use super::{ClusterState, FeedStatus, watches as watch_layer};
+use super::{ClusterState, FeedStatus, overrides::Overrides, watches as watch_layer};
 use crate::openshift::{ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool};
 
 /// Namespace and name of the machine-config-operator Deployment.
@@ -47,6 +47,8 @@ pub struct Connection {
     /// The proxy the API traffic goes through, if any (credentials hidden) and where it was
     /// configured, e.g. `http://proxy:3128 from HTTPS_PROXY`.
     pub proxy: Option<String>,
+    /// The credential, trusted authorities and proxy, for requests to the cluster's routes.
+    pub http: super::overrides::HttpAccess,
 }
 
 impl Connection {
@@ -71,6 +73,20 @@ impl Connection {
 /// such context, or yields no usable client configuration; naming the `proxy-url` field or
 /// the environment variable when a proxy URL is unusable.
 pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow::Result<Connection> {
+    connect_with(kubeconfig, context, &Overrides::default()).await
+}
+
+/// [`connect`] with the command line's [`Overrides`] applied to the configuration the
+/// kubeconfig (or the in-cluster account) gives. With `--server` and neither a kubeconfig
+/// nor an in-cluster account, the overrides alone make the configuration (as kubectl does).
+///
+/// # Errors
+/// As [`connect`].
+pub async fn connect_with(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+    overrides: &Overrides,
+) -> anyhow::Result<Connection> {
     let options = KubeConfigOptions {
         context: context.map(str::to_owned),
         ..Default::default()
@@ -78,18 +94,19 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
     let from_env = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty());
     let (kc, origin) = if let Some(path) = kubeconfig {
         let kc = Kubeconfig::read_from(path)
-            .map_err(|e| anyhow::anyhow!("kubeconfig {}: {}", path.display(), one_line(&e)))?;
+            .map_err(|e| anyhow::anyhow!("kubeconfig {}: {}", path.display(), kubeconfig_error(&e)))?;
         (Some(kc), path.display().to_string())
     } else if let Some(paths) = &from_env {
         let origin = format!("{} (from KUBECONFIG)", paths.to_string_lossy());
-        let kc = Kubeconfig::read().map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {}", one_line(&e)))?;
+        let kc = Kubeconfig::read()
+            .map_err(|e| anyhow::anyhow!("kubeconfig {origin}: {}", kubeconfig_error(&e)))?;
         (Some(kc), origin)
     } else {
         let default = home_kubeconfig();
         let kc = match &default {
             Some(p) if p.exists() => Some(
                 Kubeconfig::read_from(p)
-                    .map_err(|e| anyhow::anyhow!("kubeconfig {}: {}", p.display(), one_line(&e)))?,
+                    .map_err(|e| anyhow::anyhow!("kubeconfig {}: {}", p.display(), kubeconfig_error(&e)))?,
             ),
             _ => None,
         };
@@ -132,6 +149,9 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
                 })?;
             (config, name)
         }
+        None if overrides.server.is_some() && context.is_none() && kube::Config::incluster().is_err() => {
+            (kube::Config::new(http::Uri::default()), "--server".to_owned())
+        }
         None => {
             if context.is_some() {
                 anyhow::bail!("--context given but there is no kubeconfig at {origin}");
@@ -147,6 +167,7 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
         }
     };
     let mut config = config;
+    overrides.apply(&mut config);
     let server = config.cluster_url.to_string();
     let proxy = super::proxy::for_server(
         &config.cluster_url,
@@ -172,16 +193,27 @@ pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow
     // kube's own retry of 429/503/504 (15 tries from 5 ms) would hide an outage from the
     // watch layer and hammer the server: replaced by a short, capped one.
     config.default_retry = false;
-    let client = kube::client::ClientBuilder::try_from(config)
-        .map_err(|e| anyhow::anyhow!("client: {}", one_line(&e)))?
-        .with_layer(&tower::buffer::BufferLayer::new(1024))
-        .with_layer(&tower::retry::RetryLayer::new(client_retry()))
-        .build();
+    let http = super::overrides::HttpAccess::of(&config);
+    let builder = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| anyhow::anyhow!("client: {}", one_line(&e)))?;
+    let client = match overrides.request_timeout {
+        // Under the retry: each try has the whole limit.
+        Some(limit) => builder
+            .with_layer(&super::overrides::RequestTimeoutLayer(limit))
+            .with_layer(&tower::buffer::BufferLayer::new(1024))
+            .with_layer(&tower::retry::RetryLayer::new(client_retry()))
+            .build(),
+        None => builder
+            .with_layer(&tower::buffer::BufferLayer::new(1024))
+            .with_layer(&tower::retry::RetryLayer::new(client_retry()))
+            .build(),
+    };
     Ok(Connection {
         client,
         context: context_name,
         server,
         proxy: proxy_text,
+        http,
     })
 }
 
@@ -256,6 +288,28 @@ fn checked_context(kc: &Kubeconfig, context: Option<&str>) -> Result<String, Str
         Ok(name)
     } else {
         Err(format!("no context named {name:?} (contexts: {list})"))
+    }
+}
+
+/// A kubeconfig loading error as one line that does not repeat the file's path (the caller's
+/// prefix names it): kube's `failed to read kubeconfig from '"PATH"': E` becomes `E`, or
+/// `PATH: E` when the file is one of several in `KUBECONFIG`.
+fn kubeconfig_error(e: &kube::config::KubeconfigError) -> String {
+    match e {
+        kube::config::KubeconfigError::ReadConfig(io, path) => {
+            let several = std::env::var_os("KUBECONFIG").is_some_and(|v| {
+                std::env::split_paths(&v)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .count()
+                    > 1
+            });
+            if several {
+                format!("{}: {io}", path.display())
+            } else {
+                io.to_string()
+            }
+        }
+        other => one_line(other),
     }
 }
 

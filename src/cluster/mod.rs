@@ -5,6 +5,7 @@ pub mod api_error;
 #[cfg(any(feature = "sim", test))]
 pub mod demo_snapshot;
 pub mod live;
+pub mod overrides;
 pub mod proxy;
 pub mod snapshot;
 pub mod update_request;

@@ -607,9 +607,12 @@ fn resource_and_name(path: &str) -> (String, String) {
         ["apis", g, _, rest @ ..] => (g, rest),
         _ => ("", &[]),
     };
-    let rest = match rest {
-        ["namespaces", _, r @ ..] if r.len() >= 2 => r,
-        r => r,
+    let rest = match (group, rest) {
+        // A namespace itself and its own subresources: /api/v1/namespaces/{name}[/status].
+        ("", ["namespaces", _] | ["namespaces", _, "status" | "finalize"]) => rest,
+        // A namespaced resource: its collection (list, watch) or one object of it.
+        (_, ["namespaces", _, r @ ..]) if !r.is_empty() => r,
+        (_, r) => r,
     };
     let plural = rest.first().copied().unwrap_or_default();
     let name = rest.get(1).copied().unwrap_or_default().to_owned();
@@ -645,6 +648,24 @@ mod tests {
         assert_eq!(
             resource_and_name("/api/v1/namespaces/ns/configmaps/x"),
             ("configmaps".into(), "x".into())
+        );
+        // A namespaced collection (list, watch) names its resource, not `namespaces`.
+        assert_eq!(
+            resource_and_name("/apis/coordination.k8s.io/v1/namespaces/ns/leases"),
+            ("leases.coordination.k8s.io".into(), String::new())
+        );
+        assert_eq!(
+            resource_and_name("/api/v1/namespaces/ns/configmaps"),
+            ("configmaps".into(), String::new())
+        );
+        // A namespace itself and its status.
+        assert_eq!(
+            resource_and_name("/api/v1/namespaces/ns/status"),
+            ("namespaces".into(), "ns".into())
+        );
+        assert_eq!(
+            resource_and_name("/api/v1/namespaces/ns"),
+            ("namespaces".into(), "ns".into())
         );
     }
 

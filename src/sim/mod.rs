@@ -71,6 +71,7 @@
 //! # }
 //! ```
 
+pub mod alerts_endpoint;
 pub mod audit;
 pub mod demo_cluster;
 pub mod faults;

@@ -78,6 +78,11 @@ pub struct ServeArgs {
     /// Snapshot to serve (file or directory, repeatable), as `cvo status --from` reads.
     #[arg(long = "from", value_name = "PATH", conflicts_with = "demo")]
     pub from: Vec<PathBuf>,
+    /// Serve this Prometheus `/api/v1/alerts` response as the cluster's Thanos querier: an
+    /// HTTPS port of its own behind the Route openshift-monitoring/thanos-querier, where
+    /// `cvo upgrade recommend` reads the cluster's alerts.
+    #[arg(long, value_name = "FILE")]
+    pub alerts: Option<PathBuf>,
     /// Serve the live demo's cluster instead: 4.16.3 converged, every object of
     /// assets/demo-cluster/ including the payload's workloads (293 objects). `--from
     /// assets/demo-cluster` loads only what `cvo status` reads (52 objects).
@@ -536,6 +541,16 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let port = listener.local_addr()?.port();
     let url = format!("https://127.0.0.1:{port}");
     let token: Arc<str> = Arc::from(random_token());
+    let alerts_host = match &args.alerts {
+        Some(p) => {
+            let body = std::fs::read(p).map_err(|e| anyhow::anyhow!("--alerts {}: {e}", p.display()))?;
+            Some(
+                super::alerts_endpoint::start(&sim, acceptor.clone(), token.clone(), Bytes::from(body))
+                    .await?,
+            )
+        }
+        None => None,
+    };
     let kc = serde_norway::to_string(&kubeconfig(&url, &ca_pem, &token))?;
     write_atomic(&args.kubeconfig_out, &kc)?;
 
@@ -560,6 +575,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         sim.object_count(),
         args.kubeconfig_out.display()
     )?;
+    if let Some(host) = &alerts_host {
+        writeln!(
+            out,
+            "cvo sim serving alerts at https://{host}/api/v1/alerts (Route openshift-monitoring/thanos-querier)"
+        )?;
+    }
     out.flush()?;
     drop(out);
 

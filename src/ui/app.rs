@@ -856,8 +856,8 @@ impl App {
 
     /// The largest scroll offset that still fills the open popup (0 without one).
     pub(crate) fn popup_max_scroll(&self) -> usize {
-        self.popup.as_ref().map_or(0, |p| {
-            popup::max_scroll(p, self.engine.as_ref(), &self.clock, &self.palette, self.size)
-        })
+        self.popup
+            .as_ref()
+            .map_or(0, |p| popup::max_scroll(p, &self.popup_inputs(), self.size))
     }
 }

@@ -147,6 +147,38 @@ impl DriftRow {
     }
 }
 
+/// Whose changes the drift view lists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DriftOrigin {
+    /// Watch-only: what the engine would change.
+    WouldChange,
+    /// Active-apply, a reconciling pass: what it changed back to the payload (drift).
+    Changed,
+    /// Active-apply, a pass applying a new release (the version, else the image): the
+    /// update's own changes, not drift.
+    Update(String),
+}
+
+impl DriftOrigin {
+    /// The drift view's table name, e.g. `drift (watch-only: would change)` or `changes the
+    /// update to 4.16.5 made (its own, not drift)`.
+    pub fn title(&self) -> String {
+        match self {
+            Self::WouldChange => "drift (watch-only: would change)".into(),
+            Self::Changed => "drift (active-apply: changed back)".into(),
+            Self::Update(v) => format!("changes the update to {v} made (its own, not drift)"),
+        }
+    }
+
+    /// What an empty drift view says.
+    pub fn empty(&self) -> &'static str {
+        match self {
+            Self::Update(_) => "no change: the update's last pass found every object as the release says",
+            _ => "no drift: the last pass found the cluster as the payload says",
+        }
+    }
+}
+
 /// Everything the engine views show, derived from one snapshot.
 #[derive(Clone, Debug, Default)]
 pub struct EngineModel {
@@ -193,6 +225,31 @@ impl EngineModel {
             cells,
             drift,
             in_sync,
+        }
+    }
+
+    /// Whose changes the drift records are ([`DriftOrigin`]): in active-apply, a pass that
+    /// applied a new release (Updating or Initializing: the running pass by the engine's
+    /// state, a finished one by the last pass summary) made the release's own changes.
+    pub fn drift_origin(&self) -> DriftOrigin {
+        let s = &self.snap;
+        if s.mode == EngineMode::WatchOnly {
+            return DriftOrigin::WouldChange;
+        }
+        let update_pass = if s.running {
+            matches!(s.state, EngineState::Updating | EngineState::Initializing)
+        } else {
+            s.recent_passes
+                .last()
+                .is_some_and(|p| !p.watch_only && matches!(p.state.as_str(), "Updating" | "Initializing"))
+        };
+        match s.desired.as_ref() {
+            Some(d) if update_pass => DriftOrigin::Update(if d.version.is_empty() {
+                d.image.clone()
+            } else {
+                d.version.clone()
+            }),
+            _ => DriftOrigin::Changed,
         }
     }
 

@@ -57,17 +57,42 @@ pub struct Popup {
     pub yaml: Option<(String, String)>,
 }
 
+/// What popup content reads besides the popup itself (the app gives it,
+/// `App::popup_inputs`).
+pub(crate) struct PopupInputs<'a> {
+    /// The attached engine's model, if any.
+    pub attached: Option<&'a EngineModel>,
+    /// The clock the dashboard shows (the Lease in the switch popup is judged on the wall
+    /// clock through it).
+    pub clock: &'a Clock,
+    /// Colours.
+    pub palette: &'a Palette,
+    /// The cluster a confirmed request or mode switch acts on, e.g. `context admin@prod ·
+    /// cluster ID 5d2b…`.
+    pub target: String,
+}
+
+impl PopupInputs<'_> {
+    /// Why the open confirm popup cannot be confirmed (`y` is then not offered): a request
+    /// refused, or a switch to active-apply while another CVO's Lease is alive (or the Lease
+    /// cannot be read). `None` for other popups and for a confirmable one.
+    pub fn refusal(&self, popup: &Popup) -> Option<String> {
+        match &popup.kind {
+            PopupKind::Request(v) => v.refusal.clone(),
+            PopupKind::Confirm(EngineMode::ActiveApply) => self
+                .attached
+                .and_then(|e| e.snap.lease.as_ref())
+                .and_then(crate::reconcile::api::LeaseInfo::blocks_switch),
+            _ => None,
+        }
+    }
+}
+
 /// The confirm popup's rectangle: just high enough for its text.
-pub(crate) fn confirm_area(
-    popup: &Popup,
-    attached: Option<&EngineModel>,
-    clock: &Clock,
-    p: &Palette,
-    area: Rect,
-) -> Rect {
+pub(crate) fn confirm_area(popup: &Popup, inputs: &PopupInputs<'_>, area: Rect) -> Rect {
     let w = area.width.saturating_sub(4).min(max_width(&popup.kind));
     let inner_w = usize::from(w.saturating_sub(2));
-    let lines = u16::try_from(lines(popup, attached, clock, p, inner_w).len()).unwrap_or(u16::MAX);
+    let lines = u16::try_from(lines(popup, inputs, inner_w).len()).unwrap_or(u16::MAX);
     let h = lines.saturating_add(2).min(area.height);
     Rect {
         x: area.x + (area.width - w) / 2,
@@ -87,15 +112,9 @@ pub(crate) fn max_width(kind: &PopupKind) -> u16 {
     }
 }
 
-/// The popup's content as lines, wrapped to `width`; `clock` is the one the dashboard shows
-/// (the Lease in the confirm popup is judged on the wall clock through it).
-pub(crate) fn lines(
-    popup: &Popup,
-    attached: Option<&EngineModel>,
-    clock: &Clock,
-    p: &Palette,
-    width: usize,
-) -> Vec<Line<'static>> {
+/// The popup's content as lines, wrapped to `width`.
+pub(crate) fn lines(popup: &Popup, inputs: &PopupInputs<'_>, width: usize) -> Vec<Line<'static>> {
+    let (attached, clock, p) = (inputs.attached, inputs.clock, inputs.palette);
     let mut out = Vec::new();
     match &popup.kind {
         PopupKind::Help => {
@@ -208,6 +227,7 @@ pub(crate) fn lines(
             head.push(Span::styled(engine::mode_word(*to), p.mode(*to)));
             head.push(Span::styled("?", p.text));
             out.push(Line::from(head));
+            target_line(&inputs.target, p, width, &mut out);
             out.push(Line::default());
             for l in text::wrap(engine::switch_explanation(*to), width) {
                 out.push(Line::styled(l, p.text));
@@ -219,23 +239,29 @@ pub(crate) fn lines(
                 for w in text::wrap(&format!("Lease {}: {words}", l.lease), width) {
                     out.push(Line::styled(w, p.level(level)));
                 }
-                if *to == crate::reconcile::api::EngineMode::ActiveApply
-                    && let Some(why) = l.blocks_switch()
-                {
-                    for w in text::wrap(&format!("The switch is refused: {why}"), width) {
-                        out.push(Line::styled(w, p.err));
-                    }
+            }
+            let refusal = inputs.refusal(popup);
+            if let Some(why) = &refusal {
+                for w in text::wrap(&format!("The switch is refused: {why}"), width) {
+                    out.push(Line::styled(w, p.err));
                 }
             }
             out.push(Line::default());
-            out.push(Line::from(vec![
-                Span::styled("y/Enter", p.key),
-                Span::styled(" switch   ", p.text),
-                Span::styled("n/Esc", p.key),
-                Span::styled(" cancel (nothing is sent)", p.text),
-            ]));
+            // A refused switch offers no `y`: closing is all there is to do.
+            out.push(Line::from(match refusal {
+                Some(_) => vec![
+                    Span::styled("n/Esc", p.key),
+                    Span::styled(" close (nothing is sent)", p.text),
+                ],
+                None => vec![
+                    Span::styled("y/Enter", p.key),
+                    Span::styled(" switch   ", p.text),
+                    Span::styled("n/Esc", p.key),
+                    Span::styled(" cancel (nothing is sent)", p.text),
+                ],
+            }));
         }
-        PopupKind::Request(v) => request_lines(v, p, width, &mut out),
+        PopupKind::Request(v) => request_lines(v, &inputs.target, p, width, &mut out),
         PopupKind::Channels(list) => {
             out.push(Line::styled("Channels the current release lists:", p.text));
             out.push(Line::default());
@@ -272,7 +298,7 @@ pub(crate) fn lines(
 
 /// The request popup's lines: the request, what will be written, the verdicts, the risks
 /// accepted, warnings, and the keys (or the refusal).
-fn request_lines(v: &RequestView, p: &Palette, width: usize, out: &mut Vec<Line<'static>>) {
+fn request_lines(v: &RequestView, target: &str, p: &Palette, width: usize, out: &mut Vec<Line<'static>>) {
     let wrapped = |s: &str, indent: usize, style, out: &mut Vec<Line<'static>>| {
         for l in text::wrap(s, width.saturating_sub(indent).max(8)) {
             out.push(Line::styled(format!("{}{l}", " ".repeat(indent)), style));
@@ -282,6 +308,7 @@ fn request_lines(v: &RequestView, p: &Palette, width: usize, out: &mut Vec<Line<
         Span::styled("Request  ", p.muted),
         Span::styled(v.request.command_line(), p.text),
     ]));
+    target_line(target, p, width, out);
     out.push(Line::default());
     if v.writes.is_empty() {
         out.push(Line::styled("Writes nothing.", p.title));
@@ -350,20 +377,33 @@ fn request_lines(v: &RequestView, p: &Palette, width: usize, out: &mut Vec<Line<
     }
 }
 
+/// `Cluster  {target}` (the cluster the popup's `y` acts on), wrapped under its label.
+fn target_line(target: &str, p: &Palette, width: usize, out: &mut Vec<Line<'static>>) {
+    const LABEL: &str = "Cluster  ";
+    for (i, l) in text::wrap(target, width.saturating_sub(LABEL.len()).max(8))
+        .into_iter()
+        .enumerate()
+    {
+        let label = if i == 0 {
+            LABEL.to_string()
+        } else {
+            " ".repeat(LABEL.len())
+        };
+        out.push(Line::from(vec![
+            Span::styled(label, p.muted),
+            Span::styled(l, p.text.add_modifier(ratatui::style::Modifier::BOLD)),
+        ]));
+    }
+}
+
 /// The largest scroll offset that still fills the popup on a terminal of `size`.
-pub(crate) fn max_scroll(
-    popup: &Popup,
-    attached: Option<&EngineModel>,
-    clock: &Clock,
-    p: &Palette,
-    size: (u16, u16),
-) -> usize {
+pub(crate) fn max_scroll(popup: &Popup, inputs: &PopupInputs<'_>, size: (u16, u16)) -> usize {
     if let PopupKind::Channels(c) = &popup.kind {
         return c.len().saturating_sub(1);
     }
     let screen = Rect::new(0, 0, size.0, size.1);
     let area = if popup.kind.is_confirm() {
-        confirm_area(popup, attached, clock, p, screen)
+        confirm_area(popup, inputs, screen)
     } else {
         layout::popup_area(screen, max_width(&popup.kind))
     };
@@ -371,5 +411,5 @@ pub(crate) fn max_scroll(
         usize::from(area.width.saturating_sub(2)),
         usize::from(area.height.saturating_sub(2)),
     );
-    lines(popup, attached, clock, p, w).len().saturating_sub(h)
+    lines(popup, inputs, w).len().saturating_sub(h)
 }

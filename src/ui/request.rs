@@ -115,7 +115,8 @@ impl RequestView {
         };
         decide(cv, &mut v, accept_risks_gate);
         if let Some(p) = &v.patch {
-            flatten("", p, &mut v.writes);
+            let current = serde_json::to_value(cv).unwrap_or(Value::Null);
+            flatten("", p, Some(&current), &mut v.writes);
         }
         if let Err(why) = writer {
             v.refusal = Some(why);
@@ -174,8 +175,35 @@ fn decide(cv: &ClusterVersion, v: &mut RequestView, accept_risks_gate: bool) {
     };
     match ur::plan(cv, &request, &flags) {
         Ok(Outcome::Plan(p)) => {
-            v.verdicts = p.verdicts.iter().map(verdict_line).collect();
-            v.warnings = p.warnings;
+            // Each waived risk is printed once, under "Risks you accept by confirming": the
+            // Recommended verdict then only says the update is not recommended, and oc's
+            // `warning: ... bypassed Recommended=False <reason>: <message>` is left out (both
+            // repeat the risks' messages).
+            let risks_listed = !p.waived_risks.is_empty();
+            let target = p.target.as_ref().map(|t| t.version.clone()).unwrap_or_default();
+            v.verdicts = p
+                .verdicts
+                .iter()
+                .map(|vd| match vd.state {
+                    VerdictState::Waived(ur::Waiver::AllowNotRecommended)
+                        if risks_listed && vd.name == "Recommended" =>
+                    {
+                        let short = ur::Verdict {
+                            message: format!(
+                                "the update service does not recommend {target}; its risks are listed below"
+                            ),
+                            ..vd.clone()
+                        };
+                        verdict_line(&short)
+                    }
+                    _ => verdict_line(vd),
+                })
+                .collect();
+            v.warnings = p
+                .warnings
+                .into_iter()
+                .filter(|w| !(risks_listed && w.starts_with(ur::BYPASS_WARNING_START)))
+                .collect();
             if !p.waived_risks.is_empty() {
                 let accepted: Vec<&str> = cv
                     .spec
@@ -204,8 +232,11 @@ fn decide(cv: &ClusterVersion, v: &mut RequestView, accept_risks_gate: bool) {
     }
 }
 
-/// A merge patch as `path: value` lines, in key order.
-fn flatten(prefix: &str, v: &Value, out: &mut Vec<String>) {
+/// A merge patch as `path: value` lines, in key order. `current` is the object as read at the
+/// same path: a null removing a field that is not set (absent, null, empty or `false`)
+/// changes nothing and is not listed; one removing a set field says what it was, e.g.
+/// `spec.desiredUpdate.architecture: (removed; was Multi)`.
+fn flatten(prefix: &str, v: &Value, current: Option<&Value>, out: &mut Vec<String>) {
     match v {
         Value::Object(m) if !m.is_empty() => {
             for (k, x) in m {
@@ -214,10 +245,16 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<String>) {
                 } else {
                     format!("{prefix}.{k}")
                 };
-                flatten(&p, x, out);
+                flatten(&p, x, current.and_then(|c| c.get(k)), out);
             }
         }
-        Value::Null => out.push(format!("{prefix}: (removed)")),
+        Value::Null => match current {
+            None | Some(Value::Null | Value::Bool(false)) => {}
+            Some(Value::String(s)) if s.is_empty() => {}
+            Some(Value::Array(a)) if a.is_empty() => {}
+            Some(Value::String(s)) => out.push(format!("{prefix}: (removed; was {s})")),
+            Some(other) => out.push(format!("{prefix}: (removed; was {other})")),
+        },
         Value::String(s) => out.push(format!("{prefix}: {s}")),
         Value::Array(a)
             if a.iter().all(|x| {
@@ -245,14 +282,45 @@ mod tests {
             "",
             &serde_json::json!({"spec": {"desiredUpdate": {"version": "4.16.5", "force": false,
                 "acceptRisks": [{"name": "A"}, {"name": "B"}]}, "channel": null}}),
+            Some(&serde_json::json!({"spec": {"channel": "stable-4.16"}})),
             &mut out,
         );
         assert_eq!(
             out,
             vec![
-                "spec.channel: (removed)",
+                "spec.channel: (removed; was stable-4.16)",
                 "spec.desiredUpdate.acceptRisks: [A, B]",
                 "spec.desiredUpdate.force: false",
+                "spec.desiredUpdate.version: 4.16.5",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_null_for_a_field_never_set_is_not_listed() {
+        let patch = serde_json::json!({"spec": {"desiredUpdate": {"architecture": null,
+            "force": null, "version": "4.16.5"}}});
+        for current in [
+            serde_json::json!({"spec": {"desiredUpdate": {"architecture": "", "force": false}}}),
+            serde_json::json!({"spec": {"desiredUpdate": {"architecture": null}}}),
+            serde_json::json!({"spec": {}}),
+        ] {
+            let mut out = Vec::new();
+            flatten("", &patch, Some(&current), &mut out);
+            assert_eq!(out, vec!["spec.desiredUpdate.version: 4.16.5"], "{current}");
+        }
+        let mut out = Vec::new();
+        flatten(
+            "",
+            &patch,
+            Some(&serde_json::json!({"spec": {"desiredUpdate": {"architecture": "Multi", "force": true}}})),
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            vec![
+                "spec.desiredUpdate.architecture: (removed; was Multi)",
+                "spec.desiredUpdate.force: (removed; was true)",
                 "spec.desiredUpdate.version: 4.16.5",
             ]
         );

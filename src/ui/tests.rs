@@ -671,3 +671,5 @@ mod forty_minutes;
 mod idle_demo;
 
 mod demo_clock;
+
+mod words;

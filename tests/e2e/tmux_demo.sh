@@ -37,7 +37,7 @@ keys "clear; cd '$ART' && TERM=xterm-256color XDG_STATE_HOME='$ART' '$CVO_BIN' d
 
 # 1. The dashboard in active-apply with the engine's gauge.
 wait_for "active-apply" "start"
-wait_for "tasks" "gauge"
+wait_for "manifests applied" "gauge"
 # The engine leads: the header names the Lease as ours, never "not read yet".
 wait_for "Lease we hold it" "lease-held"
 [ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "1" ] || fail "the dashboard is not on the alternate screen"
@@ -47,14 +47,18 @@ t_start=$(cpu_ticks "$cvo_pid")
 s_start=$SECONDS
 
 # 2. The gauge rises: once the update to 4.16.4 is requested (the engine first reconciles
-#    4.16.3, where the gauge is already at 100 %), read "NN% · done/total tasks" from the sync
-#    panel every 200 ms.
+#    4.16.3, where the gauge is already at 100 %), read "done of total manifests applied (NN%)"
+#    from the sync panel every 200 ms ("all N manifests applied" once settled: 100).
 wait_for "Desired 4.16.4" "update-requested"
 seen=()
 last=-1
 deadline=$((SECONDS + TIMEOUT))
 while ((SECONDS < deadline)); do
-    pct="$(tm capture-pane -p -t "$SESSION" | grep -oE '[0-9]+% · [0-9]+(/[0-9]+)? tasks' | head -1 | grep -oE '^[0-9]+' || true)"
+    screen="$(tm capture-pane -p -t "$SESSION")"
+    pct="$(printf '%s\n' "$screen" | grep -oE '[0-9]+ of [0-9]+ manifests applied \([0-9]+%\)' | head -1 | grep -oE '\([0-9]+' | tr -d '(' || true)"
+    if [ -z "$pct" ] && printf '%s\n' "$screen" | grep -qE 'all [0-9]+ manifests applied'; then
+        pct=100
+    fi
     if [ -n "$pct" ]; then
         ((pct >= last)) || fail "the sync gauge fell from $last% to $pct%"
         if ((pct != last)); then

@@ -36,7 +36,7 @@ keys "clear; TERM=xterm-256color XDG_STATE_HOME=\"$ART\" '$CVO_BIN' demo --snaps
 
 # 2. First screen: header, headline and the tab line.
 wait_for "FAILING  ClusterOperatorDegraded" "first-screen"
-wait_for "1 Overview" "tabs"
+wait_for "[1] Overview" "tabs"
 [ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "1" ] || fail "the dashboard is not on the alternate screen"
 grep -qF "Version 4.16.3" "$ART/$(printf '%02d' "$step")-tabs.txt" || fail "header lacks the current version"
 grep -qF "Target 4.16.4" "$ART/$(printf '%02d' "$step")-tabs.txt" || fail "header lacks the target version"

@@ -6,10 +6,12 @@
 #    cluster is converged and its ClusterVersion names the payload.
 # 2. `cvo --kubeconfig K --context cvo-sim`: the engine is watch-only; the sync panel says
 #    "3 of 3 manifests in sync"; no write in the audit log.
-# 3. A ConfigMap is edited behind the dashboard's back; `r` re-checks; the Drift tab (8) shows
-#    the field diff `.data.key: "edited" → "payload"`; still no write.
-# 4. A foreign live Lease is written; `m` shows its holder and the refusal (how to scale the
-#    in-cluster CVO down); `y` is refused; no write.
+# 3. A ConfigMap is edited behind the dashboard's back; the engine re-checks on the watch
+#    event, without `r`; the Drift tab (8) shows the field diff `.data.key: "edited" →
+#    "payload"`; still no write.
+# 4. A foreign live Lease is written; the header shows its holder without a key (the Lease is
+#    followed live); `m` shows it and the refusal (how to scale the in-cluster CVO down) and
+#    offers no `y`; `y` is refused all the same; no write.
 # 5. The Lease is made expired; `m`, `y`: the engine takes it ("we hold it") and repairs the
 #    edit (the ConfigMap is back to "payload").
 # 6. `m`, `y` back to watch-only: exactly one write (the Lease release); the event log (`e`)
@@ -102,7 +104,6 @@ grep -qE "Updating|waiting on" "$ART/$(printf '%02d' "$step")-watch-only-converg
 # 3. Drift.
 kube PATCH /api/v1/namespaces/openshift-tui/configmaps/beta '{"data":{"key":"edited"}}' >/dev/null
 from=$(audit_len)
-tm send-keys -t "$SESSION" r
 wait_for "2 of 3 manifests in sync" "drift-found"
 tm send-keys -t "$SESSION" 8
 wait_for '"edited" → "payload"' "drift-view"
@@ -112,10 +113,12 @@ grep -qF "openshift-tui/beta" "$ART/$(printf '%02d' "$step")-drift-view.txt" || 
 # 4. A live foreign Lease: refused.
 lease "in-cluster-cvo_1" "$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)"
 from=$(audit_len)
+wait_for "Lease held by in-cluster-cvo_1 (alive" "header-live-lease"
 tm send-keys -t "$SESSION" m
 wait_for "held by in-cluster-cvo_1 (alive" "switch-popup-live-lease"
 wait_for "deployment/cluster-version-operator" "switch-popup-refusal"
 grep -qF -- "--replicas=0" "$ART/$(printf '%02d' "$step")-switch-popup-refusal.txt" || fail "the popup does not say how to scale the in-cluster CVO down"
+grep -qF "y/Enter" "$ART/$(printf '%02d' "$step")-switch-popup-refusal.txt" && fail "a refused switch offers y"
 tm send-keys -t "$SESSION" y
 wait_for "not switched:" "switch-refused"
 sleep 0.5

@@ -2,14 +2,15 @@
 //! with `--log-dir`, also in daily rotated files `DIR/cvo-operator.log.YYYY-MM-DD` (written by a
 //! background thread, so a slow disk never stalls the engine).
 //!
-//! The filter is `RUST_LOG` when set, else [`DEFAULT_FILTER`]. Nothing logged carries a secret:
+//! The filter is `-v LEVEL`'s when given ([`crate::cli::logging::verbosity_filter`]), else
+//! `RUST_LOG` when set, else [`DEFAULT_FILTER`]. Nothing logged carries a secret:
 //! the engine and the watches log object names, verbs and error texts, never request headers,
 //! kubeconfig contents, pull secrets or Secret data.
 
 use std::path::Path;
 
 use clap::ValueEnum;
-use tracing_subscriber::{EnvFilter, Layer as _, fmt, prelude::*};
+use tracing_subscriber::{Layer as _, fmt, prelude::*};
 
 /// The filter when `RUST_LOG` is not set: the operator's own progress at `info`, kube's
 /// per-request error lines off (cvo reports those errors itself).
@@ -40,7 +41,7 @@ pub struct LogGuard {
 /// `--log-dir DIR: ...` when the directory cannot be created or written; a subscriber already
 /// installed.
 pub fn init(format: LogFormat, dir: Option<&Path>) -> anyhow::Result<LogGuard> {
-    let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let filter = || crate::cli::logging::env_filter(DEFAULT_FILTER);
     let layer = |w: fmt::writer::BoxMakeWriter| -> Box<dyn tracing_subscriber::Layer<_> + Send + Sync> {
         match format {
             LogFormat::Text => fmt::layer().with_writer(w).with_ansi(false).boxed(),

@@ -79,14 +79,6 @@ pub struct StartArgs {
     /// /metrics (SubjectAccessReview); `none`, anyone (local runs and tests only).
     #[arg(long, value_enum, value_name = "MODE", default_value_t = MetricsAuth::Kube)]
     pub metrics_auth: MetricsAuth,
-    /// Namespace of the CVO Lease (upstream `CVO_NAMESPACE`).
-    #[arg(
-        long,
-        env = "CVO_NAMESPACE",
-        value_name = "NS",
-        default_value = "openshift-cluster-version"
-    )]
-    pub namespace: String,
     /// Name of the ClusterVersion and of the Lease (upstream `CVO_NAME`).
     #[arg(long, env = "CVO_NAME", value_name = "NAME", default_value = "version")]
     pub name: String,
@@ -116,6 +108,18 @@ pub struct StartArgs {
     pub registry: RegistryArgs,
     #[command(flatten)]
     pub updates: UpdateServiceArgs,
+}
+
+impl StartArgs {
+    /// Namespace of the CVO Lease and events: `-n/--namespace`, else `CVO_NAMESPACE` (upstream's
+    /// variable), else `openshift-cluster-version`.
+    pub fn namespace(&self) -> String {
+        self.cluster
+            .namespace
+            .clone()
+            .or_else(|| std::env::var("CVO_NAMESPACE").ok().filter(|v| !v.is_empty()))
+            .unwrap_or_else(|| "openshift-cluster-version".to_owned())
+    }
 }
 
 /// `--metrics-auth`: who may read `/metrics`.
@@ -173,10 +177,7 @@ fn lease_timings(secs: u32) -> anyhow::Result<LeaseTimings> {
 /// service (neither `--fetch-updates` nor `--update-service`): upstream's reason for "no update
 /// service set", with cvo's message saying how to enable retrieval.
 pub fn not_fetched() -> (String, String) {
-    (
-        NOT_FETCHED_REASON.to_string(),
-        NOT_FETCHED_MESSAGE.to_string(),
-    )
+    (NOT_FETCHED_REASON.to_string(), NOT_FETCHED_MESSAGE.to_string())
 }
 
 /// The reason [`not_fetched`] writes (upstream's `NoUpstream`).
@@ -275,7 +276,7 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
                 None => LeaseTimings::for_topology(single_replica(&client).await),
             };
             let mut lc = LeaseConfig::cvo(crate::reconcile::default_identity(), lt);
-            lc.namespace = a.namespace.clone();
+            lc.namespace = a.namespace();
             lc.name = a.name.clone();
             tracing::info!(identity = %lc.identity, lease = %format!("{}/{}", lc.namespace, lc.name), "leader election");
             cfg.lease = Some(lc);
@@ -303,10 +304,11 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         let probe_task = tokio::spawn(probe_api(client.clone(), health.clone()));
         let installer_task = tokio::spawn(observe_installer(client.clone(), metrics.clone()));
         // The ready line (tests and scripts wait for it).
-        println!("cvo operator serving {scheme}://{addr}");
+        // A closed stdout is no reason to stop serving.
+        let _ = crate::cli::out::println(&format!("cvo operator serving {scheme}://{addr}"));
 
         let (ev_tx, ev_rx) = tokio::sync::mpsc::channel(64);
-        let events_task = tokio::spawn(events::record(client.clone(), a.namespace.clone(), a.name.clone(), ev_rx));
+        let events_task = tokio::spawn(events::record(client.clone(), a.namespace(), a.name.clone(), ev_rx));
         let mut decider = events::Decider::default();
 
         let mut status = h.status.clone();

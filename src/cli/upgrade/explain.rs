@@ -23,11 +23,7 @@ use crate::{
     openshift::{ClusterVersion, ConditionStatus},
     reconcile::{
         api::{NotOffered, WhyNotOffered, updates::last_good_answer},
-        updates::{
-            UpdateInputs, UpdatesConfig, beyond, client,
-            graph::Graph,
-            risks::NoPrometheus,
-        },
+        updates::{UpdateInputs, UpdatesConfig, beyond, client, graph::Graph, risks::NoPrometheus},
     },
 };
 
@@ -86,7 +82,9 @@ pub fn not_fetched(cv: &ClusterVersion) -> Option<String> {
             .trim_start()
             .to_string()
     };
-    Some(format!("info: Available updates are not retrieved (RetrievedUpdates=False, NoUpstream): {how}"))
+    Some(format!(
+        "info: Available updates are not retrieved (RetrievedUpdates=False, NoUpstream): {how}"
+    ))
 }
 
 /// After a transport or response failure with updates still listed: `  Last good answer: …`,
@@ -97,7 +95,8 @@ pub fn last_good_line(cv: &ClusterVersion, now: DateTime<Utc>) -> Option<String>
     if c.status != ConditionStatus::False || !KEEPS_CACHE.contains(&c.reason()) {
         return None;
     }
-    if cv.status.available_updates.as_ref().is_none_or(Vec::is_empty) && cv.status.conditional_updates.is_empty()
+    if cv.status.available_updates.as_ref().is_none_or(Vec::is_empty)
+        && cv.status.conditional_updates.is_empty()
     {
         return None;
     }
@@ -313,10 +312,12 @@ pub fn section(asked: &Explained, details: &str) -> String {
     }
     out += &crate::cli::tabwriter::format(&table, 14, 1);
     if e.not_offered.len() > MAX_ROWS {
-        out += &format!("  And {} older releases not offered.\n", e.not_offered.len() - MAX_ROWS);
+        out += &format!(
+            "  And {} older releases not offered.\n",
+            e.not_offered.len() - MAX_ROWS
+        );
     }
-    if e
-        .not_offered
+    if e.not_offered
         .iter()
         .any(|n| matches!(n.why, WhyNotOffered::Blocked { .. }))
     {
@@ -327,7 +328,9 @@ pub fn section(asked: &Explained, details: &str) -> String {
 
 /// The stderr line when the update service could not be asked.
 pub fn failed_line(upstream: &str, err: &str) -> String {
-    format!("warning: cvo could not ask the update service {upstream} which releases it does not offer: {err}\n")
+    format!(
+        "warning: cvo could not ask the update service {upstream} which releases it does not offer: {err}\n"
+    )
 }
 
 #[cfg(test)]

@@ -1,12 +1,19 @@
 //! `cvo upgrade`: `oc adm upgrade` for cvo. Without flags, the update status of the cluster
 //! (Failing, Progressing, Upgradeable, channel, recommended updates); with `--to`,
 //! `--to-image`, `--to-latest` or `--clear`, an update request decided by
-//! [`crate::cluster::update_request`] and written as one merge patch; `cvo upgrade channel C`;
-//! and `cvo upgrade recommend` ([`recommend`]).
+//! [`crate::cluster::update_request`] and written as one merge patch (`--to-multi-arch` too);
+//! `cvo upgrade channel [C]` (no argument: the channel; `--clear` clears it);
+//! `cvo upgrade accept RISK,RISK-` ([`accept`]); and `cvo upgrade recommend` ([`recommend`]).
+//! `--read-only` makes any request a dry run ([`dry_run`]); `recommend` on a live cluster reads
+//! its alerts from the platform Thanos ([`live_alerts`]). What cvo adds where oc's text does
+//! not cover the situation (why no updates, a request no CVO picked up) is in [`explain`].
 //!
 //! Upstream: `pkg/cli/admin/upgrade/upgrade.go` and `channel/channel.go` in openshift/oc.
 
+pub mod accept;
+pub mod dry_run;
 pub mod explain;
+pub mod live_alerts;
 pub mod recommend;
 
 use std::{
@@ -45,6 +52,9 @@ pub struct UpgradeArgs {
     /// Update to the highest available version.
     #[arg(long)]
     pub to_latest: bool,
+    /// Update the current version to its multi-architecture release.
+    #[arg(long)]
+    pub to_multi_arch: bool,
     /// Cancel a requested update that has not started (accepted risks are kept).
     #[arg(long)]
     pub clear: bool,
@@ -64,7 +74,7 @@ pub struct UpgradeArgs {
     /// Also list the conditional updates that are not recommended.
     #[arg(long)]
     pub include_not_recommended: bool,
-    /// Refuse every write (the request is checked and shown, never sent).
+    /// A dry run: print the verdict of each precondition and the patch, write nothing.
     #[arg(long)]
     pub read_only: bool,
     #[command(flatten)]
@@ -77,22 +87,31 @@ pub struct UpgradeArgs {
 /// The subcommands of `cvo upgrade`.
 #[derive(Subcommand, Debug)]
 pub enum UpgradeCommand {
-    /// Set or clear the update channel.
+    /// Show, set or clear the update channel.
     Channel(ChannelArgs),
     /// The updates to choose from, with the issues that apply to this cluster.
     Recommend(RecommendArgs),
+    /// Accept risks of conditional updates (RISK adds, RISK- removes).
+    Accept(accept::AcceptArgs),
 }
 
 /// Flags of `cvo upgrade channel`.
 #[derive(Args, Debug)]
 pub struct ChannelArgs {
-    /// The channel, e.g. stable-4.16; empty or absent clears it.
+    /// The channel to set, e.g. stable-4.16; without it (and without --clear), the current
+    /// channel and the release's channels are shown.
     pub channel: Option<String>,
-    /// Refuse every write.
+    /// Clear the channel (the cluster then asks for no update recommendations).
+    #[arg(long, conflicts_with = "channel")]
+    pub clear: bool,
+    /// Set a channel that is not one of the release's channels, or clear one that is.
+    #[arg(long)]
+    pub allow_explicit_channel: bool,
+    /// A dry run: print the verdict of each precondition and the patch, write nothing.
     #[arg(long)]
     pub read_only: bool,
     #[command(flatten)]
-    pub cluster: KubeconfigArgs,
+    pub source: SourceArgs,
 }
 
 /// Flags of `cvo upgrade recommend` (`--version` is the target release, so cvo's own version
@@ -131,6 +150,7 @@ pub fn run(a: UpgradeArgs) -> anyhow::Result<ExitCode> {
     match a.command {
         Some(UpgradeCommand::Channel(c)) => return channel(c),
         Some(UpgradeCommand::Recommend(r)) => return run_recommend(r),
+        Some(UpgradeCommand::Accept(c)) => return accept(c),
         None => {}
     }
     let request = request_of(&a)?;
@@ -145,21 +165,14 @@ pub fn run(a: UpgradeArgs) -> anyhow::Result<ExitCode> {
         let asked = (!a.source.is_snapshot())
             .then(|| explain::ask(&cv, &state))
             .flatten();
-        let (stdout, stderr) = status_view_with(
-            &cv,
-            a.include_not_recommended,
-            &Extras {
-                now,
-                asked,
-            },
-        );
+        let (stdout, stderr) = status_view_with(&cv, a.include_not_recommended, &Extras { now, asked });
         eprint!("{stderr}");
-        print!("{stdout}");
+        super::out::print(&stdout)?;
         return Ok(ExitCode::SUCCESS);
     };
     if a.source.is_snapshot() {
         return Err(UsageError(
-            "--from is read-only: --to, --to-image, --to-latest and --clear need a cluster (kubeconfig)"
+            "--from is read-only: --to, --to-image, --to-latest, --to-multi-arch and --clear need a cluster (kubeconfig)"
                 .into(),
         )
         .into());
@@ -171,15 +184,21 @@ pub fn run(a: UpgradeArgs) -> anyhow::Result<ExitCode> {
         force: a.force,
         // `cvo upgrade` never writes acceptRisks.
         accept_risks_gate: false,
+        allow_explicit_channel: false,
     };
-    execute(&a.source.cluster, &request, &flags, a.read_only)
+    execute(&a.source.cluster, |_| request, flags, a.read_only)
 }
 
 /// The request the flags ask for (`None`: the status view), checked as oc checks them.
 fn request_of(a: &UpgradeArgs) -> anyhow::Result<Option<Request>> {
     let usage = |m: &str| -> anyhow::Error { UsageError(m.to_string()).into() };
-    if a.clear && (a.to.is_some() || a.to_image.is_some() || a.to_latest) {
+    if a.clear && (a.to.is_some() || a.to_image.is_some() || a.to_latest || a.to_multi_arch) {
         return Err(usage("--clear may not be specified with any other flags"));
+    }
+    if a.to_multi_arch && (a.to.is_some() || a.to_image.is_some() || a.to_latest) {
+        return Err(usage(
+            "--to-multi-arch may not be used with --to, --to-image, or --to-latest",
+        ));
     }
     if a.to.is_some() && a.to_image.is_some() {
         return Err(usage("only one of --to or --to-image may be provided"));
@@ -221,6 +240,9 @@ fn request_of(a: &UpgradeArgs) -> anyhow::Result<Option<Request>> {
     if a.to_latest {
         return Ok(Some(Request::ToLatest));
     }
+    if a.to_multi_arch {
+        return Ok(Some(Request::ToMultiArch));
+    }
     if a.clear {
         return Ok(Some(Request::Clear));
     }
@@ -243,6 +265,11 @@ fn resolve_tag(image: &str, registry: &super::args::RegistryArgs) -> anyhow::Res
     Ok(resolved.by_digest)
 }
 
+/// The ClusterVersion of `--from` files or of the cluster.
+fn load_cv(source: &SourceArgs) -> anyhow::Result<ClusterVersion> {
+    load_cv_state(source).map(|(cv, _)| cv)
+}
+
 /// The ClusterVersion of `--from` files or of the cluster, with the rest of what was read
 /// (the nodes tell the cluster's architecture).
 fn load_cv_state(source: &SourceArgs) -> anyhow::Result<(ClusterVersion, crate::cluster::ClusterState)> {
@@ -261,12 +288,14 @@ fn load_cv_state(source: &SourceArgs) -> anyhow::Result<(ClusterVersion, crate::
     Ok((cv, state))
 }
 
-/// Reads the ClusterVersion, plans the request and sends its one patch (none when refused,
-/// unchanged, or `read_only`).
+/// Reads the ClusterVersion, plans the request `request_for` makes of it and sends its one
+/// patch (none when refused or unchanged); `read_only` prints the dry run instead
+/// ([`dry_run`]). For a [`Request::AcceptRisks`], the FeatureGate `cluster` is read for
+/// [`Flags::accept_risks_gate`].
 fn execute(
     cluster: &KubeconfigArgs,
-    request: &Request,
-    flags: &Flags,
+    request_for: impl FnOnce(&ClusterVersion) -> Request,
+    mut flags: Flags,
     read_only: bool,
 ) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async {
@@ -277,12 +306,35 @@ fn execute(
             .await
             .with_context(|| format!("{}: reading clusterversion/version", conn.describe()))?
             .ok_or_else(|| anyhow::anyhow!(NO_CLUSTER_VERSION))?;
-        let plan = match update_request::plan(&cv, request, flags)? {
-            Outcome::NoChange(n) => {
-                println!("{}", n.message);
+        let request = request_for(&cv);
+        if matches!(request, Request::AcceptRisks(_)) {
+            use crate::openshift::{FeatureGate, feature_gate::FEATURE_GATE_NAME};
+            let gates: Api<FeatureGate> = Api::all(conn.client.clone());
+            // A cluster that serves no FeatureGates (404 for the kind) has no gate enabled.
+            let fg = match gates.get_opt(FEATURE_GATE_NAME).await {
+                Ok(fg) => fg,
+                Err(kube::Error::Api(s)) if s.code == 404 => None,
+                Err(e) => {
+                    return Err(anyhow::Error::new(e).context(format!(
+                        "{}: reading featuregate/{FEATURE_GATE_NAME}",
+                        conn.describe()
+                    )));
+                }
+            };
+            flags.accept_risks_gate = fg.is_some_and(|fg| fg.accept_risks(&cv.status.desired.version));
+        }
+        let plan = match update_request::plan(&cv, &request, &flags) {
+            Ok(Outcome::NoChange(n)) => {
+                super::out::println(&n.message)?;
                 return Ok(ExitCode::SUCCESS);
             }
-            Outcome::Plan(p) => p,
+            Ok(Outcome::Plan(p)) => p,
+            Err(refusal) => {
+                if read_only {
+                    super::out::print(&dry_run::refusal_text(&refusal))?;
+                }
+                return Err(refusal.into());
+            }
         };
         for w in &plan.warnings {
             eprintln!("warning: {w}");
@@ -295,18 +347,72 @@ fn execute(
             };
             eprintln!("warning: accepting risk {}: {}{url}", r.name, r.message.trim());
         }
-        update_request::send(conn.client, &plan, read_only).await?;
+        if read_only {
+            super::out::print(&dry_run::plan_text(&plan))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        update_request::send(conn.client, &plan, false).await?;
         if !plan.done.is_empty() {
-            println!("{}", plan.done);
+            super::out::println(&plan.done)?;
         }
         Ok(ExitCode::SUCCESS)
     })
 }
 
-/// `cvo upgrade channel C`.
+/// `cvo upgrade channel [C] [--clear]`: no channel and no `--clear` shows the channel.
 fn channel(c: ChannelArgs) -> anyhow::Result<ExitCode> {
-    let request = Request::Channel(c.channel.unwrap_or_default());
-    execute(&c.cluster, &request, &Flags::default(), c.read_only)
+    let request = match (&c.channel, c.clear) {
+        (None, false) => {
+            let cv = load_cv(&c.source)?;
+            super::out::print(&channel_text(&cv))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        (Some(ch), _) if ch.trim().is_empty() => {
+            return Err(UsageError("an empty channel: to clear the channel, use --clear".into()).into());
+        }
+        (Some(ch), _) => Request::Channel(ch.clone()),
+        (None, true) => Request::Channel(String::new()),
+    };
+    if c.source.is_snapshot() {
+        return Err(UsageError(
+            "--from is read-only: setting or clearing the channel needs a cluster (kubeconfig)".into(),
+        )
+        .into());
+    }
+    let flags = Flags {
+        allow_explicit_channel: c.allow_explicit_channel,
+        ..Flags::default()
+    };
+    execute(&c.source.cluster, |_| request, flags, c.read_only)
+}
+
+/// What `cvo upgrade channel` shows: the channel and the release's channels.
+pub fn channel_text(cv: &ClusterVersion) -> String {
+    let channels = &cv.status.desired.channels;
+    let listed = if channels.is_empty() {
+        String::new()
+    } else {
+        format!(" (available channels: {})", channels.join(", "))
+    };
+    match cv.spec.channel.as_deref().filter(|c| !c.is_empty()) {
+        Some(c) => format!("Channel: {c}{listed}\n"),
+        None => format!("Channel is unset{listed}\n"),
+    }
+}
+
+/// `cvo upgrade accept`.
+fn accept(a: accept::AcceptArgs) -> anyhow::Result<ExitCode> {
+    let edit = a.edit()?;
+    let request_for = move |cv: &ClusterVersion| {
+        let existing: Vec<String> = cv
+            .spec
+            .desired_update
+            .iter()
+            .flat_map(|u| u.accept_risks.iter().map(|r| r.name.clone()))
+            .collect();
+        Request::AcceptRisks(edit.apply(&existing))
+    };
+    execute(&a.cluster, request_for, Flags::default(), a.read_only)
 }
 
 /// `cvo upgrade recommend`.
@@ -330,10 +436,7 @@ fn run_recommend(r: RecommendArgs) -> anyhow::Result<ExitCode> {
     let source = match (&r.alerts, r.source.from.first()) {
         (Some(path), _) => recommend::AlertSource::Alerts(alerts::load(path)?),
         (None, Some(cv_path)) => sibling_alerts(cv_path)?,
-        (None, None) => recommend::AlertSource::Failed(
-            "alerts were not retrieved: cvo does not query the cluster's Prometheus yet; pass --alerts FILE"
-                .into(),
-        ),
+        (None, None) => live_alert_source(&r.source.cluster)?,
     };
     let (cv, state) = load_cv_state(&r.source)?;
     let asked = (!r.source.is_snapshot() && !r.quiet)
@@ -362,11 +465,27 @@ fn run_recommend(r: RecommendArgs) -> anyhow::Result<ExitCode> {
         _ => {}
     }
     eprint!("{}", out.stderr);
-    print!("{}", out.stdout);
+    super::out::print(&out.stdout)?;
     match out.error {
         Some(e) => Err(anyhow::anyhow!(e)),
         None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// The live cluster's alerts ([`live_alerts`]); when they cannot be read, why, which
+/// `recommend` reports as a precheck it could not complete.
+fn live_alert_source(cluster: &KubeconfigArgs) -> anyhow::Result<recommend::AlertSource> {
+    let timeout = cluster
+        .request_timeout
+        .filter(|d| !d.is_zero())
+        .unwrap_or(live_alerts::DEFAULT_TIMEOUT);
+    runtime()?.block_on(async {
+        let conn = cluster.connect().await?;
+        Ok(match live_alerts::fetch(&conn, timeout).await {
+            Ok(a) => recommend::AlertSource::Alerts(a),
+            Err(e) => recommend::AlertSource::Failed(e),
+        })
+    })
 }
 
 /// Offline alerts beside a `--from` ClusterVersion file: `S-cv.yaml` → `S-alerts.json`; a
@@ -424,7 +543,11 @@ pub fn status_view(cv: &ClusterVersion, include_not_recommended: bool) -> (Strin
 /// where oc's text does not cover the situation ([`explain`]): a request no cluster-version
 /// operator has picked up, updates not retrieved (`NoUpstream`) in one line, the last good
 /// answer's age after a failure, and what the update service does not offer.
-pub fn status_view_with(cv: &ClusterVersion, include_not_recommended: bool, extras: &Extras) -> (String, String) {
+pub fn status_view_with(
+    cv: &ClusterVersion,
+    include_not_recommended: bool,
+    extras: &Extras,
+) -> (String, String) {
     let (mut out, mut err) = (String::new(), String::new());
     match cv.condition("Failing") {
         Some(c) if c.status != ConditionStatus::False => {

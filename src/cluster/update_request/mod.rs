@@ -23,6 +23,7 @@ use std::fmt;
 
 use serde_json::{Value, json};
 
+pub use preconditions::BYPASS_WARNING_START;
 pub use send::{SendError, send};
 
 use crate::openshift::{ClusterVersion, ConditionalUpdate, ConditionalUpdateRisk, Release};
@@ -49,6 +50,9 @@ pub enum Request {
     ToLatest,
     /// `--clear`: cancel the requested update (accepted risks are kept).
     Clear,
+    /// `--to-multi-arch`: the current version as a multi-architecture release
+    /// (`desiredUpdate.architecture: Multi`).
+    ToMultiArch,
     /// `upgrade channel C`: set `spec.channel` (empty clears it).
     Channel(String),
     /// Replace `spec.desiredUpdate.acceptRisks` with these risk names.
@@ -67,6 +71,9 @@ pub struct Flags {
     /// `--force`: the cluster-side preconditions (Upgradeable, rollback, giant hop), a by-tag
     /// pull spec, and release verification (written as `desiredUpdate.force`).
     pub force: bool,
+    /// `--allow-explicit-channel` (`upgrade channel`): a channel that is not one of the
+    /// release's channels, or clearing a channel that is one of them.
+    pub allow_explicit_channel: bool,
     /// Not a waiver but a fact the caller reads: whether the cluster's FeatureGate `cluster`
     /// enables `ClusterUpdateAcceptRisks` for its current version
     /// ([`crate::openshift::FeatureGate::accept_risks`]). Without it the cluster rejects
@@ -85,6 +92,8 @@ pub enum Waiver {
     AllowUpgradeWithWarnings,
     /// `--force`.
     Force,
+    /// `--allow-explicit-channel`.
+    AllowExplicitChannel,
 }
 
 impl Waiver {
@@ -95,6 +104,7 @@ impl Waiver {
             Self::AllowExplicitUpgrade => "--allow-explicit-upgrade",
             Self::AllowUpgradeWithWarnings => "--allow-upgrade-with-warnings",
             Self::Force => "--force",
+            Self::AllowExplicitChannel => "--allow-explicit-channel",
         }
     }
 
@@ -104,6 +114,7 @@ impl Waiver {
             Self::AllowExplicitUpgrade => flags.allow_explicit_upgrade,
             Self::AllowUpgradeWithWarnings => flags.allow_upgrade_with_warnings,
             Self::Force => flags.force,
+            Self::AllowExplicitChannel => flags.allow_explicit_channel,
         }
     }
 }
@@ -256,7 +267,8 @@ pub struct Refusal {
 pub fn plan(cv: &ClusterVersion, request: &Request, flags: &Flags) -> Result<Outcome, Refusal> {
     match request {
         Request::Clear => Ok(clear(cv)),
-        Request::Channel(channel) => Ok(set_channel(cv, channel)),
+        Request::ToMultiArch => preconditions::multi_arch(cv, flags),
+        Request::Channel(channel) => set_channel(cv, channel, flags),
         Request::AcceptRisks(names) => accept_risks(cv, names, flags.accept_risks_gate),
         Request::ToVersion { .. } | Request::ToImage { .. } | Request::ToLatest => {
             preconditions::update(cv, request, flags)
@@ -318,56 +330,95 @@ fn clear(cv: &ClusterVersion) -> Outcome {
     })
 }
 
-fn set_channel(cv: &ClusterVersion, channel: &str) -> Outcome {
+/// The precondition name of the channel check of [`Request::Channel`].
+pub const CHANNEL_KNOWN: &str = "ChannelKnown";
+
+/// oc's `upgrade channel`: when the release lists its channels, a channel outside them, or
+/// clearing a channel inside them, needs `--allow-explicit-channel`; with no list, any channel
+/// is set with a warning.
+fn set_channel(cv: &ClusterVersion, channel: &str, flags: &Flags) -> Result<Outcome, Refusal> {
     let current = cv.spec.channel.as_deref().unwrap_or("");
     if channel == current {
-        return no_change(if current.is_empty() {
+        return Ok(no_change(if current.is_empty() {
             "info: Cluster channel is already clear (no change)".to_string()
         } else {
             format!("info: Cluster is already in {current} (no change)")
-        });
+        }));
     }
     let channels = &cv.status.desired.channels;
     let version = &cv.status.desired.version;
+    let list = channels.join(", ");
     let mut warnings = Vec::new();
     let mut verdicts = Vec::new();
+    let waiver = Some(Waiver::AllowExplicitChannel);
+    let refuse = |message: String, mut verdicts: Vec<Verdict>| {
+        verdicts.push(Verdict {
+            name: CHANNEL_KNOWN,
+            state: VerdictState::Blocking(waiver),
+            message: message.clone(),
+        });
+        Refusal {
+            precondition: CHANNEL_KNOWN,
+            message,
+            waiver,
+            verdicts,
+        }
+    };
+    if channels.is_empty() {
+        if !channel.is_empty() {
+            let message = format!(
+                "No channels known to be compatible with the current version {version:?}; unable to validate {channel:?}. Setting the update channel to {channel:?} anyway."
+            );
+            verdicts.push(Verdict {
+                name: CHANNEL_KNOWN,
+                state: VerdictState::Unchecked,
+                message: message.clone(),
+            });
+            warnings.push(message);
+        }
+    } else if channel.is_empty() {
+        if channels.iter().any(|c| c == current) {
+            let message = format!(
+                "You are requesting to clear the update channel. The current channel {current:?} is one of the available channels, you must pass --allow-explicit-channel to continue"
+            );
+            if !flags.allow_explicit_channel {
+                return Err(refuse(message, verdicts));
+            }
+            verdicts.push(Verdict::failed(CHANNEL_KNOWN, waiver, flags, message));
+        } else {
+            verdicts.push(Verdict::passed(
+                CHANNEL_KNOWN,
+                format!("the current channel {current:?} is not one of the available channels ({list})"),
+            ));
+        }
+    } else if channels.iter().any(|c| c == channel) {
+        verdicts.push(Verdict::passed(
+            CHANNEL_KNOWN,
+            format!("{version} is in {channel}"),
+        ));
+    } else {
+        let refused = format!(
+            "the requested channel {channel:?} is not one of the available channels ({list}), you must pass --allow-explicit-channel to continue"
+        );
+        if !flags.allow_explicit_channel {
+            return Err(refuse(refused, verdicts));
+        }
+        verdicts.push(Verdict::failed(CHANNEL_KNOWN, waiver, flags, refused));
+        warnings.push(format!(
+            "The requested channel {channel:?} is not one of the available channels ({list}). You have used --allow-explicit-channel to proceed anyway. Setting the update channel to {channel:?}."
+        ));
+    }
     if channel.is_empty() {
         warnings.push(format!(
             "Clearing channel {current:?}; cluster will no longer request available update recommendations."
         ));
-    } else if channels.is_empty() {
-        let message = format!(
-            "No channels known to be compatible with the current version {version:?}; unable to validate {channel:?}. Setting the update channel to {channel:?} anyway."
-        );
-        verdicts.push(Verdict {
-            name: "ChannelKnown",
-            state: VerdictState::Unchecked,
-            message: message.clone(),
-        });
-        warnings.push(message);
-    } else if channels.iter().any(|c| c == channel) {
-        verdicts.push(Verdict::passed(
-            "ChannelKnown",
-            format!("{version} is in {channel}"),
-        ));
-    } else {
-        let message = format!(
-            "The requested channel {channel:?} is not one of the available channels of {version} ({}). Setting the update channel to {channel:?} anyway; the cluster will find no updates from {version} in it.",
-            channels.join(", ")
-        );
-        verdicts.push(Verdict {
-            name: "ChannelKnown",
-            state: VerdictState::Unchecked,
-            message: message.clone(),
-        });
-        warnings.push(message);
     }
     let value = if channel.is_empty() {
         Value::Null
     } else {
         Value::String(channel.to_string())
     };
-    Outcome::Plan(Plan {
+    Ok(Outcome::Plan(Plan {
         name: cv_name(cv),
         patch: json!({"spec": {"channel": value}}),
         target: None,
@@ -375,7 +426,7 @@ fn set_channel(cv: &ClusterVersion, channel: &str) -> Outcome {
         waived_risks: Vec::new(),
         warnings,
         done: String::new(),
-    })
+    }))
 }
 
 /// The precondition name of the feature-gate check of [`Request::AcceptRisks`].
@@ -416,9 +467,10 @@ fn accept_risks(cv: &ClusterVersion, names: &[String], gate: bool) -> Result<Out
         .iter()
         .flat_map(|u| u.accept_risks.iter().map(|r| r.name.as_str()))
         .collect();
-    let shown = format!("info: Accept risks are [{}]", unique.join(" "));
+    // oc's texts (`pkg/cli/admin/upgrade/accept/accept.go`).
+    let shown = format!("info: Accept risks are [{}]", unique.join(", "));
     if current == unique {
-        return Ok(no_change(shown));
+        return Ok(no_change("info: Accept risks are not changed"));
     }
     let value = if unique.is_empty() {
         Value::Null

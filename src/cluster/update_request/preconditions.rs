@@ -177,6 +177,68 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
     }))
 }
 
+/// The `architecture` value of a multi-architecture update request.
+pub(super) const MULTI: &str = "Multi";
+
+/// Plans `--to-multi-arch` as oc does: the client guards (waived by
+/// `--allow-upgrade-with-warnings`), then `desiredUpdate` = the current version with
+/// `architecture: Multi` (no image; `force` when given; accepted risks kept). A request already
+/// made is no change.
+pub(super) fn multi_arch(cv: &ClusterVersion, flags: &Flags) -> Result<Outcome, Refusal> {
+    let current = cv.spec.desired_update.clone().unwrap_or_default();
+    if current.architecture.as_deref() == Some(MULTI) {
+        return Ok(no_change(
+            "info: Update to multi cluster architecture has already been requested",
+        ));
+    }
+    let version = &cv.status.desired.version;
+    let mut verdicts = Vec::new();
+    let mut warnings = Vec::new();
+    if version.is_empty() {
+        return Err(refuse(
+            "TargetFound",
+            None,
+            "the ClusterVersion's status.desired has no version to request as multi-architecture".into(),
+            verdicts,
+        ));
+    }
+    verdicts.push(Verdict::passed(
+        "Architecture",
+        format!("{version} is requested as a multi-architecture release"),
+    ));
+    client_guards(cv, flags, &mut verdicts, &mut warnings);
+    if flags.force {
+        warnings.push(FORCE_WARNING.to_string());
+    }
+    if let Some(refusal) = first_blocking(&verdicts) {
+        return Err(refusal);
+    }
+    let mut du = Map::new();
+    du.insert("architecture".into(), Value::String(MULTI.into()));
+    du.insert("version".into(), Value::String(version.clone()));
+    if current.image.is_some() {
+        du.insert("image".into(), Value::Null);
+    }
+    if flags.force {
+        du.insert("force".into(), Value::Bool(true));
+    } else if current.force {
+        du.insert("force".into(), Value::Null);
+    }
+    Ok(Outcome::Plan(Plan {
+        name: cv_name(cv),
+        patch: json!({"spec": {"desiredUpdate": Value::Object(du)}}),
+        target: Some(Release {
+            version: version.clone(),
+            architecture: Some(MULTI.into()),
+            ..Release::default()
+        }),
+        verdicts,
+        waived_risks: Vec::new(),
+        warnings,
+        done: "Requested update to multi cluster architecture".into(),
+    }))
+}
+
 const BY_TAG_WARNING: &str = "Using by-tag pull specs is dangerous, and while we still allow it in combination with --force for backward compatibility, it would be much safer to pass a by-digest pull spec instead";
 
 /// The scheme or local path a text names instead of a registry image (`file://…`, `/dir`,
@@ -309,9 +371,13 @@ fn not_recommended_verdict(cu: &ConditionalUpdate, c: &Condition, flags: &Flags)
     Verdict::failed("Recommended", Some(Waiver::AllowNotRecommended), flags, message)
 }
 
+/// How [`bypass_warning`] starts (a confirm popup that lists the risks itself leaves the
+/// warning out).
+pub const BYPASS_WARNING_START: &str = "with --allow-not-recommended you have accepted the risks with ";
+
 fn bypass_warning(version: &str, c: &Condition) -> String {
     format!(
-        "with --allow-not-recommended you have accepted the risks with {version} and bypassed Recommended={} {}: {}",
+        "{BYPASS_WARNING_START}{version} and bypassed Recommended={} {}: {}",
         c.status.as_str(),
         c.reason(),
         c.message()

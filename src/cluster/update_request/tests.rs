@@ -558,18 +558,32 @@ fn clear_cancels_or_says_nothing_to_clear() {
 }
 
 #[test]
-fn channel_change_warns_when_the_version_is_not_in_it() {
+fn a_channel_outside_the_releases_channels_needs_allow_explicit_channel() {
     let cv = cluster();
     let p = planned(&cv, &Request::Channel("fast-4.16".into()), &Flags::default());
     assert_eq!(p.patch, json!({"spec": {"channel": "fast-4.16"}}));
     assert!(p.warnings.is_empty());
     assert_eq!(verdict(&p.verdicts, "ChannelKnown").state, VerdictState::Passed);
-    let p = planned(&cv, &Request::Channel("stable-4.17".into()), &Flags::default());
+    let refusal = plan(&cv, &Request::Channel("stable-4.17".into()), &Flags::default()).expect_err("refused");
+    assert_eq!(
+        refusal.message,
+        "the requested channel \"stable-4.17\" is not one of the available channels (fast-4.16, stable-4.16), you must pass --allow-explicit-channel to continue"
+    );
+    assert_eq!(refusal.waiver, Some(Waiver::AllowExplicitChannel));
+    let explicit = Flags {
+        allow_explicit_channel: true,
+        ..Flags::default()
+    };
+    let p = planned(&cv, &Request::Channel("stable-4.17".into()), &explicit);
     assert_eq!(p.patch, json!({"spec": {"channel": "stable-4.17"}}));
+    assert_eq!(
+        verdict(&p.verdicts, "ChannelKnown").state,
+        VerdictState::Waived(Waiver::AllowExplicitChannel)
+    );
     assert_eq!(
         p.warnings,
         [
-            "The requested channel \"stable-4.17\" is not one of the available channels of 4.16.3 (fast-4.16, stable-4.16). Setting the update channel to \"stable-4.17\" anyway; the cluster will find no updates from 4.16.3 in it."
+            "The requested channel \"stable-4.17\" is not one of the available channels (fast-4.16, stable-4.16). You have used --allow-explicit-channel to proceed anyway. Setting the update channel to \"stable-4.17\"."
         ]
     );
     assert_eq!(
@@ -578,12 +592,29 @@ fn channel_change_warns_when_the_version_is_not_in_it() {
             message: "info: Cluster is already in stable-4.16 (no change)".into()
         })
     );
-    let p = planned(&cv, &Request::Channel(String::new()), &Flags::default());
+    // Clearing a channel the release lists needs the flag too.
+    let refusal = plan(&cv, &Request::Channel(String::new()), &Flags::default()).expect_err("refused");
+    assert_eq!(
+        refusal.message,
+        "You are requesting to clear the update channel. The current channel \"stable-4.16\" is one of the available channels, you must pass --allow-explicit-channel to continue"
+    );
+    let p = planned(&cv, &Request::Channel(String::new()), &explicit);
     assert_eq!(p.patch, json!({"spec": {"channel": null}}));
     assert_eq!(
         p.warnings,
         [
             "Clearing channel \"stable-4.16\"; cluster will no longer request available update recommendations."
+        ]
+    );
+    // With no channels listed, any channel is set with a warning.
+    let mut bare = cluster();
+    bare.status.desired.channels.clear();
+    let p = planned(&bare, &Request::Channel("custom".into()), &Flags::default());
+    assert_eq!(p.patch, json!({"spec": {"channel": "custom"}}));
+    assert_eq!(
+        p.warnings,
+        [
+            "No channels known to be compatible with the current version \"4.16.3\"; unable to validate \"custom\". Setting the update channel to \"custom\" anyway."
         ]
     );
 }
@@ -604,7 +635,7 @@ fn accept_risks_replaces_the_list() {
         p.patch,
         json!({"spec": {"desiredUpdate": {"acceptRisks": [{"name": "BadThing"}, {"name": "Other"}]}}})
     );
-    assert_eq!(p.done, "info: Accept risks are [BadThing Other]");
+    assert_eq!(p.done, "info: Accept risks are [BadThing, Other]");
     assert_eq!(p.verdicts.len(), 1);
     assert_eq!(p.verdicts[0].name, ACCEPT_RISKS_GATE);
     assert_eq!(p.verdicts[0].state, VerdictState::Passed);
@@ -647,6 +678,7 @@ fn accept_risks_is_refused_without_the_feature_gate() {
         allow_upgrade_with_warnings: true,
         force: true,
         accept_risks_gate: false,
+        allow_explicit_channel: true,
     };
     assert!(plan(&cv, &Request::AcceptRisks(vec!["BadThing".into()]), &all).is_err());
     // Clearing an accepted list written without the gate is how the cluster is repaired.
@@ -713,7 +745,11 @@ fn written_lists_each_field_of_the_patch() {
             "spec.desiredUpdate.version = \"4.16.4\"".to_string(),
         ]
     );
-    let p = planned(&cluster(), &Request::Channel(String::new()), &Flags::default());
+    let explicit = Flags {
+        allow_explicit_channel: true,
+        ..Flags::default()
+    };
+    let p = planned(&cluster(), &Request::Channel(String::new()), &explicit);
     assert_eq!(p.written(), ["spec.channel = null"]);
 }
 
@@ -791,5 +827,62 @@ fn c80_sort_releases_by_semantic_versions() {
             "not-sem-ver-2",
             "not-sem-ver-1"
         ]
+    );
+}
+
+#[test]
+fn to_multi_arch_requests_the_current_version_as_multi() {
+    let mut cv = cluster();
+    cv.spec.desired_update = Some(Update {
+        version: Some("4.16.3".into()),
+        image: Some(IMG_CUR.into()),
+        accept_risks: vec![crate::openshift::AcceptRisk {
+            name: "BadThing".into(),
+        }],
+        ..Update::default()
+    });
+    let p = planned(&cv, &Request::ToMultiArch, &Flags::default());
+    // The image goes (the cluster picks the multi-arch one), accepted risks stay.
+    assert_eq!(
+        p.patch,
+        json!({"spec": {"desiredUpdate": {"architecture": "Multi", "version": "4.16.3", "image": null}}})
+    );
+    assert_eq!(p.done, "Requested update to multi cluster architecture");
+    assert_eq!(
+        verdict(&p.verdicts, "UpdateInProgress").state,
+        VerdictState::Passed
+    );
+    // Progressing=True is a client guard, waived by --allow-upgrade-with-warnings.
+    let mut busy = cluster();
+    busy.status.conditions[1] = cond("Progressing", ConditionStatus::True, "", "Working towards 4.16.4");
+    let r = refused(&busy, &Request::ToMultiArch, &Flags::default());
+    assert_eq!(r.waiver, Some(Waiver::AllowUpgradeWithWarnings));
+    assert!(
+        r.message.starts_with("the cluster is already upgrading:"),
+        "{}",
+        r.message
+    );
+    let forced = Flags {
+        allow_upgrade_with_warnings: true,
+        force: true,
+        ..Flags::default()
+    };
+    let p = planned(&busy, &Request::ToMultiArch, &forced);
+    assert_eq!(
+        p.patch,
+        json!({"spec": {"desiredUpdate": {"architecture": "Multi", "version": "4.16.3", "force": true}}})
+    );
+    // Asked twice: no change.
+    let mut done = cluster();
+    done.spec.desired_update = Some(Update {
+        architecture: Some("Multi".into()),
+        version: Some("4.16.3".into()),
+        ..Update::default()
+    });
+    assert_eq!(
+        plan(&done, &Request::ToMultiArch, &Flags::default()).expect("no change"),
+        Outcome::NoChange(NoChange {
+            message: "info: Update to multi cluster architecture has already been requested".into()
+        })
     );
 }

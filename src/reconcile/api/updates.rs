@@ -119,7 +119,13 @@ mod tests {
             last_good_answer(&msg),
             Some(("https://u.example/graph?x=1".to_string(), t))
         );
-        assert_eq!(last_good_answer("Unable to retrieve available updates: refused"), None);
-        assert_eq!(last_good_answer(&format!("{LAST_GOOD_PREFIX}x, at yesterday.")), None);
+        assert_eq!(
+            last_good_answer("Unable to retrieve available updates: refused"),
+            None
+        );
+        assert_eq!(
+            last_good_answer(&format!("{LAST_GOOD_PREFIX}x, at yesterday.")),
+            None
+        );
     }
 }

@@ -67,6 +67,14 @@ pub trait TaskApplier: Send + Sync {
         let _ = ctx;
         futures::future::ready(()).boxed()
     }
+
+    /// A counter that moves when one of the payload's objects changes in the cluster, as the
+    /// applier's watches of a watch-only pass see it: the sync worker then re-checks the drift
+    /// ([`crate::reconcile::runtime::EngineTimings::drift_recheck`]). Default: `None` (no
+    /// watches; drift is re-checked on the resync interval only).
+    fn payload_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }
 
 /// The per-kind apply layer ([`super::Applier`]: typed "ensure" merges, readiness,
@@ -173,5 +181,9 @@ impl TaskApplier for KubeApplier {
             self.inner.finish_pass(ctx.dry_run).await;
         }
         .boxed()
+    }
+
+    fn payload_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.inner.payload_changes())
     }
 }

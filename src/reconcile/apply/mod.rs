@@ -447,6 +447,12 @@ impl Applier {
         &self.client
     }
 
+    /// The counter the watch caches bump at each change of a payload object seen by a
+    /// watch-only pass's full-object watches ([`watch_cache::WatchCaches::payload_changes`]).
+    pub fn payload_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.cache.payload_changes()
+    }
+
     /// Deletions requested but not yet verified, as `{kind lowercase} "{ns/name}"`, sorted (feeds
     /// risk `ResourceDeletionInProgress`, upstream `pkg/risk/deletion`).
     pub fn deletions_in_progress(&self) -> Vec<String> {
@@ -535,7 +541,6 @@ impl Applier {
         ctx: &ApplyContext,
         api: &Api<DynamicObject>,
         id: &ManifestId,
-        required: Value,
         hash: Option<u64>,
         created: &DynamicObject,
     ) -> Result<ApplyOutcome, UpdateError> {
@@ -545,9 +550,7 @@ impl Applier {
             created = self.wait_established(api, created).await;
         }
         let hash = ready_to_record(ctx, hash, &created)?;
-        let drift = Drift::Create {
-            object: required.into(),
-        };
+        let drift = Drift::Create { object: None };
         self.cache.after_apply(id, hash, &drift, true, &created);
         Ok(ApplyOutcome {
             drift,
@@ -657,18 +660,19 @@ impl Applier {
             if ctx.dry_run {
                 return Ok(ApplyOutcome {
                     drift: Drift::Create {
-                        object: required.into(),
+                        object: Some(required.into()),
                     },
                     wrote: false,
                     live: None,
                 });
             }
             let obj: DynamicObject = decode(&task, "manifest", &required)?;
+            drop(required);
             let created = self
                 .create(&api, &id, &obj)
                 .await
                 .map_err(|e| self.write_error(&id, &e))?;
-            return self.after_create(ctx, &api, &id, required, hash, &created).await;
+            return self.after_create(ctx, &api, &id, hash, &created).await;
         };
         if builders::is_create_only(&manifest["metadata"]) {
             return Ok(ApplyOutcome {

@@ -273,6 +273,9 @@ pub struct WatchCaches {
     /// The verification record's ConfigMap name (in [`RECORD_NAMESPACE`]), one per
     /// ClusterVersion: see [`record_name`].
     record_name: String,
+    /// Bumped by the full-object watches (watch-only passes) at each change of a payload
+    /// object ([`Self::payload_changes`]).
+    payload_changes: Arc<watch::Sender<u64>>,
 }
 
 /// The verification record's ConfigMap for the ClusterVersion `cluster_version`:
@@ -306,7 +309,15 @@ impl WatchCaches {
             fresh: Mutex::new(HashMap::new()),
             payload_crd_kinds: Mutex::new(HashSet::new()),
             record_name: record_name(cluster_version),
+            payload_changes: Arc::new(watch::channel(0).0),
         }
+    }
+
+    /// A counter the full-object watches (those of watch-only passes) bump at each change of
+    /// one of the payload's objects after their first list, and at each relist after it: the
+    /// sync worker re-checks the drift when it moves.
+    pub fn payload_changes(&self) -> watch::Receiver<u64> {
+        self.payload_changes.subscribe()
     }
 
     /// Whether to list by streaming (kube-apiserver 1.34 and later serve `sendInitialEvents`,
@@ -340,7 +351,8 @@ impl WatchCaches {
         if watches.contains_key(key) {
             return None;
         }
-        let (store, rx, events, task) = KindStore::start(&self.client, ar, keys, streaming);
+        let (store, rx, events, task) =
+            KindStore::start(&self.client, ar, keys, streaming, &self.payload_changes);
         watches.insert(
             key.clone(),
             KindWatch {
@@ -758,9 +770,7 @@ impl super::Applier {
             }
             Err(e) => return Err(self.write_error(id, &e)),
         };
-        self.after_create(ctx, api, id, required.clone(), hash, &created)
-            .await
-            .map(Ok)
+        self.after_create(ctx, api, id, hash, &created).await.map(Ok)
     }
 }
 

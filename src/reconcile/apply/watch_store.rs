@@ -130,12 +130,15 @@ impl KindStore {
 
     /// Starts the watch of `ar` feeding a new store: full objects of `keys` when set, else
     /// metadata of every object (trimmed CRDs for the CRD kind). Returns the store, its sync
-    /// flag, a counter bumped at every event it applies, and the feeding task.
+    /// flag, a counter bumped at every event it applies, and the feeding task. A full store
+    /// (its objects are the payload's) also bumps `payload_changes` at each change of one of
+    /// them after its first list, and at each later relist (which may hide changes).
     pub(crate) fn start(
         client: &Client,
         ar: &ApiResource,
         keys: Option<Arc<HashSet<ObjectName>>>,
         streaming: bool,
+        payload_changes: &Arc<watch::Sender<u64>>,
     ) -> (
         Self,
         watch::Receiver<SyncState>,
@@ -149,14 +152,14 @@ impl KindStore {
                 let api: Api<DynamicObject> = Api::all_with(client.clone(), ar);
                 let writer = Writer::new(ar.clone());
                 let store = writer.as_reader();
-                let task = tokio::spawn(feed(api, writer, tx, etx, streaming, trim_crd));
+                let task = tokio::spawn(feed(api, writer, Senders::new(tx, etx), streaming, trim_crd));
                 (Self::Crds(store), rx, erx, task)
             }
             None => {
                 let api: Api<PartialObjectMeta<DynamicObject>> = Api::all_with(client.clone(), ar);
                 let writer = Writer::new(ar.clone());
                 let store = writer.as_reader();
-                let task = tokio::spawn(feed(api, writer, tx, etx, streaming, trim_meta));
+                let task = tokio::spawn(feed(api, writer, Senders::new(tx, etx), streaming, trim_meta));
                 (Self::Meta(store), rx, erx, task)
             }
             Some(keys) => {
@@ -169,7 +172,11 @@ impl KindStore {
                 };
                 let kept = keys.clone();
                 let keep = move |o: &mut DynamicObject| keep_full(&kept, &types, o);
-                let task = tokio::spawn(feed(api, writer, tx, etx, streaming, keep));
+                let senders = Senders {
+                    payload_changes: Some(payload_changes.clone()),
+                    ..Senders::new(tx, etx)
+                };
+                let task = tokio::spawn(feed(api, writer, senders, streaming, keep));
                 (Self::Full { store, keys }, rx, erx, task)
             }
         }
@@ -260,8 +267,29 @@ fn filter_event<K>(
     }
 }
 
+/// What a feed reports besides its store.
+struct Senders {
+    /// Where the watch is ([`SyncState`]).
+    synced: watch::Sender<SyncState>,
+    /// Bumped after each event the store applies.
+    events: watch::Sender<u64>,
+    /// Full stores: bumped after each change of a kept object once listed, and at each relist
+    /// after the first (a relist may hide changes).
+    payload_changes: Option<Arc<watch::Sender<u64>>>,
+}
+
+impl Senders {
+    fn new(synced: watch::Sender<SyncState>, events: watch::Sender<u64>) -> Self {
+        Self {
+            synced,
+            events,
+            payload_changes: None,
+        }
+    }
+}
+
 /// Feeds `writer` from a watcher of `api` until aborted, keeping the objects `keep` accepts
-/// (and bumping `events` after each event it applies).
+/// (and bumping `events` after each event it applies, `payload_changes` after each change).
 /// `synced` is [`SyncState::Synced`] from the end of a complete list until the next watch error
 /// ([`SyncState::Failed`]); an error restarts the watcher (a fresh list replaces the store's content at its `InitDone`), after a
 /// backoff of 0.1 s doubling to 10 s. With `streaming` the list is a watch with
@@ -270,8 +298,7 @@ fn filter_event<K>(
 async fn feed<K>(
     api: Api<K>,
     mut writer: Writer<K>,
-    synced: watch::Sender<SyncState>,
-    events: watch::Sender<u64>,
+    senders: Senders,
     mut streaming: bool,
     mut keep: impl FnMut(&mut K) -> bool + Send,
 ) where
@@ -283,6 +310,11 @@ async fn feed<K>(
         + Sync
         + 'static,
 {
+    let Senders {
+        synced,
+        events,
+        payload_changes,
+    } = senders;
     let mut backoff = Duration::from_millis(100);
     let mut ever_synced = false;
     loop {
@@ -300,6 +332,14 @@ async fn feed<K>(
                     };
                     writer.apply_watcher_event(&ev);
                     events.send_modify(|n| *n = n.wrapping_add(1));
+                    let changed = match ev {
+                        watcher::Event::Apply(_) | watcher::Event::Delete(_) => true,
+                        watcher::Event::InitDone => ever_synced,
+                        watcher::Event::Init | watcher::Event::InitApply(_) => false,
+                    };
+                    if changed && let Some(c) = &payload_changes {
+                        c.send_modify(|n| *n = n.wrapping_add(1));
+                    }
                     if matches!(ev, watcher::Event::InitDone) {
                         synced.send_replace(SyncState::Synced);
                         ever_synced = true;

@@ -812,14 +812,15 @@ pub fn release_root_problem(dir: &Path) -> Option<String> {
 }
 
 /// The payload hash upstream writes to `status.versionHash`: FNV-1 (not 1a) 64-bit over the
-/// concatenated [`Manifest::raw`] bytes in load order, big-endian, base64 URL alphabet with
+/// concatenated [`Manifest::raw`] bytes in load order (YAML documents' bytes made again, one
+/// manifest at a time), big-endian, base64 URL alphabet with
 /// padding (e.g. `DL-FFQ2Uem8=`).
 pub fn manifest_hash<'a>(manifests: impl IntoIterator<Item = &'a Manifest>) -> String {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     let mut h = OFFSET;
     for m in manifests {
-        for b in &m.raw {
+        for b in m.raw().iter() {
             h = h.wrapping_mul(PRIME);
             h ^= u64::from(*b);
         }

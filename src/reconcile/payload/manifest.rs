@@ -68,9 +68,10 @@ pub struct Manifest {
     pub annotations: BTreeMap<String, String>,
     /// The whole object.
     pub object: Value,
-    /// The bytes upstream hashes: for a JSON document its text (trimmed), for a YAML document
-    /// the compact JSON Go's `sigs.k8s.io/yaml` produces (sorted keys, `<>&` escaped).
-    pub raw: Vec<u8>,
+    /// A JSON document's own text (trimmed), which upstream hashes as it is; `None` for a YAML
+    /// document, whose bytes [`Manifest::raw`] makes again from `object` when the payload hash
+    /// needs them (keeping them would cost about 1 KiB per manifest for one hash per load).
+    json_text: Option<Box<[u8]>>,
     /// [`Manifest::digest`], computed on first use.
     digest: Digest,
 }
@@ -139,17 +140,17 @@ impl Manifest {
     /// # Errors
     /// A one-line description of the first problem (the caller adds file and index).
     pub fn from_object(object: Value, file: &str, index: usize) -> Result<Manifest, InvalidManifest> {
-        let raw = go_json(&object).into_bytes();
-        Self::from_object_raw(object, raw, file, index)
+        Self::from_object_raw(object, None, file, index)
     }
 
-    /// Like [`Manifest::from_object`] with the raw bytes given (a JSON document's own text).
+    /// Like [`Manifest::from_object`] with a JSON document's own text (`raw`, kept for
+    /// [`Manifest::raw`]); `None` makes the bytes with [`go_json`] when asked.
     ///
     /// # Errors
     /// As [`Manifest::from_object`].
     pub(crate) fn from_object_raw(
         object: Value,
-        raw: Vec<u8>,
+        raw: Option<Vec<u8>>,
         file: &str,
         index: usize,
     ) -> Result<Manifest, InvalidManifest> {
@@ -228,9 +229,19 @@ impl Manifest {
             id,
             annotations,
             object,
-            raw,
+            json_text: raw.map(Vec::into_boxed_slice),
             digest: Digest::default(),
         })
+    }
+
+    /// The bytes upstream hashes into the payload's `versionHash`: for a JSON document its text
+    /// (trimmed), for a YAML document the compact JSON Go's `sigs.k8s.io/yaml` produces (sorted
+    /// keys, `<>&` escaped, [`go_json`]), made on each call.
+    pub fn raw(&self) -> std::borrow::Cow<'_, [u8]> {
+        match &self.json_text {
+            Some(t) => std::borrow::Cow::Borrowed(t),
+            None => std::borrow::Cow::Owned(go_json(&self.object).into_bytes()),
+        }
     }
 
     /// The digest of `object` the apply layer's verification record is keyed by
@@ -403,10 +414,7 @@ pub fn parse_manifests(data: &[u8], path: &str) -> Result<Vec<Manifest>, Vec<Man
             }
             continue;
         }
-        let parsed = match raw {
-            Some(r) => Manifest::from_object_raw(value, r, &file, index),
-            None => Manifest::from_object(value, &file, index),
-        };
+        let parsed = Manifest::from_object_raw(value, raw, &file, index);
         match parsed {
             Ok(mut m) => {
                 m.path = path.to_string();
@@ -551,8 +559,8 @@ mod tests {
         assert_eq!(ms[1].file, "0000_10_x_y.yaml");
         assert_eq!(ms[1].label(), "dir/0000_10_x_y.yaml#2");
         assert_eq!(
-            ms[1].raw,
-            br#"{"kind":"B","metadata":{"name":"b","namespace":"n"}}"#
+            ms[1].raw().as_ref(),
+            &br#"{"kind":"B","metadata":{"name":"b","namespace":"n"}}"#[..]
         );
     }
 
@@ -585,7 +593,10 @@ mod tests {
     fn json_raw_is_the_document_text() {
         let j = b"  {\"kind\": \"A\", \"metadata\": {\"name\": \"a\"}}\n{\"kind\":\"B\",\"metadata\":{\"name\":\"b\"}}";
         let ms = parse_manifests(j, "f.json").unwrap();
-        assert_eq!(ms[0].raw, br#"{"kind": "A", "metadata": {"name": "a"}}"#);
+        assert_eq!(
+            ms[0].raw().as_ref(),
+            &br#"{"kind": "A", "metadata": {"name": "a"}}"#[..]
+        );
         assert_eq!(ms[1].index, 1);
     }
 }

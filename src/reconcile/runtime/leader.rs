@@ -648,27 +648,42 @@ impl Runner {
 /// [`LeaseInfo::error`] (one line).
 pub async fn read_lease(client: &Client, config: &LeaseConfig) -> LeaseInfo {
     let api: Api<Lease> = Api::namespaced(client.clone(), &config.namespace);
+    match api.get_opt(&config.name).await {
+        Ok(l) => lease_info_of(config, l.as_ref(), Utc::now()),
+        Err(e) => LeaseInfo {
+            lease: config.lease_ref(),
+            read_at: Some(Utc::now()),
+            error: Some(describe(&e)),
+            ..LeaseInfo::default()
+        },
+    }
+}
+
+/// The Lease of `config` as read (`None`: absent, so free) at `read_at`, as [`LeaseInfo`]: its
+/// holder, whether that is this candidate, its renew time and duration, and whether the holder
+/// looks alive now (client-go's expiry rule, [`valid_holder`]).
+pub(crate) fn lease_info_of(
+    config: &LeaseConfig,
+    lease: Option<&Lease>,
+    read_at: DateTime<Utc>,
+) -> LeaseInfo {
     let mut info = LeaseInfo {
         lease: config.lease_ref(),
-        read_at: Some(Utc::now()),
+        read_at: Some(read_at),
         ..LeaseInfo::default()
     };
-    match api.get_opt(&config.name).await {
-        Ok(Some(l)) => {
-            let spec = l.spec.unwrap_or_default();
-            info.alive = valid_holder(&spec, Timestamp::now()).is_some();
-            info.holder = spec.holder_identity.filter(|h| !h.is_empty());
-            info.ours = info.holder.as_deref() == Some(config.identity.as_str());
-            info.renew_time = spec
-                .renew_time
-                .as_ref()
-                .or(spec.acquire_time.as_ref())
-                .map(micro_to_chrono);
-            info.duration_seconds = spec.lease_duration_seconds;
-        }
-        Ok(None) => {}
-        Err(e) => info.error = Some(describe(&e)),
-    }
+    let Some(spec) = lease.and_then(|l| l.spec.as_ref()) else {
+        return info;
+    };
+    info.alive = valid_holder(spec, Timestamp::now()).is_some();
+    info.holder = spec.holder_identity.clone().filter(|h| !h.is_empty());
+    info.ours = info.holder.as_deref() == Some(config.identity.as_str());
+    info.renew_time = spec
+        .renew_time
+        .as_ref()
+        .or(spec.acquire_time.as_ref())
+        .map(micro_to_chrono);
+    info.duration_seconds = spec.lease_duration_seconds;
     info
 }
 

@@ -70,6 +70,11 @@ pub struct EngineTimings {
     pub lease_renew_deadline: Duration,
     /// Lease retry period (HA 26 s).
     pub lease_retry_period: Duration,
+    /// Shortest interval between two passes a change of a payload object asks for in
+    /// watch-only (1 s, not scaled): the drift is re-checked when the applier's watches see
+    /// one of the payload's objects change, a burst of changes costing one pass, never a
+    /// request storm (cvo only: upstream re-checks on its resync interval).
+    pub drift_recheck: Duration,
     /// Shortest interval between two published engine snapshots.
     pub snapshot_interval: Duration,
     /// The clock of the times the engine writes (history, condition transitions, when each
@@ -111,6 +116,7 @@ impl EngineTimings {
             lease_duration: Duration::from_secs(137),
             lease_renew_deadline: Duration::from_secs(107),
             lease_retry_period: Duration::from_secs(26),
+            drift_recheck: Duration::from_secs(1),
             snapshot_interval: Duration::from_millis(100),
             clock: crate::clock::Clock::wall(),
         }
@@ -141,6 +147,7 @@ impl EngineTimings {
             lease_duration: s(t.lease_duration),
             lease_renew_deadline: s(t.lease_renew_deadline),
             lease_retry_period: s(t.lease_retry_period),
+            drift_recheck: t.drift_recheck,
             snapshot_interval: t.snapshot_interval,
             clock: t.clock,
         }

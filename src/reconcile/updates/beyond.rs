@@ -202,8 +202,14 @@ mod tests {
                     WhyNotOffered::UnusableConditionalEdge => "unusable".into(),
                     WhyNotOffered::Blocked { risks, recommended } => format!(
                         "blocked by {} ({})",
-                        risks.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(","),
-                        recommended.as_ref().map_or("not evaluated", |c| c.status.as_str())
+                        risks
+                            .iter()
+                            .map(|r| r.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(","),
+                        recommended
+                            .as_ref()
+                            .map_or("not evaluated", |c| c.status.as_str())
                     ),
                 };
                 format!("{} {why}", n.release.version)
@@ -234,7 +240,13 @@ mod tests {
             summary(&got),
             ["4.17.0 no edge", "4.16.7 unusable", "4.16.6 no edge, via 4.16.4"]
         );
-        let unknown = not_offered(&graph(), &v("4.16.3"), "", "", &evaluated(ConditionStatus::Unknown));
+        let unknown = not_offered(
+            &graph(),
+            &v("4.16.3"),
+            "",
+            "",
+            &evaluated(ConditionStatus::Unknown),
+        );
         assert!(summary(&unknown).contains(&"4.16.5 blocked by R (Unknown)".to_string()));
         let none = not_offered(&graph(), &v("4.16.3"), "", "", &[]);
         assert!(summary(&none).contains(&"4.16.5 blocked by R (not evaluated)".to_string()));

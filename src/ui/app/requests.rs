@@ -1,6 +1,7 @@
 //! The administrator's requests from the Updates view: which popup each key opens (update
 //! target, channel list, clear, accept risks), whether this dashboard may write at all, and
-//! what a confirmed request sends (one [`Command::RequestPatch`]).
+//! what a confirmed request sends (one [`Command::RequestPatch`]); what the popups read
+//! besides the popup (the cluster a confirmation acts on, why it cannot be confirmed).
 
 use super::{App, Popup, PopupKind, Tab};
 use crate::{
@@ -107,7 +108,7 @@ impl App {
     pub(super) fn accept_risks(&mut self) -> bool {
         let Some(row) = self.selected_update().cloned() else {
             self.flash = Some((
-                "select a conditional update on the Updates view (6) first".into(),
+                "select a conditional update on the Updates view ([6]) first".into(),
                 Level::Warn,
             ));
             return true;
@@ -181,5 +182,37 @@ impl App {
             }),
             (None, None) => self.flash = Some(("nothing to write".into(), Level::Info)),
         }
+    }
+
+    /// What the popup content reads besides the popup: the engine, the clock, the colours and
+    /// the cluster a confirmation acts on ([`Self::target_words`]).
+    pub(crate) fn popup_inputs(&self) -> crate::ui::popup::PopupInputs<'_> {
+        crate::ui::popup::PopupInputs {
+            attached: self.engine.as_ref(),
+            clock: &self.clock,
+            palette: &self.palette,
+            target: self.target_words(),
+        }
+    }
+
+    /// The cluster this dashboard's requests and mode switches act on, as the confirm popups
+    /// name it: the source (`context admin@prod`) and the ClusterVersion's `spec.clusterID`
+    /// when it has one, e.g. `context admin@prod · cluster ID 5d2b7f30-…`.
+    pub fn target_words(&self) -> String {
+        let id = self
+            .state
+            .cluster_version
+            .as_ref()
+            .and_then(|cv| cv.spec.cluster_id.as_deref())
+            .filter(|id| !id.is_empty());
+        match id {
+            Some(id) => format!("{} · cluster ID {id}", self.dash.source),
+            None => self.dash.source.clone(),
+        }
+    }
+
+    /// Why the open confirm popup cannot be confirmed ([`crate::ui::popup::PopupInputs::refusal`]).
+    pub fn confirm_refusal(&self) -> Option<String> {
+        self.popup.as_ref().and_then(|p| self.popup_inputs().refusal(p))
     }
 }

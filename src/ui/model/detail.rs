@@ -136,11 +136,12 @@ pub(crate) fn object_yaml(src: &Sources<'_>, tab: Tab, i: usize) -> Option<(Stri
         }
         Tab::Tasks => None,
         Tab::Drift => {
-            // A create shows the object as it would be sent.
+            // A create shows the object as it would be sent (watch-only; an active pass's
+            // create keeps no copy: the object is in the cluster).
             let e = src.engine?;
             let row = e.drift.get(i)?;
             match &e.snap.drift.get(row.record)?.drift {
-                crate::reconcile::api::Drift::Create { object } => Some((
+                crate::reconcile::api::Drift::Create { object: Some(object) } => Some((
                     format!("{} {} to create (yaml)", row.kind, row.object),
                     serde_norway::to_string(&crate::openshift::mask::mask_secret(object))
                         .unwrap_or_else(|e| format!("# cannot render YAML: {e}")),
@@ -280,7 +281,7 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
             }
             l.push(DetailLine::new(
                 "Verified",
-                if h.verified { "yes" } else { "no" },
+                super::rows::verified_words(h, src.engine).1,
                 Level::Info,
             ));
             l.push(DetailLine::new("Image", &h.image, Level::Info));
@@ -394,7 +395,21 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
                     ));
                 }
             }
-            format!("drift: {} {} {}", row.action, row.kind, row.object)
+            let what = match e.drift_origin() {
+                engine::DriftOrigin::Update(v) => {
+                    l.insert(
+                        0,
+                        DetailLine::new(
+                            "Made by",
+                            format!("the update to {v}: the release's own change, not drift"),
+                            Level::Info,
+                        ),
+                    );
+                    format!("update to {v}")
+                }
+                _ => "drift".into(),
+            };
+            format!("{what}: {} {} {}", row.action, row.kind, row.object)
         }
     };
     Some((title, l, yaml))

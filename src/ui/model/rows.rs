@@ -167,3 +167,37 @@ pub(crate) fn history_duration(dash: &Dashboard, now: DateTime<Utc>, i: usize, h
         _ => "-".into(),
     }
 }
+
+/// The VERIFIED cell of a history entry and what it means (the detail popup's words):
+///
+/// - `yes`: a release signature was verified when the release was accepted;
+/// - `no (local)`: the attached engine accepted the release unsigned because it was
+///   registered with it (its own release, a local payload directory, the demo's embedded
+///   releases: [`crate::reconcile::api::StatusSnapshot::registered_unverified`]): there was
+///   no signature to check;
+/// - `no`: no signature was verified when it was accepted (upstream's `verified: false`).
+pub fn verified_words(h: &HistoryRow, engine: Option<&EngineModel>) -> (&'static str, String) {
+    if h.verified {
+        return (
+            "yes",
+            "yes: its release signature was verified when it was accepted".into(),
+        );
+    }
+    let registered = engine.is_some_and(|e| e.snap.registered_unverified.contains(&h.image));
+    if registered {
+        return (
+            "no (local)",
+            "no: a release registered with this cvo (its own release, a local payload directory or \
+             the demo's embedded releases), which carries no signature to verify; accepted as \
+             registered, no check was waived"
+                .into(),
+        );
+    }
+    (
+        "no",
+        "no: no release signature was verified when it was accepted (usual for the release the \
+         cluster was installed with; otherwise the update was forced past a failed check, its \
+         accepted risks say so, or the CVO verifies no signatures)"
+            .into(),
+    )
+}

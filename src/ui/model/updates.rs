@@ -347,9 +347,14 @@ impl UpdatesModel {
                 }
             }
             Some((ConditionStatus::True, _, _, _))
-                if self.rows.is_empty() && self.fetched.as_ref().is_some_and(|f| f.not_offered.is_empty()) =>
+                if self.rows.is_empty()
+                    && self.fetched.as_ref().is_some_and(|f| f.not_offered.is_empty()) =>
             {
-                let url = self.fetched.as_ref().map(|f| f.upstream.as_str()).unwrap_or_default();
+                let url = self
+                    .fetched
+                    .as_ref()
+                    .map(|f| f.upstream.as_str())
+                    .unwrap_or_default();
                 notes.push((
                     format!(
                         "No updates: {url} lists no release newer than {cur} in channel {}.",

@@ -25,8 +25,8 @@ struct Seen {
     header: Option<(usize, usize, u32)>,
     /// Whether the header says the cluster is up to date (Progressing=False).
     header_done: bool,
-    /// The gauge: `(done, total, percent)` of "P% · N/M tasks", or of the settled
-    /// "100% · M tasks applied" (done = total).
+    /// The gauge: `(done, total, percent)` of "N of M manifests applied (P%)", or of the
+    /// settled "all M manifests applied" (done = total).
     gauge: Option<(usize, usize, u32)>,
     /// The two lines as shown (for the failure message).
     lines: String,
@@ -65,13 +65,13 @@ fn parse_header(text: &str) -> (Option<(usize, usize, u32)>, bool) {
 }
 
 fn parse_gauge(text: &str) -> Option<(usize, usize, u32)> {
-    let live = regex::Regex::new(r"(\d+)% · (\d+)/(\d+) tasks").expect("regex");
-    let settled = regex::Regex::new(r"100% · (\d+) tasks applied").expect("regex");
+    let live = regex::Regex::new(r"(\d+) of (\d+) manifests applied \((\d+)%\)").expect("regex");
+    let settled = regex::Regex::new(r"all (\d+) manifests applied").expect("regex");
     if let Some(c) = live.captures(text) {
         return Some((
+            c[1].parse().unwrap_or(0),
             c[2].parse().unwrap_or(0),
             c[3].parse().unwrap_or(0),
-            c[1].parse().unwrap_or(0),
         ));
     }
     settled.captures(text).map(|c| {
@@ -119,7 +119,9 @@ async fn the_header_and_the_gauge_never_disagree_by_more_than_one_status_write()
         let (header, header_done) = parse_header(&text);
         let lines = text
             .lines()
-            .filter(|l| l.contains("Progressing") || l.contains("Up to date") || l.contains(" tasks"))
+            .filter(|l| {
+                l.contains("Progressing") || l.contains("Up to date") || l.contains(" manifests applied")
+            })
             .collect::<Vec<_>>()
             .join("\n");
         seen.push(Seen {

@@ -294,7 +294,7 @@ fn small_overview_says_what_is_below() {
     let app = app_for(demo(), 60, 15);
     let text = screen_text(draw(&app).backend().buffer()).join("\n");
     assert!(
-        text.contains("more below: pools, health — enlarge or press 3/5"),
+        text.contains("more below: pools, health — enlarge or press [3]/[5]"),
         "{text}"
     );
     // Large enough: no hint.

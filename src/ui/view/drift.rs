@@ -3,7 +3,7 @@
 use ratatui::{Frame, layout::Rect};
 
 use super::table::{C, Col, TableSpec, c, col, cursor, fill, filter_title, render_table};
-use crate::ui::{app::App, engine, tab::Tab, theme::Level};
+use crate::ui::{app::App, tab::Tab, theme::Level};
 
 pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
     const COLS: [Col; 4] = [
@@ -29,12 +29,8 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
         })
         .collect();
     let visible = app.visible_rows(Tab::Drift);
-    let mode = engine::mode_word(e.snap.mode);
-    let name = match e.snap.mode {
-        crate::reconcile::api::EngineMode::WatchOnly => format!("drift ({mode}: would change)"),
-        crate::reconcile::api::EngineMode::ActiveApply => format!("drift ({mode}: changed)"),
-    };
-    let title = filter_title(app, Tab::Drift, &name, e.drift.len(), visible.len());
+    let origin = e.drift_origin();
+    let title = filter_title(app, Tab::Drift, &origin.title(), e.drift.len(), visible.len());
     render_table(
         app,
         frame,
@@ -45,7 +41,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
             rows,
             visible,
             cursor: cursor(app, Tab::Drift),
-            empty: "no drift: the last pass found the cluster as the payload says",
+            empty: origin.empty(),
             preview: app
                 .selected_row()
                 .and_then(|i| e.drift.get(i))

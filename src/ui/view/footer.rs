@@ -62,11 +62,14 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     // `y` in a popup only works when the popup is about an object.
     let yaml_ok = app.popup.as_ref().is_none_or(|p| p.yaml.is_some());
     let engine = app.engine.is_some();
+    // A confirm popup that cannot be confirmed offers no `y`.
+    let confirm_ok = app.confirm_refusal().is_none();
     let shown = BINDINGS.iter().filter(|b| {
         b.hint
             && b.applies(mode)
             && (engine || !b.engine_only)
             && (yaml_ok || b.action != keys::KeyAction::Yaml)
+            && (confirm_ok || b.action != keys::KeyAction::Confirm)
     });
     for b in shown {
         spans.push((b.label.to_string(), p.key));

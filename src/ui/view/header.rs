@@ -22,26 +22,22 @@ pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
         }
         _ => d.feed.0.clone(),
     };
+    // The mode comes second, so a narrow terminal cuts the source and the clock, never it.
+    let mode = match &app.engine {
+        Some(e) => (engine::mode_word(e.snap.mode).to_string(), p.mode(e.snap.mode)),
+        None => ("watch-only".into(), p.muted),
+    };
     let l1 = fit_spans(
         vec![
             ("cvo".into(), p.title),
+            (" │ ".into(), p.muted),
+            mode,
             (" │ ".into(), p.muted),
             (d.source.clone(), p.text),
             (" │ ".into(), p.muted),
             (feed, p.level(d.feed.1)),
             (sim_clock(app), p.warn),
-            match &app.engine {
-                Some(_) => (" │ ".into(), p.muted),
-                None => (" │ watch-only".into(), p.muted),
-            },
-        ]
-        .into_iter()
-        .chain(
-            app.engine
-                .as_ref()
-                .map(|e| (engine::mode_word(e.snap.mode).to_string(), p.mode(e.snap.mode))),
-        )
-        .collect(),
+        ],
         w,
     );
     let mut v = vec![("Version ".to_string(), p.muted)];
@@ -170,43 +166,77 @@ fn engine_line(app: &App, e: &engine::EngineModel, w: usize) -> Line<'static> {
 }
 
 pub(super) fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
+    let w = usize::from(area.width);
+    let forms = [TabForm::Full, TabForm::Compact, TabForm::Tight, TabForm::Tightest];
+    let spans = forms
+        .iter()
+        .map(|f| tab_spans(app, *f))
+        .find(|s| s.iter().map(|(t, _)| text::width(t)).sum::<usize>() <= w)
+        .unwrap_or_else(|| tab_spans(app, TabForm::Tightest));
+    frame.render_widget(Paragraph::new(fit_spans(spans, w)), area);
+}
+
+/// How much room the tab line takes: the first form that fits the terminal is used.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TabForm {
+    /// ` [1] Overview   [2] Operators (33)   ...`: every count, padded.
+    Full,
+    /// `[1] Overview [2] Operators (33) [3] Nodes ...`: the count of the tab in front only.
+    Compact,
+    /// `[1]Overview [2]Operators ...`: no count.
+    Tight,
+    /// `[1]Overview[2]Operators...`: no gap (eight tabs on 80 columns).
+    Tightest,
+}
+
+/// The tab line: each view's key as a key (`[6]`, in the key style) and its title, with its
+/// count in parentheses (`Updates (2)`) where the form has room for it.
+fn tab_spans(app: &App, form: TabForm) -> Vec<(String, Style)> {
     let p = &app.palette;
     let d = &app.dash;
-    let w = usize::from(area.width);
-    // Full labels (` 1 Overview   2 Operators[33] ...`) when they fit; otherwise (seven tabs on
-    // a narrow terminal) single spaces and the count of the tab in front only.
-    let form = |compact: bool| -> Vec<(String, Style)> {
-        let mut spans = Vec::new();
-        for (i, t) in app.tabs().iter().enumerate() {
-            let count = match t {
-                _ if compact && *t != app.tab => String::new(),
-                Tab::Overview => String::new(),
-                Tab::Tasks => format!("[{}]", app.engine.as_ref().map_or(0, |e| e.cells.len())),
-                Tab::Drift => format!("[{}]", app.engine.as_ref().map_or(0, |e| e.drift.len())),
-                _ if d.no_data => "[?]".into(),
-                Tab::Operators => format!("[{}]", d.operators.len()),
-                Tab::Nodes => format!("[{}]", d.nodes.len()),
-                Tab::History => format!("[{}]", d.history.len()),
-                Tab::Health => format!("[{}]", d.insights.len()),
-                Tab::Updates => format!("[{}]", d.updates.rows.len()),
-            };
-            let label = if compact {
-                format!("{} {}{count}", i + 1, t.title())
+    let mut spans = Vec::new();
+    for (i, t) in app.tabs().iter().enumerate() {
+        let count = match t {
+            _ if matches!(form, TabForm::Tight | TabForm::Tightest) => None,
+            _ if form == TabForm::Compact && *t != app.tab => None,
+            Tab::Overview => None,
+            Tab::Tasks => Some(app.engine.as_ref().map_or(0, |e| e.cells.len()).to_string()),
+            Tab::Drift => Some(app.engine.as_ref().map_or(0, |e| e.drift.len()).to_string()),
+            _ if d.no_data => Some("?".into()),
+            Tab::Operators => Some(d.operators.len().to_string()),
+            Tab::Nodes => Some(d.nodes.len().to_string()),
+            Tab::History => Some(d.history.len().to_string()),
+            Tab::Health => Some(d.insights.len().to_string()),
+            Tab::Updates => Some(d.updates.rows.len().to_string()),
+        };
+        let front = *t == app.tab;
+        let reverse = |s: Style| {
+            if front {
+                s.add_modifier(Modifier::REVERSED)
             } else {
-                format!(" {} {}{count} ", i + 1, t.title())
-            };
-            let style = if *t == app.tab {
-                p.title.add_modifier(Modifier::REVERSED)
-            } else {
-                p.text
-            };
-            spans.push((label, style));
+                s
+            }
+        };
+        let title_style = reverse(if front { p.title } else { p.text });
+        let pad = if form == TabForm::Full { " " } else { "" };
+        let gap = if matches!(form, TabForm::Tight | TabForm::Tightest) {
+            ""
+        } else {
+            " "
+        };
+        spans.push((format!("{pad}[{}]", i + 1), reverse(p.key)));
+        let title = match count {
+            Some(n) => format!("{gap}{} ({n}){pad}", t.title()),
+            None => format!("{gap}{}{pad}", t.title()),
+        };
+        spans.push((title, title_style));
+        if form != TabForm::Tightest {
             spans.push((" ".into(), p.text));
         }
-        spans
-    };
-    let full = form(false);
-    let width: usize = full.iter().map(|(t, _)| text::width(t)).sum();
-    let spans = if width <= w + 1 { full } else { form(true) };
-    frame.render_widget(Paragraph::new(fit_spans(spans, w)), area);
+    }
+    // No separator after the last tab.
+    if spans.last().is_some_and(|(t, _)| t == " ") {
+        spans.pop();
+    }
+    spans
 }

@@ -51,7 +51,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         } else {
             d.insights.len().to_string()
         };
-        format!(" update health[{n}] (5 for details) ")
+        format!(" update health[{n}] ([5] details) ")
     };
     render_table(
         app,

@@ -12,7 +12,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
         col("STARTED", 16, 16),
         col("COMPLETED", 16, 16).hide(2),
         col("DURATION", 8, 8).hide(1).whole(),
-        col("VERIFIED", 8, 8).hide(3),
+        col("VERIFIED", 10, 10).hide(3),
         fill("IMAGE", 10).hide(4),
     ];
     let d = &app.dash;
@@ -34,7 +34,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
                     c(completed),
                     c(dur),
                     C(
-                        if h.verified { "yes" } else { "no" }.into(),
+                        rows::verified_words(h, app.engine.as_ref()).0.into(),
                         (!h.verified).then_some(Level::Warn),
                     ),
                     c(&h.image),

@@ -33,7 +33,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
         let keys: Vec<&str> = plan
             .hidden
             .iter()
-            .map(|h| if *h == "pools" { "3" } else { "5" })
+            .map(|h| if *h == "pools" { "[3]" } else { "[5]" })
             .collect();
         let msg = format!(
             "more below: {} — enlarge or press {}",
@@ -106,7 +106,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
         health::render(app, frame, insights, false);
     }
     if pools.height > 0 {
-        nodes::render_pools(app, frame, pools, " (3 for nodes)");
+        nodes::render_pools(app, frame, pools, " ([3] nodes)");
     }
 }
 
@@ -152,14 +152,19 @@ fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
     }
     match &d.completion {
         Some(comp) => {
-            let label = format!(
-                "{} ({} of {} operators updated, {} updating, {} waiting)",
-                model::percent_label(comp.ratio),
+            // One figure, labelled; the operators on their way are named by count only when
+            // there are some.
+            let mut label = format!(
+                "{} of {} operators updated ({})",
                 comp.updated,
                 comp.total,
-                comp.updating,
-                comp.waiting
+                model::percent_label(comp.ratio),
             );
+            for (n, word) in [(comp.updating, "updating"), (comp.waiting, "waiting")] {
+                if n > 0 {
+                    label.push_str(&format!(" · {n} {word}"));
+                }
+            }
             let gauge = Gauge::default()
                 .ratio(model::clamp_ratio(comp.ratio))
                 .label(Span::styled(

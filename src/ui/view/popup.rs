@@ -19,17 +19,20 @@ use crate::ui::{
 pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let Some(popup) = &app.popup else { return };
+    let inputs = app.popup_inputs();
     let rect = match popup.kind {
         PopupKind::Confirm(_) | PopupKind::Request(_) | PopupKind::Channels(_) => {
-            content::confirm_area(popup, app.engine.as_ref(), &app.clock, &app.palette, area)
+            content::confirm_area(popup, &inputs, area)
         }
         _ => layout::popup_area(area, content::max_width(&popup.kind)),
     };
     frame.render_widget(Clear, rect);
+    let refused = inputs.refusal(popup).is_some();
     let hint = match popup.kind {
         PopupKind::Detail(_) if popup.yaml.is_some() => " j/k scroll · y yaml · Esc close ",
+        PopupKind::Confirm(_) if refused => " n close ",
         PopupKind::Confirm(_) => " y confirm · n cancel ",
-        PopupKind::Request(ref v) if v.refusal.is_some() => " j/k scroll · n close ",
+        PopupKind::Request(_) if refused => " j/k scroll · n close ",
         PopupKind::Request(_) => " y confirm · n cancel · j/k scroll ",
         PopupKind::Channels(_) => " j/k choose · Enter review · Esc cancel ",
         _ => " j/k scroll · Esc close ",
@@ -46,13 +49,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
         .title_bottom(Line::styled(hint, p.muted));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
-    let lines = content::lines(
-        popup,
-        app.engine.as_ref(),
-        &app.clock,
-        &app.palette,
-        usize::from(inner.width),
-    );
+    let lines = content::lines(popup, &inputs, usize::from(inner.width));
     let max = lines.len().saturating_sub(usize::from(inner.height));
     let scroll = if matches!(popup.kind, PopupKind::Channels(_)) {
         0

@@ -45,16 +45,16 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     // task graph shows them.
     let waiting = engine::only_waiting(s);
     let following = cluster_cvo_progress(app);
+    // The run level being worked on names where the apply is, not a second progress figure:
+    // its own counts are in the task graph ([7]).
     let level = match e.current_level() {
         Some(r) => format!(
-            " · run level {} ({}/{}{})",
+            " · at run level {}{}",
             engine::level_label(r.level),
-            r.done,
-            r.total,
             match r.failed {
                 0 => String::new(),
-                n if waiting => format!(", {n} waiting"),
-                n => format!(", {n} failed"),
+                n if waiting => format!(" · {n} waiting"),
+                n => format!(" · {n} failed"),
             }
         ),
         None if s.total > 0 => " · all run levels done".into(),
@@ -77,10 +77,10 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
             }
         ),
         (None, None) => format!(
-            "{} · {}/{} tasks{level}",
-            model::sync_percent_label(f64::from(s.fraction)),
+            "{} of {} manifests applied ({}){level}",
             s.done,
-            s.total
+            s.total,
+            model::sync_percent_label(f64::from(s.fraction)),
         ),
     };
     let style = if s.payload_error.is_some() || (s.failure.is_some() && !waiting) {
@@ -121,8 +121,10 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
         p.text,
     ));
     if s.attempt > 0 {
-        spans.push(("  Attempt ".into(), p.muted));
-        spans.push((s.attempt.to_string(), p.warn));
+        // `attempt` failed passes in a row: the pass running (or next) is retry number
+        // `attempt` of the same work.
+        spans.push((" · ".into(), p.muted));
+        spans.push((format!("retry {}", s.attempt), p.warn));
     }
     if let Some((word, progress, nobody)) = following {
         spans.push((format!("  {word} "), p.muted));
@@ -196,7 +198,7 @@ fn render_settled(app: &App, frame: &mut Frame, gauge_area: Rect, info_area: Rec
     let Some(e) = &app.engine else { return };
     let s = &e.snap;
     let w = usize::from(gauge_area.width);
-    let label = format!("100% · {} tasks applied · reconciling", s.total);
+    let label = format!("all {} manifests applied · reconciling", s.total);
     let gauge = Gauge::default()
         .ratio(1.0)
         .label(Span::styled(

@@ -49,7 +49,13 @@ const GRAPH: &str = r#"{
 fn explained(c: &ClusterVersion) -> Explained {
     let g = Graph::parse(GRAPH.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
     let v = semver::Version::new(4, 16, 3);
-    explain(&g, &v, c, "https://updates.example/graph".into(), "stable-4.16".into())
+    explain(
+        &g,
+        &v,
+        c,
+        "https://updates.example/graph".into(),
+        "stable-4.16".into(),
+    )
 }
 
 #[test]
@@ -69,7 +75,11 @@ fn a_request_no_cvo_picked_up_is_one_line() {
     c.status.observed_generation = 7;
     assert_eq!(not_picked_up(&c), None, "observed");
     c.status.observed_generation = 0;
-    assert_eq!(not_picked_up(&c), None, "no CVO ever wrote observedGeneration: unknown, not said");
+    assert_eq!(
+        not_picked_up(&c),
+        None,
+        "no CVO ever wrote observedGeneration: unknown, not said"
+    );
 }
 
 #[test]
@@ -84,7 +94,14 @@ fn no_upstream_is_one_line_saying_how_to_enable() {
         message: Some("This cvo operator was started without --fetch-updates or --update-service, so it does not retrieve available updates.".into()),
         ..Default::default()
     };
-    let (out, err) = status_view_with(&c, false, &Extras { now: t("2026-01-01T00:00:00Z"), asked: None });
+    let (out, err) = status_view_with(
+        &c,
+        false,
+        &Extras {
+            now: t("2026-01-01T00:00:00Z"),
+            asked: None,
+        },
+    );
     assert_eq!(
         err,
         "info: Available updates are not retrieved (RetrievedUpdates=False, NoUpstream): This cvo operator was started without --fetch-updates or --update-service, so it does not retrieve available updates.\n"
@@ -124,12 +141,17 @@ fn after_a_failure_the_last_good_answer_has_an_age() {
         err.starts_with("warning: Cannot refresh available updates:\n  Reason: RemoteFailed\n  Message: Unable to retrieve"),
         "{err}"
     );
-    assert!(err.ends_with("\n  Last good answer: 3h30m ago, at 2026-01-01T07:00:00Z from https://u/graph\n\n"), "{err}");
+    assert!(
+        err.ends_with("\n  Last good answer: 3h30m ago, at 2026-01-01T07:00:00Z from https://u/graph\n\n"),
+        "{err}"
+    );
     // Written by another CVO (no recorded time): at least the failure's age.
     c.status.conditions[2].message = Some("Unable to retrieve available updates: refused".into());
     assert_eq!(
         last_good_line(&c, now).as_deref(),
-        Some("  Last good answer: more than 1h30m ago (before RetrievedUpdates turned False at 2026-01-01T09:00:00Z)")
+        Some(
+            "  Last good answer: more than 1h30m ago (before RetrievedUpdates turned False at 2026-01-01T09:00:00Z)"
+        )
     );
     // Not a failure that keeps the updates: nothing.
     c.status.conditions[2].reason = Some("VersionNotFound".into());
@@ -166,17 +188,35 @@ fn the_section_says_when_nothing_is_newer_or_the_version_is_not_listed() {
     let mut c = cv(AT_4163);
     c.status.desired.version = "4.17.0".into();
     let g = Graph::parse(GRAPH.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
-    let x = explain(&g, &semver::Version::new(4, 17, 0), &c, "https://u/g".into(), "stable-4.16".into());
+    let x = explain(
+        &g,
+        &semver::Version::new(4, 17, 0),
+        &c,
+        "https://u/g".into(),
+        "stable-4.16".into(),
+    );
     assert_eq!(
         section(&x, ""),
         "\nThe update service https://u/g lists no release newer than 4.17.0 in channel stable-4.16.\n"
     );
-    let x = explain(&g, &semver::Version::new(4, 15, 0), &c, "https://u/g".into(), "stable-4.16".into());
+    let x = explain(
+        &g,
+        &semver::Version::new(4, 15, 0),
+        &c,
+        "https://u/g".into(),
+        "stable-4.16".into(),
+    );
     assert_eq!(
         section(&x, ""),
         "\nThe update service https://u/g does not list 4.15.0 in channel stable-4.16, so it offers no update from it.\n"
     );
-    let x = explain(&g, &semver::Version::new(4, 16, 5), &c, "https://u/g".into(), "stable-4.16".into());
+    let x = explain(
+        &g,
+        &semver::Version::new(4, 16, 5),
+        &c,
+        "https://u/g".into(),
+        "stable-4.16".into(),
+    );
     assert_eq!(
         section(&x, ""),
         "\nReleases in channel stable-4.16 newer than 4.16.5 that are not offered (update service https://u/g):\n  VERSION     WHY\n  4.17.0      no update path from 4.16.5 in this channel\n"

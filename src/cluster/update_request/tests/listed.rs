@@ -24,6 +24,7 @@ fn a_listed_target_is_checked_as_a_pull_spec_by_digest() {
         allow_not_recommended: true,
         allow_upgrade_with_warnings: true,
         accept_risks_gate: true,
+        allow_explicit_channel: true,
     };
     // file://, another scheme, a local path, no pull spec: refused whatever the flags.
     for (image, want) in [

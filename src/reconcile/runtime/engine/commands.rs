@@ -37,6 +37,10 @@ impl EngineLoop {
                     }
                 }
                 self.mode = m;
+                if m == EngineMode::WatchOnly {
+                    // Who holds the Lease from now on, live ([`super::lease_follow`]).
+                    self.start_lease_feed();
+                }
                 if m == EngineMode::ActiveApply {
                     self.start_elector().await;
                 } else if let Some((_, h)) = self.leader.take() {

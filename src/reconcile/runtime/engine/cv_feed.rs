@@ -1,27 +1,38 @@
-//! The engine's view of its ClusterVersion: a watch of that one object (upstream reads it
-//! through an informer's lister, `pkg/cvo/cvo.go` `cvLister`), so a turn of the engine loop
-//! costs no request and a change to the spec wakes the loop at once. Until the watch has
-//! listed, and whenever it cannot, the loop reads with a GET as before.
+//! The engine's view of one object it follows: a watch of that object alone (`fieldSelector
+//! metadata.name=...`, kube-runtime's watcher and reflector). Two are followed:
+//!
+//! - its ClusterVersion (upstream reads it through an informer's lister, `pkg/cvo/cvo.go`
+//!   `cvLister`), so a turn of the engine loop costs no request and a change to the spec wakes
+//!   the loop at once. Until the watch has listed, and whenever it cannot, the loop reads with a
+//!   GET as before;
+//! - the CVO Lease (cvo only: upstream's elector polls it every retry period, 26 s, and only
+//!   while campaigning), so who holds it is shown as it changes, in watch-only too, and a switch
+//!   popup never judges a Lease read minutes ago ([`super::lease_follow`]).
 
 use std::sync::atomic::Ordering;
 
 use futures::StreamExt;
 use kube::{
-    Api,
+    Api, Resource,
     runtime::{
         WatchStreamExt,
         reflector::{self, ObjectRef, Store},
         watcher,
     },
 };
+use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
 use crate::openshift::ClusterVersion;
 
-/// A running watch of one ClusterVersion. Dropping it stops the watch.
-pub(super) struct CvFeed {
-    store: Store<ClusterVersion>,
-    name: String,
+/// The watch of the engine's ClusterVersion.
+pub(super) type CvFeed = ObjectFeed<ClusterVersion>;
+
+/// A running watch of one object. Dropping it stops the watch.
+pub(super) struct ObjectFeed<K: Resource<DynamicType = ()> + Clone + 'static> {
+    store: Store<K>,
+    /// The object's reference (name, and namespace for a namespaced kind).
+    object: ObjectRef<K>,
     /// Whether the store holds a complete list (true after the first list or initial events).
     synced: watch::Receiver<bool>,
     /// Bumped on every event after the first list.
@@ -31,26 +42,30 @@ pub(super) struct CvFeed {
     task: tokio::task::JoinHandle<()>,
 }
 
-impl Drop for CvFeed {
+impl<K: Resource<DynamicType = ()> + Clone + 'static> Drop for ObjectFeed<K> {
     fn drop(&mut self) {
         self.task.abort();
     }
 }
 
-/// What the feed knows of the ClusterVersion.
-pub(super) enum Seen {
+/// What the feed knows of the object.
+pub(super) enum Seen<K> {
     /// The watch has not listed yet (or the store was reset): ask the server.
     Unknown,
-    /// The ClusterVersion does not exist.
+    /// The object does not exist.
     Absent,
-    /// The ClusterVersion as last seen.
-    Present(Box<ClusterVersion>),
+    /// The object as last seen.
+    Present(Box<K>),
 }
 
-impl CvFeed {
-    /// Starts watching the ClusterVersion `name` through `api` (`fieldSelector
-    /// metadata.name={name}`, kube-runtime's watcher with its default backoff).
-    pub(super) fn start(api: Api<ClusterVersion>, name: &str) -> Self {
+impl<K> ObjectFeed<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+{
+    /// Starts watching the object `name` through `api` (`fieldSelector metadata.name={name}`,
+    /// kube-runtime's watcher with its default backoff); `namespace` is the object's, empty
+    /// for a cluster-scoped kind (and `api` then covers it).
+    pub(super) fn start(api: Api<K>, namespace: &str, name: &str) -> Self {
         let (reader, writer) = reflector::store();
         let (synced_tx, synced) = watch::channel(false);
         let (changed_tx, changed) = watch::channel(0u64);
@@ -58,6 +73,7 @@ impl CvFeed {
         let fail = failing.clone();
         let cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
         let stream = watcher(api, cfg).default_backoff().reflect(writer);
+        let what = K::kind(&()).into_owned();
         let task = tokio::spawn(async move {
             futures::pin_mut!(stream);
             while let Some(ev) = stream.next().await {
@@ -72,13 +88,18 @@ impl CvFeed {
                     Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)) => {
                         changed_tx.send_modify(|n| *n += 1);
                     }
-                    Err(e) => tracing::debug!("watching the ClusterVersion: {e}"),
+                    Err(e) => tracing::debug!("watching the {what}: {e}"),
                 }
             }
         });
+        let object = if namespace.is_empty() {
+            ObjectRef::new(name)
+        } else {
+            ObjectRef::new(name).within(namespace)
+        };
         Self {
             store: reader,
-            name: name.to_owned(),
+            object,
             synced,
             changed,
             failing,
@@ -86,26 +107,26 @@ impl CvFeed {
         }
     }
 
-    /// The ClusterVersion as the watch last saw it; [`Seen::Unknown`] before the first list
-    /// and while the watch fails (so the loop reads with a GET and a server that went away
-    /// shows as an error, not as a stale object).
-    pub(super) fn seen(&self) -> Seen {
-        if !*self.synced.borrow() || self.failing.load(Ordering::Relaxed) {
+    /// The object as the watch last saw it; [`Seen::Unknown`] before the first list and while
+    /// the watch fails (so the loop reads with a GET and a server that went away shows as an
+    /// error, not as a stale object).
+    pub(super) fn seen(&self) -> Seen<K> {
+        if !self.live() {
             return Seen::Unknown;
         }
-        match self.store.get(&ObjectRef::new(&self.name)) {
-            Some(cv) => Seen::Present(Box::new((*cv).clone())),
+        match self.store.get(&self.object) {
+            Some(o) => Seen::Present(Box::new((*o).clone())),
             None => Seen::Absent,
         }
     }
 
     /// Whether the watch has listed and is not failing: the loop learns of every change to the
-    /// ClusterVersion from its events, without polling.
+    /// object from its events, without polling.
     pub(super) fn live(&self) -> bool {
         *self.synced.borrow() && !self.failing.load(Ordering::Relaxed)
     }
 
-    /// A GET of the ClusterVersion succeeded: the server answers again, and the watch (which
+    /// A GET of the object succeeded: the server answers again, and the watch (which
     /// re-watches without an event when nothing changed) is trusted again.
     pub(super) fn recovered(&self) {
         self.failing.store(false, Ordering::Relaxed);

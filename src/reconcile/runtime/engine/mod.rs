@@ -56,6 +56,7 @@ use crate::reconcile::{
 mod absence;
 mod capabilities;
 mod commands;
+mod lease_follow;
 
 /// How long a stopping engine waits for the tasks already running to end before its final
 /// status write (half of the operator's 120 s grace period, which also covers the write and
@@ -226,6 +227,8 @@ impl Engine {
             events: crate::reconcile::runtime::events::EventLog::with_clock(events_clock),
             gates: gates::Gates::default(),
             lease_info: None,
+            lease_follow: None,
+            registered_unverified: Default::default(),
             polls: Arc::default(),
             absence: absence::Absence::default(),
         };
@@ -281,6 +284,10 @@ struct EngineLoop {
     /// The CVO Lease as last read ([`StatusSnapshot::lease`]); while leading, the snapshot says
     /// so instead.
     lease_info: Option<crate::reconcile::api::LeaseInfo>,
+    /// The watch of the CVO Lease ([`lease_follow`]), with a Lease configured.
+    lease_follow: Option<lease_follow::LeaseFollow>,
+    /// Images accepted unsigned because registered ([`StatusSnapshot::registered_unverified`]).
+    registered_unverified: std::collections::BTreeSet<String>,
     /// Turns on the poll timer ([`EngineHandle::polls`]).
     polls: Arc<std::sync::atomic::AtomicU64>,
     /// What was said last about a missing ClusterVersion or CRD ([`absence`]).
@@ -290,13 +297,17 @@ struct EngineLoop {
 impl EngineLoop {
     async fn run(&mut self, mut cmds: mpsc::Receiver<Command>) {
         let mut worker_rx = self.worker.subscribe();
-        let feed = cv_feed::CvFeed::start(self.api.clone(), &self.cfg.cluster_version_name);
+        let feed = cv_feed::CvFeed::start(self.api.clone(), "", &self.cfg.cluster_version_name);
         let mut cv_rx = feed.changes();
         self.cv_feed = Some(feed);
         self.start_elector().await;
         if self.mode == EngineMode::WatchOnly {
-            // Who holds the Lease, for the dashboard, before anyone asks to switch (one GET).
+            // Who holds the Lease, for the dashboard, before anyone asks to switch (one GET;
+            // the Lease's watch follows it from its first list on).
             self.read_lease().await;
+        }
+        if self.mode == EngineMode::WatchOnly {
+            self.start_lease_feed();
         }
         let mut next_poll = tokio::time::Instant::now();
         let pull_wakeup = self.cfg.payloads.wakeup();
@@ -326,6 +337,8 @@ impl EngineLoop {
                     None => std::future::pending::<()>().await,
                 }
             };
+            // The Lease's watch (watch-only: started with it or with the switch to it).
+            let mut lease_rx = self.lease_follow.as_ref().map(|f| f.rx.clone());
             let mut updates_rx = self.updates_rx.clone();
             let updates_changed = async {
                 match updates_rx.as_mut() {
@@ -369,6 +382,15 @@ impl EngineLoop {
                         self.deferred_write = None;
                     }
                     self.sync().await;
+                }
+                () = lease_changed(lease_rx.as_mut()) => {
+                    // The select waited on a clone; mark the event seen on the kept receiver.
+                    if let Some(f) = self.lease_follow.as_mut() {
+                        f.rx.borrow_and_update();
+                    }
+                    // A new holder, a renewal or a release: shown at once (the publish below),
+                    // nothing else to do.
+                    self.follow_lease().await;
                 }
                 r = cv_rx.changed(), if self.cv_feed.is_some() => {
                     if r.is_ok() {
@@ -528,6 +550,7 @@ impl EngineLoop {
     /// One full turn: read the CV, update the worker, write status.
     #[tracing::instrument(level = "debug", name = "engine_sync", skip_all, fields(mode = ?self.mode))]
     async fn sync(&mut self) {
+        self.follow_lease().await;
         match self.read_cluster_version().await {
             Ok(()) => self.last_error = None,
             Err(e) => {
@@ -668,4 +691,14 @@ impl EngineLoop {
             Err(err) => Err(EngineError::Read { name, err }),
         }
     }
+}
+
+/// The next event of the Lease's watch; never resolves without a watch (or once it ended).
+async fn lease_changed(rx: Option<&mut watch::Receiver<u64>>) {
+    if let Some(rx) = rx
+        && rx.changed().await.is_ok()
+    {
+        return;
+    }
+    std::future::pending().await
 }

@@ -103,6 +103,7 @@ impl EngineLoop {
             requests: self.counters.snapshot(),
             refused_writes: self.counters.refused(),
             lease_writes: self.counters.lease_writes(),
+            drift_rechecks: v.rechecks,
         };
         let failure = v.status.failure.as_ref().map(|f| Failure {
             reason: f.reason().to_string(),
@@ -138,6 +139,7 @@ impl EngineLoop {
             updates: self.fetched_updates(),
             accept_risks_gate: self.gates.accept_risks,
             recent_passes: v.recent_passes.clone(),
+            registered_unverified: self.registered_unverified.iter().cloned().collect(),
         }
     }
 

@@ -322,6 +322,9 @@ impl EngineLoop {
             } => {
                 let risk = super::trust::unverified_waiver(request, verified, registered, accepted_risk)
                     .map_err(Loading::Failed)?;
+                if registered && !verified {
+                    self.registered_unverified.insert(image.to_owned());
+                }
                 (dir, risk, verified)
             }
             Resolution::Pending(p) => return Err(Loading::Pending(p)),

@@ -32,6 +32,7 @@ use crate::reconcile::{
 };
 
 mod pass;
+mod recheck;
 mod summary;
 
 use pass::{Pass, PassResult};
@@ -130,6 +131,8 @@ pub(crate) struct WorkerView {
     pub co_update_start_times: Arc<std::collections::HashMap<String, DateTime<Utc>>>,
     /// The last [`crate::reconcile::api::RECENT_PASSES`] finished passes, oldest first.
     pub recent_passes: Arc<Vec<crate::reconcile::api::PassSummary>>,
+    /// Passes asked for because a payload object changed (watch-only, [`recheck`]).
+    pub rechecks: u64,
 }
 
 /// The payload state the worker starts a new release in (upstream pkg/cvo/cvo.go `sync`): no
@@ -192,6 +195,9 @@ impl SyncWorker {
             stopped: CancellationToken::new(),
         });
         let w = SyncWorker { inner };
+        if let Some(changes) = applier.payload_changes() {
+            recheck::spawn(w.clone(), changes, &timings, shutdown.clone());
+        }
         let run = w.clone();
         tokio::spawn(async move {
             let _stopped = run.inner.stopped.clone().drop_guard();
@@ -219,6 +225,11 @@ impl SyncWorker {
     /// The current work, if any.
     pub fn work(&self) -> Option<Arc<SyncWork>> {
         lock(&self.inner.work).clone()
+    }
+
+    /// Whether passes run without writing (watch-only, or active-apply without the Lease).
+    pub(crate) fn is_dry_run(&self) -> bool {
+        self.inner.dry_run.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Switches between watch-only (dry-run) and active passes; cancels the running pass.

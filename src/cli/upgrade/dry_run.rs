@@ -1,0 +1,104 @@
+//! `--read-only` of `cvo upgrade` and its subcommands: a dry run. The request is decided as
+//! it would be ([`crate::cluster::update_request::plan`]) and the verdict of every
+//! precondition is printed, with the merge patch that would be sent; nothing is written.
+
+use crate::cluster::update_request::{Plan, Refusal, Verdict, VerdictState};
+
+/// One verdict as a line (continuation lines of oc's indented messages indented below it):
+/// `  passed    NAME: message`, `  waived    NAME (by --flag): ...`,
+/// `  blocking  NAME (--flag would waive it): ...`, `  warning   ...`, `  unchecked ...`.
+pub fn verdict_line(v: &Verdict) -> String {
+    let (state, note) = match v.state {
+        VerdictState::Passed => ("passed", String::new()),
+        VerdictState::Waived(w) => ("waived", format!(" (by {w})")),
+        VerdictState::Blocking(Some(w)) => ("blocking", format!(" ({w} would waive it)")),
+        VerdictState::Blocking(None) => ("blocking", " (no flag waives it)".to_string()),
+        VerdictState::Warning => ("warning", String::new()),
+        VerdictState::Unchecked => ("unchecked", " (the cluster checks it)".to_string()),
+    };
+    let message = v
+        .message
+        .trim_end()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n              ");
+    format!("  {state:<10}{}{note}: {message}\n", v.name)
+}
+
+fn verdicts_block(verdicts: &[Verdict]) -> String {
+    let mut out = String::from("Preconditions (--read-only: checked, nothing written):\n");
+    if verdicts.is_empty() {
+        out += "  (none apply to this request)\n";
+    }
+    for v in verdicts {
+        out += &verdict_line(v);
+    }
+    out
+}
+
+/// What a dry run of an allowed request prints on stdout: the verdicts, the fields the patch
+/// would write, and the line a write would have printed.
+pub fn plan_text(plan: &Plan) -> String {
+    let mut out = verdicts_block(&plan.verdicts);
+    out += &format!("Would patch clusterversion/{} (JSON merge patch):\n", plan.name);
+    for line in plan.written() {
+        out += &format!("  {line}\n");
+    }
+    if !plan.done.is_empty() {
+        out += &format!("Then: {}\n", plan.done);
+    }
+    out
+}
+
+/// What a dry run of a refused request prints on stdout before the refusal (the error).
+pub fn refusal_text(refusal: &Refusal) -> String {
+    verdicts_block(&refusal.verdicts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::update_request::Waiver;
+
+    #[test]
+    fn verdicts_read_as_one_line_each() {
+        let v = |state, message: &str| Verdict {
+            name: "Failing",
+            state,
+            message: message.into(),
+        };
+        assert_eq!(
+            verdict_line(&v(VerdictState::Passed, "the cluster is not failing")),
+            "  passed    Failing: the cluster is not failing\n"
+        );
+        assert_eq!(
+            verdict_line(&v(
+                VerdictState::Blocking(Some(Waiver::AllowUpgradeWithWarnings)),
+                "the cluster is experiencing an error:\n\n  Reason: R\n  Message: M"
+            )),
+            "  blocking  Failing (--allow-upgrade-with-warnings would waive it): the cluster is experiencing an error:\n                Reason: R\n                Message: M\n"
+        );
+        assert_eq!(
+            verdict_line(&v(VerdictState::Waived(Waiver::Force), "x")),
+            "  waived    Failing (by --force): x\n"
+        );
+    }
+
+    #[test]
+    fn a_plan_shows_what_it_would_write() {
+        let plan = Plan {
+            name: "version".into(),
+            patch: serde_json::json!({"spec": {"channel": "fast-4.16"}}),
+            target: None,
+            verdicts: Vec::new(),
+            waived_risks: Vec::new(),
+            warnings: Vec::new(),
+            done: String::new(),
+        };
+        assert_eq!(
+            plan_text(&plan),
+            "Preconditions (--read-only: checked, nothing written):\n  (none apply to this request)\nWould patch clusterversion/version (JSON merge patch):\n  spec.channel = \"fast-4.16\"\n"
+        );
+    }
+}

@@ -219,6 +219,10 @@ pub struct OperandWait {
     /// What it should report: `<operand> <target>` per operand still at the previous
     /// release, or `its operand versions` when none is.
     pub operands: Vec<String>,
+    /// `Available` is not `True` (counted unavailable in the operator health).
+    pub unavailable: bool,
+    /// `Available` but `Degraded=True` (counted degraded in the operator health).
+    pub degraded: bool,
 }
 
 /// The operators the ClusterVersion's Progressing=True message waits on (`waiting on ...`)
@@ -259,9 +263,13 @@ pub fn operand_waits(cv: &ClusterVersion, operators: &[ClusterOperator]) -> Vec<
             .filter(|v| v.name != "operator" && previous.is_some_and(|p| v.version == p))
             .map(|v| format!("{} {target}", v.name))
             .collect();
+        let unavailable = !co.condition("Available").is_some_and(|c| c.is_true());
+        let degraded = !unavailable && co.condition("Degraded").is_some_and(|c| c.is_true());
         out.push(OperandWait {
             name,
             since,
+            unavailable,
+            degraded,
             operands: if stale.is_empty() {
                 vec!["its operand versions".to_owned()]
             } else {
@@ -351,8 +359,18 @@ pub fn keep_in_progress(cp: &mut super::ControlPlane, waits: &[OperandWait], now
             cp.updated_names.retain(|n| *n != w.name);
             cp.operators_updated = cp.operators_updated.saturating_sub(1);
         } else {
-            // Not one oc counts (no release annotation): counted now, as the CVO waits on it.
+            // Not one oc counts (no release annotation): counted now, as the CVO waits on it,
+            // in the operator health too.
             cp.operators_total += 1;
+            let h = &mut cp.operator_health;
+            h.total += 1;
+            if w.unavailable {
+                h.unavailable += 1;
+            } else if w.degraded {
+                h.degraded += 1;
+            } else {
+                h.healthy += 1;
+            }
         }
         changed = true;
         let age = w.since.map_or(i64::MAX, |t| between(now, t));
@@ -398,5 +416,158 @@ mod tests {
             ["co-timeout"]
         );
         assert!(waiting_on("Cluster version is 4.16.4").is_empty());
+    }
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn yaml<T: serde::de::DeserializeOwned>(y: &str) -> T {
+        serde_norway::from_str(y).unwrap_or_else(|e| panic!("yaml: {e}"))
+    }
+
+    /// 4.16.3 → 4.16.4 since 09:00, the CVO waiting on kube-apiserver.
+    const UPDATING: &str = r#"
+metadata: {name: version, generation: 2}
+spec: {desiredUpdate: {version: 4.16.4}}
+status:
+  observedGeneration: 2
+  desired: {version: 4.16.4, image: "q/r@sha256:44"}
+  history:
+  - {state: Partial, version: 4.16.4, image: "q/r@sha256:44", startedTime: "2024-06-02T09:00:00Z"}
+  - {state: Completed, version: 4.16.3, image: "q/r@sha256:33", startedTime: "2024-06-01T10:00:00Z", completionTime: "2024-06-01T11:00:00Z"}
+  conditions:
+  - {type: Progressing, status: "True", lastTransitionTime: "2024-05-01T00:00:00Z", message: "Working towards 4.16.4: 904 of 905 done (99% complete), waiting on kube-apiserver"}
+"#;
+
+    /// kube-apiserver at 4.16.4 for itself, raw-internal still 4.16.3, silent since May.
+    const KAS: &str = r#"
+metadata: {name: kube-apiserver}
+status:
+  versions: [{name: operator, version: 4.16.4}, {name: raw-internal, version: 4.16.3}]
+  conditions:
+  - {type: Available, status: "True", lastTransitionTime: "2024-05-01T00:00:00Z"}
+  - {type: Progressing, status: "False", lastTransitionTime: "2024-05-01T00:00:00Z"}
+"#;
+
+    #[test]
+    fn a_wait_is_measured_from_the_updates_start_not_an_old_condition() {
+        let cv: ClusterVersion = yaml(UPDATING);
+        let mut kas: ClusterOperator = yaml(KAS);
+        let waits = operand_waits(&cv, std::slice::from_ref(&kas));
+        assert_eq!(
+            waits,
+            [OperandWait {
+                name: "kube-apiserver".into(),
+                since: Some(t("2024-06-02T09:00:00Z")),
+                operands: vec!["raw-internal 4.16.4".into()],
+                unavailable: false,
+                degraded: false,
+            }]
+        );
+        let got = waiting_on_operands(&cv, std::slice::from_ref(&kas), t("2024-06-02T09:45:00Z"));
+        assert_eq!(
+            got.iter().map(|i| i.summary.as_str()).collect::<Vec<_>>(),
+            ["waiting on kube-apiserver to report raw-internal 4.16.4 for 45m"]
+        );
+        // A condition change after the start is when the wait started.
+        kas.status.conditions[1].last_transition_time = Some(t("2024-06-02T09:30:00Z"));
+        let waits = operand_waits(&cv, std::slice::from_ref(&kas));
+        assert_eq!(waits[0].since, Some(t("2024-06-02T09:30:00Z")));
+        assert!(waiting_on_operands(&cv, std::slice::from_ref(&kas), t("2024-06-02T09:35:00Z")).is_empty());
+    }
+
+    #[test]
+    fn the_control_plane_stays_in_progress_while_the_cvo_waits() {
+        let cv: ClusterVersion = yaml(UPDATING);
+        let kas: ClusterOperator = yaml(KAS);
+        let waits = operand_waits(&cv, std::slice::from_ref(&kas));
+        let completed = || super::super::ControlPlane {
+            assessment: super::super::ControlPlaneAssessment::Completed,
+            operators_total: 2,
+            operators_updated: 2,
+            updated_names: vec!["dns".into(), "kube-apiserver".into()],
+            completion_percent: 100.0,
+            ..Default::default()
+        };
+        let mut cp = completed();
+        keep_in_progress(&mut cp, &waits, t("2024-06-02T09:05:00Z"));
+        assert_eq!(cp.assessment, super::super::ControlPlaneAssessment::Progressing);
+        assert_eq!((cp.operators_total, cp.operators_updated), (2, 1));
+        assert!((cp.completion_percent - 50.0).abs() < 1e-9);
+        assert_eq!(cp.updating_operators.len(), 1);
+        let u = &cp.updating_operators[0];
+        assert_eq!(
+            (u.name.as_str(), u.since, u.reason.as_str(), u.message.as_str()),
+            (
+                "kube-apiserver",
+                Some(t("2024-06-02T09:00:00Z")),
+                "OperandVersions",
+                "waiting to report raw-internal 4.16.4"
+            )
+        );
+        let mut cp = completed();
+        keep_in_progress(&mut cp, &waits, t("2024-06-02T09:10:00Z"));
+        assert_eq!(cp.assessment, super::super::ControlPlaneAssessment::Stalled);
+        // Not Completed in oc's eyes: left as oc says it.
+        let mut cp = completed();
+        cp.assessment = super::super::ControlPlaneAssessment::Progressing;
+        keep_in_progress(&mut cp, &waits, t("2024-06-02T09:10:00Z"));
+        assert!(cp.updating_operators.is_empty());
+    }
+
+    #[test]
+    fn an_unloaded_target_is_info_then_stalled() {
+        let mut cv: ClusterVersion = yaml(UPDATING);
+        assert!(
+            target_unknown(&cv, t("2024-06-02T09:05:00Z")).is_none(),
+            "version known"
+        );
+        cv.status.history[0].version.clear();
+        cv.status.desired.version.clear();
+        let i = target_unknown(&cv, t("2024-06-02T09:05:00Z")).unwrap_or_else(|| panic!("insight"));
+        assert_eq!(
+            (i.level, i.impact, i.summary.as_str(), i.started_at),
+            (
+                Level::Info,
+                Impact::None,
+                "waiting for release q/r@sha256:44 to be loaded: its version is not known yet",
+                Some(t("2024-06-02T09:00:00Z"))
+            )
+        );
+        let i = target_unknown(&cv, t("2024-06-02T09:10:00Z")).unwrap_or_else(|| panic!("insight"));
+        assert_eq!((i.level, i.impact), (Level::Warning, Impact::UpdateStalled));
+        assert!(is_blocked(&i));
+    }
+
+    #[test]
+    fn a_request_is_unobserved_only_when_the_generations_say_so() {
+        let mut cv: ClusterVersion = yaml(UPDATING);
+        assert_eq!(requested_unobserved(&cv), None, "observed");
+        cv.metadata.generation = Some(3);
+        assert_eq!(
+            requested_unobserved(&cv),
+            None,
+            "the request is status.desired already"
+        );
+        cv.spec.desired_update = Some(crate::openshift::config_v1::Update {
+            image: Some("q/r@sha256:55".into()),
+            ..Default::default()
+        });
+        assert_eq!(requested_unobserved(&cv), Some(("q/r@sha256:55".into(), 3, 2)));
+        let i = not_picked_up(&cv).unwrap_or_else(|| panic!("insight"));
+        assert_eq!(
+            (i.level, i.impact, i.summary.as_str()),
+            (
+                Level::Warning,
+                Impact::UpdateStalled,
+                "requested update to q/r@sha256:55 not picked up by a cluster-version operator"
+            )
+        );
+        assert!(is_blocked(&i) || i.summary.starts_with("requested update to "));
+        cv.status.observed_generation = 0;
+        assert_eq!(requested_unobserved(&cv), None, "no CVO ever wrote it: not said");
     }
 }

@@ -201,7 +201,14 @@ pub fn assess_control_plane(
     cp.operator_health = health;
     cp.operators_total = total;
     cp.operators_updated = updated;
-    let completed = updated == total;
+    // An update to a release not loaded yet (requested by image; `history[0]` Partial with no
+    // version) has updated nothing yet, whatever oc's count says (cvo only).
+    let target_not_loaded = cv
+        .status
+        .history
+        .first()
+        .is_some_and(|h| h.version.is_empty() && h.state == UpdateState::Partial);
+    let completed = updated == total && !target_not_loaded;
     cp.assessment = if completed {
         ControlPlaneAssessment::Completed
     } else {

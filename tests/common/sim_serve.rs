@@ -33,8 +33,12 @@ pub fn spawn_sim_serve(
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
+        let mut r = BufReader::new(stdout);
+        let _ = r.read_line(&mut line);
         let _ = tx.send(line);
+        // Keep reading: the server's later lines (e.g. the alerts route) must not meet a
+        // closed pipe, which ends `cvo sim serve` quietly.
+        let _ = std::io::copy(&mut r, &mut std::io::sink());
     });
     let line = match rx.recv_timeout(within) {
         Ok(l) => l,

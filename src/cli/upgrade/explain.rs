@@ -28,7 +28,7 @@ use crate::{
 };
 
 /// How long `cvo upgrade` waits for the update service (connect and body together).
-pub const ASK_TIMEOUT: Duration = Duration::from_secs(15);
+pub const ASK_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// At most this many releases are listed; the rest are counted.
 const MAX_ROWS: usize = 10;
@@ -326,11 +326,17 @@ pub fn section(asked: &Explained, details: &str) -> String {
     out
 }
 
-/// The stderr line when the update service could not be asked.
+/// The line logged when the update service could not be asked.
 pub fn failed_line(upstream: &str, err: &str) -> String {
-    format!(
-        "warning: cvo could not ask the update service {upstream} which releases it does not offer: {err}\n"
-    )
+    format!("cvo could not ask the update service {upstream} which releases it does not offer: {err}")
+}
+
+/// Logs why the update service could not be asked (level `info`: shown with `-v 1`), so that
+/// a machine without a way to the service (a disconnected cluster's) prints what oc prints.
+pub fn log_failure(asked: Option<&Asked>) {
+    if let Some(Err((upstream, e))) = asked {
+        tracing::info!("{}", failed_line(upstream, e));
+    }
 }
 
 #[cfg(test)]

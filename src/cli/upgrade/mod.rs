@@ -165,6 +165,7 @@ pub fn run(a: UpgradeArgs) -> anyhow::Result<ExitCode> {
         let asked = (!a.source.is_snapshot())
             .then(|| explain::ask(&cv, &state))
             .flatten();
+        explain::log_failure(asked.as_ref());
         let (stdout, stderr) = status_view_with(&cv, a.include_not_recommended, &Extras { now, asked });
         eprint!("{stderr}");
         super::out::print(&stdout)?;
@@ -450,7 +451,7 @@ fn run_recommend(r: RecommendArgs) -> anyhow::Result<ExitCode> {
     };
     let mut out = recommend::recommend(&cv, &source, &opts);
     match (&asked, &opts.version) {
-        (Some(Err((upstream, e))), _) => out.stderr += &explain::failed_line(upstream, e),
+        (Some(Err(_)), _) => explain::log_failure(asked.as_ref()),
         (Some(Ok(x)), None) => out.stdout += &explain::section(x, "with --version VERSION"),
         // `--version V` of a release the service lists but does not offer: say why.
         (Some(Ok(x)), Some(v)) if out.error.is_some() => {
@@ -679,8 +680,8 @@ pub fn status_view_with(
     }
     match &extras.asked {
         Some(Ok(x)) => out += &explain::section(x, "with --include-not-recommended"),
-        Some(Err((upstream, e))) => err += &explain::failed_line(upstream, e),
-        None => {}
+        // Logged by the caller (`-v`): stderr stays as oc's.
+        Some(Err(_)) | None => {}
     }
     (out, err)
 }

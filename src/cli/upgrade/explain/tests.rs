@@ -223,6 +223,6 @@ fn the_section_says_when_nothing_is_newer_or_the_version_is_not_listed() {
     );
     assert_eq!(
         failed_line("https://u/g", "RemoteFailed: GET https://u/g: refused"),
-        "warning: cvo could not ask the update service https://u/g which releases it does not offer: RemoteFailed: GET https://u/g: refused\n"
+        "cvo could not ask the update service https://u/g which releases it does not offer: RemoteFailed: GET https://u/g: refused"
     );
 }

@@ -231,6 +231,15 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         let conn = a.cluster.connect().await?;
         let client = counting_client(conn.client.clone(), metrics.clone());
         let updates = a.updates.config(timings.resync_interval, Some(&client))?;
+        // The update service this operator asks (each answer's URL is in the engine's log).
+        let service = match &updates {
+            Some(u) => u
+                .upstream_override
+                .clone()
+                .unwrap_or_else(|| "spec.upstream, else the default update service".into()),
+            None => "none: available updates are not retrieved (RetrievedUpdates=False NoUpstream)".into(),
+        };
+        tracing::info!(update_service = %service, "available updates");
         // The own payload from a directory or from its registry; every other release image
         // (a desired update) from its registry, verified.
         let local = match (&a.payload, &a.release_image) {

@@ -678,10 +678,9 @@ pub fn status_view_with(
             "\nAdditional updates which are not recommended{qualifier} for your cluster configuration are available, to view those re-run the command with --include-not-recommended.\n"
         );
     }
-    match &extras.asked {
-        Some(Ok(x)) => out += &explain::section(x, "with --include-not-recommended"),
-        // Logged by the caller (`-v`): stderr stays as oc's.
-        Some(Err(_)) | None => {}
+    // A failure to ask is logged by the caller (`-v`): stderr stays as oc's.
+    if let Some(Ok(x)) = &extras.asked {
+        out += &explain::section(x, "with --include-not-recommended");
     }
     (out, err)
 }

@@ -31,6 +31,9 @@ RELEASE_REPO = "quay.io/openshift-release-dev/ocp-release"
 # Release image digests: the ones already used by the static demo in assets/demo/cv.yaml.
 RELEASE_DIGESTS = {
     "4.16.2": "sha256:" + hashlib.sha256(b"ocp-release 4.16.2").hexdigest(),
+    # A release of the channel with no edge from 4.16.3 (only from 4.16.5): the Updates view
+    # and `cvo upgrade` name it as not offered, reachable through 4.16.4. No payload ships.
+    "4.16.6": "sha256:" + hashlib.sha256(b"ocp-release 4.16.6").hexdigest(),
     OLD: "sha256:32dcf759cde27a222fb983364eb95ce93be6acfd33de9210390b1c2f2bd6a9c2",
     NEW: "sha256:8878f38c39bf31828fcd6909657523a97dabf8dd21425d6f2d760433d191071e",
     NEXT: "sha256:93df48a60e4564fbce3bd6e23f0e3d1376376fb6b583f801fe13705506f218bb",
@@ -506,13 +509,14 @@ RISK_RULES = [{"type": "PromQL", "promql": {"promql": RISK_QUERY}}]
 
 
 def gen_graph(path):
-    versions = ["4.16.2", OLD, NEW, NEXT]
+    versions = ["4.16.2", OLD, NEW, NEXT, "4.16.6"]
     idx = {v: i for i, v in enumerate(versions)}
     nodes = [{"version": v, "payload": f"{RELEASE_REPO}@{RELEASE_DIGESTS[v]}",
               "metadata": {"io.openshift.upgrades.graph.release.channels": CHANNELS,
                            "io.openshift.upgrades.graph.release.manifestref": RELEASE_DIGESTS[v],
-                           "url": ERRATA[v]}} for v in versions]
-    edges = [[idx["4.16.2"], idx[OLD]], [idx["4.16.2"], idx[NEW]], [idx[OLD], idx[NEW]], [idx[NEW], idx[NEXT]]]
+                           **({"url": ERRATA[v]} if v in ERRATA else {})}} for v in versions]
+    edges = [[idx["4.16.2"], idx[OLD]], [idx["4.16.2"], idx[NEW]], [idx[OLD], idx[NEW]], [idx[NEW], idx[NEXT]],
+             [idx[NEXT], idx["4.16.6"]]]
     conditional = [{
         "edges": [{"from": OLD, "to": NEXT}],
         "risks": [{

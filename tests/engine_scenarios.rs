@@ -146,6 +146,7 @@ fn config(f: &Fixture, n: &Names, mode: EngineMode) -> EngineConfig {
         applier: None,
         lease: None,
         update_graph: None,
+        updates_not_fetched: None,
     }
 }
 
@@ -2178,4 +2179,48 @@ async fn the_operators_own_older_release_requested_runs_the_preconditions() {
     );
     assert_eq!(release_state(&t, &n).await, at_b, "still at 1.1.0");
     h2.shutdown().await;
+}
+
+/// An operator started without an update service (`cvo operator start` without
+/// `--fetch-updates` or `--update-service`: [`cvo::cli::operator::not_fetched`]) says so in
+/// `RetrievedUpdates=False` `NoUpstream`, and `cvo upgrade` on that cluster prints one line
+/// saying updates are not retrieved and how to enable them (issue 29).
+#[cfg(feature = "operator")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_without_an_update_service_says_updates_are_not_retrieved() {
+    let (t, n) = cluster().await;
+    let f = payloads(&n, &[], &[]);
+    play_operator(&t, healthy(), Duration::from_millis(30));
+    let mut cfg = config(&f, &n, EngineMode::ActiveApply);
+    cfg.updates_not_fetched = Some(cvo::cli::operator::not_fetched());
+    let mut h = Engine::spawn(t.client(), cfg);
+    wait_snapshot(&mut h, "install Completed", 20, StatusSnapshot::is_completed).await;
+    let mut cv = cv_of(&t).await;
+    for _ in 0..50 {
+        if find(&cv.status.conditions, "RetrievedUpdates").is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cv = cv_of(&t).await;
+    }
+    assert_eq!(
+        cond(&cv, "RetrievedUpdates"),
+        (
+            "False".into(),
+            "NoUpstream".into(),
+            cvo::cli::operator::NOT_FETCHED_MESSAGE.into()
+        )
+    );
+    assert_eq!(cv.status.available_updates, None, "left as it was");
+    h.shutdown().await;
+    // What `cvo upgrade` prints of it.
+    let (out, err) = cvo::cli::upgrade::status_view(&cv, false);
+    assert_eq!(
+        err,
+        format!(
+            "info: Available updates are not retrieved (RetrievedUpdates=False, NoUpstream): {}\n",
+            cvo::cli::operator::NOT_FETCHED_MESSAGE
+        )
+    );
+    assert!(!out.contains("No updates available"), "{out}");
 }

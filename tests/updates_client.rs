@@ -416,7 +416,8 @@ async fn next(rx: &mut tokio::sync::watch::Receiver<Option<Arc<FetchedUpdates>>>
         .unwrap_or_else(|| panic!("published None"))
 }
 
-const SMALL: &str = r#"{"nodes":[{"version":"4.0.1","payload":"img-401"},{"version":"4.0.2","payload":"img-402"}],"edges":[[0,1]]}"#;
+/// 4.0.1 → 4.0.2, and 4.0.3 with no edge from either.
+const SMALL: &str = r#"{"nodes":[{"version":"4.0.1","payload":"img-401"},{"version":"4.0.2","payload":"img-402"},{"version":"4.0.3","payload":"img-403"}],"edges":[[0,1]]}"#;
 
 #[tokio::test]
 async fn the_polling_loop_reports_reasons_and_keeps_the_last_good_graph() {
@@ -462,20 +463,54 @@ async fn the_polling_loop_reports_reasons_and_keeps_the_last_good_graph() {
     let got: Vec<_> = r.available.iter().flatten().map(|r| r.version.as_str()).collect();
     assert_eq!(got, ["4.0.2"]);
     assert_eq!(r.upstream, stub.url("/graph"));
+    // The channel's newer release no edge reaches is named, with why (issue 29).
+    let not_offered: Vec<_> = r
+        .not_offered
+        .iter()
+        .map(|n| (n.release.version.as_str(), n.release.image.as_str(), &n.why))
+        .collect();
+    assert_eq!(
+        not_offered,
+        [(
+            "4.0.3",
+            "img-403",
+            &cvo::reconcile::api::WhyNotOffered::NoEdge { via: None }
+        )]
+    );
+    let good_at = r
+        .last_success
+        .unwrap_or_else(|| panic!("a good answer has a time"));
     // The service starts failing: RetrievedUpdates=False ResponseFailed, updates kept.
     if let Ok(mut f) = fail.lock() {
         *f = true;
     }
     let r = next(&mut out).await;
+    // The message says whose and how old the kept answer is (cvo's sentence after upstream's).
+    let note = format!(
+        "The updates listed are the last good answer of {}, at {}.",
+        stub.url("/graph"),
+        good_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    );
     assert_eq!(
         r.retrieved_error.as_ref().map(|(r, m)| (r.as_str(), m.as_str())),
         Some((
             "ResponseFailed",
-            "Unable to retrieve available updates: unexpected HTTP status: 500 Internal Server Error"
+            format!("Unable to retrieve available updates: unexpected HTTP status: 500 Internal Server Error {note}")
+                .as_str()
         ))
+    );
+    let msg = r
+        .retrieved_error
+        .as_ref()
+        .map(|(_, m)| m.as_str())
+        .unwrap_or_default();
+    assert_eq!(
+        cvo::reconcile::api::updates::last_good_answer(msg).map(|(u, t)| (u, t.timestamp())),
+        Some((stub.url("/graph"), good_at.timestamp()))
     );
     let got: Vec<_> = r.available.iter().flatten().map(|r| r.version.as_str()).collect();
     assert_eq!(got, ["4.0.2"], "the last good graph is kept");
+    assert_eq!(r.not_offered.len(), 1, "and what it did not offer");
     assert!(r.last_success.is_some() && r.last_attempt > r.last_success);
     stop.cancel();
 }

@@ -72,7 +72,7 @@ impl Server {
         let mut all = vec!["upgrade"];
         all.extend_from_slice(args);
         all.extend_from_slice(&["--kubeconfig", kubeconfig]);
-        common::cvo_offline(&all)
+        without_update_service(&all)
     }
 
     /// The audit log's write requests (every verb but get, list and watch; no GET, also of a
@@ -117,6 +117,28 @@ impl Server {
 }
 
 const PATCH_CV: (&str, &str) = ("PATCH", "/apis/config.openshift.io/v1/clusterversions/version");
+
+/// A proxy nothing listens on, as `HTTPS_PROXY`: the cluster's API and routes are on loopback
+/// (never proxied), while the update service `cvo upgrade` asks on a live cluster
+/// (`cli::upgrade::explain`) cannot be reached, so the output is oc's whether or not this
+/// machine reaches the Internet. `tests/upgrade_explained.rs` tests what is added.
+const NO_UPDATE_SERVICE: &str = "http://127.0.0.1:9";
+
+/// `cvo ARGS` as [`common::cvo_offline`] runs it, with [`NO_UPDATE_SERVICE`].
+fn without_update_service(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env("RUST_LOG", "off")
+        .env("HTTPS_PROXY", NO_UPDATE_SERVICE)
+        .output()
+        .expect("cvo runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
 
 fn owned(w: (&str, &str)) -> (String, String) {
     (w.0.to_string(), w.1.to_string())
@@ -528,6 +550,7 @@ fn status_view_and_recommend_read_from_files_and_live() {
         .arg(&server.kubeconfig)
         .env_remove("KUBECONFIG")
         .env("RUST_LOG", "off")
+        .env("HTTPS_PROXY", NO_UPDATE_SERVICE)
         .output()
         .expect("cvo runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -554,6 +577,7 @@ fn status_view_and_recommend_read_from_files_and_live() {
         .arg(&server.kubeconfig)
         .env_remove("KUBECONFIG")
         .env("RUST_LOG", "off")
+        .env("HTTPS_PROXY", NO_UPDATE_SERVICE)
         .output()
         .expect("cvo runs");
     assert_eq!(out.status.code(), Some(1));
@@ -790,10 +814,10 @@ fn recommend_reads_the_clusters_alerts_from_its_thanos_route() {
         Duration::from_secs(20),
     );
     let kc = kubeconfig.to_str().expect("UTF-8 temp path");
-    let (code, out, err) = common::cvo_offline(&["upgrade", "recommend", "--kubeconfig", kc]);
+    let (code, out, err) = without_update_service(&["upgrade", "recommend", "--kubeconfig", kc]);
     let want = std::fs::read_to_string(examples.join("4.16.27-degraded-monitoring.output")).expect("fixture");
     let (code2, _, err2) =
-        common::cvo_offline(&["upgrade", "recommend", "--version", "4.16.32", "--kubeconfig", kc]);
+        without_update_service(&["upgrade", "recommend", "--version", "4.16.32", "--kubeconfig", kc]);
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!((code, out.as_str()), (0, want.as_str()), "{err}");

@@ -116,6 +116,7 @@ pub fn assess_control_plane(
         total += 1;
         if is_updated {
             updated += 1;
+            cp.updated_names.push(name.to_owned());
         }
         let available = last_condition(co, "Available");
         let degraded = last_condition(co, "Degraded");
@@ -200,7 +201,14 @@ pub fn assess_control_plane(
     cp.operator_health = health;
     cp.operators_total = total;
     cp.operators_updated = updated;
-    let completed = updated == total;
+    // An update to a release not loaded yet (requested by image; `history[0]` Partial with no
+    // version) has updated nothing yet, whatever oc's count says (cvo only).
+    let target_not_loaded = cv
+        .status
+        .history
+        .first()
+        .is_some_and(|h| h.version.is_empty() && h.state == UpdateState::Partial);
+    let completed = updated == total && !target_not_loaded;
     cp.assessment = if completed {
         ControlPlaneAssessment::Completed
     } else {
@@ -245,7 +253,12 @@ pub fn assess_control_plane(
     cp.previous_version = "unknown".to_owned();
     let mut history_insight = None;
     if let Some(h0) = history.first() {
-        cp.target_version = h0.version.clone();
+        cp.target_version = if h0.version.is_empty() && !h0.image.is_empty() {
+            h0.image.clone()
+        } else {
+            h0.version.clone()
+        };
+        cp.target_version_unknown = h0.version.is_empty() || target.is_empty();
     }
     if history.len() == 1 {
         cp.transition = VersionTransition::NewInstall;
@@ -305,7 +318,8 @@ pub fn assess_control_plane(
     };
     cp.completion_percent = x * 100.0;
     let mut est_value = Estimate::default();
-    if x <= 1.0 && !completed {
+    // No estimate for a target whose version is not known yet: nothing can be updated to it.
+    if x <= 1.0 && !completed && !cp.target_version_unknown {
         let mut baseline = HOUR;
         if history.len() >= 3
             && let Some(h) = history[1..history.len() - 1]

@@ -203,8 +203,13 @@ pub enum VersionTransition {
 pub struct ControlPlane {
     /// Progressing, Progressing - Slow, Stalled or Completed.
     pub assessment: ControlPlaneAssessment,
-    /// `history[0].version`, or `unknown`.
+    /// `history[0].version`; its image when the entry has no version yet (an update requested
+    /// by image whose release has not been loaded; oc prints a blank); `unknown` without
+    /// history.
     pub target_version: String,
+    /// The target's version is not known yet (`history[0].version` or `status.desired.version`
+    /// empty): no estimate is made and no operator can count as updated.
+    pub target_version_unknown: bool,
     /// `history[1].version`, or `unknown`.
     pub previous_version: String,
     /// How target and previous relate.
@@ -229,6 +234,9 @@ pub struct ControlPlane {
     pub operators_total: usize,
     /// Platform operators at the target version.
     pub operators_updated: usize,
+    /// Their names (not serialized: `cvo status -o json` has the count).
+    #[serde(skip)]
+    pub updated_names: Vec<String>,
     /// Platform operators not updated, with Progressing=False.
     pub operators_waiting: usize,
     /// Platform operators not updated, with Progressing=True, in list order.
@@ -672,10 +680,18 @@ pub fn assess_with_wall_clock(
         .unwrap_or_default();
     let cp = controlplane::assess_control_plane(cv, &state.cluster_operators, &mco_image, now);
     out.control_plane = cp.control_plane;
+    // The CVO still waits on operators oc counts updated: the update is not complete.
+    blocked::keep_in_progress(
+        &mut out.control_plane,
+        &blocked::operand_waits(cv, &state.cluster_operators),
+        now,
+    );
     // What oc's rules miss (a refused release, an operand the CVO still waits on): cvo's own
     // insights, shown whether or not oc would call the cluster updating.
     let blocked: Vec<Insight> = blocked::not_accepted(cv)
         .into_iter()
+        .chain(blocked::not_picked_up(cv))
+        .chain(blocked::target_unknown(cv, now))
         .chain(blocked::waiting_on_operands(cv, &state.cluster_operators, now))
         .collect();
     // Not updating: `oc` prints only "The cluster is not updating."; the control plane is still

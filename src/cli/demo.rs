@@ -332,6 +332,7 @@ impl LiveDemo {
             create_cluster_version: false,
             cluster_version_name: "version".into(),
             update_graph: Some(updates_config(&update_service, &timings)?),
+            updates_not_fetched: None,
             timings,
             load_options: Default::default(),
             applier: None,

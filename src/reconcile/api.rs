@@ -23,13 +23,13 @@ use crate::cow_vec::CowVec;
 
 mod lease;
 mod payloads;
-mod updates;
+pub mod updates;
 pub use lease::{LeaseInfo, SCALE_DOWN_HINT};
 pub use payloads::{
     LocalPayloads, PayloadResolver, PullProgress, Resolution, ResolveFailure, ResolveRequest,
 };
 use tokio::sync::{mpsc, watch};
-pub use updates::FetchedUpdates;
+pub use updates::{FetchedUpdates, NotOffered, WhyNotOffered};
 
 use serde_json::Value;
 

@@ -488,6 +488,9 @@ impl App {
                     return false;
                 }
                 self.engine = Some(EngineModel::build(snap));
+                let now = self.now;
+                let fetched = self.engine.as_ref().and_then(|e| e.snap.updates.clone());
+                self.dash.updates.with_fetched(fetched.as_deref(), now);
                 self.clamp_all();
                 self.refresh_task_detail();
             }
@@ -533,6 +536,8 @@ impl App {
     /// Rebuilds the view model from the state (and the assessment), keeping selections valid.
     fn rebuild(&mut self) {
         self.dash = super::adapter::dashboard(&self.state, self.alerts.as_ref(), self.now);
+        let fetched = self.engine.as_ref().and_then(|e| e.snap.updates.clone());
+        self.dash.updates.with_fetched(fetched.as_deref(), self.now);
         self.clamp_all();
     }
 

@@ -173,6 +173,18 @@ fn lease_timings(secs: u32) -> anyhow::Result<LeaseTimings> {
         .map_err(|e| super::UsageError(format!("--lease-duration {secs}: {e}")).into())
 }
 
+/// The `RetrievedUpdates=False` reason and message of an operator started without an update
+/// service (neither `--fetch-updates` nor `--update-service`): upstream's reason for "no update
+/// service set", with cvo's message saying how to enable retrieval.
+pub fn not_fetched() -> (String, String) {
+    (NOT_FETCHED_REASON.to_string(), NOT_FETCHED_MESSAGE.to_string())
+}
+
+/// The reason [`not_fetched`] writes (upstream's `NoUpstream`).
+pub const NOT_FETCHED_REASON: &str = "NoUpstream";
+/// The message [`not_fetched`] writes.
+pub const NOT_FETCHED_MESSAGE: &str = "This cvo operator was started without --fetch-updates or --update-service, so it does not retrieve available updates; the updates listed, if any, are not refreshed. Start it with --fetch-updates (spec.upstream, or the default update service) or --update-service URL to retrieve them.";
+
 /// `cvo operator start`: runs until SIGTERM / SIGINT (exit 0) or the engine stops (exit 1).
 ///
 /// # Errors
@@ -219,6 +231,15 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         let conn = a.cluster.connect().await?;
         let client = counting_client(conn.client.clone(), metrics.clone());
         let updates = a.updates.config(timings.resync_interval, Some(&client))?;
+        // The update service this operator asks (each answer's URL is in the engine's log).
+        let service = match &updates {
+            Some(u) => u
+                .upstream_override
+                .clone()
+                .unwrap_or_else(|| "spec.upstream, else the default update service".into()),
+            None => "none: available updates are not retrieved (RetrievedUpdates=False NoUpstream)".into(),
+        };
+        tracing::info!(update_service = %service, "available updates");
         // The own payload from a directory or from its registry; every other release image
         // (a desired update) from its registry, verified.
         let local = match (&a.payload, &a.release_image) {
@@ -249,6 +270,9 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         cfg.payloads = payloads;
         cfg.cluster_version_name = a.name.clone();
+        if updates.is_none() {
+            cfg.updates_not_fetched = Some(not_fetched());
+        }
         cfg.update_graph = updates;
         cfg.mode = if a.watch_only {
             EngineMode::WatchOnly

@@ -5,12 +5,14 @@
 //! `cvo upgrade channel [C]` (no argument: the channel; `--clear` clears it);
 //! `cvo upgrade accept RISK,RISK-` ([`accept`]); and `cvo upgrade recommend` ([`recommend`]).
 //! `--read-only` makes any request a dry run ([`dry_run`]); `recommend` on a live cluster reads
-//! its alerts from the platform Thanos ([`live_alerts`]).
+//! its alerts from the platform Thanos ([`live_alerts`]). What cvo adds where oc's text does
+//! not cover the situation (why no updates, a request no CVO picked up) is in [`explain`].
 //!
 //! Upstream: `pkg/cli/admin/upgrade/upgrade.go` and `channel/channel.go` in openshift/oc.
 
 pub mod accept;
 pub mod dry_run;
+pub mod explain;
 pub mod live_alerts;
 pub mod recommend;
 
@@ -153,8 +155,18 @@ pub fn run(a: UpgradeArgs) -> anyhow::Result<ExitCode> {
     }
     let request = request_of(&a)?;
     let Some(request) = request else {
-        let cv = load_cv(&a.source)?;
-        let (stdout, stderr) = status_view(&cv, a.include_not_recommended);
+        let (cv, state) = load_cv_state(&a.source)?;
+        let now = if a.source.is_snapshot() {
+            state.snapshot_time().unwrap_or_else(chrono::Utc::now)
+        } else {
+            chrono::Utc::now()
+        };
+        // Live only: cvo asks the cluster's update service itself what it does not offer.
+        let asked = (!a.source.is_snapshot())
+            .then(|| explain::ask(&cv, &state))
+            .flatten();
+        explain::log_failure(asked.as_ref());
+        let (stdout, stderr) = status_view_with(&cv, a.include_not_recommended, &Extras { now, asked });
         eprint!("{stderr}");
         super::out::print(&stdout)?;
         return Ok(ExitCode::SUCCESS);
@@ -256,8 +268,15 @@ fn resolve_tag(image: &str, registry: &super::args::RegistryArgs) -> anyhow::Res
 
 /// The ClusterVersion of `--from` files or of the cluster.
 fn load_cv(source: &SourceArgs) -> anyhow::Result<ClusterVersion> {
-    let state = source.load_once()?;
-    state.cluster_version.ok_or_else(|| {
+    load_cv_state(source).map(|(cv, _)| cv)
+}
+
+/// The ClusterVersion of `--from` files or of the cluster, with the rest of what was read
+/// (the nodes tell the cluster's architecture).
+fn load_cv_state(source: &SourceArgs) -> anyhow::Result<(ClusterVersion, crate::cluster::ClusterState)> {
+    let mut state = source.load_once()?;
+    let cv = state.cluster_version.take();
+    let cv = cv.ok_or_else(|| {
         if source.is_snapshot() {
             anyhow::anyhow!(
                 "no ClusterVersion in {}: add the file with clusterversion/version",
@@ -266,7 +285,8 @@ fn load_cv(source: &SourceArgs) -> anyhow::Result<ClusterVersion> {
         } else {
             anyhow::anyhow!(NO_CLUSTER_VERSION)
         }
-    })
+    })?;
+    Ok((cv, state))
 }
 
 /// Reads the ClusterVersion, plans the request `request_for` makes of it and sends its one
@@ -419,14 +439,32 @@ fn run_recommend(r: RecommendArgs) -> anyhow::Result<ExitCode> {
         (None, Some(cv_path)) => sibling_alerts(cv_path)?,
         (None, None) => live_alert_source(&r.source.cluster)?,
     };
-    let cv = load_cv(&r.source)?;
+    let (cv, state) = load_cv_state(&r.source)?;
+    let asked = (!r.source.is_snapshot() && !r.quiet)
+        .then(|| explain::ask(&cv, &state))
+        .flatten();
     let opts = recommend::Options {
         version,
         show_outdated: r.show_outdated_releases,
         accept: r.accept,
         quiet: r.quiet,
     };
-    let out = recommend::recommend(&cv, &source, &opts);
+    let mut out = recommend::recommend(&cv, &source, &opts);
+    match (&asked, &opts.version) {
+        (Some(Err(_)), _) => explain::log_failure(asked.as_ref()),
+        (Some(Ok(x)), None) => out.stdout += &explain::section(x, "with --version VERSION"),
+        // `--version V` of a release the service lists but does not offer: say why.
+        (Some(Ok(x)), Some(v)) if out.error.is_some() => {
+            if let Some(n) = x.not_offered.iter().find(|n| n.release.version == v.to_string()) {
+                out.stdout += &format!(
+                    "\n{v} is in channel {} but not offered: {}.\n",
+                    x.channel,
+                    explain::why_text(n, &x.from)
+                );
+            }
+        }
+        _ => {}
+    }
     eprint!("{}", out.stderr);
     super::out::print(&out.stdout)?;
     match out.error {
@@ -480,8 +518,37 @@ fn indent(s: &str) -> String {
     s.replace('\n', "\n  ")
 }
 
-/// The status view of `oc adm upgrade` (no flags): `(stdout, stderr)`.
+/// What `cvo upgrade` knows beyond the ClusterVersion.
+#[derive(Clone, Debug)]
+pub struct Extras {
+    /// What ages are measured to (the snapshot's time with `--from`).
+    pub now: chrono::DateTime<chrono::Utc>,
+    /// The update service's answer, when cvo asked it ([`explain::ask`]).
+    pub asked: Option<explain::Asked>,
+}
+
+/// The status view of `oc adm upgrade` (no flags): `(stdout, stderr)`, with cvo's lines from
+/// the ClusterVersion alone, ages measured to now.
 pub fn status_view(cv: &ClusterVersion, include_not_recommended: bool) -> (String, String) {
+    status_view_with(
+        cv,
+        include_not_recommended,
+        &Extras {
+            now: chrono::Utc::now(),
+            asked: None,
+        },
+    )
+}
+
+/// The status view of `oc adm upgrade` (no flags): `(stdout, stderr)`; cvo's own lines only
+/// where oc's text does not cover the situation ([`explain`]): a request no cluster-version
+/// operator has picked up, updates not retrieved (`NoUpstream`) in one line, the last good
+/// answer's age after a failure, and what the update service does not offer.
+pub fn status_view_with(
+    cv: &ClusterVersion,
+    include_not_recommended: bool,
+    extras: &Extras,
+) -> (String, String) {
     let (mut out, mut err) = (String::new(), String::new());
     match cv.condition("Failing") {
         Some(c) if c.status != ConditionStatus::False => {
@@ -506,6 +573,9 @@ pub fn status_view(cv: &ClusterVersion, include_not_recommended: bool) -> (Strin
         }
     }
     out.push('\n');
+    if let Some(line) = explain::not_picked_up(cv) {
+        out += &format!("{line}\n\n");
+    }
     if let Some(c) = cv.condition("Upgradeable").filter(|c| c.is_false()) {
         out += &format!(
             "Upgradeable=False\n\n  Reason: {}\n  Message: {}\n\n",
@@ -546,13 +616,20 @@ pub fn status_view(cv: &ClusterVersion, include_not_recommended: bool) -> (Strin
             table += &format!("  {}\t{}\n", r.version, r.image);
         }
         out += &super::tabwriter::format(&table, 14, 1);
-        if let Some(c) = retrieved {
+        if let Some(line) = explain::not_fetched(cv) {
+            err += &format!("{line}\n");
+        } else if let Some(c) = retrieved {
+            let age = explain::last_good_line(cv, extras.now)
+                .map(|l| format!("{l}\n"))
+                .unwrap_or_default();
             err += &format!(
-                "warning: Cannot refresh available updates:\n  Reason: {}\n  Message: {}\n\n",
+                "warning: Cannot refresh available updates:\n  Reason: {}\n  Message: {}\n{age}\n",
                 c.reason(),
                 indent(c.message())
             );
         }
+    } else if let Some(line) = explain::not_fetched(cv) {
+        err += &format!("{line}\n");
     } else if let Some(c) = retrieved {
         err += &format!(
             "warning: Cannot display available updates:\n  Reason: {}\n  Message: {}\n\n",
@@ -600,6 +677,10 @@ pub fn status_view(cv: &ClusterVersion, include_not_recommended: bool) -> (Strin
         out += &format!(
             "\nAdditional updates which are not recommended{qualifier} for your cluster configuration are available, to view those re-run the command with --include-not-recommended.\n"
         );
+    }
+    // A failure to ask is logged by the caller (`-v`): stderr stays as oc's.
+    if let Some(Ok(x)) = &extras.asked {
+        out += &explain::section(x, "with --include-not-recommended");
     }
     (out, err)
 }

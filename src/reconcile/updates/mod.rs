@@ -17,6 +17,7 @@
 //! Results are published as [`FetchedUpdates`] and written by the engine with
 //! [`apply_to_status`].
 
+pub mod beyond;
 pub mod client;
 pub mod graph;
 pub mod risks;
@@ -283,14 +284,31 @@ pub async fn fetch_next_hops(
     query: &GraphQuery,
     version: &semver::Version,
 ) -> Result<graph::NextHops, UpdateError> {
+    fetch_graph_and_hops(http, cfg, inputs, query, version)
+        .await
+        .map(|(_, h)| h)
+}
+
+/// As [`fetch_next_hops`], also returning the whole graph (for [`beyond::not_offered`]).
+///
+/// # Errors
+/// As [`fetch_next_hops`].
+pub async fn fetch_graph_and_hops(
+    http: &reqwest::Client,
+    cfg: &UpdatesConfig,
+    inputs: &UpdateInputs,
+    query: &GraphQuery,
+    version: &semver::Version,
+) -> Result<(Arc<graph::Graph>, graph::NextHops), UpdateError> {
     let body = client::fetch_graph(http, query, &cfg.user_agent, cfg.max_body).await?;
     let g = graph::Graph::parse(&body)?;
-    g.next_hops(
+    let hops = g.next_hops(
         version,
         &inputs.desired_arch,
         &inputs.current_arch,
         &query.channel,
-    )
+    )?;
+    Ok((Arc::new(g), hops))
 }
 
 /// Evaluates the risks of `hops` and assembles the published result (upstream
@@ -414,6 +432,8 @@ struct PollState {
     /// [`Self::last_success`] on [`UpdatesConfig::clock`].
     last_success_wall: Option<DateTime<Utc>>,
     hops: Option<graph::NextHops>,
+    /// The graph [`Self::hops`] came from (kept and dropped with them).
+    graph: Option<Arc<graph::Graph>>,
     error: Option<UpdateError>,
     accepted: Vec<String>,
     pending: bool,
@@ -503,6 +523,7 @@ async fn turn(
     if changed || due || (stale && st.error.is_some()) {
         if changed {
             st.hops = None;
+            st.graph = None;
             st.last_success = None;
             st.last_success_wall = None;
         }
@@ -520,15 +541,16 @@ async fn turn(
         };
         let res = match http {
             Ok(http) => {
-                let r = fetch_next_hops(&http, cfg, inp, &query, &version).await;
+                let r = fetch_graph_and_hops(&http, cfg, inp, &query, &version).await;
                 st.http = Some((egress, http));
                 r
             }
             Err(e) => Err(UpdateError::new("InvalidRequest", e)),
         };
         match res {
-            Ok(h) => {
+            Ok((g, h)) => {
                 st.hops = Some(h);
+                st.graph = Some(g);
                 st.error = None;
                 st.last_success = Some(Instant::now());
                 st.last_success_wall = Some(cfg.clock.now());
@@ -539,6 +561,7 @@ async fn turn(
                     .is_none_or(|t| now.duration_since(t) >= cfg.timings.max_age);
                 if !e.keeps_cache() || stale {
                     st.hops = None;
+                    st.graph = None;
                 }
                 // Once per distinct failure (a service that stays down is not one line per poll).
                 if st.error.as_ref().is_some_and(|p| p.to_string() == e.to_string()) {
@@ -567,23 +590,33 @@ async fn turn(
         }
         Err(_) => query.upstream.clone(),
     };
+    let not_offered = st.graph.as_deref().map_or_else(Vec::new, |g| {
+        beyond::not_offered(g, &version, &inp.desired_arch, &inp.current_arch, &conditional)
+    });
+    // The updates kept after a failure are the last good answer's: the message says from when.
+    let kept_since = st.hops.as_ref().and(st.last_success_wall);
     let f = FetchedUpdates {
+        retrieved_error: st.error.as_ref().map(|e| {
+            let mut m = if e.client_side() {
+                format!("Unable to retrieve available updates: {}", e.message)
+            } else {
+                e.message.clone()
+            };
+            if let Some(t) = kept_since {
+                m.push(' ');
+                m.push_str(&crate::reconcile::api::updates::last_good_note(&upstream, t));
+            }
+            (e.reason.clone(), m)
+        }),
         upstream,
         channel: query.channel.clone(),
         version: query.version.clone(),
         available,
         conditional,
-        retrieved_error: st.error.as_ref().map(|e| {
-            let m = if e.client_side() {
-                format!("Unable to retrieve available updates: {}", e.message)
-            } else {
-                e.message.clone()
-            };
-            (e.reason.clone(), m)
-        }),
         last_attempt: st.last_attempt_wall,
         last_success: st.last_success_wall,
         pending_evaluation: pending,
+        not_offered,
     };
     let next_fetch = st.last_attempt.unwrap_or(now) + cfg.timings.interval;
     let next = if pending {

@@ -12,8 +12,12 @@ use chrono::{DateTime, Utc};
 
 use crate::{
     openshift::{ClusterVersion, ConditionStatus, Release, condition::find},
+    reconcile::api::{FetchedUpdates, NotOffered, WhyNotOffered, updates::last_good_answer},
     ui::theme::Level,
 };
+
+/// At most this many releases not offered are named in the note; the rest are counted.
+const NOT_OFFERED_NAMED: usize = 6;
 
 /// The condition type the CVO reports update retrieval with.
 pub const RETRIEVED_UPDATES: &str = "RetrievedUpdates";
@@ -121,6 +125,22 @@ pub struct UpdatesModel {
     pub rows: Vec<UpdateRow>,
     /// Why there is no target, or why the list may be stale: lines with a severity.
     pub notes: Vec<(String, Level)>,
+    /// What the embedded engine's update-service client fetched for this release and channel
+    /// (`None` without an engine that asks, or when it asked for another release or channel).
+    pub fetched: Option<FetchedSummary>,
+}
+
+/// The part of the engine's [`FetchedUpdates`] the Updates view explains with.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FetchedSummary {
+    /// The update service asked.
+    pub upstream: String,
+    /// When it last answered with a usable graph.
+    pub last_success: Option<DateTime<Utc>>,
+    /// Whether its last attempt failed.
+    pub failed: bool,
+    /// The newer releases of the channel it does not offer, newest first.
+    pub not_offered: Vec<NotOffered>,
 }
 
 fn version_key(v: &str) -> (Option<semver::Version>, String) {
@@ -247,9 +267,27 @@ impl UpdatesModel {
             retrieved,
             rows: recommended.into_iter().chain(conditional).collect(),
             notes: Vec::new(),
+            fetched: None,
         };
         m.notes = m.explain(now);
         m
+    }
+
+    /// Adds what the engine's update-service client fetched (`f`), when it was asked for this
+    /// release and channel, and explains again at `now`.
+    pub fn with_fetched(&mut self, f: Option<&FetchedUpdates>, now: DateTime<Utc>) {
+        let fetched = f
+            .filter(|f| self.present && f.version == self.current && f.channel == self.channel)
+            .map(|f| FetchedSummary {
+                upstream: f.upstream.clone(),
+                last_success: f.last_success,
+                failed: f.retrieved_error.is_some(),
+                not_offered: f.not_offered.clone(),
+            });
+        if fetched != self.fetched {
+            self.fetched = fetched;
+            self.notes = self.explain(now);
+        }
     }
 
     /// Why the list is empty (or may be stale), most decisive first: no channel, the current
@@ -286,15 +324,46 @@ impl UpdatesModel {
                     Level::Error,
                 ));
                 if !self.rows.is_empty() {
-                    notes.push((
-                        format!(
+                    // The engine's own record, else the time a cvo operator wrote into the
+                    // message, else at least the failure's age.
+                    let recorded = self
+                        .fetched
+                        .as_ref()
+                        .filter(|f| f.failed)
+                        .and_then(|f| f.last_success.map(|t| (f.upstream.clone(), t)))
+                        .or_else(|| last_good_answer(msg));
+                    let note = match recorded {
+                        Some((url, at)) => format!(
+                            "The targets below are the last good answer of {url}, {} ago ({}).",
+                            since(&Some(at)),
+                            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                        ),
+                        None => format!(
                             "The targets below are from the last good retrieval, more than {} ago.",
                             since(t)
                         ),
-                        Level::Warn,
-                    ));
+                    };
+                    notes.push((note, Level::Warn));
                 }
             }
+            Some((ConditionStatus::True, _, _, _))
+                if self.rows.is_empty()
+                    && self.fetched.as_ref().is_some_and(|f| f.not_offered.is_empty()) =>
+            {
+                let url = self
+                    .fetched
+                    .as_ref()
+                    .map(|f| f.upstream.as_str())
+                    .unwrap_or_default();
+                notes.push((
+                    format!(
+                        "No updates: {url} lists no release newer than {cur} in channel {}.",
+                        self.channel
+                    ),
+                    Level::Info,
+                ));
+            }
+            Some((ConditionStatus::True, _, _, _)) if self.rows.is_empty() && self.fetched.is_some() => {}
             Some((ConditionStatus::True, _, _, t)) if self.rows.is_empty() => {
                 let service = if self.upstream.is_empty() {
                     "the default update service".to_string()
@@ -321,6 +390,9 @@ impl UpdatesModel {
                 Level::Info,
             )),
             _ => {}
+        }
+        if let Some(f) = self.fetched.as_ref().filter(|f| !f.not_offered.is_empty()) {
+            notes.push((not_offered_note(f, cur, &self.channel), Level::Info));
         }
         notes
     }
@@ -374,4 +446,43 @@ impl UpdatesModel {
         };
         (line, level)
     }
+}
+
+/// The note naming the newer releases the service does not offer and why: `Not offered from
+/// 4.16.3 in channel stable-4.16 (URL): 4.16.6 (no edge; update to 4.16.4 first), 4.16.5 (risk
+/// R applies; in the table) …` (never suggesting `--force`).
+fn not_offered_note(f: &FetchedSummary, cur: &str, channel: &str) -> String {
+    let words: Vec<String> = f
+        .not_offered
+        .iter()
+        .take(NOT_OFFERED_NAMED)
+        .map(|n| {
+            let why = match &n.why {
+                WhyNotOffered::NoEdge { via: Some(v) } => format!("no edge from {cur}; update to {v} first"),
+                WhyNotOffered::NoEdge { via: None } => format!("no edge from {cur}"),
+                WhyNotOffered::UnusableConditionalEdge => "its conditional edge is unusable".to_string(),
+                WhyNotOffered::Blocked { risks, recommended } => {
+                    let names: Vec<&str> = risks.iter().map(|r| r.name.as_str()).collect();
+                    let state = match recommended.as_ref().map(|c| c.status) {
+                        Some(ConditionStatus::False) => "applies",
+                        Some(_) => "not evaluated",
+                        None => "not evaluated yet",
+                    };
+                    format!("risk {} {state}; see the table", names.join(", "))
+                }
+            };
+            format!("{} ({why})", n.release.version)
+        })
+        .collect();
+    let more = f.not_offered.len().saturating_sub(NOT_OFFERED_NAMED);
+    let tail = if more > 0 {
+        format!(", and {more} older")
+    } else {
+        String::new()
+    };
+    format!(
+        "Not offered from {cur} in channel {channel} ({}): {}{tail}.",
+        f.upstream,
+        words.join(", ")
+    )
 }

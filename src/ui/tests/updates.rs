@@ -595,3 +595,145 @@ fn retrieved_from_names_the_url_the_engine_asked() {
         "{screen}"
     );
 }
+
+/// An app on the Updates view whose engine fetched `f` (for the demo's 4.16.3 in stable-4.16).
+fn with_fetched(state: ClusterState, f: crate::reconcile::api::FetchedUpdates, w: u16, h: u16) -> App {
+    let mut app = updates_app(state, w, h);
+    let (tx, _rx) = mpsc::channel(4);
+    let snap = crate::reconcile::api::StatusSnapshot {
+        updates: Some(Arc::new(f)),
+        ..Default::default()
+    };
+    app.attach_engine(Arc::new(snap), tx);
+    key(&mut app, KeyCode::Char('6'));
+    app
+}
+
+/// The channel's releases the demo's service does not offer from 4.16.3: 4.17.0 with no path,
+/// 4.16.6 after 4.16.4.
+fn not_offered() -> Vec<crate::reconcile::api::NotOffered> {
+    use crate::reconcile::api::{NotOffered, WhyNotOffered};
+    let release = |v: &str| crate::openshift::Release {
+        version: v.into(),
+        image: format!("quay.io/example/release:{v}"),
+        ..Default::default()
+    };
+    vec![
+        NotOffered {
+            release: release("4.17.0"),
+            why: WhyNotOffered::NoEdge { via: None },
+        },
+        NotOffered {
+            release: release("4.16.6"),
+            why: WhyNotOffered::NoEdge {
+                via: Some("4.16.4".into()),
+            },
+        },
+    ]
+}
+
+fn fetched(not_offered: Vec<crate::reconcile::api::NotOffered>) -> crate::reconcile::api::FetchedUpdates {
+    crate::reconcile::api::FetchedUpdates {
+        upstream: "http://127.0.0.1:4321/graph".into(),
+        channel: "stable-4.16".into(),
+        version: "4.16.3".into(),
+        last_success: Some(at("2024-07-22T09:00:00Z")),
+        not_offered,
+        ..Default::default()
+    }
+}
+
+/// "Why no updates": the newer releases of the channel that no edge reaches from here are named
+/// with why and the service asked, never with `--force` (issue 29).
+#[test]
+fn snapshot_not_offered_releases_are_named_with_why_100x30() {
+    let app = with_fetched(no_updates(|_| {}), fetched(not_offered()), 100, 30);
+    let notes: Vec<(&str, crate::ui::theme::Level)> = app
+        .dash
+        .updates
+        .notes
+        .iter()
+        .map(|(n, l)| (n.as_str(), *l))
+        .collect();
+    assert_eq!(
+        notes,
+        vec![(
+            "Not offered from 4.16.3 in channel stable-4.16 (http://127.0.0.1:4321/graph): 4.17.0 (no edge from 4.16.3), 4.16.6 (no edge from 4.16.3; update to 4.16.4 first).",
+            crate::ui::theme::Level::Info
+        )]
+    );
+    let text = text_of(&app);
+    assert!(
+        text.contains("Not offered from 4.16.3 in channel stable-4.16"),
+        "{text}"
+    );
+    assert!(!text.contains("--force"), "{text}");
+    insta::assert_snapshot!("updates_not_offered_100x30", draw(&app).backend());
+    // Information, not a warning: in the text colour, neither yellow nor red.
+    let t = draw(&app);
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "Not offered from 4.16.3").expect("the note on screen");
+    let fg = buf[(x, y)].fg;
+    assert!(fg != Color::Yellow && fg != Color::Red, "{fg:?}");
+    let (x, y) = find(buf, "no updates offered: see above why").expect("the empty table says where");
+    assert_eq!(buf[(x, y)].modifier, Modifier::DIM, "muted");
+    // Everything newer is offered and the list is empty: the service is named as saying so.
+    let app = with_fetched(no_updates(|_| {}), fetched(Vec::new()), 100, 30);
+    let notes: Vec<&str> = app.dash.updates.notes.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        notes,
+        [
+            "No updates: http://127.0.0.1:4321/graph lists no release newer than 4.16.3 in channel stable-4.16."
+        ]
+    );
+    // Fetched for another release: not used.
+    let mut other = fetched(not_offered());
+    other.version = "4.16.2".into();
+    let app = with_fetched(no_updates(|_| {}), other, 100, 30);
+    assert!(app.dash.updates.fetched.is_none());
+}
+
+/// After a failure, the age of the last good answer (the engine's record, else what a cvo
+/// operator wrote into the message), not only the failure's (issue 29).
+#[test]
+fn after_a_failure_the_last_good_answer_has_its_age() {
+    let failing = |msg: String| {
+        let mut s = demo_cluster();
+        with_cv(&mut s, |cv| {
+            set_condition(
+                &mut cv.status.conditions,
+                "RetrievedUpdates",
+                ConditionStatus::False,
+                "RemoteFailed",
+                &msg,
+            );
+        });
+        s
+    };
+    let mut f = fetched(Vec::new());
+    f.retrieved_error = Some(("RemoteFailed".into(), "refused".into()));
+    let app = with_fetched(
+        failing("Unable to retrieve available updates: refused".into()),
+        f,
+        120,
+        40,
+    );
+    let notes: Vec<&str> = app.dash.updates.notes.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        notes[1],
+        "The targets below are the last good answer of http://127.0.0.1:4321/graph, 1h0m ago (2024-07-22T09:00:00Z).",
+        "{notes:?}"
+    );
+    // Without an engine: the time a cvo operator wrote into the message.
+    let msg = format!(
+        "Unable to retrieve available updates: refused {}",
+        crate::reconcile::api::updates::last_good_note("https://u.example/graph", at("2024-07-22T07:30:00Z"))
+    );
+    let app = updates_app(failing(msg), 120, 40);
+    let notes: Vec<&str> = app.dash.updates.notes.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        notes[1],
+        "The targets below are the last good answer of https://u.example/graph, 2h30m ago (2024-07-22T07:30:00Z).",
+        "{notes:?}"
+    );
+}

@@ -100,6 +100,11 @@ pub struct EngineConfig {
     /// result in [`StatusSnapshot::updates`] and, in active-apply, writes `availableUpdates`,
     /// `conditionalUpdates` and `RetrievedUpdates`; `None` ⇒ those fields are left as they are.
     pub update_graph: Option<crate::reconcile::updates::UpdatesConfig>,
+    /// Without [`Self::update_graph`]: `Some((reason, message))` ⇒ the engine writes
+    /// `RetrievedUpdates=False` with them (the operator started without an update service says
+    /// so, `availableUpdates` and `conditionalUpdates` are left as they are); `None` ⇒ the
+    /// condition is left as it is too.
+    pub updates_not_fetched: Option<(String, String)>,
 }
 
 impl std::fmt::Debug for EngineConfig {
@@ -139,6 +144,7 @@ impl EngineConfig {
             applier: None,
             lease: None,
             update_graph: None,
+            updates_not_fetched: None,
         })
     }
 }

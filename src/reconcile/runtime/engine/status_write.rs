@@ -74,6 +74,17 @@ impl EngineLoop {
         }
         if let Some(f) = self.fetched_updates() {
             crate::reconcile::updates::apply_to_status(&mut st, &f, inputs.now);
+        } else if let Some((reason, message)) = &self.cfg.updates_not_fetched
+            && self.cfg.update_graph.is_none()
+        {
+            crate::reconcile::status::set_condition(
+                &mut st.conditions,
+                crate::reconcile::status::RETRIEVED_UPDATES,
+                crate::openshift::ConditionStatus::False,
+                reason,
+                message,
+                inputs.now,
+            );
         }
         st
     }

@@ -10,6 +10,7 @@ pub mod assess;
 pub mod cli;
 pub mod clock;
 pub mod cluster;
+pub mod informers;
 #[cfg(any(feature = "tui", feature = "operator"))]
 pub mod logfile;
 pub mod openshift;

@@ -93,6 +93,7 @@ fn config(dir: &Path, h: &Handle) -> EngineConfig {
         applier: None,
         lease: None,
         update_graph: None,
+        informers: None,
     }
 }
 

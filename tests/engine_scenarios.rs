@@ -146,6 +146,7 @@ fn config(f: &Fixture, n: &Names, mode: EngineMode) -> EngineConfig {
         applier: None,
         lease: None,
         update_graph: None,
+        informers: None,
     }
 }
 

@@ -54,6 +54,7 @@ fn engine_config(timings: EngineTimings) -> EngineConfig {
         applier: None,
         lease: None,
         update_graph: None,
+        informers: None,
     }
 }
 

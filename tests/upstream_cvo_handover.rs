@@ -175,6 +175,7 @@ fn config(dir: &Path, cv: &str) -> EngineConfig {
         applier: None,
         lease: None,
         update_graph: None,
+        informers: None,
     }
 }
 

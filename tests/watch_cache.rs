@@ -322,6 +322,7 @@ async fn engine_passes_on_a_converged_cluster_read_no_payload_object() {
         applier: None,
         lease: None,
         update_graph: None,
+        informers: None,
     };
     let mut h = Engine::spawn(client(&sim), cfg);
     let first = wait(&mut h, "Completed", StatusSnapshot::is_completed).await;

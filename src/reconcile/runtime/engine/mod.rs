@@ -103,6 +103,12 @@ pub struct EngineConfig {
     /// result in [`StatusSnapshot::updates`] and, in active-apply, writes `availableUpdates`,
     /// `conditionalUpdates` and `RetrievedUpdates`; `None` ⇒ those fields are left as they are.
     pub update_graph: Option<crate::reconcile::updates::UpdatesConfig>,
+    /// The process's informers ([`crate::informers`]): `Some` ⇒ the engine's ClusterVersion,
+    /// the ClusterOperators its nudges follow and the CVO Lease are read from these shared
+    /// stores (one watch per kind for the whole process: `cvo tui`'s dashboard and engine,
+    /// the operator's metrics and engine); `None` ⇒ the engine starts a registry of its own
+    /// over its guarded client (its requests then count in [`StatusSnapshot::counters`]).
+    pub informers: Option<crate::informers::Informers>,
 }
 
 impl std::fmt::Debug for EngineConfig {
@@ -142,6 +148,7 @@ impl EngineConfig {
             applier: None,
             lease: None,
             update_graph: None,
+            informers: None,
         })
     }
 }
@@ -173,7 +180,11 @@ impl Engine {
             cfg.mode == EngineMode::WatchOnly || leading_needed,
             shutdown.clone(),
         );
-        crate::reconcile::runtime::co_nudge::spawn(client.clone(), worker.clone(), shutdown.clone());
+        let informers = cfg
+            .informers
+            .clone()
+            .unwrap_or_else(|| crate::informers::Informers::new(client.clone()));
+        crate::reconcile::runtime::co_nudge::spawn(informers.all(None), worker.clone(), shutdown.clone());
         let (snap_tx, snap_rx) = watch::channel(Arc::new(StatusSnapshot {
             mode: cfg.mode,
             ..StatusSnapshot::default()
@@ -193,6 +204,7 @@ impl Engine {
             None => (None, None),
         };
         let mut lp = EngineLoop {
+            informers,
             updates_in,
             updates_rx,
             lease_client,
@@ -235,6 +247,8 @@ impl Engine {
 }
 
 struct EngineLoop {
+    /// Where the engine's watches come from ([`EngineConfig::informers`], or its own).
+    informers: crate::informers::Informers,
     /// Inputs of the update-service loop (from the ClusterVersion read last).
     updates_in: Option<watch::Sender<Option<crate::reconcile::updates::UpdateInputs>>>,
     /// What the update-service loop fetched last.
@@ -291,7 +305,11 @@ struct EngineLoop {
 impl EngineLoop {
     async fn run(&mut self, mut cmds: mpsc::Receiver<Command>) {
         let mut worker_rx = self.worker.subscribe();
-        let feed = cv_feed::CvFeed::start(self.api.clone(), "", &self.cfg.cluster_version_name);
+        let feed = cv_feed::CvFeed::start(
+            self.informers.all(Some(&format!("metadata.name={}", self.cfg.cluster_version_name))),
+            None,
+            &self.cfg.cluster_version_name,
+        );
         let mut cv_rx = feed.changes();
         self.cv_feed = Some(feed);
         self.start_elector().await;

@@ -158,6 +158,18 @@ fn assessment_and_cluster_are_below_the_faces() {
     );
     assert_no_use("openshift", &["crate::"], "openshift holds API types only");
     assert_no_use(
+        "informers",
+        &[
+            "crate::cluster",
+            "crate::reconcile",
+            "crate::ui",
+            "crate::cli",
+            "crate::sim",
+            "crate::assess",
+        ],
+        "informers are the ground floor: every reader uses them, they use no reader",
+    );
+    assert_no_use(
         "clock.rs",
         &["crate::"],
         "the clock uses nothing of ours (everything may use it)",

@@ -360,7 +360,10 @@ async fn the_dashboard_and_its_engine_share_one_watch_per_kind() {
         )
     })
     .await;
-    assert!(state.cluster_version.is_some(), "the feed shows the ClusterVersion");
+    assert!(
+        state.cluster_version.is_some(),
+        "the feed shows the ClusterVersion"
+    );
     // A second pass reads the ClusterVersion and the operators again: from the same stores.
     let passes = s.counters.passes;
     h.commands.send(EngineCommand::ReconcileNow).await.expect("send");

@@ -11,12 +11,7 @@
 //! MachineConfigs are watched as metadata only, so the cache holds only what the assessment
 //! reads.
 
-use std::{
-    fmt::Debug,
-    path::Path,
-    sync::Arc,
-    time::Duration,
-};
+use std::{fmt::Debug, path::Path, sync::Arc, time::Duration};
 
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Node};
 use kube::{
@@ -504,10 +499,16 @@ impl Kinds {
             self.mco.health(),
         ];
         let synced = health.iter().all(crate::informers::Health::listed);
-        let failures: Vec<(&str, chrono::DateTime<chrono::Utc>)> =
-            health.iter().filter_map(crate::informers::Health::failure).collect();
+        let failures: Vec<(&str, chrono::DateTime<chrono::Utc>)> = health
+            .iter()
+            .filter_map(crate::informers::Health::failure)
+            .collect();
         let error = failures.first().map(|(first, _)| {
-            let since = failures.iter().map(|(_, s)| *s).min().unwrap_or_else(chrono::Utc::now);
+            let since = failures
+                .iter()
+                .map(|(_, s)| *s)
+                .min()
+                .unwrap_or_else(chrono::Utc::now);
             let more = failures.len() - 1;
             let message = if more == 0 {
                 (*first).to_owned()

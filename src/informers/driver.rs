@@ -37,7 +37,9 @@ fn code(e: &kube::Error) -> Option<u16> {
 fn classify(e: &watcher::Error, label: &str) -> Next {
     match e {
         watcher::Error::InitialListFailed(e) if code(e) == Some(404) => Next::NotServed,
-        watcher::Error::InitialListFailed(e) => Next::Failed(ApiFailure::new(format!("list {label}"), e).to_string()),
+        watcher::Error::InitialListFailed(e) => {
+            Next::Failed(ApiFailure::new(format!("list {label}"), e).to_string())
+        }
         // kube-runtime re-watches from the same resourceVersion after any failed WATCH request,
         // so an HTTP 410 answer would be asked again forever; a 404 means the kind is gone.
         watcher::Error::WatchStartFailed(e) | watcher::Error::WatchFailed(e)
@@ -49,7 +51,9 @@ fn classify(e: &watcher::Error, label: &str) -> Next {
             Next::Failed(ApiFailure::new(format!("watch {label}"), e).to_string())
         }
         watcher::Error::WatchError(s) if s.code == 410 => Next::Relist,
-        watcher::Error::WatchError(s) => Next::Failed(ApiFailure::from_status(format!("watch {label}"), s).to_string()),
+        watcher::Error::WatchError(s) => {
+            Next::Failed(ApiFailure::from_status(format!("watch {label}"), s).to_string())
+        }
         watcher::Error::NoResourceVersion => Next::Failed(format!(
             "list {label}: the server sent no resourceVersion (does the kind support watch?)"
         )),
@@ -120,7 +124,11 @@ mod tests {
     use super::*;
 
     fn api(code: u16) -> kube::Error {
-        kube::Error::Api(kube::core::Status::failure("boom", "Reason").with_code(code).boxed())
+        kube::Error::Api(
+            kube::core::Status::failure("boom", "Reason")
+                .with_code(code)
+                .boxed(),
+        )
     }
 
     #[test]

@@ -339,11 +339,7 @@ impl Informers {
         ))
         .abort_handle();
         let informer = Informer {
-            inner: Arc::new(Inner {
-                store,
-                shared,
-                task,
-            }),
+            inner: Arc::new(Inner { store, shared, task }),
         };
         kinds.insert(key, Box::new(informer.clone()));
         self.started

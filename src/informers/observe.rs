@@ -158,11 +158,9 @@ impl HttpBody for Observed {
         let polled = Pin::new(&mut this.inner).poll_frame(cx);
         if let Some(w) = &mut this.watch {
             match &polled {
-                Poll::Ready(Some(Ok(f))) if f.data_ref().is_some_and(|d| !d.is_empty()) => {
-                    if !w.delivered {
-                        w.delivered = true;
-                        lock(&w.pacing).delivered();
-                    }
+                Poll::Ready(Some(Ok(f))) if !w.delivered && f.data_ref().is_some_and(|d| !d.is_empty()) => {
+                    w.delivered = true;
+                    lock(&w.pacing).delivered();
                 }
                 Poll::Ready(None | Some(Err(_))) => w.end(),
                 _ => {}

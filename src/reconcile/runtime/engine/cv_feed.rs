@@ -80,7 +80,13 @@ where
             Health::Synced => true,
             Health::Failed {
                 listed: true, since, ..
-            } => *self.recovered.lock().unwrap_or_else(std::sync::PoisonError::into_inner) == Some(since),
+            } => {
+                *self
+                    .recovered
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    == Some(since)
+            }
             Health::Failed { .. } | Health::Listing | Health::NotServed => false,
         }
     }
@@ -89,7 +95,10 @@ where
     /// re-watches without an event when nothing changed) is trusted again.
     pub(super) fn recovered(&self) {
         if let Some((_, since)) = self.informer.health().failure() {
-            *self.recovered.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(since);
+            *self
+                .recovered
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(since);
         }
     }
 

@@ -306,7 +306,8 @@ impl EngineLoop {
     async fn run(&mut self, mut cmds: mpsc::Receiver<Command>) {
         let mut worker_rx = self.worker.subscribe();
         let feed = cv_feed::CvFeed::start(
-            self.informers.all(Some(&format!("metadata.name={}", self.cfg.cluster_version_name))),
+            self.informers
+                .all(Some(&format!("metadata.name={}", self.cfg.cluster_version_name))),
             None,
             &self.cfg.cluster_version_name,
         );

@@ -568,16 +568,11 @@ pub fn watch_state_from(informers: &Informers, context: String) -> watch::Receiv
         ..Default::default()
     };
     let (tx, rx) = watch::channel(Arc::new(initial));
+    // Subscribed before the first state is read: a shared informer may have listed already,
+    // and a change from here on is never missed.
+    let mut changes = kinds.changes();
     tokio::spawn(async move {
-        let mut changes = kinds.changes();
         loop {
-            // Wait for any kind's change (a change during the last window is still unseen and
-            // wakes this at once).
-            let waits = changes.iter_mut().map(|c| Box::pin(c.changed()));
-            let (r, _, _) = futures::future::select_all(waits).await;
-            if r.is_err() {
-                return;
-            }
             for c in &mut changes {
                 c.borrow_and_update();
             }
@@ -586,6 +581,13 @@ pub fn watch_state_from(informers: &Informers, context: String) -> watch::Receiv
             }
             // Gather what arrives in the next window into one state.
             tokio::time::sleep(COALESCE).await;
+            // Wait for any kind's change (a change during the window is still unseen and
+            // wakes this at once).
+            let waits = changes.iter_mut().map(|c| Box::pin(c.changed()));
+            let (r, _, _) = futures::future::select_all(waits).await;
+            if r.is_err() {
+                return;
+            }
         }
     });
     rx

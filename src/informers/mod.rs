@@ -216,7 +216,8 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
         self.inner.shared.health.borrow().clone()
     }
 
-    /// A receiver that changes on every change of the store or the health.
+    /// A receiver that changes on every change of the store or the health. What happened
+    /// before the call counts as seen: subscribe first, then read the store.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.inner.shared.changes.subscribe()
     }

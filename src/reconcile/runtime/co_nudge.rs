@@ -32,8 +32,20 @@ fn fingerprint(co: &ClusterOperator) -> Fingerprint {
 /// `shutdown`, nudging `worker` on changes.
 pub(crate) fn spawn(operators: Informer<ClusterOperator>, worker: SyncWorker, shutdown: CancellationToken) {
     tokio::spawn(async move {
+        // Subscribed before the first read: the shared informer may have listed already.
         let mut changes = operators.changes();
-        let mut seen: HashMap<String, Fingerprint> = HashMap::new();
+        let read = || -> HashMap<String, Fingerprint> {
+            operators
+                .objects()
+                .iter()
+                .map(|co| (co.name_any(), fingerprint(co)))
+                .collect()
+        };
+        let mut seen = if operators.health().listed() {
+            read()
+        } else {
+            HashMap::new()
+        };
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return,
@@ -43,11 +55,7 @@ pub(crate) fn spawn(operators: Informer<ClusterOperator>, worker: SyncWorker, sh
             if !operators.health().listed() {
                 continue;
             }
-            let now: HashMap<String, Fingerprint> = operators
-                .objects()
-                .iter()
-                .map(|co| (co.name_any(), fingerprint(co)))
-                .collect();
+            let now = read();
             let changed: Vec<&String> = now
                 .iter()
                 .filter(|(name, fp)| seen.get(*name).is_some_and(|old| old != *fp))

@@ -10,6 +10,7 @@ pub mod assess;
 pub mod cli;
 pub mod clock;
 pub mod cluster;
+pub mod cow_vec;
 pub mod informers;
 #[cfg(any(feature = "tui", feature = "operator"))]
 pub mod logfile;
@@ -17,6 +18,7 @@ pub mod openshift;
 pub mod reconcile;
 #[cfg(feature = "sim")]
 pub mod sim;
+pub mod spec_request;
 #[cfg(feature = "tui")]
 pub mod ui;
 

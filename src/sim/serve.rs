@@ -568,19 +568,20 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
     });
 
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "cvo sim serving {url} ({} objects); kubeconfig: {}",
+    // The ready lines in one write: a reader that stops after the first line (a test, `| head
+    // -1`) finds the rest already in the pipe instead of closing it under a second write.
+    let mut ready = format!(
+        "cvo sim serving {url} ({} objects); kubeconfig: {}\n",
         sim.object_count(),
         args.kubeconfig_out.display()
-    )?;
+    );
     if let Some(host) = &alerts_host {
-        writeln!(
-            out,
-            "cvo sim serving alerts at https://{host}/api/v1/alerts (Route openshift-monitoring/thanos-querier)"
-        )?;
+        ready += &format!(
+            "cvo sim serving alerts at https://{host}/api/v1/alerts (Route openshift-monitoring/thanos-querier)\n"
+        );
     }
+    let mut out = std::io::stdout().lock();
+    out.write_all(ready.as_bytes())?;
     out.flush()?;
     drop(out);
 

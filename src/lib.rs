@@ -11,6 +11,7 @@ pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod cow_vec;
+pub mod informers;
 #[cfg(any(feature = "tui", feature = "operator"))]
 pub mod logfile;
 pub mod openshift;

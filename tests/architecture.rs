@@ -486,6 +486,12 @@ const RULES: &[Rule] = &[
         why: "the write path of requests and the generic containers sit below every layer: API types only",
     },
     Rule {
+        from: &["informers"],
+        forbid: &["*"],
+        allow: &["openshift", "clock"],
+        why: "informers are the ground floor of reading: every reader uses them, they use no reader",
+    },
+    Rule {
         from: &["clock"],
         forbid: &["*"],
         allow: &[],

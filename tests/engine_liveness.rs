@@ -94,6 +94,7 @@ fn config(dir: &Path, h: &Handle) -> EngineConfig {
         lease: None,
         update_graph: None,
         updates_not_fetched: None,
+        informers: None,
     }
 }
 

@@ -147,6 +147,7 @@ fn config(f: &Fixture, n: &Names, mode: EngineMode) -> EngineConfig {
         lease: None,
         update_graph: None,
         updates_not_fetched: None,
+        informers: None,
     }
 }
 

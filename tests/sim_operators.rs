@@ -55,6 +55,7 @@ fn engine_config(timings: EngineTimings) -> EngineConfig {
         lease: None,
         update_graph: None,
         updates_not_fetched: None,
+        informers: None,
     }
 }
 

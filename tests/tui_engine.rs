@@ -24,7 +24,7 @@ use std::{
 use cvo::{
     cli::{
         args::RegistryArgs,
-        tui::{PayloadSource, spawn_engine},
+        tui::{PayloadSource, spawn_engine, spawn_engine_sharing},
     },
     reconcile::{
         EngineTimings,
@@ -324,6 +324,77 @@ async fn put_lease(client: &kube::Client, holder: &str, renewed: chrono::DateTim
     )
     .await
     .expect("write the Lease");
+}
+
+/// `cvo tui`'s shape: the dashboard's feed and the watch-only engine in one process over one
+/// registry of informers. Exactly one LIST and one WATCH of ClusterVersions and of
+/// ClusterOperators serve both, counted from the server's audit log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_and_its_engine_share_one_watch_per_kind() {
+    let server = Server::start().await;
+    let p = server.dir.path().join("payload");
+    payload(&p);
+    converge(&server, &p);
+    let c = client(&server).await;
+    let start = server.audit_len();
+    let informers = cvo::informers::Informers::new(c.clone());
+    let mut h = spawn_engine_sharing(
+        c.clone(),
+        Some(&informers),
+        &PayloadSource::Registry,
+        &RegistryArgs::default(),
+        EngineTimings::scaled(0.01),
+    )
+    .await
+    .expect("engine");
+    let mut feed = cvo::cluster::live::watch_state_from(&informers, "test".into());
+    let s = wait_for(&mut h, "the first watch-only pass", pass_after(0)).await;
+    assert_eq!(s.payload_error, None);
+    let state = common::wait_for(&mut feed, "the feed's first sync", |s| {
+        matches!(
+            s.feed,
+            cvo::cluster::FeedStatus::Live {
+                synced: true,
+                error: None
+            }
+        )
+    })
+    .await;
+    assert!(
+        state.cluster_version.is_some(),
+        "the feed shows the ClusterVersion"
+    );
+    // A second pass reads the ClusterVersion and the operators again: from the same stores.
+    let passes = s.counters.passes;
+    h.commands.send(EngineCommand::ReconcileNow).await.expect("send");
+    wait_for(&mut h, "a second pass", pass_after(passes)).await;
+    let lines: Vec<serde_json::Value> = server.audit_lines().into_iter().skip(start).collect();
+    let count = |verb: &str, plural: &str| {
+        let path = format!("/apis/config.openshift.io/v1/{plural}");
+        lines
+            .iter()
+            .filter(|l| l["verb"] == verb && l["path"] == path.as_str())
+            .count()
+    };
+    let counts = [
+        ("list clusterversions", count("list", "clusterversions")),
+        ("watch clusterversions", count("watch", "clusterversions")),
+        ("list clusteroperators", count("list", "clusteroperators")),
+        ("watch clusteroperators", count("watch", "clusteroperators")),
+    ];
+    assert_eq!(
+        counts,
+        [
+            ("list clusterversions", 1),
+            ("watch clusterversions", 1),
+            ("list clusteroperators", 1),
+            ("watch clusteroperators", 1),
+        ],
+        "started informers: {:?}",
+        informers.started()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(10), h.shutdown()).await;
+    server.clean_up(&[]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

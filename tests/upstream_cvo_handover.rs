@@ -176,6 +176,7 @@ fn config(dir: &Path, cv: &str) -> EngineConfig {
         lease: None,
         update_graph: None,
         updates_not_fetched: None,
+        informers: None,
     }
 }
 

@@ -323,6 +323,7 @@ async fn engine_passes_on_a_converged_cluster_read_no_payload_object() {
         lease: None,
         update_graph: None,
         updates_not_fetched: None,
+        informers: None,
     };
     let mut h = Engine::spawn(client(&sim), cfg);
     let first = wait(&mut h, "Completed", StatusSnapshot::is_completed).await;

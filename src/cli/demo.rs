@@ -337,6 +337,7 @@ impl LiveDemo {
             load_options: Default::default(),
             applier: None,
             lease: Some(LeaseConfig::cvo(default_identity(), LeaseTimings::HA)),
+            informers: None,
         };
         let engine = Engine::spawn(client, cfg);
         let requester = opts.auto.then(|| {

@@ -189,7 +189,8 @@ pub fn engine_config(
     Ok(cfg)
 }
 
-/// Reads the [`ClusterInputs`] and spawns the watch-only engine on `client`.
+/// Reads the [`ClusterInputs`] and spawns the watch-only engine on `client`, with watches of
+/// its own.
 ///
 /// # Errors
 /// As [`cluster_inputs`] and [`engine_config`].
@@ -199,9 +200,26 @@ pub async fn spawn_engine(
     registry: &RegistryArgs,
     timings: EngineTimings,
 ) -> anyhow::Result<EngineHandle> {
+    spawn_engine_sharing(client, None, payload, registry, timings).await
+}
+
+/// [`spawn_engine`] reading its ClusterVersion, ClusterOperators and Lease from the process's
+/// `informers` when given (`cvo tui`: the dashboard's feed reads the same ones, so each kind
+/// is watched once).
+///
+/// # Errors
+/// As [`cluster_inputs`] and [`engine_config`].
+pub async fn spawn_engine_sharing(
+    client: Client,
+    informers: Option<&crate::informers::Informers>,
+    payload: &PayloadSource,
+    registry: &RegistryArgs,
+    timings: EngineTimings,
+) -> anyhow::Result<EngineHandle> {
     let inputs = cluster_inputs(&client).await?;
     tracing::info!(?inputs, "dashboard engine: cluster inputs");
-    let cfg = engine_config(&client, &inputs, payload, registry, timings)?;
+    let mut cfg = engine_config(&client, &inputs, payload, registry, timings)?;
+    cfg.informers = informers.cloned();
     Ok(Engine::spawn(client, cfg))
 }
 
@@ -238,10 +256,13 @@ pub fn run(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
             crate::cluster::static_feed(crate::cluster::snapshot::load(&a.view.source.from)?)
         } else {
             let conn = a.view.source.cluster.connect().await?;
+            // One registry for the process: the feed and the engine share its watches.
+            let informers = crate::informers::Informers::new(conn.client.clone());
             if !a.no_engine {
                 let source = payload_source(a.payload.as_deref());
-                match spawn_engine(
+                match spawn_engine_sharing(
                     conn.client.clone(),
+                    Some(&informers),
                     &source,
                     &a.registry,
                     EngineTimings::upstream(),
@@ -260,7 +281,7 @@ pub fn run(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
                     "version".into(),
                 ));
             }
-            crate::cluster::live::watch_state(conn.client, conn.context)
+            crate::cluster::live::watch_state_from(&informers, conn.context)
         };
         let handle = engine.clone();
         let r = crate::ui::run(crate::ui::UiOptions {

@@ -2,77 +2,22 @@
 //!
 //! kube's `Error::Api` prints the server's `Status` twice, once as a Rust debug struct; an
 //! administrator needs the Status's message, reason and code on one line, as `kubectl` shows
-//! them (`Error from server (InternalError): ...`). [`ApiFailure`] carries what was being done
-//! and those three fields. The one-shot commands (`cvo status`, `cvo get`) retry a failure the
+//! them (`Error from server (InternalError): ...`). [`ApiFailure`] (defined in
+//! [`crate::informers`], re-exported here) carries what was being done and those three fields. The one-shot commands (`cvo status`, `cvo get`) retry a failure the
 //! server may recover from (any 5xx, and 429) a bounded number of times ([`RETRY_DELAYS`]);
 //! kube's own client retries only 429, 503 and 504 (its `RetryPolicy`), and watches keep their
 //! own backoff.
 
 use std::time::Duration;
 
-/// What failed, and the server's answer: `Display` is one line, `{what}: {message} (reason
-/// {reason}, code {code})`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{what}: {message}{}", detail(*.code, .reason))]
-pub struct ApiFailure {
-    /// What cvo was doing, e.g. `list clusteroperators`.
-    pub what: String,
-    /// The HTTP status code of the answer (`None`: no answer: connection, TLS, timeout).
-    pub code: Option<u16>,
-    /// The Status `reason` (`InternalError`, `NotFound`, ...), empty when none.
-    pub reason: String,
-    /// The Status `message` (or the transport error, flattened to one line).
-    pub message: String,
-}
+pub use crate::informers::ApiFailure;
 
-fn detail(code: Option<u16>, reason: &str) -> String {
-    match (code, reason.is_empty()) {
-        (Some(c), false) => format!(" (reason {reason}, code {c})"),
-        (Some(c), true) => format!(" (code {c})"),
-        (None, _) => String::new(),
-    }
-}
-
-impl ApiFailure {
-    /// The failure of `what` from a kube error.
-    pub fn new(what: impl Into<String>, e: &kube::Error) -> Self {
-        let what = what.into();
-        match e {
-            kube::Error::Api(s) => ApiFailure {
-                what,
-                code: Some(s.code),
-                reason: s.reason.clone(),
-                message: if s.message.is_empty() {
-                    http::StatusCode::from_u16(s.code)
-                        .ok()
-                        .and_then(|c| c.canonical_reason())
-                        .unwrap_or("no message")
-                        .to_owned()
-                } else {
-                    one_line(&s.message)
-                },
-            },
-            other => ApiFailure {
-                what,
-                code: None,
-                reason: String::new(),
-                message: chain(other),
-            },
-        }
-    }
-
-    /// Whether the server may answer differently if asked again: any 5xx, and 429.
-    pub fn is_transient(&self) -> bool {
-        self.code.is_some_and(|c| c == 429 || c >= 500)
-    }
-
-    /// Whether the live client already retried this answer itself
-    /// ([`crate::cluster::live::CLIENT_RETRIED_CODES`],
-    /// [`crate::cluster::live::CLIENT_RETRIES`] times) before it became this failure.
-    pub fn retried_by_client(&self) -> bool {
-        self.code
-            .is_some_and(|c| crate::cluster::live::CLIENT_RETRIED_CODES.contains(&c))
-    }
+/// Whether the live client already retried `f`'s answer itself
+/// ([`crate::cluster::live::CLIENT_RETRIED_CODES`], [`crate::cluster::live::CLIENT_RETRIES`]
+/// times) before it became this failure.
+pub fn retried_by_client(f: &ApiFailure) -> bool {
+    f.code
+        .is_some_and(|c| crate::cluster::live::CLIENT_RETRIED_CODES.contains(&c))
 }
 
 /// Jitter of [`RETRY_DELAYS`]: each pause is ±20 % of its value.
@@ -91,7 +36,7 @@ pub const RETRY_DELAYS: [Duration; 3] = [
 /// logged at `warn` with the failure's line.
 ///
 /// A 429, 503 or 504 is not retried here: the live client ([`crate::cluster::live::connect`])
-/// has retried it already ([`ApiFailure::retried_by_client`]), and retrying its retries made a
+/// has retried it already ([`retried_by_client`]), and retrying its retries made a
 /// 504 cost 12 requests and 43 s at 3 s a request. Those end after 1 +
 /// [`crate::cluster::live::CLIENT_RETRIES`] requests, other 5xx after 1 + 3.
 ///
@@ -110,7 +55,7 @@ where
                 let transient = e
                     .chain()
                     .find_map(|c| c.downcast_ref::<ApiFailure>())
-                    .is_some_and(|f| f.is_transient() && !f.retried_by_client());
+                    .is_some_and(|f| f.is_transient() && !retried_by_client(f));
                 match delays.next() {
                     Some(d) if transient => {
                         let d = crate::clock::jittered(*d, RETRY_JITTER);
@@ -124,25 +69,6 @@ where
     }
 }
 
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// An error and its sources on one line, each source once.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        let t = inner.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = inner.source();
-    }
-    one_line(&s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,36 +79,6 @@ mod tests {
                 .with_code(code)
                 .boxed(),
         )
-    }
-
-    #[test]
-    fn a_500_is_one_sentence_with_message_reason_and_code() {
-        let f = ApiFailure::new(
-            "list clusteroperators",
-            &status(
-                500,
-                "InternalError",
-                "Internal error occurred: etcd\nleader changed",
-            ),
-        );
-        assert_eq!(
-            f.to_string(),
-            "list clusteroperators: Internal error occurred: etcd leader changed (reason InternalError, code 500)"
-        );
-        assert!(f.is_transient());
-        let text = f.to_string();
-        assert!(!text.contains("Status {") && !text.contains("ApiError"), "{text}");
-    }
-
-    #[test]
-    fn only_5xx_and_429_are_transient() {
-        assert!(ApiFailure::new("x", &status(429, "TooManyRequests", "slow down")).is_transient());
-        assert!(ApiFailure::new("x", &status(502, "", "")).is_transient());
-        let f = ApiFailure::new("x", &status(403, "Forbidden", "no"));
-        assert!(!f.is_transient());
-        assert_eq!(f.to_string(), "x: no (reason Forbidden, code 403)");
-        let f = ApiFailure::new("x", &status(502, "", ""));
-        assert_eq!(f.to_string(), "x: Bad Gateway (code 502)");
     }
 
     #[tokio::test(start_paused = true)]

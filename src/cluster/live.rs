@@ -2,39 +2,34 @@
 //! them), a one-shot [`fetch_state`] for the CLI, and [`watch_state`], which keeps a
 //! [`ClusterState`] current with kube-runtime watchers and reflectors.
 //!
-//! Each kind's list/watch loop ([`super::watches`]) relists on an expired resourceVersion however
-//! it arrives, backs off with jitter per kind and never ends on an error; errors are reported in
-//! [`FeedStatus::Live`] ("API unreachable since T") until that kind lists or watches again.
+//! Each kind's informer ([`crate::informers`], shared with the process's other readers) relists
+//! on an expired resourceVersion however it arrives, backs off with jitter per kind and never
+//! ends on an error; errors are reported in [`FeedStatus::Live`] ("API unreachable since T")
+//! until that kind lists or watches again.
 //! The client's own retries of 429/503/504 are capped ([`CLIENT_RETRIES`]) so failures reach
 //! the watch layer within one backoff step. `managedFields` are dropped before caching and
 //! MachineConfigs are watched as metadata only, so the cache holds only what the assessment
 //! reads.
 
-use std::{
-    fmt::Debug,
-    path::Path,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{fmt::Debug, path::Path, sync::Arc, time::Duration};
 
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Node};
 use kube::{
-    Api, Client, Resource, ResourceExt,
+    Api, Client, Resource,
     api::ListParams,
     config::{KubeConfigOptions, Kubeconfig},
     core::PartialObjectMeta,
 };
 use serde::de::DeserializeOwned;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 
-use super::{ClusterState, FeedStatus, overrides::Overrides, watches as watch_layer};
+use super::{ClusterState, FeedError, FeedStatus, overrides::Overrides};
+use crate::informers::{Informer, Informers, WATCH_TIMEOUT_SECS};
 use crate::openshift::{ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool};
 
 /// Namespace and name of the machine-config-operator Deployment.
 const MCO_NAMESPACE: &str = "openshift-machine-config-operator";
 const MCO_NAME: &str = "machine-config-operator";
-/// Server-side timeout of each watch request (seconds); the watcher then re-watches.
-const WATCH_TIMEOUT_SECS: u32 = 60;
 
 /// A connected client and the name of the context it came from.
 pub struct Connection {
@@ -449,85 +444,120 @@ pub async fn fetch_some(client: &Client, context: &str, reads: Reads) -> anyhow:
     Ok(state)
 }
 
-/// Number of kinds watched.
-const KINDS: usize = 6;
-
 /// After a state is published, further changes within this window are gathered into the next
 /// state: a lone event is published at once, a burst (a relist, a rollout) costs at most one
 /// state per window.
 pub const COALESCE: Duration = Duration::from_millis(50);
 
-/// Drops `managedFields` (never read, often most of an object's size).
-fn trim<K: Resource>(o: &mut K) {
-    o.managed_fields_mut().clear();
+/// The informers the dashboard's feed reads, from one registry.
+struct Kinds {
+    cv: Informer<ClusterVersion>,
+    co: Informer<ClusterOperator>,
+    mcp: Informer<MachineConfigPool>,
+    mc: Informer<PartialObjectMeta<MachineConfig>>,
+    nodes: Informer<Node>,
+    mco: Informer<Deployment>,
 }
 
-/// Spawns the list/watch loop of one kind and returns its cache.
-fn spawn_kind<S: watch_layer::Source>(
-    src: S,
-    label: &'static str,
-    fields: Option<String>,
-    shared: &watch_layer::Shared,
-) -> Arc<watch_layer::Cache<S::Obj>> {
-    let cache = Arc::new(watch_layer::Cache::default());
-    tokio::spawn(watch_layer::run(
-        src,
-        label,
-        fields,
-        WATCH_TIMEOUT_SECS,
-        cache.clone(),
-        shared.clone(),
-        trim::<S::Obj>,
-    ));
-    cache
+/// The field selector of the ClusterVersion informer every reader shares (the dashboard, the
+/// engine, the operator's metrics): the one `version`.
+pub const CLUSTER_VERSION_FIELDS: &str = "metadata.name=version";
+
+impl Kinds {
+    fn of(informers: &Informers) -> Self {
+        Self {
+            cv: informers.all(Some(CLUSTER_VERSION_FIELDS)),
+            co: informers.all(None),
+            mcp: informers.all(None),
+            mc: informers.all(None),
+            nodes: informers.all(None),
+            mco: informers.namespaced(MCO_NAMESPACE, Some(&format!("metadata.name={MCO_NAME}"))),
+        }
+    }
+
+    /// Each kind's change counter.
+    fn changes(&self) -> Vec<watch::Receiver<u64>> {
+        vec![
+            self.cv.changes(),
+            self.co.changes(),
+            self.mcp.changes(),
+            self.mc.changes(),
+            self.nodes.changes(),
+            self.mco.changes(),
+        ]
+    }
+
+    /// Whether every kind has listed, and the failure to show: the first failing kind's
+    /// message (in the order above) since the earliest failure, with how many more fail.
+    fn feed(&self) -> FeedStatus {
+        let health = [
+            self.cv.health(),
+            self.co.health(),
+            self.mcp.health(),
+            self.mc.health(),
+            self.nodes.health(),
+            self.mco.health(),
+        ];
+        let synced = health.iter().all(crate::informers::Health::listed);
+        let failures: Vec<(&str, chrono::DateTime<chrono::Utc>)> = health
+            .iter()
+            .filter_map(crate::informers::Health::failure)
+            .collect();
+        let error = failures.first().map(|(first, _)| {
+            let since = failures
+                .iter()
+                .map(|(_, s)| *s)
+                .min()
+                .unwrap_or_else(chrono::Utc::now);
+            let more = failures.len() - 1;
+            let message = if more == 0 {
+                (*first).to_owned()
+            } else {
+                format!("{first} (and {more} more watches failing)")
+            };
+            FeedError { message, since }
+        });
+        FeedStatus::Live { synced, error }
+    }
+
+    fn state(&self, source: &str) -> ClusterState {
+        let mut state = ClusterState {
+            source: source.to_owned(),
+            cluster_version: self.cv.objects().first().map(|o| (**o).clone()),
+            cluster_operators: self.co.objects().iter().map(|o| (**o).clone()).collect(),
+            machine_config_pools: self.mcp.objects().iter().map(|o| (**o).clone()).collect(),
+            machine_configs: self
+                .mc
+                .objects()
+                .iter()
+                .map(|o| MachineConfig {
+                    metadata: o.metadata.clone(),
+                })
+                .collect(),
+            nodes: self.nodes.objects().iter().map(|o| (**o).clone()).collect(),
+            mco_deployment: self.mco.objects().first().map(|o| (**o).clone()),
+            feed: self.feed(),
+        };
+        state.sort_all_by_name();
+        state
+    }
 }
 
-/// Starts watches of ClusterVersion, ClusterOperators, MachineConfigPools, MachineConfigs
-/// (metadata), Nodes and the machine-config-operator Deployment (see [`super::watches`] for
-/// relists, backoff and health), and returns a feed of [`ClusterState`]s. A change is
-/// published at once; changes during the following [`COALESCE`] window are gathered into one
-/// state. Must be called inside a tokio runtime; the watches live as long as the runtime.
+/// [`watch_state_from`] over a registry of its own: for a process with no other reader of
+/// the cluster (tests, `cvo demo`'s dashboard).
 pub fn watch_state(client: Client, context: String) -> watch::Receiver<Arc<ClusterState>> {
-    let shared = watch_layer::Shared {
-        notify: Arc::new(Notify::new()),
-        health: Arc::new(Mutex::new(watch_layer::Health::default())),
-    };
-    let cv = spawn_kind(
-        watch_layer::Full(Api::<ClusterVersion>::all(client.clone())),
-        "clusterversions",
-        Some("metadata.name=version".into()),
-        &shared,
-    );
-    let co = spawn_kind(
-        watch_layer::Full(Api::<ClusterOperator>::all(client.clone())),
-        "clusteroperators",
-        None,
-        &shared,
-    );
-    let mcp = spawn_kind(
-        watch_layer::Full(Api::<MachineConfigPool>::all(client.clone())),
-        "machineconfigpools",
-        None,
-        &shared,
-    );
-    let mc = spawn_kind(
-        watch_layer::Meta(Api::<MachineConfig>::all(client.clone())),
-        "machineconfigs",
-        None,
-        &shared,
-    );
-    let nodes = spawn_kind(
-        watch_layer::Full(Api::<Node>::all(client.clone())),
-        "nodes",
-        None,
-        &shared,
-    );
-    let mco = spawn_kind(
-        watch_layer::Full(Api::<Deployment>::namespaced(client, MCO_NAMESPACE)),
-        "deployments",
-        Some(format!("metadata.name={MCO_NAME}")),
-        &shared,
-    );
+    watch_state_from(&Informers::new(client), context)
+}
+
+/// Reads ClusterVersion `version`, ClusterOperators, MachineConfigPools, MachineConfigs
+/// (metadata), Nodes and the machine-config-operator Deployment from the process's
+/// `informers` (see [`crate::informers`] for relists, backoff and health; a kind another
+/// reader already watches is not watched again), and returns a feed of [`ClusterState`]s. A
+/// change is published at once; changes during the following [`COALESCE`] window are gathered
+/// into one state. Must be called inside a tokio runtime; the feed lives as long as the
+/// runtime.
+pub fn watch_state_from(informers: &Informers, context: String) -> watch::Receiver<Arc<ClusterState>> {
+    let kinds = Kinds::of(informers);
     let source = format!("context {context}");
     let initial = ClusterState {
         source: source.clone(),
@@ -538,36 +568,26 @@ pub fn watch_state(client: Client, context: String) -> watch::Receiver<Arc<Clust
         ..Default::default()
     };
     let (tx, rx) = watch::channel(Arc::new(initial));
+    // Subscribed before the first state is read: a shared informer may have listed already,
+    // and a change from here on is never missed.
+    let mut changes = kinds.changes();
     tokio::spawn(async move {
         loop {
-            shared.notify.notified().await;
-            let (synced, error) = match shared.health.lock() {
-                Ok(h) => (h.synced(KINDS), h.error()),
-                Err(_) => (false, None),
-            };
-            let mut state = ClusterState {
-                source: source.clone(),
-                cluster_version: cv.objects().first().map(|o| (**o).clone()),
-                cluster_operators: co.objects().iter().map(|o| (**o).clone()).collect(),
-                machine_config_pools: mcp.objects().iter().map(|o| (**o).clone()).collect(),
-                machine_configs: mc
-                    .objects()
-                    .iter()
-                    .map(|o| MachineConfig {
-                        metadata: o.metadata.clone(),
-                    })
-                    .collect(),
-                nodes: nodes.objects().iter().map(|o| (**o).clone()).collect(),
-                mco_deployment: mco.objects().first().map(|o| (**o).clone()),
-                feed: FeedStatus::Live { synced, error },
-            };
-            state.sort_all_by_name();
-            if tx.send(Arc::new(state)).is_err() {
+            for c in &mut changes {
+                c.borrow_and_update();
+            }
+            if tx.send(Arc::new(kinds.state(&source))).is_err() {
                 return;
             }
-            // Gather what arrives in the next window into one state (a notification
-            // during the sleep is kept by `Notify` and wakes the loop at once after it).
+            // Gather what arrives in the next window into one state.
             tokio::time::sleep(COALESCE).await;
+            // Wait for any kind's change (a change during the window is still unseen and
+            // wakes this at once).
+            let waits = changes.iter_mut().map(|c| Box::pin(c.changed()));
+            let (r, _, _) = futures::future::select_all(waits).await;
+            if r.is_err() {
+                return;
+            }
         }
     });
     rx

@@ -9,7 +9,6 @@ pub mod overrides;
 pub mod proxy;
 pub mod snapshot;
 pub mod update_request;
-mod watches;
 
 use std::sync::Arc;
 

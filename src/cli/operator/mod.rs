@@ -230,6 +230,8 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         );
         let conn = a.cluster.connect().await?;
         let client = counting_client(conn.client.clone(), metrics.clone());
+        // One registry for the process: the engine and the metrics share its watches.
+        let informers = crate::informers::Informers::new(client.clone());
         let updates = a.updates.config(timings.resync_interval, Some(&client))?;
         // The update service this operator asks (each answer's URL is in the engine's log).
         let service = match &updates {
@@ -291,6 +293,7 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
             cfg.lease = Some(lc);
         }
         cfg.timings = timings;
+        cfg.informers = Some(informers.clone());
         let h = Engine::spawn(client.clone(), cfg);
 
         let kube_auth = a.metrics_auth == MetricsAuth::Kube;
@@ -305,7 +308,7 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
             auth: kube_auth.then(|| Arc::new(scrape_auth::ScrapeAuth::new(client.clone()))),
         }));
         let feed_task = tokio::spawn(observe_cluster(
-            client.clone(),
+            informers.clone(),
             conn.context.clone(),
             metrics.clone(),
             health.clone(),
@@ -400,8 +403,13 @@ fn counting_client(client: kube::Client, metrics: Metrics) -> kube::Client {
 /// Keeps the upstream families' inputs current from the cluster watches (ClusterVersion,
 /// ClusterOperators, ...) and readiness informed of the watches' health; counts watch
 /// failures in `cvo_watch_restarts_total`.
-async fn observe_cluster(client: kube::Client, context: String, metrics: Metrics, health: Arc<Health>) {
-    let mut feed = crate::cluster::live::watch_state(client, context);
+async fn observe_cluster(
+    informers: crate::informers::Informers,
+    context: String,
+    metrics: Metrics,
+    health: Arc<Health>,
+) {
+    let mut feed = crate::cluster::live::watch_state_from(&informers, context);
     let mut failing = false;
     loop {
         let state = feed.borrow_and_update().clone();

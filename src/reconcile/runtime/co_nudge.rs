@@ -6,13 +6,10 @@
 
 use std::collections::HashMap;
 
-use futures::StreamExt;
-use kube::{
-    Api, Client, ResourceExt,
-    runtime::{WatchStreamExt, watcher},
-};
+use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::informers::Informer;
 use crate::openshift::{ClusterOperator, condition::ConditionStatus};
 use crate::reconcile::runtime::sync_worker::SyncWorker;
 
@@ -31,47 +28,54 @@ fn fingerprint(co: &ClusterOperator) -> Fingerprint {
     )
 }
 
-/// Watches ClusterOperators with `client` until `shutdown`, nudging `worker` on changes.
-pub(crate) fn spawn(client: Client, worker: SyncWorker, shutdown: CancellationToken) {
+/// Follows the ClusterOperators of `operators` (the process's shared informer) until
+/// `shutdown`, nudging `worker` on changes.
+pub(crate) fn spawn(operators: Informer<ClusterOperator>, worker: SyncWorker, shutdown: CancellationToken) {
     tokio::spawn(async move {
-        let api: Api<ClusterOperator> = Api::all(client);
-        let stream = watcher(api, watcher::Config::default()).default_backoff();
-        let mut stream = std::pin::pin!(stream);
-        let mut seen: HashMap<String, Fingerprint> = HashMap::new();
+        // Subscribed before the first read: the shared informer may have listed already.
+        let mut changes = operators.changes();
+        let read = || -> HashMap<String, Fingerprint> {
+            operators
+                .objects()
+                .iter()
+                .map(|co| (co.name_any(), fingerprint(co)))
+                .collect()
+        };
+        let mut seen = if operators.health().listed() {
+            read()
+        } else {
+            HashMap::new()
+        };
         loop {
-            let ev = tokio::select! {
+            tokio::select! {
                 () = shutdown.cancelled() => return,
-                ev = stream.next() => ev,
-            };
-            match ev {
-                Some(Ok(watcher::Event::Apply(co) | watcher::Event::InitApply(co))) => {
-                    let fp = fingerprint(&co);
-                    let changed = seen
-                        .insert(co.name_any(), fp.clone())
-                        .is_some_and(|old| old != fp);
-                    // Only a worker waiting out the backoff after a failed pass is woken: a
-                    // running pass sees the change itself, and a nudge queued behind it would
-                    // start a needless extra pass.
-                    let backing_off = {
-                        let v = worker.subscribe();
-                        let v = v.borrow();
-                        !v.running && v.attempt > 0
-                    };
-                    if changed && backing_off {
-                        tracing::debug!(
-                            "clusteroperator {} changed: nudging the sync worker",
-                            co.name_any()
-                        );
-                        worker.notify();
-                    }
-                }
-                Some(Ok(watcher::Event::Delete(co))) => {
-                    seen.remove(&co.name_any());
-                }
-                Some(Ok(_)) => {}
-                Some(Err(e)) => tracing::debug!("clusteroperator watch: {e}"),
-                None => return,
+                r = changes.changed() => if r.is_err() { return },
             }
+            changes.borrow_and_update();
+            if !operators.health().listed() {
+                continue;
+            }
+            let now = read();
+            let changed: Vec<&String> = now
+                .iter()
+                .filter(|(name, fp)| seen.get(*name).is_some_and(|old| old != *fp))
+                .map(|(name, _)| name)
+                .collect();
+            // Only a worker waiting out the backoff after a failed pass is woken: a running
+            // pass sees the change itself, and a nudge queued behind it would start a needless
+            // extra pass.
+            let backing_off = {
+                let v = worker.subscribe();
+                let v = v.borrow();
+                !v.running && v.attempt > 0
+            };
+            if let Some(first) = changed.first()
+                && backing_off
+            {
+                tracing::debug!("clusteroperator {first} changed: nudging the sync worker");
+                worker.notify();
+            }
+            seen = now;
         }
     });
 }

@@ -1,5 +1,7 @@
-//! The engine's view of one object it follows: a watch of that object alone (`fieldSelector
-//! metadata.name=...`, kube-runtime's watcher and reflector). Two are followed:
+//! The engine's view of one object it follows: the process's informer of that object alone
+//! (`fieldSelector metadata.name=...`, [`crate::informers`]: kube-runtime's watcher and
+//! reflector store, shared with the dashboard's feed and the operator's metrics when they run
+//! in the same process). Two are followed:
 //!
 //! - its ClusterVersion (upstream reads it through an informer's lister, `pkg/cvo/cvo.go`
 //!   `cvLister`), so a turn of the engine loop costs no request and a change to the spec wakes
@@ -9,48 +11,33 @@
 //!   while campaigning), so who holds it is shown as it changes, in watch-only too, and a switch
 //!   popup never judges a Lease read minutes ago ([`super::lease_follow`]).
 
-use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 
-use futures::StreamExt;
-use kube::{
-    Api, Resource,
-    runtime::{
-        WatchStreamExt,
-        reflector::{self, ObjectRef, Store},
-        watcher,
-    },
-};
-use serde::de::DeserializeOwned;
+use chrono::{DateTime, Utc};
+use kube::Resource;
 use tokio::sync::watch;
 
+use crate::informers::{Health, Informer};
 use crate::openshift::ClusterVersion;
 
 /// The watch of the engine's ClusterVersion.
 pub(super) type CvFeed = ObjectFeed<ClusterVersion>;
 
-/// A running watch of one object. Dropping it stops the watch.
+/// One object of an informer (the process's shared watch of its kind).
 pub(super) struct ObjectFeed<K: Resource<DynamicType = ()> + Clone + 'static> {
-    store: Store<K>,
-    /// The object's reference (name, and namespace for a namespaced kind).
-    object: ObjectRef<K>,
-    /// Whether the store holds a complete list (true after the first list or initial events).
-    synced: watch::Receiver<bool>,
-    /// Bumped on every event after the first list.
-    changed: watch::Receiver<u64>,
-    /// Whether the watch failed since it last delivered an event (shared with its task).
-    failing: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl<K: Resource<DynamicType = ()> + Clone + 'static> Drop for ObjectFeed<K> {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    informer: Informer<K>,
+    /// The object's namespace (`None`: cluster-scoped) and name.
+    namespace: Option<String>,
+    name: String,
+    /// The start of the informer's current failure when a GET succeeded since: the server
+    /// answers again, and the watch (which re-opens without an event when nothing changed) is
+    /// trusted again.
+    recovered: Mutex<Option<DateTime<Utc>>>,
 }
 
 /// What the feed knows of the object.
 pub(super) enum Seen<K> {
-    /// The watch has not listed yet (or the store was reset): ask the server.
+    /// The watch has not listed yet, fails, or the kind is not served: ask the server.
     Unknown,
     /// The object does not exist.
     Absent,
@@ -60,50 +47,16 @@ pub(super) enum Seen<K> {
 
 impl<K> ObjectFeed<K>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
 {
-    /// Starts watching the object `name` through `api` (`fieldSelector metadata.name={name}`,
-    /// kube-runtime's watcher with its default backoff); `namespace` is the object's, empty
-    /// for a cluster-scoped kind (and `api` then covers it).
-    pub(super) fn start(api: Api<K>, namespace: &str, name: &str) -> Self {
-        let (reader, writer) = reflector::store();
-        let (synced_tx, synced) = watch::channel(false);
-        let (changed_tx, changed) = watch::channel(0u64);
-        let failing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let fail = failing.clone();
-        let cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
-        let stream = watcher(api, cfg).default_backoff().reflect(writer);
-        let what = K::kind(&()).into_owned();
-        let task = tokio::spawn(async move {
-            futures::pin_mut!(stream);
-            while let Some(ev) = stream.next().await {
-                fail.store(ev.is_err(), Ordering::Relaxed);
-                match ev {
-                    Ok(watcher::Event::InitDone) => {
-                        synced_tx.send_replace(true);
-                        changed_tx.send_modify(|n| *n += 1);
-                    }
-                    Ok(watcher::Event::Init) => {}
-                    Ok(watcher::Event::InitApply(_)) => {}
-                    Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)) => {
-                        changed_tx.send_modify(|n| *n += 1);
-                    }
-                    Err(e) => tracing::debug!("watching the {what}: {e}"),
-                }
-            }
-        });
-        let object = if namespace.is_empty() {
-            ObjectRef::new(name)
-        } else {
-            ObjectRef::new(name).within(namespace)
-        };
+    /// Follows the object `name` (in `namespace`) through `informer` (whose field selector
+    /// should name it, `metadata.name={name}`).
+    pub(super) fn start(informer: Informer<K>, namespace: Option<&str>, name: &str) -> Self {
         Self {
-            store: reader,
-            object,
-            synced,
-            changed,
-            failing,
-            task,
+            informer,
+            namespace: namespace.map(str::to_owned),
+            name: name.to_owned(),
+            recovered: Mutex::new(None),
         }
     }
 
@@ -114,7 +67,7 @@ where
         if !self.live() {
             return Seen::Unknown;
         }
-        match self.store.get(&self.object) {
+        match self.informer.get(self.namespace.as_deref(), &self.name) {
             Some(o) => Seen::Present(Box::new((*o).clone())),
             None => Seen::Absent,
         }
@@ -123,18 +76,35 @@ where
     /// Whether the watch has listed and is not failing: the loop learns of every change to the
     /// object from its events, without polling.
     pub(super) fn live(&self) -> bool {
-        *self.synced.borrow() && !self.failing.load(Ordering::Relaxed)
+        match self.informer.health() {
+            Health::Synced => true,
+            Health::Failed {
+                listed: true, since, ..
+            } => {
+                *self
+                    .recovered
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    == Some(since)
+            }
+            Health::Failed { .. } | Health::Listing | Health::NotServed => false,
+        }
     }
 
     /// A GET of the object succeeded: the server answers again, and the watch (which
     /// re-watches without an event when nothing changed) is trusted again.
     pub(super) fn recovered(&self) {
-        self.failing.store(false, Ordering::Relaxed);
+        if let Some((_, since)) = self.informer.health().failure() {
+            *self
+                .recovered
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(since);
+        }
     }
 
-    /// A receiver that changes on every event (for the loop's `select!`).
+    /// A receiver that changes on every event and health change (for the loop's `select!`).
     pub(super) fn changes(&self) -> watch::Receiver<u64> {
-        self.changed.clone()
+        self.informer.changes()
     }
 }
 

@@ -2,7 +2,7 @@
 //! period, 26 s, and only while it campaigns; a watch-only cvo has no elector).
 //!
 //! With a Lease configured, a watch-only engine watches that one Lease
-//! ([`super::cv_feed::ObjectFeed`], the ClusterVersion's machinery), from its start or from
+//! ([`super::cv_feed::ObjectFeed`] over the process's informer of that Lease), from its start or from
 //! its switch to watch-only on, and [`EngineLoop::follow_lease`] keeps [`StatusSnapshot::lease`]
 //! current (in active-apply the elector knows the Lease: held, or its holder as read each
 //! retry period):
@@ -46,8 +46,10 @@ impl EngineLoop {
         if self.lease_follow.is_some() {
             return;
         }
-        let api = kube::Api::namespaced(self.lease_client.clone(), &lc.namespace);
-        let feed = super::cv_feed::ObjectFeed::start(api, &lc.namespace, &lc.name);
+        let informer = self
+            .informers
+            .namespaced::<Lease>(&lc.namespace, Some(&format!("metadata.name={}", lc.name)));
+        let feed = super::cv_feed::ObjectFeed::start(informer, Some(&lc.namespace), &lc.name);
         let mut rx = feed.changes();
         rx.borrow_and_update();
         self.lease_follow = Some(LeaseFollow {

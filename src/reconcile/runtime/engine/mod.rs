@@ -105,6 +105,12 @@ pub struct EngineConfig {
     /// so, `availableUpdates` and `conditionalUpdates` are left as they are); `None` ⇒ the
     /// condition is left as it is too.
     pub updates_not_fetched: Option<(String, String)>,
+    /// The process's informers ([`crate::informers`]): `Some` ⇒ the engine's ClusterVersion,
+    /// the ClusterOperators its nudges follow and the CVO Lease are read from these shared
+    /// stores (one watch per kind for the whole process: `cvo tui`'s dashboard and engine,
+    /// the operator's metrics and engine); `None` ⇒ the engine starts a registry of its own
+    /// over its guarded client (its requests then count in [`StatusSnapshot::counters`]).
+    pub informers: Option<crate::informers::Informers>,
 }
 
 impl std::fmt::Debug for EngineConfig {
@@ -145,6 +151,7 @@ impl EngineConfig {
             lease: None,
             update_graph: None,
             updates_not_fetched: None,
+            informers: None,
         })
     }
 }
@@ -176,7 +183,11 @@ impl Engine {
             cfg.mode == EngineMode::WatchOnly || leading_needed,
             shutdown.clone(),
         );
-        crate::reconcile::runtime::co_nudge::spawn(client.clone(), worker.clone(), shutdown.clone());
+        let informers = cfg
+            .informers
+            .clone()
+            .unwrap_or_else(|| crate::informers::Informers::new(client.clone()));
+        crate::reconcile::runtime::co_nudge::spawn(informers.all(None), worker.clone(), shutdown.clone());
         let (snap_tx, snap_rx) = watch::channel(Arc::new(StatusSnapshot {
             mode: cfg.mode,
             ..StatusSnapshot::default()
@@ -196,6 +207,7 @@ impl Engine {
             None => (None, None),
         };
         let mut lp = EngineLoop {
+            informers,
             updates_in,
             updates_rx,
             lease_client,
@@ -238,6 +250,8 @@ impl Engine {
 }
 
 struct EngineLoop {
+    /// Where the engine's watches come from ([`EngineConfig::informers`], or its own).
+    informers: crate::informers::Informers,
     /// Inputs of the update-service loop (from the ClusterVersion read last).
     updates_in: Option<watch::Sender<Option<crate::reconcile::updates::UpdateInputs>>>,
     /// What the update-service loop fetched last.
@@ -294,7 +308,12 @@ struct EngineLoop {
 impl EngineLoop {
     async fn run(&mut self, mut cmds: mpsc::Receiver<Command>) {
         let mut worker_rx = self.worker.subscribe();
-        let feed = cv_feed::CvFeed::start(self.api.clone(), "", &self.cfg.cluster_version_name);
+        let feed = cv_feed::CvFeed::start(
+            self.informers
+                .all(Some(&format!("metadata.name={}", self.cfg.cluster_version_name))),
+            None,
+            &self.cfg.cluster_version_name,
+        );
         let mut cv_rx = feed.changes();
         self.cv_feed = Some(feed);
         self.start_elector().await;

@@ -519,9 +519,12 @@ async fn without_its_watch_the_lease_is_read_at_most_every_ten_seconds() {
         ..Faults::default()
     })
     .expect("faults");
-    t.create(NAMESPACE, json!({"apiVersion": "v1", "kind": "Namespace",
-        "metadata": {"name": LEASE_NS}}))
-        .await;
+    t.create(
+        NAMESPACE,
+        json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": LEASE_NS}}),
+    )
+    .await;
     put_lease(&t, "in-cluster-cvo_1", 0).await;
     let tmp = tempfile::tempdir().expect("tempdir");
     write_payload(tmp.path(), &t);

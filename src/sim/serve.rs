@@ -513,6 +513,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     } else {
         Simulator::from_snapshot(&from)?
     };
+    sim.add_system_namespaces()?;
     // Requests go to the --audit-log file only: no in-memory log growing per request.
     sim.keep_audit(false);
     sim.set_event_capacity(args.event_window);

@@ -222,6 +222,7 @@ impl Simulator {
             let crds = store.find_plural("apiextensions.k8s.io", "customresourcedefinitions")?;
             store.get(&crds, "", name)
         });
+        let crd = crd.or_else(|| crate::sim::store::builtin_crd(&t.group, &t.plural).cloned());
         table::TableForm {
             crd,
             include: include.cloned(),

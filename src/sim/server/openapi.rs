@@ -102,26 +102,29 @@ fn schema(store: &Store, t: &ResourceType) -> Value {
         json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
                "description": description})
     };
-    let mut s = store.schema_of(t).unwrap_or_else(|| {
-        let mut props = serde_json::Map::new();
-        props.insert(
-            "apiVersion".into(),
-            field("APIVersion defines the versioned schema of this representation of an object."),
-        );
-        props.insert(
-            "kind".into(),
-            field("Kind is a string value representing the REST resource this object represents."),
-        );
-        props.insert(
-            "metadata".into(),
-            open("Standard object's metadata (ObjectMeta)."),
-        );
-        if super::body::is_custom(t) {
-            props.insert("spec".into(), open("spec holds the desired state."));
-            props.insert("status".into(), open("status holds the observed state."));
-        }
-        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": props})
-    });
+    let mut s = store
+        .schema_of(t)
+        .map(std::borrow::Cow::into_owned)
+        .unwrap_or_else(|| {
+            let mut props = serde_json::Map::new();
+            props.insert(
+                "apiVersion".into(),
+                field("APIVersion defines the versioned schema of this representation of an object."),
+            );
+            props.insert(
+                "kind".into(),
+                field("Kind is a string value representing the REST resource this object represents."),
+            );
+            props.insert(
+                "metadata".into(),
+                open("Standard object's metadata (ObjectMeta)."),
+            );
+            if super::body::is_custom(t) {
+                props.insert("spec".into(), open("spec holds the desired state."));
+                props.insert("status".into(), open("status holds the observed state."));
+            }
+            json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": props})
+        });
     s["x-kubernetes-group-version-kind"] = json!([gvk]);
     s
 }

@@ -1,6 +1,7 @@
 //! CustomResourceDefinitions as apiextensions-apiserver's controllers handle them: the kinds
 //! a CRD defines, the status it gets, and the cleanup of its objects when it is deleted.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -164,9 +165,12 @@ impl Store {
         self.establish_delay = delay;
     }
 
-    /// The `openAPIV3Schema` of CRD-defined kind `t`'s version, if it has one.
-    pub fn schema_of(&self, t: &ResourceType) -> Option<Value> {
-        let crd_name = t.crd.as_deref()?;
+    /// The `openAPIV3Schema` of kind `t`'s version: its stored CRD's, or for the built-in
+    /// OpenShift kinds the embedded upstream CRD's ([`super::builtin_schemas`]).
+    pub fn schema_of(&self, t: &ResourceType) -> Option<Cow<'static, Value>> {
+        let Some(crd_name) = t.crd.as_deref() else {
+            return super::builtin_schemas::schema_of(&t.group, &t.plural, &t.version).map(Cow::Borrowed);
+        };
         let crd_type = self.find_plural(super::types::CRD_GROUP, "customresourcedefinitions")?;
         let crd = self.get(&crd_type, "", crd_name)?;
         crd["spec"]["versions"]
@@ -175,24 +179,38 @@ impl Store {
             .find(|v| v["name"] == t.version.as_str())
             .map(|v| v["schema"]["openAPIV3Schema"].clone())
             .filter(Value::is_object)
+            .map(Cow::Owned)
     }
 
     /// Prunes, defaults and validates a custom resource (all of it, or its `status`) against
-    /// its CRD's schema, as apiextensions-apiserver does on every write.
+    /// its CRD's schema, then runs the schema's validation rules ([`super::rules`]; `old` is
+    /// the stored object on an update, for transition rules), as apiextensions-apiserver does
+    /// on every write.
     ///
     /// # Errors
-    /// `422 Invalid` with one cause per bad field.
+    /// `422 Invalid` with one cause per bad field or failed rule.
     pub(super) fn admit_custom(
         &self,
         t: &ResourceType,
         name: &str,
         obj: &mut Value,
+        old: Option<&Value>,
         root: Root,
     ) -> Result<(), ApiError> {
         let Some(schema) = self.schema_of(t) else {
             return Ok(());
         };
-        let causes = admit(&schema, obj, root);
+        let mut causes = admit(&schema, obj, root);
+        match root {
+            Root::Object => super::rules::check(&schema, obj, old, "", &mut causes),
+            Root::Status => super::rules::check(
+                &schema["properties"]["status"],
+                &obj["status"],
+                old.map(|o| &o["status"]),
+                "status",
+                &mut causes,
+            ),
+        }
         if causes.is_empty() {
             Ok(())
         } else {

@@ -201,16 +201,9 @@ impl Store {
             return Ok(());
         };
         let mut causes = admit(&schema, obj, root);
-        match root {
-            Root::Object => super::rules::check(&schema, obj, old, "", &mut causes),
-            Root::Status => super::rules::check(
-                &schema["properties"]["status"],
-                &obj["status"],
-                old.map(|o| &o["status"]),
-                "status",
-                &mut causes,
-            ),
-        }
+        // The rules run over the whole object on a /status write too, as kube-apiserver's
+        // status strategy validates it.
+        super::rules::check(&schema, obj, old, "", &mut causes);
         if causes.is_empty() {
             Ok(())
         } else {

@@ -15,8 +15,8 @@
 //! the rule and why, so the write is refused and the gap is visible.
 //!
 //! Not done: the cost budget, list-type correlation of `oldSelf` inside arrays (items get
-//! no `oldSelf`), validation ratcheting of unchanged fields, and rules outside `status` on a
-//! `/status` write. Upstream: `staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go`
+//! no `oldSelf`), and validation ratcheting of unchanged fields. A `/status` write runs the
+//! rules over the whole object, as kube-apiserver does. Upstream: `staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go`
 //! and `pkg/registry/customresource/strategy.go` (the blocking-error check) in
 //! kubernetes/kubernetes.
 

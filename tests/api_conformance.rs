@@ -497,8 +497,10 @@ async fn sim_serves_cluster_version_without_set_up() {
         api.patch_status(
             "version",
             &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"desired": {"version": "4.16.1", "image": "quay.io/x@sha256:1"},
-                "availableUpdates": [], "observedGeneration": 1, "versionHash": "h"}})),
+            &Patch::Merge(
+                json!({"status": {"desired": {"version": "4.16.1", "image": "quay.io/x@sha256:1"},
+                "availableUpdates": [], "observedGeneration": 1, "versionHash": "h"}}),
+            ),
         ),
     )
     .await

@@ -569,20 +569,23 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
     });
 
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "cvo sim serving {url} ({} objects); kubeconfig: {}",
+    // One write for the whole ready text: a reader that takes the first line and closes the
+    // pipe must not make the second one fail. A closed stdout does not stop the server.
+    let mut ready = format!(
+        "cvo sim serving {url} ({} objects); kubeconfig: {}\n",
         sim.object_count(),
         args.kubeconfig_out.display()
-    )?;
+    );
     if let Some(host) = &alerts_host {
-        writeln!(
-            out,
-            "cvo sim serving alerts at https://{host}/api/v1/alerts (Route openshift-monitoring/thanos-querier)"
-        )?;
+        ready.push_str(&format!(
+            "cvo sim serving alerts at https://{host}/api/v1/alerts (Route openshift-monitoring/thanos-querier)\n"
+        ));
     }
-    out.flush()?;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(ready.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other?,
+    }
     drop(out);
 
     let shutdown = shutdown_signal();

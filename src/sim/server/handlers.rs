@@ -135,6 +135,23 @@ impl Simulator {
         let m = &parts.method;
         let dry_run = query.get("dryRun").is_some_and(|d| d == "All");
         let manager = field_manager(parts, &query);
+        if let (true, Some(name)) = (super::scale::is_scale(sub.as_ref()), &name) {
+            let ct = parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or_default();
+            let verb = match *m {
+                Method::GET => "get",
+                Method::PUT => "update",
+                Method::PATCH => "patch",
+                _ => "unknown",
+            };
+            return (
+                verb,
+                self.scale(m, &t, &ns_str, name, ct, body, dry_run, &manager),
+            );
+        }
         match (m, name) {
             (&Method::GET, Some(name)) if table::wants_table(parts) => (
                 "get",
@@ -222,7 +239,8 @@ impl Simulator {
             let crds = store.find_plural("apiextensions.k8s.io", "customresourcedefinitions")?;
             store.get(&crds, "", name)
         });
-        let crd = crd.or_else(|| crate::sim::store::builtin_crd(&t.group, &t.plural).cloned());
+        let crd = crd
+            .or_else(|| crate::sim::store::builtin_crd(&t.group, &t.plural, &store.feature_set()).cloned());
         table::TableForm {
             crd,
             include: include.cloned(),
@@ -386,8 +404,14 @@ impl Simulator {
         let mut obj = obj;
         self.mutate(dry_run, |s| {
             if let Some(current) = s.get(t, ns, name) {
-                // managedFields are the server's: a client's copy is ignored.
-                obj["metadata"]["managedFields"] = current["metadata"]["managedFields"].clone();
+                // A client's managedFields count when it sends some (kube-apiserver takes
+                // them as given); none, or a /status write, keeps the stored ones.
+                let sent = obj["metadata"]["managedFields"]
+                    .as_array()
+                    .is_some_and(|a| !a.is_empty());
+                if !sent || part == Part::Status {
+                    obj["metadata"]["managedFields"] = current["metadata"]["managedFields"].clone();
+                }
                 patch::managed_update(t, Some(&current), &mut obj, manager, part, &s.now());
             }
             s.update(t, ns, name, obj, mode)

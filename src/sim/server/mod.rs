@@ -17,6 +17,7 @@ mod media;
 mod openapi;
 mod reply;
 mod route;
+mod scale;
 mod selectors;
 mod table;
 #[cfg(test)]

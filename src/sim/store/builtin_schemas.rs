@@ -11,12 +11,31 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-/// Upstream's CRD files, as embedded.
-const CRD_FILES: [(&str, &str); 2] = [
+/// Upstream's CRD files, as embedded: ClusterVersion has one per feature set (the
+/// `release.openshift.io/feature-set` annotation says which), ClusterOperator one for all.
+const CRD_FILES: [(&str, &str); 5] = [
     (
         "0000_00_cluster-version-operator_01_clusterversions-Default.crd.yaml",
         include_str!(
             "../../../assets/crds/0000_00_cluster-version-operator_01_clusterversions-Default.crd.yaml"
+        ),
+    ),
+    (
+        "0000_00_cluster-version-operator_01_clusterversions-CustomNoUpgrade.crd.yaml",
+        include_str!(
+            "../../../assets/crds/0000_00_cluster-version-operator_01_clusterversions-CustomNoUpgrade.crd.yaml"
+        ),
+    ),
+    (
+        "0000_00_cluster-version-operator_01_clusterversions-TechPreviewNoUpgrade.crd.yaml",
+        include_str!(
+            "../../../assets/crds/0000_00_cluster-version-operator_01_clusterversions-TechPreviewNoUpgrade.crd.yaml"
+        ),
+    ),
+    (
+        "0000_00_cluster-version-operator_01_clusterversions-DevPreviewNoUpgrade.crd.yaml",
+        include_str!(
+            "../../../assets/crds/0000_00_cluster-version-operator_01_clusterversions-DevPreviewNoUpgrade.crd.yaml"
         ),
     ),
     (
@@ -43,17 +62,35 @@ fn crds() -> &'static [Value] {
     })
 }
 
-/// The embedded CRD of the built-in kind `group`/`plural`, if the simulator has one.
-pub fn crd_of(group: &str, plural: &str) -> Option<&'static Value> {
-    crds()
-        .iter()
-        .find(|c| c["spec"]["group"] == group && c["spec"]["names"]["plural"] == plural)
+/// The embedded CRD of the built-in kind `group`/`plural` for the cluster's feature set
+/// (`FeatureGate` `cluster` `spec.featureSet`: `""` is `Default`), if the simulator has one.
+/// A kind with one CRD for every feature set has no annotation; a feature set without its
+/// own file falls back to `Default`'s.
+pub fn crd_of(group: &str, plural: &str, feature_set: &str) -> Option<&'static Value> {
+    let wanted = if feature_set.is_empty() {
+        "Default"
+    } else {
+        feature_set
+    };
+    let of_kind = || {
+        crds()
+            .iter()
+            .filter(move |c| c["spec"]["group"] == group && c["spec"]["names"]["plural"] == plural)
+    };
+    let set_of = |c: &Value| {
+        c["metadata"]["annotations"]["release.openshift.io/feature-set"]
+            .as_str()
+            .map(str::to_owned)
+    };
+    of_kind()
+        .find(|c| set_of(c).is_none_or(|s| s == wanted))
+        .or_else(|| of_kind().find(|c| set_of(c).as_deref() == Some("Default")))
 }
 
-/// The `openAPIV3Schema` of `version` of the built-in kind `group`/`plural`, if its CRD is
-/// embedded.
-pub fn schema_of(group: &str, plural: &str, version: &str) -> Option<&'static Value> {
-    crd_of(group, plural)?["spec"]["versions"]
+/// The `openAPIV3Schema` of `version` of the built-in kind `group`/`plural` for
+/// `feature_set` (see [`crd_of`]), if its CRD is embedded.
+pub fn schema_of(group: &str, plural: &str, version: &str, feature_set: &str) -> Option<&'static Value> {
+    crd_of(group, plural, feature_set)?["spec"]["versions"]
         .as_array()?
         .iter()
         .find(|v| v["name"] == version)
@@ -68,11 +105,30 @@ mod tests {
     #[test]
     fn both_crds_parse_and_have_schemas() {
         assert_eq!(crds().len(), CRD_FILES.len());
-        let cv = schema_of("config.openshift.io", "clusterversions", "v1").expect("cv schema");
+        let cv = schema_of("config.openshift.io", "clusterversions", "v1", "").expect("cv schema");
         assert_eq!(cv["required"], serde_json::json!(["spec"]));
-        let co = schema_of("config.openshift.io", "clusteroperators", "v1").expect("co schema");
-        assert_eq!(co["properties"]["spec"]["type"], "object");
-        assert!(schema_of("config.openshift.io", "clusterversions", "v2").is_none());
-        assert!(crd_of("", "configmaps").is_none());
+        let accept = |set: &str| {
+            schema_of("config.openshift.io", "clusterversions", "v1", set).expect("cv schema")["properties"]
+                ["spec"]["properties"]["desiredUpdate"]["properties"]
+                .get("acceptRisks")
+                .is_some()
+        };
+        // acceptRisks is behind a feature gate: absent from the Default CRD.
+        assert_eq!(
+            [
+                accept(""),
+                accept("Default"),
+                accept("CustomNoUpgrade"),
+                accept("TechPreviewNoUpgrade"),
+                accept("OKD")
+            ],
+            [false, false, true, true, false]
+        );
+        for set in ["", "CustomNoUpgrade"] {
+            let co = schema_of("config.openshift.io", "clusteroperators", "v1", set).expect("co schema");
+            assert_eq!(co["properties"]["spec"]["type"], "object");
+        }
+        assert!(schema_of("config.openshift.io", "clusterversions", "v2", "").is_none());
+        assert!(crd_of("", "configmaps", "").is_none());
     }
 }

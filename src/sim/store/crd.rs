@@ -165,11 +165,23 @@ impl Store {
         self.establish_delay = delay;
     }
 
+    /// The cluster's feature set: `spec.featureSet` of the `config.openshift.io` FeatureGate
+    /// `cluster` (`""`, the default, when there is none). It picks the variant of the
+    /// feature-gated built-in CRDs ([`super::builtin_schemas::crd_of`]).
+    pub fn feature_set(&self) -> String {
+        self.find_plural("config.openshift.io", "featuregates")
+            .and_then(|t| self.get_stored(&t, "", "cluster").map(|o| o.value()))
+            .and_then(|fg| fg["spec"]["featureSet"].as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+
     /// The `openAPIV3Schema` of kind `t`'s version: its stored CRD's, or for the built-in
     /// OpenShift kinds the embedded upstream CRD's ([`super::builtin_schemas`]).
     pub fn schema_of(&self, t: &ResourceType) -> Option<Cow<'static, Value>> {
         let Some(crd_name) = t.crd.as_deref() else {
-            return super::builtin_schemas::schema_of(&t.group, &t.plural, &t.version).map(Cow::Borrowed);
+            let set = self.feature_set();
+            return super::builtin_schemas::schema_of(&t.group, &t.plural, &t.version, &set)
+                .map(Cow::Borrowed);
         };
         let crd_type = self.find_plural(super::types::CRD_GROUP, "customresourcedefinitions")?;
         let crd = self.get(&crd_type, "", crd_name)?;

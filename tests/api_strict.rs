@@ -270,7 +270,10 @@ async fn delete_dry_run_deletes_nothing_and_preconditions_conflict() {
     let uid = cm["metadata"]["uid"].as_str().expect("uid").to_owned();
     let rv = cm["metadata"]["resourceVersion"].as_str().expect("rv").to_owned();
 
-    // kubectl delete --dry-run=server sends DeleteOptions with dryRun in the body.
+    // kubectl delete --dry-run=server sends DeleteOptions with dryRun in the body. An object
+    // without finalizers is answered with a Success Status, dry run or not.
+    let success = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+        "details": {"name": "c1", "kind": "configmaps", "uid": uid}});
     let (code, answer) = json_send(
         &c,
         "DELETE",
@@ -279,9 +282,9 @@ async fn delete_dry_run_deletes_nothing_and_preconditions_conflict() {
         "apiVersion": "v1", "dryRun": ["All"]}),
     )
     .await;
-    assert_eq!((code, &answer["metadata"]["name"]), (200, &json!("c1")));
+    assert_eq!((code, &answer), (200, &success));
     let (code, answer) = json_send(&c, "DELETE", &format!("{path}?dryRun=All"), &Value::Null).await;
-    assert_eq!((code, &answer["metadata"]["name"]), (200, &json!("c1")));
+    assert_eq!((code, &answer), (200, &success));
     let (code, still) = json_send(&c, "GET", &path, &Value::Null).await;
     assert_eq!((code, &still["metadata"]["resourceVersion"]), (200, &json!(rv)));
 
@@ -325,14 +328,14 @@ async fn delete_dry_run_deletes_nothing_and_preconditions_conflict() {
     let (code, _) = json_send(&c, "GET", &path, &Value::Null).await;
     assert_eq!(code, 200);
     // Matching preconditions delete it.
-    let (code, _) = json_send(
+    let (code, answer) = json_send(
         &c,
         "DELETE",
         &path,
         &json!({"preconditions": {"uid": uid, "resourceVersion": rv}}),
     )
     .await;
-    assert_eq!(code, 200);
+    assert_eq!((code, &answer), (200, &success));
     let (code, _) = json_send(&c, "GET", &path, &Value::Null).await;
     assert_eq!(code, 404);
 

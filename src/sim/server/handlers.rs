@@ -506,7 +506,22 @@ impl Simulator {
             }
             s.delete(t, ns, name)
         })
-        .map(|o| Reply::Json(200, o))
+        .map(|o| {
+            // An object removed at once is answered with a `Success` Status; one that waits
+            // on finalizers with itself (kube-apiserver's `ReturnDeletedObject` is off for
+            // the kinds served here).
+            if o["metadata"]["deletionTimestamp"].is_string() {
+                return Reply::Json(200, o);
+            }
+            let mut details = json!({"name": name, "kind": t.plural, "uid": o["metadata"]["uid"]});
+            if !t.group.is_empty() {
+                details["group"] = json!(t.group);
+            }
+            Reply::Json(
+                200,
+                json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}),
+            )
+        })
     }
 
     /// Deletes every object of `t` in `ns` (all namespaces when `None`) that the selectors

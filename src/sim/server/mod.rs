@@ -12,6 +12,7 @@
 //! Every request is recorded in an [`Audit`] log.
 
 mod body;
+mod builtin_openapi;
 mod handlers;
 mod media;
 mod openapi;

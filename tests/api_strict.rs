@@ -620,3 +620,270 @@ async fn tables_of_deployments_namespaces_and_cluster_operators() {
         );
     }
 }
+
+#[tokio::test]
+async fn scale_subresource_of_deployments() {
+    let mut t = TestCluster::new().await;
+    let c = t.client();
+    let ns = t.name("strict-scale");
+    let (code, _) = json_send(
+        &c,
+        "POST",
+        "/api/v1/namespaces",
+        &json!({"metadata": {"name": ns}}),
+    )
+    .await;
+    assert_eq!(code, 201);
+    t.clean_up(NAMESPACE, "", &ns);
+    let deployments = format!("/apis/apps/v1/namespaces/{ns}/deployments");
+    let (code, d) = json_send(
+        &c,
+        "POST",
+        &deployments,
+        &json!({"metadata": {"name": "d1"}, "spec": {"replicas": 2,
+            "selector": {"matchLabels": {"app": "d1"}},
+            "template": {"metadata": {"labels": {"app": "d1"}}, "spec": {"containers": [
+                {"name": "c", "image": "quay.io/x/y:1"}]}}}}),
+    )
+    .await;
+    assert_eq!(code, 201);
+    let scale = format!("{deployments}/d1/scale");
+    let meta = |o: &Value| {
+        json!({"name": "d1", "namespace": ns, "uid": o["metadata"]["uid"],
+            "resourceVersion": o["metadata"]["resourceVersion"], "creationTimestamp": o["metadata"]["creationTimestamp"]})
+    };
+    let (code, s) = json_send(&c, "GET", &scale, &Value::Null).await;
+    assert_eq!(
+        (code, s),
+        (
+            200,
+            json!({"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": meta(&d),
+                "spec": {"replicas": 2}, "status": {"replicas": 0, "selector": "app=d1"}})
+        )
+    );
+    // kubectl scale: a merge patch of the Scale.
+    let req = http::Request::patch(&scale)
+        .header("content-type", "application/merge-patch+json")
+        .body(kube::client::Body::from(br#"{"spec":{"replicas":3}}"#.to_vec()))
+        .expect("request");
+    let resp = tokio::time::timeout(LIMIT, c.send(req))
+        .await
+        .expect("in time")
+        .expect("response");
+    assert_eq!(resp.status().as_u16(), 200);
+    let (_, d) = json_send(&c, "GET", &format!("{deployments}/d1"), &Value::Null).await;
+    assert_eq!(d["spec"]["replicas"], 3);
+    assert_eq!(d["metadata"]["generation"], 2);
+    // A PUT with a stale resourceVersion conflicts; a negative count is invalid.
+    let (code, answer) = json_send(
+        &c,
+        "PUT",
+        &scale,
+        &json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {"name": "d1", "namespace": ns, "resourceVersion": "1"}, "spec": {"replicas": 5}}),
+    )
+    .await;
+    assert_eq!(
+        (code, &answer["message"], &answer["details"]),
+        (
+            409,
+            &json!(
+                "Operation cannot be fulfilled on deployments.apps \"d1\": the object has been modified; please apply your changes to the latest version and try again"
+            ),
+            &json!({"name": "d1", "group": "apps", "kind": "deployments"})
+        )
+    );
+    let (code, answer) = json_send(
+        &c,
+        "PUT",
+        &scale,
+        &json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {"name": "d1", "namespace": ns}, "spec": {"replicas": -1}}),
+    )
+    .await;
+    assert_eq!(
+        (code, &answer["message"], &answer["details"]),
+        (
+            422,
+            &json!(
+                "Scale.autoscaling \"d1\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+            ),
+            &json!({"name": "d1", "group": "autoscaling", "kind": "Scale", "causes": [{"reason": "FieldValueInvalid",
+                "message": "Invalid value: -1: must be greater than or equal to 0", "field": "spec.replicas"}]})
+        )
+    );
+    let (code, s) = json_send(
+        &c,
+        "PUT",
+        &scale,
+        &json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {"name": "d1", "namespace": ns}, "spec": {"replicas": 5}}),
+    )
+    .await;
+    assert_eq!(
+        (code, &s["spec"], &s["status"]),
+        (
+            200,
+            &json!({"replicas": 5}),
+            &json!({"replicas": 0, "selector": "app=d1"})
+        )
+    );
+    let (code, answer) = json_send(&c, "GET", &format!("{deployments}/nope/scale"), &Value::Null).await;
+    assert_eq!(
+        (code, &answer["message"]),
+        (404, &json!("deployments.apps \"nope\" not found"))
+    );
+    // ConfigMaps have no /scale.
+    let (code, _) = json_send(
+        &c,
+        "GET",
+        &format!("/api/v1/namespaces/{ns}/configmaps/x/scale"),
+        &Value::Null,
+    )
+    .await;
+    assert_eq!(code, 404);
+}
+
+/// kubectl, on the real server of `CVO_TEST_KUBECONFIG` or on a `cvo sim serve` (which
+/// starts with what kube-apiserver starts with); `None` when kubectl is not on PATH.
+struct Kubectl {
+    kubeconfig: std::path::PathBuf,
+    child: Option<std::process::Child>,
+    _dir: tempfile::TempDir,
+}
+
+impl Kubectl {
+    fn start(test: &str) -> Option<Self> {
+        if std::process::Command::new("kubectl")
+            .args(["version", "--client"])
+            .output()
+            .is_err()
+        {
+            common::skip(test, "kubectl not found on PATH");
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        if let Some(real) = cluster::real_kubeconfig() {
+            return Some(Self {
+                kubeconfig: real,
+                child: None,
+                _dir: dir,
+            });
+        }
+        let kubeconfig = dir.path().join("kubeconfig");
+        let (child, _) = common::spawn_sim_serve(
+            &kubeconfig,
+            &[],
+            std::process::Stdio::null(),
+            Duration::from_secs(30),
+        );
+        Some(Self {
+            kubeconfig,
+            child: Some(child),
+            _dir: dir,
+        })
+    }
+
+    /// `(success, stdout, stderr)` of `kubectl ARGS` (with `stdin` as its input).
+    fn run(&self, args: &[&str], stdin: &str) -> (bool, String, String) {
+        use std::io::Write;
+        let mut child = std::process::Command::new("kubectl")
+            .env("KUBECONFIG", &self.kubeconfig)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kubectl runs");
+        if let Some(mut i) = child.stdin.take() {
+            i.write_all(stdin.as_bytes()).expect("stdin");
+        }
+        let out = child.wait_with_output().expect("kubectl output");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+impl Drop for Kubectl {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.child {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn kubectl_scale_explain_and_the_move_from_client_side_to_server_side_apply() {
+    let Some(k) = Kubectl::start("kubectl_scale_explain_and_the_move_from_client_side_to_server_side_apply")
+    else {
+        return;
+    };
+    let ns = format!("strict-kubectl-{}", std::process::id());
+    let manifest = |data: &str| {
+        format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: ssa, namespace: {ns}}}\ndata: {data}\n"
+        )
+    };
+    let (ok, out, err) = k.run(&["apply", "-f", "-"], &manifest("{a: \"1\", b: \"2\"}"));
+    assert!(ok, "{err}");
+    assert_eq!(out, format!("namespace/{ns} created\nconfigmap/ssa created\n"));
+    // The same objects applied server-side without `b`: kubectl moves the client-side
+    // apply's fields to its apply manager first, so `b` goes.
+    let (ok, out, err) = k.run(&["apply", "--server-side", "-f", "-"], &manifest("{a: \"1\"}"));
+    assert!(ok, "{err}");
+    assert_eq!(
+        out,
+        format!("namespace/{ns} serverside-applied\nconfigmap/ssa serverside-applied\n")
+    );
+    let (ok, out, err) = k.run(&["get", "cm", "ssa", "-n", &ns, "-o", "jsonpath={.data}"], "");
+    assert!(ok, "{err}");
+    assert_eq!(out, r#"{"a":"1"}"#);
+
+    let deployment = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d1, namespace: {ns}}}\nspec:\n  replicas: 1\n  selector: {{matchLabels: {{app: d1}}}}\n  template:\n    metadata: {{labels: {{app: d1}}}}\n    spec: {{containers: [{{name: c, image: quay.io/x/y:1}}]}}\n"
+    );
+    let (ok, _, err) = k.run(&["apply", "-f", "-"], &deployment);
+    assert!(ok, "{err}");
+    let (ok, out, err) = k.run(&["scale", "-n", &ns, "deployment/d1", "--replicas=3"], "");
+    assert!(ok, "{err}");
+    assert_eq!(out, "deployment.apps/d1 scaled\n");
+    let (_, out, _) = k.run(
+        &[
+            "get",
+            "-n",
+            &ns,
+            "deployment/d1",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
+        "",
+    );
+    assert_eq!(out, "3");
+
+    let (ok, out, err) = k.run(&["explain", "deployment.spec.replicas"], "");
+    assert!(ok, "{err}");
+    assert!(
+        out.starts_with("GROUP:      apps\nKIND:       Deployment\nVERSION:    v1\n\nFIELD: replicas <integer>\n\n\nDESCRIPTION:\n    Number of desired pods."),
+        "{out}"
+    );
+    let (ok, out, err) = k.run(&["explain", "pod.spec.containers.image"], "");
+    assert!(ok, "{err}");
+    assert!(out.contains("FIELD: image <string>"), "{out}");
+    let (ok, out, err) = k.run(&["explain", "clusterversion.spec.desiredUpdate.version"], "");
+    assert!(ok, "{err}");
+    assert!(
+        out.starts_with("GROUP:      config.openshift.io\nKIND:       ClusterVersion\nVERSION:    v1\n\nFIELD: version <string>\n"),
+        "{out}"
+    );
+    // No `cv` short name (upstream's CRD declares none); `co` is one.
+    let (ok, _, err) = k.run(&["get", "cv"], "");
+    assert!(!ok);
+    assert_eq!(err, "error: the server doesn't have a resource type \"cv\"\n");
+    let (ok, _, err) = k.run(&["get", "co"], "");
+    assert!(ok, "{err}");
+    let _ = k.run(&["delete", "ns", &ns, "--wait=false"], "");
+}

@@ -84,8 +84,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub alerts: Option<PathBuf>,
     /// Serve the live demo's cluster instead: 4.16.3 converged, every object of
-    /// assets/demo-cluster/ including the payload's workloads (293 objects). `--from
-    /// assets/demo-cluster` loads only what `cvo status` reads (52 objects).
+    /// assets/demo-cluster/ including the payload's workloads (297 objects with the system
+    /// namespaces). `--from assets/demo-cluster` loads only what `cvo status` reads (56 objects).
     #[arg(long, conflicts_with = "scenario")]
     pub demo: bool,
     /// Scenario file (YAML): `from:`, `faults:` and a timeline of `changes:` (see docs/commands.md, `cvo sim serve`).

@@ -179,6 +179,8 @@ impl Store {
     /// OpenShift kinds the embedded upstream CRD's ([`super::builtin_schemas`]).
     pub fn schema_of(&self, t: &ResourceType) -> Option<Cow<'static, Value>> {
         let Some(crd_name) = t.crd.as_deref() else {
+            // Most built-in kinds have no schema: skip the FeatureGate lookup for them.
+            super::builtin_schemas::crd_of(&t.group, &t.plural, "")?;
             let set = self.feature_set();
             return super::builtin_schemas::schema_of(&t.group, &t.plural, &t.version, &set)
                 .map(Cow::Borrowed);

@@ -10,12 +10,14 @@ pub mod assess;
 pub mod cli;
 pub mod clock;
 pub mod cluster;
+pub mod cow_vec;
 #[cfg(any(feature = "tui", feature = "operator"))]
 pub mod logfile;
 pub mod openshift;
 pub mod reconcile;
 #[cfg(feature = "sim")]
 pub mod sim;
+pub mod spec_request;
 #[cfg(feature = "tui")]
 pub mod ui;
 

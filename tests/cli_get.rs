@@ -1,17 +1,8 @@
 //! `cvo get` run as a user runs it: the real binary on snapshot files.
 
-use std::process::Command;
-
+/// The one runner of the tests (`common::cvo_offline`): no KUBECONFIG, logging off.
 fn cvo(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
-        .args(args)
-        .output()
-        .expect("run cvo");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::cvo_offline(args)
 }
 
 fn local(name: &str) -> String {

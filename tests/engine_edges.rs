@@ -8,6 +8,7 @@
 //! Self-contained (no `tests/common`): payloads are generated in temporary directories and a
 //! test task plays the ClusterOperator (sets its status directly in the simulator store).
 
+mod common;
 use std::{
     path::Path,
     sync::{Arc, Mutex},
@@ -36,21 +37,9 @@ fn client(sim: &Simulator) -> kube::Client {
 /// [`CO`] (label `owner: edges`, two related objects) expecting `operator` and the operand
 /// `edge-operand` at `version`.
 fn write_payload(dir: &Path, version: &str) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir manifests");
-    std::fs::create_dir_all(&rm).expect("mkdir release-manifests");
-    std::fs::write(
-        rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": version, "previous": [], "metadata": {}})
-            .to_string(),
-    )
-    .expect("write metadata");
-    std::fs::write(
-        rm.join("image-references"),
-        format!("kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: {version}\n"),
-    )
-    .expect("write image-references");
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    let p = common::PayloadDir::new(dir, version);
+    let rm = &p.manifests;
+    let ann = common::ANN;
     let files = [
         (
             "0000_00_edges_namespace.yaml",

@@ -6,6 +6,7 @@
 //! One global subscriber for the whole binary (a scoped one races with other threads over
 //! tracing's callsite interest cache) and one test at a time (the lines carry no test name).
 
+mod common;
 use std::{
     path::Path,
     sync::{Arc, Mutex, OnceLock},
@@ -16,7 +17,6 @@ use cvo::{
     reconcile::{Engine, EngineConfig, EngineTimings, api::EngineMode},
     sim::Simulator,
 };
-use serde_json::json;
 
 const NS: &str = "openshift-logs";
 const CO: &str = "logs-op";
@@ -27,21 +27,9 @@ fn client(sim: &Simulator) -> kube::Client {
 
 /// A payload for `version` in `dir`: a namespace, a ConfigMap and the ClusterOperator [`CO`].
 fn write_payload(dir: &Path, version: &str) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir manifests");
-    std::fs::create_dir_all(&rm).expect("mkdir release-manifests");
-    std::fs::write(
-        rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": version, "previous": [], "metadata": {}})
-            .to_string(),
-    )
-    .expect("write metadata");
-    std::fs::write(
-        rm.join("image-references"),
-        format!("kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: {version}\n"),
-    )
-    .expect("write image-references");
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    let p = common::PayloadDir::new(dir, version);
+    let rm = &p.manifests;
+    let ann = common::ANN;
     let files = [
         (
             "0000_00_logs_namespace.yaml",

@@ -464,13 +464,20 @@ async fn watch_only_client_refuses_writes() {
     let (t, n) = cluster().await;
     let f = payloads(&n, &[], &[]);
     let mut h = Engine::spawn(t.client(), config(&f, &n, EngineMode::WatchOnly));
+    // A pass asked for at once and a later one: watch-only computes the drift of both and
+    // writes nothing (no ClusterVersion, no manifest, no status).
     h.commands
-        .send(cvo::reconcile::api::Command::SetChannel("stable-1".into()))
+        .send(cvo::reconcile::api::Command::ReconcileNow)
         .await
         .expect("send");
     let snap = wait_snapshot(&mut h, "command outcome", 10, |s| s.last_command.is_some()).await;
     let out = snap.last_command.clone().expect("outcome");
-    assert_eq!(out.result, Err("refused: the engine is watch-only".to_string()));
+    assert_eq!(out.result, Ok("pass requested".to_string()));
+    let snap = wait_snapshot(&mut h, "two passes", 20, |s| s.recent_passes.len() >= 2).await;
+    assert!(
+        !snap.drift.is_empty(),
+        "the payload's objects are missing: drift expected"
+    );
     assert_eq!(
         writes_of(&snap.counters.requests),
         0,
@@ -1547,12 +1554,15 @@ async fn every_request_carries_the_user_agent_of_its_command() {
     }
 }
 
-/// The dashboard's confirmed request (`Command::RequestPatch`) is the administrator's write,
-/// not the engine's: written in watch-only too, as one PATCH of `spec`; a patch reaching past
-/// `spec.desiredUpdate`/`spec.channel` is refused with no request.
+/// The dashboard's confirmed request (`Command::Request`) is the administrator's write, not the
+/// engine's: written in watch-only too, as one PATCH of `spec`; a patch reaching past
+/// `spec.desiredUpdate`/`spec.channel` cannot even be made into a request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_only_writes_the_administrators_request_and_nothing_else() {
-    use cvo::reconcile::api::Command;
+    use cvo::{
+        reconcile::api::Command,
+        spec_request::{Request, SpecPatch},
+    };
     let (t, n) = cluster().await;
     let f = payloads(&n, &[], &[]);
     t.create(
@@ -1565,11 +1575,12 @@ async fn watch_only_writes_the_administrators_request_and_nothing_else() {
     let mut h = Engine::spawn(t.client(), config(&f, &n, EngineMode::WatchOnly));
     let before = t.sim().map(|s| s.audit().writes());
     h.commands
-        .send(Command::RequestPatch {
-            patch: json!({"spec": {"channel": "fast-1",
-                "desiredUpdate": {"version": "2.0.0", "image": IMAGE_2}}}),
+        .send(Command::Request(Request {
+            patch: SpecPatch::new(json!({"spec": {"channel": "fast-1",
+                "desiredUpdate": {"version": "2.0.0", "image": IMAGE_2}}}))
+            .expect("in scope"),
             summary: "upgrade --to 2.0.0".into(),
-        })
+        }))
         .await
         .expect("send");
     let snap = wait_snapshot(&mut h, "request outcome", 10, |s| s.last_command.is_some()).await;
@@ -1593,24 +1604,20 @@ async fn watch_only_writes_the_administrators_request_and_nothing_else() {
     if let (Some(sim), Some(before)) = (t.sim(), before) {
         assert_eq!(sim.audit().writes() - before, 1, "{:?}", sim.audit().counts());
     }
-    h.commands
-        .send(Command::RequestPatch {
-            patch: json!({"spec": {"upstream": "https://evil.example.com"}}),
-            summary: "upstream".into(),
-        })
-        .await
-        .expect("send");
-    let snap = wait_snapshot(&mut h, "refusal", 10, |s| {
-        s.last_command.as_ref().is_some_and(|c| c.command == "upstream")
+    let evil = json!({"spec": {"upstream": "https://evil.example.com"}});
+    assert_eq!(
+        SpecPatch::new(evil.clone()).map_err(|e| e.to_string()),
+        Err(format!(
+            "refused: a request may patch only spec.desiredUpdate and spec.channel, not {evil}"
+        ))
+    );
+    h.commands.send(Command::ReconcileNow).await.expect("send");
+    let snap = wait_snapshot(&mut h, "pass requested", 10, |s| {
+        s.last_command
+            .as_ref()
+            .is_some_and(|c| c.command == "reconcile now")
     })
     .await;
-    let out = snap.last_command.clone().expect("outcome");
-    assert!(
-        out.result.as_ref().is_err_and(
-            |e| e.starts_with("refused: a request may patch only spec.desiredUpdate and spec.channel")
-        ),
-        "{out:?}"
-    );
     assert_eq!(writes_of(&snap.counters.requests), 1, "no second write");
     h.shutdown().await;
 }

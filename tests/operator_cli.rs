@@ -147,20 +147,11 @@ fn write_payload(dir: &Path) {
 
 /// A payload of a namespace, `cms` ConfigMaps and a Secret, version 1.0.0.
 fn write_payload_n(dir: &Path, cms: usize) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
-    std::fs::create_dir_all(&rm).expect("mkdir");
-    let w = |name: &str, text: String| std::fs::write(rm.join(name), text).expect("write");
-    w(
-        "release-metadata",
-        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
-            .to_string(),
-    );
-    w(
-        "image-references",
-        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n".into(),
-    );
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    let p = common::PayloadDir::new(dir, "1.0.0");
+    let w = |name: &str, text: String| {
+        p.file(name, &text);
+    };
+    let ann = common::ANN;
     w(
         "0000_00_ns.yaml",
         format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-o16\n{ann}"),

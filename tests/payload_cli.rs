@@ -5,21 +5,14 @@
 
 mod common;
 
-use std::{collections::BTreeMap, process::Command, sync::Arc};
+use std::{collections::BTreeMap, sync::Arc};
 
 use cvo::reconcile::payload::{self, LoadOptions, Manifest, PayloadState, Task};
 use proptest::prelude::*;
 
+/// The one runner of the tests (`common::cvo_offline`): no KUBECONFIG, logging off.
 fn cvo(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
-        .args(args)
-        .output()
-        .expect("run cvo");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::cvo_offline(args)
 }
 
 fn shared(rel: &str, test: &str) -> Option<String> {

@@ -14,8 +14,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use serde_json::json;
-
 const BIN: &str = env!("CARGO_BIN_EXE_cvo");
 
 /// A running `cvo sim serve`; killed on drop.
@@ -70,21 +68,9 @@ impl Server {
 /// A payload: a namespace, a kind the server does not serve (its apply is retried for 7 s while
 /// initializing, so a first pass takes that long) and a ClusterOperator nobody plays.
 fn payload(dir: &Path) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
-    std::fs::create_dir_all(&rm).expect("mkdir");
-    std::fs::write(
-        rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
-            .to_string(),
-    )
-    .expect("write");
-    std::fs::write(
-        rm.join("image-references"),
-        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
-    )
-    .expect("write");
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    let p = common::PayloadDir::new(dir, "1.0.0");
+    let rm = &p.manifests;
+    let ann = common::ANN;
     std::fs::write(
         rm.join("0000_00_ns.yaml"),
         format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-edges\n{ann}"),

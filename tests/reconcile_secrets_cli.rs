@@ -38,27 +38,10 @@ fn start() -> Server {
 
 /// A release image directory holding `files` (name, YAML) in `release-manifests/`.
 fn payload(dir: &Path, files: &[(&str, String)]) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
-    std::fs::create_dir_all(&rm).expect("mkdir");
-    std::fs::write(
-        rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
-            .to_string(),
-    )
-    .expect("write");
-    std::fs::write(
-        rm.join("image-references"),
-        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
-    )
-    .expect("write");
-    for (name, text) in files {
-        std::fs::write(rm.join(name), text).expect("write");
-    }
+    common::PayloadDir::new(dir, "1.0.0").files(files);
 }
 
-const ANN: &str =
-    "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+use common::ANN;
 
 use common::cvo_offline as cvo;
 

@@ -1,6 +1,7 @@
 //! `cvo payload verify`: exit codes and output on the real Red Hat signature (file store).
 
-use std::{path::PathBuf, process::Command};
+mod common;
+use std::path::PathBuf;
 
 const RH_DIGEST: &str = "sha256:e3f12513a4b22a2d7c0e7c9207f52128113758d9d68c7d06b11a0ac7672966f7";
 
@@ -23,17 +24,9 @@ fn key(name: &str) -> String {
         .to_string()
 }
 
+/// The one runner of the tests (`common::cvo_offline`): no KUBECONFIG, logging off.
 fn cvo(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run cvo");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::cvo_offline(args)
 }
 
 #[test]

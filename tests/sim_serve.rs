@@ -19,8 +19,6 @@ use serde_json::{Value, json};
 
 mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_cvo");
-
 /// A running `cvo sim serve`; killed on drop.
 struct Server {
     child: Child,
@@ -63,13 +61,10 @@ impl Server {
 }
 
 /// Runs `cvo` with `args`: (exit success, stdout, stderr).
+/// The one runner of the tests (`common::cvo_offline`), with success as a flag.
 fn cvo(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(BIN).args(args).output().expect("cvo runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, out, err) = common::cvo_offline(args);
+    (code == 0, out, err)
 }
 
 fn s(p: &Path) -> &str {

@@ -5,6 +5,7 @@
 
 #![cfg(feature = "sim")]
 
+mod common;
 use std::{
     path::Path,
     pin::Pin,
@@ -128,20 +129,9 @@ impl TaskApplier for SlowApplier {
 }
 
 fn write_payload(dir: &Path) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir manifests");
-    std::fs::create_dir_all(&rm).expect("mkdir release-manifests");
-    std::fs::write(
-        rm.join("release-metadata"),
-        r#"{"kind":"cincinnati-metadata-v0","version":"1.0.0","previous":[],"metadata":{}}"#,
-    )
-    .expect("write metadata");
-    std::fs::write(
-        rm.join("image-references"),
-        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
-    )
-    .expect("write image-references");
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    let p = common::PayloadDir::new(dir, "1.0.0");
+    let rm = &p.manifests;
+    let ann = common::ANN;
     for l in 0..LEVELS {
         for i in 0..PER_LEVEL {
             let level = 10 + 10 * l;

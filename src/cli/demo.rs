@@ -13,7 +13,7 @@
 //!   (exposed: 1);
 //! - with `auto` ([`DemoOptions::auto`]: `--auto`, and always headless), after
 //!   [`request_delay`], like an administrator running `oc adm upgrade --to 4.16.4`, a
-//!   [`Command::SetDesiredUpdate`] with the 4.16.4 version and image. Without it the
+//!   [`Command::Request`] of the 4.16.4 version and image. Without it the
 //!   dashboard's user picks the update on the Updates view and confirms it.
 //!
 //! The payloads are embedded in the binary and written to a temporary directory that is
@@ -521,11 +521,10 @@ async fn request_update(
         .ok()?;
     tokio::time::sleep(delay).await;
     commands
-        .send(Command::SetDesiredUpdate {
-            version: Some(TARGET_VERSION.into()),
-            image: Some(image),
-            force: false,
-        })
+        .send(Command::Request(crate::spec_request::Request {
+            patch: crate::spec_request::SpecPatch::desired_update(Some(TARGET_VERSION), Some(&image), false),
+            summary: format!("upgrade --to {TARGET_VERSION}"),
+        }))
         .await
         .ok()?;
     Some(format!(

@@ -19,6 +19,8 @@ use std::{collections::BTreeMap, sync::Arc};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::cow_vec::CowVec;
+
 mod lease;
 mod payloads;
 mod updates;
@@ -212,176 +214,6 @@ pub struct TaskProgress {
     pub component: Option<String>,
     /// The task's state.
     pub state: TaskState,
-}
-
-/// Elements per [`CowVec`] chunk.
-const COW_CHUNK: usize = 64;
-
-/// A vector that snapshots share: the elements live in chunks of 64 behind `Arc`s, so a clone
-/// copies only the chunk table (one pointer per 64 elements) and a write copies only the chunk
-/// it touches (copy-on-write). The engine publishes task states and drift records in it, so a
-/// snapshot after one finished task costs O(N / 64 + 64) instead of a copy of every element.
-/// Read it like a slice: [`CowVec::get`], [`CowVec::iter`], [`CowVec::len`], `&v[i]`.
-pub struct CowVec<T> {
-    chunks: Vec<Arc<Vec<T>>>,
-    len: usize,
-}
-
-impl<T> CowVec<T> {
-    /// An empty vector.
-    pub fn new() -> Self {
-        Self {
-            chunks: Vec::new(),
-            len: 0,
-        }
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether there is no element.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Element `i`, `None` past the end.
-    pub fn get(&self, i: usize) -> Option<&T> {
-        self.chunks.get(i / COW_CHUNK)?.get(i % COW_CHUNK)
-    }
-
-    /// The elements in order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &T> + '_ {
-        self.chunks.iter().flat_map(|c| c.iter())
-    }
-
-    /// Whether `self` and `other` share every chunk (a clone not written to since): a cheap
-    /// "unchanged" test for readers of successive snapshots.
-    pub fn ptr_eq(&self, other: &Self) -> bool {
-        self.len == other.len
-            && self
-                .chunks
-                .iter()
-                .zip(&other.chunks)
-                .all(|(a, b)| Arc::ptr_eq(a, b))
-    }
-}
-
-impl<T: Clone> CowVec<T> {
-    /// Element `i` for writing (its chunk is copied first when another clone shares it);
-    /// `None` past the end.
-    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
-        if i >= self.len {
-            return None;
-        }
-        Arc::make_mut(self.chunks.get_mut(i / COW_CHUNK)?).get_mut(i % COW_CHUNK)
-    }
-
-    /// Appends `value` (copying the last chunk first when it is shared and not full).
-    pub fn push(&mut self, value: T) {
-        match self.chunks.last_mut() {
-            Some(c) if c.len() < COW_CHUNK => Arc::make_mut(c).push(value),
-            _ => {
-                let mut c = Vec::with_capacity(COW_CHUNK);
-                c.push(value);
-                self.chunks.push(Arc::new(c));
-            }
-        }
-        self.len += 1;
-    }
-
-    /// The elements as a plain vector (a copy).
-    pub fn to_vec(&self) -> Vec<T> {
-        self.iter().cloned().collect()
-    }
-}
-
-impl<T> Clone for CowVec<T> {
-    fn clone(&self) -> Self {
-        Self {
-            chunks: self.chunks.clone(),
-            len: self.len,
-        }
-    }
-}
-
-impl<T> Default for CowVec<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<T: std::fmt::Debug> std::fmt::Debug for CowVec<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
-
-impl<T: PartialEq> PartialEq for CowVec<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.len == other.len
-            && self
-                .chunks
-                .iter()
-                .zip(&other.chunks)
-                .all(|(a, b)| Arc::ptr_eq(a, b) || a == b)
-    }
-}
-
-impl<T: Eq> Eq for CowVec<T> {}
-
-impl<T> std::ops::Index<usize> for CowVec<T> {
-    type Output = T;
-    /// Element `i`; panics past the end, as a slice does (use [`CowVec::get`] for input).
-    fn index(&self, i: usize) -> &T {
-        &self.chunks[i / COW_CHUNK][i % COW_CHUNK]
-    }
-}
-
-impl<T> FromIterator<T> for CowVec<T> {
-    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
-        let mut chunks = Vec::new();
-        let mut len = 0;
-        let mut cur = Vec::with_capacity(COW_CHUNK);
-        for v in iter {
-            cur.push(v);
-            len += 1;
-            if cur.len() == COW_CHUNK {
-                chunks.push(Arc::new(std::mem::replace(
-                    &mut cur,
-                    Vec::with_capacity(COW_CHUNK),
-                )));
-            }
-        }
-        if !cur.is_empty() {
-            chunks.push(Arc::new(cur));
-        }
-        Self { chunks, len }
-    }
-}
-
-impl<T> From<Vec<T>> for CowVec<T> {
-    fn from(v: Vec<T>) -> Self {
-        v.into_iter().collect()
-    }
-}
-
-impl<'a, T> IntoIterator for &'a CowVec<T> {
-    type Item = &'a T;
-    type IntoIter =
-        std::iter::FlatMap<std::slice::Iter<'a, Arc<Vec<T>>>, &'a Vec<T>, fn(&'a Arc<Vec<T>>) -> &'a Vec<T>>;
-    fn into_iter(self) -> Self::IntoIter {
-        let chunk: fn(&'a Arc<Vec<T>>) -> &'a Vec<T> = |c| c;
-        self.chunks.iter().flat_map(chunk)
-    }
-}
-
-impl<T: Serialize> Serialize for CowVec<T> {
-    /// A JSON array, as a `Vec` serialises.
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.iter())
-    }
 }
 
 /// Progress of one run level (tasks without a parsed level are under `None`).
@@ -633,31 +465,12 @@ impl StatusSnapshot {
 pub enum Command {
     /// Run an apply pass now.
     ReconcileNow,
-    /// Set `spec.desiredUpdate`.
-    SetDesiredUpdate {
-        /// Target version.
-        version: Option<String>,
-        /// Target image.
-        image: Option<String>,
-        /// Skip verification and blocking preconditions.
-        force: bool,
-    },
-    /// Clear `spec.desiredUpdate`.
-    ClearDesiredUpdate,
-    /// Set `spec.channel` (empty clears it).
-    SetChannel(String),
-    /// Set `spec.desiredUpdate.acceptRisks` to these names.
-    AcceptRisks(Vec<String>),
-    /// Write an administrator's confirmed request: a JSON merge patch of the ClusterVersion
-    /// touching only `spec.desiredUpdate` and `spec.channel`, as `oc adm upgrade` writes it
-    /// (`pkg/cli/admin/upgrade/upgrade.go` in openshift/oc). Written in both modes: watch-only
-    /// stops the engine applying manifests and writing status, not the administrator.
-    RequestPatch {
-        /// The merge-patch body, e.g. `{"spec":{"desiredUpdate":{"version":"4.16.4",...}}}`.
-        patch: serde_json::Value,
-        /// The request as typed, e.g. `upgrade --to 4.16.5 --allow-not-recommended`.
-        summary: String,
-    },
+    /// Write an administrator's confirmed request ([`crate::spec_request::Request`]: a merge
+    /// patch of `spec.desiredUpdate` and/or `spec.channel` only, as `oc adm upgrade` writes it,
+    /// `pkg/cli/admin/upgrade/upgrade.go` in openshift/oc) with [`crate::spec_request::send`],
+    /// the one write path of requests. Written in both modes: watch-only stops the engine
+    /// applying manifests and writing status, not the administrator.
+    Request(crate::spec_request::Request),
     /// Switch between watch-only and active-apply. With a Lease configured, the switch to
     /// active-apply is refused while another holder's Lease is alive
     /// ([`LeaseInfo::blocks_switch`]); the switch back releases the Lease at once.
@@ -676,27 +489,7 @@ impl std::fmt::Display for Command {
         match self {
             Command::ReconcileNow => f.write_str("reconcile now"),
             Command::CheckLease => f.write_str("check lease"),
-            Command::SetDesiredUpdate {
-                version,
-                image,
-                force,
-            } => {
-                f.write_str("upgrade")?;
-                match (version, image) {
-                    (Some(v), _) => write!(f, " --to {v}")?,
-                    (None, Some(i)) => write!(f, " --to-image {i}")?,
-                    (None, None) => f.write_str(" (no target)")?,
-                }
-                if *force {
-                    f.write_str(" --force")?;
-                }
-                Ok(())
-            }
-            Command::ClearDesiredUpdate => f.write_str("upgrade --clear"),
-            Command::SetChannel(c) if c.is_empty() => f.write_str("channel cleared"),
-            Command::SetChannel(c) => write!(f, "channel {c}"),
-            Command::AcceptRisks(r) => write!(f, "accept risks {}", r.join(",")),
-            Command::RequestPatch { summary, .. } => f.write_str(summary),
+            Command::Request(r) => f.write_str(&r.summary),
             Command::SetMode(EngineMode::WatchOnly) => f.write_str("mode watch-only"),
             Command::SetMode(EngineMode::ActiveApply) => f.write_str("mode active-apply"),
             Command::Shutdown => f.write_str("shutdown"),
@@ -770,42 +563,5 @@ impl EngineHandle {
     /// Waits until the engine has stopped (its snapshot sender is gone).
     pub async fn stopped(&mut self) {
         while self.status.changed().await.is_ok() {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cow_vec_copies_only_the_chunk_written() {
-        let mut a: CowVec<usize> = (0..200).collect();
-        assert_eq!(a.len(), 200);
-        assert_eq!(a.get(199), Some(&199));
-        assert_eq!(a.get(200), None);
-        let b = a.clone();
-        assert!(a.ptr_eq(&b));
-        if let Some(x) = a.get_mut(70) {
-            *x = 7000;
-        }
-        assert_eq!(a[70], 7000);
-        assert_eq!(b[70], 70);
-        assert!(!a.ptr_eq(&b));
-        // Chunks 0, 2 and 3 are still shared; chunk 1 (64..128) was copied.
-        assert!(Arc::ptr_eq(&a.chunks[0], &b.chunks[0]));
-        assert!(!Arc::ptr_eq(&a.chunks[1], &b.chunks[1]));
-        assert!(Arc::ptr_eq(&a.chunks[3], &b.chunks[3]));
-        assert_ne!(a, b);
-        assert_eq!(a.get_mut(200), None);
-        let mut c = b.clone();
-        c.push(200);
-        assert_eq!((b.len(), c.len()), (200, 201));
-        assert_eq!(c.iter().next_back(), Some(&200));
-        assert_eq!((&c).into_iter().sum::<usize>(), (0..=200usize).sum::<usize>());
-        assert_eq!(
-            serde_json::to_string(&CowVec::from(vec![1, 2])).ok().as_deref(),
-            Some("[1,2]")
-        );
-        assert_eq!(CowVec::<u8>::new().iter().count(), 0);
     }
 }

@@ -569,17 +569,18 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
     });
 
-    // One write for the whole ready text: a reader that takes the first line and closes the
-    // pipe must not make the second one fail. A closed stdout does not stop the server.
+    // The ready lines in one write: a reader that stops after the first line (a test, `| head
+    // -1`) finds the rest already in the pipe instead of closing it under a second write. A
+    // closed stdout does not stop the server.
     let mut ready = format!(
         "cvo sim serving {url} ({} objects); kubeconfig: {}\n",
         sim.object_count(),
         args.kubeconfig_out.display()
     );
     if let Some(host) = &alerts_host {
-        ready.push_str(&format!(
+        ready += &format!(
             "cvo sim serving alerts at https://{host}/api/v1/alerts (Route openshift-monitoring/thanos-querier)\n"
-        ));
+        );
     }
     let mut out = std::io::stdout().lock();
     match out.write_all(ready.as_bytes()).and_then(|()| out.flush()) {

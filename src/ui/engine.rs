@@ -12,9 +12,10 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use super::theme::Level;
 use crate::clock::Clock;
+use crate::cow_vec::CowVec;
 use crate::reconcile::api::{
-    CowVec, Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel, LeaseInfo,
-    RunLevelProgress, StatusSnapshot, TaskProgress, TaskState,
+    Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel, LeaseInfo, RunLevelProgress,
+    StatusSnapshot, TaskProgress, TaskState,
 };
 
 /// Aggregate state of one component of one run level, decided in this order: any task failed,

@@ -7,10 +7,13 @@ use std::{
     path::{Path, PathBuf},
 };
 
+mod payload;
 mod proxy;
 mod registry;
 mod sim_serve;
 mod wait;
+#[allow(unused_imports)]
+pub use payload::*;
 #[allow(unused_imports)]
 pub use proxy::*;
 #[allow(unused_imports)]

@@ -32,9 +32,13 @@ pub fn spawn_sim_serve(
     let stdout = child.stdout.take().expect("stdout piped");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
         let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = reader.read_line(&mut line);
         let _ = tx.send(line);
+        // Keep the pipe open (and drained) for as long as the server lives: a closed stdout
+        // would end a server that prints more.
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
     });
     let line = match rx.recv_timeout(within) {
         Ok(l) => l,

@@ -332,7 +332,7 @@ fn execute(
             super::out::print(&dry_run::plan_text(&plan))?;
             return Ok(ExitCode::SUCCESS);
         }
-        update_request::send(conn.client, &plan, false).await?;
+        crate::spec_request::send(conn.client, &plan.name, &plan.spec_patch()?, false).await?;
         if !plan.done.is_empty() {
             super::out::println(&plan.done)?;
         }

@@ -4,8 +4,10 @@
 //! [`plan`] is pure: the ClusterVersion as read, a [`Request`] and the [`Flags`] give either an
 //! [`Outcome`] (a [`Plan`] with the JSON merge patch to send, or "no change" with oc's `info:`
 //! line) or a [`Refusal`] naming the blocking precondition and the flag that waives it. Every
-//! precondition is reported as a [`Verdict`], so a confirm popup can list them. [`send`] writes a
-//! plan's patch, and refuses before any request when the caller is read-only.
+//! precondition is reported as a [`Verdict`], so a confirm popup can list them.
+//! [`Plan::spec_patch`] hands the patch to the one write path of requests
+//! ([`crate::spec_request::send`]), which refuses before any request when the caller is
+//! read-only.
 //!
 //! Patches touch `spec.desiredUpdate` or `spec.channel` only, never the whole object.
 //!
@@ -17,14 +19,12 @@
 
 mod preconditions;
 pub mod pullspec;
-mod send;
 
 use std::fmt;
 
 use serde_json::{Value, json};
 
 pub use preconditions::BYPASS_WARNING_START;
-pub use send::{SendError, send};
 
 use crate::openshift::{ClusterVersion, ConditionalUpdate, ConditionalUpdateRisk, Release};
 use pullspec::{PullSpec, same_image};
@@ -204,6 +204,15 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The plan's patch as the write path takes it ([`crate::spec_request::SpecPatch`]).
+    ///
+    /// # Errors
+    /// [`crate::spec_request::ScopeError`] if the patch touches more than `spec.desiredUpdate`
+    /// and `spec.channel` (never for a plan [`plan`] made).
+    pub fn spec_patch(&self) -> Result<crate::spec_request::SpecPatch, crate::spec_request::ScopeError> {
+        crate::spec_request::SpecPatch::new(self.patch.clone())
+    }
+
     /// What the patch writes, one `path = value` line per leaf, sorted by key, e.g.
     /// `spec.desiredUpdate.version = "4.16.4"`; `null` removes the field. For a confirm popup.
     pub fn written(&self) -> Vec<String> {

@@ -596,7 +596,7 @@ impl Applier {
         self.apply_digested(ctx, manifest, None).await
     }
 
-    /// [`Self::apply`] with the manifest's [`watch_cache::object_digest`] already known
+    /// [`Self::apply`] with the manifest's [`crate::reconcile::payload::digest::object_digest`] already known
     /// (`Some`, e.g. [`crate::reconcile::payload::Manifest::digest`], kept per loaded manifest)
     /// or computed here (`None`).
     ///
@@ -627,7 +627,7 @@ impl Applier {
         // not GET one the cache knows absent (a 409 on create then falls back to the GET).
         // The hash covers everything the build reads, so a verified manifest is not built.
         let hash = watch_cache::cacheable(&id).then(|| {
-            let digest = digest.unwrap_or_else(|| watch_cache::object_digest(manifest));
+            let digest = digest.unwrap_or_else(|| crate::reconcile::payload::digest::object_digest(manifest));
             watch_cache::manifest_hash(ctx, digest)
         });
         let known = self.cache.known(&id, &ar, namespaced);

@@ -46,7 +46,10 @@ use super::{
     ApplyContext, ApplyOutcome, Drift, ManifestId, decode, lock,
     watch_store::{KindStore, Lookup, ObjectName, SyncState},
 };
-use crate::reconcile::errors::{ApiErrorKind, UpdateError};
+use crate::reconcile::{
+    errors::{ApiErrorKind, UpdateError},
+    payload::digest::Fnv,
+};
 
 mod crds;
 
@@ -86,62 +89,12 @@ pub enum Known {
     },
 }
 
-/// FNV-1a 64, fed as a writer (stable across processes and builds).
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn bytes(&mut self, b: &[u8]) {
-        for x in b {
-            self.0 ^= u64::from(*x);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    /// `s` followed by a 0 byte (so `["ab", "c"]` and `["a", "bc"]` differ).
-    fn part(&mut self, s: &str) {
-        self.bytes(s.as_bytes());
-        self.bytes(&[0]);
-    }
-}
-
-impl std::io::Write for Fnv {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.bytes(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl std::fmt::Write for Fnv {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.bytes(s.as_bytes());
-        Ok(())
-    }
-}
-
 /// FNV-1a 64 over `parts` (each followed by a 0 byte).
 fn fnv(parts: &[&str]) -> u64 {
     let mut h = Fnv::new();
     for p in parts {
         h.part(p);
     }
-    h.0
-}
-
-/// FNV-1a 64 of `object` as it serializes (compact JSON, keys sorted), without an
-/// intermediate string: the manifest's part of [`manifest_hash`]
-/// ([`crate::reconcile::payload::Manifest::digest`] keeps it per loaded manifest).
-pub fn object_digest(object: &Value) -> u64 {
-    let mut h = Fnv::new();
-    // Writing into the hasher cannot fail, and neither can serializing a `Value`.
-    let _ = serde_json::to_writer(&mut h, object);
     h.0
 }
 

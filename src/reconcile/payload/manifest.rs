@@ -245,14 +245,14 @@ impl Manifest {
     }
 
     /// The digest of `object` the apply layer's verification record is keyed by
-    /// ([`crate::reconcile::apply::watch_cache::object_digest`]), computed once per manifest:
+    /// ([`super::digest::object_digest`]), computed once per manifest:
     /// a converged pass re-applies every manifest, and the payload does not change under it.
     /// `object` is not to be changed after the first call (the loader never does).
     pub fn digest(&self) -> u64 {
         *self
             .digest
             .0
-            .get_or_init(|| crate::reconcile::apply::watch_cache::object_digest(&self.object))
+            .get_or_init(|| super::digest::object_digest(&self.object))
     }
 
     /// `file#index` (or `file#index.item` for a List item): how tasks are named in

@@ -14,6 +14,7 @@
 //! ```
 
 pub mod capability;
+pub mod digest;
 pub mod files;
 pub mod filter;
 pub mod load;

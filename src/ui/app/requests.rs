@@ -1,6 +1,6 @@
 //! The administrator's requests from the Updates view: which popup each key opens (update
 //! target, channel list, clear, accept risks), whether this dashboard may write at all, and
-//! what a confirmed request sends (one [`Command::RequestPatch`]); what the popups read
+//! what a confirmed request sends (one [`Command::Request`]); what the popups read
 //! besides the popup (the cluster a confirmation acts on, why it cannot be confirmed).
 
 use super::{App, Popup, PopupKind, Tab};
@@ -176,10 +176,13 @@ impl App {
     pub(super) fn send_request(&mut self, v: RequestView) {
         match (v.refusal, v.patch) {
             (Some(why), _) => self.flash = Some((format!("refused, nothing written: {why}"), Level::Error)),
-            (None, Some(patch)) => self.send(Command::RequestPatch {
-                patch,
-                summary: v.request.command_line(),
-            }),
+            (None, Some(patch)) => match crate::spec_request::SpecPatch::new(patch) {
+                Ok(patch) => self.send(Command::Request(crate::spec_request::Request {
+                    patch,
+                    summary: v.request.command_line(),
+                })),
+                Err(e) => self.flash = Some((format!("nothing written: {e}"), Level::Error)),
+            },
             (None, None) => self.flash = Some(("nothing to write".into(), Level::Info)),
         }
     }

@@ -9,11 +9,12 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::*;
+use crate::cow_vec::CowVec;
 use crate::{
     openshift::Release,
     reconcile::api::{
-        Command, CommandOutcome, CowVec, Drift, DriftRecord, EngineEvent, EngineMode, EngineState,
-        EventLevel, FieldChange, RunLevelProgress, StatusSnapshot, TaskProgress, TaskState,
+        Command, CommandOutcome, Drift, DriftRecord, EngineEvent, EngineMode, EngineState, EventLevel,
+        FieldChange, RunLevelProgress, StatusSnapshot, TaskProgress, TaskState,
     },
 };
 

@@ -144,9 +144,10 @@ fn snapshot_confirm_recommended_and_confirm_sends_one_request() {
     assert!(app.popup.is_none());
     let cmds = sent(&mut rx);
     assert_eq!(cmds.len(), 1, "{cmds:?}");
-    let Command::RequestPatch { patch, summary } = &cmds[0] else {
-        panic!("a request patch: {cmds:?}");
+    let Command::Request(r) = &cmds[0] else {
+        panic!("a request: {cmds:?}");
     };
+    let (patch, summary) = (r.patch.as_value(), &r.summary);
     assert_eq!(summary, "upgrade --to 4.16.4");
     assert_eq!(
         patch["spec"]["desiredUpdate"]["image"],
@@ -291,9 +292,10 @@ fn channel_change_from_the_release_list() {
     key(&mut app, KeyCode::Enter);
     let cmds = sent(&mut rx);
     assert_eq!(cmds.len(), 1);
-    let Command::RequestPatch { patch, summary } = &cmds[0] else {
+    let Command::Request(r) = &cmds[0] else {
         panic!("{cmds:?}")
     };
+    let (patch, summary) = (r.patch.as_value(), &r.summary);
     assert_eq!(summary, "upgrade channel fast-4.16");
     assert_eq!(*patch, serde_json::json!({"spec": {"channel": "fast-4.16"}}));
 }
@@ -360,7 +362,7 @@ fn accept_risks_and_clear_write_desired_update_only() {
     let patches: Vec<serde_json::Value> = cmds
         .iter()
         .filter_map(|c| match c {
-            Command::RequestPatch { patch, .. } => Some(patch.clone()),
+            Command::Request(r) => Some(r.patch.as_value().clone()),
             _ => None,
         })
         .collect();
@@ -559,7 +561,7 @@ fn an_accepted_conditional_update_is_listed_once() {
     let summaries: Vec<String> = sent(&mut rx)
         .into_iter()
         .filter_map(|c| match c {
-            Command::RequestPatch { summary, .. } => Some(summary),
+            Command::Request(r) => Some(r.summary),
             _ => None,
         })
         .collect();

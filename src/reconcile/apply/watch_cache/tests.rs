@@ -1,6 +1,7 @@
 //! Unit tests of the watch caches' hashing, record and verification.
 
 use super::*;
+use crate::reconcile::payload::digest::object_digest;
 
 #[test]
 fn each_cluster_version_keeps_its_own_record() {

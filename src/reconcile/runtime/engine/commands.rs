@@ -11,23 +11,20 @@ impl EngineLoop {
 
     pub(super) async fn run_command(&mut self, c: Command) -> Result<String, CommandError> {
         let name = self.cfg.cluster_version_name.clone();
-        let patch = |v: serde_json::Value| v;
-        let body = match c {
+        match c {
             Command::ReconcileNow => {
                 self.worker.notify();
-                return Ok("pass requested".into());
+                Ok("pass requested".into())
             }
             Command::CheckLease => {
                 self.read_lease().await;
-                return Ok(match self.lease_info.as_ref().and_then(|l| l.holder.clone()) {
+                Ok(match self.lease_info.as_ref().and_then(|l| l.holder.clone()) {
                     _ if self.cfg.lease.is_none() => "no Lease configured".into(),
                     Some(h) => format!("Lease held by {h}"),
                     None => "Lease free".into(),
-                });
+                })
             }
-            Command::SetMode(m) if m == self.mode => {
-                return Ok(format!("already {}", mode_word(m)));
-            }
+            Command::SetMode(m) if m == self.mode => Ok(format!("already {}", mode_word(m))),
             Command::SetMode(m) => {
                 if m == EngineMode::ActiveApply && self.cfg.lease.is_some() {
                     // Never fight another CVO: refuse while another holder's lease is alive.
@@ -58,74 +55,22 @@ impl EngineLoop {
                 let write = m == EngineMode::ActiveApply && self.leading();
                 self.switch.set(!write);
                 self.worker.set_dry_run(!write);
-                return Ok(format!("switched to {}", mode_word(m)));
+                Ok(format!("switched to {}", mode_word(m)))
             }
-            Command::Shutdown => return Ok("stopping".into()),
-            Command::RequestPatch { patch, .. } => {
+            Command::Shutdown => Ok("stopping".into()),
+            Command::Request(request) => {
                 // The administrator's own request: written in both modes, through the client
-                // without the watch-only guard (like the Lease), and only within spec's
-                // desiredUpdate and channel.
-                let spec = patch
-                    .as_object()
-                    .filter(|o| o.len() == 1)
-                    .and_then(|o| o.get("spec"));
-                let ok = spec.and_then(serde_json::Value::as_object).is_some_and(|s| {
-                    !s.is_empty() && s.keys().all(|k| k == "desiredUpdate" || k == "channel")
-                });
-                if !ok {
-                    return Err(CommandError::PatchScope(patch.to_string()));
-                }
-                let api: Api<ClusterVersion> = Api::all(self.lease_client.clone());
-                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                // without the watch-only guard (like the Lease), by the one write path of
+                // requests (its patch is in scope by construction).
+                crate::spec_request::send(self.lease_client.clone(), &name, &request.patch, false)
                     .await
-                    .map_err(|err| CommandError::Patch {
+                    .map_err(|err| CommandError::Send {
                         name: name.clone(),
                         err,
                     })?;
-                return Ok(format!("ClusterVersion {name} spec patched"));
+                Ok(format!("ClusterVersion {name} spec patched"))
             }
-            Command::SetDesiredUpdate {
-                version,
-                image,
-                force,
-            } => {
-                if version.as_deref().is_none_or(str::is_empty) && image.as_deref().is_none_or(str::is_empty)
-                {
-                    return Err(CommandError::NoTarget);
-                }
-                if let Some(v) = version.as_deref().filter(|v| !v.is_empty())
-                    && semver::Version::parse(v).is_err()
-                {
-                    return Err(CommandError::NotSemver(v.to_string()));
-                }
-                patch(serde_json::json!({"spec": {"desiredUpdate": {
-                    "version": version, "image": image, "force": force}}}))
-            }
-            Command::ClearDesiredUpdate => patch(serde_json::json!({"spec": {"desiredUpdate": null}})),
-            Command::SetChannel(ch) => {
-                let v = if ch.is_empty() {
-                    serde_json::Value::Null
-                } else {
-                    serde_json::Value::String(ch)
-                };
-                patch(serde_json::json!({"spec": {"channel": v}}))
-            }
-            Command::AcceptRisks(names) => {
-                let risks: Vec<_> = names.iter().map(|n| serde_json::json!({"name": n})).collect();
-                patch(serde_json::json!({"spec": {"desiredUpdate": {"acceptRisks": risks}}}))
-            }
-        };
-        if self.mode == EngineMode::WatchOnly {
-            return Err(CommandError::WatchOnly);
         }
-        self.api
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&body))
-            .await
-            .map_err(|err| CommandError::Patch {
-                name: name.clone(),
-                err,
-            })?;
-        Ok(format!("ClusterVersion {name} spec patched"))
     }
 }
 

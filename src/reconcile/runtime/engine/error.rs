@@ -15,6 +15,14 @@ pub(crate) fn api_text(e: &kube::Error) -> String {
     }
 }
 
+/// A request's write error as one line: the API's message and reason, as [`api_text`].
+fn send_text(e: &crate::spec_request::SendError) -> String {
+    match e {
+        crate::spec_request::SendError::Api { source, .. } => api_text(source),
+        other => other.to_string(),
+    }
+}
+
 /// A failed read or write of the ClusterVersion. Every variant is retried by the next turn of
 /// the engine loop (the cached ClusterVersion is dropped and re-read).
 #[derive(Debug, thiserror::Error)]
@@ -110,29 +118,17 @@ impl PayloadLoadError {
 /// Why a [`crate::reconcile::api::Command`] was refused (the text of the outcome's `Err`).
 #[derive(Debug, thiserror::Error)]
 pub enum CommandError {
-    /// `SetDesiredUpdate` with neither a version nor an image.
-    #[error("SetDesiredUpdate needs a version or an image")]
-    NoTarget,
-    /// The version is not semver.
-    #[error("version {0:?} is not a semantic version (1.2.3[-...])")]
-    NotSemver(String),
-    /// A spec change while watch-only.
-    #[error("refused: the engine is watch-only")]
-    WatchOnly,
-    /// A request patch that touches more than `spec.desiredUpdate` and `spec.channel`.
-    #[error("refused: a request may patch only spec.desiredUpdate and spec.channel, not {0}")]
-    PatchScope(String),
     /// The switch to active-apply while another CVO's Lease is alive (or the Lease cannot be
     /// read); the text names the holder and how to stop it.
     #[error("refused: {0}")]
     LeaseHeld(String),
-    /// The spec patch failed.
-    #[error("patching ClusterVersion {name}: {}", api_text(.err))]
-    Patch {
+    /// The request was not written: `patching ClusterVersion NAME: MESSAGE (REASON)`.
+    #[error("patching ClusterVersion {name}: {}", send_text(.err))]
+    Send {
         /// ClusterVersion name.
         name: String,
-        /// The API error.
-        err: kube::Error,
+        /// [`crate::spec_request::send`]'s error.
+        err: crate::spec_request::SendError,
     },
 }
 

@@ -16,10 +16,7 @@ use std::{collections::BTreeMap, path::PathBuf, sync::Arc};
 use tokio::time::Instant;
 
 use chrono::Utc;
-use kube::{
-    Api, Client,
-    api::{Patch, PatchParams, PostParams},
-};
+use kube::{Api, Client, api::PostParams};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 

@@ -207,7 +207,7 @@ impl PaceKey {
 
 /// The lowest run level with a task neither done nor skipped (tasks without a level count as
 /// after every level), as `(no level, level)`; `None` when every task is finished.
-pub(super) fn current_run_level(tasks: &crate::reconcile::api::CowVec<TaskProgress>) -> Option<(bool, u32)> {
+pub(super) fn current_run_level(tasks: &crate::cow_vec::CowVec<TaskProgress>) -> Option<(bool, u32)> {
     tasks
         .iter()
         .filter(|t| !matches!(t.state, TaskState::Done | TaskState::Skipped(_)))
@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn the_current_run_level_is_the_lowest_unfinished() {
-        use crate::reconcile::api::CowVec;
+        use crate::cow_vec::CowVec;
         let t = |level: Option<u32>, state| TaskProgress {
             index: 1,
             name: String::new(),

@@ -22,9 +22,10 @@ use chrono::{DateTime, Utc};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
+use crate::cow_vec::CowVec;
 use crate::openshift::Release;
 use crate::reconcile::{
-    api::{CowVec, DriftRecord, PassOutcome, TaskProgress},
+    api::{DriftRecord, PassOutcome, TaskProgress},
     apply::TaskApplier,
     payload::{ComponentOverride, InclusionConfig, Payload, PayloadState, capability::CapabilitiesStatus},
     runtime::EngineTimings,

@@ -12,8 +12,9 @@ use futures::{FutureExt, future::BoxFuture};
 use tokio_util::sync::CancellationToken;
 
 use super::{SyncWork, SyncWorker, lock};
+use crate::cow_vec::CowVec;
 use crate::reconcile::{
-    api::{CowVec, Drift, DriftRecord, TaskProgress, TaskState},
+    api::{Drift, DriftRecord, TaskProgress, TaskState},
     apply::{TaskApplier, TaskContext},
     errors::{SyncError, UpdateEffect, summarize_task_graph_errors},
     payload::{

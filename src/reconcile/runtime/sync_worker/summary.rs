@@ -5,7 +5,8 @@
 //! JSON keys; no line holds more than one line of an error message, and drift is named by
 //! kind, namespace and name only (never a value).
 
-use crate::reconcile::api::{CowVec, Drift, DriftRecord, PassOutcome, PassSummary, RECENT_PASSES, TaskState};
+use crate::cow_vec::CowVec;
+use crate::reconcile::api::{Drift, DriftRecord, PassOutcome, PassSummary, RECENT_PASSES, TaskState};
 
 use super::WorkerView;
 

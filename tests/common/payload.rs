@@ -1,0 +1,54 @@
+//! One payload writer for the tests: a release image directory as `cvo --payload DIR` reads it
+//! (`release-manifests/release-metadata`, `release-manifests/image-references`, an empty
+//! `manifests/`) and the manifests a test adds.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+/// The annotation that includes a manifest in the self-managed-high-availability profile, as
+/// YAML lines under `metadata:` (indented two spaces), to splice into a manifest's text.
+pub const ANN: &str =
+    "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+
+/// A release image directory being written.
+pub struct PayloadDir {
+    /// `DIR/release-manifests`.
+    pub manifests: PathBuf,
+}
+
+impl PayloadDir {
+    /// Creates `dir/manifests/` and `dir/release-manifests/` with the release metadata of
+    /// `version` (`cincinnati-metadata-v0`, no previous releases) and its image references.
+    pub fn new(dir: &Path, version: &str) -> Self {
+        let rm = dir.join("release-manifests");
+        std::fs::create_dir_all(dir.join("manifests")).expect("mkdir manifests");
+        std::fs::create_dir_all(&rm).expect("mkdir release-manifests");
+        let p = Self { manifests: rm };
+        p.file(
+            "release-metadata",
+            &json!({"kind": "cincinnati-metadata-v0", "version": version, "previous": [], "metadata": {}})
+                .to_string(),
+        );
+        p.file(
+            "image-references",
+            &format!("kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: {version}\n"),
+        );
+        p
+    }
+
+    /// Writes `release-manifests/NAME` with `text`.
+    pub fn file(&self, name: &str, text: &str) -> &Self {
+        std::fs::write(self.manifests.join(name), text)
+            .unwrap_or_else(|e| panic!("write {}: {e}", self.manifests.join(name).display()));
+        self
+    }
+
+    /// Writes every `(name, text)` of `files`.
+    pub fn files<S: AsRef<str>>(&self, files: &[(&str, S)]) -> &Self {
+        for (name, text) in files {
+            self.file(name, text.as_ref());
+        }
+        self
+    }
+}

@@ -1070,7 +1070,10 @@ async fn sim_cluster_operator_is_health_checked_not_created() {
             .expect("precreated")
     );
     let mut live = e.get(&manifest).await.expect("co");
-    live["status"] = json!({"conditions": [{"type": "Available", "status": "True"}, {"type": "Degraded", "status": "False"}],
+    // (The CRD requires each condition's lastTransitionTime.)
+    let at = "2026-01-01T00:00:00Z";
+    live["status"] = json!({"conditions": [{"type": "Available", "status": "True", "lastTransitionTime": at},
+        {"type": "Degraded", "status": "False", "lastTransitionTime": at}],
         "versions": [{"name": "operator", "version": "v0"}]});
     e.put(live).await;
     let e2 = within("co", applier.apply(&ctx, &manifest))

@@ -84,7 +84,15 @@ async fn tables_carry_the_openshift_printer_columns() {
     assert_eq!(co["kind"], "Table");
     assert_eq!(
         headers(&co),
-        ["Name", "Version", "Available", "Progressing", "Degraded", "Since"]
+        [
+            "Name",
+            "Version",
+            "Available",
+            "Progressing",
+            "Degraded",
+            "Since",
+            "Message"
+        ]
     );
     let mc = row(&co, "machine-config");
     assert_eq!(mc[1], "4.16.3");
@@ -181,7 +189,15 @@ async fn table_watch_events_carry_the_printer_columns() {
     // Column definitions in the first event only (kube-apiserver sets NoHeaders after it).
     assert_eq!(
         headers(&tables[0]),
-        ["Name", "Version", "Available", "Progressing", "Degraded", "Since"]
+        [
+            "Name",
+            "Version",
+            "Available",
+            "Progressing",
+            "Degraded",
+            "Since",
+            "Message"
+        ]
     );
     assert!(tables[1]["columnDefinitions"].is_null(), "{}", tables[1]);
     assert_eq!(row(&tables[0], "dns")[1], "9.9.8");
@@ -390,7 +406,15 @@ fn kubectl_get_prints_the_openshift_columns_and_apply_needs_no_flags() {
     };
     assert_eq!(
         header("VERSION").expect("a VERSION header"),
-        ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "DEGRADED", "SINCE"]
+        [
+            "NAME",
+            "VERSION",
+            "AVAILABLE",
+            "PROGRESSING",
+            "DEGRADED",
+            "SINCE",
+            "MESSAGE"
+        ]
     );
     assert!(
         lines.iter().any(|l| l.split_whitespace().collect::<Vec<_>>()
@@ -432,7 +456,15 @@ fn kubectl_get_prints_the_openshift_columns_and_apply_needs_no_flags() {
     assert_eq!(watched.len(), 3, "{watched:?}");
     assert_eq!(
         watched[0].split_whitespace().collect::<Vec<_>>(),
-        ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "DEGRADED", "SINCE"]
+        [
+            "NAME",
+            "VERSION",
+            "AVAILABLE",
+            "PROGRESSING",
+            "DEGRADED",
+            "SINCE",
+            "MESSAGE"
+        ]
     );
     assert_eq!(
         watched[2].split_whitespace().take(2).collect::<Vec<_>>(),

@@ -355,7 +355,7 @@ fn scenario_changes_a_cluster_operator_on_time_and_audit_log_records_requests() 
 fn co(name: &str, message: &str) -> Value {
     json!({
         "apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
-        "metadata": {"name": name},
+        "metadata": {"name": name}, "spec": {},
         "status": {"conditions": [{"type": "Available", "status": "True",
             "lastTransitionTime": "2026-01-01T00:00:00Z", "message": message}]},
     })

@@ -84,8 +84,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub alerts: Option<PathBuf>,
     /// Serve the live demo's cluster instead: 4.16.3 converged, every object of
-    /// assets/demo-cluster/ including the payload's workloads (293 objects). `--from
-    /// assets/demo-cluster` loads only what `cvo status` reads (52 objects).
+    /// assets/demo-cluster/ including the payload's workloads (297 objects with the system
+    /// namespaces). `--from assets/demo-cluster` loads only what `cvo status` reads (56 objects).
     #[arg(long, conflicts_with = "scenario")]
     pub demo: bool,
     /// Scenario file (YAML): `from:`, `faults:` and a timeline of `changes:` (see docs/commands.md, `cvo sim serve`).
@@ -513,6 +513,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     } else {
         Simulator::from_snapshot(&from)?
     };
+    sim.add_system_namespaces()?;
     // Requests go to the --audit-log file only: no in-memory log growing per request.
     sim.keep_audit(false);
     sim.set_event_capacity(args.event_window);
@@ -569,7 +570,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     });
 
     // The ready lines in one write: a reader that stops after the first line (a test, `| head
-    // -1`) finds the rest already in the pipe instead of closing it under a second write.
+    // -1`) finds the rest already in the pipe instead of closing it under a second write. A
+    // closed stdout does not stop the server.
     let mut ready = format!(
         "cvo sim serving {url} ({} objects); kubeconfig: {}\n",
         sim.object_count(),
@@ -581,8 +583,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     let mut out = std::io::stdout().lock();
-    out.write_all(ready.as_bytes())?;
-    out.flush()?;
+    match out.write_all(ready.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other?,
+    }
     drop(out);
 
     let shutdown = shutdown_signal();

@@ -73,6 +73,13 @@ fn subresource(part: Part) -> &'static str {
 /// Records an `Update` by `manager` that turned `old` (`None` on create) into `new`: the
 /// manager takes the fields whose value changed, other managers lose them, and fields gone
 /// from the object leave every set. Writes `new.metadata.managedFields`.
+///
+/// The managers start from `old`'s, unless `new` (a write of the main resource) carries a
+/// non-empty `managedFields` of its own: then those are the client's explicit managed
+/// fields and are taken as given, as kube-apiserver does (what `kubectl apply
+/// --server-side` relies on to move a client-side-applied object's fields to its apply
+/// manager). Upstream: `staging/src/k8s.io/apimachinery/pkg/util/managedfields/internal/fieldmanager.go`
+/// (`Update`: "allow directly updating managed fields").
 pub fn managed_update(
     t: &ResourceType,
     old: Option<&Value>,
@@ -81,7 +88,15 @@ pub fn managed_update(
     part: Part,
     now: &str,
 ) {
-    let mut entries = old.map(read_entries).unwrap_or_default();
+    let explicit = part == Part::Main
+        && new["metadata"]["managedFields"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty());
+    let mut entries = if explicit {
+        read_entries(new)
+    } else {
+        old.map(read_entries).unwrap_or_default()
+    };
     let present = fields_of(t, new, part);
     let changed: FieldSet = present
         .iter()

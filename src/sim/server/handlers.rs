@@ -54,6 +54,14 @@ impl Simulator {
                 );
                 r
             }
+            Ok(Reply::Text(code, text)) => {
+                let mut r = raw_json_response(code, text.into());
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    http::HeaderValue::from_static("text/plain; charset=utf-8"),
+                );
+                r
+            }
             Err(e) => json_response(e.code, &e.to_status()),
         };
         (verb, response)
@@ -72,6 +80,16 @@ impl Simulator {
                 "discovery",
                 if parts.method == Method::GET {
                     Ok(Reply::Json(200, version_info()))
+                } else {
+                    Err(method_not_allowed(&parts.method))
+                },
+            );
+        }
+        if let Some(answer) = health(path, &query) {
+            return (
+                "health",
+                if parts.method == Method::GET {
+                    answer
                 } else {
                     Err(method_not_allowed(&parts.method))
                 },
@@ -117,6 +135,23 @@ impl Simulator {
         let m = &parts.method;
         let dry_run = query.get("dryRun").is_some_and(|d| d == "All");
         let manager = field_manager(parts, &query);
+        if let (true, Some(name)) = (super::scale::is_scale(sub.as_ref()), &name) {
+            let ct = parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or_default();
+            let verb = match *m {
+                Method::GET => "get",
+                Method::PUT => "update",
+                Method::PATCH => "patch",
+                _ => "unknown",
+            };
+            return (
+                verb,
+                self.scale(m, &t, &ns_str, name, ct, body, dry_run, &manager),
+            );
+        }
         match (m, name) {
             (&Method::GET, Some(name)) if table::wants_table(parts) => (
                 "get",
@@ -152,10 +187,14 @@ impl Simulator {
                     self.patch(&t, &ns_str, &name, ct, &query, body, mode, dry_run, &manager),
                 )
             }
-            (&Method::DELETE, Some(name)) if !status => ("delete", self.delete(&t, &ns_str, &name, dry_run)),
+            (&Method::DELETE, Some(name)) if !status => (
+                "delete",
+                DeleteOptions::parse(body, dry_run).and_then(|o| self.delete(&t, &ns_str, &name, &o)),
+            ),
             (&Method::DELETE, None) => (
                 "deletecollection",
-                self.delete_collection(&t, ns.as_deref(), &query, dry_run),
+                DeleteOptions::parse(body, dry_run)
+                    .and_then(|o| self.delete_collection(&t, ns.as_deref(), &query, o.dry_run)),
             ),
             _ => ("unknown", Err(method_not_allowed(m))),
         }
@@ -200,6 +239,8 @@ impl Simulator {
             let crds = store.find_plural("apiextensions.k8s.io", "customresourcedefinitions")?;
             store.get(&crds, "", name)
         });
+        let crd = crd
+            .or_else(|| crate::sim::store::builtin_crd(&t.group, &t.plural, &store.feature_set()).cloned());
         table::TableForm {
             crd,
             include: include.cloned(),
@@ -363,8 +404,14 @@ impl Simulator {
         let mut obj = obj;
         self.mutate(dry_run, |s| {
             if let Some(current) = s.get(t, ns, name) {
-                // managedFields are the server's: a client's copy is ignored.
-                obj["metadata"]["managedFields"] = current["metadata"]["managedFields"].clone();
+                // A client's managedFields count when it sends some (kube-apiserver takes
+                // them as given); none, or a /status write, keeps the stored ones.
+                let sent = obj["metadata"]["managedFields"]
+                    .as_array()
+                    .is_some_and(|a| !a.is_empty());
+                if !sent || part == Part::Status {
+                    obj["metadata"]["managedFields"] = current["metadata"]["managedFields"].clone();
+                }
                 patch::managed_update(t, Some(&current), &mut obj, manager, part, &s.now());
             }
             s.update(t, ns, name, obj, mode)
@@ -452,9 +499,29 @@ impl Simulator {
         Ok(Reply::Json(if created { 201 } else { 200 }, out))
     }
 
-    fn delete(&self, t: &TypeRef, ns: &str, name: &str, dry_run: bool) -> Result<Reply, ApiError> {
-        self.mutate(dry_run, |s| s.delete(t, ns, name))
-            .map(|o| Reply::Json(200, o))
+    fn delete(&self, t: &TypeRef, ns: &str, name: &str, opts: &DeleteOptions) -> Result<Reply, ApiError> {
+        self.mutate(opts.dry_run, |s| {
+            if let Some(current) = s.get_stored(t, ns, name) {
+                opts.check_preconditions(t, name, &current.value())?;
+            }
+            s.delete(t, ns, name)
+        })
+        .map(|o| {
+            // An object removed at once is answered with a `Success` Status; one that waits
+            // on finalizers with itself (kube-apiserver's `ReturnDeletedObject` is off for
+            // the kinds served here).
+            if o["metadata"]["deletionTimestamp"].is_string() {
+                return Reply::Json(200, o);
+            }
+            let mut details = json!({"name": name, "kind": t.plural, "uid": o["metadata"]["uid"]});
+            if !t.group.is_empty() {
+                details["group"] = json!(t.group);
+            }
+            Reply::Json(
+                200,
+                json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}),
+            )
+        })
     }
 
     /// Deletes every object of `t` in `ns` (all namespaces when `None`) that the selectors
@@ -629,6 +696,124 @@ fn objects_at(store: &Store, t: &TypeRef, ns: Option<&str>, rv: u64) -> Result<V
         }
     }
     Ok(objects.into_values().collect())
+}
+
+/// The health checks a simulator has, as kube-apiserver names them in `?verbose` answers.
+const HEALTH_CHECKS: [&str; 2] = ["ping", "log"];
+
+/// kube-apiserver's `/healthz`, `/livez` and `/readyz` (and `/<endpoint>/<check>`): `ok`
+/// as `text/plain`, or with `?verbose` one `[+]<check> ok` line per check and
+/// `<endpoint> check passed`; an unknown check is `404`. `None` for every other path.
+/// Upstream: `staging/src/k8s.io/apiserver/pkg/server/healthz/healthz.go`.
+fn health(path: &str, query: &BTreeMap<String, String>) -> Option<Result<Reply, ApiError>> {
+    let trimmed = path.trim_end_matches('/');
+    let mut parts = trimmed.trim_start_matches('/').splitn(2, '/');
+    let endpoint = parts.next()?;
+    if !matches!(endpoint, "healthz" | "livez" | "readyz") {
+        return None;
+    }
+    Some(match parts.next() {
+        None if query.contains_key("verbose") => {
+            let mut text: String = HEALTH_CHECKS.iter().map(|c| format!("[+]{c} ok\n")).collect();
+            text.push_str(&format!("{endpoint} check passed\n"));
+            Ok(Reply::Text(200, text))
+        }
+        None => Ok(Reply::Text(200, "ok".into())),
+        Some(check) if HEALTH_CHECKS.contains(&check) => Ok(Reply::Text(200, "ok".into())),
+        Some(_) => Err(not_found_path()),
+    })
+}
+
+/// What a DELETE's body (`meta/v1` `DeleteOptions`, as kubectl and client-go send it) or
+/// its `?dryRun=All` asks for: a dry run, and the object's expected `uid` and
+/// `resourceVersion`. `gracePeriodSeconds` and `propagationPolicy` are accepted and have no
+/// effect (the simulator has no kubelet and removes dependants itself).
+/// Upstream: `staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go` (`Delete`,
+/// `checkPreconditions`: `storage.NewInvalidObjError` wrapped in a `409 Conflict`).
+#[derive(Debug, Default)]
+struct DeleteOptions {
+    dry_run: bool,
+    uid: Option<String>,
+    resource_version: Option<String>,
+}
+
+impl DeleteOptions {
+    /// Reads a DELETE body (empty, or a JSON `DeleteOptions`); `query_dry_run` is the URL's
+    /// `?dryRun=All`.
+    ///
+    /// # Errors
+    /// `400 BadRequest` for a body that is not a JSON object, or `dryRun` values other than
+    /// `All`.
+    fn parse(body: &[u8], query_dry_run: bool) -> Result<Self, ApiError> {
+        let mut o = Self {
+            dry_run: query_dry_run,
+            ..Self::default()
+        };
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(o);
+        }
+        let v = parse_body(body)?;
+        if let Some(d) = v.get("dryRun").and_then(Value::as_array) {
+            for x in d {
+                match x.as_str() {
+                    Some("All") => o.dry_run = true,
+                    other => {
+                        return Err(ApiError::bad_request(format!(
+                            "dryRun: Unsupported value: {}: supported values: \"All\"",
+                            Value::from(other.unwrap_or_default())
+                        )));
+                    }
+                }
+            }
+        }
+        let pre = &v["preconditions"];
+        o.uid = pre["uid"].as_str().map(str::to_owned);
+        o.resource_version = pre["resourceVersion"].as_str().map(str::to_owned);
+        Ok(o)
+    }
+
+    /// `409 Conflict` when the stored object is not the one the preconditions name, in
+    /// kube-apiserver's words.
+    fn check_preconditions(&self, t: &TypeRef, name: &str, current: &Value) -> Result<(), ApiError> {
+        let record = |f: &str| current["metadata"][f].as_str().unwrap_or_default().to_owned();
+        let problem = if let Some(uid) = self.uid.as_deref()
+            && uid != record("uid")
+        {
+            Some(format!(
+                "the UID in the precondition ({uid}) does not match the UID in record ({}). \
+                 The object might have been deleted and then recreated",
+                record("uid")
+            ))
+        } else if let Some(rv) = self.resource_version.as_deref()
+            && rv != record("resourceVersion")
+        {
+            Some(format!(
+                "the ResourceVersion in the precondition ({rv}) does not match the \
+                 ResourceVersion in record ({}). The object might have been modified",
+                record("resourceVersion")
+            ))
+        } else {
+            None
+        };
+        match problem {
+            None => Ok(()),
+            Some(p) => {
+                let mut details = json!({"name": name, "kind": t.kind});
+                if !t.group.is_empty() {
+                    details["group"] = json!(t.group);
+                }
+                Err(ApiError::new(
+                    409,
+                    "Conflict",
+                    format!(
+                        "Operation cannot be fulfilled on {} {name:?}: {p}",
+                        t.qualified_kind()
+                    ),
+                )
+                .with_details(details))
+            }
+        }
+    }
 }
 
 fn method_not_allowed(_m: &Method) -> ApiError {

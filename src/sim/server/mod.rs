@@ -12,11 +12,13 @@
 //! Every request is recorded in an [`Audit`] log.
 
 mod body;
+mod builtin_openapi;
 mod handlers;
 mod media;
 mod openapi;
 mod reply;
 mod route;
+mod scale;
 mod selectors;
 mod table;
 #[cfg(test)]
@@ -105,6 +107,29 @@ impl Simulator {
                 keep_audit: std::sync::atomic::AtomicBool::new(true),
             }),
         }
+    }
+
+    /// Creates the namespaces a new kube-apiserver makes for itself (`default`, `kube-system`,
+    /// `kube-public`, `kube-node-lease`) where absent, as a client would create them (defaults
+    /// and the `kubernetes.io/metadata.name` label). `cvo sim serve` starts with them.
+    /// Upstream: `pkg/controlplane/controller/systemnamespaces` in kubernetes/kubernetes.
+    ///
+    /// # Errors
+    /// When a namespace cannot be stored.
+    pub fn add_system_namespaces(&self) -> Result<(), ApiError> {
+        let mut store = self.lock();
+        let t = store
+            .find_plural("", "namespaces")
+            .ok_or_else(|| internal("namespaces not served"))?;
+        for name in ["default", "kube-node-lease", "kube-public", "kube-system"] {
+            if !store.contains(&t, "", name) {
+                store.create(&t, "", json!({"metadata": {"name": name}}), WriteMode::Main)?;
+            }
+        }
+        let rv = store.resource_version();
+        drop(store);
+        self.notify(rv);
+        Ok(())
     }
 
     /// An API server holding the objects of `state`, status included.

@@ -5,10 +5,12 @@
 //! `fieldManager` query parameters of its writes: what `kubectl apply`/`create` look up to use
 //! server-side field validation (`k8s.io/cli-runtime/pkg/resource/query_param_verifier_v3.go`),
 //! so they work without `--validate=false`. A CRD-defined kind's schema is its CRD's
-//! `openAPIV3Schema` (as apiextensions-apiserver publishes it); other kinds get an object
-//! schema with `x-kubernetes-preserve-unknown-fields` and their top-level fields (`apiVersion`,
-//! `kind`, `metadata`, and `spec`/`status` for the OpenShift kinds), enough for `kubectl
-//! explain co.spec`, not per-field documentation.
+//! `openAPIV3Schema` (as apiextensions-apiserver publishes it), ClusterVersion's and
+//! ClusterOperator's their embedded upstream CRD's, a Kubernetes kind's the full schema
+//! kube-apiserver publishes ([`super::builtin_openapi`]); the other OpenShift kinds get an
+//! object schema with `x-kubernetes-preserve-unknown-fields` and their top-level fields
+//! (`apiVersion`, `kind`, `metadata`, `spec`/`status`), enough for `kubectl explain
+//! mcp.spec`, not per-field documentation.
 //!
 //! `/openapi/v2` is the same paths and schemas as one Swagger 2.0 document in JSON
 //! (`k8s.io/kube-openapi/pkg/handler`); kubectl asks it in protobuf, which the simulator does
@@ -102,26 +104,29 @@ fn schema(store: &Store, t: &ResourceType) -> Value {
         json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
                "description": description})
     };
-    let mut s = store.schema_of(t).unwrap_or_else(|| {
-        let mut props = serde_json::Map::new();
-        props.insert(
-            "apiVersion".into(),
-            field("APIVersion defines the versioned schema of this representation of an object."),
-        );
-        props.insert(
-            "kind".into(),
-            field("Kind is a string value representing the REST resource this object represents."),
-        );
-        props.insert(
-            "metadata".into(),
-            open("Standard object's metadata (ObjectMeta)."),
-        );
-        if super::body::is_custom(t) {
-            props.insert("spec".into(), open("spec holds the desired state."));
-            props.insert("status".into(), open("status holds the observed state."));
-        }
-        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": props})
-    });
+    let mut s = store
+        .schema_of(t)
+        .map(std::borrow::Cow::into_owned)
+        .unwrap_or_else(|| {
+            let mut props = serde_json::Map::new();
+            props.insert(
+                "apiVersion".into(),
+                field("APIVersion defines the versioned schema of this representation of an object."),
+            );
+            props.insert(
+                "kind".into(),
+                field("Kind is a string value representing the REST resource this object represents."),
+            );
+            props.insert(
+                "metadata".into(),
+                open("Standard object's metadata (ObjectMeta)."),
+            );
+            if super::body::is_custom(t) {
+                props.insert("spec".into(), open("spec holds the desired state."));
+                props.insert("status".into(), open("status holds the observed state."));
+            }
+            json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": props})
+        });
     s["x-kubernetes-group-version-kind"] = json!([gvk]);
     s
 }
@@ -173,9 +178,24 @@ fn document(store: &Store, types: &[&ResourceType]) -> Value {
     let mut schemas = serde_json::Map::new();
     for t in types {
         let gvk = json!({"group": t.group, "version": t.version, "kind": t.kind});
-        let schema_name = schema_name(t);
+        let schema_name = match super::builtin_openapi::schemas(&t.group, &t.plural) {
+            // A Kubernetes kind: its schema and every schema it refers to, by kube's names.
+            Some(k) => {
+                for (name, s) in &k.schemas {
+                    schemas.entry(name.clone()).or_insert_with(|| s.clone());
+                }
+                if let Some(own) = schemas.get_mut(&k.name) {
+                    own["x-kubernetes-group-version-kind"] = json!([gvk]);
+                }
+                k.name.clone()
+            }
+            None => {
+                let name = schema_name(t);
+                schemas.insert(name.clone(), schema(store, t));
+                name
+            }
+        };
         let reference = json!({"$ref": format!("#/components/schemas/{schema_name}")});
-        schemas.insert(schema_name.clone(), schema(store, t));
         let body = json!({"required": true, "content": {"application/json": {"schema": reference}}});
         let ok =
             json!({"200": {"description": "OK", "content": {"application/json": {"schema": reference}}}});

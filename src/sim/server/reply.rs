@@ -12,6 +12,8 @@ pub(super) enum Reply {
     Raw(u16, String),
     /// A watch: one JSON event per line.
     Stream(ResponseBody),
+    /// Status code and a `text/plain; charset=utf-8` body (`/healthz`, `/livez`, `/readyz`).
+    Text(u16, String),
 }
 
 impl Reply {
@@ -20,7 +22,7 @@ impl Reply {
         match self {
             Self::Json(code, v) => Some((code, v)),
             Self::Raw(code, text) => Some((code, serde_json::from_str(&text).ok()?)),
-            Self::Stream(_) => None,
+            Self::Stream(_) | Self::Text(..) => None,
         }
     }
 }

@@ -155,6 +155,7 @@ pub(super) fn route(path: &str, store: &Store) -> Result<Route, ApiError> {
     }
     if let Some(s) = &sub
         && !(s == "status" && t.status_subresource)
+        && !(s == "scale" && super::scale::scale_paths(&t, store).is_some())
     {
         return Err(not_found_path());
     }

@@ -187,62 +187,12 @@ fn col(name: &str, kind: &str, path: &str, priority: u64, description: &str) -> 
 }
 
 /// The columns of the OpenShift CRDs (`additionalPrinterColumns` of
-/// `config.openshift.io` ClusterOperator / ClusterVersion and `machineconfiguration.openshift.io`
-/// MachineConfigPool / MachineConfig, as openshift/api ships them) for the kinds the simulator
-/// serves without a CRD.
+/// `machineconfiguration.openshift.io` MachineConfigPool / MachineConfig, as openshift/api
+/// ships them) for the kinds the simulator serves without a CRD. (ClusterVersion and
+/// ClusterOperator take theirs from the embedded CRDs, `store::builtin_crd`.)
 fn openshift_columns(t: &ResourceType) -> Option<Vec<Column>> {
     let cond = |ty: &str, field: &str| format!(".status.conditions[?(@.type==\"{ty}\")].{field}");
     Some(match (t.group.as_str(), t.kind.as_str()) {
-        ("config.openshift.io", "ClusterOperator") => vec![
-            col(
-                "Version",
-                "string",
-                ".status.versions[?(@.name==\"operator\")].version",
-                0,
-                "The version the operator is at.",
-            ),
-            col(
-                "Available",
-                "string",
-                &cond("Available", "status"),
-                0,
-                "Whether the operator is running and stable.",
-            ),
-            col(
-                "Progressing",
-                "string",
-                &cond("Progressing", "status"),
-                0,
-                "Whether the operator is processing changes.",
-            ),
-            col(
-                "Degraded",
-                "string",
-                &cond("Degraded", "status"),
-                0,
-                "Whether the operator is degraded.",
-            ),
-            col(
-                "Since",
-                "date",
-                &cond("Available", "lastTransitionTime"),
-                0,
-                "The time the operator's Available status last changed.",
-            ),
-        ],
-        ("config.openshift.io", "ClusterVersion") => vec![
-            col(
-                "Version",
-                "string",
-                ".status.history[?(@.state==\"Completed\")].version",
-                0,
-                "",
-            ),
-            col("Available", "string", &cond("Available", "status"), 0, ""),
-            col("Progressing", "string", &cond("Progressing", "status"), 0, ""),
-            col("Since", "date", &cond("Progressing", "lastTransitionTime"), 0, ""),
-            col("Status", "string", &cond("Progressing", "message"), 0, ""),
-        ],
         ("machineconfiguration.openshift.io", "MachineConfigPool") => vec![
             col("Config", "string", ".status.configuration.name", 0, ""),
             col("Updated", "string", &cond("Updated", "status"), 0, ""),
@@ -400,9 +350,156 @@ fn node_columns() -> Vec<Column> {
     ]
 }
 
+/// What kube-apiserver's `Age` cell of a built-in kind says (a string column).
+fn age_cell(o: &Value) -> Value {
+    age(o["metadata"].get("creationTimestamp"))
+}
+
+const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
+fn computed(name: &str, f: fn(&Value) -> Value, priority: u64, description: &str) -> Column {
+    Column {
+        name: name.to_owned(),
+        kind: "string".to_owned(),
+        path: Path::Node(f),
+        priority,
+        description: description.to_owned(),
+    }
+}
+
+/// A label selector as kube's `metav1.FormatLabelSelector` prints it (`app=d1,tier in (a,b)`;
+/// `<none>` when empty).
+fn format_selector(sel: &Value) -> Value {
+    let mut reqs: Vec<(String, String)> = Vec::new();
+    for (k, v) in sel["matchLabels"].as_object().into_iter().flatten() {
+        reqs.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or_default())));
+    }
+    for e in sel["matchExpressions"].as_array().into_iter().flatten() {
+        let key = e["key"].as_str().unwrap_or_default();
+        let values: Vec<&str> = e["values"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let text = match e["operator"].as_str().unwrap_or_default() {
+            "In" => format!("{key} in ({})", values.join(",")),
+            "NotIn" => format!("{key} notin ({})", values.join(",")),
+            "Exists" => key.to_owned(),
+            "DoesNotExist" => format!("!{key}"),
+            other => format!("{key} {other} ({})", values.join(",")),
+        };
+        reqs.push((key.to_owned(), text));
+    }
+    reqs.sort();
+    if reqs.is_empty() {
+        json!("<none>")
+    } else {
+        json!(reqs.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(","))
+    }
+}
+
+fn containers_field(o: &Value, field: &str) -> Value {
+    let names: Vec<&str> = o["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c[field].as_str()).collect())
+        .unwrap_or_default();
+    json!(names.join(","))
+}
+
+/// kube-apiserver's Deployment columns (`pkg/printers/internalversion/printers.go`,
+/// `deploymentColumnDefinitions`, `printDeployment`).
+fn deployment_columns() -> Vec<Column> {
+    vec![
+        computed(
+            "Ready",
+            |o| {
+                json!(format!(
+                    "{}/{}",
+                    o["status"]["readyReplicas"].as_i64().unwrap_or(0),
+                    o["spec"]["replicas"].as_i64().unwrap_or(0)
+                ))
+            },
+            0,
+            "Number of the pod with ready state",
+        ),
+        computed(
+            "Up-to-date",
+            |o| json!(o["status"]["updatedReplicas"].as_i64().unwrap_or(0)),
+            0,
+            "Total number of non-terminating pods targeted by this deployment that have the desired template spec.",
+        ),
+        computed(
+            "Available",
+            |o| json!(o["status"]["availableReplicas"].as_i64().unwrap_or(0)),
+            0,
+            "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.",
+        ),
+        computed("Age", age_cell, 0, AGE_DESCRIPTION),
+        computed(
+            "Containers",
+            |o| containers_field(o, "name"),
+            1,
+            "Names of each container in the template.",
+        ),
+        computed(
+            "Images",
+            |o| containers_field(o, "image"),
+            1,
+            "Images referenced by each container in the template.",
+        ),
+        computed(
+            "Selector",
+            |o| format_selector(&o["spec"]["selector"]),
+            1,
+            "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.",
+        ),
+    ]
+}
+
+/// kube-apiserver's Namespace columns (`namespaceColumnDefinitions`, `printNamespace`).
+fn namespace_columns() -> Vec<Column> {
+    vec![
+        computed(
+            "Status",
+            |o| o["status"]["phase"].clone(),
+            0,
+            "The status of the namespace",
+        ),
+        computed("Age", age_cell, 0, AGE_DESCRIPTION),
+    ]
+}
+
+/// The `Message` column OpenShift's kube-apiserver adds to ClusterOperator tables (a carry
+/// patch of openshift/kubernetes): the message of `Available=False`, else of
+/// `Degraded=True`, else of `Progressing=True`, else empty (`null` cell).
+fn cluster_operator_message(o: &Value) -> Value {
+    let conds = o["status"]["conditions"].as_array();
+    let find = |ty: &str, status: &str| {
+        conds.and_then(|cs| cs.iter().find(|c| c["type"] == ty && c["status"] == status))
+    };
+    find("Available", "False")
+        .or_else(|| find("Degraded", "True"))
+        .or_else(|| find("Progressing", "True"))
+        .map_or(Value::Null, |c| c["message"].clone())
+}
+
 fn columns(t: &ResourceType, crd: Option<&Value>) -> Vec<Column> {
     if let Some(crd) = crd {
-        return crd_columns(crd, &t.version);
+        let mut cols = crd_columns(crd, &t.version);
+        if t.group == "config.openshift.io" && t.kind == "ClusterOperator" {
+            cols.push(computed(
+                "Message",
+                cluster_operator_message,
+                0,
+                "A message describing the status of the operator",
+            ));
+        }
+        return cols;
+    }
+    if t.group == "apps" && t.kind == "Deployment" {
+        return deployment_columns();
+    }
+    if t.is_namespace() {
+        return namespace_columns();
     }
     if let Some(c) = openshift_columns(t) {
         return c;

@@ -1,6 +1,7 @@
 //! CustomResourceDefinitions as apiextensions-apiserver's controllers handle them: the kinds
 //! a CRD defines, the status it gets, and the cleanup of its objects when it is deleted.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -164,9 +165,26 @@ impl Store {
         self.establish_delay = delay;
     }
 
-    /// The `openAPIV3Schema` of CRD-defined kind `t`'s version, if it has one.
-    pub fn schema_of(&self, t: &ResourceType) -> Option<Value> {
-        let crd_name = t.crd.as_deref()?;
+    /// The cluster's feature set: `spec.featureSet` of the `config.openshift.io` FeatureGate
+    /// `cluster` (`""`, the default, when there is none). It picks the variant of the
+    /// feature-gated built-in CRDs ([`super::builtin_schemas::crd_of`]).
+    pub fn feature_set(&self) -> String {
+        self.find_plural("config.openshift.io", "featuregates")
+            .and_then(|t| self.get_stored(&t, "", "cluster").map(|o| o.value()))
+            .and_then(|fg| fg["spec"]["featureSet"].as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+
+    /// The `openAPIV3Schema` of kind `t`'s version: its stored CRD's, or for the built-in
+    /// OpenShift kinds the embedded upstream CRD's ([`super::builtin_schemas`]).
+    pub fn schema_of(&self, t: &ResourceType) -> Option<Cow<'static, Value>> {
+        let Some(crd_name) = t.crd.as_deref() else {
+            // Most built-in kinds have no schema: skip the FeatureGate lookup for them.
+            super::builtin_schemas::crd_of(&t.group, &t.plural, "")?;
+            let set = self.feature_set();
+            return super::builtin_schemas::schema_of(&t.group, &t.plural, &t.version, &set)
+                .map(Cow::Borrowed);
+        };
         let crd_type = self.find_plural(super::types::CRD_GROUP, "customresourcedefinitions")?;
         let crd = self.get(&crd_type, "", crd_name)?;
         crd["spec"]["versions"]
@@ -175,24 +193,31 @@ impl Store {
             .find(|v| v["name"] == t.version.as_str())
             .map(|v| v["schema"]["openAPIV3Schema"].clone())
             .filter(Value::is_object)
+            .map(Cow::Owned)
     }
 
     /// Prunes, defaults and validates a custom resource (all of it, or its `status`) against
-    /// its CRD's schema, as apiextensions-apiserver does on every write.
+    /// its CRD's schema, then runs the schema's validation rules ([`super::rules`]; `old` is
+    /// the stored object on an update, for transition rules), as apiextensions-apiserver does
+    /// on every write.
     ///
     /// # Errors
-    /// `422 Invalid` with one cause per bad field.
+    /// `422 Invalid` with one cause per bad field or failed rule.
     pub(super) fn admit_custom(
         &self,
         t: &ResourceType,
         name: &str,
         obj: &mut Value,
+        old: Option<&Value>,
         root: Root,
     ) -> Result<(), ApiError> {
         let Some(schema) = self.schema_of(t) else {
             return Ok(());
         };
-        let causes = admit(&schema, obj, root);
+        let mut causes = admit(&schema, obj, root);
+        // The rules run over the whole object on a /status write too, as kube-apiserver's
+        // status strategy validates it.
+        super::rules::check(&schema, obj, old, "", &mut causes);
         if causes.is_empty() {
             Ok(())
         } else {

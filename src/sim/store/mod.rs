@@ -13,10 +13,12 @@
 //!   marks it `Terminating`, deletes its objects, and removes it once they are gone
 //!   (kubernetes `pkg/controller/namespace`).
 
+mod builtin_schemas;
 mod crd;
 mod defaults;
 mod error;
 mod namespace;
+mod rules;
 mod schema;
 mod stored;
 #[cfg(test)]
@@ -28,6 +30,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+pub use builtin_schemas::crd_of as builtin_crd;
 use crd::crd_types;
 pub use error::{ApiError, Cause};
 pub use stored::Stored;
@@ -463,7 +466,7 @@ impl Store {
             o.remove("status");
         }
         if mode != WriteMode::All {
-            self.admit_custom(t, &name, &mut obj, schema::Root::Object)?;
+            self.admit_custom(t, &name, &mut obj, None, schema::Root::Object)?;
             defaults::apply(t, &mut obj, &uid, true);
             if t.is_crd() {
                 obj["status"] = crd::initial_crd_status(&obj);
@@ -622,7 +625,7 @@ impl Store {
             } else {
                 schema::Root::Object
             };
-            self.admit_custom(t, name, &mut new, root)?;
+            self.admit_custom(t, name, &mut new, Some(&old), root)?;
         }
         if mode == WriteMode::Main {
             defaults::keep_allocated(t, &old, &mut new);

@@ -71,13 +71,15 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     }
 }
 
-/// The tokio runtime the commands run on: two worker threads, IO and time enabled, and a task
+/// The tokio runtime the commands run on: two worker threads, IO and time enabled, glibc's
+/// malloc arenas capped at [`heap::ARENAS`] before the threads start, and a task
 /// handing freed heap back to the system every [`heap::RELEASE_PERIOD`] (what keeps a
 /// long-running dashboard, demo or operator small; a one-shot command ends first).
 ///
 /// # Errors
 /// When the runtime cannot be built (no threads).
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    heap::limit_arenas(heap::ARENAS);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

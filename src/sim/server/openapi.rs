@@ -181,13 +181,13 @@ fn document(store: &Store, types: &[&ResourceType]) -> Value {
         let schema_name = match super::builtin_openapi::schemas(&t.group, &t.plural) {
             // A Kubernetes kind: its schema and every schema it refers to, by kube's names.
             Some(k) => {
-                for (name, s) in &k.schemas {
-                    schemas.entry(name.clone()).or_insert_with(|| s.clone());
+                for (name, s) in k.schemas {
+                    schemas.entry(name).or_insert(s);
                 }
-                if let Some(own) = schemas.get_mut(&k.name) {
+                if let Some(own) = schemas.get_mut(k.name) {
                     own["x-kubernetes-group-version-kind"] = json!([gvk]);
                 }
-                k.name.clone()
+                k.name.to_owned()
             }
             None => {
                 let name = schema_name(t);

@@ -11,55 +11,74 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-/// Upstream's CRD files, as embedded: ClusterVersion has one per feature set (the
-/// `release.openshift.io/feature-set` annotation says which), ClusterOperator one for all.
-const CRD_FILES: [(&str, &str); 5] = [
-    (
+/// One embedded upstream CRD file: the kind it defines and the feature set it is for.
+struct CrdFile {
+    file: &'static str,
+    group: &'static str,
+    plural: &'static str,
+    /// Its `release.openshift.io/feature-set` annotation; `None`: one CRD for every set.
+    feature_set: Option<&'static str>,
+    text: &'static str,
+}
+
+macro_rules! crd_file {
+    ($file:literal, $plural:literal, $set:expr) => {
+        CrdFile {
+            file: $file,
+            group: "config.openshift.io",
+            plural: $plural,
+            feature_set: $set,
+            text: include_str!(concat!("../../../assets/crds/", $file)),
+        }
+    };
+}
+
+/// Upstream's CRD files, as embedded: ClusterVersion has one per feature set, ClusterOperator
+/// one for all.
+const CRD_FILES: [CrdFile; 5] = [
+    crd_file!(
         "0000_00_cluster-version-operator_01_clusterversions-Default.crd.yaml",
-        include_str!(
-            "../../../assets/crds/0000_00_cluster-version-operator_01_clusterversions-Default.crd.yaml"
-        ),
+        "clusterversions",
+        Some("Default")
     ),
-    (
+    crd_file!(
         "0000_00_cluster-version-operator_01_clusterversions-CustomNoUpgrade.crd.yaml",
-        include_str!(
-            "../../../assets/crds/0000_00_cluster-version-operator_01_clusterversions-CustomNoUpgrade.crd.yaml"
-        ),
+        "clusterversions",
+        Some("CustomNoUpgrade")
     ),
-    (
+    crd_file!(
         "0000_00_cluster-version-operator_01_clusterversions-TechPreviewNoUpgrade.crd.yaml",
-        include_str!(
-            "../../../assets/crds/0000_00_cluster-version-operator_01_clusterversions-TechPreviewNoUpgrade.crd.yaml"
-        ),
+        "clusterversions",
+        Some("TechPreviewNoUpgrade")
     ),
-    (
+    crd_file!(
         "0000_00_cluster-version-operator_01_clusterversions-DevPreviewNoUpgrade.crd.yaml",
-        include_str!(
-            "../../../assets/crds/0000_00_cluster-version-operator_01_clusterversions-DevPreviewNoUpgrade.crd.yaml"
-        ),
+        "clusterversions",
+        Some("DevPreviewNoUpgrade")
     ),
-    (
+    crd_file!(
         "0000_00_cluster-version-operator_01_clusteroperators.crd.yaml",
-        include_str!("../../../assets/crds/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml"),
+        "clusteroperators",
+        None
     ),
 ];
 
-/// The embedded CRDs, parsed once. A file that does not parse is left out (and its kind
-/// served without a schema); the unit test below keeps that from happening.
-fn crds() -> &'static [Value] {
-    static CRDS: OnceLock<Vec<Value>> = OnceLock::new();
-    CRDS.get_or_init(|| {
-        CRD_FILES
-            .iter()
-            .filter_map(|(file, text)| match serde_norway::from_str::<Value>(text) {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    tracing::warn!("embedded CRD {file} does not parse: {e}");
-                    None
-                }
-            })
-            .collect()
-    })
+/// Embedded CRD `i` of [`CRD_FILES`], parsed on first use (a process parses only the ones its
+/// cluster's feature set needs: each is about 0.3 MB once parsed). A file that does not parse
+/// is `None` (and its kind served without a schema); the unit test below keeps that from
+/// happening.
+fn parsed(i: usize) -> Option<&'static Value> {
+    static PARSED: [OnceLock<Option<Value>>; 5] = [const { OnceLock::new() }; 5];
+    let f = &CRD_FILES[i];
+    PARSED[i]
+        .get_or_init(|| match serde_norway::from_str::<Value>(f.text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::warn!("embedded CRD {} does not parse: {e}", f.file);
+                None
+            }
+        })
+        .as_ref()
 }
 
 /// The embedded CRD of the built-in kind `group`/`plural` for the cluster's feature set
@@ -72,19 +91,12 @@ pub fn crd_of(group: &str, plural: &str, feature_set: &str) -> Option<&'static V
     } else {
         feature_set
     };
-    let of_kind = || {
-        crds()
+    let of_kind = |set: &str| {
+        CRD_FILES
             .iter()
-            .filter(move |c| c["spec"]["group"] == group && c["spec"]["names"]["plural"] == plural)
+            .position(|f| f.group == group && f.plural == plural && f.feature_set.is_none_or(|s| s == set))
     };
-    let set_of = |c: &Value| {
-        c["metadata"]["annotations"]["release.openshift.io/feature-set"]
-            .as_str()
-            .map(str::to_owned)
-    };
-    of_kind()
-        .find(|c| set_of(c).is_none_or(|s| s == wanted))
-        .or_else(|| of_kind().find(|c| set_of(c).as_deref() == Some("Default")))
+    parsed(of_kind(wanted).or_else(|| of_kind("Default"))?)
 }
 
 /// The `openAPIV3Schema` of `version` of the built-in kind `group`/`plural` for
@@ -104,7 +116,22 @@ mod tests {
 
     #[test]
     fn both_crds_parse_and_have_schemas() {
-        assert_eq!(crds().len(), CRD_FILES.len());
+        for (i, f) in CRD_FILES.iter().enumerate() {
+            let crd = parsed(i).unwrap_or_else(|| panic!("{} parses", f.file));
+            assert_eq!(
+                crd["metadata"]["annotations"]["release.openshift.io/feature-set"].as_str(),
+                f.feature_set,
+                "{}",
+                f.file
+            );
+            assert_eq!(
+                (
+                    crd["spec"]["group"].as_str(),
+                    crd["spec"]["names"]["plural"].as_str()
+                ),
+                (Some(f.group), Some(f.plural))
+            );
+        }
         let cv = schema_of("config.openshift.io", "clusterversions", "v1", "").expect("cv schema");
         assert_eq!(cv["required"], serde_json::json!(["spec"]));
         let accept = |set: &str| {

@@ -42,6 +42,10 @@ enum Command {
     /// `--snapshot` shows the static stuck-update demo instead.
     #[cfg(feature = "sim")]
     Demo(args::DemoArgs),
+    /// Rehearse an update on a simulated copy of a cluster (from a snapshot or must-gather)
+    /// and report what it would change; nothing is written to the cluster.
+    #[cfg(feature = "sim")]
+    Rehearse(args::RehearseArgs),
     /// The Kubernetes API simulator.
     #[cfg(feature = "sim")]
     #[command(subcommand)]
@@ -103,6 +107,8 @@ impl Command {
             #[cfg(feature = "sim")]
             Command::Demo(_) => "demo",
             #[cfg(feature = "sim")]
+            Command::Rehearse(_) => "rehearse",
+            #[cfg(feature = "sim")]
             Command::Sim(_) => "sim",
             Command::Payload(_) => "payload",
             Command::Reconcile(_) => "reconcile",
@@ -122,6 +128,8 @@ impl Command {
             Command::Tui(_) => LogSink::File,
             #[cfg(all(feature = "tui", feature = "sim"))]
             Command::Demo(a) if !a.is_headless() => LogSink::File,
+            #[cfg(all(feature = "tui", feature = "sim"))]
+            Command::Rehearse(a) if a.tui => LogSink::File,
             #[cfg(feature = "operator")]
             Command::Operator(_) => LogSink::Own,
             _ => LogSink::Stderr,
@@ -198,6 +206,8 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Tui(a) => run::tui(a),
         #[cfg(feature = "sim")]
         Command::Demo(a) => run::demo(a),
+        #[cfg(feature = "sim")]
+        Command::Rehearse(a) => run::rehearse(a),
         #[cfg(feature = "sim")]
         Command::Sim(SimCommand::Serve(a)) => run::sim_serve(a),
         Command::Payload(PayloadCommand::Inspect(a)) => run::payload_inspect(a),

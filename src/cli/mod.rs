@@ -17,6 +17,8 @@ pub mod completion;
 #[cfg(feature = "sim")]
 pub mod demo;
 #[cfg(feature = "sim")]
+pub mod rehearse;
+#[cfg(feature = "sim")]
 pub mod demo_registry;
 pub mod get;
 pub mod get_output;

@@ -120,24 +120,22 @@ pub fn payload_version(dir: &Path) -> anyhow::Result<String> {
         .with_context(|| format!("{}: no version", p.display()))
 }
 
-/// The request's preconditions as `cvo upgrade --read-only` decides them: first with no flag
-/// (the refusal oc would print), then with every waiver, so that every check is listed;
-/// a check a flag waived is shown as `blocking` with the flag that waives it. A directory
-/// target (`file://`) is requested by version (`--to VERSION`), an image by pull spec.
+/// The stand-in pull spec of a directory target in the precondition checks: a directory has no
+/// registry pull spec, so the request is decided as for a release image by digest.
+const DIR_STANDIN: &str =
+    "registry.invalid/rehearsal@sha256:0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The request's preconditions as `cvo upgrade --to-image IMAGE --read-only` decides them: first
+/// with no flag (the refusal oc would print), then with every waiver, so that every check is
+/// listed (a check a flag waived is shown as `blocking` with the flag that waives it). The
+/// cluster's own preconditions (Upgradeable, rollback, giant hop), which a pull spec alone
+/// leaves unchecked, are decided with the target's known `version`. A directory target
+/// (`file://`) is decided as an image by digest ([`DIR_STANDIN`]).
 pub fn preconditions(cv: &ClusterVersion, version: &str, image: &str) -> (Vec<report::PreconditionRow>, Option<String>) {
-    let request = if image.starts_with("file://") {
-        Request::ToVersion {
-            version: version.to_string(),
-            image: None,
-        }
-    } else {
-        Request::ToImage {
-            pullspec: image.to_string(),
-        }
-    };
-    let refusal = match update_request::plan(cv, &request, &Flags::default()) {
-        Ok(_) => None,
-        Err(r) => Some(r.message.trim_end().replace('\n', " ")),
+    use crate::openshift::precondition::{self as pc, GIANT_HOP, ROLLBACK, UPGRADEABLE};
+    let pullspec = if image.starts_with("file://") { DIR_STANDIN } else { image };
+    let request = Request::ToImage {
+        pullspec: pullspec.to_string(),
     };
     let all = Flags {
         allow_not_recommended: true,
@@ -153,18 +151,44 @@ pub fn preconditions(cv: &ClusterVersion, version: &str, image: &str) -> (Vec<re
         }
         Err(r) => r.verdicts,
     };
-    let rows = verdicts
-        .iter()
-        .map(|v| {
-            let mut row = report::PreconditionRow::from(v);
-            if let VerdictState::Waived(w) = v.state {
-                row.state = "blocking".into();
-                row.name = format!("{} ({w} would waive it)", row.name);
+    let mut rows: Vec<report::PreconditionRow> = Vec::new();
+    let mut refusal = None;
+    for v in &verdicts {
+        let mut row = report::PreconditionRow::from(v);
+        let cluster_check = match v.name {
+            UPGRADEABLE => Some(pc::upgradeable as fn(&ClusterVersion, &str) -> Option<pc::PreconditionError>),
+            ROLLBACK => Some(pc::rollback as fn(&ClusterVersion, &str) -> Option<pc::PreconditionError>),
+            GIANT_HOP => Some(pc::giant_hop as fn(&ClusterVersion, &str) -> Option<pc::PreconditionError>),
+            _ => None,
+        };
+        if let Some(check) = cluster_check
+            && v.state == VerdictState::Unchecked
+        {
+            match check(cv, version) {
+                None => {
+                    row.state = "passed".into();
+                    row.message = format!("{} to {version}: passed", cv.status.desired.version);
+                }
+                Some(e) if e.non_blocking => {
+                    row.state = "warning".into();
+                    row.message = e.to_string();
+                }
+                Some(e) => {
+                    row.state = "blocking".into();
+                    row.name = format!("{} (--force would waive it)", v.name);
+                    row.message = e.to_string();
+                    refusal.get_or_insert_with(|| format!("{} (--force would waive it)", e));
+                }
             }
-            row
-        })
-        .collect();
-    (rows, refusal)
+        } else if let VerdictState::Waived(w) = v.state {
+            row.state = "blocking".into();
+            row.name = format!("{} ({w} would waive it)", row.name);
+            refusal.get_or_insert_with(|| format!("{} ({w} would waive it)", row.message.lines().next().unwrap_or_default()));
+        }
+        row.message = row.message.replace(DIR_STANDIN, image);
+        rows.push(row);
+    }
+    (rows, refusal.map(|r| r.replace(DIR_STANDIN, image)))
 }
 
 impl Rehearsal {

@@ -286,7 +286,12 @@ pub fn render_text(r: &Report, details: bool) -> String {
         let _ = writeln!(o, "  (none apply to this request)");
     }
     for p in &r.preconditions {
-        let msg = p.message.lines().collect::<Vec<_>>().join("\n              ");
+        let msg = p
+            .message
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n              ");
         let _ = writeln!(o, "  {:<10}{}: {msg}", p.state, p.name);
     }
     if let Some(refusal) = &r.refusal {
@@ -303,6 +308,10 @@ pub fn render_text(r: &Report, details: bool) -> String {
         o,
         "\nManifests: {c} created, {u} changed, {d} deleted of {} in the payload",
         r.payload_manifests
+    );
+    let _ = writeln!(
+        o,
+        "  (an object the snapshot does not hold counts as created: a must-gather holds no workloads)"
     );
     if !r.manifests.is_empty() {
         let mut t = String::from("  RUN LEVEL\tCOMPONENT\tCREATED\tCHANGED\tDELETED\n");

@@ -278,9 +278,10 @@ pub fn render_text(r: &Report, details: bool) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "Rehearsal of the update {} -> {} ({}) on a simulated copy of the cluster: nothing was written to your cluster.",
-        r.from_version, r.to_version, r.to_image
+        "Rehearsal of the update {} -> {} on a simulated copy of the cluster: nothing was written to your cluster.",
+        r.from_version, r.to_version
     );
+    let _ = writeln!(o, "Target release: {}", r.to_image);
     let _ = writeln!(o, "\nPreconditions (as `cvo upgrade --to-image --read-only` decides them):");
     if r.preconditions.is_empty() {
         let _ = writeln!(o, "  (none apply to this request)");
@@ -502,7 +503,7 @@ mod tests {
         };
         let t = render_text(&r, true);
         for want in [
-            "Rehearsal of the update 4.16.3 -> 4.16.4 (file:///p) on a simulated copy of the cluster: nothing was written to your cluster.\n",
+            "Rehearsal of the update 4.16.3 -> 4.16.4 on a simulated copy of the cluster: nothing was written to your cluster.\nTarget release: file:///p\n",
             "  blocking  ClusterVersionUpgradeable: no\n",
             "  => the request would be refused: refused\n",
             "Manifests: 1 created, 2 changed, 1 deleted of 10 in the payload\n",

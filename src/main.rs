@@ -142,6 +142,10 @@ fn main() -> ExitCode {
     if let Err(e) = dashboard_flags_before_a_command(&matches) {
         e.exit();
     }
+    #[cfg(feature = "sim")]
+    if let Err(e) = no_cluster_for_a_rehearsal(&matches) {
+        e.exit();
+    }
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let Some(level) = cli.verbosity {
         cvo::cli::logging::set_verbosity(level);
@@ -191,6 +195,31 @@ fn dashboard_flags_before_a_command(matches: &clap::ArgMatches) -> Result<(), cl
                 clap::error::ErrorKind::ArgumentConflict,
                 format!(
                     "{flag} is a flag of the dashboard (`cvo` alone); it cannot be used with `cvo {name}`"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `cvo rehearse` never talks to a cluster: the connection flags (global elsewhere, ignored by
+/// commands that reach no cluster) are a usage error there, so that no one believes the
+/// rehearsal read or wrote the cluster they name.
+#[cfg(feature = "sim")]
+fn no_cluster_for_a_rehearsal(matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+    let Some(sub) = matches.subcommand_matches("rehearse") else {
+        return Ok(());
+    };
+    for id in ["kubeconfig", "context", "server", "token"] {
+        let given = [matches, sub].iter().any(|m| {
+            m.try_contains_id(id).unwrap_or(false)
+                && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+        });
+        if given {
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "--{id}: `cvo rehearse` never talks to a cluster; it rehearses on a simulated copy of the snapshot given with --from"
                 ),
             ));
         }

@@ -39,16 +39,31 @@ async fn a_must_gather_rehearses_to_completion() -> anyhow::Result<()> {
     assert!(r.refusal.is_some());
     // The must-gather holds no workloads: the payload's objects are created.
     let created: usize = r.manifests.iter().map(|g| g.created.len()).sum();
-    assert!(created > 200 && created <= r.payload_manifests, "{created} of {}", r.payload_manifests);
+    assert!(
+        created > 200 && created <= r.payload_manifests,
+        "{created} of {}",
+        r.payload_manifests
+    );
     let mco = r
         .manifests
         .iter()
         .find(|g| g.component == "machine-config-operator")
         .expect("the MCO's manifests");
     assert_eq!(mco.run_level, Some(80));
-    assert!(mco.created.iter().any(|n| n.contains("machine-config-operator")), "{:?}", mco.created);
-    let mc = r.operators.iter().find(|o| o.name == "machine-config").expect("machine-config rolls");
-    assert_eq!((mc.from.as_str(), mc.to.as_str()), ("4.8.0-0.nightly-2021-07-31-065602", "4.16.4"));
+    assert!(
+        mco.created.iter().any(|n| n.contains("machine-config-operator")),
+        "{:?}",
+        mco.created
+    );
+    let mc = r
+        .operators
+        .iter()
+        .find(|o| o.name == "machine-config")
+        .expect("machine-config rolls");
+    assert_eq!(
+        (mc.from.as_str(), mc.to.as_str()),
+        ("4.8.0-0.nightly-2021-07-31-065602", "4.16.4")
+    );
     let names: Vec<&str> = r.pools.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["master", "worker"]);
     for p in &r.pools {
@@ -88,7 +103,12 @@ fn the_command_refuses_a_cluster_and_a_missing_target() -> anyhow::Result<()> {
     let out = std::process::Command::new(bin)
         .args(["rehearse", "--from"])
         .arg(&mg)
-        .args(["--payload", "assets/payloads/4.16.4", "--kubeconfig", "/nonexistent"])
+        .args([
+            "--payload",
+            "assets/payloads/4.16.4",
+            "--kubeconfig",
+            "/nonexistent",
+        ])
         .current_dir(root())
         .output()?;
     assert_eq!(out.status.code(), Some(2));

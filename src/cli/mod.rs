@@ -17,8 +17,6 @@ pub mod completion;
 #[cfg(feature = "sim")]
 pub mod demo;
 #[cfg(feature = "sim")]
-pub mod rehearse;
-#[cfg(feature = "sim")]
 pub mod demo_registry;
 pub mod get;
 pub mod get_output;
@@ -32,6 +30,8 @@ pub mod out;
 pub mod payload;
 pub mod payload_verify;
 pub mod reconcile;
+#[cfg(feature = "sim")]
+pub mod rehearse;
 #[cfg(feature = "tui")]
 pub mod request_writer;
 pub mod run;

@@ -389,12 +389,15 @@ pub fn rehearse(a: super::args::RehearseArgs) -> anyhow::Result<ExitCode> {
     }
     let timeout = timeout_flag(a.timeout)?.unwrap_or_else(|| super::rehearse::default_timeout(speed));
     if a.tui && !cfg!(feature = "tui") {
-        return Err(UsageError("--tui: this cvo is built without the dashboard (feature `tui`)".into()).into());
+        return Err(
+            UsageError("--tui: this cvo is built without the dashboard (feature `tui`)".into()).into(),
+        );
     }
     let rt = runtime()?;
     let (payload, image) = match (&a.payload, &a.to_image) {
         (Some(dir), None) => {
-            super::payload::check_payload_dir(dir).map_err(|e| UsageError(format!("--payload {}: {e:#}", dir.display())))?;
+            super::payload::check_payload_dir(dir)
+                .map_err(|e| UsageError(format!("--payload {}: {e:#}", dir.display())))?;
             let image = crate::reconcile::api::LocalPayloads::pseudo_pull_spec(dir)
                 .map_err(|e| UsageError(format!("--payload {}: {e}", dir.display())))?;
             (dir.clone(), image)
@@ -415,8 +418,12 @@ pub fn rehearse(a: super::args::RehearseArgs) -> anyhow::Result<ExitCode> {
     };
     let report = rt.block_on(super::rehearse::run(&opts, a.tui))?;
     match a.output {
-        super::args::Output::Text => super::out::print(&super::rehearse::report::render_text(&report, a.details))?,
-        super::args::Output::Json => super::out::print(&format!("{}\n", serde_json::to_string_pretty(&report)?))?,
+        super::args::Output::Text => {
+            super::out::print(&super::rehearse::report::render_text(&report, a.details))?
+        }
+        super::args::Output::Json => {
+            super::out::print(&format!("{}\n", serde_json::to_string_pretty(&report)?))?
+        }
     }
     Ok(if report.outcome.completed {
         ExitCode::SUCCESS

@@ -131,9 +131,17 @@ const DIR_STANDIN: &str =
 /// cluster's own preconditions (Upgradeable, rollback, giant hop), which a pull spec alone
 /// leaves unchecked, are decided with the target's known `version`. A directory target
 /// (`file://`) is decided as an image by digest ([`DIR_STANDIN`]).
-pub fn preconditions(cv: &ClusterVersion, version: &str, image: &str) -> (Vec<report::PreconditionRow>, Option<String>) {
+pub fn preconditions(
+    cv: &ClusterVersion,
+    version: &str,
+    image: &str,
+) -> (Vec<report::PreconditionRow>, Option<String>) {
     use crate::openshift::precondition::{self as pc, GIANT_HOP, ROLLBACK, UPGRADEABLE};
-    let pullspec = if image.starts_with("file://") { DIR_STANDIN } else { image };
+    let pullspec = if image.starts_with("file://") {
+        DIR_STANDIN
+    } else {
+        image
+    };
     let request = Request::ToImage {
         pullspec: pullspec.to_string(),
     };
@@ -156,7 +164,9 @@ pub fn preconditions(cv: &ClusterVersion, version: &str, image: &str) -> (Vec<re
     for v in &verdicts {
         let mut row = report::PreconditionRow::from(v);
         let cluster_check = match v.name {
-            UPGRADEABLE => Some(pc::upgradeable as fn(&ClusterVersion, &str) -> Option<pc::PreconditionError>),
+            UPGRADEABLE => {
+                Some(pc::upgradeable as fn(&ClusterVersion, &str) -> Option<pc::PreconditionError>)
+            }
             ROLLBACK => Some(pc::rollback as fn(&ClusterVersion, &str) -> Option<pc::PreconditionError>),
             GIANT_HOP => Some(pc::giant_hop as fn(&ClusterVersion, &str) -> Option<pc::PreconditionError>),
             _ => None,
@@ -183,7 +193,12 @@ pub fn preconditions(cv: &ClusterVersion, version: &str, image: &str) -> (Vec<re
         } else if let VerdictState::Waived(w) = v.state {
             row.state = "blocking".into();
             row.name = format!("{} ({w} would waive it)", row.name);
-            refusal.get_or_insert_with(|| format!("{} ({w} would waive it)", row.message.lines().next().unwrap_or_default()));
+            refusal.get_or_insert_with(|| {
+                format!(
+                    "{} ({w} would waive it)",
+                    row.message.lines().next().unwrap_or_default()
+                )
+            });
         }
         row.message = row.message.replace(DIR_STANDIN, image);
         rows.push(row);
@@ -200,17 +215,16 @@ impl Rehearsal {
     pub async fn start(opts: &RehearseOptions) -> anyhow::Result<Self> {
         let mut before = crate::cluster::snapshot::load(&opts.from)?;
         before.sort();
-        let cv = before
-            .cluster_version
-            .clone()
-            .context("--from: the snapshot has no ClusterVersion (clusterversions.yaml or a ClusterVersion object)")?;
+        let cv = before.cluster_version.clone().context(
+            "--from: the snapshot has no ClusterVersion (clusterversions.yaml or a ClusterVersion object)",
+        )?;
         let version = payload_version(&opts.payload)?;
         let preconditions = preconditions(&cv, &version, &opts.image);
         let sim = Simulator::from_state(&before).map_err(|e| anyhow::anyhow!("--from: {}", e.message))?;
         sim.keep_audit(false);
         let clock = Clock::simulated(opts.speed);
         sim.set_clock(clock.clone());
-        let mut ops = OperatorSimConfig::with_payloads(&[opts.payload.clone()])?.speed(opts.speed);
+        let mut ops = OperatorSimConfig::with_payloads(std::slice::from_ref(&opts.payload))?.speed(opts.speed);
         ops.clock = clock.clone();
         let operators = crate::sim::operators::spawn(sim.clone(), ops);
         // The request, as `oc adm upgrade --to-image IMAGE --force` would write it.
@@ -269,9 +283,10 @@ impl Rehearsal {
 
     /// The report of what was collected so far.
     pub async fn report(&self) -> Report {
-        let after = crate::cluster::live::fetch_state(&kube::Client::new(self.sim.clone(), "default"), "rehearsal")
-            .await
-            .ok();
+        let after =
+            crate::cluster::live::fetch_state(&kube::Client::new(self.sim.clone(), "default"), "rehearsal")
+                .await
+                .ok();
         let c = self.collected.lock().map(|c| c.clone()).unwrap_or_default();
         let cv = self.before.cluster_version.clone().unwrap_or_default();
         let changes: Vec<ManifestChange> = c.changes.values().cloned().collect();
@@ -397,7 +412,8 @@ pub fn pool_rolls(before: &ClusterState, after: &ClusterState) -> Vec<report::Po
             continue;
         }
         let nodes = v["status"]["machineCount"].as_u64().unwrap_or(0) as usize;
-        let updated = crate::openshift::condition::find(&p.status.conditions, "Updated").is_some_and(|c| c.is_true());
+        let updated =
+            crate::openshift::condition::find(&p.status.conditions, "Updated").is_some_and(|c| c.is_true());
         out.push(report::PoolRoll {
             name,
             rebooted,
@@ -409,7 +425,10 @@ pub fn pool_rolls(before: &ClusterState, after: &ClusterState) -> Vec<report::Po
 }
 
 fn pool_config(p: &crate::openshift::MachineConfigPool) -> String {
-    serde_json::to_value(p).ok().and_then(|v| v["spec"]["configuration"]["name"].as_str().map(str::to_string)).unwrap_or_default()
+    serde_json::to_value(p)
+        .ok()
+        .and_then(|v| v["spec"]["configuration"]["name"].as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// Where the rehearsal stands when it did not complete: Failing, the engine's failure, the

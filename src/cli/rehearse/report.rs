@@ -241,7 +241,9 @@ pub fn estimate(cv: &ClusterVersion, changed: usize, total: usize) -> Estimate {
             newest_first.len(),
             share * 100.0
         ),
-        None => "no previous update in status.history (only the install): no estimate from this cluster".into(),
+        None => {
+            "no previous update in status.history (only the install): no estimate from this cluster".into()
+        }
     };
     Estimate {
         previous_minutes: newest_first,
@@ -282,7 +284,10 @@ pub fn render_text(r: &Report, details: bool) -> String {
         r.from_version, r.to_version
     );
     let _ = writeln!(o, "Target release: {}", r.to_image);
-    let _ = writeln!(o, "\nPreconditions (as `cvo upgrade --to-image --read-only` decides them):");
+    let _ = writeln!(
+        o,
+        "\nPreconditions (as `cvo upgrade --to-image --read-only` decides them):"
+    );
     if r.preconditions.is_empty() {
         let _ = writeln!(o, "  (none apply to this request)");
     }
@@ -355,17 +360,35 @@ pub fn render_text(r: &Report, details: bool) -> String {
             p.name,
             p.rebooted.len(),
             p.nodes,
-            if p.updated { ", Updated" } else { ", still updating" },
+            if p.updated {
+                ", Updated"
+            } else {
+                ", still updating"
+            },
             p.rebooted.join(", ")
         );
     }
-    let _ = writeln!(o, "\nRisks that apply to {} (from the cluster's conditionalUpdates):", r.to_version);
+    let _ = writeln!(
+        o,
+        "\nRisks that apply to {} (from the cluster's conditionalUpdates):",
+        r.to_version
+    );
     if r.risks.is_empty() {
         let _ = writeln!(o, "  none known");
     }
     for k in &r.risks {
-        let applies = if k.applies.is_empty() { "not evaluated" } else { &k.applies };
-        let _ = writeln!(o, "  {} (applies: {applies}): {} {}", k.name, k.message.trim(), k.url);
+        let applies = if k.applies.is_empty() {
+            "not evaluated"
+        } else {
+            &k.applies
+        };
+        let _ = writeln!(
+            o,
+            "  {} (applies: {applies}): {} {}",
+            k.name,
+            k.message.trim(),
+            k.url
+        );
     }
     let _ = writeln!(o, "\nEstimated duration:");
     match r.estimate.minutes {
@@ -403,7 +426,10 @@ mod tests {
     use chrono::TimeZone as _;
 
     fn entry(state: UpdateState, start_h: u32, minutes: i64) -> UpdateHistory {
-        let s = chrono::Utc.with_ymd_and_hms(2024, 1, 1, start_h, 0, 0).single().unwrap_or_default();
+        let s = chrono::Utc
+            .with_ymd_and_hms(2024, 1, 1, start_h, 0, 0)
+            .single()
+            .unwrap_or_default();
         UpdateHistory {
             state,
             started_time: Some(s),
@@ -438,7 +464,12 @@ mod tests {
         assert_eq!(e.previous_minutes, vec![80, 60, 100]);
         assert_eq!(e.median_minutes, Some(80));
         assert_eq!(e.minutes, Some(60));
-        assert!(e.method.starts_with("median of 3 previous update(s) in status.history (80 min)"), "{}", e.method);
+        assert!(
+            e.method
+                .starts_with("median of 3 previous update(s) in status.history (80 min)"),
+            "{}",
+            e.method
+        );
         // A small change is never estimated below half the median.
         assert_eq!(estimate(&c, 1, 100).minutes, Some(40));
     }

@@ -224,7 +224,8 @@ impl Rehearsal {
         sim.keep_audit(false);
         let clock = Clock::simulated(opts.speed);
         sim.set_clock(clock.clone());
-        let mut ops = OperatorSimConfig::with_payloads(std::slice::from_ref(&opts.payload))?.speed(opts.speed);
+        let mut ops =
+            OperatorSimConfig::with_payloads(std::slice::from_ref(&opts.payload))?.speed(opts.speed);
         ops.clock = clock.clone();
         let operators = crate::sim::operators::spawn(sim.clone(), ops);
         // The request, as `oc adm upgrade --to-image IMAGE --force` would write it.

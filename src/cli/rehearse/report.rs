@@ -331,15 +331,23 @@ pub fn render_text(r: &Report, details: bool) -> String {
                 g.changed.len(),
                 g.deleted.len()
             );
+        }
+        let table = super::super::tabwriter::format(&t, 0, 3);
+        let mut lines = table.lines();
+        if let Some(header) = lines.next() {
+            let _ = writeln!(o, "{}", header.trim_end());
+        }
+        // Each row, then (with `details`) its objects: `+` created, `~` changed, `-` deleted.
+        for (row, g) in lines.zip(&r.manifests) {
+            let _ = writeln!(o, "{}", row.trim_end());
             if details {
                 for (what, names) in [("+", &g.created), ("~", &g.changed), ("-", &g.deleted)] {
                     for n in names {
-                        let _ = writeln!(t, "    {what} {n}\t\t\t\t");
+                        let _ = writeln!(o, "      {what} {n}");
                     }
                 }
             }
         }
-        o += &super::super::tabwriter::format(&t, 0, 3);
     }
     let _ = writeln!(o, "\nClusterOperators that roll: {}", r.operators.len());
     for op in &r.operators {
@@ -539,7 +547,7 @@ mod tests {
             "  => the request would be refused: refused\n",
             "Manifests: 1 created, 2 changed, 1 deleted of 10 in the payload\n",
             "  50          dns         0         2         1\n",
-            "    ~ deployment ns/a",
+            "  50          dns         0         2         1\n      ~ deployment ns/a\n      ~ deployment ns/b\n      - configmap ns/old\n",
             "  dns 4.16.3 -> 4.16.4\n",
             "MachineConfigPools that roll: 1 (2 node reboot(s))\n",
             "  master: 2/3 node(s) rebooted, still updating: m1, m2\n",

@@ -87,8 +87,28 @@ async fn an_oc_upgrade_status_snapshot_rehearses_with_its_history() -> anyhow::R
     let r = run(&opts(from), false).await?;
     assert_eq!(r.to_version, "4.16.4");
     assert!(r.from_version.starts_with("4.14"), "{}", r.from_version);
-    // Its ClusterVersion has an update in progress and previous updates in its history.
-    assert!(!r.preconditions.is_empty());
+    assert!(r.outcome.completed, "{:?}", r.outcome);
+    // Its ClusterVersion is failing (etcd and kube-apiserver degraded): oc's client guard.
+    let failing = r
+        .preconditions
+        .iter()
+        .find(|p| p.name.starts_with("Failing"))
+        .expect("the Failing verdict");
+    assert_eq!(failing.state, "blocking");
+    assert!(
+        failing.message.contains("etcd, kube-apiserver are degraded"),
+        "{}",
+        failing.message
+    );
+    let pull = r
+        .preconditions
+        .iter()
+        .find(|p| p.name == "PullSpec")
+        .expect("PullSpec");
+    assert!(
+        pull.message
+            .ends_with("is a payload directory, decided as a release image by digest")
+    );
     assert!(r.operators.iter().any(|o| o.to == "4.16.4"), "{:?}", r.operators);
     let text = render_text(&r, true);
     assert!(text.contains("Manifests: "), "{text}");

@@ -200,6 +200,9 @@ pub fn preconditions(
                 )
             });
         }
+        if pullspec == DIR_STANDIN && v.name == "PullSpec" {
+            row.message = format!("{image} is a payload directory, decided as a release image by digest");
+        }
         row.message = row.message.replace(DIR_STANDIN, image);
         rows.push(row);
     }

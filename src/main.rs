@@ -42,6 +42,10 @@ enum Command {
     /// `--snapshot` shows the static stuck-update demo instead.
     #[cfg(feature = "sim")]
     Demo(args::DemoArgs),
+    /// Rehearse an update on a simulated copy of a cluster (from a snapshot or must-gather)
+    /// and report what it would change; nothing is written to the cluster.
+    #[cfg(feature = "sim")]
+    Rehearse(args::RehearseArgs),
     /// The Kubernetes API simulator.
     #[cfg(feature = "sim")]
     #[command(subcommand)]
@@ -103,6 +107,8 @@ impl Command {
             #[cfg(feature = "sim")]
             Command::Demo(_) => "demo",
             #[cfg(feature = "sim")]
+            Command::Rehearse(_) => "rehearse",
+            #[cfg(feature = "sim")]
             Command::Sim(_) => "sim",
             Command::Payload(_) => "payload",
             Command::Reconcile(_) => "reconcile",
@@ -122,6 +128,8 @@ impl Command {
             Command::Tui(_) => LogSink::File,
             #[cfg(all(feature = "tui", feature = "sim"))]
             Command::Demo(a) if !a.is_headless() => LogSink::File,
+            #[cfg(all(feature = "tui", feature = "sim"))]
+            Command::Rehearse(a) if a.tui => LogSink::File,
             #[cfg(feature = "operator")]
             Command::Operator(_) => LogSink::Own,
             _ => LogSink::Stderr,
@@ -132,6 +140,10 @@ impl Command {
 fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     if let Err(e) = dashboard_flags_before_a_command(&matches) {
+        e.exit();
+    }
+    #[cfg(feature = "sim")]
+    if let Err(e) = no_cluster_for_a_rehearsal(&matches) {
         e.exit();
     }
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
@@ -190,6 +202,31 @@ fn dashboard_flags_before_a_command(matches: &clap::ArgMatches) -> Result<(), cl
     Ok(())
 }
 
+/// `cvo rehearse` never talks to a cluster: the connection flags (global elsewhere, ignored by
+/// commands that reach no cluster) are a usage error there, so that no one believes the
+/// rehearsal read or wrote the cluster they name.
+#[cfg(feature = "sim")]
+fn no_cluster_for_a_rehearsal(matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+    let Some(sub) = matches.subcommand_matches("rehearse") else {
+        return Ok(());
+    };
+    for id in ["kubeconfig", "context", "server", "token"] {
+        let given = [matches, sub].iter().any(|m| {
+            m.try_contains_id(id).unwrap_or(false)
+                && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+        });
+        if given {
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "--{id}: `cvo rehearse` never talks to a cluster; it rehearses on a simulated copy of the snapshot given with --from"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Status(a) => run::status(a),
@@ -198,6 +235,8 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Tui(a) => run::tui(a),
         #[cfg(feature = "sim")]
         Command::Demo(a) => run::demo(a),
+        #[cfg(feature = "sim")]
+        Command::Rehearse(a) => run::rehearse(a),
         #[cfg(feature = "sim")]
         Command::Sim(SimCommand::Serve(a)) => run::sim_serve(a),
         Command::Payload(PayloadCommand::Inspect(a)) => run::payload_inspect(a),

@@ -429,3 +429,39 @@ pub struct PullArgs {
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
+
+/// Flags of `cvo rehearse`.
+#[cfg(feature = "sim")]
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["to_image", "payload"])))]
+pub struct RehearseArgs {
+    /// The cluster: snapshot files or directories, or a must-gather (repeatable), as
+    /// `cvo status --from` reads them.
+    #[arg(long = "from", value_name = "PATH", required = true)]
+    pub from: Vec<PathBuf>,
+    /// The target release image (pulled into the cache first, as `cvo payload pull`).
+    #[arg(long, value_name = "PULLSPEC")]
+    pub to_image: Option<String>,
+    /// The target release's payload directory (`manifests/` + `release-manifests/`).
+    #[arg(long, value_name = "DIR")]
+    pub payload: Option<PathBuf>,
+    /// Time speed of the simulated cluster: every delay is divided by it (default 50).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub speed: Option<f64>,
+    /// Output format of the report.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+    /// List every manifest created, changed or deleted under its run level and component.
+    #[arg(long)]
+    pub details: bool,
+    /// Show the dashboard on the simulated cluster during the rehearsal; the report is printed
+    /// when it quits.
+    #[arg(long)]
+    pub tui: bool,
+    /// Give up after this many wall-clock seconds and report what was reached (default
+    /// 60 + 1800/speed).
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
+    pub timeout: Option<f64>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}

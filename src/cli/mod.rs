@@ -30,6 +30,8 @@ pub mod out;
 pub mod payload;
 pub mod payload_verify;
 pub mod reconcile;
+#[cfg(feature = "sim")]
+pub mod rehearse;
 #[cfg(feature = "tui")]
 pub mod request_writer;
 pub mod run;

@@ -374,3 +374,60 @@ fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = super::reco
         })
     }
 }
+
+/// `cvo rehearse`: an update rehearsed on a simulated copy of the cluster
+/// ([`super::rehearse`]); prints the report (text or JSON). Exit 0 when the rehearsal
+/// completed, 1 when it did not (the report says where it stuck).
+///
+/// # Errors
+/// Bad flags (usage error), an unreadable snapshot or payload, a failed pull.
+#[cfg(feature = "sim")]
+pub fn rehearse(a: super::args::RehearseArgs) -> anyhow::Result<ExitCode> {
+    let speed = a.speed.unwrap_or(super::rehearse::DEFAULT_SPEED);
+    if !(speed.is_finite() && speed > 0.0) {
+        return Err(UsageError(format!("--speed {speed}: must be a positive number")).into());
+    }
+    let timeout = timeout_flag(a.timeout)?.unwrap_or_else(|| super::rehearse::default_timeout(speed));
+    if a.tui && !cfg!(feature = "tui") {
+        return Err(
+            UsageError("--tui: this cvo is built without the dashboard (feature `tui`)".into()).into(),
+        );
+    }
+    let rt = runtime()?;
+    let (payload, image) = match (&a.payload, &a.to_image) {
+        (Some(dir), None) => {
+            super::payload::check_payload_dir(dir)
+                .map_err(|e| UsageError(format!("--payload {}: {e:#}", dir.display())))?;
+            let image = crate::reconcile::api::LocalPayloads::pseudo_pull_spec(dir)
+                .map_err(|e| UsageError(format!("--payload {}: {e}", dir.display())))?;
+            (dir.clone(), image)
+        }
+        (None, Some(pullspec)) => {
+            let ro = super::payload::retrieve_options(&a.registry)?;
+            let got = rt.block_on(super::payload::pull_release(pullspec, "", ro, true))?;
+            (got.dir, pullspec.clone())
+        }
+        _ => return Err(UsageError("give one of --to-image PULLSPEC and --payload DIR".into()).into()),
+    };
+    let opts = super::rehearse::RehearseOptions {
+        from: a.from.clone(),
+        payload,
+        image,
+        speed,
+        timeout,
+    };
+    let report = rt.block_on(super::rehearse::run(&opts, a.tui))?;
+    match a.output {
+        super::args::Output::Text => {
+            super::out::print(&super::rehearse::report::render_text(&report, a.details))?
+        }
+        super::args::Output::Json => {
+            super::out::print(&format!("{}\n", serde_json::to_string_pretty(&report)?))?
+        }
+    }
+    Ok(if report.outcome.completed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

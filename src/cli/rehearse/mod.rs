@@ -1,0 +1,618 @@
+//! `cvo rehearse`: an update rehearsed on a simulated copy of a cluster.
+//!
+//! From a snapshot or must-gather (what `--from` reads, [`crate::cluster::snapshot::load`])
+//! and a target release (a payload directory, or a pull spec pulled into the cache first):
+//! the snapshot is loaded into an in-process [`Simulator`] (never a real cluster), the demo's
+//! simulated operators, MCO and kubelet ([`crate::sim::operators`]) play the cluster's
+//! controllers with the target's operator versions, `spec.desiredUpdate` is set to the target
+//! (`force: true`, so the rehearsal goes on past a blocking precondition, which the report
+//! names), and the reconcile engine runs in active-apply on a simulated clock (`--speed` times
+//! as fast as the wall clock) until the ClusterVersion is Completed for the target and every
+//! pool is updated, or the timeout. Every object the engine created, changed or deleted is
+//! collected from its drift records (pass after pass: the first change seen per object), and
+//! the [`report::Report`] is built from them, the ClusterOperators, pools and nodes before and
+//! after, the snapshot's conditional-update risks and its `status.history`.
+//!
+//! Nothing is written anywhere but the simulator; the only network access is pulling a
+//! `--to-image` release image (as `cvo payload pull` does).
+
+pub mod report;
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use anyhow::Context as _;
+use serde_json::{Value, json};
+
+use crate::{
+    clock::Clock,
+    cluster::{
+        ClusterState,
+        update_request::{self, Flags, Outcome as PlanOutcome, Request, VerdictState},
+    },
+    openshift::ClusterVersion,
+    reconcile::{
+        Engine, EngineConfig,
+        api::{Drift, EngineHandle, EngineMode, LocalPayloads, StatusSnapshot},
+    },
+    sim::{
+        Simulator,
+        operators::{OperatorSimConfig, OperatorSimHandle},
+    },
+};
+use report::{Change, ManifestChange, Report};
+
+/// Default `--speed`: the simulated clock runs this many times as fast as the wall clock.
+pub const DEFAULT_SPEED: f64 = 50.0;
+
+/// The default `--timeout`: 60 s plus 1800 s divided by the speed (a must-gather's pools
+/// roll node by node after the operators).
+pub fn default_timeout(speed: f64) -> Duration {
+    Duration::from_secs_f64(60.0 + 1800.0 / speed)
+}
+
+/// What the rehearsal runs.
+#[derive(Clone, Debug)]
+pub struct RehearseOptions {
+    /// Snapshot files or directories (`--from`).
+    pub from: Vec<PathBuf>,
+    /// The target release's payload directory.
+    pub payload: PathBuf,
+    /// The target's pull spec: the image given with `--to-image`, else `file://DIR`.
+    pub image: String,
+    /// Simulated-time speed (> 0).
+    pub speed: f64,
+    /// Wall-clock limit of the run.
+    pub timeout: Duration,
+}
+
+/// What the rehearsal collects while it runs; shared with the caller so that a dashboard
+/// that quits early still gets a report of what was reached.
+#[derive(Clone, Debug, Default)]
+pub struct Collected {
+    /// The first change seen per object, keyed by `kind ns/name`.
+    pub changes: BTreeMap<String, ManifestChange>,
+    /// The engine's last snapshot.
+    pub last: Option<Arc<StatusSnapshot>>,
+    /// The ClusterVersion reached Completed for the target.
+    pub completed: bool,
+}
+
+/// A running rehearsal.
+pub struct Rehearsal {
+    /// The simulated cluster.
+    pub sim: Simulator,
+    /// The engine.
+    pub engine: EngineHandle,
+    /// The simulated operators.
+    pub operators: OperatorSimHandle,
+    /// The simulated clock.
+    pub clock: Clock,
+    /// The cluster as loaded from the snapshot.
+    pub before: ClusterState,
+    /// The target's version.
+    pub version: String,
+    /// The target's pull spec.
+    pub image: String,
+    /// The verdicts and refusal, decided before the rehearsal.
+    pub preconditions: (Vec<report::PreconditionRow>, Option<String>),
+    start: chrono::DateTime<chrono::Utc>,
+    /// What was collected so far.
+    pub collected: Arc<Mutex<Collected>>,
+}
+
+/// The `version` of `DIR/release-manifests/release-metadata`.
+///
+/// # Errors
+/// The file is missing, not JSON, or has no version (one line naming it).
+pub fn payload_version(dir: &Path) -> anyhow::Result<String> {
+    let p = dir.join("release-manifests").join("release-metadata");
+    let text = std::fs::read_to_string(&p).with_context(|| format!("--payload: {}", p.display()))?;
+    let v: Value = serde_json::from_str(&text).with_context(|| format!("{}", p.display()))?;
+    v["version"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .with_context(|| format!("{}: no version", p.display()))
+}
+
+/// The stand-in pull spec of a directory target in the precondition checks: a directory has no
+/// registry pull spec, so the request is decided as for a release image by digest.
+const DIR_STANDIN: &str =
+    "registry.invalid/rehearsal@sha256:0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The request's preconditions as `cvo upgrade --to-image IMAGE --read-only` decides them: first
+/// with no flag (the refusal oc would print), then with every waiver, so that every check is
+/// listed (a check a flag waived is shown as `blocking` with the flag that waives it). The
+/// cluster's own preconditions (Upgradeable, rollback, giant hop), which a pull spec alone
+/// leaves unchecked, are decided with the target's known `version`. A directory target
+/// (`file://`) is decided as an image by digest ([`DIR_STANDIN`]).
+pub fn preconditions(
+    cv: &ClusterVersion,
+    version: &str,
+    image: &str,
+) -> (Vec<report::PreconditionRow>, Option<String>) {
+    use crate::openshift::precondition::{self as pc, GIANT_HOP, ROLLBACK, UPGRADEABLE};
+    let pullspec = if image.starts_with("file://") {
+        DIR_STANDIN
+    } else {
+        image
+    };
+    let request = Request::ToImage {
+        pullspec: pullspec.to_string(),
+    };
+    let all = Flags {
+        allow_not_recommended: true,
+        allow_explicit_upgrade: true,
+        allow_upgrade_with_warnings: true,
+        force: true,
+        ..Flags::default()
+    };
+    let verdicts = match update_request::plan(cv, &request, &all) {
+        Ok(PlanOutcome::Plan(p)) => p.verdicts,
+        Ok(PlanOutcome::NoChange(n)) => {
+            return (Vec::new(), Some(n.message));
+        }
+        Err(r) => r.verdicts,
+    };
+    let mut rows: Vec<report::PreconditionRow> = Vec::new();
+    let mut refusal = None;
+    for v in &verdicts {
+        let mut row = report::PreconditionRow::from(v);
+        let cluster_check = match v.name {
+            UPGRADEABLE => {
+                Some(pc::upgradeable as fn(&ClusterVersion, &str) -> Option<pc::PreconditionError>)
+            }
+            ROLLBACK => Some(pc::rollback as fn(&ClusterVersion, &str) -> Option<pc::PreconditionError>),
+            GIANT_HOP => Some(pc::giant_hop as fn(&ClusterVersion, &str) -> Option<pc::PreconditionError>),
+            _ => None,
+        };
+        if let Some(check) = cluster_check
+            && v.state == VerdictState::Unchecked
+        {
+            match check(cv, version) {
+                None => {
+                    row.state = "passed".into();
+                    row.message = format!("{} to {version}: passed", cv.status.desired.version);
+                }
+                Some(e) if e.non_blocking => {
+                    row.state = "warning".into();
+                    row.message = e.to_string();
+                }
+                Some(e) => {
+                    row.state = "blocking".into();
+                    row.name = format!("{} (--force would waive it)", v.name);
+                    row.message = e.to_string();
+                    refusal.get_or_insert_with(|| format!("{} (--force would waive it)", e));
+                }
+            }
+        } else if let VerdictState::Waived(w) = v.state {
+            row.state = "blocking".into();
+            row.name = format!("{} ({w} would waive it)", row.name);
+            refusal.get_or_insert_with(|| {
+                format!(
+                    "{} ({w} would waive it)",
+                    row.message.lines().next().unwrap_or_default()
+                )
+            });
+        }
+        if pullspec == DIR_STANDIN && v.name == "PullSpec" {
+            row.message = format!("{image} is a payload directory, decided as a release image by digest");
+        }
+        row.message = row.message.replace(DIR_STANDIN, image);
+        rows.push(row);
+    }
+    (rows, refusal.map(|r| r.replace(DIR_STANDIN, image)))
+}
+
+impl Rehearsal {
+    /// Loads the snapshot, starts the simulated operators and the engine on the target.
+    ///
+    /// # Errors
+    /// The snapshot cannot be read or has no ClusterVersion; the payload has no version; the
+    /// simulator refuses an object.
+    pub async fn start(opts: &RehearseOptions) -> anyhow::Result<Self> {
+        let mut before = crate::cluster::snapshot::load(&opts.from)?;
+        before.sort();
+        let cv = before.cluster_version.clone().context(
+            "--from: the snapshot has no ClusterVersion (clusterversions.yaml or a ClusterVersion object)",
+        )?;
+        let version = payload_version(&opts.payload)?;
+        let preconditions = preconditions(&cv, &version, &opts.image);
+        let sim = Simulator::from_state(&before).map_err(|e| anyhow::anyhow!("--from: {}", e.message))?;
+        sim.keep_audit(false);
+        let clock = Clock::simulated(opts.speed);
+        sim.set_clock(clock.clone());
+        let mut ops =
+            OperatorSimConfig::with_payloads(std::slice::from_ref(&opts.payload))?.speed(opts.speed);
+        ops.clock = clock.clone();
+        let operators = crate::sim::operators::spawn(sim.clone(), ops);
+        // The request, as `oc adm upgrade --to-image IMAGE --force` would write it.
+        let name = cv.metadata.name.clone().unwrap_or_else(|| "version".into());
+        let mut obj = sim
+            .get("config.openshift.io", "clusterversions", "", &name)
+            .context("the simulator lost the ClusterVersion")?;
+        obj["spec"]["desiredUpdate"] = json!({"version": version, "image": opts.image, "force": true});
+        sim.replace(obj)
+            .map_err(|e| anyhow::anyhow!("simulated ClusterVersion: {}", e.message))?;
+        let mut timings = super::demo::engine_timings(opts.speed);
+        timings.clock = clock.clone();
+        let cfg = EngineConfig {
+            mode: EngineMode::ActiveApply,
+            payloads: Arc::new(LocalPayloads {
+                own_image: opts.image.clone(),
+                own_dir: opts.payload.clone(),
+                others: BTreeMap::new(),
+            }),
+            create_cluster_version: false,
+            cluster_version_name: name,
+            timings,
+            load_options: Default::default(),
+            applier: None,
+            lease: None,
+            update_graph: None,
+        };
+        let client = kube::Client::new(sim.clone(), "default");
+        let engine = Engine::spawn(client, cfg);
+        Ok(Self {
+            start: clock.now(),
+            sim,
+            engine,
+            operators,
+            clock,
+            before,
+            version,
+            image: opts.image.clone(),
+            preconditions,
+            collected: Arc::new(Mutex::new(Collected::default())),
+        })
+    }
+
+    /// Follows the engine until the target is Completed and every pool updated, or
+    /// `timeout`, collecting the changes into [`Rehearsal::collected`].
+    pub async fn follow(&self, timeout: Duration) {
+        follow(
+            self.engine.status.clone(),
+            self.sim.clone(),
+            self.version.clone(),
+            self.collected.clone(),
+            timeout,
+        )
+        .await;
+    }
+
+    /// The report of what was collected so far.
+    pub async fn report(&self) -> Report {
+        let after =
+            crate::cluster::live::fetch_state(&kube::Client::new(self.sim.clone(), "default"), "rehearsal")
+                .await
+                .ok();
+        let c = self.collected.lock().map(|c| c.clone()).unwrap_or_default();
+        let cv = self.before.cluster_version.clone().unwrap_or_default();
+        let changes: Vec<ManifestChange> = c.changes.values().cloned().collect();
+        let total = c.last.as_ref().map_or(0, |s| s.total);
+        let mut r = Report {
+            from_version: cv.status.desired.version.clone(),
+            to_version: self.version.clone(),
+            to_image: self.image.clone(),
+            preconditions: self.preconditions.0.clone(),
+            refusal: self.preconditions.1.clone(),
+            manifests: report::group_manifests(&changes),
+            payload_manifests: total,
+            risks: report::risks_for(&cv, &self.version, &self.image),
+            estimate: report::estimate(&cv, changes.len(), total),
+            ..Report::default()
+        };
+        if let Some(after) = &after {
+            r.operators = operator_rolls(&self.before, after);
+            r.pools = pool_rolls(&self.before, after);
+        }
+        r.outcome = report::Outcome {
+            completed: c.completed,
+            simulated_secs: (self.clock.now() - self.start).num_milliseconds() as f64 / 1000.0,
+            done: c.last.as_ref().map_or(0, |s| s.done),
+            total,
+            stuck: if c.completed {
+                None
+            } else {
+                c.last.as_deref().map(|s| stuck(s, &self.version))
+            },
+        };
+        r
+    }
+
+    /// Stops the engine and the simulated operators.
+    pub async fn stop(self) {
+        self.engine.shutdown().await;
+        self.operators.shutdown();
+    }
+}
+
+/// The `operator` version of a ClusterOperator (empty when it reports none).
+fn operator_version(co: &crate::openshift::ClusterOperator) -> String {
+    co.status
+        .versions
+        .iter()
+        .find(|v| v.name == "operator")
+        .map(|v| v.version.clone())
+        .unwrap_or_default()
+}
+
+/// The ClusterOperators whose `operator` version differs after the rehearsal (or that are new).
+pub fn operator_rolls(before: &ClusterState, after: &ClusterState) -> Vec<report::OperatorRoll> {
+    let old: BTreeMap<String, String> = before
+        .cluster_operators
+        .iter()
+        .map(|c| (c.metadata.name.clone().unwrap_or_default(), operator_version(c)))
+        .collect();
+    let mut out: Vec<report::OperatorRoll> = after
+        .cluster_operators
+        .iter()
+        .filter_map(|c| {
+            let name = c.metadata.name.clone().unwrap_or_default();
+            let from = old.get(&name).cloned().unwrap_or_default();
+            let to = operator_version(c);
+            (from != to).then_some(report::OperatorRoll { name, from, to })
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+const CURRENT_CONFIG: &str = "machineconfiguration.openshift.io/currentConfig";
+
+/// Whether `node` carries every label of the pool's `spec.nodeSelector.matchLabels`.
+fn in_pool(pool: &Value, node: &k8s_openapi::api::core::v1::Node) -> bool {
+    let Some(want) = pool["spec"]["nodeSelector"]["matchLabels"].as_object() else {
+        return false;
+    };
+    let labels = node.metadata.labels.clone().unwrap_or_default();
+    !want.is_empty()
+        && want
+            .iter()
+            .all(|(k, v)| labels.get(k).map(String::as_str) == Some(v.as_str().unwrap_or_default()))
+}
+
+/// The pools whose configuration changed, with the nodes whose `currentConfig` changed.
+pub fn pool_rolls(before: &ClusterState, after: &ClusterState) -> Vec<report::PoolRoll> {
+    let cfg = |n: &k8s_openapi::api::core::v1::Node| {
+        n.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(CURRENT_CONFIG).cloned())
+            .unwrap_or_default()
+    };
+    let old_nodes: BTreeMap<String, String> = before
+        .nodes
+        .iter()
+        .map(|n| (n.metadata.name.clone().unwrap_or_default(), cfg(n)))
+        .collect();
+    let old_pools: BTreeMap<String, String> = before
+        .machine_config_pools
+        .iter()
+        .map(|p| (p.metadata.name.clone().unwrap_or_default(), pool_config(p)))
+        .collect();
+    let mut out = Vec::new();
+    for p in &after.machine_config_pools {
+        let name = p.metadata.name.clone().unwrap_or_default();
+        let v = serde_json::to_value(p).unwrap_or_default();
+        let mut rebooted: Vec<String> = after
+            .nodes
+            .iter()
+            .filter(|n| in_pool(&v, n))
+            .filter(|n| {
+                let nn = n.metadata.name.clone().unwrap_or_default();
+                old_nodes.get(&nn).is_some_and(|c| *c != cfg(n))
+            })
+            .filter_map(|n| n.metadata.name.clone())
+            .collect();
+        rebooted.sort();
+        let changed = old_pools.get(&name).is_some_and(|c| *c != pool_config(p));
+        if !changed && rebooted.is_empty() {
+            continue;
+        }
+        let nodes = v["status"]["machineCount"].as_u64().unwrap_or(0) as usize;
+        let updated =
+            crate::openshift::condition::find(&p.status.conditions, "Updated").is_some_and(|c| c.is_true());
+        out.push(report::PoolRoll {
+            name,
+            rebooted,
+            nodes,
+            updated,
+        });
+    }
+    out
+}
+
+fn pool_config(p: &crate::openshift::MachineConfigPool) -> String {
+    serde_json::to_value(p)
+        .ok()
+        .and_then(|v| v["spec"]["configuration"]["name"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Where the rehearsal stands when it did not complete: Failing, the engine's failure, the
+/// payload error, or the run level the pass is at.
+pub fn stuck(s: &StatusSnapshot, version: &str) -> String {
+    if let Some(e) = &s.payload_error {
+        return format!("the target release cannot be used: {e}");
+    }
+    if s.desired.as_ref().is_none_or(|d| d.version != version) {
+        return format!("the engine never took up {version}");
+    }
+    if let Some((r, m)) = s.failing() {
+        return if r.is_empty() { m } else { format!("{r}: {m}") };
+    }
+    if let Some(f) = &s.failure {
+        return format!("{}: {}", f.reason, f.message);
+    }
+    let level = s
+        .run_levels
+        .iter()
+        .find(|r| r.done + r.skipped + r.failed < r.total)
+        .map(|r| {
+            format!(
+                "run level {}: {}/{} done",
+                r.level.map(|l| format!("{l:02}")).unwrap_or_else(|| "--".into()),
+                r.done,
+                r.total
+            )
+        });
+    match level {
+        Some(l) => l,
+        None if s.is_completed() => "the ClusterVersion completed; pools still rolling".into(),
+        None => "waiting for ClusterOperators to report the new versions".into(),
+    }
+}
+
+/// The task index of a drift record's task text, `... (I of N)`.
+fn task_index(task: &str) -> Option<usize> {
+    let open = task.rfind(" (")?;
+    let inner = task[open + 2..].strip_suffix(')')?;
+    inner.split(" of ").next()?.trim().parse().ok()
+}
+
+/// Adds the drift records of `s` to `into` (the first change per object wins).
+pub fn collect_drift(s: &StatusSnapshot, into: &mut BTreeMap<String, ManifestChange>) {
+    for d in s.drift.iter() {
+        let change = match &d.drift {
+            Drift::None => continue,
+            Drift::Create { .. } => Change::Created,
+            Drift::Update { .. } => Change::Changed,
+            Drift::Delete => Change::Deleted,
+        };
+        let object = if d.namespace.is_empty() {
+            format!("{} {}", d.kind, d.name)
+        } else {
+            format!("{} {}/{}", d.kind, d.namespace, d.name)
+        };
+        if into.contains_key(&object) {
+            continue;
+        }
+        let task = task_index(&d.task).and_then(|i| s.tasks.get(i.wrapping_sub(1)));
+        into.insert(
+            object.clone(),
+            ManifestChange {
+                run_level: task.and_then(|t| t.run_level),
+                component: task.and_then(|t| t.component.clone()),
+                object,
+                change,
+            },
+        );
+    }
+}
+
+fn pools_updated(sim: &Simulator) -> bool {
+    sim.list_objects("machineconfiguration.openshift.io", "machineconfigpools")
+        .iter()
+        .all(|p| {
+            p["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Updated" && c["status"] == "True")
+        })
+}
+
+/// Follows `status` until the target `version` is Completed and every pool Updated, or
+/// `timeout`, collecting into `into`.
+pub async fn follow(
+    mut status: tokio::sync::watch::Receiver<Arc<StatusSnapshot>>,
+    sim: Simulator,
+    version: String,
+    into: Arc<Mutex<Collected>>,
+    timeout: Duration,
+) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let s = status.borrow_and_update().clone();
+        let done = s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == version);
+        if let Ok(mut c) = into.lock() {
+            if s.desired.as_ref().is_some_and(|d| d.version == version) {
+                collect_drift(&s, &mut c.changes);
+            }
+            c.completed |= done;
+            c.last = Some(s.clone());
+        }
+        if done && pools_updated(&sim) {
+            return;
+        }
+        tokio::select! {
+            r = status.changed() => if r.is_err() { return },
+            () = tokio::time::sleep(Duration::from_millis(200)) => {}
+            () = tokio::time::sleep_until(deadline) => return,
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return;
+        }
+    }
+}
+
+/// Runs a rehearsal to its end (or the timeout) and returns the report; with `tui`, the
+/// dashboard shows the simulated cluster meanwhile and the report is of what was reached when
+/// it quits (or when the rehearsal ended, whichever is later).
+///
+/// # Errors
+/// See [`Rehearsal::start`]; the dashboard's terminal errors.
+pub async fn run(opts: &RehearseOptions, tui: bool) -> anyhow::Result<Report> {
+    let r = Rehearsal::start(opts).await?;
+    if tui {
+        dashboard(&r, opts.timeout).await?;
+    } else {
+        r.follow(opts.timeout).await;
+    }
+    let report = r.report().await;
+    r.stop().await;
+    Ok(report)
+}
+
+/// The dashboard on the rehearsal's simulated cluster, its engine and clock, while the
+/// rehearsal is followed in the background.
+#[cfg(feature = "tui")]
+async fn dashboard(r: &Rehearsal, timeout: Duration) -> anyhow::Result<()> {
+    let follower = tokio::spawn(follow(
+        r.engine.status.clone(),
+        r.sim.clone(),
+        r.version.clone(),
+        r.collected.clone(),
+        timeout,
+    ));
+    let client = kube::Client::new(r.sim.clone(), "default");
+    let shown = crate::ui::run(crate::ui::UiOptions {
+        feed: crate::cluster::live::watch_state(client, "rehearsal".into()),
+        alerts: None,
+        now: None,
+        engine: Some(r.engine.clone()),
+        requests: None,
+        read_only: true,
+        clock: r.clock.clone(),
+        release_source: Some(REHEARSAL_HEADER.into()),
+    })
+    .await;
+    follower.abort();
+    shown
+}
+
+/// Without the `tui` feature there is no dashboard.
+#[cfg(not(feature = "tui"))]
+async fn dashboard(_r: &Rehearsal, _timeout: Duration) -> anyhow::Result<()> {
+    anyhow::bail!("this cvo is built without the dashboard (feature `tui`)")
+}
+
+/// What the dashboard's header says during a rehearsal.
+pub const REHEARSAL_HEADER: &str = "rehearsal: nothing is written to your cluster";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_index_reads_the_position() {
+        assert_eq!(task_index("configmap \"ns/name\" (3 of 10)"), Some(3));
+        assert_eq!(task_index("no index"), None);
+    }
+}

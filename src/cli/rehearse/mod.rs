@@ -255,6 +255,8 @@ impl Rehearsal {
             applier: None,
             lease: None,
             update_graph: None,
+            updates_not_fetched: None,
+            informers: None,
         };
         let client = kube::Client::new(sim.clone(), "default");
         let engine = Engine::spawn(client, cfg);

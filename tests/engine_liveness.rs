@@ -30,20 +30,7 @@ const ANN: &str = "include.release.openshift.io/self-managed-high-availability";
 /// A payload of one namespace, two ConfigMaps and a ClusterOperator, all named for the test.
 fn write_payload(dir: &Path, h: &Handle) {
     let (ns, op) = (h.name("openshift-live"), h.name("op"));
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir manifests");
-    std::fs::create_dir_all(&rm).expect("mkdir release-manifests");
-    std::fs::write(
-        rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
-            .to_string(),
-    )
-    .expect("write metadata");
-    std::fs::write(
-        rm.join("image-references"),
-        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
-    )
-    .expect("write image-references");
+    let p = common::PayloadDir::new(dir, "1.0.0");
     let files = [
         (
             "0000_00_ns.yaml",
@@ -70,7 +57,7 @@ fn write_payload(dir: &Path, h: &Handle) {
         ),
     ];
     for (name, body) in files {
-        std::fs::write(rm.join(name), body.to_string()).expect("write manifest");
+        p.file(name, &body.to_string());
     }
 }
 

@@ -71,21 +71,8 @@ async fn cluster() -> (TestCluster, Names) {
 /// ClusterOperator `op` expecting `operator` = `version`, plus `extra` manifests.
 fn write_payload(dir: &Path, version: &str, n: &Names, extra: &[(&str, String)]) {
     let (ns, op) = (&n.ns, &n.op);
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir manifests");
-    std::fs::create_dir_all(&rm).expect("mkdir release-manifests");
-    std::fs::write(
-        rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": version, "previous": [], "metadata": {}})
-            .to_string(),
-    )
-    .expect("write metadata");
-    std::fs::write(
-        rm.join("image-references"),
-        format!("kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: {version}\n"),
-    )
-    .expect("write image-references");
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    let p = common::PayloadDir::new(dir, version);
+    let ann = common::ANN;
     let mut files: Vec<(&str, String)> = vec![
         (
             "0000_00_test_namespace.yaml",
@@ -111,9 +98,7 @@ fn write_payload(dir: &Path, version: &str, n: &Names, extra: &[(&str, String)])
         ),
     ];
     files.extend(extra.iter().cloned());
-    for (name, body) in files {
-        std::fs::write(rm.join(name), body).expect("write manifest");
-    }
+    p.files(&files);
 }
 
 struct Fixture {

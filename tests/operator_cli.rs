@@ -881,18 +881,8 @@ fn an_operator_started_with_an_older_release_never_rolls_the_cluster_back() {
     let a = sim.payload();
     let b = sim.dir.path().join("payload-b");
     write_payload(&b);
-    let rm = b.join("release-manifests");
-    std::fs::write(
-        rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": "1.1.0", "previous": ["1.0.0"], "metadata": {}})
-            .to_string(),
-    )
-    .expect("write metadata");
-    std::fs::write(
-        rm.join("image-references"),
-        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.1.0\n",
-    )
-    .expect("write image-references");
+    // B's release metadata and image references over A's: 1.1.0, updating from 1.0.0.
+    let rm = common::PayloadDir::with_previous(&b, "1.1.0", &["1.0.0"]).manifests;
     let cm1 = std::fs::read_to_string(rm.join("0000_010_cm.yaml")).expect("cm1");
     std::fs::write(rm.join("0000_010_cm.yaml"), cm1.replace("a: \"1\"", "a: \"b\"")).expect("cm1");
     let image = |dir: &Path| {

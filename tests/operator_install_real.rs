@@ -98,21 +98,8 @@ fn token_kubeconfig(admin: &Path, token: &str, out: &Path) {
 /// on every resource, a ClusterRoleBinding and a namespaced Role and RoleBinding: the RBAC
 /// a release applies, which only a subject holding those permissions may create.
 fn write_payload(dir: &Path, name: &str) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
-    std::fs::create_dir_all(&rm).expect("mkdir");
-    std::fs::write(
-        rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
-            .to_string(),
-    )
-    .expect("write");
-    std::fs::write(
-        rm.join("image-references"),
-        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
-    )
-    .expect("write");
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+    let p = common::PayloadDir::new(dir, "1.0.0");
+    let ann = common::ANN;
     let files = [
         (
             "0000_10_test_00_namespace.yaml",
@@ -155,9 +142,7 @@ fn write_payload(dir: &Path, name: &str) {
             ),
         ),
     ];
-    for (f, body) in files {
-        std::fs::write(rm.join(f), body).expect("write manifest");
-    }
+    p.files(&files);
 }
 
 /// A running `cvo operator start`; killed on drop.

@@ -208,34 +208,19 @@ impl Server {
 
 /// A small payload: a namespace and two ConfigMaps.
 fn payload(dir: &Path) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
-    std::fs::create_dir_all(&rm).expect("mkdir");
-    std::fs::write(
-        rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
-            .to_string(),
-    )
-    .expect("write");
-    std::fs::write(
-        rm.join("image-references"),
-        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
-    )
-    .expect("write");
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
-    std::fs::write(
-        rm.join("0000_00_tui_00_ns.yaml"),
-        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-tui\n{ann}"),
-    )
-    .expect("write");
+    let p = common::PayloadDir::new(dir, "1.0.0");
+    let ann = common::ANN;
+    p.file(
+        "0000_00_tui_00_ns.yaml",
+        &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-tui\n{ann}"),
+    );
     for (i, name) in ["alpha", "beta"].iter().enumerate() {
-        std::fs::write(
-            rm.join(format!("0000_10_tui_{i:02}_cm.yaml")),
-            format!(
+        p.file(
+            &format!("0000_10_tui_{i:02}_cm.yaml"),
+            &format!(
                 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: openshift-tui\n{ann}data:\n  key: \"payload\"\n"
             ),
-        )
-        .expect("write");
+        );
     }
 }
 

@@ -132,32 +132,12 @@ fn the_merge_keeps_zero_and_scales_one_down_to_zero() {
 /// `manifests/`, the operator's own manifests that the engine renders (`{{.ReleaseImage}}`),
 /// where upstream's CVO image holds them.
 fn write_payload(dir: &Path, deployment: &str) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir manifests");
-    std::fs::create_dir_all(&rm).expect("mkdir release-manifests");
-    std::fs::write(
-        rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
-            .to_string(),
-    )
-    .expect("write metadata");
-    std::fs::write(
-        rm.join("image-references"),
-        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
-    )
-    .expect("write image-references");
+    let p = common::PayloadDir::new(dir, "1.0.0");
     let ns = common::upstream_fixture(UPSTREAM_NAMESPACE_FILE, "upstream_cvo_handover")
         .expect("upstream's namespace manifest");
-    std::fs::copy(
-        &ns,
-        dir.join("manifests/0000_00_cluster-version-operator_00_namespace.yaml"),
-    )
-    .expect("copy namespace");
-    std::fs::write(
-        dir.join("manifests/0000_00_cluster-version-operator_30_deployment.yaml"),
-        deployment,
-    )
-    .expect("write deployment");
+    let ns = std::fs::read_to_string(&ns).expect("read upstream's namespace manifest");
+    p.own_file("0000_00_cluster-version-operator_00_namespace.yaml", &ns)
+        .own_file("0000_00_cluster-version-operator_30_deployment.yaml", deployment);
 }
 
 fn config(dir: &Path, cv: &str) -> EngineConfig {

@@ -253,26 +253,12 @@ async fn a_watch_error_invalidates_the_cache_until_it_lists_again() {
 
 /// A payload of `n` ConfigMaps and Secrets in one namespace over 5 run levels.
 fn payload(dir: &Path, n: usize) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
-    std::fs::create_dir_all(&rm).expect("mkdir");
-    std::fs::write(
-        rm.join("release-metadata"),
-        json!({"kind": "cincinnati-metadata-v0", "version": "1.0.0", "previous": [], "metadata": {}})
-            .to_string(),
-    )
-    .expect("write metadata");
-    std::fs::write(
-        rm.join("image-references"),
-        "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0\n",
-    )
-    .expect("write image-references");
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
-    std::fs::write(
-        rm.join("0000_05_a_namespace.yaml"),
-        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n{ann}"),
-    )
-    .expect("write");
+    let p = common::PayloadDir::new(dir, "1.0.0");
+    let ann = common::ANN;
+    p.file(
+        "0000_05_a_namespace.yaml",
+        &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n{ann}"),
+    );
     for i in 0..n {
         let body = if i % 2 == 0 {
             format!(
@@ -283,11 +269,7 @@ fn payload(dir: &Path, n: usize) {
                 "apiVersion: v1\nkind: Secret\nmetadata:\n  name: secret-{i}\n  namespace: {NS}\n{ann}type: Opaque\ndata:\n  index: MQ==\n"
             )
         };
-        std::fs::write(
-            rm.join(format!("0000_{:02}_c{}_{i:04}.yaml", 10 + i % 5, i % 3)),
-            body,
-        )
-        .expect("write");
+        p.file(&format!("0000_{:02}_c{}_{i:04}.yaml", 10 + i % 5, i % 3), &body);
     }
 }
 

@@ -15,19 +15,28 @@ pub const ANN: &str =
 pub struct PayloadDir {
     /// `DIR/release-manifests`.
     pub manifests: PathBuf,
+    /// `DIR/manifests`: the operator's own manifests (upstream's CVO image keeps them there).
+    pub own: PathBuf,
 }
 
 impl PayloadDir {
     /// Creates `dir/manifests/` and `dir/release-manifests/` with the release metadata of
     /// `version` (`cincinnati-metadata-v0`, no previous releases) and its image references.
     pub fn new(dir: &Path, version: &str) -> Self {
+        Self::with_previous(dir, version, &[])
+    }
+
+    /// As [`PayloadDir::new`], with `previous` as the release metadata's `previous` versions
+    /// (the releases this one updates from).
+    pub fn with_previous(dir: &Path, version: &str, previous: &[&str]) -> Self {
         let rm = dir.join("release-manifests");
-        std::fs::create_dir_all(dir.join("manifests")).expect("mkdir manifests");
+        let own = dir.join("manifests");
+        std::fs::create_dir_all(&own).expect("mkdir manifests");
         std::fs::create_dir_all(&rm).expect("mkdir release-manifests");
-        let p = Self { manifests: rm };
+        let p = Self { manifests: rm, own };
         p.file(
             "release-metadata",
-            &json!({"kind": "cincinnati-metadata-v0", "version": version, "previous": [], "metadata": {}})
+            &json!({"kind": "cincinnati-metadata-v0", "version": version, "previous": previous, "metadata": {}})
                 .to_string(),
         );
         p.file(
@@ -41,6 +50,13 @@ impl PayloadDir {
     pub fn file(&self, name: &str, text: &str) -> &Self {
         std::fs::write(self.manifests.join(name), text)
             .unwrap_or_else(|e| panic!("write {}: {e}", self.manifests.join(name).display()));
+        self
+    }
+
+    /// Writes `manifests/NAME` (beside `release-manifests/`) with `text`.
+    pub fn own_file(&self, name: &str, text: &str) -> &Self {
+        std::fs::write(self.own.join(name), text)
+            .unwrap_or_else(|e| panic!("write {}: {e}", self.own.join(name).display()));
         self
     }
 

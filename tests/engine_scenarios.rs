@@ -1521,21 +1521,18 @@ async fn every_request_carries_the_user_agent_of_its_command() {
         ),
     ] {
         seen.lock().expect("lock").clear();
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
-        cmd.args(&args)
-            .arg("--kubeconfig")
-            .arg(&kc)
-            .env_remove("KUBECONFIG");
-        let out = tokio::task::spawn_blocking(move || cmd.output())
-            .await
-            .expect("joins")
-            .expect("cvo runs");
+        let mut args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+        args.extend([
+            "--kubeconfig".to_owned(),
+            kc.to_str().expect("utf-8 kubeconfig path").to_owned(),
+        ]);
+        let (_, _, stderr) = tokio::task::spawn_blocking(move || {
+            common::cvo_offline(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        })
+        .await
+        .expect("joins");
         let agents = seen.lock().expect("lock").clone();
-        assert!(
-            !agents.is_empty(),
-            "cvo {command} sent no request: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(!agents.is_empty(), "cvo {command} sent no request: {stderr}");
         let want = format!("cvo/{version} ({command})");
         assert!(agents.iter().all(|a| *a == want), "cvo {command}: {agents:?}");
     }

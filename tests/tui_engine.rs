@@ -38,8 +38,6 @@ use kube::{
 };
 use serde_json::json;
 
-const BIN: &str = env!("CARGO_BIN_EXE_cvo");
-
 /// The cluster of a test: a `cvo sim serve` child, or the real server of `CVO_TEST_KUBECONFIG`
 /// (then `child` is `None` and `_turn` keeps the other tests of this file waiting).
 struct Server {
@@ -234,21 +232,19 @@ async fn client(server: &Server) -> kube::Client {
 /// Converges the simulated cluster to the payload with `cvo reconcile --once` (which also
 /// creates the ClusterVersion naming the payload's `file://` pseudo pull spec).
 fn converge(server: &Server, payload: &Path) {
-    let out = Command::new(BIN)
-        .args(["reconcile", "--once", "--timeout", "60", "--payload"])
-        .arg(payload)
-        .arg("--kubeconfig")
-        .arg(&server.kubeconfig)
-        .env_remove("KUBECONFIG")
-        .env("RUST_LOG", "off")
-        .output()
-        .expect("cvo reconcile runs");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let payload = payload.to_str().expect("utf-8 payload path");
+    let kubeconfig = server.kubeconfig.to_str().expect("utf-8 kubeconfig path");
+    let (code, stdout, stderr) = common::cvo_offline(&[
+        "reconcile",
+        "--once",
+        "--timeout",
+        "60",
+        "--payload",
+        payload,
+        "--kubeconfig",
+        kubeconfig,
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
 }
 
 /// Waits (30 s at most) for a snapshot that satisfies `ok`.

@@ -129,32 +129,20 @@ impl Drop for Registry {
 /// `namespace/configmap` (`data.version` = `version`) in `release-manifests/` (files named
 /// after `tag`), and the CVO's namespace in `manifests/`.
 pub fn write_small_release(dir: &Path, version: &str, tag: &str, namespace: &str, configmap: &str) {
-    let rm = dir.join("release-manifests");
-    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
-    std::fs::create_dir_all(&rm).expect("mkdir");
-    let meta = serde_json::json!({"kind": "cincinnati-metadata-v0", "version": version, "previous": [], "metadata": {}});
-    std::fs::write(rm.join("release-metadata"), meta.to_string()).expect("write");
-    std::fs::write(
-        rm.join("image-references"),
-        format!("kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: {version}\n"),
-    )
-    .expect("write");
-    let ann = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
-    std::fs::write(
-        rm.join(format!("0000_00_{tag}_namespace.yaml")),
-        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {namespace}\n{ann}"),
-    )
-    .expect("write");
-    std::fs::write(
-        rm.join(format!("0000_10_{tag}_configmap.yaml")),
-        format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {configmap}\n  namespace: {namespace}\n{ann}data:\n  version: \"{version}\"\n"
-        ),
-    )
-    .expect("write");
-    std::fs::write(
-        dir.join("manifests/0000_00_cvo_namespace.yaml"),
-        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-cluster-version\n{ann}"),
-    )
-    .expect("write");
+    let ann = super::ANN;
+    super::PayloadDir::new(dir, version)
+        .file(
+            &format!("0000_00_{tag}_namespace.yaml"),
+            &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {namespace}\n{ann}"),
+        )
+        .file(
+            &format!("0000_10_{tag}_configmap.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {configmap}\n  namespace: {namespace}\n{ann}data:\n  version: \"{version}\"\n"
+            ),
+        )
+        .own_file(
+            "0000_00_cvo_namespace.yaml",
+            &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-cluster-version\n{ann}"),
+        );
 }

@@ -78,7 +78,7 @@ async fn until_pass<T, F: std::future::Future<Output = T>>(
     mut pass: impl FnMut() -> F,
     done: impl Fn(&[AuditEntry]) -> bool,
 ) -> Vec<AuditEntry> {
-    let start = std::time::Instant::now();
+    let start = tokio::time::Instant::now();
     loop {
         sim.clear_audit();
         pass().await;
@@ -429,7 +429,9 @@ async fn compare_all(a: &Applier, ms: &[Value]) -> Vec<Drift> {
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Paused time: the simulator's 2.5 s latency and the pass's waits are virtual (no wall-clock
+// wait), and exact.
+#[tokio::test(start_paused = true)]
 async fn a_watch_only_pass_waits_for_slow_lists_instead_of_getting_each_object() {
     use cvo::reconcile::apply::watch_cache::WATCH_ONLY_SYNC_WAIT;
     let sim = Simulator::new();
@@ -456,7 +458,9 @@ async fn a_watch_only_pass_waits_for_slow_lists_instead_of_getting_each_object()
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Paused time: "stops waiting" is measured on the virtual clock, so a pass that waited out
+// WATCH_ONLY_SYNC_WAIT (20 s) fails the test at once and a loaded machine cannot.
+#[tokio::test(start_paused = true)]
 async fn a_watch_only_pass_stops_waiting_when_the_lists_fail() {
     use cvo::reconcile::apply::watch_cache::WATCH_ONLY_SYNC_WAIT;
     let sim = Simulator::new();
@@ -476,7 +480,7 @@ async fn a_watch_only_pass_stops_waiting_when_the_lists_fail() {
     .expect("faults");
     let a = Applier::new(client(&sim));
     let refs: Vec<&Value> = ms.iter().collect();
-    let start = std::time::Instant::now();
+    let start = tokio::time::Instant::now();
     a.prepare_pass_with(&refs, true, WATCH_ONLY_SYNC_WAIT).await;
     assert!(
         start.elapsed() < Duration::from_secs(5),

@@ -446,12 +446,16 @@ impl ExitSignals {
     }
 }
 
+/// How long a signal waits for the dashboard, which ends on the same signal, to stop the demo
+/// in order before what is left is dropped.
+const SIGNAL_GRACE: Duration = Duration::from_secs(5);
+
 /// Runs the live demo, in the dashboard or `headless` ([`run_headless`] on stdout), and returns
 /// the exit code. Every exit path removes the payload directory: the signal handlers
 /// ([`ExitSignals`]) are installed first, then everything the demo runs is created inside one
 /// future that a signal drops (with the simulator, the engine and the directory) when the
-/// dashboard or the headless loop has not already ended on it; the dashboard's terminal is
-/// restored after such a drop.
+/// dashboard (given [`SIGNAL_GRACE`] to end on the same signal) or the headless loop has not
+/// already ended on it; the dashboard's terminal is restored after such a drop.
 ///
 /// # Errors
 /// See [`LiveDemo::start`]; the dashboard's terminal errors; the signal handlers cannot be
@@ -474,6 +478,12 @@ pub async fn run_live(opts: &DemoOptions, headless: bool, read_only: bool) -> an
         r = &mut work => r,
         (name, code) = signals.recv() => {
             tracing::info!(signal = name, "demo ended by signal");
+            // The dashboard gets the same signal (it handles SIGHUP, SIGTERM and SIGINT) and
+            // then stops the demo in order: the engine stopped, its Lease released. Let it,
+            // for up to SIGNAL_GRACE; on a loaded machine the signal is seen here first.
+            if !headless {
+                let _ = tokio::time::timeout(SIGNAL_GRACE, &mut work).await;
+            }
             // Dropping the unfinished work stops everything and removes the payloads.
             drop(work);
             #[cfg(feature = "tui")]

@@ -8,10 +8,12 @@
 //! (`force: true`, so the rehearsal goes on past a blocking precondition, which the report
 //! names), and the reconcile engine runs in active-apply on a simulated clock (`--speed` times
 //! as fast as the wall clock) until the ClusterVersion is Completed for the target and every
-//! pool is updated, or the timeout. Every object the engine created, changed or deleted is
-//! collected from its drift records (pass after pass: the first change seen per object), and
-//! the [`report::Report`] is built from them, the ClusterOperators, pools and nodes before and
-//! after, the snapshot's conditional-update risks and its `status.history`.
+//! pool is updated, or the timeout. What changed is found by comparing, for every object the
+//! target payload names, the simulator's copy before the engine started with its copy at the
+//! end (created, deleted, or changed outside `status` and the server-set metadata): the same
+//! answer on every run, however the engine's passes fell. The [`report::Report`] is built from
+//! those, the ClusterOperators, pools and nodes before and after, the snapshot's
+//! conditional-update risks and its `status.history`.
 //!
 //! Nothing is written anywhere but the simulator; the only network access is pulling a
 //! `--to-image` release image (as `cvo payload pull` does).
@@ -37,7 +39,7 @@ use crate::{
     openshift::ClusterVersion,
     reconcile::{
         Engine, EngineConfig,
-        api::{Drift, EngineHandle, EngineMode, LocalPayloads, StatusSnapshot},
+        api::{EngineHandle, EngineMode, LocalPayloads, StatusSnapshot},
     },
     sim::{
         Simulator,
@@ -74,8 +76,6 @@ pub struct RehearseOptions {
 /// that quits early still gets a report of what was reached.
 #[derive(Clone, Debug, Default)]
 pub struct Collected {
-    /// The first change seen per object, keyed by `kind ns/name`.
-    pub changes: BTreeMap<String, ManifestChange>,
     /// The engine's last snapshot.
     pub last: Option<Arc<StatusSnapshot>>,
     /// The ClusterVersion reached Completed for the target.
@@ -101,6 +101,8 @@ pub struct Rehearsal {
     /// The verdicts and refusal, decided before the rehearsal.
     pub preconditions: (Vec<report::PreconditionRow>, Option<String>),
     start: chrono::DateTime<chrono::Utc>,
+    /// Every object the target payload names, as the snapshot had it.
+    tracked: Vec<Tracked>,
     /// What was collected so far.
     pub collected: Arc<Mutex<Collected>>,
 }
@@ -225,6 +227,7 @@ impl Rehearsal {
         let preconditions = preconditions(&cv, &version, &opts.image);
         let sim = Simulator::from_state(&before).map_err(|e| anyhow::anyhow!("--from: {}", e.message))?;
         sim.keep_audit(false);
+        let tracked = track(&sim, &opts.payload)?;
         let clock = Clock::simulated(opts.speed);
         sim.set_clock(clock.clone());
         let mut ops =
@@ -270,12 +273,13 @@ impl Rehearsal {
             version,
             image: opts.image.clone(),
             preconditions,
+            tracked,
             collected: Arc::new(Mutex::new(Collected::default())),
         })
     }
 
     /// Follows the engine until the target is Completed and every pool updated, or
-    /// `timeout`, collecting the changes into [`Rehearsal::collected`].
+    /// `timeout`, keeping the engine's last snapshot in [`Rehearsal::collected`].
     pub async fn follow(&self, timeout: Duration) {
         follow(
             self.engine.status.clone(),
@@ -295,7 +299,7 @@ impl Rehearsal {
                 .ok();
         let c = self.collected.lock().map(|c| c.clone()).unwrap_or_default();
         let cv = self.before.cluster_version.clone().unwrap_or_default();
-        let changes: Vec<ManifestChange> = c.changes.values().cloned().collect();
+        let changes = changes(&self.sim, &self.tracked);
         let total = c.last.as_ref().map_or(0, |s| s.total);
         let mut r = Report {
             from_version: cv.status.desired.version.clone(),
@@ -472,40 +476,116 @@ pub fn stuck(s: &StatusSnapshot, version: &str) -> String {
 }
 
 /// The task index of a drift record's task text, `... (I of N)`.
-fn task_index(task: &str) -> Option<usize> {
-    let open = task.rfind(" (")?;
-    let inner = task[open + 2..].strip_suffix(')')?;
-    inner.split(" of ").next()?.trim().parse().ok()
+/// One object the target payload names, with its copy in the simulator before the rehearsal.
+#[derive(Clone, Debug)]
+struct Tracked {
+    api_version: String,
+    kind: String,
+    namespace: String,
+    name: String,
+    /// `Kind ns/name` (`group/Kind` outside the core group), as the drift records name it.
+    object: String,
+    run_level: Option<u32>,
+    component: Option<String>,
+    before: Option<Value>,
 }
 
-/// Adds the drift records of `s` to `into` (the first change per object wins).
-pub fn collect_drift(s: &StatusSnapshot, into: &mut BTreeMap<String, ManifestChange>) {
-    for d in s.drift.iter() {
-        let change = match &d.drift {
-            Drift::None => continue,
-            Drift::Create { .. } => Change::Created,
-            Drift::Update { .. } => Change::Changed,
-            Drift::Delete => Change::Deleted,
-        };
-        let object = if d.namespace.is_empty() {
-            format!("{} {}", d.kind, d.name)
+/// The simulator's copy of an object, if its kind is served and it exists.
+fn lookup(sim: &Simulator, api_version: &str, kind: &str, ns: &str, name: &str) -> Option<Value> {
+    let t = sim.find_kind(api_version, kind)?;
+    sim.get(&t.group, &t.plural, ns, name)
+}
+
+/// Every object the payload in `dir` names (once, in payload order; all of them, whether or
+/// not the cluster's profile and capabilities include them: an object nothing touches
+/// compares equal), with its copy in `sim` now.
+///
+/// # Errors
+/// The payload does not load.
+fn track(sim: &Simulator, dir: &Path) -> anyhow::Result<Vec<Tracked>> {
+    let loaded = crate::reconcile::payload::load::load_dir(dir, &Default::default())
+        .map_err(|e| anyhow::anyhow!("--payload {}: {e}", dir.display()))?;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for m in &loaded.manifests {
+        let id = &m.id;
+        let kind = if id.group.is_empty() {
+            id.kind.clone()
         } else {
-            format!("{} {}/{}", d.kind, d.namespace, d.name)
+            format!("{}/{}", id.group, id.kind)
         };
-        if into.contains_key(&object) {
+        let object = if id.namespace.is_empty() {
+            format!("{kind} {}", id.name)
+        } else {
+            format!("{kind} {}/{}", id.namespace, id.name)
+        };
+        if !seen.insert(object.clone()) {
             continue;
         }
-        let task = task_index(&d.task).and_then(|i| s.tasks.get(i.wrapping_sub(1)));
-        into.insert(
-            object.clone(),
-            ManifestChange {
-                run_level: task.and_then(|t| t.run_level),
-                component: task.and_then(|t| t.component.clone()),
-                object,
-                change,
-            },
-        );
+        let api_version = if m.group.is_empty() {
+            m.version.clone()
+        } else {
+            format!("{}/{}", m.group, m.version)
+        };
+        let level = crate::reconcile::payload::task_graph::run_level_and_component(&m.file);
+        out.push(Tracked {
+            before: lookup(sim, &api_version, &id.kind, &id.namespace, &id.name),
+            api_version,
+            kind: id.kind.clone(),
+            namespace: id.namespace.clone(),
+            name: id.name.clone(),
+            object,
+            run_level: level.as_ref().map(|l| l.0),
+            component: level.map(|l| l.1),
+        });
     }
+    Ok(out)
+}
+
+/// An object without what the server and the controllers write (`status`, `resourceVersion`,
+/// `managedFields`, `generation`, `uid`, `creationTimestamp`): what a manifest sets.
+fn desired_part(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("status");
+        if let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+            for k in [
+                "resourceVersion",
+                "managedFields",
+                "generation",
+                "uid",
+                "creationTimestamp",
+                "selfLink",
+            ] {
+                m.remove(k);
+            }
+        }
+    }
+    v
+}
+
+/// What happened to each tracked object between the snapshot and `sim` now: created (absent
+/// before), deleted (absent now), changed ([`desired_part`] differs); unchanged objects are
+/// left out.
+fn changes(sim: &Simulator, tracked: &[Tracked]) -> Vec<ManifestChange> {
+    tracked
+        .iter()
+        .filter_map(|t| {
+            let after = lookup(sim, &t.api_version, &t.kind, &t.namespace, &t.name);
+            let change = match (&t.before, &after) {
+                (None, Some(_)) => Change::Created,
+                (Some(_), None) => Change::Deleted,
+                (Some(b), Some(a)) if desired_part(b) != desired_part(a) => Change::Changed,
+                _ => return None,
+            };
+            Some(ManifestChange {
+                run_level: t.run_level,
+                component: t.component.clone(),
+                object: t.object.clone(),
+                change,
+            })
+        })
+        .collect()
 }
 
 fn pools_updated(sim: &Simulator) -> bool {
@@ -521,7 +601,7 @@ fn pools_updated(sim: &Simulator) -> bool {
 }
 
 /// Follows `status` until the target `version` is Completed and every pool Updated, or
-/// `timeout`, collecting into `into`.
+/// `timeout`, keeping the last snapshot and whether it was Completed in `into`.
 pub async fn follow(
     mut status: tokio::sync::watch::Receiver<Arc<StatusSnapshot>>,
     sim: Simulator,
@@ -534,9 +614,6 @@ pub async fn follow(
         let s = status.borrow_and_update().clone();
         let done = s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == version);
         if let Ok(mut c) = into.lock() {
-            if s.desired.as_ref().is_some_and(|d| d.version == version) {
-                collect_drift(&s, &mut c.changes);
-            }
             c.completed |= done;
             c.last = Some(s.clone());
         }
@@ -612,9 +689,55 @@ pub const REHEARSAL_HEADER: &str = "rehearsal: nothing is written to your cluste
 mod tests {
     use super::*;
 
+    fn cm(name: &str, value: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": name, "namespace": "default"}, "data": {"a": value}})
+    }
+
     #[test]
-    fn task_index_reads_the_position() {
-        assert_eq!(task_index("configmap \"ns/name\" (3 of 10)"), Some(3));
-        assert_eq!(task_index("no index"), None);
+    fn changes_compare_the_snapshot_with_the_end_outside_status_and_server_fields() {
+        let sim = Simulator::new();
+        sim.add_system_namespaces().expect("namespaces");
+        for name in ["kept", "rewritten", "changed", "gone"] {
+            sim.insert(cm(name, "1")).expect("insert");
+        }
+        let tracked: Vec<Tracked> = ["kept", "rewritten", "changed", "gone", "new"]
+            .iter()
+            .map(|name| Tracked {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                namespace: "default".into(),
+                name: (*name).into(),
+                object: format!("ConfigMap default/{name}"),
+                run_level: Some(50),
+                component: Some("x".into()),
+                before: lookup(&sim, "v1", "ConfigMap", "default", name),
+            })
+            .collect();
+        assert!(tracked[4].before.is_none() && tracked[0].before.is_some());
+        // The same content written again moves only resourceVersion and managedFields.
+        let mut same = sim
+            .get("", "configmaps", "default", "rewritten")
+            .expect("rewritten");
+        same["data"]["a"] = json!("1");
+        sim.replace(same).expect("replace");
+        let mut other = sim.get("", "configmaps", "default", "changed").expect("changed");
+        other["data"]["a"] = json!("2");
+        sim.replace(other).expect("replace");
+        let gone = sim.get("", "configmaps", "default", "gone").expect("gone");
+        sim.remove(&gone).expect("remove");
+        sim.insert(cm("new", "1")).expect("insert");
+        let got: Vec<(String, Change)> = changes(&sim, &tracked)
+            .into_iter()
+            .map(|c| (c.object, c.change))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("ConfigMap default/changed".to_string(), Change::Changed),
+                ("ConfigMap default/gone".to_string(), Change::Deleted),
+                ("ConfigMap default/new".to_string(), Change::Created),
+            ]
+        );
     }
 }

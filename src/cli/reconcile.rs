@@ -205,7 +205,7 @@ async fn probe(client: &kube::Client, within: Duration) -> Result<(), String> {
     match tokio::time::timeout(within, client.apiserver_version()).await {
         Err(_) => Err(format!("no answer within {}", secs(within))),
         Ok(Ok(_) | Err(kube::Error::Api(_) | kube::Error::SerdeError(_))) => Ok(()),
-        Ok(Err(e)) => Err(error_line(&e)),
+        Ok(Err(e)) => Err(crate::informers::error_chain(&e)),
     }
 }
 
@@ -288,21 +288,6 @@ async fn other_release(client: &kube::Client, name: &str, own: &str) -> Option<S
     Some(format!(
         "--payload is release {own}, but the cluster runs {runs} and spec.desiredUpdate of ClusterVersion {name} does not request {own}: cvo changes a cluster's release only when spec.desiredUpdate asks for it (set spec.desiredUpdate.image to {own} to update to this payload)"
     ))
-}
-
-/// An error and its sources in one line.
-fn error_line(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        let t = inner.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = inner.source();
-    }
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A duration in seconds with at most one decimal: `120s`, `1.5s`.

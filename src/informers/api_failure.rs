@@ -50,7 +50,7 @@ impl ApiFailure {
                 what,
                 code: None,
                 reason: String::new(),
-                message: chain(other),
+                message: error_chain(other),
             },
         }
     }
@@ -75,8 +75,11 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// An error and its sources on one line, each source once.
-fn chain(e: &dyn std::error::Error) -> String {
+/// An error and its sources on one line (`outer: cause: root cause`), each source once (a
+/// cause the text so far already contains is skipped) and runs of whitespace, newlines
+/// included, collapsed to one space. The one rendering of an error chain for messages and
+/// conditions across cvo.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(inner) = src {

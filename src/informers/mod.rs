@@ -46,7 +46,7 @@ use std::{
     time::Duration,
 };
 
-pub use api_failure::ApiFailure;
+pub use api_failure::{ApiFailure, error_chain};
 use chrono::{DateTime, Utc};
 use kube::{
     Api, Client, Resource,

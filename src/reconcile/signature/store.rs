@@ -11,6 +11,7 @@ use std::{path::Path, sync::Arc, time::Duration};
 use tokio::time::Instant;
 
 use super::config::{Store, StoreLocation};
+use crate::informers::error_chain;
 
 /// Highest `N` of `signature-N` read from one store (upstream's search stops before 10).
 pub const MAX_SIGNATURES: usize = 9;
@@ -159,18 +160,3 @@ async fn fetch_file(path: &Path) -> Fetched {
     }
 }
 
-/// An error and its causes on one line (`a: b: c`), without repeating a cause the outer
-/// message already contains.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        let s = c.to_string();
-        if !out.contains(&s) {
-            out.push_str(": ");
-            out.push_str(&s);
-        }
-        cur = c.source();
-    }
-    out
-}

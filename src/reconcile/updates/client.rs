@@ -13,6 +13,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, USER_AGENT};
 use serde::Deserialize;
 
 use super::{UpdateError, risks::PromQlEvaluator};
+use crate::informers::error_chain;
 
 /// The update service used when neither an override nor `spec.upstream` names one.
 pub const DEFAULT_UPSTREAM: &str = "https://api.openshift.com/api/upgrades_info/v1/graph";
@@ -198,20 +199,6 @@ async fn read_capped(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>,
     Ok(body)
 }
 
-/// An error and its sources on one line (`a: b: c`).
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(c) = src {
-        let t = c.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = c.source();
-    }
-    s
-}
 
 /// The bearer token sent to the Prometheus query API.
 #[derive(Clone, Default)]

@@ -18,6 +18,7 @@ fn opts(from: Vec<PathBuf>) -> RehearseOptions {
         payload,
         speed: 100.0,
         timeout: Duration::from_secs(90),
+        assume_recovery: false,
     }
 }
 
@@ -85,14 +86,75 @@ async fn a_must_gather_rehearses_to_completion() -> anyhow::Result<()> {
     Ok(())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_oc_upgrade_status_snapshot_rehearses_with_its_history() -> anyhow::Result<()> {
+fn degraded_4_14_1() -> Vec<PathBuf> {
     let dir = root().join("tests/fixtures/upstream/oc-upgrade-status");
-    let from = ["cv", "co", "mcp", "node", "mc"]
+    ["cv", "co", "mcp", "node", "mc"]
         .iter()
         .map(|k| dir.join(format!("4.14.1-degraded-{k}.yaml")))
-        .collect();
-    let r = run(&opts(from), false).await?;
+        .collect()
+}
+
+/// oc's 4.14.1 example has etcd, kube-apiserver, kube-controller-manager and kube-scheduler
+/// Degraded: by default they stay Degraded, the update waits on etcd (run level 12, the first
+/// of them), nothing moves for 10 simulated minutes and the rehearsal stops as stalled, naming
+/// them; nothing after their run levels is applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operators_degraded_in_the_snapshot_stay_degraded_and_the_rehearsal_stalls_on_them()
+-> anyhow::Result<()> {
+    let r = run(&opts(degraded_4_14_1()), false).await?;
+    let names: Vec<&str> = r.degraded.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "etcd",
+            "kube-apiserver",
+            "kube-controller-manager",
+            "kube-scheduler"
+        ]
+    );
+    assert_eq!(r.degraded[1].reason, "NodeController_MasterNodesReady");
+    assert!(
+        r.degraded[1]
+            .message
+            .starts_with("NodeControllerDegraded: The master nodes not ready: node \"ip-10-0-12-74.ec2.internal\" not ready"),
+        "{}",
+        r.degraded[1].message
+    );
+    assert!(!r.assume_recovery);
+    assert!(!r.outcome.completed, "{:?}", r.outcome);
+    assert!(r.outcome.stalled, "{:?}", r.outcome);
+    assert!(r.outcome.done < r.outcome.total, "{:?}", r.outcome);
+    let stuck = r.outcome.stuck.clone().unwrap_or_default();
+    assert!(
+        stuck.starts_with("waiting on etcd, kube-apiserver, kube-controller-manager, kube-scheduler: Degraded in the snapshot and kept Degraded"),
+        "{stuck}"
+    );
+    // None of them reached 4.16.4; the machine-config operator (run level 80) never rolled.
+    for o in &r.operators {
+        assert!(!(names.contains(&o.name.as_str()) && o.to == "4.16.4"), "{o:?}");
+        assert!(!(o.name == "machine-config" && o.to == "4.16.4"), "{o:?}");
+    }
+    let text = render_text(&r, false);
+    assert!(
+        text.contains("Degraded in the snapshot: 4 ClusterOperator(s), kept Degraded in the rehearsal (--assume-recovery rehearses them recovering):\n  etcd  EtcdEndpoints_ErrorUpdatingEtcdEndpoints::"),
+        "{text}"
+    );
+    assert!(text.contains("  Stalled: "), "{text}");
+    assert!(
+        text.contains("nothing moved for 10 min, so the rehearsal stopped"),
+        "{text}"
+    );
+    Ok(())
+}
+
+/// With `--assume-recovery` the same snapshot rehearses to Completed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oc_upgrade_status_snapshot_rehearses_with_its_history() -> anyhow::Result<()> {
+    let mut o = opts(degraded_4_14_1());
+    o.assume_recovery = true;
+    let r = run(&o, false).await?;
+    assert!(r.assume_recovery);
+    assert_eq!(r.degraded.len(), 4);
     assert_eq!(r.to_version, "4.16.4");
     assert!(r.from_version.starts_with("4.14"), "{}", r.from_version);
     assert!(r.outcome.completed, "{:?}", r.outcome);
@@ -121,6 +183,10 @@ async fn an_oc_upgrade_status_snapshot_rehearses_with_its_history() -> anyhow::R
     let text = render_text(&r, true);
     assert!(text.contains("Manifests: "), "{text}");
     assert!(text.contains("Estimated duration:"), "{text}");
+    assert!(
+        text.contains("Degraded in the snapshot: 4 ClusterOperator(s), assumed to recover once they run 4.16.4 (--assume-recovery):"),
+        "{text}"
+    );
     Ok(())
 }
 

@@ -462,6 +462,10 @@ pub struct RehearseArgs {
     /// 60 + 1800/speed).
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub timeout: Option<f64>,
+    /// Let the ClusterOperators the snapshot shows Degraded recover once they run the target;
+    /// by default they stay Degraded and the update is rehearsed waiting on them.
+    #[arg(long)]
+    pub assume_recovery: bool,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }

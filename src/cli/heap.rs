@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// How many malloc arenas glibc may create: [`limit_arenas`] sets it before the runtime's
 /// threads start. One per worker thread of [`super::runtime`] (2).
-pub const ARENAS: i32 = 2;
+pub const ARENAS: i32 = 1;
 
 /// How often [`spawn_periodic_release`] releases free heap: once a minute.
 pub const RELEASE_PERIOD: Duration = Duration::from_secs(60);

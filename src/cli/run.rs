@@ -184,6 +184,7 @@ fn demo_snapshot(headless: bool) -> anyhow::Result<ExitCode> {
             read_only: false,
             clock: crate::clock::Clock::wall(),
             release_source: None,
+            banner: None,
         }))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -415,6 +416,7 @@ pub fn rehearse(a: super::args::RehearseArgs) -> anyhow::Result<ExitCode> {
         image,
         speed,
         timeout,
+        assume_recovery: a.assume_recovery,
     };
     let report = rt.block_on(super::rehearse::run(&opts, a.tui))?;
     match a.output {

@@ -293,6 +293,7 @@ pub fn run(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
             read_only: a.read_only,
             clock: crate::clock::Clock::wall(),
             release_source: None,
+            banner: None,
         })
         .await;
         if let Some(h) = handle {

@@ -195,6 +195,8 @@ pub struct App {
     pub clock: crate::clock::Clock,
     /// Where the demo's releases come from, for the header ([`super::UiOptions`]).
     pub release_source: Option<String>,
+    /// The header's notice after the mode ([`super::UiOptions::banner`]).
+    pub banner: Option<String>,
 }
 
 impl App {
@@ -227,6 +229,7 @@ impl App {
             read_only: false,
             clock: crate::clock::Clock::wall(),
             release_source: None,
+            banner: None,
         };
         app.update(Action::State(state));
         app

@@ -82,6 +82,10 @@ pub struct UiOptions {
     /// Where the demo's releases come from (`registry 127.0.0.1:5000`, `embedded releases`),
     /// shown in the header after the clock; `None` outside the demo.
     pub release_source: Option<String>,
+    /// A notice the header's first line gives right after the engine's mode, before the
+    /// source, so that a narrow terminal never cuts it (`cvo rehearse --tui`: "rehearsal:
+    /// nothing is written to your cluster"); `None` elsewhere.
+    pub banner: Option<String>,
 }
 
 /// Environment variable naming a key that makes the dashboard panic (end-to-end tests check
@@ -253,6 +257,7 @@ where
         read_only,
         clock,
         release_source,
+        banner,
     } = opts;
     let size = terminal.size()?;
     let first = feed.borrow_and_update().clone();
@@ -260,6 +265,7 @@ where
     app.set_clock(clock);
     app.read_only = read_only;
     app.release_source = release_source;
+    app.banner = banner;
     let mut stats = LoopStats {
         frames: 0,
         states: 1,

@@ -7,7 +7,9 @@
 #   2. the preconditions block names the giant hop 4.8 -> 4.16 as blocking, waived by --force;
 #   3. the manifests table has its header and the machine-config-operator row of run level 80;
 #   4. the operators and pools that roll: machine-config 4.8... -> 4.16.4, master 3/3 rebooted;
-#   5. the estimate says how it was computed, and the rehearsal Completed (exit code 0).
+#   5. the estimate says how it was computed, and the rehearsal Completed (exit code 0);
+#   6. with --tui at 80x24, the dashboard's first line says after the mode that nothing is
+#      written to the cluster, whole; q prints the report.
 # Every capture is saved under tests/e2e/artifacts/rehearse/. Exits non-zero with a message
 # naming the failed step.
 #
@@ -63,4 +65,24 @@ until [ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "0" ]; do
     sleep 0.1
 done
 capture "quit" >/dev/null
+
+# 6. --tui at 80x24: the header's first line gives the mode, then that nothing is written to
+#    the cluster, whole; q quits the dashboard and the report of what was reached is printed.
+tm resize-window -t "$SESSION" -x 80 -y 24
+keys "clear; '$CVO_BIN' rehearse --from '$MG' --payload '$PAYLOAD' --tui --speed 200; echo \"tui-\"\"exit:\$?\"" Enter
+deadline=$((SECONDS + TIMEOUT))
+until [ "$(tm display -p -t "$SESSION" '#{alternate_on}')" = "1" ]; do
+    ((SECONDS < deadline)) || fail "the rehearsal's dashboard did not start"
+    sleep 0.1
+done
+wait_for "rehearsal: nothing is written to your cluster" "tui-banner"
+first=$(tm capture-pane -p -t "$SESSION" | head -1)
+case "$first" in
+    "cvo │ active-apply │ rehearsal: nothing is written to your cluster │"*) ;;
+    *) fail "the dashboard's first line is not 'cvo │ active-apply │ rehearsal: nothing is written to your cluster │ ...': $first" ;;
+esac
+keys "q"
+wait_for "tui-exit:" "tui-quit"
+# The report's end (its head has scrolled off 24 rows): how far the rehearsal got.
+wait_for "s of simulated time" "tui-report"
 echo "PASS: tmux_rehearse (captures in $ART)"

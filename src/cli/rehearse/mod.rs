@@ -43,7 +43,10 @@ use crate::{
     },
     sim::{
         Simulator,
-        operators::{OperatorSimConfig, OperatorSimHandle},
+        operators::{
+            OperatorSimConfig, OperatorSimHandle,
+            scenario::{Degrade, OperatorBehaviour, OperatorScenario, SimDuration},
+        },
     },
 };
 use report::{Change, ManifestChange, Report};
@@ -70,7 +73,19 @@ pub struct RehearseOptions {
     pub speed: f64,
     /// Wall-clock limit of the run.
     pub timeout: Duration,
+    /// Let the ClusterOperators the snapshot shows Degraded recover once they run the target
+    /// (`--assume-recovery`); by default they stay Degraded, as nothing says the new release
+    /// fixes them, and the rehearsal shows the update waiting on them.
+    pub assume_recovery: bool,
 }
+
+/// How long nothing may move (no task done, no ClusterOperator reaching the target) while a
+/// ClusterOperator kept Degraded has not reached the target before the rehearsal stops as
+/// stalled: 10 minutes of simulated time, when `oc adm upgrade status` calls an update
+/// stalled. Upstream's CVO waits on a Degraded operator and reports Failing with
+/// `ClusterOperatorDegraded` after 40 minutes (`pkg/cvo/internal/operatorstatus.go` in
+/// openshift/cluster-version-operator, effect FailAfterInterval).
+pub const STALL_AFTER: Duration = Duration::from_secs(600);
 
 /// What the rehearsal collects while it runs; shared with the caller so that a dashboard
 /// that quits early still gets a report of what was reached.
@@ -80,6 +95,19 @@ pub struct Collected {
     pub last: Option<Arc<StatusSnapshot>>,
     /// The ClusterVersion reached Completed for the target.
     pub completed: bool,
+    /// The rehearsal stopped early: nothing moved for [`STALL_AFTER`] of simulated time while
+    /// an operator kept Degraded had not reached the target.
+    pub stalled: bool,
+}
+
+/// What [`follow`] needs to tell a stalled rehearsal from a slow one: the simulated clock and
+/// the ClusterOperators kept Degraded (empty: never stops early).
+#[derive(Clone, Debug)]
+pub struct Held {
+    /// The rehearsal's simulated clock.
+    pub clock: Clock,
+    /// The ClusterOperators kept Degraded.
+    pub operators: Vec<String>,
 }
 
 /// A running rehearsal.
@@ -100,6 +128,10 @@ pub struct Rehearsal {
     pub image: String,
     /// The verdicts and refusal, decided before the rehearsal.
     pub preconditions: (Vec<report::PreconditionRow>, Option<String>),
+    /// The ClusterOperators the snapshot shows Degraded.
+    pub degraded: Vec<report::DegradedOperator>,
+    /// Whether they may recover (`--assume-recovery`).
+    pub assume_recovery: bool,
     start: chrono::DateTime<chrono::Utc>,
     /// Every object the target payload names, as the snapshot had it.
     tracked: Vec<Tracked>,
@@ -230,8 +262,24 @@ impl Rehearsal {
         let tracked = track(&sim, &opts.payload)?;
         let clock = Clock::simulated(opts.speed);
         sim.set_clock(clock.clone());
-        let mut ops =
-            OperatorSimConfig::with_payloads(std::slice::from_ref(&opts.payload))?.speed(opts.speed);
+        let degraded = degraded_operators(&before);
+        let mut scenario = OperatorScenario::default();
+        if !opts.assume_recovery {
+            for d in &degraded {
+                let behaviour = OperatorBehaviour {
+                    degrade: Some(Degrade {
+                        after: SimDuration::default(),
+                        reason: d.reason.clone(),
+                        message: d.message.clone(),
+                    }),
+                    ..OperatorBehaviour::default()
+                };
+                scenario.operators.insert(d.name.clone(), behaviour);
+            }
+        }
+        let mut ops = OperatorSimConfig::with_payloads(std::slice::from_ref(&opts.payload))?
+            .speed(opts.speed)
+            .with_scenario(scenario);
         ops.clock = clock.clone();
         let operators = crate::sim::operators::spawn(sim.clone(), ops);
         // The request, as `oc adm upgrade --to-image IMAGE --force` would write it.
@@ -273,6 +321,8 @@ impl Rehearsal {
             version,
             image: opts.image.clone(),
             preconditions,
+            degraded,
+            assume_recovery: opts.assume_recovery,
             tracked,
             collected: Arc::new(Mutex::new(Collected::default())),
         })
@@ -287,8 +337,21 @@ impl Rehearsal {
             self.version.clone(),
             self.collected.clone(),
             timeout,
+            self.held(),
         )
         .await;
+    }
+
+    /// The operators kept Degraded, for [`follow`].
+    pub fn held(&self) -> Held {
+        Held {
+            clock: self.clock.clone(),
+            operators: if self.assume_recovery {
+                Vec::new()
+            } else {
+                self.degraded.iter().map(|d| d.name.clone()).collect()
+            },
+        }
     }
 
     /// The report of what was collected so far.
@@ -307,6 +370,8 @@ impl Rehearsal {
             to_image: self.image.clone(),
             preconditions: self.preconditions.0.clone(),
             refusal: self.preconditions.1.clone(),
+            degraded: self.degraded.clone(),
+            assume_recovery: self.assume_recovery,
             manifests: report::group_manifests(&changes),
             payload_manifests: total,
             risks: report::risks_for(&cv, &self.version, &self.image),
@@ -324,11 +389,41 @@ impl Rehearsal {
             total,
             stuck: if c.completed {
                 None
+            } else if c.stalled
+                && let Some(names) = self.waiting_on_held(after.as_ref())
+            {
+                Some(format!(
+                    "waiting on {names}: Degraded in the snapshot and kept Degraded (the cluster's CVO would wait on {} and report Failing, ClusterOperatorDegraded, after 40 min; --assume-recovery rehearses {} recovering)",
+                    if names.contains(',') { "them" } else { "it" },
+                    if names.contains(',') { "them" } else { "it" },
+                ))
             } else {
                 c.last.as_deref().map(|s| stuck(s, &self.version))
             },
+            stalled: c.stalled,
         };
         r
+    }
+
+    /// The operators kept Degraded that have not reached the target in `after`, joined with
+    /// `, ` (`None`: none, or they may recover).
+    fn waiting_on_held(&self, after: Option<&ClusterState>) -> Option<String> {
+        let after = after?;
+        let held = self.held().operators;
+        let names: Vec<&str> = after
+            .cluster_operators
+            .iter()
+            .filter_map(|c| c.metadata.name.as_deref())
+            .filter(|n| held.iter().any(|h| h == n))
+            .filter(|n| {
+                after
+                    .cluster_operators
+                    .iter()
+                    .find(|c| c.metadata.name.as_deref() == Some(n))
+                    .is_some_and(|c| operator_version(c) != self.version)
+            })
+            .collect();
+        (!names.is_empty()).then(|| names.join(", "))
     }
 
     /// Stops the engine and the simulated operators.
@@ -346,6 +441,25 @@ fn operator_version(co: &crate::openshift::ClusterOperator) -> String {
         .find(|v| v.name == "operator")
         .map(|v| v.version.clone())
         .unwrap_or_default()
+}
+
+/// The ClusterOperators `Degraded=True` in `state`, by name, with the condition's reason and
+/// message on one line.
+pub fn degraded_operators(state: &ClusterState) -> Vec<report::DegradedOperator> {
+    let mut out: Vec<report::DegradedOperator> = state
+        .cluster_operators
+        .iter()
+        .filter_map(|co| {
+            let c = co.condition("Degraded").filter(|c| c.is_true())?;
+            Some(report::DegradedOperator {
+                name: co.metadata.name.clone().unwrap_or_default(),
+                reason: c.reason().to_string(),
+                message: c.message().split_whitespace().collect::<Vec<_>>().join(" "),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
 }
 
 /// The ClusterOperators whose `operator` version differs after the rehearsal (or that are new).
@@ -608,8 +722,11 @@ pub async fn follow(
     version: String,
     into: Arc<Mutex<Collected>>,
     timeout: Duration,
+    held: Held,
 ) {
     let deadline = tokio::time::Instant::now() + timeout;
+    // (tasks done, operators at the target) and when it last changed, in simulated time.
+    let mut progress: Option<((usize, usize), chrono::DateTime<chrono::Utc>)> = None;
     loop {
         let s = status.borrow_and_update().clone();
         let done = s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == version);
@@ -620,6 +737,24 @@ pub async fn follow(
         if done && pools_updated(&sim) {
             return;
         }
+        if !done && !held.operators.is_empty() {
+            let (at_target, held_behind) = operators_at(&sim, &version, &held.operators);
+            let now = held.clock.now();
+            let key = (s.done, at_target);
+            match progress {
+                Some((k, _)) if k != key => progress = Some((key, now)),
+                None => progress = Some((key, now)),
+                Some((_, since)) => {
+                    let still = (now - since).to_std().unwrap_or_default();
+                    if held_behind && still >= STALL_AFTER {
+                        if let Ok(mut c) = into.lock() {
+                            c.stalled = true;
+                        }
+                        return;
+                    }
+                }
+            }
+        }
         tokio::select! {
             r = status.changed() => if r.is_err() { return },
             () = tokio::time::sleep(Duration::from_millis(200)) => {}
@@ -629,6 +764,25 @@ pub async fn follow(
             return;
         }
     }
+}
+
+/// How many ClusterOperators in `sim` report `version` as their `operator` version, and
+/// whether one of `held` does not.
+fn operators_at(sim: &Simulator, version: &str, held: &[String]) -> (usize, bool) {
+    let (mut at, mut behind) = (0, false);
+    sim.for_each_object("config.openshift.io", "clusteroperators", |co| {
+        let reached = co["status"]["versions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|v| v["name"] == "operator" && v["version"] == version);
+        if reached {
+            at += 1;
+        } else if held.iter().any(|h| co["metadata"]["name"] == h.as_str()) {
+            behind = true;
+        }
+    });
+    (at, behind)
 }
 
 /// Runs a rehearsal to its end (or the timeout) and returns the report; with `tui`, the
@@ -659,6 +813,7 @@ async fn dashboard(r: &Rehearsal, timeout: Duration) -> anyhow::Result<()> {
         r.version.clone(),
         r.collected.clone(),
         timeout,
+        r.held(),
     ));
     let client = kube::Client::new(r.sim.clone(), "default");
     let shown = crate::ui::run(crate::ui::UiOptions {
@@ -669,7 +824,8 @@ async fn dashboard(r: &Rehearsal, timeout: Duration) -> anyhow::Result<()> {
         requests: None,
         read_only: true,
         clock: r.clock.clone(),
-        release_source: Some(REHEARSAL_HEADER.into()),
+        release_source: None,
+        banner: Some(REHEARSAL_HEADER.into()),
     })
     .await;
     follower.abort();

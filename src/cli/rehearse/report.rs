@@ -25,6 +25,11 @@ pub struct Report {
     /// The refusal `oc adm upgrade` would print, if a precondition blocks (the rehearsal
     /// then runs the update as if `--force` were given).
     pub refusal: Option<String>,
+    /// The ClusterOperators the snapshot shows `Degraded=True`, as it shows them.
+    pub degraded: Vec<DegradedOperator>,
+    /// Whether the rehearsal let them recover once they run the target release
+    /// (`--assume-recovery`); by default they stay Degraded and never report the target.
+    pub assume_recovery: bool,
     /// Manifests created, changed and deleted, per run level and component.
     pub manifests: Vec<ManifestGroup>,
     /// Manifests of the payload (after filtering), for the share of the payload that changes.
@@ -39,6 +44,19 @@ pub struct Report {
     pub estimate: Estimate,
     /// How the rehearsal ended.
     pub outcome: Outcome,
+}
+
+/// A ClusterOperator that is `Degraded=True` in the snapshot: its name and the condition's
+/// reason and message (one line).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DegradedOperator {
+    /// `metadata.name`.
+    pub name: String,
+    /// The Degraded condition's reason (may be empty).
+    pub reason: String,
+    /// The Degraded condition's message, on one line (may be empty).
+    pub message: String,
 }
 
 /// One precondition's verdict.
@@ -266,9 +284,12 @@ pub struct Outcome {
     pub done: usize,
     /// Tasks in the payload.
     pub total: usize,
-    /// Where it got stuck: the Failing message, the engine's failure, or the run level it was
-    /// at (`None` when completed).
+    /// Where it got stuck: the Failing message, the engine's failure, the operators kept
+    /// Degraded it waits on, or the run level it was at (`None` when completed).
     pub stuck: Option<String>,
+    /// The rehearsal ended early: nothing moved for [`super::STALL_AFTER`] of simulated time
+    /// while it waited on operators kept Degraded.
+    pub stalled: bool,
 }
 
 fn level(l: Option<u32>) -> String {
@@ -303,6 +324,36 @@ pub fn render_text(r: &Report, details: bool) -> String {
     if let Some(refusal) = &r.refusal {
         let _ = writeln!(o, "  => the request would be refused: {refusal}");
         let _ = writeln!(o, "     (the rehearsal went on as if --force were given)");
+    }
+    if !r.degraded.is_empty() {
+        let how = if r.assume_recovery {
+            format!(
+                "assumed to recover once they run {} (--assume-recovery)",
+                r.to_version
+            )
+        } else {
+            "kept Degraded in the rehearsal (--assume-recovery rehearses them recovering)".to_string()
+        };
+        let _ = writeln!(
+            o,
+            "\nDegraded in the snapshot: {} ClusterOperator(s), {how}:",
+            r.degraded.len()
+        );
+        for d in &r.degraded {
+            let why = match (d.reason.is_empty(), d.message.is_empty()) {
+                (true, true) => "no reason given".to_string(),
+                (false, true) => d.reason.clone(),
+                (true, false) => d.message.clone(),
+                (false, false) => format!("{}: {}", d.reason, d.message),
+            };
+            // A Degraded message can run to a kilobyte (etcd lists its members): the text
+            // keeps the first 200 characters, `-o json` the whole message.
+            let why = match why.char_indices().nth(200) {
+                Some((i, _)) => format!("{}... (-o json has all of it)", &why[..i]),
+                None => why,
+            };
+            let _ = writeln!(o, "  {}  {why}", d.name);
+        }
     }
     let count = |f: fn(&ManifestGroup) -> usize| r.manifests.iter().map(f).sum::<usize>();
     let (c, u, d) = (
@@ -413,6 +464,15 @@ pub fn render_text(r: &Report, details: bool) -> String {
             o,
             "  Completed: {}/{} tasks in {:.0} s of simulated time",
             r.outcome.done, r.outcome.total, r.outcome.simulated_secs
+        );
+    } else if r.outcome.stalled {
+        let _ = writeln!(
+            o,
+            "  Stalled: {}/{} tasks after {:.0} s of simulated time; nothing moved for {} min, so the rehearsal stopped",
+            r.outcome.done,
+            r.outcome.total,
+            r.outcome.simulated_secs,
+            super::STALL_AFTER.as_secs() / 60
         );
     } else {
         let _ = writeln!(
@@ -537,7 +597,19 @@ mod tests {
                 done: 3,
                 total: 10,
                 stuck: Some("waiting on dns".into()),
+                stalled: false,
             },
+            degraded: vec![
+                DegradedOperator {
+                    name: "dns".into(),
+                    reason: "DNSDegraded".into(),
+                    message: "2 of 6 pods not ready".into(),
+                },
+                DegradedOperator {
+                    name: "etcd".into(),
+                    ..DegradedOperator::default()
+                },
+            ],
             ..Report::default()
         };
         let t = render_text(&r, true);
@@ -545,6 +617,7 @@ mod tests {
             "Rehearsal of the update 4.16.3 -> 4.16.4 on a simulated copy of the cluster: nothing was written to your cluster.\nTarget release: file:///p\n",
             "  blocking  ClusterVersionUpgradeable: no\n",
             "  => the request would be refused: refused\n",
+            "\nDegraded in the snapshot: 2 ClusterOperator(s), kept Degraded in the rehearsal (--assume-recovery rehearses them recovering):\n  dns  DNSDegraded: 2 of 6 pods not ready\n  etcd  no reason given\n",
             "Manifests: 1 created, 2 changed, 1 deleted of 10 in the payload\n",
             "  50          dns         0         2         1\n",
             "  50          dns         0         2         1\n      ~ deployment ns/a\n      ~ deployment ns/b\n      - configmap ns/old\n",

@@ -159,4 +159,3 @@ async fn fetch_file(path: &Path) -> Fetched {
         Err(e) => Fetched::Failed(e.to_string()),
     }
 }
-

@@ -199,7 +199,6 @@ async fn read_capped(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>,
     Ok(body)
 }
 
-
 /// The bearer token sent to the Prometheus query API.
 #[derive(Clone, Default)]
 pub enum BearerToken {

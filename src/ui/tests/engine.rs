@@ -531,6 +531,7 @@ mod event_loop {
             read_only: false,
             clock: crate::clock::Clock::wall(),
             release_source: None,
+            banner: None,
         };
         let producer = async move {
             // 100 snapshots in about 0.3 s: coalesced to a few redraws.
@@ -576,6 +577,7 @@ mod event_loop {
             read_only: false,
             clock: crate::clock::Clock::wall(),
             release_source: None,
+            banner: None,
         };
         let stop = async {
             tokio::time::sleep(Duration::from_millis(800)).await;

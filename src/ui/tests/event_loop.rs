@@ -19,6 +19,7 @@ fn static_opts() -> UiOptions {
         read_only: false,
         clock: crate::clock::Clock::wall(),
         release_source: None,
+        banner: None,
     }
 }
 
@@ -126,6 +127,7 @@ async fn bursts_of_feed_updates_are_coalesced() {
         read_only: false,
         clock: crate::clock::Clock::wall(),
         release_source: None,
+        banner: None,
     };
     let base = demo();
     let producer = async move {

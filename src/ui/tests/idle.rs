@@ -67,6 +67,7 @@ async fn snapshots_that_change_nothing_visible_draw_nothing() {
         read_only: false,
         clock: Clock::wall(),
         release_source: None,
+        banner: None,
     };
     let producer = async move {
         // Ten reconciling passes, each from 0 to all tasks, a second apart.

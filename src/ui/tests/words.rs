@@ -398,3 +398,31 @@ fn verified_no_is_explained_for_an_unsigned_local_release() {
     key(&mut app, KeyCode::Char('4'));
     assert!(!text_of(&app).contains("no (local)"));
 }
+
+/// `cvo rehearse --tui`: the header's first line says, right after the mode, that nothing is
+/// written to the cluster (the text of `cli::rehearse::REHEARSAL_HEADER`), whole and in the
+/// warning colour even at 80 columns, where the source and the clock are cut instead.
+#[test]
+fn the_rehearsal_banner_follows_the_mode_and_is_never_cut() {
+    const BANNER: &str = "rehearsal: nothing is written to your cluster";
+    for (w, h) in [(80, 24), (100, 30)] {
+        let (mut app, _rx) = engine_app(mid_update(EngineMode::ActiveApply), w, h);
+        app.banner = Some(BANNER.into());
+        app.read_only = true;
+        app.dash.source = "context rehearsal".into();
+        let t = draw(&app);
+        let buf = t.backend().buffer();
+        let first = &screen_text(buf)[0];
+        assert!(
+            first.starts_with(&format!("cvo │ active-apply │ {BANNER} │ context")),
+            "{w}x{h}: {first}"
+        );
+        let (x, y) = find(buf, BANNER).expect("banner on screen");
+        assert_eq!(y, 0);
+        assert_eq!(buf[(x, y)].fg, app.palette.warn.fg.expect("warn colour"));
+        assert!(buf[(x, y)].modifier.contains(ratatui::style::Modifier::BOLD));
+        if w == 100 {
+            insta::assert_snapshot!("rehearsal_header_100x30", t.backend());
+        }
+    }
+}

@@ -27,19 +27,19 @@ pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
         Some(e) => (engine::mode_word(e.snap.mode).to_string(), p.mode(e.snap.mode)),
         None => ("watch-only".into(), p.muted),
     };
-    let l1 = fit_spans(
-        vec![
-            ("cvo".into(), p.title),
-            (" │ ".into(), p.muted),
-            mode,
-            (" │ ".into(), p.muted),
-            (d.source.clone(), p.text),
-            (" │ ".into(), p.muted),
-            (feed, p.level(d.feed.1)),
-            (sim_clock(app), p.warn),
-        ],
-        w,
-    );
+    let mut l1 = vec![("cvo".into(), p.title), (" │ ".into(), p.muted), mode];
+    if let Some(b) = &app.banner {
+        l1.push((" │ ".into(), p.muted));
+        l1.push((b.clone(), p.warn.add_modifier(Modifier::BOLD)));
+    }
+    l1.extend([
+        (" │ ".into(), p.muted),
+        (d.source.clone(), p.text),
+        (" │ ".into(), p.muted),
+        (feed, p.level(d.feed.1)),
+        (sim_clock(app), p.warn),
+    ]);
+    let l1 = fit_spans(l1, w);
     let mut v = vec![("Version ".to_string(), p.muted)];
     match &d.current_version {
         Some(c) => v.push((c.clone(), p.text.add_modifier(Modifier::BOLD))),

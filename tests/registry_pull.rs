@@ -1022,3 +1022,63 @@ fn the_operator_with_a_payload_directory_pulls_a_desired_update_by_image() {
     let _ = op.wait();
     c.assert_forced_into_history(&history);
 }
+
+/// `cvo rehearse --to-image`: the target release is pulled from a registry by tag into the
+/// cache (as `cvo payload pull` pulls it), then rehearsed on the aws must-gather to
+/// Completed; the report names the pull spec as given, and the payload came from the image
+/// (265 manifests of 4.16.4). Nothing but the registry is contacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cvo_rehearse_pulls_its_to_image_target_from_a_registry() {
+    let Some(reg) = Registry::start("cvo_rehearse_pulls_its_to_image_target_from_a_registry") else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let image = push(
+        &reg.addr,
+        "ocp/release",
+        "4.16.4",
+        vec![payload_layer(&root.join("assets/payloads/4.16.4"))],
+    )
+    .await;
+    let tag = format!("{}/ocp/release:4.16.4", reg.addr);
+    let work = tempfile::tempdir().expect("tempdir");
+    let cache = work.path().join("cache");
+    let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
+        .args(["rehearse", "--from"])
+        .arg(root.join("tests/fixtures/upstream/must-gather-clean-snapshots/aws"))
+        .args(["--to-image", &tag, "--speed", "200", "-o", "json", "--cache-dir"])
+        .arg(&cache)
+        .env_remove("REGISTRY_AUTH_FILE")
+        .output()
+        .expect("run cvo");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let digest = image.rsplit_once('@').expect("digest").1;
+    assert!(
+        stderr.contains(&format!("cvo: pulling {digest}: layers 1/1, ")),
+        "{stderr}"
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
+    assert_eq!(r["toImage"], tag.as_str());
+    assert_eq!(r["toVersion"], "4.16.4");
+    assert_eq!(r["payloadManifests"], 265);
+    assert_eq!(r["outcome"]["completed"], true, "{:#}", r["outcome"]);
+    let pull = r["preconditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"].as_str().is_some_and(|n| n.starts_with("PullSpec")))
+        .expect("the PullSpec verdict");
+    assert!(
+        pull["message"].as_str().is_some_and(|m| m.contains(&tag)),
+        "{pull:#}"
+    );
+    // The requests went to the registry: the manifest by tag, then the layer by digest.
+    let requests = reg.requests();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.contains("/v2/ocp/release/manifests/4.16.4")),
+        "{requests:?}"
+    );
+}

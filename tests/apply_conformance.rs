@@ -1300,6 +1300,70 @@ async fn thousand_manifests_converge_then_zero_writes() {
     e.done().await;
 }
 
+/// A watch that lags the server's writes (a loaded kube-apiserver; on the simulator, every
+/// watch event 400 ms late): the pass after a first apply that created ConfigMaps waits until
+/// the watch shows them, so it neither creates them again (a `409`, then a GET) nor reads
+/// them: it reads and writes nothing.
+#[tokio::test]
+async fn the_pass_after_creates_waits_for_the_lagging_watch_instead_of_creating_again() {
+    let e = env().await;
+    if let Some(sim) = &e.sim {
+        let mut f = sim.faults();
+        f.watch.event_delay_ms = 400;
+        sim.set_faults(f).expect("faults");
+    }
+    let cms: Vec<Value> = (0..5)
+        .map(|i| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("lag-{i}"), "namespace": e.ns}, "data": {"i": i.to_string()}})
+        })
+        .collect();
+    let refs: Vec<&Value> = cms.iter().collect();
+    let applier = Applier::new(e.client.clone());
+    within(
+        "prepare",
+        applier.prepare_pass_within(&refs, Duration::from_secs(5)),
+    )
+    .await;
+    for m in &cms {
+        let out = within("apply", applier.apply(&ApplyContext::default(), m))
+            .await
+            .expect("applied");
+        assert!(out.wrote, "{m}");
+    }
+    within("finish", applier.finish_pass(true)).await;
+    // At once the next pass: its start waits for the watch to show the five creates.
+    e.clear();
+    within(
+        "prepare",
+        applier.prepare_pass_within(&refs, Duration::from_secs(5)),
+    )
+    .await;
+    for m in &cms {
+        let out = within("apply", applier.apply(&ApplyContext::default(), m))
+            .await
+            .expect("applied");
+        assert!(!out.wrote && out.drift.is_none(), "{m}: {:?}", out.drift);
+    }
+    let requests: Vec<_> = e
+        .seen
+        .lock()
+        .expect("seen")
+        .iter()
+        .filter(|(v, _)| !matches!(*v, "watch" | "list" | "discovery"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        requests,
+        Vec::<(&str, String)>::new(),
+        "the pass after the creates reads and writes nothing"
+    );
+    if let Some(sim) = &e.sim {
+        sim.set_faults(Default::default()).expect("no faults");
+    }
+    e.done().await;
+}
+
 /// A payload's CRDs and their custom resources, applied as a first (Initializing) pass then a
 /// converged (Reconciling) one, on both servers (issue 28): each CRD's `Established` comes from
 /// the CRD watch (no GET of a CRD after its create), the custom resources' kinds from the CRDs

@@ -31,6 +31,7 @@
 //!   drop_after_secs: 10    # ... or after 10 s, whichever comes first
 //!   gone_next: 2           # the next 2 watches get 410 Expired
 //!   gone_rate: 0.1         # then each watch with this probability
+//!   event_delay_ms: 300    # deliver each watch event 300 ms after it happened (a lagging watch)
 //! conflict_next: 3         # the next 3 updates/patches get 409 Conflict
 //! timed:                   # scripted outages, seconds after the faults were set (see Timed)
 //!   - {from: 20, drop_watches: true}
@@ -256,6 +257,10 @@ pub struct WatchFaults {
     pub gone_next: u32,
     /// After those, each watch gets one with this probability (`0.0..=1.0`).
     pub gone_rate: f64,
+    /// Deliver each watch event this many milliseconds after the server produced it (order
+    /// kept): a loaded kube-apiserver's watch lags its writes, so a client that just wrote an
+    /// object may not see it in its watch cache yet.
+    pub event_delay_ms: u64,
 }
 
 impl Faults {
@@ -291,6 +296,7 @@ impl Faults {
             && self.watch.drop_after_secs.is_none()
             && self.watch.gone_next == 0
             && self.watch.gone_rate == 0.0
+            && self.watch.event_delay_ms == 0
             && self.conflict_next == 0
             && self.timed.is_empty()
     }
@@ -549,13 +555,33 @@ impl Hooks {
             }
             None => return (response, None),
         };
-        if w.drop_after_events.is_none() && w.drop_after_secs.is_none() && drop_in.is_none() {
+        if w.drop_after_events.is_none()
+            && w.drop_after_secs.is_none()
+            && drop_in.is_none()
+            && w.event_delay_ms == 0
+        {
             return (response, None);
         }
         let (head, body) = response.into_parts();
         type Frames = Pin<Box<dyn Stream<Item = Result<Frame<Bytes>, Infallible>> + Send>>;
         let mut frames: Frames = Box::pin(BodyStream::new(body));
         let mut name = Vec::new();
+        if w.event_delay_ms > 0 {
+            // Each frame is stamped when the server produced it and released that much later
+            // (`buffered` polls the body ahead, so the stamps are the production times).
+            let lag = Duration::from_millis(w.event_delay_ms);
+            frames = Box::pin(
+                frames
+                    .map(move |f| {
+                        let at = tokio::time::Instant::now() + lag;
+                        async move {
+                            tokio::time::sleep_until(at).await;
+                            f
+                        }
+                    })
+                    .buffered(4096),
+            );
+        }
         if let Some(n) = w.drop_after_events {
             frames = Box::pin(frames.take(usize::try_from(n).unwrap_or(usize::MAX)));
             name.push(format!("{n} events"));
@@ -568,7 +594,11 @@ impl Hooks {
             frames = Box::pin(frames.take_until(tokio::time::sleep(Duration::from_secs_f64(s))));
             name.push(format!("{s:.1} s (scripted)"));
         }
-        let fault = format!("watch drop after {}", name.join(" or "));
+        let fault = if name.is_empty() {
+            format!("watch events {} ms late", w.event_delay_ms)
+        } else {
+            format!("watch drop after {}", name.join(" or "))
+        };
         (
             Response::from_parts(head, StreamBody::new(frames).boxed_unsync()),
             Some(fault),

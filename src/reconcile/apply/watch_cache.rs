@@ -15,7 +15,10 @@
 //!   build adds to it and this binary's version): any write to the object, its metadata or its status changes the
 //!   `resourceVersion`, so a skipped manifest is one whose apply would change nothing;
 //! - creates an object the synced cache knows absent without a GET (a `409` falls back to GET and
-//!   update).
+//!   update);
+//! - at a pass's start, waits (as long as for the first lists) until the caches show the objects
+//!   this process created: a loaded server's watch lags its writes, and an object created a
+//!   moment ago but not yet in the cache is neither created again nor read.
 //!
 //! A cache is trusted only once its list is complete (`InitDone`); a watch error marks it
 //! unsynced and restarts its watch with a fresh list, so it never serves what it may have missed.
@@ -223,6 +226,12 @@ pub struct WatchCaches {
     /// Kinds of the CRDs this process created ([`Self::crd_created`]), each with the objects
     /// of it this process created since.
     fresh: Mutex<HashMap<KindKey, HashSet<ObjectName>>>,
+    /// Objects this process created that the synced cache of their kind has not shown yet
+    /// (the watch's `ADDED` event is still on its way: a loaded server's watch lags its
+    /// writes). [`Self::wait_own_creates`] waits for them when a pass starts, and
+    /// [`Self::known`] answers [`Known::Unknown`] for one still unseen, never
+    /// [`Known::Absent`] (a create from that would only get `409 AlreadyExists` and a GET).
+    unseen: Mutex<HashMap<KindKey, HashSet<ObjectName>>>,
     /// The verification record's ConfigMap name (in [`RECORD_NAMESPACE`]), one per
     /// ClusterVersion: see [`record_name`].
     record_name: String,
@@ -260,6 +269,7 @@ impl WatchCaches {
             record: Mutex::new(Record::default()),
             streaming: Mutex::new(None),
             fresh: Mutex::new(HashMap::new()),
+            unseen: Mutex::new(HashMap::new()),
             payload_crd_kinds: Mutex::new(HashSet::new()),
             record_name: record_name(cluster_version),
             payload_changes: Arc::new(watch::channel(0).0),
@@ -423,13 +433,36 @@ impl WatchCaches {
         if *w.synced.borrow() != SyncState::Synced {
             return fresh(watches).unwrap_or(Known::Unknown);
         }
+        let name = || {
+            (
+                if namespaced {
+                    id.namespace.clone()
+                } else {
+                    String::new()
+                },
+                id.name.clone(),
+            )
+        };
         match w.store.lookup(&w.ar, &id.namespace, &id.name, namespaced) {
             Lookup::Unknown => Known::Unknown,
-            Lookup::Absent => Known::Absent,
-            Lookup::Present(resource_version, object) => Known::Present {
-                resource_version,
-                object,
-            },
+            Lookup::Absent => {
+                if lock(&self.unseen).get(&key).is_some_and(|u| u.contains(&name())) {
+                    Known::Unknown
+                } else {
+                    Known::Absent
+                }
+            }
+            Lookup::Present(resource_version, object) => {
+                // Seen now: a later absence is a deletion, not the watch lagging.
+                let mut unseen = lock(&self.unseen);
+                if let Some(u) = unseen.get_mut(&key) {
+                    u.remove(&name());
+                }
+                Known::Present {
+                    resource_version,
+                    object,
+                }
+            }
         }
     }
 
@@ -534,6 +567,56 @@ impl WatchCaches {
     }
 
     /// Waits until the watches of `flags` have synced (or failed) or `limit` passed.
+    /// Forgets the objects this process created that the synced caches now show, and returns
+    /// the event counters of the kinds still waited on (each marked seen before its store is
+    /// read, so an event after the read wakes the waiter). A kind without a watch is dropped;
+    /// one not synced is kept but not waited on.
+    fn settle_unseen(&self) -> Vec<watch::Receiver<u64>> {
+        let watches = lock(&self.watches);
+        let mut unseen = lock(&self.unseen);
+        let mut waiting = Vec::new();
+        unseen.retain(|key, names| {
+            let Some(w) = watches.get(key) else {
+                return false;
+            };
+            if *w.synced.borrow() != SyncState::Synced {
+                return true;
+            }
+            let mut events = w.events.clone();
+            events.borrow_and_update();
+            names.retain(|(ns, name)| {
+                matches!(w.store.lookup(&w.ar, ns, name, !ns.is_empty()), Lookup::Absent)
+            });
+            if names.is_empty() {
+                return false;
+            }
+            waiting.push(events);
+            true
+        });
+        waiting
+    }
+
+    /// Waits at most `limit` until the synced caches show every object this process created
+    /// (a pass then finds them as the server has them, instead of creating them again); what
+    /// is still unseen then is forgotten.
+    async fn wait_own_creates(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let mut waiting = self.settle_unseen();
+            if waiting.is_empty() {
+                return;
+            }
+            let any = futures::future::select_all(waiting.iter_mut().map(|rx| Box::pin(rx.changed())));
+            if !matches!(tokio::time::timeout_at(deadline, any).await, Ok((Ok(()), _, _))) {
+                // Not shown within a whole wait (deleted since, or named in a way the cache
+                // does not key it), or its watch ended: not waited on again; the pass GETs
+                // what it cannot tell.
+                lock(&self.unseen).clear();
+                return;
+            }
+        }
+    }
+
     async fn wait_synced(flags: Vec<watch::Receiver<SyncState>>, limit: Duration) {
         let all = futures::future::join_all(flags.into_iter().map(|mut rx| async move {
             let _ = rx.wait_for(|s| *s != SyncState::Listing).await;
@@ -653,6 +736,7 @@ impl super::Applier {
         started.extend(self.cache.listing());
         self.cache.load_record(&ids).await;
         WatchCaches::wait_synced(started, wait).await;
+        self.cache.wait_own_creates(wait).await;
     }
 
     /// Ends a pass: opens the watches of the payload's kinds that have none yet (the kinds of
@@ -740,10 +824,14 @@ impl WatchCaches {
         after: &Value,
     ) {
         if wrote && matches!(drift, Drift::Create { .. }) {
+            let key = (id.api_version.clone(), id.kind.clone());
+            let name = (id.namespace.clone(), id.name.clone());
             let mut fresh = lock(&self.fresh);
-            if let Some(created) = fresh.get_mut(&(id.api_version.clone(), id.kind.clone())) {
-                created.insert((id.namespace.clone(), id.name.clone()));
+            if let Some(created) = fresh.get_mut(&key) {
+                created.insert(name.clone());
             }
+            drop(fresh);
+            lock(&self.unseen).entry(key).or_default().insert(name);
         }
         match hash {
             Some(h) if wrote || *drift == Drift::None => {

@@ -44,11 +44,11 @@ fn freed_heap_in_the_middle_of_an_arena_is_released() {
     );
 }
 
-/// `cli::runtime` caps glibc's arenas at the runtime's worker count before its threads start
-/// (the idle demo's anonymous memory, `scripts/measure-demo-idle.sh`); glibc takes the cap.
+/// `cli::runtime` caps glibc's arenas at one before its threads start (the idle demo's
+/// anonymous memory, `scripts/measure-demo-idle.sh`); glibc takes the cap.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn glibc_takes_the_arena_cap() {
-    assert_eq!(cvo::cli::heap::ARENAS, 2);
+    assert_eq!(cvo::cli::heap::ARENAS, 1);
     assert!(cvo::cli::heap::limit_arenas(cvo::cli::heap::ARENAS));
 }

@@ -214,6 +214,9 @@ pub struct LiveDemo {
     pub clock: Clock,
     /// Where the releases come from: the local registry, or the embedded payloads.
     pub release_source: ReleaseSource,
+    /// The process's shared watches of the simulated cluster: the engine's ClusterVersion and
+    /// ClusterOperators and the dashboard's feed read the same ones (one watch per kind).
+    pub informers: crate::informers::Informers,
 }
 
 impl LiveDemo {
@@ -304,6 +307,7 @@ impl LiveDemo {
         let mut timings = engine_timings(speed);
         timings.clock = clock.clone();
         let client = kube::Client::new(sim.clone(), "default");
+        let informers = crate::informers::Informers::new(client.clone());
         let resolver: Arc<dyn PayloadResolver> = if published.is_some() {
             // As on a cluster: the running release from its directory, every other one pulled
             // from the registry, verified by the ClusterVerifier and cached (in the demo's
@@ -337,7 +341,7 @@ impl LiveDemo {
             load_options: Default::default(),
             applier: None,
             lease: Some(LeaseConfig::cvo(default_identity(), LeaseTimings::HA)),
-            informers: None,
+            informers: Some(informers.clone()),
         };
         let engine = Engine::spawn(client, cfg);
         let requester = opts.auto.then(|| {
@@ -358,6 +362,7 @@ impl LiveDemo {
             update_service,
             clock,
             release_source,
+            informers,
         })
     }
 
@@ -498,9 +503,8 @@ pub async fn run_live(opts: &DemoOptions, headless: bool, read_only: bool) -> an
 /// The dashboard on the live demo: its cluster feed, its engine and its simulated clock.
 #[cfg(feature = "tui")]
 async fn run_dashboard(demo: &LiveDemo, read_only: bool) -> anyhow::Result<()> {
-    let client = kube::Client::new(demo.sim.clone(), "default");
     crate::ui::run(crate::ui::UiOptions {
-        feed: crate::cluster::live::watch_state(client, "demo".into()),
+        feed: crate::cluster::live::watch_state_from(&demo.informers, "demo".into()),
         alerts: None,
         now: None,
         engine: Some(demo.engine.clone()),

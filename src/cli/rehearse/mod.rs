@@ -137,6 +137,8 @@ pub struct Rehearsal {
     tracked: Vec<Tracked>,
     /// What was collected so far.
     pub collected: Arc<Mutex<Collected>>,
+    /// The shared watches of the simulated cluster (the engine's and the dashboard's).
+    pub informers: crate::informers::Informers,
 }
 
 /// The `version` of `DIR/release-manifests/release-metadata`.
@@ -290,6 +292,8 @@ impl Rehearsal {
         obj["spec"]["desiredUpdate"] = json!({"version": version, "image": opts.image, "force": true});
         sim.replace(obj)
             .map_err(|e| anyhow::anyhow!("simulated ClusterVersion: {}", e.message))?;
+        let client = kube::Client::new(sim.clone(), "default");
+        let informers = crate::informers::Informers::new(client.clone());
         let mut timings = super::demo::engine_timings(opts.speed);
         timings.clock = clock.clone();
         let cfg = EngineConfig {
@@ -307,9 +311,8 @@ impl Rehearsal {
             lease: None,
             update_graph: None,
             updates_not_fetched: None,
-            informers: None,
+            informers: Some(informers.clone()),
         };
-        let client = kube::Client::new(sim.clone(), "default");
         let engine = Engine::spawn(client, cfg);
         Ok(Self {
             start: clock.now(),
@@ -325,6 +328,7 @@ impl Rehearsal {
             assume_recovery: opts.assume_recovery,
             tracked,
             collected: Arc::new(Mutex::new(Collected::default())),
+            informers,
         })
     }
 
@@ -815,9 +819,8 @@ async fn dashboard(r: &Rehearsal, timeout: Duration) -> anyhow::Result<()> {
         timeout,
         r.held(),
     ));
-    let client = kube::Client::new(r.sim.clone(), "default");
     let shown = crate::ui::run(crate::ui::UiOptions {
-        feed: crate::cluster::live::watch_state(client, "rehearsal".into()),
+        feed: crate::cluster::live::watch_state_from(&r.informers, "rehearsal".into()),
         alerts: None,
         now: None,
         engine: Some(r.engine.clone()),

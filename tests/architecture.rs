@@ -666,15 +666,6 @@ fn no_parent_glob_imports_outside_tests() {
         .map(|r| format!("{}:{}: use {}::*", c.rel(&r.file), r.line, r.to))
         .collect();
     hits.sort();
-    // Shrinks to empty as issue 30 splits the engine loop by concern.
-    const KNOWN: &[&str] = &[
-        "reconcile/runtime/engine/commands.rs",
-        "reconcile/runtime/engine/snapshot.rs",
-        "reconcile/runtime/engine/status_write.rs",
-        "reconcile/runtime/engine/target.rs",
-        "reconcile/runtime/engine/trust.rs",
-    ];
-    hits.retain(|h| !KNOWN.iter().any(|k| h.starts_with(k)));
     assert!(
         hits.is_empty(),
         "a module that needs everything of its parent belongs in it; import what you use:\n{}",

@@ -1,6 +1,9 @@
 //! The [`Command`]s of the contract, as ClusterVersion spec patches or engine switches.
 
-use super::*;
+use chrono::Utc;
+
+use super::{CommandError, EngineLoop};
+use crate::reconcile::api::{Command, CommandOutcome, EngineMode};
 
 impl EngineLoop {
     pub(super) async fn command(&mut self, c: Command) {

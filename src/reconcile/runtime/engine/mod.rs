@@ -15,7 +15,6 @@ use std::{collections::BTreeMap, path::PathBuf, sync::Arc};
 
 use tokio::time::Instant;
 
-use chrono::Utc;
 use kube::{Api, Client, api::PostParams};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -23,30 +22,15 @@ use tokio_util::sync::CancellationToken;
 use crate::openshift::{ClusterVersion, ClusterVersionStatus, Release};
 use crate::reconcile::{
     api::{
-        Command, CommandOutcome, Counters, EngineHandle, EngineMode, EngineState, Failure, LocalPayloads,
-        PayloadResolver, PullProgress, Resolution, ResolveFailure, ResolveRequest, RunLevelProgress,
-        StatusSnapshot, TaskProgress, TaskState,
+        Command, CommandOutcome, EngineHandle, EngineMode, LocalPayloads, PayloadResolver, PullProgress,
+        StatusSnapshot,
     },
     apply::{KubeApplier, TaskApplier},
-    errors::SyncError,
-    payload::{
-        ComponentOverride, LoadOptions, Payload, PayloadState,
-        capability::{CapabilitiesSpec, CapabilitiesStatus, set_capabilities},
-        load_update,
-    },
+    payload::{LoadOptions, Payload},
     runtime::{
         EngineTimings,
         client::{ReadOnlySwitch, RequestCounters, guarded_client},
-        sync_worker::{SyncWork, SyncWorker, WorkerView, initial_state},
-    },
-    status::{
-        StatusInputs, compute_status, no_desired_image_failure, status_changed,
-        upgradeable::{
-            PreconditionFailure, Target, cluster_version_updating_risk, overrides_risk, run_preconditions,
-            summarize,
-        },
-        validation::validate_cluster_version,
-        worker_status::LoadPayloadStatus,
+        sync_worker::SyncWorker,
     },
 };
 

@@ -1,6 +1,15 @@
 //! The [`StatusSnapshot`] the engine publishes, with its event log.
 
-use super::*;
+use std::{collections::BTreeMap, sync::Arc};
+
+use tokio::time::Instant;
+
+use super::EngineLoop;
+use crate::reconcile::{
+    api::{Counters, EngineMode, EngineState, Failure, RunLevelProgress, StatusSnapshot, TaskState},
+    payload::PayloadState,
+    runtime::sync_worker::WorkerView,
+};
 
 /// How long an unchanged snapshot goes without being sent again (with a fresh `at`).
 const IDLE_REPUBLISH: std::time::Duration = std::time::Duration::from_secs(30);

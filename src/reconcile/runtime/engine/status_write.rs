@@ -3,7 +3,20 @@
 //! at most once a second ([`StatusPacer`], a deliberate difference from upstream's 15 s
 //! throttle, `runThrottledStatusNotifier` in `pkg/cvo/sync_worker.go`).
 
-use super::*;
+use kube::api::PostParams;
+use tokio::time::Instant;
+
+use super::{EngineError, EngineLoop};
+use crate::openshift::{ClusterVersion, ClusterVersionStatus};
+use crate::reconcile::{
+    api::{EngineMode, TaskProgress, TaskState},
+    status::{
+        StatusInputs, compute_status, no_desired_image_failure, status_changed,
+        upgradeable::{cluster_version_updating_risk, overrides_risk},
+        validation::validate_cluster_version,
+        worker_status::LoadPayloadStatus,
+    },
+};
 
 impl EngineLoop {
     pub(super) fn worker_status(&self) -> crate::reconcile::status::worker_status::SyncWorkerStatus {
@@ -277,6 +290,7 @@ impl StatusPacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::openshift::Release;
     use crate::reconcile::status::worker_status::SyncWorkerStatus;
     use std::time::Duration;
 

@@ -1,7 +1,25 @@
 //! Target selection and payload loading (upstream `pkg/cvo/cvo.go` `sync`, the payload
 //! retriever of `pkg/cvo/updatepayload.go`, `pkg/cvo/sync_worker.go` `loadUpdatedPayload`).
 
-use super::*;
+use std::sync::Arc;
+
+use super::{EngineLoop, PayloadLoadError, capabilities};
+use crate::openshift::Release;
+use crate::reconcile::{
+    api::{EngineMode, PullProgress, Resolution, ResolveFailure, ResolveRequest},
+    errors::SyncError,
+    payload::{
+        ComponentOverride, LoadOptions, Payload, PayloadState,
+        capability::{CapabilitiesSpec, CapabilitiesStatus, set_capabilities},
+        load_update,
+    },
+    runtime::sync_worker::{SyncWork, WorkerView, initial_state},
+    status::{
+        upgradeable::{PreconditionFailure, Target, run_preconditions, summarize},
+        validation::validate_cluster_version,
+        worker_status::LoadPayloadStatus,
+    },
+};
 
 impl EngineLoop {
     /// Target selection and payload loading (upstream pkg/cvo/cvo.go `sync`, updatepayload.go

@@ -19,7 +19,10 @@
 //! verification configured: every release is unverified) and `pkg/cvo/sync_worker.go`
 //! `loadUpdatedPayload` (the error becomes the load status' accepted risks).
 
-use super::{target::Loading, *};
+use std::sync::Arc;
+
+use super::{EngineLoop, PayloadLoadError, target::Loading};
+use crate::reconcile::{api::ResolveRequest, payload::Payload};
 
 /// Why the target `image` the update service lists for `version` is refused: it is not a
 /// registry pull spec by digest. `None` when it is one.

@@ -68,20 +68,14 @@ fn config(dir: &Path, h: &Handle) -> EngineConfig {
     timings.resync_interval = Duration::from_secs(600);
     EngineConfig {
         mode: EngineMode::WatchOnly,
-        payloads: Arc::new(LocalPayloads {
-            own_image: IMAGE.into(),
-            own_dir: dir.to_path_buf(),
-            others: Default::default(),
-        }),
         create_cluster_version: false,
         cluster_version_name: h.name("version"),
         timings,
-        load_options: Default::default(),
-        applier: None,
-        lease: None,
-        update_graph: None,
-        updates_not_fetched: None,
-        informers: None,
+        ..EngineConfig::new(Arc::new(LocalPayloads {
+            own_image: IMAGE.into(),
+            own_dir: dir.to_path_buf(),
+            others: Default::default(),
+        }))
     }
 }
 

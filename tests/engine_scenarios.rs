@@ -119,20 +119,13 @@ fn payloads(n: &Names, extra1: &[(&str, String)], extra2: &[(&str, String)]) -> 
 fn config(f: &Fixture, n: &Names, mode: EngineMode) -> EngineConfig {
     EngineConfig {
         mode,
-        payloads: Arc::new(LocalPayloads {
+        cluster_version_name: n.cv.clone(),
+        timings: timings(),
+        ..EngineConfig::new(Arc::new(LocalPayloads {
             own_image: IMAGE_1.into(),
             own_dir: f.v1.clone(),
             others: BTreeMap::from([(IMAGE_2.to_string(), f.v2.clone())]),
-        }),
-        create_cluster_version: true,
-        cluster_version_name: n.cv.clone(),
-        timings: timings(),
-        load_options: Default::default(),
-        applier: None,
-        lease: None,
-        update_graph: None,
-        updates_not_fetched: None,
-        informers: None,
+        }))
     }
 }
 

@@ -7,7 +7,7 @@ use cvo::{
     openshift::{ClusterVersion, UpdateState},
     reconcile::{
         Engine, EngineConfig, EngineTimings,
-        api::{EngineHandle, EngineMode, LocalPayloads, StatusSnapshot},
+        api::{EngineHandle, LocalPayloads, StatusSnapshot},
     },
     sim::{
         Simulator,
@@ -41,21 +41,13 @@ fn engine_timings() -> EngineTimings {
 
 fn engine_config(timings: EngineTimings) -> EngineConfig {
     EngineConfig {
-        mode: EngineMode::ActiveApply,
-        payloads: Arc::new(LocalPayloads {
+        create_cluster_version: false,
+        timings,
+        ..EngineConfig::new(Arc::new(LocalPayloads {
             own_image: image(DEMO_FROM_VERSION),
             own_dir: payload(DEMO_FROM_VERSION),
             others: BTreeMap::from([(image(DEMO_TO_VERSION), payload(DEMO_TO_VERSION))]),
-        }),
-        create_cluster_version: false,
-        cluster_version_name: "version".into(),
-        timings,
-        load_options: Default::default(),
-        applier: None,
-        lease: None,
-        update_graph: None,
-        updates_not_fetched: None,
-        informers: None,
+        }))
     }
 }
 

@@ -142,21 +142,13 @@ fn write_payload(dir: &Path, deployment: &str) {
 
 fn config(dir: &Path, cv: &str) -> EngineConfig {
     EngineConfig {
-        mode: EngineMode::ActiveApply,
-        payloads: Arc::new(LocalPayloads {
+        cluster_version_name: cv.to_owned(),
+        timings: EngineTimings::scaled(0.005),
+        ..EngineConfig::new(Arc::new(LocalPayloads {
             own_image: IMAGE.into(),
             own_dir: dir.to_path_buf(),
             others: BTreeMap::new(),
-        }),
-        create_cluster_version: true,
-        cluster_version_name: cv.to_owned(),
-        timings: EngineTimings::scaled(0.005),
-        load_options: Default::default(),
-        applier: None,
-        lease: None,
-        update_graph: None,
-        updates_not_fetched: None,
-        informers: None,
+        }))
     }
 }
 

@@ -7,7 +7,7 @@ use std::{collections::BTreeMap, path::Path, sync::Arc, time::Duration};
 use cvo::{
     reconcile::{
         Engine, EngineConfig, EngineTimings,
-        api::{EngineMode, LocalPayloads, StatusSnapshot},
+        api::{LocalPayloads, StatusSnapshot},
         apply::{Applier, ApplyContext, Drift},
     },
     sim::{
@@ -291,21 +291,12 @@ async fn engine_passes_on_a_converged_cluster_read_no_payload_object() {
     payload(tmp.path(), 200);
     let sim = Simulator::new();
     let cfg = EngineConfig {
-        mode: EngineMode::ActiveApply,
-        payloads: Arc::new(LocalPayloads {
+        timings: EngineTimings::scaled(0.005),
+        ..EngineConfig::new(Arc::new(LocalPayloads {
             own_image: "example.com/release@sha256:1111".into(),
             own_dir: tmp.path().to_path_buf(),
             others: BTreeMap::new(),
-        }),
-        create_cluster_version: true,
-        cluster_version_name: "version".into(),
-        timings: EngineTimings::scaled(0.005),
-        load_options: Default::default(),
-        applier: None,
-        lease: None,
-        update_graph: None,
-        updates_not_fetched: None,
-        informers: None,
+        }))
     };
     let mut h = Engine::spawn(client(&sim), cfg);
     let first = wait(&mut h, "Completed", StatusSnapshot::is_completed).await;

@@ -48,7 +48,7 @@ use crate::{
     clock::Clock,
     reconcile::{
         Engine, EngineConfig, EngineTimings, LeaseConfig, LeaseTimings, UpdatesConfig,
-        api::{Command, EngineHandle, EngineMode, EngineState, EventLevel, PayloadResolver, StatusSnapshot},
+        api::{Command, EngineHandle, EngineState, EventLevel, PayloadResolver, StatusSnapshot},
         default_identity,
         updates::{client::Egress, graph::Graph},
     },
@@ -331,17 +331,12 @@ impl LiveDemo {
             })
         };
         let cfg = EngineConfig {
-            mode: EngineMode::ActiveApply,
-            payloads: resolver,
             create_cluster_version: false,
-            cluster_version_name: "version".into(),
             update_graph: Some(updates_config(&update_service, &timings)?),
-            updates_not_fetched: None,
             timings,
-            load_options: Default::default(),
-            applier: None,
             lease: Some(LeaseConfig::cvo(default_identity(), LeaseTimings::HA)),
             informers: Some(informers.clone()),
+            ..EngineConfig::new(resolver)
         };
         let engine = Engine::spawn(client, cfg);
         let requester = opts.auto.then(|| {

@@ -39,7 +39,7 @@ use crate::{
     openshift::ClusterVersion,
     reconcile::{
         Engine, EngineConfig,
-        api::{EngineHandle, EngineMode, LocalPayloads, StatusSnapshot},
+        api::{EngineHandle, LocalPayloads, StatusSnapshot},
     },
     sim::{
         Simulator,
@@ -297,21 +297,15 @@ impl Rehearsal {
         let mut timings = super::demo::engine_timings(opts.speed);
         timings.clock = clock.clone();
         let cfg = EngineConfig {
-            mode: EngineMode::ActiveApply,
-            payloads: Arc::new(LocalPayloads {
-                own_image: opts.image.clone(),
-                own_dir: opts.payload.clone(),
-                others: BTreeMap::new(),
-            }),
             create_cluster_version: false,
             cluster_version_name: name,
             timings,
-            load_options: Default::default(),
-            applier: None,
-            lease: None,
-            update_graph: None,
-            updates_not_fetched: None,
             informers: Some(informers.clone()),
+            ..EngineConfig::new(Arc::new(LocalPayloads {
+                own_image: opts.image.clone(),
+                own_dir: opts.payload.clone(),
+                others: BTreeMap::new(),
+            }))
         };
         let engine = Engine::spawn(client, cfg);
         Ok(Self {

@@ -109,6 +109,26 @@ impl std::fmt::Debug for EngineConfig {
 }
 
 impl EngineConfig {
+    /// Active-apply over `payloads`, creating the ClusterVersion `version` when absent, with
+    /// upstream's timings, the payload loaded as found, the per-kind apply layer, no Lease, no
+    /// update service and informers of its own: the base each face (and each test) changes
+    /// field by field (`EngineConfig { mode, ..EngineConfig::new(payloads) }`).
+    pub fn new(payloads: Arc<dyn PayloadResolver>) -> Self {
+        Self {
+            mode: EngineMode::ActiveApply,
+            payloads,
+            create_cluster_version: true,
+            cluster_version_name: "version".into(),
+            timings: EngineTimings::upstream(),
+            load_options: LoadOptions::default(),
+            applier: None,
+            lease: None,
+            update_graph: None,
+            updates_not_fetched: None,
+            informers: None,
+        }
+    }
+
     /// Active-apply over the payload in `dir`, own image `release_image` or
     /// [`LocalPayloads::pseudo_pull_spec`], creating the ClusterVersion if absent, upstream
     /// timings.
@@ -120,23 +140,11 @@ impl EngineConfig {
             Some(i) => i,
             None => LocalPayloads::pseudo_pull_spec(&dir)?,
         };
-        Ok(Self {
-            mode: EngineMode::ActiveApply,
-            payloads: Arc::new(LocalPayloads {
-                own_image,
-                own_dir: dir,
-                others: BTreeMap::new(),
-            }),
-            create_cluster_version: true,
-            cluster_version_name: "version".into(),
-            timings: EngineTimings::upstream(),
-            load_options: LoadOptions::default(),
-            applier: None,
-            lease: None,
-            update_graph: None,
-            updates_not_fetched: None,
-            informers: None,
-        })
+        Ok(Self::new(Arc::new(LocalPayloads {
+            own_image,
+            own_dir: dir,
+            others: BTreeMap::new(),
+        })))
     }
 }
 

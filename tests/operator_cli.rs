@@ -973,7 +973,17 @@ fn an_operator_started_with_an_older_release_never_rolls_the_cluster_back() {
         .iter()
         .filter(|e| is_write(e) && e["path"].as_str().is_some_and(|p| p.ends_with("/configmaps/cm1")))
         .count();
-    assert_eq!(cm1, 1, "cm1 written once, for B, never back to A");
+    let cm1_log: Vec<String> = sim
+        .audit()
+        .iter()
+        .filter(|e| {
+            e["path"]
+                .as_str()
+                .is_some_and(|p| p.contains("cm1") || p.ends_with("/configmaps"))
+        })
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(cm1, 1, "cm1 written once, for B, never back to A: {cm1_log:#?}");
 }
 
 /// A sample of `name` without labels from the raw `/metrics` text (histogram `_count`/`_sum`

@@ -887,3 +887,98 @@ fn kubectl_scale_explain_and_the_move_from_client_side_to_server_side_apply() {
     assert!(ok, "{err}");
     let _ = k.run(&["delete", "ns", &ns, "--wait=false"], "");
 }
+
+/// Sends a JSON merge patch to `path`; returns the status code and the answer.
+async fn merge_patch(c: &Client, path: &str, body: &Value) -> (u16, Value) {
+    let req = http::Request::builder()
+        .method("PATCH")
+        .uri(path)
+        .header("content-type", "application/merge-patch+json")
+        .body(serde_json::to_vec(body).unwrap_or_default())
+        .expect("request");
+    let answer = tokio::time::timeout(LIMIT, c.send(req.map(kube::client::Body::from)))
+        .await
+        .expect("answered in time")
+        .expect("sent");
+    let code = answer.status().as_u16();
+    let bytes = http_body_util::BodyExt::collect(answer.into_body())
+        .await
+        .map(http_body_util::Collected::to_bytes)
+        .unwrap_or_default();
+    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+/// CRD validation ratcheting (GA in kube-apiserver 1.33): after the CRD tightens its schema,
+/// an object stored under the old schema can still be updated as long as the invalid value is
+/// unchanged; changing that value to another invalid one is refused with the new rule.
+#[tokio::test]
+async fn an_unchanged_invalid_value_is_ratcheted_after_the_schema_tightens() {
+    let t = TestCluster::new().await;
+    let c = t.client();
+    let group = format!("{}.ratchet.cvo.example.com", t.name("g"));
+    let crd_name = format!("gizmos.{group}");
+    let crd = |size: Value| {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": crd_name},
+            "spec": {"group": group, "scope": "Cluster",
+                "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {
+                            "size": size, "note": {"type": "string"}}}}}}}]}})
+    };
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let (code, _) = json_send(&c, "POST", crds, &crd(json!({"type": "string"}))).await;
+    assert_eq!(code, 201);
+    let gizmos = format!("/apis/{group}/v1/gizmos");
+    let gizmo = |name: &str, size: &str| {
+        json!({"apiVersion": format!("{group}/v1"), "kind": "Gizmo",
+            "metadata": {"name": name}, "spec": {"size": size, "note": "a"}})
+    };
+    // Served (on kube-apiserver a moment after the create).
+    let mut code = 0;
+    for _ in 0..100 {
+        code = json_send(&c, "POST", &gizmos, &gizmo("g1", "0123456789abc"))
+            .await
+            .0;
+        if code == 201 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(code, 201, "the Gizmo kind was never served");
+    // The schema tightens: size at most 5 characters.
+    let (_, live) = json_send(&c, "GET", &format!("{crds}/{crd_name}"), &Value::Null).await;
+    let mut tightened = crd(json!({"type": "string", "maxLength": 5}));
+    tightened["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
+    let (code, _) = json_send(&c, "PUT", &format!("{crds}/{crd_name}"), &tightened).await;
+    assert_eq!(code, 200);
+    // In force (on kube-apiserver once its handler took the new schema): a new long one is refused.
+    let mut refused = Value::Null;
+    for _ in 0..100 {
+        let (code, answer) = json_send(&c, "POST", &gizmos, &gizmo("g2", "0123456789abc")).await;
+        if code == 422 {
+            refused = answer;
+            break;
+        }
+        if code == 201 {
+            let _ = json_send(&c, "DELETE", &format!("{gizmos}/g2"), &Value::Null).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let too_long = "FieldValueTooLong spec.size: Too long: may not be more than 5 bytes";
+    assert_eq!(causes(&refused), [too_long], "{refused:#}");
+    // g1's size is unchanged: another field changes, the update is ratcheted.
+    let g1 = format!("{gizmos}/g1");
+    let (code, answer) = merge_patch(&c, &g1, &json!({"spec": {"note": "b"}})).await;
+    assert_eq!(code, 200, "{answer:#}");
+    assert_eq!(answer["spec"], json!({"size": "0123456789abc", "note": "b"}));
+    // Changing the invalid value to another invalid one is refused.
+    let (code, answer) = merge_patch(&c, &g1, &json!({"spec": {"size": "abcdefghijk"}})).await;
+    assert_eq!(code, 422, "{answer:#}");
+    assert_eq!(causes(&answer), [too_long]);
+    // To a valid one: accepted.
+    let (code, _) = merge_patch(&c, &g1, &json!({"spec": {"size": "abc"}})).await;
+    assert_eq!(code, 200);
+    let _ = json_send(&c, "DELETE", &format!("{crds}/{crd_name}"), &Value::Null).await;
+}

@@ -215,9 +215,17 @@ impl Store {
             return Ok(());
         };
         let mut causes = admit(&schema, obj, root);
+        // Ratcheting: on an update, a failure at a value the update leaves as it was is not
+        // counted, so a schema that tightened does not lock its old objects.
+        if let Some(old) = old {
+            causes.retain(|c| !unchanged(old, obj, c));
+        }
         // The rules run over the whole object on a /status write too, as kube-apiserver's
         // status strategy validates it.
         super::rules::check(&schema, obj, old, "", &mut causes);
+        if let Some(old) = old {
+            causes.retain(|c| !unchanged(old, obj, c));
+        }
         if causes.is_empty() {
             Ok(())
         } else {
@@ -279,5 +287,84 @@ impl Store {
             self.write(t, "", name, crd, WriteMode::All)?;
         }
         Ok(())
+    }
+}
+
+/// The value at a cause's field path (`spec.size`, `status.history[0].state`, `[2]`) in `v`;
+/// `None` when the path leads nowhere. The empty path is `v` itself.
+fn value_at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut cur = v;
+    for seg in path.split('.').filter(|s| !s.is_empty()) {
+        let (name, mut rest) = match seg.find('[') {
+            Some(i) => (&seg[..i], &seg[i..]),
+            None => (seg, ""),
+        };
+        if !name.is_empty() {
+            cur = cur.get(name)?;
+        }
+        while let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']')?;
+            let index: usize = r[..end].parse().ok()?;
+            cur = cur.get(index)?;
+            rest = &r[end + 1..];
+        }
+    }
+    Some(cur)
+}
+
+/// Whether an update leaves the value a validation failure is about as it was (CRD validation
+/// ratcheting, GA in kube-apiserver 1.33: `staging/src/k8s.io/apiextensions-apiserver/pkg/`
+/// `apiserver/validation/ratcheting.go` in kubernetes/kubernetes): the failing field itself,
+/// or, for a missing required field, the object that lacks it. A failure without a field (the
+/// "some validation rules were not checked" note) is never ratcheted.
+fn unchanged(old: &Value, new: &Value, c: &super::Cause) -> bool {
+    if c.field.is_empty() || c.field == "<nil>" {
+        return false;
+    }
+    let path = if c.reason == "FieldValueRequired" {
+        c.field.rsplit_once('.').map_or("", |(parent, _)| parent)
+    } else {
+        c.field.as_str()
+    };
+    match (value_at(old, path), value_at(new, path)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod ratcheting_tests {
+    use super::*;
+    use crate::sim::store::Cause;
+
+    #[test]
+    fn a_failure_is_ratcheted_only_where_the_value_is_unchanged() {
+        let old = json!({"spec": {"size": "0123456789", "items": [{"n": "a"}, {"n": "bb"}]}});
+        let new = json!({"spec": {"size": "0123456789", "items": [{"n": "a"}, {"n": "cc"}], "x": 1}});
+        let cause = |field: &str, message: &str| Cause::parse(&format!("{field}: {message}"));
+        assert!(unchanged(
+            &old,
+            &new,
+            &cause("spec.size", "Too long: may not be more than 5 bytes")
+        ));
+        assert!(unchanged(
+            &old,
+            &new,
+            &cause("spec.items[0].n", "Invalid value: \"a\": x")
+        ));
+        assert!(!unchanged(
+            &old,
+            &new,
+            &cause("spec.items[1].n", "Invalid value: \"cc\": x")
+        ));
+        // A missing required field: ratcheted only when the object lacking it is unchanged.
+        let required = cause("spec.items[0].m", "Required value");
+        assert_eq!(required.reason, "FieldValueRequired");
+        assert!(unchanged(&old, &new, &required));
+        assert!(!unchanged(&old, &new, &cause("spec.m", "Required value")));
+        // A value that was not there before is new: never ratcheted.
+        assert!(!unchanged(&old, &new, &cause("spec.x", "Invalid value: 1: x")));
+        assert_eq!(value_at(&new, "spec.items[1].n"), Some(&json!("cc")));
+        assert_eq!(value_at(&new, "spec.items[7]"), None);
     }
 }

@@ -17,6 +17,7 @@ pub mod controlplane;
 pub mod durations;
 pub mod health;
 pub mod nodes;
+pub mod updates;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

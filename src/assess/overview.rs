@@ -15,7 +15,10 @@ use crate::{
     openshift::{ClusterOperator, ClusterVersion, Condition, ConditionStatus},
 };
 
-use super::{Assessment, ControlPlaneAssessment, OperatorHealth, blocked};
+use super::{
+    Assessment, ControlPlaneAssessment, Impact, Insight, Level, NodeAssessmentState, OperatorHealth,
+    PoolAssessment, Resource, blocked,
+};
 
 /// A ClusterOperator's status, most decisive first (`Unavailable` wins over `Degraded`,
 /// which wins over `Progressing`, and so on).
@@ -415,9 +418,108 @@ fn blocked_headline(a: &Assessment, progress: Option<Progress>) -> Option<Headli
     let i = a.health.insights.iter().find(|i| blocked::is_blocked(i))?;
     Some(Headline::Blocked {
         summary: i.summary.clone(),
-        error: i.level >= super::Level::Error,
+        error: i.level >= Level::Error,
         progress,
     })
+}
+
+/// Insights read from the state when the assessment makes none (no update in progress, or it
+/// could not assess): the ClusterVersion failing to proceed, each unavailable or degraded
+/// ClusterOperator, each degraded or unavailable node, each paused pool with outdated nodes;
+/// most severe first. Their SINCE text is empty: the assessment did not measure it. Pools and
+/// nodes are the assessment's ([`Assessment::node_pools`]), the control-plane pool first.
+pub fn fallback_insights(state: &ClusterState, o: &Overview, a: &Assessment) -> Vec<Insight> {
+    const CO_REF: &str =
+        "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/";
+    let resource = |kind: &str, name: &str| {
+        vec![Resource {
+            kind: kind.into(),
+            name: name.into(),
+        }]
+    };
+    let mut out = Vec::new();
+    if let Some(f) = state
+        .cluster_version
+        .as_ref()
+        .and_then(|cv| cv.condition("Failing"))
+        .filter(|c| c.is_true())
+    {
+        out.push(Insight {
+            started_at: f.last_transition_time,
+            level: Level::Warning,
+            impact: Impact::UpdateStalled,
+            summary: format!(
+                "Cluster Version version is failing to proceed with the update ({})",
+                f.reason()
+            ),
+            description: f.message().to_owned(),
+            reference: format!("{CO_REF}ClusterOperatorDegraded.md"),
+            resources: resource("clusterversions.config.openshift.io", "version"),
+            ..Insight::default()
+        });
+    }
+    for co in &state.cluster_operators {
+        let Some(op) = o.operators.iter().find(|s| s.name == co.name()) else {
+            continue;
+        };
+        let (what, cond, runbook) = match op.status {
+            OperatorStatus::Unavailable => {
+                ("unavailable", co.condition("Available"), "ClusterOperatorDown.md")
+            }
+            OperatorStatus::Degraded => ("degraded", co.condition("Degraded"), "ClusterOperatorDegraded.md"),
+            _ => continue,
+        };
+        out.push(Insight {
+            started_at: cond.and_then(|c| c.last_transition_time),
+            level: Level::Error,
+            impact: Impact::ApiAvailability,
+            summary: format!(
+                "Cluster Operator {} is {what} ({})",
+                co.name(),
+                cond.map_or("", Condition::reason)
+            ),
+            description: cond.map(Condition::message).unwrap_or_default().to_owned(),
+            reference: format!("{CO_REF}{runbook}"),
+            resources: resource("clusteroperators.config.openshift.io", co.name()),
+            ..Insight::default()
+        });
+    }
+    let pools = a.node_pools();
+    let pools: Vec<&PoolAssessment> = pools
+        .iter()
+        .filter(|p| p.is_master)
+        .chain(pools.iter().filter(|p| !p.is_master))
+        .collect();
+    for n in pools.iter().flat_map(|p| &p.nodes).filter(|n| {
+        matches!(
+            n.assessment,
+            NodeAssessmentState::Degraded | NodeAssessmentState::Unavailable
+        )
+    }) {
+        out.push(Insight {
+            level: Level::Error,
+            impact: Impact::UpdateStalled,
+            summary: format!("Node {} is {}", n.name, n.assessment.as_str().to_lowercase()),
+            description: n.message.clone(),
+            resources: resource("nodes", &n.name),
+            ..Insight::default()
+        });
+    }
+    for p in pools.iter().filter(|p| p.paused && p.updated < p.total) {
+        out.push(Insight {
+            level: Level::Info,
+            impact: Impact::UpdateStalled,
+            summary: format!("Outdated nodes in a paused pool '{}' will not be updated", p.name),
+            description:
+                "Pool is paused, which stops all changes to the nodes in the pool, including updates. \
+                          The nodes will not be updated until the pool is unpaused by the administrator."
+                    .into(),
+            resources: resource("machineconfigpools.machineconfiguration.openshift.io", &p.name),
+            ..Insight::default()
+        });
+    }
+    out.sort_by_key(|i| std::cmp::Reverse(i.level));
+    out
 }
 
 #[cfg(test)]

@@ -9,27 +9,31 @@
 use chrono::{DateTime, Utc};
 
 use super::{
-    model::{Dashboard, InsightRow, NodeRow, PoolRow, fallback_insights},
+    model::{Dashboard, InsightRow, NodeRow, PoolRow},
     theme::Level,
 };
 use crate::{
-    assess::{self, Assessment, EstimateKind, NodeAssessmentState, PoolAssessmentState, alerts::Alerts},
+    assess::{
+        self, Assessment, EstimateKind, NodeAssessmentState, PoolAssessmentState, alerts::Alerts,
+        overview::Overview,
+    },
     cluster::ClusterState,
 };
 
 /// The view model for `state` at `now`.
 pub fn dashboard(state: &ClusterState, alerts: Option<&Alerts>, now: DateTime<Utc>) -> Dashboard {
     let a = assess::assess(state, alerts, now);
-    let mut d = Dashboard::build(state, &assess::overview::overview(state, &a));
+    let o = assess::overview::overview(state, &a);
+    let mut d = Dashboard::build(state, &o);
     d.updates = super::model::updates::UpdatesModel::build(state.cluster_version.as_ref(), now);
-    apply_assessment(&mut d, state, &a);
+    apply_assessment(&mut d, state, &a, &o);
     d
 }
 
-/// Overlays an assessment on a dashboard built from the same state and its overview: pools,
-/// nodes, insights, and while the update is assessed the target's words and the completion's
+/// Overlays an assessment on a dashboard built from the same state and its overview `o`: pools,
+/// nodes, insights (the overview's fallback insights when the assessment makes none), and while the update is assessed the target's words and the completion's
 /// duration and estimate.
-pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment) {
+pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment, o: &Overview) {
     // Pools and nodes come from the assessment only, also when it reports an error.
     // Control-plane pool first (as `oc` prints it), then the others in list order.
     let pools = a.node_pools();
@@ -40,7 +44,10 @@ pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment)
         .chain(others)
         .flat_map(|p| p.nodes.iter().map(node_row))
         .collect();
-    d.insights = fallback_insights(state, d);
+    d.insights = assess::overview::fallback_insights(state, o, a)
+        .iter()
+        .map(insight_row)
+        .collect();
     if a.error.is_none() && !a.updating && !a.health.insights.is_empty() {
         // Not updating by oc's rules, yet blocked (a requested release not accepted): the
         // health panel says so, as `cvo status` does (the overview's headline too).
@@ -141,7 +148,8 @@ fn insight_row(i: &assess::Insight) -> InsightRow {
         level,
         message: i.summary.clone(),
         since: i.started_at,
-        since_text: Some(i.since.clone()),
+        // Empty for the fallback insights, whose age the assessment did not measure.
+        since_text: (!i.since.is_empty()).then(|| i.since.clone()),
         impact: i.impact.as_str().into(),
         description: i.description.clone(),
         resources: i

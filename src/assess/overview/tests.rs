@@ -421,3 +421,75 @@ fn an_operand_wait_blocks_with_the_assessed_progress() {
         }
     );
 }
+
+#[test]
+fn fallback_insights_say_what_oc_says_of_the_same_objects() {
+    // oc's Update Health lines for 4.14.1-degraded: the same summaries, errors first.
+    let (state, a) = scenario("4.14.1-degraded");
+    let o = overview(&state, &a);
+    let got: Vec<(Level, Impact, String, Vec<String>)> = fallback_insights(&state, &o, &a)
+        .into_iter()
+        .map(|i| {
+            assert!(i.since.is_empty(), "{}", i.summary);
+            (
+                i.level,
+                i.impact,
+                i.summary,
+                i.resources
+                    .iter()
+                    .map(|r| format!("{}: {}", r.kind, r.name))
+                    .collect(),
+            )
+        })
+        .collect();
+    let co = |name: &str, what: &str, reason: &str| {
+        (
+            Level::Error,
+            Impact::ApiAvailability,
+            format!("Cluster Operator {name} is {what} ({reason})"),
+            vec![format!("clusteroperators.config.openshift.io: {name}")],
+        )
+    };
+    assert_eq!(
+        got,
+        [
+            co("control-plane-machine-set", "unavailable", "UnavailableReplicas"),
+            co(
+                "etcd",
+                "degraded",
+                "EtcdEndpoints_ErrorUpdatingEtcdEndpoints::EtcdMembers_UnhealthyMembers::NodeController_MasterNodesReady"
+            ),
+            co("kube-apiserver", "degraded", "NodeController_MasterNodesReady"),
+            co(
+                "kube-controller-manager",
+                "degraded",
+                "NodeController_MasterNodesReady"
+            ),
+            co("kube-scheduler", "degraded", "NodeController_MasterNodesReady"),
+            (
+                Level::Warning,
+                Impact::UpdateStalled,
+                "Cluster Version version is failing to proceed with the update (ClusterOperatorsDegraded)"
+                    .into(),
+                vec!["clusterversions.config.openshift.io: version".into()]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn fallback_insights_name_a_paused_pool_with_outdated_nodes() {
+    let (state, a) = scenario("4.14.1-paused-worker-pool");
+    let o = overview(&state, &a);
+    let got: Vec<(Level, String)> = fallback_insights(&state, &o, &a)
+        .into_iter()
+        .map(|i| (i.level, i.summary))
+        .collect();
+    assert_eq!(
+        got,
+        [(
+            Level::Info,
+            "Outdated nodes in a paused pool 'worker' will not be updated".to_string()
+        )]
+    );
+}

@@ -765,3 +765,84 @@ fn every_suite_is_grouped_by_need_and_the_real_ones_run_in_ci() {
         }
     }
 }
+
+/// Field accesses `.available_updates` / `.conditional_updates` in non-test code.
+struct TargetReads {
+    lines: Vec<usize>,
+}
+
+impl<'ast> Visit<'ast> for TargetReads {
+    fn visit_item(&mut self, i: &'ast Item) {
+        let attrs = match i {
+            Item::Fn(f) => &f.attrs,
+            Item::Mod(m) => &m.attrs,
+            Item::Impl(m) => &m.attrs,
+            _ => return visit::visit_item(self, i),
+        };
+        if !is_cfg_test(attrs) {
+            visit::visit_item(self, i);
+        }
+    }
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        if !is_cfg_test(&f.attrs) {
+            visit::visit_impl_item_fn(self, f);
+        }
+    }
+    fn visit_expr_field(&mut self, e: &'ast syn::ExprField) {
+        if let syn::Member::Named(name) = &e.member
+            && (name == "available_updates" || name == "conditional_updates")
+        {
+            self.lines.push(name.span().start().line);
+        }
+        visit::visit_expr_field(self, e);
+    }
+}
+
+/// A ClusterVersion's update targets are read once, in `assess::updates` (`UpdateOffer`):
+/// the faces (`ui`, `cli`) word that offer and never read `status.availableUpdates` or
+/// `status.conditionalUpdates` a second time. The exceptions hand the raw API list to code that
+/// works on API types: `cli::upgrade::explain` gives the conditional updates to the engine's
+/// `reconcile::updates::beyond`, and `cli::rehearse::report` lists the simulator's per-risk
+/// `Applies` conditions.
+#[test]
+fn update_targets_are_read_once_in_assess() {
+    const EXCEPT: &[&str] = &["cli::upgrade::explain", "cli::rehearse::report"];
+    let (c, _) = references();
+    let mut hits = Vec::new();
+    for (file, module, _) in &c.files {
+        let m = module.join("::");
+        if !(under(&m, "ui") || under(&m, "cli")) || EXCEPT.contains(&m.as_str()) {
+            continue;
+        }
+        let mut v = TargetReads { lines: Vec::new() };
+        v.visit_file(&parse(file));
+        hits.extend(v.lines.iter().map(|l| format!("{}:{l}", c.rel(file))));
+    }
+    assert!(
+        hits.is_empty(),
+        "read the update targets through assess::updates::UpdateOffer:\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn the_target_read_check_sees_a_read_and_skips_test_code() {
+    let src = r#"
+        fn view(cv: &ClusterVersion) -> usize {
+            cv.status.available_updates.iter().count()
+                + cv.status.conditional_updates.len()
+        }
+        impl X {
+            #[cfg(test)]
+            fn t(&self) -> bool { self.cv.status.conditional_updates.is_empty() }
+            fn u(&self) -> usize { self.channels.len() }
+        }
+        #[cfg(test)]
+        mod tests {
+            fn f(cv: &ClusterVersion) { let _ = &cv.status.available_updates; }
+        }
+    "#;
+    let mut v = TargetReads { lines: Vec::new() };
+    v.visit_file(&syn::parse_file(src).expect("parses"));
+    assert_eq!(v.lines, [3, 4]);
+}

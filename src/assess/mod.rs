@@ -17,6 +17,8 @@ pub mod controlplane;
 pub mod durations;
 pub mod health;
 pub mod nodes;
+pub mod overview;
+pub mod updates;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -300,7 +302,7 @@ pub struct Estimate {
 }
 
 /// Platform-operator health (`Operator Health:` line).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatorHealth {
     /// Operators counted.

@@ -458,7 +458,50 @@ impl StatusSnapshot {
         c.is_true()
             .then(|| (c.reason().to_string(), c.message().to_string()))
     }
+
+    /// Whether the pass's failed tasks are only ClusterOperators still updating: active-apply,
+    /// the pass summary's reason is one of [`OPERATORS_UPDATING_REASONS`] and the
+    /// ClusterVersion's Failing condition is not True. Never in watch-only: the engine waits on
+    /// nobody there (it only compares).
+    pub fn only_waiting(&self) -> bool {
+        self.mode == EngineMode::ActiveApply
+            && self.failing().is_none()
+            && self
+                .failure
+                .as_ref()
+                .is_some_and(|f| OPERATORS_UPDATING_REASONS.contains(&f.reason.as_str()))
+    }
+
+    /// Watch-only: `(in sync, compared)`, the manifests the last comparison found as the
+    /// payload says (tasks done, less those with a drift record that has a change) and the
+    /// manifests compared (every task but the skipped ones); `None` in active-apply.
+    pub fn in_sync(&self) -> Option<(usize, usize)> {
+        (self.mode == EngineMode::WatchOnly).then(|| {
+            let (mut done, mut skipped) = (0usize, 0usize);
+            for t in self.tasks.iter() {
+                match t.state {
+                    TaskState::Done => done += 1,
+                    TaskState::Skipped(_) => skipped += 1,
+                    _ => {}
+                }
+            }
+            let differ: std::collections::BTreeSet<&str> = self
+                .drift
+                .iter()
+                .filter(|r| !matches!(r.drift, Drift::None))
+                .map(|r| r.task.as_str())
+                .collect();
+            (done.saturating_sub(differ.len()), self.tasks.len() - skipped)
+        })
+    }
 }
+
+/// The failure reasons of a pass waiting on ClusterOperators that have not reported the
+/// release's versions yet: one operator (`ClusterOperatorUpdating`) and several
+/// (`ClusterOperatorsUpdating`), as the engine's readiness check words them
+/// (`reconcile::apply::readiness`; upstream `pkg/cvo/internal/operatorstatus.go`). Such a pass
+/// waits; it is not broken.
+pub const OPERATORS_UPDATING_REASONS: [&str; 2] = ["ClusterOperatorUpdating", "ClusterOperatorsUpdating"];
 
 /// A request to the engine; the outcome is in the next snapshot.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -565,3 +608,6 @@ impl EngineHandle {
         while self.status.changed().await.is_ok() {}
     }
 }
+
+#[cfg(test)]
+mod tests;

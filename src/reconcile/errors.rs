@@ -281,7 +281,7 @@ pub mod reasons {
     /// ClusterOperator Degraded.
     pub(crate) const CO_DEGRADED: &str = "ClusterOperatorDegraded";
     /// ClusterOperator has not reached the expected versions.
-    pub(crate) const CO_UPDATING: &str = "ClusterOperatorUpdating";
+    pub(crate) const CO_UPDATING: &str = crate::reconcile::api::OPERATORS_UPDATING_REASONS[0];
 }
 
 /// Class of a Kubernetes API error, as `k8s.io/apimachinery/pkg/api/errors` `Is*` tests it.

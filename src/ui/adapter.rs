@@ -1,37 +1,39 @@
 //! The single place where the dashboard meets the assessment of `oc adm upgrade status`
-//! ([`crate::assess`]): builds the [`Dashboard`] from the cluster state, then overlays what
-//! the assessment computes (headline word, completion and estimate, operator health, pools and
+//! ([`crate::assess`]): builds the [`Dashboard`] from the cluster state and the overview
+//! [`assess::overview`] decides (headline, completion, operator statuses and health), then
+//! overlays what the assessment computes (the completion's duration and estimate, pools and
 //! nodes, update-health insights), so the dashboard and `cvo status` never disagree. Pools and
-//! nodes come only from the assessment, even when it reports an error.
+//! nodes come only from the assessment, even when it reports an error. Nothing is decided
+//! here: the assessment's verdicts are mapped to words and severities.
 
 use chrono::{DateTime, Utc};
 
 use super::{
-    model::{
-        Completion, Dashboard, Headline, InsightRow, NodeRow, PoolRow, cond_detail, fallback_insights,
-        percent_label,
-    },
+    model::{Dashboard, InsightRow, NodeRow, PoolRow},
     theme::Level,
 };
 use crate::{
     assess::{
-        self, Assessment, ControlPlaneAssessment, EstimateKind, NodeAssessmentState, PoolAssessmentState,
-        alerts::Alerts,
+        self, Assessment, EstimateKind, NodeAssessmentState, PoolAssessmentState, alerts::Alerts,
+        overview::Overview,
     },
     cluster::ClusterState,
 };
 
 /// The view model for `state` at `now`.
 pub fn dashboard(state: &ClusterState, alerts: Option<&Alerts>, now: DateTime<Utc>) -> Dashboard {
-    let mut d = Dashboard::build(state);
-    d.updates = super::model::updates::UpdatesModel::build(state.cluster_version.as_ref(), now);
     let a = assess::assess(state, alerts, now);
-    apply_assessment(&mut d, state, &a);
+    let o = assess::overview::overview(state, &a);
+    let mut d = Dashboard::build(state, &o);
+    d.updates = super::model::updates::UpdatesModel::build(state.cluster_version.as_ref(), now);
+    apply_assessment(&mut d, state, &a, &o);
     d
 }
 
-/// Overlays an assessment on a dashboard built from the same state.
-pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment) {
+/// Overlays an assessment on a dashboard built from the same state and its overview `o`: pools,
+/// nodes, insights (the overview's fallback insights when the assessment makes none), and while the update is assessed the target's words and the completion's
+/// duration and estimate.
+pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment, o: &Overview) {
     // Pools and nodes come from the assessment only, also when it reports an error.
     // Control-plane pool first (as `oc` prints it), then the others in list order.
     let pools = a.node_pools();
@@ -42,14 +44,14 @@ pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment)
         .chain(others)
         .flat_map(|p| p.nodes.iter().map(node_row))
         .collect();
-    d.insights = fallback_insights(state, d);
+    d.insights = assess::overview::fallback_insights(state, o, a)
+        .iter()
+        .map(insight_row)
+        .collect();
     if a.error.is_none() && !a.updating && !a.health.insights.is_empty() {
         // Not updating by oc's rules, yet blocked (a requested release not accepted): the
-        // health panel and the headline say so, as `cvo status` does.
+        // health panel says so, as `cvo status` does (the overview's headline too).
         d.insights = a.health.insights.iter().map(insight_row).collect();
-        if let Some(b) = blocked_headline(a, None) {
-            d.headline = b;
-        }
     }
     if a.error.is_some() || !a.updating {
         return;
@@ -68,116 +70,14 @@ pub fn apply_assessment(d: &mut Dashboard, state: &ClusterState, a: &Assessment)
             Some(cp.versions_text.clone())
         };
     }
-    let ratio = cp.completion_percent / 100.0;
-    d.completion = Some(Completion {
-        updated: cp.operators_updated,
-        total: cp.operators_total,
-        updating: cp.updating_operators.len(),
-        waiting: cp.operators_waiting,
-        ratio,
-        duration: Some(cp.duration.text.clone()),
-        estimate: match (cp.estimate.kind, &cp.estimate.text) {
+    if let Some(c) = d.completion.as_mut() {
+        c.duration = Some(cp.duration.text.clone());
+        c.estimate = match (cp.estimate.kind, &cp.estimate.text) {
             (EstimateKind::None, _) | (_, None) => "-".into(),
             (_, Some(t)) => t.clone(),
-        },
-    });
-    let h = &cp.operator_health;
-    let mut health = format!("{} healthy", h.healthy);
-    if h.unavailable > 0 {
-        health.push_str(&format!(", {} unavailable", h.unavailable));
+        };
     }
-    if h.degraded > 0 {
-        health.push_str(&format!(", {} degraded", h.degraded));
-    }
-    d.operator_health = health;
-    d.headline = headline(state, a, ratio);
     d.insights = a.health.insights.iter().map(insight_row).collect();
-}
-
-/// Failing wins the headline; the control-plane assessment and progress stay visible as
-/// secondary information. Once the control plane is done, worker pools keep
-/// the update "Progressing" until every pool is at the target.
-fn headline(state: &ClusterState, a: &Assessment, ratio: f64) -> Headline {
-    let cp = &a.control_plane;
-    let cv = state.cluster_version.as_ref();
-    // What `cvo status` prints as `Assessment:` and `Completion:`.
-    let progress = format!(
-        "Assessment {} · control plane {}",
-        cp.assessment.as_str(),
-        percent_label(ratio)
-    );
-    let workers: Vec<String> = a
-        .worker_pools()
-        .filter(|p| p.total > 0 && p.updated < p.total)
-        .map(|p| {
-            let paused = if p.paused { " paused" } else { "" };
-            format!("{} {}/{}{paused}", p.name, p.updated, p.total)
-        })
-        .collect();
-    if let Some(f) = cv.and_then(|cv| cv.condition("Failing")).filter(|c| c.is_true()) {
-        return Headline {
-            label: String::new(),
-            word: super::model::FAILING.into(),
-            level: Level::Error,
-            detail: cond_detail(f),
-            secondary: Some(progress),
-        };
-    }
-    if let Some(b) = blocked_headline(a, Some(progress.clone())) {
-        return b;
-    }
-    if cp.assessment == ControlPlaneAssessment::Completed {
-        return Headline {
-            label: "Update".into(),
-            word: "Progressing".into(),
-            level: Level::Warn,
-            detail: format!(
-                "control plane Completed (updated to {}); worker pools not done: {}",
-                cp.target_version,
-                if workers.is_empty() {
-                    "-".into()
-                } else {
-                    workers.join(", ")
-                }
-            ),
-            secondary: None,
-        };
-    }
-    let level = match cp.assessment {
-        ControlPlaneAssessment::Stalled => Level::Error,
-        _ => Level::Warn,
-    };
-    let detail = cv
-        .and_then(|cv| cv.condition("Progressing"))
-        .map(cond_detail)
-        .unwrap_or_else(|| format!("update to {}", cp.target_version));
-    Headline {
-        label: "Assessment".into(),
-        word: cp.assessment.as_str().into(),
-        level,
-        detail,
-        secondary: None,
-    }
-}
-
-/// `Update Blocked` with the first insight oc's rules miss ([`assess::blocked`]), if any.
-fn blocked_headline(a: &Assessment, secondary: Option<String>) -> Option<Headline> {
-    let i = a
-        .health
-        .insights
-        .iter()
-        .find(|i| assess::blocked::is_blocked(i))?;
-    Some(Headline {
-        label: "Update".into(),
-        word: "Blocked".into(),
-        level: if i.level >= assess::Level::Error {
-            Level::Error
-        } else {
-            Level::Warn
-        },
-        detail: i.summary.clone(),
-        secondary,
-    })
 }
 
 fn pool_row(p: &assess::PoolAssessment) -> PoolRow {
@@ -248,7 +148,8 @@ fn insight_row(i: &assess::Insight) -> InsightRow {
         level,
         message: i.summary.clone(),
         since: i.started_at,
-        since_text: Some(i.since.clone()),
+        // Empty for the fallback insights, whose age the assessment did not measure.
+        since_text: (!i.since.is_empty()).then(|| i.since.clone()),
         impact: i.impact.as_str().into(),
         description: i.description.clone(),
         resources: i

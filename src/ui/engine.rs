@@ -189,8 +189,8 @@ pub struct EngineModel {
     pub cells: Vec<TaskCell>,
     /// Drift records with a change.
     pub drift: Vec<DriftRow>,
-    /// Watch-only: manifests found in sync in the last comparison (done without drift) and
-    /// manifests compared (all tasks but the skipped ones); `None` in active-apply.
+    /// Watch-only: manifests found in sync in the last comparison and manifests compared
+    /// ([`StatusSnapshot::in_sync`]); `None` in active-apply.
     pub in_sync: Option<(usize, usize)>,
 }
 
@@ -198,7 +198,7 @@ impl EngineModel {
     /// Builds the model of `snap`.
     pub fn build(snap: Arc<StatusSnapshot>) -> Self {
         let mut cells = task_cells(&snap.tasks);
-        if only_waiting(&snap) {
+        if snap.only_waiting() {
             for c in cells.iter_mut().filter(|c| c.state == CellState::Failed) {
                 c.state = CellState::Waiting;
             }
@@ -209,18 +209,7 @@ impl EngineModel {
             .enumerate()
             .filter_map(|(i, r)| drift_row(i, r))
             .collect();
-        let in_sync = (snap.mode == EngineMode::WatchOnly).then(|| {
-            let (mut done, mut skipped) = (0usize, 0usize);
-            for t in snap.tasks.iter() {
-                match t.state {
-                    TaskState::Done => done += 1,
-                    TaskState::Skipped(_) => skipped += 1,
-                    _ => {}
-                }
-            }
-            let differ: std::collections::BTreeSet<&str> = drift.iter().map(|d| d.task.as_str()).collect();
-            (done.saturating_sub(differ.len()), snap.tasks.len() - skipped)
-        });
+        let in_sync = snap.in_sync();
         Self {
             snap,
             cells,
@@ -268,20 +257,6 @@ impl EngineModel {
 /// Reasons of a pass summary whose upstream update effect is None: the pass only waits for
 /// ClusterOperators to reach their new versions (`pkg/cvo/internal/operatorstatus.go`,
 /// `pkg/payload/task.go` `SummaryForReason`).
-const WAITING_REASONS: [&str; 2] = ["ClusterOperatorUpdating", "ClusterOperatorsUpdating"];
-
-/// Whether the snapshot's failed tasks are only operators still updating: the pass summary
-/// has a waiting reason and the ClusterVersion's Failing condition is not True.
-/// Never in watch-only: the engine waits on nobody there (it only compares).
-pub fn only_waiting(snap: &StatusSnapshot) -> bool {
-    snap.mode == EngineMode::ActiveApply
-        && snap.failing().is_none()
-        && snap
-            .failure
-            .as_ref()
-            .is_some_and(|f| WAITING_REASONS.contains(&f.reason.as_str()))
-}
-
 /// `NN` of a run level, `--` when there is none.
 pub fn level_label(level: Option<u32>) -> String {
     match level {

@@ -18,7 +18,10 @@ use std::{sync::Arc, time::Duration};
 use chrono::{DateTime, Utc};
 
 use crate::{
-    assess::durations::{SECOND, between, short, trunc},
+    assess::{
+        durations::{SECOND, between, short, trunc},
+        updates::UpdateOffer,
+    },
     cluster::ClusterState,
     openshift::{ClusterVersion, ConditionStatus},
     reconcile::{
@@ -95,9 +98,7 @@ pub fn last_good_line(cv: &ClusterVersion, now: DateTime<Utc>) -> Option<String>
     if c.status != ConditionStatus::False || !KEEPS_CACHE.contains(&c.reason()) {
         return None;
     }
-    if cv.status.available_updates.as_ref().is_none_or(Vec::is_empty)
-        && cv.status.conditional_updates.is_empty()
-    {
+    if UpdateOffer::from_cluster_version(cv).is_empty() {
         return None;
     }
     let age = |t: DateTime<Utc>| match short(trunc(between(now, t).max(0), SECOND)).as_str() {

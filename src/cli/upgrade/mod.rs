@@ -31,7 +31,10 @@ use super::{
     runtime,
 };
 use crate::{
-    assess::alerts,
+    assess::{
+        alerts,
+        updates::{Retrieval, Target, UpdateOffer},
+    },
     cluster::update_request::{self, Flags, Outcome, Request, pullspec::PullSpec},
     openshift::{ClusterVersion, ConditionStatus},
 };
@@ -591,73 +594,70 @@ pub fn status_view_with(
             indent(c.message())
         );
     }
-    if let Some(channel) = cv.spec.channel.as_deref().filter(|c| !c.is_empty()) {
-        match cv.spec.upstream.as_deref().filter(|u| !u.is_empty()) {
-            Some(u) => out += &format!("Upstream: {u}\n"),
-            None => out += "Upstream is unset, so the cluster will use an appropriate default.\n",
+    let offer = UpdateOffer::from_cluster_version(cv);
+    if !offer.channel.is_empty() {
+        if offer.upstream.is_empty() {
+            out += "Upstream is unset, so the cluster will use an appropriate default.\n";
+        } else {
+            out += &format!("Upstream: {}\n", offer.upstream);
         }
-        let channels = &cv.status.desired.channels;
-        if channels.is_empty() {
-            out += &format!("Channel: {channel}\n");
+        if offer.channels.is_empty() {
+            out += &format!("Channel: {}\n", offer.channel);
         } else {
             out += &format!(
-                "Channel: {channel} (available channels: {})\n",
-                channels.join(", ")
+                "Channel: {} (available channels: {})\n",
+                offer.channel,
+                offer.channels.join(", ")
             );
         }
     }
-    let retrieved = cv.condition("RetrievedUpdates").filter(|c| c.is_false());
-    let mut available = cv.status.available_updates.clone().unwrap_or_default();
-    if !available.is_empty() {
+    let retrieved = match &offer.retrieval {
+        Retrieval::Failed { reason, message, .. } => Some((reason, message)),
+        _ => None,
+    };
+    // Every target of availableUpdates (a conditional one the CVO recommends included),
+    // newest first, as oc lists them.
+    if !offer.recommended.is_empty() {
         out += "\nRecommended updates:\n\n";
-        update_request::sort_releases_desc(&mut available);
         let mut table = String::from("  VERSION\tIMAGE\n");
-        for r in &available {
-            table += &format!("  {}\t{}\n", r.version, r.image);
+        for t in &offer.recommended {
+            table += &format!("  {}\t{}\n", t.release.version, t.release.image);
         }
         out += &super::tabwriter::format(&table, 14, 1);
         if let Some(line) = explain::not_fetched(cv) {
             err += &format!("{line}\n");
-        } else if let Some(c) = retrieved {
+        } else if let Some((reason, message)) = retrieved {
             let age = explain::last_good_line(cv, extras.now)
                 .map(|l| format!("{l}\n"))
                 .unwrap_or_default();
             err += &format!(
-                "warning: Cannot refresh available updates:\n  Reason: {}\n  Message: {}\n{age}\n",
-                c.reason(),
-                indent(c.message())
+                "warning: Cannot refresh available updates:\n  Reason: {reason}\n  Message: {}\n{age}\n",
+                indent(message)
             );
         }
     } else if let Some(line) = explain::not_fetched(cv) {
         err += &format!("{line}\n");
-    } else if let Some(c) = retrieved {
+    } else if let Some((reason, message)) = retrieved {
         err += &format!(
-            "warning: Cannot display available updates:\n  Reason: {}\n  Message: {}\n\n",
-            c.reason(),
-            indent(c.message())
+            "warning: Cannot display available updates:\n  Reason: {reason}\n  Message: {}\n\n",
+            indent(message)
         );
     } else {
         out += "No updates available. You may still upgrade to a specific release image with --to-image or wait for new updates to be available.\n";
     }
-    let not_recommended = |cu: &crate::openshift::ConditionalUpdate| {
-        crate::openshift::condition::find(&cu.conditions, "Recommended")
-            .filter(|c| !c.is_true())
-            .cloned()
-    };
-    let mut conditional = cv.status.conditional_updates.clone();
-    let any_not_recommended = conditional.iter().any(|cu| not_recommended(cu).is_some());
+    fn not_recommended(t: &Target) -> Option<&crate::openshift::Condition> {
+        t.recommended.as_ref().filter(|c| !c.is_true())
+    }
+    let any_not_recommended = offer.conditional.iter().any(|t| not_recommended(t).is_some());
     if include_not_recommended {
         if any_not_recommended {
-            conditional.sort_by(|a, b| {
-                update_request::compare_versions_desc(&a.release.version, &b.release.version)
-            });
             out += "\nUpdates with known issues:\n";
-            for cu in &conditional {
-                if let Some(c) = not_recommended(cu) {
+            for t in &offer.conditional {
+                if let Some(c) = not_recommended(t) {
                     out += &format!(
                         "\n  Version: {}\n  Image: {}\n  Reason: {}\n  Message: {}\n",
-                        cu.release.version,
-                        cu.release.image,
+                        t.release.version,
+                        t.release.image,
                         c.reason(),
                         indent(c.message().trim())
                     );
@@ -668,7 +668,8 @@ pub fn status_view_with(
                 "\nNo updates which are not recommended based on your cluster configuration are available.\n";
         }
     } else if any_not_recommended {
-        let qualifier = conditional
+        let qualifier = offer
+            .conditional
             .iter()
             .filter_map(not_recommended)
             .find(|c| c.status == ConditionStatus::Unknown)

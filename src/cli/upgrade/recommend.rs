@@ -3,13 +3,20 @@
 //! updates grouped by minor version (two per minor unless `--show-outdated-releases`), or the
 //! one release of `--version V` with the issues that were not `--accept`ed.
 //!
+//! The targets, channel facts and `RetrievedUpdates` come from the cluster's
+//! [`UpdateOffer`] ([`crate::assess::updates`], the reading the dashboard's Updates view
+//! shares); this module keeps oc's grouping, its Upgradeable=False risk and its text.
+//!
 //! Upstream: `pkg/cli/admin/upgrade/recommend/recommend.go`, `precheck.go` and `alerts.go` in
 //! openshift/oc.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{
-    assess::alerts::{Alert, Alerts},
+    assess::{
+        alerts::{Alert, Alerts},
+        updates::{Retrieval, Target, UpdateOffer},
+    },
     cli::tabwriter,
     openshift::{ClusterVersion, Condition, ConditionStatus, ConditionalUpdateRisk, Release},
 };
@@ -171,34 +178,34 @@ pub fn recommend(cv: &ClusterVersion, alerts: &AlertSource, opts: &Options) -> O
         }
     }
 
-    if let Some(c) = cv.condition("RetrievedUpdates").filter(|c| !c.is_true()) {
+    let offer = UpdateOffer::from_cluster_version(cv);
+    if let Retrieval::Failed { reason, message, .. } | Retrieval::Unknown { reason, message, .. } =
+        &offer.retrieval
+    {
         out.stderr += &format!(
-            "warning: Cannot refresh available updates:\n  Reason: {}\n  Message: {}\n\n",
-            c.reason(),
-            indent(c.message())
+            "warning: Cannot refresh available updates:\n  Reason: {reason}\n  Message: {}\n\n",
+            indent(message)
         );
         issues.insert("CannotRetrieveUpdates".into());
     }
-    if let Some(channel) = cv.spec.channel.as_deref().filter(|c| !c.is_empty()) {
-        match cv.spec.upstream.as_deref().filter(|u| !u.is_empty()) {
-            Some(u) => stdout += &format!("Upstream update service: {u}\n"),
-            None => {
-                stdout +=
-                    "Upstream update service is unset, so the cluster will use an appropriate default.\n"
-            }
+    if !offer.channel.is_empty() {
+        if offer.upstream.is_empty() {
+            stdout += "Upstream update service is unset, so the cluster will use an appropriate default.\n";
+        } else {
+            stdout += &format!("Upstream update service: {}\n", offer.upstream);
         }
-        let channels = &cv.status.desired.channels;
-        if channels.is_empty() {
-            stdout += &format!("Channel: {channel}\n");
+        if offer.channels.is_empty() {
+            stdout += &format!("Channel: {}\n", offer.channel);
         } else {
             stdout += &format!(
-                "Channel: {channel} (available channels: {})\n",
-                channels.join(", ")
+                "Channel: {} (available channels: {})\n",
+                offer.channel,
+                offer.channels.join(", ")
             );
         }
     }
 
-    let buckets = buckets(cv, &mut out.stderr);
+    let buckets = buckets(cv, &offer, &mut out.stderr);
     let result = match &opts.version {
         Some(v) => version_mode(&buckets, v, opts, &mut stdout, &mut issues),
         None if buckets.is_empty() => {
@@ -320,65 +327,48 @@ fn alert_checks(alerts: &[Alert]) -> Vec<Check> {
 
 type Buckets = BTreeMap<(u64, u64), Vec<Entry>>;
 
-/// The candidates by (major, minor): conditional updates, then available updates whose image
-/// no conditional update has; Upgradeable=False injected as a risk into minor and major
-/// updates.
-fn buckets(cv: &ClusterVersion, stderr: &mut String) -> Buckets {
+/// `targets` in the order of their status list.
+fn in_status_order(targets: &[Target]) -> Vec<&Target> {
+    let mut v: Vec<&Target> = targets.iter().collect();
+    v.sort_by_key(|t| t.status_index);
+    v
+}
+
+/// The candidates by (major, minor), from the cluster's [`UpdateOffer`]: conditional updates
+/// (their described risks), then available updates whose image no conditional update has (oc's
+/// rule, `recommend.go`); Upgradeable=False injected as a risk into minor and major updates.
+/// Versions that are not semver are left out with a warning, in the order of the status lists.
+fn buckets(cv: &ClusterVersion, offer: &UpdateOffer, stderr: &mut String) -> Buckets {
     let mut buckets: Buckets = BTreeMap::new();
-    for cu in &cv.status.conditional_updates {
-        match semver::Version::parse(&cu.release.version) {
-            Ok(v) => {
-                let mut risks = cu.risks.clone();
-                for name in &cu.risk_names {
-                    if let Some(r) = cv
-                        .status
-                        .conditional_update_risks
-                        .iter()
-                        .find(|r| &r.name == name)
-                        && !risks.iter().any(|x| &x.name == name)
-                    {
-                        risks.push(r.clone());
-                    }
-                }
-                buckets.entry((v.major, v.minor)).or_default().push(Entry {
-                    release: cu.release.clone(),
-                    risks,
-                    recommended: crate::openshift::condition::find(&cu.conditions, "Recommended").cloned(),
-                });
-            }
-            Err(e) => {
-                *stderr += &format!(
-                    "warning: Cannot parse SemVer available update {:?}: {e}",
-                    cu.release.version
-                )
-            }
-        }
-    }
-    for r in cv.status.available_updates.iter().flatten() {
-        if cv
-            .status
-            .conditional_updates
+    let conditional = in_status_order(&offer.conditional);
+    let available = in_status_order(&offer.recommended).into_iter().filter(|r| {
+        !offer
+            .conditional
             .iter()
-            .any(|cu| cu.release.image == r.image)
-        {
-            continue;
-        }
-        match semver::Version::parse(&r.version) {
+            .any(|c| c.release.image == r.release.image)
+    });
+    for t in conditional.into_iter().chain(available) {
+        match semver::Version::parse(&t.release.version) {
             Ok(v) => buckets.entry((v.major, v.minor)).or_default().push(Entry {
-                release: r.clone(),
-                risks: Vec::new(),
-                recommended: None,
+                release: t.release.clone(),
+                risks: t
+                    .risks
+                    .iter()
+                    .filter(|r| r.described)
+                    .map(|r| r.risk.clone())
+                    .collect(),
+                recommended: t.recommended.clone(),
             }),
             Err(e) => {
                 *stderr += &format!(
                     "warning: Cannot parse SemVer available update {:?}: {e}",
-                    r.version
+                    t.release.version
                 )
             }
         }
     }
     if let Some(u) = cv.condition("Upgradeable").filter(|u| u.is_false()) {
-        match semver::Version::parse(&cv.status.desired.version) {
+        match semver::Version::parse(&offer.current) {
             Ok(current) => {
                 for (&(major, minor), entries) in buckets.iter_mut() {
                     if major > current.major || (major == current.major && minor > current.minor) {

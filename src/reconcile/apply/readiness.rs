@@ -268,7 +268,7 @@ pub fn check_operator_health(
             ),
         )
         .with_plural(
-            "ClusterOperatorsUpdating",
+            crate::reconcile::api::OPERATORS_UPDATING_REASONS[1],
             "Cluster operators %s are updating versions",
         )
         .with_effect(UpdateEffect::None)

@@ -2,10 +2,12 @@
 //! change (never per frame) from [`ClusterState`] and, for the facts of
 //! `oc adm upgrade status`, from the [`Assessment`](crate::assess::Assessment).
 //!
-//! [`Dashboard::build`] reads the cluster state directly (conditions, operators, history);
-//! [`adapter::dashboard`](super::adapter::dashboard) is the single adapter that adds what the
-//! assessment computes: pool and node rows always (there is no second pool assignment here),
-//! and while an update is in progress the headline, completion and estimate, and insights.
+//! [`Dashboard::build`] words what [`assess::overview`] decided (operator statuses and why
+//! one waits, completion, operator health, the headline) and lists the ClusterVersion's
+//! conditions and history; [`adapter::dashboard`](super::adapter::dashboard) is the single
+//! adapter that adds what the assessment computes: pool and node rows always (there is no
+//! second pool assignment here), and while an update is in progress the completion's duration
+//! and estimate, and insights. No verdict is made here: only words, severities and order.
 //!
 //! Submodules: [`rows`] (table texts, severities, filtering), [`detail`] (detail and YAML
 //! popup content), [`feed`] (what the screen says about the feed).
@@ -21,8 +23,12 @@ use chrono::{DateTime, Utc};
 
 use super::{text, theme::Level};
 use crate::{
+    assess::{
+        self, OperatorHealth,
+        overview::{OperatorState, OperatorStatus, Overview, Progress},
+    },
     cluster::{ClusterState, FeedStatus},
-    openshift::{ClusterOperator, ClusterVersion, Condition, ConditionStatus, UpdateState},
+    openshift::{ClusterVersion, Condition, ConditionStatus, UpdateState},
 };
 
 /// Annotation prefix the machine-config daemon writes on nodes.
@@ -232,27 +238,17 @@ pub struct InsightRow {
 }
 
 impl Dashboard {
-    /// Builds the view model from a cluster state alone: everything but pools, nodes and
-    /// insights, which [`super::adapter::dashboard`] takes from the assessment.
-    pub fn build(state: &ClusterState) -> Self {
+    /// Builds the view model from a cluster state and the [`Overview`] decided from it
+    /// ([`assess::overview::overview`]): everything but pools, nodes and insights, which
+    /// [`super::adapter::dashboard`] takes from the assessment, and the completion's duration
+    /// and estimate, which it adds when the assessment assessed the update.
+    pub fn build(state: &ClusterState, o: &Overview) -> Self {
         let cv = state.cluster_version.as_ref();
-        let desired = cv
-            .map(|cv| cv.status.desired.version.clone())
-            .filter(|v| !v.is_empty());
-        let operators: Vec<OperatorRow> = state
-            .cluster_operators
-            .iter()
-            .map(|co| operator_row(co, desired.as_deref()))
-            .collect();
+        let operators: Vec<OperatorRow> = o.operators.iter().map(operator_row).collect();
         let conditions = cv.map(condition_rows).unwrap_or_default();
         let history = cv.map(history_rows).unwrap_or_default();
         let current_version = cv.and_then(ClusterVersion::current_version).map(str::to_owned);
-        let progressing = cv
-            .and_then(|cv| cv.condition("Progressing"))
-            .is_some_and(Condition::is_true);
-        let updating = progressing || (desired.is_some() && desired != current_version);
-        let target_version = if updating { desired.clone() } else { None };
-        let completion = updating.then(|| operator_completion(&operators));
+        let target_version = if o.updating { o.desired.clone() } else { None };
         Self {
             source: state.source.clone(),
             feed: feed_line(&state.feed),
@@ -261,9 +257,17 @@ impl Dashboard {
             channel: cv
                 .and_then(|cv| cv.spec.channel.clone())
                 .filter(|c| !c.is_empty()),
-            headline: headline(cv, completion.as_ref(), &state.feed),
-            completion,
-            operator_health: operator_health(&operators),
+            headline: headline(&o.headline),
+            completion: o.completion.as_ref().map(|c| Completion {
+                updated: c.updated,
+                total: c.total,
+                updating: c.updating,
+                waiting: c.waiting,
+                ratio: c.ratio,
+                duration: None,
+                estimate: "unknown".into(),
+            }),
+            operator_health: operator_health(&o.health),
             conditions,
             operators,
             history,
@@ -302,10 +306,6 @@ fn feed_line(feed: &FeedStatus) -> (String, Level) {
         FeedStatus::Live { synced: false, .. } => ("live, syncing…".into(), Level::Warn),
         FeedStatus::Live { synced: true, .. } => ("live".into(), Level::Ok),
     }
-}
-
-fn status_of(c: Option<&Condition>) -> Option<ConditionStatus> {
-    c.map(|c| c.status)
 }
 
 /// The severity of a ClusterVersion condition in its status.
@@ -400,100 +400,50 @@ pub fn status_meaning(word: &str) -> &'static str {
         .map_or("", |(_, m)| m)
 }
 
-/// Status word and severity of a ClusterOperator, with the condition that decided it.
-pub fn operator_status(co: &ClusterOperator, at_target: bool) -> (&'static str, Level, Option<&Condition>) {
-    let available = co.condition("Available");
-    let degraded = co.condition("Degraded");
-    let progressing = co.condition("Progressing");
-    let upgradeable = co.condition("Upgradeable");
-    if available.is_none() && degraded.is_none() && progressing.is_none() {
-        return ("UNKN", Level::Unknown, None);
+/// The status word and severity of an operator status.
+pub fn status_word(s: OperatorStatus) -> (&'static str, Level) {
+    match s {
+        OperatorStatus::Unknown => ("UNKN", Level::Unknown),
+        OperatorStatus::Unavailable => ("UNAV", Level::Error),
+        OperatorStatus::Degraded => ("DEGR", Level::Error),
+        OperatorStatus::Progressing => ("PROG", Level::Warn),
+        OperatorStatus::Pending => ("PEND", Level::Warn),
+        OperatorStatus::NotUpgradeable => ("NOUP", Level::Blocked),
+        OperatorStatus::Ok => ("OK", Level::Ok),
     }
-    if !available.is_some_and(Condition::is_true) {
-        return ("UNAV", Level::Error, available);
-    }
-    if degraded.is_some_and(Condition::is_true) {
-        return ("DEGR", Level::Error, degraded);
-    }
-    if progressing.is_some_and(Condition::is_true) {
-        return ("PROG", Level::Warn, progressing);
-    }
-    if !at_target {
-        return ("PEND", Level::Warn, progressing.or(available));
-    }
-    if upgradeable.is_some_and(Condition::is_false) {
-        return ("NOUP", Level::Blocked, upgradeable);
-    }
-    if [available, degraded, progressing]
-        .iter()
-        .any(|c| c.is_some_and(|c| c.status == ConditionStatus::Unknown))
-    {
-        return ("UNKN", Level::Unknown, available);
-    }
-    ("OK", Level::Ok, available)
 }
 
-fn operator_row(co: &ClusterOperator, desired: Option<&str>) -> OperatorRow {
-    let version = co.operator_version().unwrap_or("").to_owned();
-    let at_target = desired.is_none_or(|d| d == version);
-    let (status, level, decider) = operator_status(co, at_target);
-    let mut message = decider.map(|c| c.message().to_owned()).unwrap_or_default();
-    if status == "PEND" && message.trim().is_empty() {
-        message = format!("waiting to update to {}", desired.unwrap_or("?"));
-    }
+fn operator_row(o: &OperatorState) -> OperatorRow {
+    let (status, level) = status_word(o.status);
+    let decider = o.decided_by.as_ref();
+    let message = match &o.waiting_for {
+        Some(v) => format!("waiting to update to {v}"),
+        None => decider.map(|c| c.message().to_owned()).unwrap_or_default(),
+    };
     OperatorRow {
-        name: co.name().to_owned(),
-        at_target,
-        available: status_of(co.condition("Available")),
-        progressing: status_of(co.condition("Progressing")),
-        degraded: status_of(co.condition("Degraded")),
-        upgradeable: status_of(co.condition("Upgradeable")),
+        name: o.name.clone(),
+        version: o.version.clone(),
+        at_target: o.at_target,
+        available: o.available,
+        progressing: o.progressing,
+        degraded: o.degraded,
+        upgradeable: o.upgradeable,
         status,
         level,
         since: decider.and_then(|c| c.last_transition_time),
         reason: decider.map(|c| c.reason().to_owned()).unwrap_or_default(),
         message,
-        version,
     }
 }
 
-fn operator_completion(ops: &[OperatorRow]) -> Completion {
-    let total = ops.len();
-    let updated = ops.iter().filter(|o| o.at_target).count();
-    let updating = ops
-        .iter()
-        .filter(|o| !o.at_target && o.progressing == Some(ConditionStatus::True))
-        .count();
-    let waiting = ops
-        .iter()
-        .filter(|o| !o.at_target && o.progressing != Some(ConditionStatus::True))
-        .count();
-    #[allow(clippy::cast_precision_loss)]
-    let ratio = if total == 0 {
-        0.0
-    } else {
-        updated as f64 / total as f64
-    };
-    Completion {
-        updated,
-        total,
-        updating,
-        waiting,
-        ratio,
-        duration: None,
-        estimate: "unknown".into(),
+/// `N healthy, M unavailable, K degraded` (the last two only when not zero).
+pub(crate) fn operator_health(h: &OperatorHealth) -> String {
+    let mut s = format!("{} healthy", h.healthy);
+    if h.unavailable > 0 {
+        s.push_str(&format!(", {} unavailable", h.unavailable));
     }
-}
-
-fn operator_health(ops: &[OperatorRow]) -> String {
-    let unav = ops.iter().filter(|o| o.status == "UNAV").count();
-    let degr = ops.iter().filter(|o| o.status == "DEGR").count();
-    let mut s = format!("{} healthy", ops.len() - unav - degr);
-    if unav > 0 {
-        s.push_str(&format!(", {unav} unavailable"));
-    }
-    if degr > 0 {
-        s.push_str(&format!(", {degr} degraded"));
+    if h.degraded > 0 {
+        s.push_str(&format!(", {} degraded", h.degraded));
     }
     s
 }
@@ -512,78 +462,133 @@ pub(crate) fn cond_detail(c: &Condition) -> String {
 /// assessment).
 pub const FAILING: &str = "FAILING";
 
-/// The headline: Failing wins over Progressing; progress stays as secondary.
-fn headline(cv: Option<&ClusterVersion>, completion: Option<&Completion>, feed: &FeedStatus) -> Headline {
-    let Some(cv) = cv else {
-        let (label, word, detail) = match feed {
-            FeedStatus::Live { error: Some(_), .. } => (
-                "API",
-                "Unreachable",
-                "no ClusterVersion received yet: the API server cannot be reached",
-            ),
-            FeedStatus::Live { synced: false, .. } => (
-                "API",
-                "Syncing",
-                "waiting for the first list of ClusterVersion, ClusterOperators, pools and nodes",
-            ),
-            _ => (
-                "",
-                "No ClusterVersion",
-                "this cluster has no clusterversion/version (not OpenShift?)",
-            ),
-        };
-        return Headline {
-            label: label.into(),
-            word: word.into(),
-            level: Level::Unknown,
-            detail: detail.into(),
-            secondary: None,
-        };
-    };
-    let progress = completion.map(|c| format!("{} of operators updated", percent_label(c.ratio)));
-    if let Some(f) = cv.condition("Failing").filter(|c| c.is_true()) {
-        return Headline {
-            label: String::new(),
-            word: FAILING.into(),
-            level: Level::Error,
-            detail: cond_detail(f),
-            secondary: progress,
-        };
-    }
-    if let Some(a) = cv.condition("Available").filter(|c| c.is_false()) {
-        return Headline {
-            label: "Cluster".into(),
-            word: "Unavailable".into(),
-            level: Level::Error,
-            detail: cond_detail(a),
-            secondary: progress,
-        };
-    }
-    if let Some(p) = cv.condition("Progressing").filter(|c| c.is_true()) {
-        return Headline {
-            label: "Update".into(),
-            word: "Progressing".into(),
-            level: Level::Warn,
-            detail: cond_detail(p),
-            secondary: None,
-        };
-    }
-    if let Some(u) = cv.condition("Upgradeable").filter(|c| c.is_false()) {
-        return Headline {
-            label: "Cluster".into(),
-            word: "Up to date".into(),
-            level: Level::Ok,
-            detail: format!("not upgradeable: {}", cond_detail(u)),
-            secondary: None,
-        };
-    }
-    let detail = cv.condition("Available").map(cond_detail).unwrap_or_default();
-    Headline {
-        label: "Cluster".into(),
-        word: "Up to date".into(),
-        level: Level::Ok,
+/// The headline's words for what decided it ([`assess::overview::Headline`]).
+fn headline(h: &assess::overview::Headline) -> Headline {
+    use assess::overview::{Headline as H, NoClusterVersion};
+    let line = |label: &str, word: &str, level: Level, detail: String, secondary: Option<String>| Headline {
+        label: label.into(),
+        word: word.into(),
+        level,
         detail,
-        secondary: None,
+        secondary,
+    };
+    let progress = |p: &Option<Progress>| {
+        p.map(|p| match p {
+            Progress::OperatorsUpdated(r) => format!("{} of operators updated", percent_label(r)),
+            Progress::Assessed(a, r) => {
+                format!("Assessment {} · control plane {}", a.as_str(), percent_label(r))
+            }
+        })
+    };
+    match h {
+        H::NoClusterVersion(why) => {
+            let (label, word, detail) = match why {
+                NoClusterVersion::Unreachable => (
+                    "API",
+                    "Unreachable",
+                    "no ClusterVersion received yet: the API server cannot be reached",
+                ),
+                NoClusterVersion::Syncing => (
+                    "API",
+                    "Syncing",
+                    "waiting for the first list of ClusterVersion, ClusterOperators, pools and nodes",
+                ),
+                NoClusterVersion::Absent => (
+                    "",
+                    "No ClusterVersion",
+                    "this cluster has no clusterversion/version (not OpenShift?)",
+                ),
+            };
+            line(label, word, Level::Unknown, detail.into(), None)
+        }
+        H::Failing {
+            condition,
+            progress: p,
+        } => line("", FAILING, Level::Error, cond_detail(condition), progress(p)),
+        H::Unavailable {
+            condition,
+            progress: p,
+        } => line(
+            "Cluster",
+            "Unavailable",
+            Level::Error,
+            cond_detail(condition),
+            progress(p),
+        ),
+        H::Progressing { condition } => {
+            line("Update", "Progressing", Level::Warn, cond_detail(condition), None)
+        }
+        H::UpToDate {
+            not_upgradeable: Some(u),
+            ..
+        } => line(
+            "Cluster",
+            "Up to date",
+            Level::Ok,
+            format!("not upgradeable: {}", cond_detail(u)),
+            None,
+        ),
+        H::UpToDate {
+            not_upgradeable: None,
+            available,
+        } => line(
+            "Cluster",
+            "Up to date",
+            Level::Ok,
+            available.as_ref().map(cond_detail).unwrap_or_default(),
+            None,
+        ),
+        H::Blocked {
+            summary,
+            error,
+            progress: p,
+        } => line(
+            "Update",
+            "Blocked",
+            if *error { Level::Error } else { Level::Warn },
+            summary.clone(),
+            progress(p),
+        ),
+        H::WorkersPending { target, pools } => {
+            let pools: Vec<String> = pools
+                .iter()
+                .map(|p| {
+                    let paused = if p.paused { " paused" } else { "" };
+                    format!("{} {}/{}{paused}", p.name, p.updated, p.total)
+                })
+                .collect();
+            line(
+                "Update",
+                "Progressing",
+                Level::Warn,
+                format!(
+                    "control plane Completed (updated to {target}); worker pools not done: {}",
+                    if pools.is_empty() {
+                        "-".into()
+                    } else {
+                        pools.join(", ")
+                    }
+                ),
+                None,
+            )
+        }
+        H::ControlPlane {
+            assessment,
+            progressing,
+            target,
+        } => line(
+            "Assessment",
+            assessment.as_str(),
+            match assessment {
+                assess::ControlPlaneAssessment::Stalled => Level::Error,
+                _ => Level::Warn,
+            },
+            progressing
+                .as_ref()
+                .map(cond_detail)
+                .unwrap_or_else(|| format!("update to {target}")),
+            None,
+        ),
     }
 }
 
@@ -618,94 +623,4 @@ pub fn clamp_ratio(ratio: f64) -> f64 {
     } else {
         0.0
     }
-}
-
-/// Insights read straight from the state (and the pool and node rows already set from the
-/// assessment), used when the assessment provides none (no update in progress, or an error).
-pub(crate) fn fallback_insights(state: &ClusterState, d: &Dashboard) -> Vec<InsightRow> {
-    let mut out = Vec::new();
-    let co_ref = "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/";
-    if let Some(f) = state
-        .cluster_version
-        .as_ref()
-        .and_then(|cv| cv.condition("Failing"))
-        .filter(|c| c.is_true())
-    {
-        out.push(InsightRow {
-            level_word: "Warning".into(),
-            level: Level::Warn,
-            message: format!(
-                "Cluster Version version is failing to proceed with the update ({})",
-                f.reason()
-            ),
-            since: f.last_transition_time,
-            since_text: None,
-            impact: "Update Stalled".into(),
-            description: f.message().to_owned(),
-            resources: vec!["clusterversions.config.openshift.io: version".into()],
-            reference: format!("{co_ref}ClusterOperatorDegraded.md"),
-        });
-    }
-    for co in &state.cluster_operators {
-        let row = d.operators.iter().find(|o| o.name == co.name());
-        let Some(row) = row else { continue };
-        let (what, cond, runbook) = match row.status {
-            "UNAV" => ("unavailable", co.condition("Available"), "ClusterOperatorDown.md"),
-            "DEGR" => ("degraded", co.condition("Degraded"), "ClusterOperatorDegraded.md"),
-            _ => continue,
-        };
-        out.push(InsightRow {
-            level_word: "Error".into(),
-            level: Level::Error,
-            message: format!(
-                "Cluster Operator {} is {what} ({})",
-                co.name(),
-                cond.map_or("", Condition::reason)
-            ),
-            since: cond.and_then(|c| c.last_transition_time),
-            since_text: None,
-            impact: "API Availability".into(),
-            description: cond.map(Condition::message).unwrap_or_default().to_owned(),
-            resources: vec![format!("clusteroperators.config.openshift.io: {}", co.name())],
-            reference: format!("{co_ref}{runbook}"),
-        });
-    }
-    for n in d
-        .nodes
-        .iter()
-        .filter(|n| n.assessment == "Degraded" || n.assessment == "Unavailable")
-    {
-        out.push(InsightRow {
-            level_word: "Error".into(),
-            level: Level::Error,
-            message: format!("Node {} is {}", n.name, n.assessment.to_lowercase()),
-            since: None,
-            since_text: None,
-            impact: "Update Stalled".into(),
-            description: n.message.clone(),
-            resources: vec![format!("nodes: {}", n.name)],
-            reference: String::new(),
-        });
-    }
-    for p in d.pools.iter().filter(|p| p.paused && p.updated < p.total) {
-        out.push(InsightRow {
-            level_word: "Info".into(),
-            level: Level::Info,
-            message: format!("Outdated nodes in a paused pool '{}' will not be updated", p.name),
-            since: None,
-            since_text: None,
-            impact: "Update Stalled".into(),
-            description:
-                "Pool is paused, which stops all changes to the nodes in the pool, including updates. \
-                          The nodes will not be updated until the pool is unpaused by the administrator."
-                    .into(),
-            resources: vec![format!(
-                "machineconfigpools.machineconfiguration.openshift.io: {}",
-                p.name
-            )],
-            reference: String::new(),
-        });
-    }
-    out.sort_by_key(|i| std::cmp::Reverse(i.level));
-    out
 }

@@ -1,28 +1,23 @@
 //! The Updates view's model: the targets the ClusterVersion offers (recommended, then
 //! conditional with their risks), what is requested, the channels the current release lists,
-//! and, when there is nothing to offer, why — all read from the ClusterVersion the cluster
-//! feed holds (`spec` and `status`), as the cluster's own CVO wrote it.
+//! and, when there is nothing to offer, why — worded and coloured for the screen.
 //!
-//! The facts come from `status.availableUpdates`, `status.conditionalUpdates` (each with its
-//! `Recommended` condition and risks), the `RetrievedUpdates` condition and
-//! `status.desired.channels` (upstream `pkg/cvo/availableupdates.go` in
-//! openshift/cluster-version-operator writes them).
+//! The facts are the [`UpdateOffer`] of [`crate::assess::updates`] (the one reading of
+//! `status.availableUpdates`, `status.conditionalUpdates` and `RetrievedUpdates`, shared with
+//! `cvo upgrade recommend`); this module adds the severities, the words and the notes, and
+//! what the embedded engine's update-service client fetched ([`FetchedUpdates`]).
 
 use chrono::{DateTime, Utc};
 
 use crate::{
-    openshift::{ClusterVersion, ConditionStatus, Release, condition::find},
+    assess::updates::{ChannelProblem, Target, TargetKind, TargetRisk, UpdateOffer},
+    openshift::{ClusterVersion, ConditionStatus, Release},
     reconcile::api::{FetchedUpdates, NotOffered, WhyNotOffered, updates::last_good_answer},
     ui::theme::Level,
 };
 
 /// At most this many releases not offered are named in the note; the rest are counted.
 const NOT_OFFERED_NAMED: usize = 6;
-
-/// The condition type the CVO reports update retrieval with.
-pub const RETRIEVED_UPDATES: &str = "RetrievedUpdates";
-/// The condition type of a conditional update.
-pub const RECOMMENDED: &str = "Recommended";
 
 /// Whether a target is a plain (recommended) edge or a conditional one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +123,8 @@ pub struct UpdatesModel {
     /// What the embedded engine's update-service client fetched for this release and channel
     /// (`None` without an engine that asks, or when it asked for another release or channel).
     pub fetched: Option<FetchedSummary>,
+    /// Why the update service is not asked, or cannot answer for this release.
+    pub channel_problem: Option<ChannelProblem>,
 }
 
 /// The part of the engine's [`FetchedUpdates`] the Updates view explains with.
@@ -143,12 +140,47 @@ pub struct FetchedSummary {
     pub not_offered: Vec<NotOffered>,
 }
 
-fn version_key(v: &str) -> (Option<semver::Version>, String) {
-    (semver::Version::parse(v).ok(), v.to_string())
+impl RiskRow {
+    fn of(r: &TargetRisk) -> Self {
+        Self {
+            name: r.risk.name.clone(),
+            message: r.risk.message.clone(),
+            url: r.risk.url.clone(),
+            accepted: r.accepted,
+        }
+    }
+}
+
+impl UpdateRow {
+    fn of(t: &Target) -> Self {
+        let recommended = t
+            .recommended
+            .as_ref()
+            .map(|c| (c.status, c.reason().to_string(), c.message().to_string()));
+        let (kind, level) = match t.kind {
+            TargetKind::Recommended => (UpdateKind::Recommended, Level::Ok),
+            TargetKind::Conditional => (
+                UpdateKind::Conditional,
+                match t.recommended_status() {
+                    Some(ConditionStatus::True) => Level::Ok,
+                    _ => Level::Warn,
+                },
+            ),
+        };
+        Self {
+            release: t.release.clone(),
+            kind,
+            recommended,
+            risks: t.risks.iter().map(RiskRow::of).collect(),
+            requested: t.requested,
+            level,
+        }
+    }
 }
 
 impl UpdatesModel {
-    /// Builds the model from the ClusterVersion (`None`: no ClusterVersion).
+    /// Builds the model from the ClusterVersion (`None`: no ClusterVersion): the
+    /// [`UpdateOffer`] it makes, worded and coloured for the screen.
     pub fn build(cv: Option<&ClusterVersion>, now: DateTime<Utc>) -> Self {
         let Some(cv) = cv else {
             return Self {
@@ -156,118 +188,27 @@ impl UpdatesModel {
                 ..Self::default()
             };
         };
-        let spec = &cv.spec;
-        let status = &cv.status;
-        let accepted: Vec<String> = spec
-            .desired_update
-            .iter()
-            .flat_map(|d| d.accept_risks.iter().map(|r| r.name.clone()))
-            .collect();
-        let requested = spec.desired_update.as_ref().and_then(|d| {
-            let v = d.version.clone().unwrap_or_default();
-            let i = d.image.clone().unwrap_or_default();
-            let same = (!i.is_empty() && i == status.desired.image)
-                || (i.is_empty() && !v.is_empty() && v == status.desired.version);
-            (!(same || v.is_empty() && i.is_empty())).then_some((v, i))
-        });
-        let is_requested = |r: &Release| {
-            requested
-                .as_ref()
-                .is_some_and(|(v, i)| (!i.is_empty() && *i == r.image) || (i.is_empty() && *v == r.version))
-        };
-        let mut recommended: Vec<UpdateRow> = status
-            .available_updates
-            .iter()
-            .flatten()
-            .map(|r| UpdateRow {
-                release: r.clone(),
-                kind: UpdateKind::Recommended,
-                recommended: None,
-                risks: Vec::new(),
-                requested: is_requested(r),
-                level: Level::Ok,
-            })
-            .collect();
-        let mut conditional: Vec<UpdateRow> = status
-            .conditional_updates
-            .iter()
-            .map(|u| {
-                let rec = find(&u.conditions, RECOMMENDED)
-                    .map(|c| (c.status, c.reason().to_string(), c.message().to_string()));
-                let mut risks: Vec<RiskRow> = u
-                    .risks
-                    .iter()
-                    .map(|r| RiskRow {
-                        name: r.name.clone(),
-                        message: r.message.clone(),
-                        url: r.url.clone(),
-                        accepted: accepted.contains(&r.name),
-                    })
-                    .collect();
-                // Newer APIs name the risks and list them once in conditionalUpdateRisks.
-                for name in &u.risk_names {
-                    if risks.iter().any(|r| &r.name == name) {
-                        continue;
-                    }
-                    let r = status.conditional_update_risks.iter().find(|r| &r.name == name);
-                    risks.push(RiskRow {
-                        name: name.clone(),
-                        message: r.map(|r| r.message.clone()).unwrap_or_default(),
-                        url: r.map(|r| r.url.clone()).unwrap_or_default(),
-                        accepted: accepted.contains(name),
-                    });
-                }
-                let level = match &rec {
-                    Some((ConditionStatus::True, _, _)) => Level::Ok,
-                    _ => Level::Warn,
-                };
-                UpdateRow {
-                    release: u.release.clone(),
-                    kind: UpdateKind::Conditional,
-                    recommended: rec,
-                    risks,
-                    requested: is_requested(&u.release),
-                    level,
-                }
-            })
-            .collect();
-        // A conditional update whose Recommended is True is also in availableUpdates (the CVO
-        // adds it there): list it once, as the conditional row that keeps its risks.
-        recommended.retain(|r| {
-            !conditional.iter().any(|c| {
-                if r.release.image.is_empty() || c.release.image.is_empty() {
-                    c.release.version == r.release.version
-                } else {
-                    c.release.image == r.release.image
-                }
-            })
-        });
-        recommended.sort_by_key(|r| std::cmp::Reverse(version_key(&r.release.version)));
-        conditional.sort_by_key(|r| std::cmp::Reverse(version_key(&r.release.version)));
-        let retrieved = find(&status.conditions, RETRIEVED_UPDATES).map(|c| {
-            (
-                c.status,
-                c.reason().to_string(),
-                c.message().to_string(),
-                c.last_transition_time,
-            )
-        });
+        let offer = UpdateOffer::from_cluster_version(cv);
+        let retrieved = offer.retrieval.status().zip(offer.retrieval.parts()).map(
+            |(status, (reason, message, since))| (status, reason.to_string(), message.to_string(), since),
+        );
         let mut m = Self {
             present: true,
-            current: status.desired.version.clone(),
-            updating_from: cv
-                .current_version()
-                .filter(|v| *v != status.desired.version)
-                .map(str::to_string),
-            channel: spec.channel.clone().unwrap_or_default(),
-            channels: status.desired.channels.clone(),
-            upstream: spec.upstream.clone().unwrap_or_default(),
-            requested,
-            accepted,
+            current: offer.current.clone(),
+            updating_from: offer.updating_from.clone(),
+            channel: offer.channel.clone(),
+            channels: offer.channels.clone(),
+            upstream: offer.upstream.clone(),
+            requested: offer
+                .requested
+                .as_ref()
+                .map(|r| (r.version.clone(), r.image.clone())),
+            accepted: offer.accepted.clone(),
             retrieved,
-            rows: recommended.into_iter().chain(conditional).collect(),
+            rows: offer.targets().map(UpdateRow::of).collect(),
             notes: Vec::new(),
             fetched: None,
+            channel_problem: offer.channel_problem(),
         };
         m.notes = m.explain(now);
         m
@@ -300,21 +241,20 @@ impl UpdatesModel {
         } else {
             &self.current
         };
-        if self.channel.is_empty() {
-            notes.push((
+        match &self.channel_problem {
+            Some(ChannelProblem::NoChannel) => notes.push((
                 "No channel is set (spec.channel), so the update service is not asked: choose one with c."
                     .into(),
                 Level::Warn,
-            ));
-        } else if !self.channels.is_empty() && !self.channels.contains(&self.channel) {
-            notes.push((
+            )),
+            Some(ChannelProblem::NotListed { channel, listed }) => notes.push((
                 format!(
-                    "{cur} is not in channel {}: it lists {}; choose one of those with c.",
-                    self.channel,
-                    self.channels.join(", ")
+                    "{cur} is not in channel {channel}: it lists {}; choose one of those with c.",
+                    listed.join(", ")
                 ),
                 Level::Warn,
-            ));
+            )),
+            None => {}
         }
         let since = |t: &Option<DateTime<Utc>>| crate::ui::text::age(*t, now);
         match &self.retrieved {

@@ -43,7 +43,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     };
     // Tasks that failed only because their operator is still updating are "waiting", as the
     // task graph shows them.
-    let waiting = engine::only_waiting(s);
+    let waiting = s.only_waiting();
     let following = cluster_cvo_progress(app);
     // The run level being worked on names where the apply is, not a second progress figure:
     // its own counts are in the task graph ([7]).

@@ -568,6 +568,9 @@ pub fn stuck(s: &StatusSnapshot, version: &str) -> String {
     if let Some(f) = &s.failure {
         return format!("{}: {}", f.reason, f.message);
     }
+    if s.done == 0 && s.run_levels.iter().all(|r| r.done == 0) {
+        return "the rehearsal ended before the engine's first pass applied anything".into();
+    }
     let level = s
         .run_levels
         .iter()
@@ -845,6 +848,29 @@ mod tests {
     fn cm(name: &str, value: &str) -> Value {
         json!({"apiVersion": "v1", "kind": "ConfigMap",
                "metadata": {"name": name, "namespace": "default"}, "data": {"a": value}})
+    }
+
+    #[test]
+    fn stuck_says_where_the_rehearsal_stood() {
+        let target = crate::openshift::Release {
+            version: "4.16.4".into(),
+            ..Default::default()
+        };
+        let mut s = StatusSnapshot::default();
+        assert_eq!(stuck(&s, "4.16.4"), "the engine never took up 4.16.4");
+        s.desired = Some(target);
+        assert_eq!(
+            stuck(&s, "4.16.4"),
+            "the rehearsal ended before the engine's first pass applied anything"
+        );
+        s.done = 40;
+        s.run_levels = vec![crate::reconcile::api::RunLevelProgress {
+            level: Some(12),
+            done: 7,
+            total: 9,
+            ..Default::default()
+        }];
+        assert_eq!(stuck(&s, "4.16.4"), "run level 12: 7/9 done");
     }
 
     #[test]

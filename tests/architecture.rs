@@ -6,6 +6,9 @@
 //! code (items under `#[cfg(test)]` or `#[test]`, and the files of `#[cfg(test)] mod x;`) may
 //! use anything.
 //!
+//! It also checks that docs/architecture.md names only `src/` paths, modules and items that
+//! exist ([`stale_names`]).
+//!
 //! Besides the arrows, two rules about how modules are cut (by concern, not by length):
 //! non-test code does not glob-import its parent (`use super::*`), which is how one type's
 //! `impl` ends up spread over files that see everything; and the contract

@@ -1,10 +1,11 @@
 //! cvo: a Cluster Version Operator for OpenShift-compatible clusters.
 //!
 //! One binary with three faces: a ratatui dashboard (`ui`, behind the `tui` feature), a headless
-//! operator, and one-shot commands (`cli`). The simulated Kubernetes API (`sim`), the live demo
-//! (`cli::demo`) and its embedded payloads are behind the `sim` feature; both features are on by
-//! default, and `--no-default-features` builds the engine and the one-shot commands alone. See
-//! docs/architecture.md for the layout.
+//! operator (`cli::operator`, behind the `operator` feature), and one-shot commands (`cli`). The
+//! simulated Kubernetes API (`sim`), the live demo (`cli::demo`) and its embedded payloads are
+//! behind the `sim` feature; all three features are on by default, and `--no-default-features`
+//! builds the engine and the one-shot commands alone. See docs/architecture.md for the layout
+//! and where each command and behaviour lives, docs/commands.md for every command.
 
 pub mod assess;
 pub mod cli;

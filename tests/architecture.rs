@@ -6,6 +6,9 @@
 //! code (items under `#[cfg(test)]` or `#[test]`, and the files of `#[cfg(test)] mod x;`) may
 //! use anything.
 //!
+//! It also checks that docs/architecture.md names only `src/` paths, modules and items that
+//! exist ([`stale_names`]).
+//!
 //! Besides the arrows, two rules about how modules are cut (by concern, not by length):
 //! non-test code does not glob-import its parent (`use super::*`), which is how one type's
 //! `impl` ends up spread over files that see everything; and the contract
@@ -845,4 +848,122 @@ fn the_target_read_check_sees_a_read_and_skips_test_code() {
     let mut v = TargetReads { lines: Vec::new() };
     v.visit_file(&syn::parse_file(src).expect("parses"));
     assert_eq!(v.lines, [3, 4]);
+}
+
+/// What `doc` names that the crate does not have: every `src/...` path (file or directory) and
+/// every crate path in backticks (`reconcile::runtime::engine::trust`,
+/// `reconcile::payload::{files, yaml}`, `cli::operator::not_fetched`): the longest prefix must
+/// be a module of the crate and each segment after it (an item, a method) must occur in that
+/// module's files.
+fn stale_names(doc: &str, c: &Crate) -> Vec<String> {
+    const TOP: &[&str] = &[
+        "assess",
+        "cli",
+        "clock",
+        "cluster",
+        "cow_vec",
+        "informers",
+        "logfile",
+        "openshift",
+        "reconcile",
+        "sim",
+        "spec_request",
+        "ui",
+    ];
+    let word = |ch: char| ch.is_ascii_alphanumeric() || "_./-".contains(ch);
+    let mut hits = Vec::new();
+    let root = c.root.parent().expect("crate root");
+    for (i, _) in doc.match_indices("src/") {
+        if i > 0 && word(doc[..i].chars().next_back().expect("a char")) {
+            continue;
+        }
+        let rest = &doc[i..];
+        let end = rest.find(|ch: char| !word(ch)).unwrap_or(rest.len());
+        let path = rest[..end].trim_end_matches(['.', ',']);
+        if !root.join(path).exists() {
+            hits.push(format!("{path}: no such file or directory"));
+        }
+    }
+    for span in doc.split('`').skip(1).step_by(2) {
+        let Some((head, tail)) = span.split_once("::") else {
+            continue;
+        };
+        if !TOP.contains(&head)
+            || !span
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || "_:{}, ".contains(ch))
+        {
+            continue;
+        }
+        let paths: Vec<String> = match tail.split_once('{') {
+            Some((stem, list)) => list
+                .trim_end_matches('}')
+                .split(',')
+                .map(|leaf| format!("{head}::{stem}{}", leaf.trim()))
+                .collect(),
+            None => vec![span.to_string()],
+        };
+        for path in paths {
+            let segs: Vec<&str> = path.split("::").collect();
+            let Some(n) = (1..=segs.len())
+                .rev()
+                .find(|&n| c.modules.contains(&segs[..n].join("::")))
+            else {
+                hits.push(format!("{path}: no such module"));
+                continue;
+            };
+            let module = segs[..n].join("::");
+            let text: String = c
+                .files
+                .iter()
+                .filter(|(_, m, main)| !main && m.join("::") == module)
+                .map(|(f, _, _)| fs::read_to_string(f).unwrap_or_default())
+                .collect();
+            for item in &segs[n..] {
+                let found = text.match_indices(item).any(|(at, _)| {
+                    let before = text[..at].chars().next_back();
+                    let after = text[at + item.len()..].chars().next();
+                    !before.is_some_and(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+                        && !after.is_some_and(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+                });
+                if !found {
+                    hits.push(format!("{path}: {item} is not in {module}"));
+                }
+            }
+        }
+    }
+    hits
+}
+
+/// docs/architecture.md names only files, modules and items that exist, so its "Where is ..."
+/// index and the upstream table stay one hop from the code.
+#[test]
+fn the_architecture_page_names_only_what_exists() {
+    let c = Crate::load();
+    let doc = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+        .expect("docs/architecture.md");
+    let hits = stale_names(&doc, &c);
+    assert!(
+        hits.is_empty(),
+        "docs/architecture.md names what is gone:\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn the_stale_name_check_sees_each_kind_of_stale_name() {
+    let c = Crate::load();
+    let doc = "`src/cli/run.rs`, src/nowhere.rs, `src/ui/view/`; `reconcile::payload::{files, no_such_leaf}`, \
+               `cli::operator::no_such_fn`, `nomodule::x`, `assess::nowhere::x`, \
+               `reconcile::runtime::engine::trust`, `ui::model::updates`";
+    assert_eq!(
+        stale_names(doc, &c),
+        [
+            "src/nowhere.rs: no such file or directory",
+            "reconcile::payload::no_such_leaf: no_such_leaf is not in reconcile::payload",
+            "cli::operator::no_such_fn: no_such_fn is not in cli::operator",
+            "assess::nowhere::x: nowhere is not in assess",
+            "assess::nowhere::x: x is not in assess",
+        ]
+    );
 }

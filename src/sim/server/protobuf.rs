@@ -128,11 +128,16 @@ fn summarize(body: &[u8]) -> String {
     }
 }
 
-/// A decoding error as Go's generated `Unmarshal` words the common one (a message cut short is
-/// `unexpected EOF`); prost's own text otherwise, without its prefix.
+/// A decoding error as Go's generated `Unmarshal` words the common one (a message cut short,
+/// in a length or a varint, is `unexpected EOF`; prost says `invalid varint` for a varint cut
+/// short and for one of more than ten bytes, Go's `integer overflow`); prost's own text
+/// otherwise, without its prefix.
 fn go_error(e: &impl std::fmt::Display) -> String {
     let text = e.to_string();
-    if text.contains("buffer underflow") || text.contains("unexpected end") {
+    if ["buffer underflow", "unexpected end", "invalid varint"]
+        .iter()
+        .any(|t| text.contains(t))
+    {
         return "unexpected EOF".into();
     }
     text.trim_start_matches("failed to decode Protobuf message: ").to_owned()

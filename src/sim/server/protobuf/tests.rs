@@ -211,14 +211,44 @@ fn special_types_take_their_json_forms() {
             ("tty", P::Bool(true)),
         ],
     );
-    let pod_spec = msg("k8s.io.api.core.v1.PodSpec", vec![("containers", P::List(vec![P::Message(container)]))]);
+    // Embedded Go structs (`json:",inline"`) give their fields to the parent.
+    let local = msg("k8s.io.api.core.v1.LocalObjectReference", vec![("name", P::String("cm".into()))]);
+    let key_ref = msg(
+        "k8s.io.api.core.v1.ConfigMapKeySelector",
+        vec![("localObjectReference", P::Message(local.clone())), ("key", P::String("k".into()))],
+    );
+    let source = msg("k8s.io.api.core.v1.EnvVarSource", vec![("configMapKeyRef", P::Message(key_ref))]);
+    let env = msg(
+        "k8s.io.api.core.v1.EnvVar",
+        vec![("name", P::String("E".into())), ("valueFrom", P::Message(source))],
+    );
+    let container = {
+        let mut c = container;
+        c.set_field_by_name("env", P::List(vec![P::Message(env)]));
+        c
+    };
+    let cm_volume = msg("k8s.io.api.core.v1.ConfigMapVolumeSource", vec![("localObjectReference", P::Message(local))]);
+    let volume_source = msg("k8s.io.api.core.v1.VolumeSource", vec![("configMap", P::Message(cm_volume))]);
+    let volume = msg(
+        "k8s.io.api.core.v1.Volume",
+        vec![("name", P::String("v".into())), ("volumeSource", P::Message(volume_source))],
+    );
+    let pod_spec = msg(
+        "k8s.io.api.core.v1.PodSpec",
+        vec![
+            ("containers", P::List(vec![P::Message(container)])),
+            ("volumes", P::List(vec![P::Message(volume)])),
+        ],
+    );
     let pod = msg("k8s.io.api.core.v1.Pod", vec![("spec", P::Message(pod_spec))]);
     let v = decode(&envelope("v1", "Pod", &pod), "v1", "Pod").expect("pod");
     assert_eq!(
         v["spec"]["containers"][0],
         json!({"name": "c", "args": ["", "-v"], "resources": {"limits": {"memory": "128Mi"}},
-               "livenessProbe": {"httpGet": {"path": "/", "port": "http"}}, "tty": true})
+               "livenessProbe": {"httpGet": {"path": "/", "port": "http"}}, "tty": true,
+               "env": [{"name": "E", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"}}}]})
     );
+    assert_eq!(v["spec"]["volumes"], json!([{"name": "v", "configMap": {"name": "cm"}}]));
 
     let raw = msg("k8s.io.apimachinery.pkg.runtime.RawExtension", vec![("raw", P::Bytes(br#"{"a":[1,2]}"#.to_vec().into()))]);
     let revision = msg(

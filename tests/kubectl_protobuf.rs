@@ -102,7 +102,11 @@ fn normalized(mut o: Value, ns: &str) -> Value {
     assert_eq!(managed.as_array().map(Vec::len), Some(1), "{managed}");
     let api_version = o["apiVersion"].clone();
     assert_eq!(
-        (&managed[0]["manager"], &managed[0]["operation"], &managed[0]["apiVersion"]),
+        (
+            &managed[0]["manager"],
+            &managed[0]["operation"],
+            &managed[0]["apiVersion"]
+        ),
         (&json!("kubectl-create"), &json!("Update"), &api_version),
         "{managed}"
     );
@@ -131,21 +135,48 @@ fn kubectl_create_and_auth_can_i_send_protobuf_and_store_what_kube_apiserver_sto
     assert!(ok, "kubectl create namespace failed: {log}");
     assert_eq!(out.trim(), format!("namespace/{ns} created"));
     assert!(
-        log.lines()
-            .any(|l| l.trim_end().ends_with("Content-Type: application/vnd.kubernetes.protobuf")),
+        log.lines().any(|l| l
+            .trim_end()
+            .ends_with("Content-Type: application/vnd.kubernetes.protobuf")),
         "{log}"
     );
     let created = [
-        target.ok(&["-n", &ns, "create", "configmap", "cm1", "--from-literal=a=b", "--from-literal=empty="]),
+        target.ok(&[
+            "-n",
+            &ns,
+            "create",
+            "configmap",
+            "cm1",
+            "--from-literal=a=b",
+            "--from-literal=empty=",
+        ]),
         target.ok(&["-n", &ns, "create", "deployment", "web", "--image=nginx:1.27"]),
-        target.ok(&["-n", &ns, "create", "secret", "generic", "s1", "--from-literal=password=hunter2"]),
+        target.ok(&[
+            "-n",
+            &ns,
+            "create",
+            "secret",
+            "generic",
+            "s1",
+            "--from-literal=password=hunter2",
+        ]),
     ];
     assert_eq!(
         created.map(|c| c.trim().to_owned()),
-        ["configmap/cm1 created", "deployment.apps/web created", "secret/s1 created"]
+        [
+            "configmap/cm1 created",
+            "deployment.apps/web created",
+            "secret/s1 created"
+        ]
     );
-    assert_eq!(target.ok(&["auth", "can-i", "get", "pods", "-n", &ns]).trim(), "yes");
-    assert_eq!(target.ok(&["auth", "can-i", "create", "deployments.apps"]).trim(), "yes");
+    assert_eq!(
+        target.ok(&["auth", "can-i", "get", "pods", "-n", &ns]).trim(),
+        "yes"
+    );
+    assert_eq!(
+        target.ok(&["auth", "can-i", "create", "deployments.apps"]).trim(),
+        "yes"
+    );
 
     let get = |what: &str| {
         let out = target.ok(&["-n", &ns, "get", what, "-o", "json", "--show-managed-fields"]);

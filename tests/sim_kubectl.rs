@@ -225,7 +225,10 @@ fn protobuf_post(path: &str, body: Vec<u8>) -> http::Request<Vec<u8>> {
 async fn protobuf_bodies_of_built_in_kinds_are_decoded_and_refused_for_custom_resources() {
     let sim = demo_cluster().expect("demo");
     // kubectl v1.32's `create namespace x` (captured): created, answered in JSON.
-    let req = protobuf_post("/api/v1/namespaces", protobuf_fixture("kubectl-1.32-namespace.pb"));
+    let req = protobuf_post(
+        "/api/v1/namespaces",
+        protobuf_fixture("kubectl-1.32-namespace.pb"),
+    );
     let (code, _, ns) = answer(&sim, req).await;
     assert_eq!((code, ns["kind"].as_str()), (200, Some("Namespace")));
     assert_eq!(ns["metadata"]["name"], "x");
@@ -268,7 +271,10 @@ async fn protobuf_bodies_of_built_in_kinds_are_decoded_and_refused_for_custom_re
          not appear to be a protobuf message, expected prefix [107 56 115 0] (67617262616765)"
     );
     // A ConfigMap's body sent to the namespaces: refused as the JSON one is.
-    let req = protobuf_post("/api/v1/namespaces", protobuf_fixture("kubectl-1.32-configmap.pb"));
+    let req = protobuf_post(
+        "/api/v1/namespaces",
+        protobuf_fixture("kubectl-1.32-configmap.pb"),
+    );
     let (code, reason, message) = answer(&sim, req).await;
     assert_eq!((code, reason.as_str()), (400, "BadRequest"), "{message}");
     assert!(

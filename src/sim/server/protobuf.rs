@@ -91,7 +91,8 @@ fn pool() -> Result<&'static DescriptorPool, ApiError> {
         flate2::read::GzDecoder::new(ASSET)
             .read_to_end(&mut raw)
             .map_err(|e| format!("assets/protobuf/builtin-kinds.binpb.gz: {e}"))?;
-        DescriptorPool::decode(raw.as_slice()).map_err(|e| format!("assets/protobuf/builtin-kinds.binpb.gz: {e}"))
+        DescriptorPool::decode(raw.as_slice())
+            .map_err(|e| format!("assets/protobuf/builtin-kinds.binpb.gz: {e}"))
     })
     .as_ref()
     .map_err(|e| ApiError::new(500, "InternalError", e.clone()))
@@ -140,7 +141,8 @@ fn go_error(e: &impl std::fmt::Display) -> String {
     {
         return "unexpected EOF".into();
     }
-    text.trim_start_matches("failed to decode Protobuf message: ").to_owned()
+    text.trim_start_matches("failed to decode Protobuf message: ")
+        .to_owned()
 }
 
 /// Decodes a protobuf `body` written to an endpoint of `kind` (`api_version`) into the JSON
@@ -203,9 +205,8 @@ pub(super) fn decode(body: &[u8], api_version: &str, kind: &str) -> Result<Value
         ))
     };
     let object = DynamicMessage::decode(desc, raw.as_ref()).map_err(|e| cannot(go_error(&e)))?;
-    match message_json(&object).map_err(cannot)? {
-        Some(Value::Object(fields)) => head.extend(fields),
-        _ => {}
+    if let Some(Value::Object(fields)) = message_json(&object).map_err(cannot)? {
+        head.extend(fields);
     }
     Ok(Value::Object(head))
 }
@@ -280,10 +281,7 @@ fn message_json(m: &DynamicMessage) -> Result<Option<Value>, String> {
             .unwrap_or_default()
     };
     let set = m.fields().next().is_some();
-    let special = match name.strip_prefix("k8s.io.apimachinery.pkg.") {
-        Some(tail) => tail,
-        None => "",
-    };
+    let special = name.strip_prefix("k8s.io.apimachinery.pkg.").unwrap_or_default();
     Ok(match special {
         "apis.meta.v1.Time" | "apis.meta.v1.MicroTime" => {
             if !set {
@@ -310,7 +308,11 @@ fn message_json(m: &DynamicMessage) -> Result<Option<Value>, String> {
             Value::from(int("intVal"))
         }),
         "runtime.RawExtension" | "apis.meta.v1.FieldsV1" => {
-            let raw = bytes(if special.ends_with("FieldsV1") { "Raw" } else { "raw" });
+            let raw = bytes(if special.ends_with("FieldsV1") {
+                "Raw"
+            } else {
+                "raw"
+            });
             if raw.is_empty() {
                 return Ok(None);
             }

@@ -19,7 +19,8 @@ fn msg(name: &str, fields: Vec<(&str, P)>) -> DynamicMessage {
         .unwrap_or_else(|| panic!("no {name}"));
     let mut m = DynamicMessage::new(desc);
     for (f, v) in fields {
-        m.try_set_field_by_name(f, v).unwrap_or_else(|e| panic!("{name}.{f}: {e}"));
+        m.try_set_field_by_name(f, v)
+            .unwrap_or_else(|e| panic!("{name}.{f}: {e}"));
     }
     m
 }
@@ -54,7 +55,9 @@ fn descriptor_asset_is_current() {
     let root = format!("{}/assets/protobuf", env!("CARGO_MANIFEST_DIR"));
     let mut compiler = protox::Compiler::new([&root]).expect("compiler");
     compiler.include_imports(true).include_source_info(false);
-    compiler.open_files(PROTO_FILES).expect("the .proto files compile");
+    compiler
+        .open_files(PROTO_FILES)
+        .expect("the .proto files compile");
     let fresh = compiler.encode_file_descriptor_set();
     let mut stored = Vec::new();
     flate2::read::GzDecoder::new(ASSET)
@@ -75,7 +78,8 @@ fn descriptor_asset_is_current() {
     let pool = pool().expect("pool");
     for (group, package) in PACKAGES {
         assert!(
-            pool.get_message_by_name(&format!("{package}.ObjectReference")).is_some()
+            pool.get_message_by_name(&format!("{package}.ObjectReference"))
+                .is_some()
                 || pool.all_messages().any(|m| m.package_name() == package),
             "{group}: no {package}"
         );
@@ -137,9 +141,18 @@ fn kubectl_create_bodies_decode_as_kube_apiserver_stores_them() {
 
 #[test]
 fn special_types_take_their_json_forms() {
-    let time = msg(&meta("Time"), vec![("seconds", P::I64(1_700_000_000)), ("nanos", P::I32(5))]);
-    let micro = msg(&meta("MicroTime"), vec![("seconds", P::I64(1_700_000_000)), ("nanos", P::I32(123_456_789))]);
-    let fields = msg(&meta("FieldsV1"), vec![("Raw", P::Bytes(br#"{"f:data":{}}"#.to_vec().into()))]);
+    let time = msg(
+        &meta("Time"),
+        vec![("seconds", P::I64(1_700_000_000)), ("nanos", P::I32(5))],
+    );
+    let micro = msg(
+        &meta("MicroTime"),
+        vec![("seconds", P::I64(1_700_000_000)), ("nanos", P::I32(123_456_789))],
+    );
+    let fields = msg(
+        &meta("FieldsV1"),
+        vec![("Raw", P::Bytes(br#"{"f:data":{}}"#.to_vec().into()))],
+    );
     let managed = msg(
         &meta("ManagedFieldsEntry"),
         vec![
@@ -172,8 +185,12 @@ fn special_types_take_their_json_forms() {
         "k8s.io.api.coordination.v1.Lease",
         vec![("metadata", P::Message(object_meta)), ("spec", P::Message(spec))],
     );
-    let v = decode(&envelope("coordination.k8s.io/v1", "Lease", &lease), "coordination.k8s.io/v1", "Lease")
-        .expect("lease");
+    let v = decode(
+        &envelope("coordination.k8s.io/v1", "Lease", &lease),
+        "coordination.k8s.io/v1",
+        "Lease",
+    )
+    .expect("lease");
     assert_eq!(
         v,
         json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
@@ -185,9 +202,17 @@ fn special_types_take_their_json_forms() {
                         "renewTime": "2023-11-14T22:13:20.123456Z"}})
     );
 
-    let quantity = |q: &str| P::Message(msg("k8s.io.apimachinery.pkg.api.resource.Quantity", vec![("string", P::String(q.into()))]));
+    let quantity = |q: &str| {
+        P::Message(msg(
+            "k8s.io.apimachinery.pkg.api.resource.Quantity",
+            vec![("string", P::String(q.into()))],
+        ))
+    };
     let limits = std::collections::HashMap::from([(MapKey::String("memory".into()), quantity("128Mi"))]);
-    let resources = msg("k8s.io.api.core.v1.ResourceRequirements", vec![("limits", P::Map(limits))]);
+    let resources = msg(
+        "k8s.io.api.core.v1.ResourceRequirements",
+        vec![("limits", P::Map(limits))],
+    );
     let int_or = |port: Option<i32>, name: &str| {
         let fields = match port {
             Some(p) => vec![("type", P::I64(0)), ("intVal", P::I32(p))],
@@ -195,16 +220,31 @@ fn special_types_take_their_json_forms() {
         };
         P::Message(msg("k8s.io.apimachinery.pkg.util.intstr.IntOrString", fields))
     };
-    let probe_handler = msg("k8s.io.api.core.v1.ProbeHandler", vec![(
-        "httpGet",
-        P::Message(msg("k8s.io.api.core.v1.HTTPGetAction", vec![("path", P::String("/".into())), ("port", int_or(None, "http"))])),
-    )]);
-    let probe = msg("k8s.io.api.core.v1.Probe", vec![("handler", P::Message(probe_handler)), ("periodSeconds", P::I32(0))]);
+    let probe_handler = msg(
+        "k8s.io.api.core.v1.ProbeHandler",
+        vec![(
+            "httpGet",
+            P::Message(msg(
+                "k8s.io.api.core.v1.HTTPGetAction",
+                vec![("path", P::String("/".into())), ("port", int_or(None, "http"))],
+            )),
+        )],
+    );
+    let probe = msg(
+        "k8s.io.api.core.v1.Probe",
+        vec![
+            ("handler", P::Message(probe_handler)),
+            ("periodSeconds", P::I32(0)),
+        ],
+    );
     let container = msg(
         "k8s.io.api.core.v1.Container",
         vec![
             ("name", P::String("c".into())),
-            ("args", P::List(vec![P::String(String::new()), P::String("-v".into())])),
+            (
+                "args",
+                P::List(vec![P::String(String::new()), P::String("-v".into())]),
+            ),
             ("resources", P::Message(resources)),
             ("livenessProbe", P::Message(probe)),
             ("stdin", P::Bool(false)),
@@ -212,12 +252,21 @@ fn special_types_take_their_json_forms() {
         ],
     );
     // Embedded Go structs (`json:",inline"`) give their fields to the parent.
-    let local = msg("k8s.io.api.core.v1.LocalObjectReference", vec![("name", P::String("cm".into()))]);
+    let local = msg(
+        "k8s.io.api.core.v1.LocalObjectReference",
+        vec![("name", P::String("cm".into()))],
+    );
     let key_ref = msg(
         "k8s.io.api.core.v1.ConfigMapKeySelector",
-        vec![("localObjectReference", P::Message(local.clone())), ("key", P::String("k".into()))],
+        vec![
+            ("localObjectReference", P::Message(local.clone())),
+            ("key", P::String("k".into())),
+        ],
     );
-    let source = msg("k8s.io.api.core.v1.EnvVarSource", vec![("configMapKeyRef", P::Message(key_ref))]);
+    let source = msg(
+        "k8s.io.api.core.v1.EnvVarSource",
+        vec![("configMapKeyRef", P::Message(key_ref))],
+    );
     let env = msg(
         "k8s.io.api.core.v1.EnvVar",
         vec![("name", P::String("E".into())), ("valueFrom", P::Message(source))],
@@ -227,11 +276,20 @@ fn special_types_take_their_json_forms() {
         c.set_field_by_name("env", P::List(vec![P::Message(env)]));
         c
     };
-    let cm_volume = msg("k8s.io.api.core.v1.ConfigMapVolumeSource", vec![("localObjectReference", P::Message(local))]);
-    let volume_source = msg("k8s.io.api.core.v1.VolumeSource", vec![("configMap", P::Message(cm_volume))]);
+    let cm_volume = msg(
+        "k8s.io.api.core.v1.ConfigMapVolumeSource",
+        vec![("localObjectReference", P::Message(local))],
+    );
+    let volume_source = msg(
+        "k8s.io.api.core.v1.VolumeSource",
+        vec![("configMap", P::Message(cm_volume))],
+    );
     let volume = msg(
         "k8s.io.api.core.v1.Volume",
-        vec![("name", P::String("v".into())), ("volumeSource", P::Message(volume_source))],
+        vec![
+            ("name", P::String("v".into())),
+            ("volumeSource", P::Message(volume_source)),
+        ],
     );
     let pod_spec = msg(
         "k8s.io.api.core.v1.PodSpec",
@@ -248,25 +306,48 @@ fn special_types_take_their_json_forms() {
                "livenessProbe": {"httpGet": {"path": "/", "port": "http"}}, "tty": true,
                "env": [{"name": "E", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"}}}]})
     );
-    assert_eq!(v["spec"]["volumes"], json!([{"name": "v", "configMap": {"name": "cm"}}]));
+    assert_eq!(
+        v["spec"]["volumes"],
+        json!([{"name": "v", "configMap": {"name": "cm"}}])
+    );
 
-    let raw = msg("k8s.io.apimachinery.pkg.runtime.RawExtension", vec![("raw", P::Bytes(br#"{"a":[1,2]}"#.to_vec().into()))]);
+    let raw = msg(
+        "k8s.io.apimachinery.pkg.runtime.RawExtension",
+        vec![("raw", P::Bytes(br#"{"a":[1,2]}"#.to_vec().into()))],
+    );
     let revision = msg(
         "k8s.io.api.apps.v1.ControllerRevision",
         vec![("data", P::Message(raw)), ("revision", P::I64(3))],
     );
-    let v = decode(&envelope("apps/v1", "ControllerRevision", &revision), "apps/v1", "ControllerRevision").expect("revision");
-    assert_eq!(v, json!({"apiVersion": "apps/v1", "kind": "ControllerRevision", "data": {"a": [1, 2]}, "revision": 3}));
+    let v = decode(
+        &envelope("apps/v1", "ControllerRevision", &revision),
+        "apps/v1",
+        "ControllerRevision",
+    )
+    .expect("revision");
+    assert_eq!(
+        v,
+        json!({"apiVersion": "apps/v1", "kind": "ControllerRevision", "data": {"a": [1, 2]}, "revision": 3})
+    );
 
     let cm = msg(
         "k8s.io.api.core.v1.ConfigMap",
         vec![
-            ("binaryData", P::Map(std::collections::HashMap::from([(MapKey::String("b".into()), P::Bytes(vec![0, 255].into()))]))),
+            (
+                "binaryData",
+                P::Map(std::collections::HashMap::from([(
+                    MapKey::String("b".into()),
+                    P::Bytes(vec![0, 255].into()),
+                )])),
+            ),
             ("immutable", P::Bool(true)),
         ],
     );
     let v = decode(&envelope("v1", "ConfigMap", &cm), "v1", "ConfigMap").expect("configmap");
-    assert_eq!(v, json!({"apiVersion": "v1", "kind": "ConfigMap", "binaryData": {"b": "AP8="}, "immutable": true}));
+    assert_eq!(
+        v,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "binaryData": {"b": "AP8="}, "immutable": true})
+    );
 }
 
 #[test]
@@ -286,7 +367,10 @@ fn durations_read_as_go_prints_them() {
     }
     let d = msg(&meta("Duration"), vec![("duration", P::I64(90_000_000_000))]);
     assert_eq!(message_json(&d), Ok(Some(json!("1m30s"))));
-    let verbs = msg(&meta("Verbs"), vec![("items", P::List(vec![P::String("get".into())]))]);
+    let verbs = msg(
+        &meta("Verbs"),
+        vec![("items", P::List(vec![P::String("get".into())]))],
+    );
     assert_eq!(message_json(&verbs), Ok(Some(json!(["get"]))));
 }
 
@@ -299,15 +383,23 @@ fn malformed_bodies_are_400_with_kube_apiservers_texts() {
         "the object provided is unrecognized (must be of type Namespace): provided data does not \
          appear to be a protobuf message, expected prefix [107 56 115 0] (67617262616765)"
     );
-    let err = decode(b"k8s\0\x0a\x0f\x0a\x02v1\x12\x09Namespace\x12\x05\xff\xff", "v1", "Namespace")
-        .expect_err("cut envelope");
+    let err = decode(
+        b"k8s\0\x0a\x0f\x0a\x02v1\x12\x09Namespace\x12\x05\xff\xff",
+        "v1",
+        "Namespace",
+    )
+    .expect_err("cut envelope");
     assert_eq!(
         err.message,
         "the object provided is unrecognized (must be of type Namespace): unexpected EOF \
          (6b3873000a0f0a02763112094e616d6573706163651205ffff)"
     );
-    let err = decode(b"k8s\0\x0a\x0f\x0a\x02v1\x12\x09Namespace\x12\x03\x0a\x01\xff", "v1", "Namespace")
-        .expect_err("cut object");
+    let err = decode(
+        b"k8s\0\x0a\x0f\x0a\x02v1\x12\x09Namespace\x12\x03\x0a\x01\xff",
+        "v1",
+        "Namespace",
+    )
+    .expect_err("cut object");
     assert_eq!(
         err.message,
         "Namespace in version \"v1\" cannot be handled as a Namespace: unexpected EOF"
@@ -315,14 +407,33 @@ fn malformed_bodies_are_400_with_kube_apiservers_texts() {
     // Longer bodies are cut at 30 bytes.
     let long = [b'x'; 40];
     let err = decode(&long, "v1", "Namespace").expect_err("no magic");
-    assert!(err.message.ends_with(&format!("({} ...)", "78".repeat(30))), "{}", err.message);
+    assert!(
+        err.message.ends_with(&format!("({} ...)", "78".repeat(30))),
+        "{}",
+        err.message
+    );
     // Bad JSON inside a RawExtension.
-    let raw = msg("k8s.io.apimachinery.pkg.runtime.RawExtension", vec![("raw", P::Bytes(b"{".to_vec().into()))]);
-    let revision = msg("k8s.io.api.apps.v1.ControllerRevision", vec![("data", P::Message(raw))]);
-    let err = decode(&envelope("apps/v1", "ControllerRevision", &revision), "apps/v1", "ControllerRevision")
-        .expect_err("bad raw");
+    let raw = msg(
+        "k8s.io.apimachinery.pkg.runtime.RawExtension",
+        vec![("raw", P::Bytes(b"{".to_vec().into()))],
+    );
+    let revision = msg(
+        "k8s.io.api.apps.v1.ControllerRevision",
+        vec![("data", P::Message(raw))],
+    );
+    let err = decode(
+        &envelope("apps/v1", "ControllerRevision", &revision),
+        "apps/v1",
+        "ControllerRevision",
+    )
+    .expect_err("bad raw");
     assert_eq!(err.code, 400);
-    assert!(err.message.starts_with("ControllerRevision in version \"v1\" cannot be handled as a ControllerRevision: "), "{}", err.message);
+    assert!(
+        err.message
+            .starts_with("ControllerRevision in version \"v1\" cannot be handled as a ControllerRevision: "),
+        "{}",
+        err.message
+    );
     assert!(!err.message.contains('\n'));
 }
 
@@ -336,7 +447,10 @@ fn another_kind_comes_back_as_its_type_only() {
     let v = decode(&envelope("", "", &ns), "v1", "Namespace").expect("decoded");
     assert_eq!(v, json!({"apiVersion": "v1", "kind": "Namespace"}));
     assert!(has_descriptor("apps/v1", "Deployment"));
-    assert!(has_descriptor("authorization.k8s.io/v1", "SelfSubjectAccessReview"));
+    assert!(has_descriptor(
+        "authorization.k8s.io/v1",
+        "SelfSubjectAccessReview"
+    ));
     assert!(!has_descriptor("config.openshift.io/v1", "ClusterVersion"));
     assert!(!has_descriptor("apps/v1beta1", "Deployment"));
     assert!(!has_descriptor("v1", "Widget"));

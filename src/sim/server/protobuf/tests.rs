@@ -125,6 +125,31 @@ fn kubectl_create_bodies_decode_as_kube_apiserver_stores_them() {
                         "selector": {"app": "svc1"}, "type": "ClusterIP"},
                "status": {"loadBalancer": {}}})
     );
+    let job = decode(&fixture("kubectl-1.32-job.pb"), "batch/v1", "Job").expect("job");
+    assert_eq!(
+        job,
+        json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j1"},
+               "spec": {"template": {"metadata": {},
+                                     "spec": {"containers": [{"name": "j1", "image": "busybox", "resources": {}}],
+                                              "restartPolicy": "Never"}}},
+               "status": {}})
+    );
+    let sa = decode(&fixture("kubectl-1.32-serviceaccount.pb"), "v1", "ServiceAccount").expect("sa");
+    assert_eq!(
+        sa,
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa1"}})
+    );
+    let token = decode(
+        &fixture("kubectl-1.32-tokenrequest.pb"),
+        "authentication.k8s.io/v1",
+        "TokenRequest",
+    )
+    .expect("token request");
+    assert_eq!(
+        token,
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "metadata": {},
+               "spec": {}, "status": {}})
+    );
     let ssar = decode(
         &fixture("kubectl-1.32-selfsubjectaccessreview.pb"),
         "authorization.k8s.io/v1",

@@ -1,5 +1,7 @@
 //! What kubectl needs from the simulator: `/version`, OpenAPI v3 with server-side field
-//! validation, and server-side `Table` answers with the OpenShift printer columns; checked
+//! validation, server-side `Table` answers with the OpenShift printer columns, and protobuf
+//! request bodies of built-in kinds (kubectl's captured bodies; `415` for custom resources,
+//! `400` for a malformed one; `tests/kubectl_protobuf.rs` compares with a real server); checked
 //! on the HTTP answers in process, then with kubectl itself against `cvo sim serve` (skipped
 //! with a printed reason when kubectl is absent; a failure under CI).
 

@@ -1,5 +1,7 @@
 //! What kubectl needs from the simulator: `/version`, OpenAPI v3 with server-side field
-//! validation, and server-side `Table` answers with the OpenShift printer columns; checked
+//! validation, server-side `Table` answers with the OpenShift printer columns, and protobuf
+//! request bodies of built-in kinds (kubectl's captured bodies; `415` for custom resources,
+//! `400` for a malformed one; `tests/kubectl_protobuf.rs` compares with a real server); checked
 //! on the HTTP answers in process, then with kubectl itself against `cvo sim serve` (skipped
 //! with a printed reason when kubectl is absent; a failure under CI).
 
@@ -205,18 +207,55 @@ async fn table_watch_events_carry_the_printer_columns() {
     assert_eq!(tables[1]["rows"][0]["object"]["kind"], "PartialObjectMetadata");
 }
 
-#[tokio::test]
-async fn protobuf_is_refused_as_kube_apiserver_refuses_it_for_custom_resources() {
-    let sim = demo_cluster().expect("demo");
-    // kubectl create namespace sends a protobuf body: 415, not a JSON parse error.
-    let req = http::Request::post("/api/v1/namespaces")
+fn protobuf_fixture(name: &str) -> Vec<u8> {
+    let path = format!("{}/tests/fixtures/protobuf/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn protobuf_post(path: &str, body: Vec<u8>) -> http::Request<Vec<u8>> {
+    http::Request::post(path)
         .header(http::header::CONTENT_TYPE, "application/vnd.kubernetes.protobuf")
         .header(
             http::header::ACCEPT,
             "application/vnd.kubernetes.protobuf,application/json",
         )
-        .body(b"k8s\0\n\x0f\n\x02v1\x12\tNamespace".to_vec())
-        .expect("request");
+        .body(body)
+        .expect("request")
+}
+
+#[tokio::test]
+async fn protobuf_bodies_of_built_in_kinds_are_decoded_and_refused_for_custom_resources() {
+    let sim = demo_cluster().expect("demo");
+    // kubectl v1.32's `create namespace x` (captured): created, answered in JSON.
+    let req = protobuf_post(
+        "/api/v1/namespaces",
+        protobuf_fixture("kubectl-1.32-namespace.pb"),
+    );
+    let (code, _, ns) = answer(&sim, req).await;
+    assert_eq!((code, ns["kind"].as_str()), (200, Some("Namespace")));
+    assert_eq!(ns["metadata"]["name"], "x");
+    assert_eq!(ns["status"]["phase"], "Active");
+    let req = protobuf_post(
+        "/api/v1/namespaces/x/configmaps",
+        protobuf_fixture("kubectl-1.32-configmap.pb"),
+    );
+    let (code, _, cm) = answer(&sim, req).await;
+    assert_eq!(code, 200, "{cm}");
+    assert_eq!(cm["data"], serde_json::json!({"a": "b", "c": "d"}));
+    // `kubectl auth can-i get pods`: allowed, nothing stored.
+    let req = protobuf_post(
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        protobuf_fixture("kubectl-1.32-selfsubjectaccessreview.pb"),
+    );
+    let (code, _, review) = answer(&sim, req).await;
+    assert_eq!(code, 200, "{review}");
+    assert_eq!(review["status"], serde_json::json!({"allowed": true}));
+    assert_eq!(review["spec"]["resourceAttributes"]["resource"], "pods");
+    // A custom resource has no protobuf form: 415, as kube-apiserver answers for a CRD.
+    let req = protobuf_post(
+        "/apis/config.openshift.io/v1/clusteroperators",
+        b"k8s\0\n\x29\n\x16config.openshift.io/v1\x12\x0fClusterOperator".to_vec(),
+    );
     let (code, reason, message) = answer(&sim, req).await;
     assert_eq!((code, reason.as_str()), (415, "UnsupportedMediaType"));
     assert_eq!(
@@ -224,6 +263,35 @@ async fn protobuf_is_refused_as_kube_apiserver_refuses_it_for_custom_resources()
         "the body of the request was in an unknown format - accepted media types include: \
          application/json, application/yaml"
     );
+    // Not protobuf at all: 400 with kube-apiserver's text.
+    let req = protobuf_post("/api/v1/namespaces", b"garbage".to_vec());
+    let (code, reason, message) = answer(&sim, req).await;
+    assert_eq!((code, reason.as_str()), (400, "BadRequest"));
+    assert_eq!(
+        message,
+        "the object provided is unrecognized (must be of type Namespace): provided data does \
+         not appear to be a protobuf message, expected prefix [107 56 115 0] (67617262616765)"
+    );
+    // A ConfigMap's body sent to the namespaces: refused as the JSON one is.
+    let req = protobuf_post(
+        "/api/v1/namespaces",
+        protobuf_fixture("kubectl-1.32-configmap.pb"),
+    );
+    let (code, reason, message) = answer(&sim, req).await;
+    assert_eq!((code, reason.as_str()), (400, "BadRequest"), "{message}");
+    assert!(
+        message
+            .as_str()
+            .is_some_and(|m| m.starts_with("ConfigMap in version \"v1\" cannot be handled as a Namespace")),
+        "{message}"
+    );
+    // Another media type still is 415.
+    let req = http::Request::post("/api/v1/namespaces")
+        .header(http::header::CONTENT_TYPE, "application/cbor")
+        .body(vec![0xa0])
+        .expect("request");
+    let (code, reason, _) = answer(&sim, req).await;
+    assert_eq!((code, reason.as_str()), (415, "UnsupportedMediaType"));
     // Protobuf first, JSON after it: answered in JSON.
     let req = http::Request::get("/api/v1/namespaces/openshift-machine-config-operator")
         .header(
@@ -450,9 +518,9 @@ fn kubectl_get_prints_the_openshift_columns_and_apply_needs_no_flags() {
         "{}",
         &raw_v2.1[..raw_v2.1.len().min(200)]
     );
-    // kubectl sends a protobuf body here: refused as kube-apiserver refuses it for a CRD.
-    assert!(!create_ns.0);
-    assert!(create_ns.2.contains("UnsupportedMediaType"), "{}", create_ns.2);
+    // kubectl sends a protobuf body here: decoded as kube-apiserver decodes it.
+    assert!(create_ns.0, "kubectl create namespace failed: {}", create_ns.2);
+    assert_eq!(create_ns.1.trim(), "namespace/from-kubectl created");
     assert_eq!(watched.len(), 3, "{watched:?}");
     assert_eq!(
         watched[0].split_whitespace().collect::<Vec<_>>(),

@@ -53,10 +53,15 @@
 //! events ([`Simulator::set_event_capacity`]); OpenAPI documents (v3, and v2 in JSON) carry a
 //! CRD-defined kind's schema but only the top-level fields of other kinds (`kubectl explain
 //! co.spec` works, `kubectl explain cm.data` does not), and `fieldValidation` is accepted but
-//! not enforced; no protobuf, as for custom resources on a real server: a protobuf body is
-//! `415 UnsupportedMediaType` (so `kubectl create namespace` and kubectl's other generators
-//! fail; `kubectl create ... --dry-run=client -o yaml | kubectl apply -f -` works), an
-//! `Accept` without a JSON type `406 NotAcceptable`, one with protobuf first is answered in
+//! not enforced; a TokenRequest (`kubectl create token`) is not served. Request bodies in
+//! protobuf (kubectl's typed clients: `kubectl create namespace|configmap|deployment|secret`,
+//! `kubectl auth can-i`) are decoded for the built-in kinds of core, apps, batch, rbac,
+//! policy, networking, scheduling, coordination, authorization and authentication `v1`
+//! (`server/protobuf.rs`; a pointer field set to its zero, `--replicas=0`, reads as absent);
+//! for custom resources they are `415 UnsupportedMediaType`, as on a real server. A
+//! SelfSubjectAccessReview is allowed (the one user is an administrator) and not stored, and
+//! `authorization.k8s.io` is not in discovery. Answers are JSON: an `Accept` without a JSON
+//! type is `406 NotAcceptable`, one with protobuf first (kubectl's) is answered in
 //! JSON. Objects are stored as their JSON text ([`store::Stored`]), so memory is about their
 //! JSON size per object and version kept.
 //!

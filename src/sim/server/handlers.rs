@@ -103,6 +103,16 @@ impl Simulator {
                     .ok_or_else(not_found_path),
             );
         }
+        if path.trim_end_matches('/') == ACCESS_REVIEWS {
+            return (
+                "create",
+                if parts.method == Method::POST {
+                    access_review(parts, body)
+                } else {
+                    Err(method_not_allowed(&parts.method))
+                },
+            );
+        }
         let route = match route(path, &self.lock()) {
             Ok(r) => r,
             Err(e) => return ("unknown", Err(e)),
@@ -119,6 +129,25 @@ impl Simulator {
                 );
             }
             Route::Resource { t, ns, name, sub } => (t, ns, name, sub),
+        };
+        let decoded;
+        let body = if media::is_protobuf(parts, body) {
+            let api_version = t.api_version();
+            if super::body::is_custom(&t) || !super::protobuf::has_descriptor(&api_version, &t.kind) {
+                return (
+                    super::route::request_verb(parts, &self.lock()),
+                    Err(super::protobuf::unsupported()),
+                );
+            }
+            match super::protobuf::decode(body, &api_version, &t.kind) {
+                Ok(v) => {
+                    decoded = serde_json::to_vec(&v).unwrap_or_default();
+                    decoded.as_slice()
+                }
+                Err(e) => return (super::route::request_verb(parts, &self.lock()), Err(e)),
+            }
+        } else {
+            body
         };
         let meta_only = parts
             .headers
@@ -832,4 +861,72 @@ fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
         return Err(ApiError::bad_request("the request body is not a JSON object"));
     }
     Ok(v)
+}
+
+/// The path of SelfSubjectAccessReviews (`kubectl auth can-i`).
+const ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+
+/// A SelfSubjectAccessReview answered as the simulator's one user, an administrator, is
+/// answered: allowed (kube-apiserver's answer to `system:masters`, whose authorizer gives no
+/// reason). Nothing is stored. The body is JSON, YAML (already converted) or protobuf.
+///
+/// # Errors
+/// `400` for a body that does not decode or is of another kind; `422 Invalid` when the spec
+/// names neither or both of `resourceAttributes` and `nonResourceAttributes` (upstream:
+/// `ValidateSelfSubjectAccessReviewSpec` in `pkg/apis/authorization/validation/validation.go`).
+fn access_review(parts: &http::request::Parts, body: &[u8]) -> Result<Reply, ApiError> {
+    const API_VERSION: &str = "authorization.k8s.io/v1";
+    const KIND: &str = "SelfSubjectAccessReview";
+    let review: Value = if media::is_protobuf(parts, body) {
+        super::protobuf::decode(body, API_VERSION, KIND)?
+    } else {
+        serde_json::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "SelfSubjectAccessReview in version \"v1\" cannot be handled as a \
+                 SelfSubjectAccessReview: {e}"
+            ))
+        })?
+    };
+    let kind = review["kind"].as_str().unwrap_or(KIND);
+    let api_version = review["apiVersion"].as_str().unwrap_or(API_VERSION);
+    if (kind, api_version) != (KIND, API_VERSION) {
+        let version = api_version.rsplit('/').next().unwrap_or_default();
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version \"{version}\" cannot be handled as a {KIND}: no kind \"{kind}\" is \
+             registered for version \"{api_version}\" in scheme \"pkg/api/legacyscheme/scheme.go:30\""
+        )));
+    }
+    let spec = review.get("spec").cloned().unwrap_or_else(|| json!({}));
+    let resource = spec.get("resourceAttributes").is_some_and(|a| !a.is_null());
+    let non_resource = spec.get("nonResourceAttributes").is_some_and(|a| !a.is_null());
+    if resource == non_resource {
+        // kube-apiserver names the kind of this error with an empty kind.
+        let text = if resource {
+            let nra = &spec["nonResourceAttributes"];
+            let (path, verb) = (&nra["path"], &nra["verb"]);
+            let s = |v: &Value| Value::String(v.as_str().unwrap_or_default().to_owned());
+            format!(
+                "spec.nonResourceAttributes: Invalid value: {{\"Path\":{},\"Verb\":{}}}: cannot be \
+                 specified in combination with resourceAttributes",
+                s(path),
+                s(verb)
+            )
+        } else {
+            "spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or \
+             resourceAttributes must be specified"
+                .to_owned()
+        };
+        return Err(ApiError::new(
+            422,
+            "Invalid",
+            format!(".authorization.k8s.io \"\" is invalid: {text}"),
+        ));
+    }
+    Ok(Reply::Json(
+        201,
+        json!({
+            "kind": KIND, "apiVersion": API_VERSION, "metadata": {},
+            "spec": spec, "status": {"allowed": true},
+        }),
+    ))
 }

@@ -1,17 +1,18 @@
-//! Content negotiation as kube-apiserver does it for custom resources, which have no
-//! protobuf form: the simulator speaks JSON only (and YAML request bodies).
+//! Content negotiation as kube-apiserver does it.
 //!
-//! - A request body in another media type (kubectl sends `application/vnd.kubernetes.protobuf`
-//!   for built-in kinds, e.g. `kubectl create namespace`) is `415 UnsupportedMediaType`
-//!   (upstream: `NewUnsupportedMediaTypeError` in
-//!   `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/negotiation/errors.go`). kubectl
-//!   v1.32 does not fall back to JSON on it: `kubectl create namespace|configmap|deployment`
-//!   and `kubectl auth can-i` fail on the simulator (`kubectl create -f`/`apply -f` send
-//!   JSON and work). Decoding protobuf bodies is not done yet.
-//! - An `Accept` header that names no JSON-compatible type (`application/json`, with any
-//!   parameters such as `as=Table`; `application/yaml`, which JSON is; `application/*`;
-//!   `*/*`) is `406 NotAcceptable` (`errNotAcceptable`, same file). A header that lists
-//!   protobuf first and JSON after it is answered in JSON, as a CRD endpoint does.
+//! - Request bodies: JSON, YAML (converted to JSON here) and, for built-in kinds, protobuf
+//!   (`application/vnd.kubernetes.protobuf`, what kubectl's typed clients send: `kubectl create
+//!   namespace|configmap|deployment|secret ...`, `kubectl auth can-i`), decoded by
+//!   [`super::protobuf`] once the route names the kind. A protobuf body for a custom resource
+//!   (which has no protobuf form) or a kind without a descriptor, and a body in any other media
+//!   type (CBOR, ...), is `415 UnsupportedMediaType` (upstream: `NewUnsupportedMediaTypeError`
+//!   in `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/negotiation/errors.go`).
+//! - Answers are JSON. An `Accept` header that names no JSON-compatible type
+//!   (`application/json`, with any parameters such as `as=Table`; `application/yaml`, which
+//!   JSON is; `application/*`; `*/*`) is `406 NotAcceptable` (`errNotAcceptable`, same file).
+//!   A header that lists protobuf first and JSON after it (kubectl v1.32 and v1.33 send
+//!   `application/vnd.kubernetes.protobuf,application/json`) is answered in JSON, which
+//!   kubectl takes.
 
 use serde_json::Value;
 
@@ -65,18 +66,27 @@ pub(super) fn check_accept(parts: &http::request::Parts) -> Result<(), ApiError>
     }
 }
 
+/// Whether the request is a create or replace with a protobuf body (decoded after routing, by
+/// [`super::protobuf::decode`]).
+pub(super) fn is_protobuf(parts: &http::request::Parts, body: &[u8]) -> bool {
+    matches!(parts.method, http::Method::POST | http::Method::PUT)
+        && !body.is_empty()
+        && media_type(header(parts, http::header::CONTENT_TYPE)) == super::protobuf::MEDIA_TYPE
+}
+
 /// The request body as JSON: as it is for JSON (or no `Content-Type`), converted for
-/// `application/yaml`; patches keep their own types (checked by the patch handler).
+/// `application/yaml`; protobuf is left for [`is_protobuf`]'s caller; patches keep their own
+/// types (checked by the patch handler).
 ///
 /// # Errors
-/// `415 UnsupportedMediaType` for any other media type (protobuf, CBOR, ...); `400` for YAML
-/// that does not parse.
+/// `415 UnsupportedMediaType` for any other media type (CBOR, ...); `400` for YAML that does
+/// not parse.
 pub(super) fn json_body(parts: &http::request::Parts, body: &[u8]) -> Result<Option<Vec<u8>>, ApiError> {
     if !matches!(parts.method, http::Method::POST | http::Method::PUT) || body.is_empty() {
         return Ok(None);
     }
     match media_type(header(parts, http::header::CONTENT_TYPE)).as_str() {
-        "" | "application/json" => Ok(None),
+        "" | "application/json" | super::protobuf::MEDIA_TYPE => Ok(None),
         "application/yaml" => {
             let v: Value = serde_norway::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;

@@ -16,6 +16,7 @@ mod builtin_openapi;
 mod handlers;
 mod media;
 mod openapi;
+mod protobuf;
 mod reply;
 mod route;
 mod scale;

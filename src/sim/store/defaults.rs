@@ -33,6 +33,28 @@ fn obj<'a>(v: &'a mut Value, k: &str) -> Option<&'a mut Map<String, Value>> {
     v.get_mut(k)?.as_object_mut()
 }
 
+/// `spec[key]`, the update strategy of a Deployment, DaemonSet or StatefulSet: its `type`
+/// defaults to `RollingUpdate`, also in an empty strategy (`{}`, what `kubectl create
+/// deployment` sends), and a rolling update gets `rollingUpdate` with `defaults`
+/// (`SetDefaults_Deployment`, `SetDefaults_DaemonSet`, `SetDefaults_StatefulSet` in
+/// `pkg/apis/apps/v1/defaults.go`).
+fn rolling_update(m: &mut Map<String, Value>, key: &str, defaults: &[(&str, Value)]) {
+    default(m, key, json!({}));
+    let Some(s) = m.get_mut(key).and_then(Value::as_object_mut) else {
+        return;
+    };
+    default(s, "type", json!("RollingUpdate"));
+    if s["type"] != "RollingUpdate" {
+        return;
+    }
+    default(s, "rollingUpdate", json!({}));
+    if let Some(r) = s.get_mut("rollingUpdate").and_then(Value::as_object_mut) {
+        for (k, v) in defaults {
+            default(r, k, v.clone());
+        }
+    }
+}
+
 /// Whether kube-apiserver would pull `image` always (`:latest` or no tag, and no digest).
 fn pulls_always(image: &str) -> bool {
     if image.contains('@') {
@@ -199,17 +221,11 @@ pub fn apply(t: &ResourceType, o: &mut Value, uid: &str, create: bool) {
         ("apps", "Deployment") => {
             if let Some(m) = obj(o, "spec") {
                 default(m, "replicas", json!(1));
-                default(
+                rolling_update(
                     m,
                     "strategy",
-                    json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+                    &[("maxUnavailable", json!("25%")), ("maxSurge", json!("25%"))],
                 );
-                if m["strategy"]["type"] == "RollingUpdate"
-                    && let Some(s) = obj(&mut m["strategy"], "rollingUpdate")
-                {
-                    default(s, "maxUnavailable", json!("25%"));
-                    default(s, "maxSurge", json!("25%"));
-                }
                 default(m, "revisionHistoryLimit", json!(10));
                 default(m, "progressDeadlineSeconds", json!(600));
                 omit_zero(m, "paused", &json!(false));
@@ -219,17 +235,11 @@ pub fn apply(t: &ResourceType, o: &mut Value, uid: &str, create: bool) {
         }
         ("apps", "DaemonSet") => {
             if let Some(m) = obj(o, "spec") {
-                default(
+                rolling_update(
                     m,
                     "updateStrategy",
-                    json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
+                    &[("maxUnavailable", json!(1)), ("maxSurge", json!(0))],
                 );
-                if m["updateStrategy"]["type"] == "RollingUpdate"
-                    && let Some(s) = obj(&mut m["updateStrategy"], "rollingUpdate")
-                {
-                    default(s, "maxUnavailable", json!(1));
-                    default(s, "maxSurge", json!(0));
-                }
                 default(m, "revisionHistoryLimit", json!(10));
                 template(m);
             }
@@ -248,11 +258,7 @@ pub fn apply(t: &ResourceType, o: &mut Value, uid: &str, create: bool) {
             if let Some(m) = obj(o, "spec") {
                 default(m, "replicas", json!(1));
                 default(m, "podManagementPolicy", json!("OrderedReady"));
-                default(
-                    m,
-                    "updateStrategy",
-                    json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}),
-                );
+                rolling_update(m, "updateStrategy", &[("partition", json!(0))]);
                 default(m, "revisionHistoryLimit", json!(10));
                 default(
                     m,

@@ -66,8 +66,11 @@ fn http_client_builder(egress: &Egress, timeout: Duration) -> Result<reqwest::Cl
         None => Vec::new(),
     };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider.clone())
-        .map_err(|e| format!("TLS roots: {e}"))?;
+    let verifier = LazyVerifier {
+        extra,
+        provider: provider.clone(),
+        inner: std::sync::OnceLock::new(),
+    };
     let tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS: {e}"))?
@@ -96,6 +99,76 @@ fn http_client_builder(egress: &Egress, timeout: Duration) -> Result<reqwest::Cl
         }
     }
     Ok(b)
+}
+
+/// The platform's certificate verifier (the system's roots plus the trusted CA bundle), built
+/// at the first TLS handshake instead of with the client: the system's roots take about
+/// 170 KiB of heap, which a client that only ever speaks plain HTTP (an update service on
+/// loopback, as in `cvo demo`) never needs. Signatures are checked with the provider's
+/// algorithms, as the platform verifier checks them. A failure to load the roots fails each
+/// handshake with `TLS roots: ...`.
+#[derive(Debug)]
+struct LazyVerifier {
+    extra: Vec<rustls::pki_types::CertificateDer<'static>>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    inner: std::sync::OnceLock<Result<rustls_platform_verifier::Verifier, String>>,
+}
+
+impl rustls::client::danger::ServerCertVerifier for LazyVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &rustls::pki_types::CertificateDer<'_>,
+        intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        let inner = self.inner.get_or_init(|| {
+            rustls_platform_verifier::Verifier::new_with_extra_roots(
+                self.extra.clone(),
+                self.provider.clone(),
+            )
+            .map_err(|e| e.to_string())
+        });
+        match inner {
+            Ok(v) => v.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now),
+            Err(e) => Err(rustls::Error::General(format!("TLS roots: {e}"))),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
 }
 
 /// One graph request.
@@ -446,5 +519,72 @@ struct PromData {
 impl PromQlEvaluator for PrometheusApi {
     fn evaluate<'a>(&'a self, promql: &'a str) -> BoxFuture<'a, Result<bool, String>> {
         Box::pin(self.query(promql))
+    }
+}
+
+#[cfg(all(test, feature = "sim"))]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    /// A one-request HTTPS server on loopback with a fresh self-signed certificate; returns
+    /// its URL and the certificate's PEM.
+    async fn https_once() -> (String, String) {
+        let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).expect("certificate");
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into());
+        let config =
+            rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .expect("versions")
+                .with_no_client_auth()
+                .with_single_cert(vec![ck.cert.der().clone()], key)
+                .expect("server config");
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(mut tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let mut buf = [0u8; 1024];
+                    let _ = tls.read(&mut buf).await;
+                    let _ = tls
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
+                        .await;
+                    let _ = tls.shutdown().await;
+                });
+            }
+        });
+        (format!("https://{addr}/"), ck.cert.pem())
+    }
+
+    /// The roots are loaded at the first handshake, not with the client: a server whose CA is in
+    /// the trusted bundle is accepted, the same server without it is refused as an unknown
+    /// issuer.
+    #[tokio::test]
+    async fn tls_is_verified_against_the_roots_and_the_trusted_bundle_at_the_first_handshake() {
+        let (url, pem) = https_once().await;
+        let trusted = Egress {
+            proxy: None,
+            ca_bundle: Some(pem.into_bytes()),
+        };
+        let c = http_client(&trusted, Duration::from_secs(10)).expect("client");
+        let r = c.get(&url).send().await.expect("trusted CA: answered");
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.text().await.expect("body"), "ok");
+        let plain = Egress {
+            proxy: None,
+            ca_bundle: None,
+        };
+        let c = http_client(&plain, Duration::from_secs(10)).expect("client");
+        let e = c.get(&url).send().await.expect_err("unknown issuer refused");
+        let chain = error_chain(&e);
+        assert!(
+            chain.contains("UnknownIssuer") || chain.contains("unknown issuer"),
+            "{chain}"
+        );
     }
 }

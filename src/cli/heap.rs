@@ -12,7 +12,10 @@
 use std::time::Duration;
 
 /// How many malloc arenas glibc may create: [`limit_arenas`] sets it before the runtime's
-/// threads start. One per worker thread of [`super::runtime`] (2).
+/// threads start. One: every thread allocates from the main arena (each keeps its own small
+/// cache, tcache, off the arena's lock). The idle demo's anonymous memory went from 10,448 KiB
+/// (two arenas) to 9,844 KiB with this and the shared informers of `cvo demo`
+/// (`scripts/measure-demo-idle.sh` in `.ci/run`).
 pub const ARENAS: i32 = 1;
 
 /// How often [`spawn_periodic_release`] releases free heap: once a minute.
@@ -37,9 +40,9 @@ pub fn release_free_heap() -> bool {
 
 /// Caps glibc's malloc arenas at `n` (`mallopt(M_ARENA_MAX, n)`; glibc's default is eight per
 /// core). Each arena keeps its own free lists and fragments on its own, so every thread that
-/// allocates adds up to a few hundred KiB of idle heap: with the cap at the runtime's worker
-/// count the idle demo holds about 1 MB less anonymous memory (RssAnon 11.4 MB, 10.5 MB
-/// capped), and per-thread caches (tcache) keep small allocations off the arena locks.
+/// allocates adds up to a few hundred KiB of idle heap: capped at two the idle demo held about
+/// 1 MB less anonymous memory (RssAnon 11.4 MB, 10.5 MB capped), at one 0.4 MB less again,
+/// and per-thread caches (tcache) keep small allocations off the arena lock.
 /// Call it before threads start; returns whether glibc took it. Elsewhere it does nothing.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[expect(unsafe_code, reason = "glibc's mallopt has no Rust binding without FFI")]

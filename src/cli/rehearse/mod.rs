@@ -411,15 +411,9 @@ impl Rehearsal {
         let names: Vec<&str> = after
             .cluster_operators
             .iter()
+            .filter(|c| operator_version(c) != self.version)
             .filter_map(|c| c.metadata.name.as_deref())
             .filter(|n| held.iter().any(|h| h == n))
-            .filter(|n| {
-                after
-                    .cluster_operators
-                    .iter()
-                    .find(|c| c.metadata.name.as_deref() == Some(n))
-                    .is_some_and(|c| operator_version(c) != self.version)
-            })
             .collect();
         (!names.is_empty()).then(|| names.join(", "))
     }

@@ -402,18 +402,19 @@ impl WatchCaches {
     /// [`Known::Unknown`] for one it has.
     pub(crate) fn known(&self, id: &ManifestId, ar: &ApiResource, namespaced: bool) -> Known {
         let key = (id.api_version.clone(), id.kind.clone());
+        // The object as the caches key it: cluster-scoped objects without a namespace.
+        let name: ObjectName = (
+            if namespaced {
+                id.namespace.clone()
+            } else {
+                String::new()
+            },
+            id.name.clone(),
+        );
         let fresh = |watches: std::sync::MutexGuard<'_, HashMap<KindKey, KindWatch>>| {
             drop(watches);
             let fresh = lock(&self.fresh);
             let created = fresh.get(&key)?;
-            let name = (
-                if namespaced {
-                    id.namespace.clone()
-                } else {
-                    String::new()
-                },
-                id.name.clone(),
-            );
             Some(if created.contains(&name) {
                 Known::Unknown
             } else {
@@ -433,20 +434,10 @@ impl WatchCaches {
         if *w.synced.borrow() != SyncState::Synced {
             return fresh(watches).unwrap_or(Known::Unknown);
         }
-        let name = || {
-            (
-                if namespaced {
-                    id.namespace.clone()
-                } else {
-                    String::new()
-                },
-                id.name.clone(),
-            )
-        };
         match w.store.lookup(&w.ar, &id.namespace, &id.name, namespaced) {
             Lookup::Unknown => Known::Unknown,
             Lookup::Absent => {
-                if lock(&self.unseen).get(&key).is_some_and(|u| u.contains(&name())) {
+                if lock(&self.unseen).get(&key).is_some_and(|u| u.contains(&name)) {
                     Known::Unknown
                 } else {
                     Known::Absent
@@ -456,7 +447,7 @@ impl WatchCaches {
                 // Seen now: a later absence is a deletion, not the watch lagging.
                 let mut unseen = lock(&self.unseen);
                 if let Some(u) = unseen.get_mut(&key) {
-                    u.remove(&name());
+                    u.remove(&name);
                 }
                 Known::Present {
                     resource_version,

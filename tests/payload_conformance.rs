@@ -476,7 +476,7 @@ fn c16_unknown_template_fields_skip_the_file() {
     let p = payload::load_update(&dir, &opts).unwrap();
     assert_eq!(p.manifests.len(), 1);
     assert_eq!(p.manifests[0].id.name, "valid-manifest");
-    assert_eq!(p.manifests[0].object["data"]["release-image"], "quay.io/rel:1");
+    assert_eq!(p.manifests[0].object()["data"]["release-image"], "quay.io/rel:1");
     assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
     assert!(
         p.warnings[0].contains("0000_50_unknown-field.yaml"),

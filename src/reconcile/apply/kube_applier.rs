@@ -138,7 +138,7 @@ impl TaskApplier for KubeApplier {
             let actx = Self::context(ctx);
             let out = self
                 .inner
-                .apply_digested(&actx, &task.manifest.object, Some(task.manifest.digest()))
+                .apply_object(&actx, &*task.manifest)
                 .await
                 .map_err(|e| with_task_position(e, task))?;
             Ok(TaskOutcome {
@@ -157,7 +157,7 @@ impl TaskApplier for KubeApplier {
         async move {
             let actx = Self::context(ctx);
             self.inner
-                .precreate_cluster_operator(&actx, &task.manifest.object)
+                .precreate_cluster_operator(&actx, &task.manifest.object())
                 .await
         }
         .boxed()
@@ -165,13 +165,14 @@ impl TaskApplier for KubeApplier {
 
     fn prepare_pass<'a>(&'a self, tasks: &'a [Task], ctx: TaskContext<'a>) -> BoxFuture<'a, ()> {
         async move {
-            let manifests: Vec<&serde_json::Value> = tasks.iter().map(|t| &t.manifest.object).collect();
+            let manifests: Vec<&dyn super::PayloadObject> =
+                tasks.iter().map(|t| &*t.manifest as &dyn super::PayloadObject).collect();
             let wait = if ctx.dry_run {
                 super::watch_cache::WATCH_ONLY_SYNC_WAIT
             } else {
                 super::watch_cache::SYNC_WAIT
             };
-            self.inner.prepare_pass_with(&manifests, ctx.dry_run, wait).await;
+            self.inner.prepare_pass_of(&manifests, ctx.dry_run, wait).await;
         }
         .boxed()
     }

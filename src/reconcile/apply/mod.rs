@@ -33,7 +33,7 @@ pub mod readiness;
 pub mod watch_cache;
 mod watch_store;
 
-use std::{sync::Mutex, time::Duration};
+use std::{borrow::Cow, sync::Mutex, time::Duration};
 
 use k8s_openapi::api::batch::v1::Job;
 use kube::{
@@ -119,12 +119,16 @@ impl ManifestId {
     /// absent.
     pub fn of(manifest: &Value) -> Result<Self, UpdateError> {
         let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-        let id = Self {
+        Self::checked(Self {
             api_version: s(&manifest["apiVersion"]),
             kind: s(&manifest["kind"]),
             namespace: s(&manifest["metadata"]["namespace"]),
             name: s(&manifest["metadata"]["name"]),
-        };
+        })
+    }
+
+    /// `id` when apiVersion, kind and name are set; errors as [`Self::of`].
+    fn checked(id: Self) -> Result<Self, UpdateError> {
         for (field, v) in [
             ("apiVersion", &id.api_version),
             ("kind", &id.kind),
@@ -415,13 +419,82 @@ fn ready_to_record(ctx: &ApplyContext, hash: Option<u64>, live: &Value) -> Resul
 ///
 /// Errors with `invalid delete annotation "{key}" with value "{v}"` for any other value.
 pub(crate) fn is_delete_manifest(manifest: &Value) -> Result<bool, UpdateError> {
-    match manifest["metadata"]["annotations"][delete::DELETE_ANNOTATION].as_str() {
+    delete_annotation(manifest["metadata"]["annotations"][delete::DELETE_ANNOTATION].as_str())
+}
+
+/// Whether the value of the delete annotation (`None`: absent or not a string) asks for
+/// deletion; any value but `true` is an error (lib/resourcedelete `ValidDeleteAnnotation`).
+fn delete_annotation(value: Option<&str>) -> Result<bool, UpdateError> {
+    match value {
         None => Ok(false),
         Some("true") => Ok(true),
         Some(v) => Err(UpdateError::failed(format!(
             "invalid delete annotation {:?} with value {v:?}",
             delete::DELETE_ANNOTATION
         ))),
+    }
+}
+
+/// A manifest as the apply layer reads it: its identity, delete annotation and digest come
+/// without the object, which is asked for only when a request or a drift is built from it.
+/// A loaded payload keeps each object as compact text
+/// ([`crate::reconcile::payload::Manifest::object_text`]), so a converged pass, which finds
+/// almost every object verified, parses almost none.
+pub(crate) trait PayloadObject: Sync {
+    /// apiVersion, kind, namespace and name; errors as [`ManifestId::of`].
+    fn identity(&self) -> Result<ManifestId, UpdateError>;
+    /// Whether `release.openshift.io/delete` asks for deletion; errors as
+    /// [`is_delete_manifest`].
+    fn deletes(&self) -> Result<bool, UpdateError>;
+    /// [`crate::reconcile::payload::digest::object_digest`] of the object.
+    fn object_digest(&self) -> u64;
+    /// The object (parsed for a loaded manifest, borrowed for a `Value`).
+    fn required(&self) -> Cow<'_, Value>;
+}
+
+impl PayloadObject for Value {
+    fn identity(&self) -> Result<ManifestId, UpdateError> {
+        ManifestId::of(self)
+    }
+
+    fn deletes(&self) -> Result<bool, UpdateError> {
+        is_delete_manifest(self)
+    }
+
+    fn object_digest(&self) -> u64 {
+        crate::reconcile::payload::digest::object_digest(self)
+    }
+
+    fn required(&self) -> Cow<'_, Value> {
+        Cow::Borrowed(self)
+    }
+}
+
+impl PayloadObject for crate::reconcile::payload::Manifest {
+    fn identity(&self) -> Result<ManifestId, UpdateError> {
+        let api_version = if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        };
+        ManifestId::checked(ManifestId {
+            api_version,
+            kind: self.id.kind.clone(),
+            namespace: self.id.namespace.clone(),
+            name: self.id.name.clone(),
+        })
+    }
+
+    fn deletes(&self) -> Result<bool, UpdateError> {
+        delete_annotation(self.annotations.get(delete::DELETE_ANNOTATION).map(String::as_str))
+    }
+
+    fn object_digest(&self) -> u64 {
+        self.digest()
+    }
+
+    fn required(&self) -> Cow<'_, Value> {
+        Cow::Owned(self.object())
     }
 }
 
@@ -593,30 +666,29 @@ impl Applier {
     /// {cause}`), an unknown kind `UpdatePayloadResourceTypeMissing`, undecodable manifests
     /// `UpdatePayloadFailed`, readiness and health check errors as [`readiness`] documents.
     pub async fn apply(&self, ctx: &ApplyContext, manifest: &Value) -> Result<ApplyOutcome, UpdateError> {
-        self.apply_digested(ctx, manifest, None).await
+        self.apply_object(ctx, manifest).await
     }
 
-    /// [`Self::apply`] with the manifest's [`crate::reconcile::payload::digest::object_digest`] already known
-    /// (`Some`, e.g. [`crate::reconcile::payload::Manifest::digest`], kept per loaded manifest)
-    /// or computed here (`None`).
+    /// [`Self::apply`] of a manifest that may keep its object as text (a loaded payload's
+    /// [`crate::reconcile::payload::Manifest`], whose digest is kept too): the object is parsed
+    /// only when the watch cache does not show it verified.
     ///
     /// Errors: as [`Self::apply`].
-    pub async fn apply_digested(
+    pub(crate) async fn apply_object(
         &self,
         ctx: &ApplyContext,
-        manifest: &Value,
-        digest: Option<u64>,
+        payload_object: &dyn PayloadObject,
     ) -> Result<ApplyOutcome, UpdateError> {
-        if is_delete_manifest(manifest)? {
-            return self.delete(ctx, manifest).await;
+        if payload_object.deletes()? {
+            return self.delete(ctx, &payload_object.required()).await;
         }
-        let id = ManifestId::of(manifest)?;
+        let id = payload_object.identity()?;
         let task = id.task();
         let (ar, namespaced) = self.resource(&id).await?;
         let api = self.api(&ar, namespaced, &id.namespace);
         let is_co = id.group() == "config.openshift.io" && id.kind == "ClusterOperator";
         if is_co {
-            let required = build_required(ctx, manifest)?;
+            let required = build_required(ctx, &payload_object.required())?;
             let live = match self.cached(ctx, &id, &ar, namespaced) {
                 Some(cached) => cached,
                 None => self.get(&api, &id).await?,
@@ -626,10 +698,7 @@ impl Applier {
         // The watch cache: skip an object unchanged since verified against this manifest; do
         // not GET one the cache knows absent (a 409 on create then falls back to the GET).
         // The hash covers everything the build reads, so a verified manifest is not built.
-        let hash = watch_cache::cacheable(&id).then(|| {
-            let digest = digest.unwrap_or_else(|| crate::reconcile::payload::digest::object_digest(manifest));
-            watch_cache::manifest_hash(ctx, digest)
-        });
+        let hash = watch_cache::cacheable(&id).then(|| watch_cache::manifest_hash(ctx, payload_object.object_digest()));
         let known = self.cache.known(&id, &ar, namespaced);
         if let watch_cache::Known::Present { resource_version, .. } = &known
             && hash.is_some_and(|h| self.cache.is_verified(&id, h, resource_version))
@@ -640,6 +709,8 @@ impl Applier {
                 live: None,
             });
         }
+        let object = payload_object.required();
+        let manifest: &Value = &object;
         let required = build_required(ctx, manifest)?;
         let known_absent = known == watch_cache::Known::Absent;
         let mut live = match known {
@@ -846,5 +917,50 @@ impl Applier {
             wrote: true,
             live: Some(live),
         })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod payload_object_tests {
+    use serde_json::json;
+
+    use super::{PayloadObject, UpdateError};
+    use crate::reconcile::payload::{Manifest, digest::object_digest};
+
+    fn both(v: serde_json::Value) -> (serde_json::Value, Manifest) {
+        let m = Manifest::from_object(v.clone(), "0000_50_x.yaml", 0).unwrap();
+        (v, m)
+    }
+
+    fn message<T: std::fmt::Debug>(r: Result<T, UpdateError>) -> String {
+        r.unwrap_err().message
+    }
+
+    #[test]
+    fn a_loaded_manifest_reads_as_its_object_does() {
+        for v in [
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}}),
+            json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": "xs.example.com",
+                    "annotations": {"release.openshift.io/delete": "true"}}}),
+            json!({"apiVersion": "a/b/c", "kind": "K", "metadata": {"name": "n"}}),
+        ] {
+            let (v, m) = both(v);
+            assert_eq!(m.identity().unwrap(), v.identity().unwrap());
+            assert_eq!(m.deletes().unwrap(), v.deletes().unwrap());
+            assert_eq!(m.object_digest(), object_digest(&v));
+            assert_eq!(*m.required(), v);
+        }
+        // The same errors, word for word, whichever form the manifest has.
+        let (v, m) = both(json!({"kind": "ConfigMap", "metadata": {"name": "a",
+            "annotations": {"release.openshift.io/delete": "yes"}}}));
+        assert_eq!(message(m.identity()), "manifest has no apiVersion");
+        assert_eq!(message(m.identity()), message(v.identity()));
+        assert_eq!(
+            message(m.deletes()),
+            "invalid delete annotation \"release.openshift.io/delete\" with value \"yes\""
+        );
+        assert_eq!(message(m.deletes()), message(v.deletes()));
     }
 }

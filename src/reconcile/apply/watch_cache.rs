@@ -46,7 +46,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::{
-    ApplyContext, ApplyOutcome, Drift, ManifestId, decode, lock,
+    ApplyContext, ApplyOutcome, Drift, ManifestId, PayloadObject, decode, lock,
     watch_store::{KindStore, Lookup, ObjectName, SyncState},
 };
 use crate::reconcile::{
@@ -645,11 +645,22 @@ impl super::Applier {
     /// built from a fresh read (never from a cache a moment behind), and the verification
     /// record it saves makes every later pass, and the next process, cheap.
     pub async fn prepare_pass_with(&self, manifests: &[&Value], watch_only: bool, wait: Duration) {
+        let manifests: Vec<&dyn PayloadObject> = manifests.iter().map(|m| *m as &dyn PayloadObject).collect();
+        self.prepare_pass_of(&manifests, watch_only, wait).await;
+    }
+
+    /// [`Self::prepare_pass_with`] for manifests that may keep their objects as text: only the
+    /// payload's CustomResourceDefinitions are parsed (the kinds they define).
+    pub(crate) async fn prepare_pass_of(&self, manifests: &[&dyn PayloadObject], watch_only: bool, wait: Duration) {
         let mut ids = Vec::with_capacity(manifests.len());
         let mut kinds: HashMap<KindKey, ManifestId> = HashMap::new();
         let mut names: HashMap<KindKey, HashSet<ObjectName>> = HashMap::new();
+        let mut crds = Vec::new();
         for m in manifests {
-            if let Ok(id) = ManifestId::of(m) {
+            if let Ok(id) = m.identity() {
+                if id.api_version == "apiextensions.k8s.io/v1" && id.kind == "CustomResourceDefinition" {
+                    crds.push(*m);
+                }
                 let key = (id.api_version.clone(), id.kind.clone());
                 names
                     .entry(key.clone())
@@ -661,13 +672,11 @@ impl super::Applier {
         }
         let names = names.into_iter().map(|(k, v)| (k, Arc::new(v))).collect();
         self.cache.set_wanted(names, watch_only);
-        *lock(&self.cache.payload_crd_kinds) = manifests
+        *lock(&self.cache.payload_crd_kinds) = crds
             .iter()
-            .filter(|m| {
-                m["apiVersion"] == "apiextensions.k8s.io/v1" && m["kind"] == "CustomResourceDefinition"
-            })
             .flat_map(|m| {
-                let spec = &m["spec"];
+                let object = m.required();
+                let spec = &object["spec"];
                 let group = spec["group"].as_str().unwrap_or_default().to_owned();
                 let kind = spec["names"]["kind"].as_str().unwrap_or_default().to_owned();
                 spec["versions"]

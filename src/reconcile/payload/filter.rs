@@ -350,7 +350,7 @@ pub(crate) fn override_for<'a>(
 /// # Errors
 /// The [`ExclusionReason`] of the first failing filter.
 pub fn include(m: &Manifest, cfg: &InclusionConfig) -> Result<(), ExclusionReason> {
-    if m.annotations.is_empty() && m.object.pointer("/metadata/annotations").is_none() {
+    if m.annotations.is_empty() && !m.has_annotations_field() {
         return Err(ExclusionReason::NoAnnotations);
     }
     if let Some(id) = &cfg.exclude_identifier {

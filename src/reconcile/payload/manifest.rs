@@ -1,9 +1,10 @@
 //! Port of openshift/library-go `pkg/manifest/manifest.go` (`ParseManifests`, `Manifest`).
 //!
-//! A manifest is one Kubernetes object of a payload file: its raw object as
-//! [`serde_json::Value`], its identity (group, kind, namespace, name), the file it came from and
-//! its document index there, its annotations, and its `raw` bytes: the JSON form upstream keeps
-//! in `Manifest.Raw` and hashes into the payload's `versionHash`.
+//! A manifest is one Kubernetes object of a payload file: its object (kept as compact JSON text
+//! and parsed into a [`serde_json::Value`] when asked), its identity (group, kind, namespace,
+//! name), the file it came from and its document index there, its annotations, and its `raw`
+//! bytes: the JSON form upstream keeps in `Manifest.Raw` and hashes into the payload's
+//! `versionHash`.
 
 use std::{collections::BTreeMap, fmt, path::Path};
 
@@ -66,18 +67,24 @@ pub struct Manifest {
     pub id: ResourceId,
     /// `metadata.annotations` (all values are strings).
     pub annotations: BTreeMap<String, String>,
-    /// The whole object.
-    pub object: Value,
+    /// Whether the object has a `metadata.annotations` field at all (library-go's filter tells
+    /// an empty map from an absent one).
+    annotations_field: bool,
+    /// The whole object as compact JSON (keys sorted, as serializing its `Value` gives):
+    /// [`Manifest::object`] parses it. A payload is held for the whole life of the process and
+    /// a parsed tree costs about eight times its text; the apply layer needs the tree only for
+    /// the manifests it builds a request from, not for those a converged pass finds verified.
+    text: Box<str>,
     /// A JSON document's own text (trimmed), which upstream hashes as it is; `None` for a YAML
-    /// document, whose bytes [`Manifest::raw`] makes again from `object` when the payload hash
-    /// needs them (keeping them would cost about 1 KiB per manifest for one hash per load).
+    /// document, whose bytes [`Manifest::raw`] makes again from the object when the payload
+    /// hash needs them (keeping them would cost about 1 KiB per manifest for one hash per load).
     json_text: Option<Box<[u8]>>,
     /// [`Manifest::digest`], computed on first use.
     digest: Digest,
 }
 
 /// A lazily computed [`Manifest::digest`]; two manifests compare equal whether or not theirs
-/// was computed (it follows from `object`).
+/// was computed (it follows from the object).
 #[derive(Clone, Debug, Default)]
 struct Digest(std::sync::OnceLock<u64>);
 
@@ -210,6 +217,7 @@ impl Manifest {
                 ));
             }
         }
+        let annotations_field = meta.is_some_and(|m| m.contains_key("annotations"));
         let id = ResourceId {
             group: group.clone(),
             kind: kind.to_string(),
@@ -219,6 +227,8 @@ impl Manifest {
         if id.kind.is_empty() || id.name.is_empty() {
             return Err(InvalidManifest::MissingKindOrName(id.to_string()));
         }
+        // Serializing a `Value` cannot fail (its keys are strings).
+        let text = serde_json::to_string(&object).unwrap_or_default().into_boxed_str();
         Ok(Manifest {
             file: file.to_string(),
             path: file.to_string(),
@@ -228,7 +238,8 @@ impl Manifest {
             version,
             id,
             annotations,
-            object,
+            annotations_field,
+            text,
             json_text: raw.map(Vec::into_boxed_slice),
             digest: Digest::default(),
         })
@@ -240,19 +251,35 @@ impl Manifest {
     pub fn raw(&self) -> std::borrow::Cow<'_, [u8]> {
         match &self.json_text {
             Some(t) => std::borrow::Cow::Borrowed(t),
-            None => std::borrow::Cow::Owned(go_json(&self.object).into_bytes()),
+            None => std::borrow::Cow::Owned(go_json(&self.object()).into_bytes()),
         }
     }
 
-    /// The digest of `object` the apply layer's verification record is keyed by
+    /// The whole object, parsed from the compact text the manifest keeps (one parse per call:
+    /// hold on to the result rather than asking twice).
+    pub fn object(&self) -> Value {
+        // The text is what serializing a `Value` wrote, so it parses; `Null` would be a bug.
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+    }
+
+    /// The object's compact JSON text (keys sorted), as [`Manifest::object`] parses it.
+    pub fn object_text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether the object has a `metadata.annotations` field, even an empty one.
+    pub(crate) fn has_annotations_field(&self) -> bool {
+        self.annotations_field
+    }
+
+    /// The digest of the object the apply layer's verification record is keyed by
     /// ([`super::digest::object_digest`]), computed once per manifest:
     /// a converged pass re-applies every manifest, and the payload does not change under it.
-    /// `object` is not to be changed after the first call (the loader never does).
     pub fn digest(&self) -> u64 {
         *self
             .digest
             .0
-            .get_or_init(|| super::digest::object_digest(&self.object))
+            .get_or_init(|| super::digest::text_digest(&self.text))
     }
 
     /// `file#index` (or `file#index.item` for a List item): how tasks are named in
@@ -514,6 +541,31 @@ fn write_go_string(s: &str, out: &mut String) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_object_is_kept_as_compact_text_and_parses_back_to_what_was_loaded() {
+        let yaml = b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  namespace: ns\n  annotations: {}\nspec:\n  replicas: 3\n  ratio: 0.25\n  big: 18446744073709551615\n  neg: -7\n  s: \"<&>\\u00e9\"\n  list: [b, a, {z: 1, y: null}]\n";
+        let ms = parse_manifests(yaml, "0000_50_d.yaml").unwrap();
+        let m = &ms[0];
+        let expected = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": "ns", "annotations": {}},
+            "spec": {"replicas": 3, "ratio": 0.25, "big": 18446744073709551615u64, "neg": -7,
+                "s": "<&>\u{e9}", "list": ["b", "a", {"z": 1, "y": null}]}});
+        assert_eq!(m.object(), expected);
+        // Keys sorted, no whitespace: the text is what serializing the tree gives, so its digest
+        // is the tree's without a parse.
+        assert_eq!(m.object_text(), serde_json::to_string(&expected).unwrap());
+        assert!(m.object_text().starts_with(r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"#));
+        assert_eq!(m.digest(), super::super::digest::object_digest(&expected));
+        assert_eq!(m.digest(), super::super::digest::text_digest(m.object_text()));
+        // An empty annotations map is told from an absent one (library-go's filter).
+        assert!(m.has_annotations_field() && m.annotations.is_empty());
+        let bare = Manifest::from_object(serde_json::json!({"kind": "A", "metadata": {"name": "a"}}), "f.yaml", 0).unwrap();
+        assert!(!bare.has_annotations_field());
+        // Two loads of the same object are equal, a different object is not.
+        assert_eq!(parse_manifests(yaml, "0000_50_d.yaml").unwrap()[0], *m);
+        assert_ne!(bare, *m);
+    }
 
     #[test]
     fn invalid_manifest_messages() {

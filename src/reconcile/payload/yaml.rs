@@ -541,6 +541,6 @@ mod tests {
             10,
         )
         .expect("parses");
-        assert_eq!(ms[0].object["y"], serde_json::json!({"k": "v"}));
+        assert_eq!(ms[0].object()["y"], serde_json::json!({"k": "v"}));
     }
 }

@@ -73,9 +73,9 @@ fn a_manifest_keeps_its_digest() {
         0,
     )
     .expect("manifest");
-    assert_eq!(m.digest(), object_digest(&m.object));
+    assert_eq!(m.digest(), object_digest(&m.object()));
     // Equal manifests stay equal whether or not their digest was computed.
-    let fresh = crate::reconcile::payload::Manifest::from_object(m.object.clone(), "0000_50_a.yaml", 0)
+    let fresh = crate::reconcile::payload::Manifest::from_object(m.object(), "0000_50_a.yaml", 0)
         .expect("manifest");
     assert_eq!(m, fresh);
 }

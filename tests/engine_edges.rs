@@ -37,30 +37,16 @@ fn client(sim: &Simulator) -> kube::Client {
 /// [`CO`] (label `owner: edges`, two related objects) expecting `operator` and the operand
 /// `edge-operand` at `version`.
 fn write_payload(dir: &Path, version: &str) {
-    let p = common::PayloadDir::new(dir, version);
-    let rm = &p.manifests;
-    let ann = common::ANN;
-    let files = [
-        (
-            "0000_00_edges_namespace.yaml",
-            format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n{ann}"),
+    common::PayloadDir::new(dir, version).component(
+        "edges",
+        NS,
+        CO,
+        version,
+        "  labels:\n    owner: edges\n",
+        &format!(
+            "  relatedObjects:\n  - group: \"\"\n    resource: namespaces\n    name: {NS}\n  - group: \"\"\n    resource: configmaps\n    namespace: {NS}\n    name: settings\n  versions:\n  - name: operator\n    version: \"{version}\"\n  - name: edge-operand\n    version: \"{version}\"\n"
         ),
-        (
-            "0000_10_edges_configmap.yaml",
-            format!(
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: {NS}\n{ann}data:\n  version: \"{version}\"\n"
-            ),
-        ),
-        (
-            "0000_30_edges_clusteroperator.yaml",
-            format!(
-                "apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: {CO}\n  labels:\n    owner: edges\n{ann}status:\n  relatedObjects:\n  - group: \"\"\n    resource: namespaces\n    name: {NS}\n  - group: \"\"\n    resource: configmaps\n    namespace: {NS}\n    name: settings\n  versions:\n  - name: operator\n    version: \"{version}\"\n  - name: edge-operand\n    version: \"{version}\"\n"
-            ),
-        ),
-    ];
-    for (name, body) in files {
-        std::fs::write(rm.join(name), body).expect("write manifest");
-    }
+    );
 }
 
 /// What the played operator reports.

@@ -27,30 +27,14 @@ fn client(sim: &Simulator) -> kube::Client {
 
 /// A payload for `version` in `dir`: a namespace, a ConfigMap and the ClusterOperator [`CO`].
 fn write_payload(dir: &Path, version: &str) {
-    let p = common::PayloadDir::new(dir, version);
-    let rm = &p.manifests;
-    let ann = common::ANN;
-    let files = [
-        (
-            "0000_00_logs_namespace.yaml",
-            format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n{ann}"),
-        ),
-        (
-            "0000_10_logs_configmap.yaml",
-            format!(
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: {NS}\n{ann}data:\n  version: \"{version}\"\n"
-            ),
-        ),
-        (
-            "0000_30_logs_clusteroperator.yaml",
-            format!(
-                "apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: {CO}\n{ann}status:\n  versions:\n  - name: operator\n    version: \"{version}\"\n"
-            ),
-        ),
-    ];
-    for (name, body) in files {
-        std::fs::write(rm.join(name), body).expect("write manifest");
-    }
+    common::PayloadDir::new(dir, version).component(
+        "logs",
+        NS,
+        CO,
+        version,
+        "",
+        &format!("  versions:\n  - name: operator\n    version: \"{version}\"\n"),
+    );
 }
 
 /// The buffer every log line of this binary goes to (text format, no ANSI, debug level).

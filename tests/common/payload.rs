@@ -67,4 +67,38 @@ impl PayloadDir {
         }
         self
     }
+
+    /// Writes a small component named `tag`: `0000_00_{tag}_namespace.yaml` (Namespace `ns`),
+    /// `0000_10_{tag}_configmap.yaml` (ConfigMap `ns/settings`, `data.version: VERSION`) and
+    /// `0000_30_{tag}_clusteroperator.yaml`: ClusterOperator `co` with `labels` (YAML lines
+    /// under `metadata:`, indented two spaces, or empty) and `status` (the lines under
+    /// `status:`, indented two spaces), all with [`ANN`].
+    pub fn component(
+        &self,
+        tag: &str,
+        ns: &str,
+        co: &str,
+        version: &str,
+        labels: &str,
+        status: &str,
+    ) -> &Self {
+        self.files(&[
+            (
+                &format!("0000_00_{tag}_namespace.yaml"),
+                format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n{ANN}"),
+            ),
+            (
+                &format!("0000_10_{tag}_configmap.yaml"),
+                format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: {ns}\n{ANN}data:\n  version: \"{version}\"\n"
+                ),
+            ),
+            (
+                &format!("0000_30_{tag}_clusteroperator.yaml"),
+                format!(
+                    "apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: {co}\n{labels}{ANN}status:\n{status}"
+                ),
+            ),
+        ])
+    }
 }

@@ -72,5 +72,29 @@ assert_absent() {
 
 keys() { tm send-keys -t "$SESSION" "$@"; }
 
+# e2e_terminal COLS ROWS: the tmux session $SESSION, COLS x ROWS and kept at that size, running
+# a clean shell (no rc files, only PATH, HOME and TERM) to type commands into with `keys`.
+e2e_terminal() {
+    tm -f /dev/null new-session -d -s "$SESSION" -x "$1" -y "$2" \
+        "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" TERM=tmux-256color bash --norc --noprofile"
+    tm set -g window-size manual
+    tm resize-window -t "$SESSION" -x "$1" -y "$2"
+}
+
+# e2e_start_sim [ARG...]: starts `cvo sim serve --port 0` with ARGs in the background (its
+# kubeconfig in $ART/kubeconfig, audit log in $ART/audit.jsonl, output in $ART/server.out and
+# server.err), sets server_pid, and waits (at most $TIMEOUT s) for its ready line.
+e2e_start_sim() {
+    "$CVO_BIN" sim serve "$@" --port 0 --kubeconfig-out "$ART/kubeconfig" --audit-log "$ART/audit.jsonl" \
+        >"$ART/server.out" 2>"$ART/server.err" &
+    server_pid=$!
+    local deadline=$((SECONDS + TIMEOUT))
+    until grep -q "^cvo sim serving https://127.0.0.1:" "$ART/server.out" 2>/dev/null; do
+        kill -0 "$server_pid" 2>/dev/null || fail "cvo sim serve exited: $(cat "$ART/server.err")"
+        ((SECONDS < deadline)) || fail "no ready line from cvo sim serve within ${TIMEOUT}s"
+        sleep 0.05
+    done
+}
+
 # cpu_ticks PID: user + system CPU of the process so far, in clock ticks (100 per second).
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

@@ -35,7 +35,7 @@ trap cleanup EXIT
 
 e2e_prepare
 
-tm -f /dev/null new-session -d -s "$SESSION" -x 120 -y 40 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" TERM=tmux-256color bash --norc --noprofile"
+e2e_terminal 120 40
 keys "clear; cd '$ART' && TERM=xterm-256color XDG_STATE_HOME='$ART' '$CVO_BIN' demo --speed 20; echo rc=\$?" Enter
 
 # 1. The gate is read: `a` is offered on the conditional update.

@@ -33,7 +33,7 @@ trap cleanup EXIT
 
 e2e_prepare
 
-tm -f /dev/null new-session -d -s "$SESSION" -x 160 -y 60 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" TERM=tmux-256color bash --norc --noprofile"
+e2e_terminal 160 60
 keys "clear; '$CVO_BIN' rehearse --from '$MG' --payload '$PAYLOAD' > '$ART/report.txt'; r=\$?; echo \"rehearse-\"\"exit:\$r\"" Enter
 # (The typed line never contains the marker: its quotes split it.)
 wait_for "rehearse-exit:" "finished"

@@ -39,23 +39,13 @@ now() { date +%s.%N; }
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (b - a) * 1000 + 0.5 }'; }
 
 # 1. Start the server; wait for its ready line (it starts the scenario clock).
-"$CVO_BIN" sim serve --scenario "$SCENARIO" --port 0 --kubeconfig-out "$ART/kubeconfig" \
-    --audit-log "$ART/audit.jsonl" >"$ART/server.out" 2>"$ART/server.err" &
-server_pid=$!
-deadline=$((SECONDS + TIMEOUT))
-until grep -q "^cvo sim serving https://127.0.0.1:" "$ART/server.out" 2>/dev/null; do
-    kill -0 "$server_pid" 2>/dev/null || fail "cvo sim serve exited: $(cat "$ART/server.err")"
-    ((SECONDS < deadline)) || fail "no ready line from cvo sim serve within ${TIMEOUT}s"
-    sleep 0.05
-done
+e2e_start_sim --scenario "$SCENARIO"
 ready=$(now)
 cat "$ART/server.out"
 [ -s "$ART/kubeconfig" ] || fail "no kubeconfig written"
 
 # 2. Open the dashboard on the server's kubeconfig.
-tm -f /dev/null new-session -d -s "$SESSION" -x 120 -y 40 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" TERM=tmux-256color bash --norc --noprofile"
-tm set -g window-size manual
-tm resize-window -t "$SESSION" -x 120 -y 40
+e2e_terminal 120 40
 tm send-keys -t "$SESSION" "clear; TERM=xterm-256color XDG_STATE_HOME='$ART' '$CVO_BIN' tui --kubeconfig '$ART/kubeconfig'; echo rc=\$?" Enter
 
 # 3. The first live screen: the settled cluster, context cvo-sim, no insight yet.

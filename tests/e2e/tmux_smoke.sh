@@ -28,10 +28,8 @@ e2e_prepare
 
 # 1. Start a shell pane at a fixed size; escape-time 0 so a lone Esc is delivered at once.
 cleanup
-tm -f /dev/null new-session -d -s "$SESSION" -x 120 -y 40 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" TERM=tmux-256color bash --norc --noprofile"
+e2e_terminal 120 40
 tm set -s escape-time 0
-tm set -g window-size manual
-tm resize-window -t "$SESSION" -x 120 -y 40
 keys "clear; TERM=xterm-256color XDG_STATE_HOME=\"$ART\" '$CVO_BIN' demo --snapshot; echo rc=\$?" Enter
 
 # 2. First screen: header, headline and the tab line.

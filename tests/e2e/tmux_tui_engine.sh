@@ -77,22 +77,12 @@ for n in alpha beta; do
     printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: openshift-tui\n%s\ndata:\n  key: "payload"\n' \
         "$n" "$ANN" >"$P/release-manifests/0000_10_tui_${n}_cm.yaml"
 done
-"$CVO_BIN" sim serve --port 0 --kubeconfig-out "$ART/kubeconfig" --audit-log "$ART/audit.jsonl" \
-    >"$ART/server.out" 2>"$ART/server.err" &
-server_pid=$!
-deadline=$((SECONDS + TIMEOUT))
-until grep -q "^cvo sim serving https://127.0.0.1:" "$ART/server.out" 2>/dev/null; do
-    kill -0 "$server_pid" 2>/dev/null || fail "cvo sim serve exited: $(cat "$ART/server.err")"
-    ((SECONDS < deadline)) || fail "no ready line from cvo sim serve within ${TIMEOUT}s"
-    sleep 0.05
-done
+e2e_start_sim
 RUST_LOG=off "$CVO_BIN" reconcile --once --payload "$P" --kubeconfig "$ART/kubeconfig" >"$ART/reconcile.out" 2>&1 ||
     fail "cvo reconcile --once did not converge the cluster: $(cat "$ART/reconcile.out")"
 
 # 2. `cvo` alone, watch-only.
-tm -f /dev/null new-session -d -s "$SESSION" -x 140 -y 45 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" TERM=tmux-256color bash --norc --noprofile"
-tm set -g window-size manual
-tm resize-window -t "$SESSION" -x 140 -y 45
+e2e_terminal 140 45
 start=$(audit_len)
 tm send-keys -t "$SESSION" "clear; TERM=xterm-256color XDG_STATE_HOME='$ART' '$CVO_BIN' --kubeconfig '$ART/kubeconfig' --context cvo-sim; echo rc=\$?" Enter
 wait_for "3 of 3 manifests in sync" "watch-only-converged"

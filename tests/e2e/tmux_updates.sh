@@ -34,7 +34,7 @@ e2e_prepare
 
 header_has() { tm capture-pane -p -t "$SESSION" | sed -n 2p | grep -qF -- "$1"; }
 
-tm -f /dev/null new-session -d -s "$SESSION" -x 120 -y 40 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" TERM=tmux-256color bash --norc --noprofile"
+e2e_terminal 120 40
 keys "clear; cd '$ART' && TERM=xterm-256color XDG_STATE_HOME='$ART' '$CVO_BIN' demo --speed 20; echo rc=\$?" Enter
 
 # 1. The overview line, and no request of its own.

@@ -165,8 +165,10 @@ impl TaskApplier for KubeApplier {
 
     fn prepare_pass<'a>(&'a self, tasks: &'a [Task], ctx: TaskContext<'a>) -> BoxFuture<'a, ()> {
         async move {
-            let manifests: Vec<&dyn super::PayloadObject> =
-                tasks.iter().map(|t| &*t.manifest as &dyn super::PayloadObject).collect();
+            let manifests: Vec<&dyn super::PayloadObject> = tasks
+                .iter()
+                .map(|t| &*t.manifest as &dyn super::PayloadObject)
+                .collect();
             let wait = if ctx.dry_run {
                 super::watch_cache::WATCH_ONLY_SYNC_WAIT
             } else {

@@ -486,7 +486,11 @@ impl PayloadObject for crate::reconcile::payload::Manifest {
     }
 
     fn deletes(&self) -> Result<bool, UpdateError> {
-        delete_annotation(self.annotations.get(delete::DELETE_ANNOTATION).map(String::as_str))
+        delete_annotation(
+            self.annotations
+                .get(delete::DELETE_ANNOTATION)
+                .map(String::as_str),
+        )
     }
 
     fn object_digest(&self) -> u64 {
@@ -698,7 +702,8 @@ impl Applier {
         // The watch cache: skip an object unchanged since verified against this manifest; do
         // not GET one the cache knows absent (a 409 on create then falls back to the GET).
         // The hash covers everything the build reads, so a verified manifest is not built.
-        let hash = watch_cache::cacheable(&id).then(|| watch_cache::manifest_hash(ctx, payload_object.object_digest()));
+        let hash = watch_cache::cacheable(&id)
+            .then(|| watch_cache::manifest_hash(ctx, payload_object.object_digest()));
         let known = self.cache.known(&id, &ar, namespaced);
         if let watch_cache::Known::Present { resource_version, .. } = &known
             && hash.is_some_and(|h| self.cache.is_verified(&id, h, resource_version))

@@ -651,7 +651,12 @@ impl super::Applier {
 
     /// [`Self::prepare_pass_with`] for manifests that may keep their objects as text: only the
     /// payload's CustomResourceDefinitions are parsed (the kinds they define).
-    pub(crate) async fn prepare_pass_of(&self, manifests: &[&dyn PayloadObject], watch_only: bool, wait: Duration) {
+    pub(crate) async fn prepare_pass_of(
+        &self,
+        manifests: &[&dyn PayloadObject],
+        watch_only: bool,
+        wait: Duration,
+    ) {
         let mut ids = Vec::with_capacity(manifests.len());
         let mut kinds: HashMap<KindKey, ManifestId> = HashMap::new();
         let mut names: HashMap<KindKey, HashSet<ObjectName>> = HashMap::new();

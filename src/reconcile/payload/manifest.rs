@@ -228,7 +228,9 @@ impl Manifest {
             return Err(InvalidManifest::MissingKindOrName(id.to_string()));
         }
         // Serializing a `Value` cannot fail (its keys are strings).
-        let text = serde_json::to_string(&object).unwrap_or_default().into_boxed_str();
+        let text = serde_json::to_string(&object)
+            .unwrap_or_default()
+            .into_boxed_str();
         Ok(Manifest {
             file: file.to_string(),
             path: file.to_string(),
@@ -555,12 +557,20 @@ mod tests {
         // Keys sorted, no whitespace: the text is what serializing the tree gives, so its digest
         // is the tree's without a parse.
         assert_eq!(m.object_text(), serde_json::to_string(&expected).unwrap());
-        assert!(m.object_text().starts_with(r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"#));
+        assert!(
+            m.object_text()
+                .starts_with(r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"#)
+        );
         assert_eq!(m.digest(), super::super::digest::object_digest(&expected));
         assert_eq!(m.digest(), super::super::digest::text_digest(m.object_text()));
         // An empty annotations map is told from an absent one (library-go's filter).
         assert!(m.has_annotations_field() && m.annotations.is_empty());
-        let bare = Manifest::from_object(serde_json::json!({"kind": "A", "metadata": {"name": "a"}}), "f.yaml", 0).unwrap();
+        let bare = Manifest::from_object(
+            serde_json::json!({"kind": "A", "metadata": {"name": "a"}}),
+            "f.yaml",
+            0,
+        )
+        .unwrap();
         assert!(!bare.has_annotations_field());
         // Two loads of the same object are equal, a different object is not.
         assert_eq!(parse_manifests(yaml, "0000_50_d.yaml").unwrap()[0], *m);

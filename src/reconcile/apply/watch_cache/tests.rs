@@ -75,8 +75,8 @@ fn a_manifest_keeps_its_digest() {
     .expect("manifest");
     assert_eq!(m.digest(), object_digest(&m.object()));
     // Equal manifests stay equal whether or not their digest was computed.
-    let fresh = crate::reconcile::payload::Manifest::from_object(m.object(), "0000_50_a.yaml", 0)
-        .expect("manifest");
+    let fresh =
+        crate::reconcile::payload::Manifest::from_object(m.object(), "0000_50_a.yaml", 0).expect("manifest");
     assert_eq!(m, fresh);
 }
 

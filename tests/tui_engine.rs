@@ -348,7 +348,19 @@ async fn the_dashboard_and_its_engine_share_one_watch_per_kind() {
     // A second pass reads the ClusterVersion and the operators again: from the same stores.
     let passes = s.counters.passes;
     h.commands.send(EngineCommand::ReconcileNow).await.expect("send");
-    wait_for(&mut h, "a second pass", pass_after(passes)).await;
+    let s = wait_for(&mut h, "a second pass", pass_after(passes)).await;
+    // One ClusterVersion in memory, not two: the engine's snapshot holds the informer's object.
+    let cached = informers
+        .all::<cvo::openshift::ClusterVersion>(Some(cvo::cluster::live::CLUSTER_VERSION_FIELDS))
+        .get(None, "version")
+        .expect("the informer holds the ClusterVersion");
+    let held = s.cluster_version.as_ref().expect("the snapshot's ClusterVersion");
+    assert!(
+        std::ptr::eq(held.object(), &*cached),
+        "the snapshot holds a copy of the ClusterVersion (resourceVersion {:?}), not the informer's (resourceVersion {:?})",
+        held.object().metadata.resource_version,
+        cached.metadata.resource_version
+    );
     let lines: Vec<serde_json::Value> = server.audit_lines().into_iter().skip(start).collect();
     let count = |verb: &str, plural: &str| {
         let path = format!("/apis/config.openshift.io/v1/{plural}");

@@ -33,7 +33,7 @@ pub use updates::{FetchedUpdates, NotOffered, WhyNotOffered};
 
 use serde_json::Value;
 
-use crate::openshift::{ClusterVersionStatus, Release};
+use crate::openshift::{ClusterVersion, ClusterVersionStatus, Release};
 
 /// The ClusterVersion condition type `Failing` (upstream `pkg/cvo/status.go`).
 const FAILING: &str = "Failing";
@@ -400,8 +400,8 @@ pub struct StatusSnapshot {
     pub last_command: Option<CommandOutcome>,
     /// Counters.
     pub counters: Counters,
-    /// The ClusterVersion status as last read or written.
-    pub cluster_version: Option<ClusterVersionStatus>,
+    /// The ClusterVersion as the engine last read or wrote it (derefs to its status).
+    pub cluster_version: Option<ClusterVersionView>,
     /// The last error of the engine loop itself (reading / writing the ClusterVersion).
     pub last_error: Option<String>,
     /// When this snapshot was made.
@@ -433,6 +433,61 @@ pub struct StatusSnapshot {
     /// because a check was waived.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub registered_unverified: Vec<String>,
+}
+
+/// The ClusterVersion the engine last read or wrote, shared, not copied: the object of the
+/// process's ClusterVersion informer ([`crate::informers`]) itself, or the answer to the
+/// engine's own status write until the informer's copy catches up with it. A snapshot is
+/// published at every step of a pass, so it carries a reference (`Arc`) rather than a copy of
+/// the status with its history and update lists.
+///
+/// Derefs to the object's `status` (what readers of a snapshot look at); serializes as the
+/// status too. Two views are equal when their statuses are.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterVersionView(Arc<ClusterVersion>);
+
+impl ClusterVersionView {
+    /// The whole object (metadata and spec as well as status).
+    pub fn object(&self) -> &ClusterVersion {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for ClusterVersionView {
+    type Target = ClusterVersionStatus;
+
+    fn deref(&self) -> &ClusterVersionStatus {
+        &self.0.status
+    }
+}
+
+impl From<Arc<ClusterVersion>> for ClusterVersionView {
+    fn from(cv: Arc<ClusterVersion>) -> Self {
+        Self(cv)
+    }
+}
+
+/// A view of a ClusterVersion with this status and no metadata or spec (tests, and readers
+/// that have only a status).
+impl From<ClusterVersionStatus> for ClusterVersionView {
+    fn from(status: ClusterVersionStatus) -> Self {
+        Self(Arc::new(ClusterVersion {
+            status,
+            ..ClusterVersion::default()
+        }))
+    }
+}
+
+impl PartialEq for ClusterVersionView {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.status == other.0.status
+    }
+}
+
+impl Serialize for ClusterVersionView {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.status.serialize(s)
+    }
 }
 
 impl StatusSnapshot {

@@ -83,7 +83,7 @@ fn only_waiting_is_an_active_pass_failing_on_updating_operators_alone() {
             reason: reason.into(),
             message: "Cluster operator dns is updating versions".into(),
         }),
-        cluster_version: cv,
+        cluster_version: cv.map(Into::into),
         ..StatusSnapshot::default()
     };
     let active = EngineMode::ActiveApply;

@@ -318,35 +318,41 @@ mod tests {
         }
     }
 
-    fn cv(progressing: bool, failing: bool, top: (&str, UpdateState)) -> Option<ClusterVersionStatus> {
+    fn cv(
+        progressing: bool,
+        failing: bool,
+        top: (&str, UpdateState),
+    ) -> Option<crate::reconcile::api::ClusterVersionView> {
         use ConditionStatus::{False, True};
-        Some(ClusterVersionStatus {
-            conditions: vec![
-                cond(AVAILABLE, True, "", "Done applying 4.16.3"),
-                cond(
-                    PROGRESSING,
-                    if progressing { True } else { False },
-                    "",
-                    "Working towards 4.16.4",
-                ),
-                cond(
-                    FAILING,
-                    if failing { True } else { False },
-                    if failing { "ClusterOperatorDegraded" } else { "" },
-                    if failing {
-                        "Cluster operator dns is degraded"
-                    } else {
-                        ""
-                    },
-                ),
-            ],
-            history: vec![UpdateHistory {
-                version: top.0.into(),
-                state: top.1,
-                ..UpdateHistory::default()
-            }],
-            ..ClusterVersionStatus::default()
-        })
+        Some(crate::reconcile::api::ClusterVersionView::from(
+            ClusterVersionStatus {
+                conditions: vec![
+                    cond(AVAILABLE, True, "", "Done applying 4.16.3"),
+                    cond(
+                        PROGRESSING,
+                        if progressing { True } else { False },
+                        "",
+                        "Working towards 4.16.4",
+                    ),
+                    cond(
+                        FAILING,
+                        if failing { True } else { False },
+                        if failing { "ClusterOperatorDegraded" } else { "" },
+                        if failing {
+                            "Cluster operator dns is degraded"
+                        } else {
+                            ""
+                        },
+                    ),
+                ],
+                history: vec![UpdateHistory {
+                    version: top.0.into(),
+                    state: top.1,
+                    ..UpdateHistory::default()
+                }],
+                ..ClusterVersionStatus::default()
+            },
+        ))
     }
 
     fn release(v: &str) -> Option<Release> {

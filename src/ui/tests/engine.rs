@@ -669,7 +669,7 @@ fn operators_still_updating_are_waiting_not_failed() {
         "ClusterOperatorUpdating",
         "Cluster operator kube-scheduler is updating versions",
     );
-    snap.cluster_version = Some(cv);
+    snap.cluster_version = Some(cv.into());
     let (mut app, _rx) = engine_app(snap, 120, 40);
     key(&mut app, KeyCode::Char('7'));
     assert!(text_of(&app).contains("✗ kube-scheduler 2/5"));

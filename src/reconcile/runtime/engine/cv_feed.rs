@@ -41,8 +41,8 @@ pub(super) enum Seen<K> {
     Unknown,
     /// The object does not exist.
     Absent,
-    /// The object as last seen.
-    Present(Box<K>),
+    /// The object as last seen (the informer's own, shared).
+    Present(std::sync::Arc<K>),
 }
 
 impl<K> ObjectFeed<K>
@@ -68,7 +68,7 @@ where
             return Seen::Unknown;
         }
         match self.informer.get(self.namespace.as_deref(), &self.name) {
-            Some(o) => Seen::Present(Box::new((*o).clone())),
+            Some(o) => Seen::Present(o),
             None => Seen::Absent,
         }
     }

@@ -122,7 +122,7 @@ impl EngineLoop {
 /// What [`EngineLoop::follow_lease`] does on a turn.
 enum Step {
     /// Take the watch's newest state (its event count, the Lease or `None` when absent).
-    Take(u64, Option<Box<Lease>>),
+    Take(u64, Option<std::sync::Arc<Lease>>),
     /// Read the Lease with a GET (the watch cannot tell).
     Read,
     /// Judge the Lease as held against the clock.

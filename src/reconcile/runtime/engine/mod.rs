@@ -260,7 +260,7 @@ struct EngineLoop {
     counters: RequestCounters,
     switch: ReadOnlySwitch,
     snapshot: watch::Sender<Arc<StatusSnapshot>>,
-    cv: Option<ClusterVersion>,
+    cv: Option<Arc<ClusterVersion>>,
     /// The watch of the ClusterVersion (started with the loop).
     cv_feed: Option<cv_feed::CvFeed>,
     /// When status writes may go out ([`status_write::StatusPacer`]).
@@ -618,11 +618,11 @@ impl EngineLoop {
             .as_ref()
             .map_or(cv_feed::Seen::Unknown, cv_feed::CvFeed::seen);
         let got = match seen {
-            cv_feed::Seen::Present(cv) => Ok(Some(*cv)),
+            cv_feed::Seen::Present(cv) => Ok(Some(cv)),
             // The watch may not have seen a ClusterVersion this loop just created or read.
             cv_feed::Seen::Absent if self.cv.is_none() => Ok(None),
             cv_feed::Seen::Absent | cv_feed::Seen::Unknown => {
-                let got = self.api.get_opt(&name).await;
+                let got = self.api.get_opt(&name).await.map(|o| o.map(Arc::new));
                 if got.is_ok()
                     && let Some(f) = &self.cv_feed
                 {
@@ -687,7 +687,7 @@ impl EngineLoop {
                             err,
                         })?;
                     tracing::info!("created ClusterVersion {name}");
-                    self.cv = Some(created);
+                    self.cv = Some(Arc::new(created));
                     self.blocked = None;
                 } else if self.mode == EngineMode::ActiveApply {
                     self.blocked = Some(format!("waiting for ClusterVersion {name} to exist"));

@@ -138,7 +138,10 @@ impl EngineLoop {
             leader: self.mode == EngineMode::ActiveApply && leading,
             last_command: self.last_command.clone(),
             counters,
-            cluster_version: self.cv.as_ref().map(|c| c.status.clone()),
+            cluster_version: self
+                .cv
+                .clone()
+                .map(crate::reconcile::api::ClusterVersionView::from),
             last_error: self.last_error.clone(),
             at: Some(self.cfg.timings.clock.now()),
             // Filled by `publish` from the event log.

@@ -125,10 +125,13 @@ impl EngineLoop {
             return;
         }
         self.deferred_write = None;
-        match self.put_status(cv, &worker).await {
+        match self
+            .put_status(std::sync::Arc::unwrap_or_clone(cv), &worker)
+            .await
+        {
             Ok(written) => {
                 self.status_writes += 1;
-                self.cv = Some(written);
+                self.cv = Some(std::sync::Arc::new(written));
                 self.pacer.wrote(key, worker, now);
             }
             Err(e) => {

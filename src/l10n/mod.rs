@@ -164,6 +164,28 @@ pub fn text(key: &'static str, en: &'static str) -> &'static str {
     }
 }
 
+/// A text known at compile time, for tables built in `const` (the key registry): its key and
+/// English text; [`Text::get`] gives it in the current language. Written with [`txt!`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Text {
+    /// The catalogue key.
+    pub key: &'static str,
+    /// The English text.
+    pub en: &'static str,
+}
+
+impl Text {
+    /// A text from its key and English words.
+    pub const fn new(key: &'static str, en: &'static str) -> Text {
+        Text { key, en }
+    }
+
+    /// The text in the current language ([`text`]).
+    pub fn get(self) -> &'static str {
+        text(self.key, self.en)
+    }
+}
+
 /// One placeholder's value for [`format_ru`]: numbers stay numbers (Russian plural forms
 /// select on them), everything else is text.
 pub trait ToArg {
@@ -230,6 +252,14 @@ macro_rules! tr {
     };
 }
 pub(crate) use tr;
+
+/// `txt!("key", "English")`: a [`Text`], usable in `const` items.
+macro_rules! txt {
+    ($key:literal, $en:literal $(,)?) => {
+        $crate::l10n::Text::new($key, $en)
+    };
+}
+pub(crate) use txt;
 
 /// `trf!("key", "English {name}", name = value, ...)`: a `String` in the current language.
 /// English is `format!` of the literal (so every argument must be used); Russian is the

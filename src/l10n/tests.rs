@@ -48,9 +48,10 @@ fn string_literal(s: &str) -> Option<(String, &str)> {
 fn uses_in(file: &Path, root: &Path, out: &mut Vec<Use>) {
     let src = std::fs::read_to_string(file).expect("read a source file");
     let rel = file.strip_prefix(root).unwrap_or(file).display().to_string();
-    for (i, _) in src.match_indices("tr") {
+    for (i, _) in src.match_indices("t") {
         let formatted = src[i..].starts_with("trf!(");
-        if !(formatted || src[i..].starts_with("tr!(")) {
+        let plain = src[i..].starts_with("tr!(") || src[i..].starts_with("txt!(");
+        if !(formatted || plain) {
             continue;
         }
         if i > 0 && src[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
@@ -62,7 +63,8 @@ fn uses_in(file: &Path, root: &Path, out: &mut Vec<Use>) {
         if line.trim_start().starts_with("//") || line.contains("macro_rules!") {
             continue;
         }
-        let after = &src[i + if formatted { 5 } else { 4 }..];
+        let open = src[i..].find('(').expect("the macro's parenthesis");
+        let after = &src[i + open + 1..];
         let after = after.trim_start();
         let Some(after) = after.strip_prefix('"') else {
             continue; // the macro's own pattern (`$key:literal`)

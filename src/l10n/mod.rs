@@ -156,9 +156,11 @@ pub fn keys(ftl: &'static str) -> impl Iterator<Item = &'static str> {
 }
 
 /// The text of `key` in the current language: `en` itself in English; the catalogue's text in
-/// Russian (the key itself when the catalogue lacks it, which `l10n::tests` forbids).
+/// Russian (the key itself when the catalogue lacks it, which `l10n::tests` forbids). The empty
+/// key is the empty text in every language ([`Text::NONE`]).
 pub fn text(key: &'static str, en: &'static str) -> &'static str {
     match current() {
+        _ if key.is_empty() => en,
         Lang::En => en,
         Lang::Ru => russian().plain.get(key).copied().unwrap_or(key),
     }
@@ -175,6 +177,9 @@ pub struct Text {
 }
 
 impl Text {
+    /// No text: empty in every language, with no catalogue entry.
+    pub const NONE: Text = Text { key: "", en: "" };
+
     /// A text from its key and English words.
     pub const fn new(key: &'static str, en: &'static str) -> Text {
         Text { key, en }

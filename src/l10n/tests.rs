@@ -54,7 +54,8 @@ fn uses_in(file: &Path, root: &Path, out: &mut Vec<Use>) {
         if !(formatted || plain) {
             continue;
         }
-        if i > 0 && src[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+        // Part of a longer name, or this test's own patterns in quotes.
+        if i > 0 && src[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '"') {
             continue;
         }
         // The macros' own definitions and doc examples are not uses.
@@ -71,7 +72,10 @@ fn uses_in(file: &Path, root: &Path, out: &mut Vec<Use>) {
         };
         let at = format!("{rel}:{}", src[..i].lines().count());
         let (key, rest) = string_literal(after).unwrap_or_else(|| panic!("{at}: key"));
-        let rest = rest.trim_start().strip_prefix(',').expect("a comma after the key");
+        let rest = rest
+            .trim_start()
+            .strip_prefix(',')
+            .unwrap_or_else(|| panic!("{at}: a comma after the key {key}"));
         let rest = rest.trim_start().strip_prefix('"').unwrap_or_else(|| {
             panic!("{at}: the English text of {key} must be a string literal")
         });
@@ -243,30 +247,40 @@ fn english_is_the_literal_and_russian_the_catalogue() {
     let n = 3usize;
     let en = scoped(Lang::En, || {
         (
-            super::tr!("help-title", "Keys"),
-            super::trf!("ops-degraded-count", "{n} degraded", n = n),
+            super::tr!("tab-overview", "Overview"),
+            super::trf!("sync-retry", "retry {n}", n = n),
         )
     });
-    assert_eq!(en, ("Keys", "3 degraded".to_owned()));
+    assert_eq!(en, ("Overview", "retry 3".to_owned()));
     let ru = scoped(Lang::Ru, || {
         (
-            super::tr!("help-title", "Keys"),
-            super::trf!("ops-degraded-count", "{n} degraded", n = n),
+            super::tr!("tab-overview", "Overview"),
+            super::trf!("sync-retry", "retry {n}", n = n),
         )
     });
-    assert_eq!(ru, ("Клавиши", "3 деградированы".to_owned()));
+    assert_eq!(ru, ("Обзор", "повтор 3".to_owned()));
+    // A `Text` in a const table follows the thread's language too.
+    const T: super::Text = super::txt!("tab-drift", "Drift");
+    assert_eq!(scoped(Lang::En, || T.get()), "Drift");
+    assert_eq!(scoped(Lang::Ru, || T.get()), "Дрейф");
 }
 
 #[test]
 fn russian_plural_forms_follow_the_number() {
-    let f = |n: usize| {
+    let f = |errors: usize| {
         scoped(Lang::Ru, || {
-            super::trf!("ops-degraded-count", "{n} degraded", n = n)
+            super::trf!(
+                "header-insight-errors",
+                "{count} ({errors} errors)",
+                count = 7usize,
+                errors = errors
+            )
         })
     };
-    assert_eq!(f(1), "1 деградирован");
-    assert_eq!(f(3), "3 деградированы");
-    assert_eq!(f(5), "5 деградированы");
+    assert_eq!(f(1), "7 (1 ошибка)");
+    assert_eq!(f(3), "7 (3 ошибки)");
+    assert_eq!(f(5), "7 (5 ошибок)");
+    assert_eq!(f(21), "7 (21 ошибка)");
 }
 
 #[test]

@@ -184,7 +184,7 @@ const fn b(
         KeyAction::ToggleLog => txt!("hint-log", "log"),
         KeyAction::Confirm => txt!("hint-confirm", "confirm"),
         KeyAction::Channel => txt!("hint-channel", "channel"),
-        _ => txt!("hint-none", ""),
+        _ => Text::NONE,
     };
     KeyBinding {
         keys,

@@ -160,7 +160,7 @@ pub(crate) fn lines(popup: &Popup, inputs: &PopupInputs<'_>, width: usize) -> Ve
                 p.title,
             ));
             for (word, meaning) in STATUS_WORDS {
-                for (i, line) in text::wrap(meaning, width.saturating_sub(14))
+                for (i, line) in text::wrap(meaning.get(), width.saturating_sub(14))
                     .into_iter()
                     .enumerate()
                 {

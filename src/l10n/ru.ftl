@@ -63,7 +63,7 @@ cmd-help = эта справка
 help-filtering = Фильтр (/)
 help-status-words = Слова состояния операторов (цвет никогда не единственный признак)
 help-commands = Команды (после :)
-confirm-switch-from = Переключить движок из режима 
+confirm-switch-from = Переключить движок из режима{" "}
 confirm-switch-to = {" "}в режим{" "}
 confirm-lease = Lease { $lease }: { $words }
 confirm-switch-refused = Переключение отклонено: { $why }
@@ -124,7 +124,7 @@ header-last-command = {"  "}Последняя команда{" "}
 header-command-ok = { $command }: выполнено
 header-command-refused = { $command } отклонена: { $why }
 ## Table column headers (src/ui/view); condition and kind columns stay Latin.
-col-action = ДЕЙСТВИЕ
+col-action = ОПЕР.
 col-assessment = ОЦЕНКА
 col-avail = AVAIL
 col-completed = ЗАВЕРШЕНО
@@ -191,8 +191,8 @@ health-none = нет наблюдений о здоровье обновлени
 col-changes-path = ИЗМЕНЕНИЯ (путь: было → стало)
 ## Task graph (src/ui/view/tasks.rs)
 tasks-title = граф задач
-tasks-preview-failed = {" "}↳{" "}{ $marker } { $failed } (Enter: все задачи){" "}{" "}
-tasks-preview = {" "}↳{" "}{ $component } · { $state } · выполнено { $done }/{ $total } (Enter: задачи){" "}{" "}
+tasks-preview-failed = {" "}↳{" "}{ $marker } { $failed } (Enter: все задачи){" "}
+tasks-preview = {" "}↳{" "}{ $component } · { $state } · выполнено { $done }/{ $total } (Enter: задачи){" "}
 tasks-none = задач пока нет: движок ещё не загрузил полезную нагрузку релиза
 tasks-no-match = ни одна ячейка не подходит под фильтр «{ $filter }» (Esc сбрасывает его)
 ## Sync panel (src/ui/view/sync.rs)
@@ -232,7 +232,7 @@ view-too-small-short = мал: { $w }x{ $h }<{ $min_w }x{ $min_h }
 updates-service-title = {" "}служба обновлений{" "}
 updates-channel-none = не задан
 updates-release-lists = {"  "}(в релизе:{" "}{ $channels })
-updates-updating-from = { $current } (обновление с { $from }){"   "}{"   "}
+updates-updating-from = { $current } (обновление с { $from }){"   "}
 updates-label-release = Релиз
 updates-channel = Канал{" "}
 updates-not-reported = не сообщается
@@ -249,8 +249,8 @@ updates-none = обновления не предлагаются
 updates-none-why = обновления не предлагаются: причина выше
 updates-key-accept = {" "}·{" "}a принять риски
 updates-key-accept-gated = {" "}·{" "}a: нужен feature gate ClusterUpdateAcceptRisks
-updates-keys = {" "}{" "}{ $version } — Enter запросить{ $accept } · c канал · x сбросить{" "}{" "}
-updates-keys-none = {" "}{" "}c канал · x сбросить запрос{" "}{" "}
+updates-keys = {" "}{ $version } — Enter запросить{ $accept } · c канал · x сбросить{" "}
+updates-keys-none = {" "}c канал · x сбросить запрос{" "}
 updates-no-target = Цель не выбрана.
 updates-recommended-no-risk = Рекомендовано: служба обновлений не указывает рисков для этого обновления.
 updates-release-notes = Примечания к релизу{" "}
@@ -392,7 +392,7 @@ detail-at-ago = { $at } ({ $age } назад)
 ## Detail popups, continued
 detail-to-create-yaml = { $kind } { $object } к созданию (yaml)
 ## Updates model (src/ui/model/updates.rs)
-update-kind-recommended = рекомендовано
+update-kind-recommended = рекоменд.
 update-kind-conditional = условное
 recommended-yes = да
 recommended-no = нет
@@ -462,3 +462,11 @@ app-unknown-command = неизвестная команда «:{ $cmd }»; по�
 app-no-yaml = здесь нет объекта, который можно показать в YAML
 ## Dashboard start (src/ui/mod.rs)
 ui-needs-terminal = панели нужен терминал (stdin/stdout не TTY); для текстового вывода используйте `cvo status` или `cvo demo --headless`
+## Popup borders (src/ui/view/popup.rs)
+popup-hint-detail = {" "}j/k прокрутка · y yaml · Esc закрыть{" "}
+popup-hint-close = {" "}n закрыть{" "}
+popup-hint-confirm = {" "}y подтвердить · n отмена{" "}
+popup-hint-request-refused = {" "}j/k прокрутка · n закрыть{" "}
+popup-hint-request = {" "}y подтвердить · n отмена · j/k прокрутка{" "}
+popup-hint-channels = {" "}j/k выбор · Enter проверить · Esc отмена{" "}
+popup-hint-scroll = {" "}j/k прокрутка · Esc закрыть{" "}

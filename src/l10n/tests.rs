@@ -242,6 +242,52 @@ fn every_russian_text_formats_without_errors_and_is_not_english() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The spaces a text starts and ends with (`None` for an end that is a placeholder).
+fn edges(text: &str, placeholder_ends: bool) -> (Option<usize>, Option<usize>) {
+    let lead = text.len() - text.trim_start_matches(' ').len();
+    let trail = text.len() - text.trim_end_matches(' ').len();
+    let starts_open = placeholder_ends && text.starts_with('{') && !text.starts_with("{{");
+    let ends_open = placeholder_ends && text.ends_with('}') && !text.ends_with("}}");
+    (
+        (!starts_open).then_some(lead),
+        (!ends_open).then_some(trail),
+    )
+}
+
+/// Fluent trims a message's leading and trailing blanks: a Russian text that must keep them
+/// (a label followed by its value, a hint's separators) writes them as `{" "}`. The spaces a
+/// text starts and ends with are the same in both languages, so labels and values never run
+/// together.
+#[test]
+fn russian_texts_keep_the_spaces_around_the_english() {
+    let ru = super::russian();
+    let mut problems = Vec::new();
+    let mut seen = BTreeSet::new();
+    for u in code_uses() {
+        if !seen.insert(u.key.clone()) {
+            continue;
+        }
+        let Some(pattern) = ru.bundle.get_message(&u.key).and_then(|m| m.value()) else {
+            continue; // the other test names it
+        };
+        let mut args = fluent_bundle::FluentArgs::new();
+        for v in english_placeholders(&u.en) {
+            args.set(v, 2);
+        }
+        let mut errors = Vec::new();
+        let text = ru.bundle.format_pattern(pattern, Some(&args), &mut errors);
+        let (en_lead, en_trail) = edges(&u.en, u.formatted);
+        let (ru_lead, ru_trail) = edges(&text, false);
+        if en_lead.is_some_and(|n| Some(n) != ru_lead) || en_trail.is_some_and(|n| Some(n) != ru_trail) {
+            problems.push(format!(
+                "{}: key {}: English {:?}, Russian {:?}",
+                u.at, u.key, u.en, text
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 #[test]
 fn english_is_the_literal_and_russian_the_catalogue() {
     let n = 3usize;

@@ -124,7 +124,8 @@ fn russian() -> &'static Russian {
             Err((r, _errors)) => r,
         };
         let mut bundle = FluentBundle::new_concurrent(vec![
-            "ru".parse::<unic_langid::LanguageIdentifier>().unwrap_or_default(),
+            "ru".parse::<unic_langid::LanguageIdentifier>()
+                .unwrap_or_default(),
         ]);
         // Bidi isolation marks would be cells of disputed width in a terminal.
         bundle.set_use_isolating(false);

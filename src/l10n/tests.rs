@@ -76,9 +76,10 @@ fn uses_in(file: &Path, root: &Path, out: &mut Vec<Use>) {
             .trim_start()
             .strip_prefix(',')
             .unwrap_or_else(|| panic!("{at}: a comma after the key {key}"));
-        let rest = rest.trim_start().strip_prefix('"').unwrap_or_else(|| {
-            panic!("{at}: the English text of {key} must be a string literal")
-        });
+        let rest = rest
+            .trim_start()
+            .strip_prefix('"')
+            .unwrap_or_else(|| panic!("{at}: the English text of {key} must be a string literal"));
         let (en, _) = string_literal(rest).unwrap_or_else(|| panic!("{at}: English text"));
         out.push(Use {
             key,
@@ -248,10 +249,7 @@ fn edges(text: &str, placeholder_ends: bool) -> (Option<usize>, Option<usize>) {
     let trail = text.len() - text.trim_end_matches(' ').len();
     let starts_open = placeholder_ends && text.starts_with('{') && !text.starts_with("{{");
     let ends_open = placeholder_ends && text.ends_with('}') && !text.ends_with("}}");
-    (
-        (!starts_open).then_some(lead),
-        (!ends_open).then_some(trail),
-    )
+    ((!starts_open).then_some(lead), (!ends_open).then_some(trail))
 }
 
 /// Fluent trims a message's leading and trailing blanks: a Russian text that must keep them
@@ -332,12 +330,7 @@ fn russian_plural_forms_follow_the_number() {
 #[test]
 fn the_locale_environment_decides_in_posix_order() {
     let env = |pairs: &'static [(&'static str, &'static str)]| {
-        move |k: &str| {
-            pairs
-                .iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| (*v).to_owned())
-        }
+        move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned())
     };
     assert_eq!(Lang::from_locale_env(env(&[])), Lang::En);
     assert_eq!(Lang::from_locale_env(env(&[("LANG", "ru_RU.UTF-8")])), Lang::Ru);

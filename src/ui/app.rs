@@ -289,18 +289,22 @@ impl App {
                 ),
                 Level::Info,
             ),
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                (
-                    trf!("app-engine-busy", "engine busy: {text} not sent, try again", text = text),
-                    Level::Warn,
-                )
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => {
-                (
-                    trf!("app-engine-stopped", "engine stopped: {text} not sent", text = text),
-                    Level::Error,
-                )
-            }
+            Err(mpsc::error::TrySendError::Full(_)) => (
+                trf!(
+                    "app-engine-busy",
+                    "engine busy: {text} not sent, try again",
+                    text = text
+                ),
+                Level::Warn,
+            ),
+            Err(mpsc::error::TrySendError::Closed(_)) => (
+                trf!(
+                    "app-engine-stopped",
+                    "engine stopped: {text} not sent",
+                    text = text
+                ),
+                Level::Error,
+            ),
         });
     }
 

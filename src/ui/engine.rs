@@ -437,17 +437,15 @@ pub fn lease_words(l: &LeaseInfo, now: chrono::DateTime<chrono::Utc>, clock: &Cl
     match &l.holder {
         _ if l.read_at.is_none() => (tr!("lease-not-read", "not read yet").into(), Level::Unknown),
         Some(h) if l.ours => (trf!("lease-ours", "we hold it ({h})", h = h), Level::Ok),
-        Some(h) if l.alive && l.expires().is_none_or(|t| t >= wall_now) => {
-            (
-                trf!(
-                    "lease-held-alive",
-                    "held by {h} (alive, {renewed})",
-                    h = h,
-                    renewed = renewed
-                ),
-                Level::Warn,
-            )
-        }
+        Some(h) if l.alive && l.expires().is_none_or(|t| t >= wall_now) => (
+            trf!(
+                "lease-held-alive",
+                "held by {h} (alive, {renewed})",
+                h = h,
+                renewed = renewed
+            ),
+            Level::Warn,
+        ),
         Some(h) => (
             trf!(
                 "lease-held-expired",

@@ -255,7 +255,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('/')],
         "/",
-        txt!("keys-filter-the-table-text-inverts", "filter the table (!text inverts; see Filtering)"),
+        txt!(
+            "keys-filter-the-table-text-inverts",
+            "filter the table (!text inverts; see Filtering)"
+        ),
         txt!("keys-section-general", "General"),
         N,
         true,
@@ -264,7 +267,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c(':')],
         ":",
-        txt!("keys-command-co-cv-nodes-history", "command: :co :cv :nodes :history :health :updates :q"),
+        txt!(
+            "keys-command-co-cv-nodes-history",
+            "command: :co :cv :nodes :history :health :updates :q"
+        ),
         txt!("keys-section-general", "General"),
         N,
         true,
@@ -273,7 +279,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::Esc)],
         "Esc",
-        txt!("keys-back-close-popup-clear-filter", "back: close popup, clear filter"),
+        txt!(
+            "keys-back-close-popup-clear-filter",
+            "back: close popup, clear filter"
+        ),
         txt!("keys-section-general", "General"),
         N | P,
         false,
@@ -300,7 +309,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &DIGITS,
         "1-6",
-        txt!("keys-overview-operators-nodes-history-health", "overview, operators, nodes, history, health, updates"),
+        txt!(
+            "keys-overview-operators-nodes-history-health",
+            "overview, operators, nodes, history, health, updates"
+        ),
         txt!("keys-section-views", "Views"),
         N,
         false,
@@ -309,7 +321,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::Enter)],
         "Enter",
-        txt!("keys-details-of-the-row-updates", "details of the row (Updates: request it, asks first)"),
+        txt!(
+            "keys-details-of-the-row-updates",
+            "details of the row (Updates: request it, asks first)"
+        ),
         txt!("keys-section-views", "Views"),
         N | P,
         true,
@@ -327,7 +342,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('S')],
         "S",
-        txt!("keys-sort-by-severity-problems-first", "sort by severity (problems first) / back to API order"),
+        txt!(
+            "keys-sort-by-severity-problems-first",
+            "sort by severity (problems first) / back to API order"
+        ),
         txt!("keys-section-views", "Views"),
         N,
         false,
@@ -417,7 +435,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('c')],
         "c",
-        txt!("keys-change-the-channel-from-those", "change the channel, from those the release lists (asks first)"),
+        txt!(
+            "keys-change-the-channel-from-those",
+            "change the channel, from those the release lists (asks first)"
+        ),
         txt!("keys-section-updates", "Updates"),
         N,
         false,
@@ -426,7 +447,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('x')],
         "x",
-        txt!("keys-clear-the-requested-update-asks", "clear the requested update (asks first)"),
+        txt!(
+            "keys-clear-the-requested-update-asks",
+            "clear the requested update (asks first)"
+        ),
         txt!("keys-section-updates", "Updates"),
         N,
         false,
@@ -435,7 +459,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('a')],
         "a",
-        txt!("keys-accept-the-selected-update-s", "accept the selected update's risks (Updates; asks first)"),
+        txt!(
+            "keys-accept-the-selected-update-s",
+            "accept the selected update's risks (Updates; asks first)"
+        ),
         txt!("keys-section-updates", "Updates"),
         N,
         false,
@@ -444,7 +471,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('y'), k(KeyCode::Enter)],
         "y/Enter",
-        txt!("keys-confirm-switch-the-mode-write", "confirm: switch the mode, write the request"),
+        txt!(
+            "keys-confirm-switch-the-mode-write",
+            "confirm: switch the mode, write the request"
+        ),
         txt!("keys-section-confirm-popups", "Confirm popups"),
         C,
         true,
@@ -453,7 +483,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('n'), k(KeyCode::Esc), c('q')],
         "n/Esc",
-        txt!("keys-cancel-nothing-is-sent-or", "cancel: nothing is sent or written"),
+        txt!(
+            "keys-cancel-nothing-is-sent-or",
+            "cancel: nothing is sent or written"
+        ),
         txt!("keys-section-confirm-popups", "Confirm popups"),
         C,
         true,
@@ -462,7 +495,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     eb(
         &[c('7'), c('8')],
         "7-8",
-        txt!("keys-task-graph-run-levels-components", "task graph (run levels × components), drift"),
+        txt!(
+            "keys-task-graph-run-levels-components",
+            "task graph (run levels × components), drift"
+        ),
         N,
         false,
         KeyAction::GotoTab,
@@ -470,7 +506,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     eb(
         &[c('m')],
         "m",
-        txt!("keys-switch-watch-only-active-apply", "switch watch-only ↔ active-apply (asks first)"),
+        txt!(
+            "keys-switch-watch-only-active-apply",
+            "switch watch-only ↔ active-apply (asks first)"
+        ),
         N,
         true,
         KeyAction::SwitchMode,
@@ -478,7 +517,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     eb(
         &[c('r')],
         "r",
-        txt!("keys-reconcile-now-ask-the-engine", "reconcile now: ask the engine for an apply pass"),
+        txt!(
+            "keys-reconcile-now-ask-the-engine",
+            "reconcile now: ask the engine for an apply pass"
+        ),
         N,
         false,
         KeyAction::ReconcileNow,
@@ -486,7 +528,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     eb(
         &[c('e')],
         "e",
-        txt!("keys-show-hide-the-engine-event", "show / hide the engine event log"),
+        txt!(
+            "keys-show-hide-the-engine-event",
+            "show / hide the engine event log"
+        ),
         N,
         true,
         KeyAction::ToggleLog,
@@ -527,7 +572,10 @@ pub const COMMANDS: &[(&[&str], Text)] = &[
         txt!("cmd-nodes", "pools and nodes"),
     ),
     (&["history", "hist"], txt!("cmd-history", "update history")),
-    (&["health", "insights"], txt!("cmd-health", "update-health insights")),
+    (
+        &["health", "insights"],
+        txt!("cmd-health", "update-health insights"),
+    ),
     (
         &["updates", "upgrade", "up"],
         txt!("cmd-updates", "update targets, channel and requests"),

@@ -226,7 +226,10 @@ pub(crate) fn lines(popup: &Popup, inputs: &PopupInputs<'_>, width: usize) -> Ve
         }
         PopupKind::Confirm(to) => {
             let from = attached.map(|e| e.snap.mode);
-            let mut head = vec![Span::styled(tr!("confirm-switch-from", "Switch the engine from "), p.text)];
+            let mut head = vec![Span::styled(
+                tr!("confirm-switch-from", "Switch the engine from "),
+                p.text,
+            )];
             if let Some(f) = from {
                 head.push(Span::styled(engine::mode_word(f), p.mode(f)));
                 head.push(Span::styled(tr!("confirm-switch-to", " to "), p.text));
@@ -244,7 +247,12 @@ pub(crate) fn lines(popup: &Popup, inputs: &PopupInputs<'_>, width: usize) -> Ve
                 // Judged at the snapshot's time (rendering reads no clock).
                 let (words, level) = engine::lease_words(l, at, clock);
                 for w in text::wrap(
-                    &trf!("confirm-lease", "Lease {lease}: {words}", lease = l.lease, words = words),
+                    &trf!(
+                        "confirm-lease",
+                        "Lease {lease}: {words}",
+                        lease = l.lease,
+                        words = words
+                    ),
                     width,
                 ) {
                     out.push(Line::styled(w, p.level(level)));
@@ -253,7 +261,11 @@ pub(crate) fn lines(popup: &Popup, inputs: &PopupInputs<'_>, width: usize) -> Ve
             let refusal = inputs.refusal(popup);
             if let Some(why) = &refusal {
                 for w in text::wrap(
-                    &trf!("confirm-switch-refused", "The switch is refused: {why}", why = why),
+                    &trf!(
+                        "confirm-switch-refused",
+                        "The switch is refused: {why}",
+                        why = why
+                    ),
                     width,
                 ) {
                     out.push(Line::styled(w, p.err));
@@ -327,7 +339,10 @@ fn request_lines(v: &RequestView, target: &str, p: &Palette, width: usize, out: 
     target_line(target, p, width, out);
     out.push(Line::default());
     if v.writes.is_empty() {
-        out.push(Line::styled(tr!("request-writes-nothing", "Writes nothing."), p.title));
+        out.push(Line::styled(
+            tr!("request-writes-nothing", "Writes nothing."),
+            p.title,
+        ));
     } else {
         out.push(Line::styled(
             tr!(
@@ -342,7 +357,10 @@ fn request_lines(v: &RequestView, target: &str, p: &Palette, width: usize, out: 
     }
     if !v.verdicts.is_empty() {
         out.push(Line::default());
-        out.push(Line::styled(tr!("request-preconditions", "Preconditions"), p.title));
+        out.push(Line::styled(
+            tr!("request-preconditions", "Preconditions"),
+            p.title,
+        ));
         for (level, line) in &v.verdicts {
             let mark = match level {
                 Level::Ok => "✓ ",
@@ -384,7 +402,12 @@ fn request_lines(v: &RequestView, target: &str, p: &Palette, width: usize, out: 
     out.push(Line::default());
     match &v.refusal {
         Some(why) => {
-            wrapped(&trf!("request-refused", "Refused: {why}", why = why), 0, p.err, out);
+            wrapped(
+                &trf!("request-refused", "Refused: {why}", why = why),
+                0,
+                p.err,
+                out,
+            );
             out.push(Line::from(vec![
                 Span::styled("n/Esc", p.key),
                 Span::styled(tr!("request-close", " close (nothing is written)"), p.text),

@@ -1,8 +1,8 @@
 //! The engine keys: `m` (the mode switch, with the CVO Lease shown first), and why an engine
 //! key cannot act (no engine attached) instead of silence.
 
-use crate::l10n::{tr, trf};
 use super::{App, Popup, PopupKind};
+use crate::l10n::{tr, trf};
 use crate::{
     reconcile::api::{Command, EngineMode},
     ui::{engine, keys, theme::Level},

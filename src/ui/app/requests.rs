@@ -3,8 +3,8 @@
 //! what a confirmed request sends (one [`Command::Request`]); what the popups read
 //! besides the popup (the cluster a confirmation acts on, why it cannot be confirmed).
 
-use crate::l10n::{tr, trf};
 use super::{App, Popup, PopupKind, Tab};
+use crate::l10n::{tr, trf};
 use crate::{
     reconcile::api::Command,
     ui::{

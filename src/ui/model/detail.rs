@@ -171,10 +171,26 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
         Tab::Overview => {
             let c = d.conditions.get(i)?;
             l.push(DetailLine::new(tr!("detail-type", "Type"), &c.type_, Level::Info));
-            l.push(DetailLine::new(tr!("detail-status", "Status"), c.status.as_str(), c.level));
-            l.push(DetailLine::new(tr!("detail-reason", "Reason"), &c.reason, Level::Info));
-            l.push(DetailLine::new(tr!("detail-since", "Since"), since(c.since, now), Level::Info));
-            l.push(DetailLine::new(tr!("detail-message", "Message"), &c.message, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-status", "Status"),
+                c.status.as_str(),
+                c.level,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-reason", "Reason"),
+                &c.reason,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-since", "Since"),
+                since(c.since, now),
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-message", "Message"),
+                &c.message,
+                Level::Info,
+            ));
             trf!(
                 "detail-title-condition",
                 "clusterversion condition {condition}",
@@ -188,7 +204,11 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
                 .cluster_operators
                 .iter()
                 .find(|c| c.name() == row.name)?;
-            l.push(DetailLine::new(tr!("detail-name", "Name"), &row.name, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-name", "Name"),
+                &row.name,
+                Level::Info,
+            ));
             let status = format!(
                 "{} ({}): {}",
                 row.status,
@@ -222,7 +242,10 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
             for v in &co.status.versions {
                 l.push(DetailLine::new(&v.name, &v.version, Level::Info));
             }
-            l.push(DetailLine::heading(tr!("detail-head-related-objects", "Related objects")));
+            l.push(DetailLine::heading(tr!(
+                "detail-head-related-objects",
+                "Related objects"
+            )));
             for r in &co.status.related_objects {
                 let kind = if r.group.is_empty() {
                     r.resource.clone()
@@ -241,18 +264,41 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
             let n = d.nodes.get(i)?;
             l.push(DetailLine::new(tr!("detail-name", "Name"), &n.name, Level::Info));
             l.push(DetailLine::new(tr!("detail-pool", "Pool"), &n.pool, Level::Info));
-            l.push(DetailLine::new(tr!("detail-assessment", "Assessment"), &n.assessment, n.level));
-            l.push(DetailLine::new(tr!("detail-phase", "Phase"), &n.phase, Level::Info));
-            l.push(DetailLine::new(tr!("detail-version", "Version"), &n.version, Level::Info));
-            l.push(DetailLine::new(tr!("detail-estimate", "Estimate"), &n.estimate, Level::Info));
-            l.push(DetailLine::new(tr!("detail-message", "Message"), &n.message, n.level));
+            l.push(DetailLine::new(
+                tr!("detail-assessment", "Assessment"),
+                &n.assessment,
+                n.level,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-phase", "Phase"),
+                &n.phase,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-version", "Version"),
+                &n.version,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-estimate", "Estimate"),
+                &n.estimate,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-message", "Message"),
+                &n.message,
+                n.level,
+            ));
             if let Some(node) = src
                 .state
                 .nodes
                 .iter()
                 .find(|x| x.metadata.name.as_deref() == Some(&n.name))
             {
-                l.push(DetailLine::heading(tr!("detail-head-machine-config-annotations", "Machine config annotations")));
+                l.push(DetailLine::heading(tr!(
+                    "detail-head-machine-config-annotations",
+                    "Machine config annotations"
+                )));
                 for (k, v) in node.metadata.annotations.iter().flatten() {
                     if let Some(short) = k.strip_prefix(super::MCO_PREFIX) {
                         l.push(DetailLine::new(short, v, Level::Info));
@@ -274,7 +320,11 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
         }
         Tab::History => {
             let h = d.history.get(i)?;
-            l.push(DetailLine::new(tr!("detail-version", "Version"), &h.version, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-version", "Version"),
+                &h.version,
+                Level::Info,
+            ));
             l.push(DetailLine::new(tr!("detail-state", "State"), h.state, h.level));
             l.push(DetailLine::new(
                 tr!("detail-started", "Started"),
@@ -298,9 +348,17 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
                 super::rows::verified_words(h, src.engine).1,
                 Level::Info,
             ));
-            l.push(DetailLine::new(tr!("detail-image", "Image"), &h.image, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-image", "Image"),
+                &h.image,
+                Level::Info,
+            ));
             if !h.accepted_risks.is_empty() {
-                l.push(DetailLine::new(tr!("detail-accepted-risks", "Accepted risks"), &h.accepted_risks, Level::Warn));
+                l.push(DetailLine::new(
+                    tr!("detail-accepted-risks", "Accepted risks"),
+                    &h.accepted_risks,
+                    Level::Warn,
+                ));
             }
             format!(
                 "{} {}",
@@ -314,7 +372,11 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
         }
         Tab::Health => {
             let ins = d.insights.get(i)?;
-            l.push(DetailLine::new(tr!("detail-message", "Message"), &ins.message, ins.level));
+            l.push(DetailLine::new(
+                tr!("detail-message", "Message"),
+                &ins.message,
+                ins.level,
+            ));
             let since_v = match &ins.since_text {
                 Some(t) if ins.since.is_some() => {
                     trf!(
@@ -326,18 +388,38 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
                 }
                 _ => since(ins.since, now),
             };
-            l.push(DetailLine::new(tr!("detail-since", "Since"), since_v, Level::Info));
-            l.push(DetailLine::new(tr!("detail-level", "Level"), &ins.level_word, ins.level));
-            l.push(DetailLine::new(tr!("detail-impact", "Impact"), &ins.impact, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-since", "Since"),
+                since_v,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-level", "Level"),
+                &ins.level_word,
+                ins.level,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-impact", "Impact"),
+                &ins.impact,
+                Level::Info,
+            ));
             if !ins.reference.is_empty() {
-                l.push(DetailLine::new(tr!("detail-reference", "Reference"), &ins.reference, Level::Info));
+                l.push(DetailLine::new(
+                    tr!("detail-reference", "Reference"),
+                    &ins.reference,
+                    Level::Info,
+                ));
             }
             l.push(DetailLine::new(
                 tr!("detail-resources", "Resources"),
                 ins.resources.join("\n"),
                 Level::Info,
             ));
-            l.push(DetailLine::new(tr!("detail-description", "Description"), &ins.description, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-description", "Description"),
+                &ins.description,
+                Level::Info,
+            ));
             tr!("detail-title-insight", "update health insight").into()
         }
         Tab::Updates => return None,
@@ -350,8 +432,16 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
                 engine::level_label(cell.level),
                 Level::Info,
             ));
-            l.push(DetailLine::new(tr!("detail-component", "Component"), &cell.component, Level::Info));
-            l.push(DetailLine::new(tr!("detail-state", "State"), cell.state.word(), lvl));
+            l.push(DetailLine::new(
+                tr!("detail-component", "Component"),
+                &cell.component,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-state", "State"),
+                cell.state.word(),
+                lvl,
+            ));
             l.push(DetailLine::new(
                 tr!("detail-tasks", "Tasks"),
                 trf!(
@@ -414,12 +504,31 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
         Tab::Drift => {
             let e = src.engine?;
             let row = e.drift.get(i)?;
-            l.push(DetailLine::new(tr!("detail-action", "Action"), row.action, row.level));
-            l.push(DetailLine::new(tr!("detail-kind", "Kind"), &row.kind, Level::Info));
-            l.push(DetailLine::new(tr!("detail-object", "Object"), &row.object, Level::Info));
-            l.push(DetailLine::new(tr!("detail-task", "Task"), &row.task, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-action", "Action"),
+                row.action,
+                row.level,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-kind", "Kind"),
+                &row.kind,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-object", "Object"),
+                &row.object,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-task", "Task"),
+                &row.task,
+                Level::Info,
+            ));
             if !row.changes.is_empty() {
-                l.push(DetailLine::heading(tr!("detail-head-field-changes-path-old-new", "Field changes (path: old → new)")));
+                l.push(DetailLine::heading(tr!(
+                    "detail-head-field-changes-path-old-new",
+                    "Field changes (path: old → new)"
+                )));
                 for (n, (path, old, new)) in row.changes.iter().enumerate() {
                     l.push(DetailLine::new(
                         (n + 1).to_string(),

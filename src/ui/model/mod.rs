@@ -373,12 +373,33 @@ fn history_rows(cv: &ClusterVersion) -> Vec<HistoryRow> {
 
 /// The operator status words, with what they mean (help legend and detail popup).
 pub const STATUS_WORDS: [(&str, Text); 7] = [
-    ("OK", txt!("status-word-ok", "available, not degraded, at the target version")),
+    (
+        "OK",
+        txt!("status-word-ok", "available, not degraded, at the target version"),
+    ),
     ("PROG", txt!("status-word-prog", "progressing (Progressing=True)")),
-    ("PEND", txt!("status-word-pend", "not at the target version yet, not progressing: waiting")),
-    ("DEGR", txt!("status-word-degr", "degraded (Degraded=True), still available")),
-    ("UNAV", txt!("status-word-unav", "not available (Available=False or missing)")),
-    ("NOUP", txt!("status-word-noup", "Upgradeable=False: blocks the next minor update")),
+    (
+        "PEND",
+        txt!(
+            "status-word-pend",
+            "not at the target version yet, not progressing: waiting"
+        ),
+    ),
+    (
+        "DEGR",
+        txt!("status-word-degr", "degraded (Degraded=True), still available"),
+    ),
+    (
+        "UNAV",
+        txt!("status-word-unav", "not available (Available=False or missing)"),
+    ),
+    (
+        "NOUP",
+        txt!(
+            "status-word-noup",
+            "Upgradeable=False: blocks the next minor update"
+        ),
+    ),
     ("UNKN", txt!("status-word-unkn", "conditions missing or Unknown")),
 ];
 
@@ -444,7 +465,11 @@ fn operator_row(o: &OperatorState) -> OperatorRow {
 pub(crate) fn operator_health(h: &OperatorHealth) -> String {
     let mut s = trf!("health-healthy", "{n} healthy", n = h.healthy);
     if h.unavailable > 0 {
-        s.push_str(&trf!("health-unavailable", ", {n} unavailable", n = h.unavailable));
+        s.push_str(&trf!(
+            "health-unavailable",
+            ", {n} unavailable",
+            n = h.unavailable
+        ));
     }
     if h.degraded > 0 {
         s.push_str(&trf!("health-degraded", ", {n} degraded", n = h.degraded));
@@ -535,15 +560,13 @@ fn headline(h: &assess::overview::Headline) -> Headline {
             cond_detail(condition),
             progress(p),
         ),
-        H::Progressing { condition } => {
-            line(
-                tr!("headline-update", "Update"),
-                "Progressing",
-                Level::Warn,
-                cond_detail(condition),
-                None,
-            )
-        }
+        H::Progressing { condition } => line(
+            tr!("headline-update", "Update"),
+            "Progressing",
+            Level::Warn,
+            cond_detail(condition),
+            None,
+        ),
         H::UpToDate {
             not_upgradeable: Some(u),
             ..

@@ -409,13 +409,10 @@ impl UpdatesModel {
             ));
         }
         let mut line = if parts.is_empty() {
-            let why = self
-                .notes
-                .first()
-                .map_or_else(
-                    || tr!("updates-summary-none-offered", "none offered").to_string(),
-                    |(n, _)| n.clone(),
-                );
+            let why = self.notes.first().map_or_else(
+                || tr!("updates-summary-none-offered", "none offered").to_string(),
+                |(n, _)| n.clone(),
+            );
             trf!("updates-summary-none", "Updates (6): none. {why}", why = why)
         } else {
             trf!(
@@ -426,7 +423,11 @@ impl UpdatesModel {
         };
         if let Some((v, i)) = &self.requested {
             let what = if v.is_empty() { i } else { v };
-            line.push_str(&trf!("updates-summary-requested", " · requested {what}", what = what));
+            line.push_str(&trf!(
+                "updates-summary-requested",
+                " · requested {what}",
+                what = what
+            ));
         }
         let level = if parts.is_empty() {
             self.notes.first().map_or(Level::Info, |(_, l)| *l)

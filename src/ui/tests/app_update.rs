@@ -25,7 +25,11 @@ fn help_is_generated_from_the_key_registry() {
     let text = screen_text(draw(&app).backend().buffer()).join("\n");
     for b in crate::ui::keys::BINDINGS {
         if b.engine_only {
-            assert!(!text.contains(b.desc.en), "no engine, no engine key: {}", b.desc.en);
+            assert!(
+                !text.contains(b.desc.en),
+                "no engine, no engine key: {}",
+                b.desc.en
+            );
             continue;
         }
         assert!(text.contains(b.label), "help lists {}", b.label);

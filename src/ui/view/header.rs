@@ -49,7 +49,10 @@ pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     let mut v = vec![(tr!("header-version", "Version ").to_string(), p.muted)];
     match &d.current_version {
         Some(c) => v.push((c.clone(), p.text.add_modifier(Modifier::BOLD))),
-        None if d.no_data => v.push((tr!("header-version-unknown", "unknown (no data yet)").into(), p.warn)),
+        None if d.no_data => v.push((
+            tr!("header-version-unknown", "unknown (no data yet)").into(),
+            p.warn,
+        )),
         None => v.push((tr!("header-no-completed", "no completed update").into(), p.warn)),
     }
     v.push((tr!("header-target", "  Target ").into(), p.muted));
@@ -128,7 +131,9 @@ pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
 /// ` │ registry 127.0.0.1:5000` (or ` │ embedded releases`) in the demo.
 fn sim_clock(app: &App) -> String {
     let clock = match app.clock.speed() {
-        Some(s) if app.follows_clock() => trf!("header-sim-clock", " │ simulated clock ×{s}", s = s.to_string()),
+        Some(s) if app.follows_clock() => {
+            trf!("header-sim-clock", " │ simulated clock ×{s}", s = s.to_string())
+        }
         _ => String::new(),
     };
     match &app.release_source {
@@ -171,7 +176,10 @@ fn engine_line(app: &App, e: &engine::EngineModel, w: usize) -> Line<'static> {
         (None, false) => v.push((tr!("header-lease-none", "none").into(), p.muted)),
     }
     if let Some(pull) = &s.payload_pull {
-        v.extend([(tr!("header-pulling", "  Pulling ").into(), p.muted), (pull.describe(), p.warn)]);
+        v.extend([
+            (tr!("header-pulling", "  Pulling ").into(), p.muted),
+            (pull.describe(), p.warn),
+        ]);
     }
     if let Some(err) = &s.last_error {
         v.push((tr!("header-error", "  Error ").into(), p.muted));
@@ -179,7 +187,10 @@ fn engine_line(app: &App, e: &engine::EngineModel, w: usize) -> Line<'static> {
     } else if let Some(c) = &s.last_command {
         v.push((tr!("header-last-command", "  Last command ").into(), p.muted));
         match &c.result {
-            Ok(m) if m.is_empty() => v.push((trf!("header-command-ok", "{command}: ok", command = c.command), p.ok)),
+            Ok(m) if m.is_empty() => v.push((
+                trf!("header-command-ok", "{command}: ok", command = c.command),
+                p.ok,
+            )),
             Ok(m) => v.push((format!("{}: {}", c.command, text::one_line(m)), p.ok)),
             Err(why) => v.push((
                 trf!(

@@ -18,11 +18,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     let events = &e.snap.events;
     let block = Block::bordered().border_style(p.border).title(Line::styled(
         text::fit(
-            &trf!(
-                "log-title",
-                " engine events[{n}] (e hides) ",
-                n = events.len()
-            ),
+            &trf!("log-title", " engine events[{n}] (e hides) ", n = events.len()),
             usize::from(area.width.saturating_sub(4)),
         ),
         p.title,

@@ -126,7 +126,10 @@ fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
     let d = &app.dash;
     let block = super::widgets::panel(layout::compact(app.size.1))
         .border_style(p.border)
-        .title(Line::styled(tr!("overview-control-plane", " control plane "), p.title));
+        .title(Line::styled(
+            tr!("overview-control-plane", " control plane "),
+            p.title,
+        ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.height == 0 {

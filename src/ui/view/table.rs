@@ -322,7 +322,11 @@ mod tests {
 
     #[test]
     fn columns_fit_and_hide_in_order() {
-        let cols = [col(Text::new("", "A"), 4, 10).key(), col(Text::new("", "B"), 5, 5).hide(1), fill(Text::new("", "MSG"), 10)];
+        let cols = [
+            col(Text::new("", "A"), 4, 10).key(),
+            col(Text::new("", "B"), 5, 5).hide(1),
+            fill(Text::new("", "MSG"), 10),
+        ];
         // Wide: key column full, B full, the rest to the message.
         let w = column_widths(&cols, &[8, 5, 50], 40);
         assert_eq!(w, vec![Some(8), Some(5), Some(25)]);

@@ -75,11 +75,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     let w = usize::from(inner.width);
     if visible.is_empty() {
         let msg = if e.cells.is_empty() {
-            tr!(
-                "tasks-none",
-                "no tasks yet: the engine has not loaded a payload"
-            )
-            .to_string()
+            tr!("tasks-none", "no tasks yet: the engine has not loaded a payload").to_string()
         } else {
             trf!(
                 "tasks-no-match",

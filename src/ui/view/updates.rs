@@ -2,8 +2,8 @@
 //! and why there is nothing to offer), the targets table, and the selected target's risks in
 //! full (name, message, URL).
 
-use crate::l10n::{tr, trf};
 use crate::l10n::txt;
+use crate::l10n::{tr, trf};
 use ratatui::{
     Frame,
     layout::Rect,
@@ -34,9 +34,10 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
 fn render_summary(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let u = &app.dash.updates;
-    let block = Block::bordered()
-        .border_style(p.border)
-        .title(Line::styled(tr!("updates-service-title", " update service "), p.title));
+    let block = Block::bordered().border_style(p.border).title(Line::styled(
+        tr!("updates-service-title", " update service "),
+        p.title,
+    ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let w = usize::from(inner.width);
@@ -110,7 +111,9 @@ fn render_summary(app: &App, frame: &mut Frame, area: Rect) {
             )
         }
         Some(url) => url,
-        None if u.upstream.is_empty() => tr!("updates-default-service", "the default update service").to_string(),
+        None if u.upstream.is_empty() => {
+            tr!("updates-default-service", "the default update service").to_string()
+        }
         None => u.upstream.clone(),
     };
     lines.push(fit_spans(
@@ -132,7 +135,10 @@ fn render_summary(app: &App, frame: &mut Frame, area: Rect) {
     };
     let mut req = vec![label(tr!("updates-label-requested", "Requested")), requested];
     if !u.accepted.is_empty() {
-        req.push((tr!("updates-accepted-risks", "   accepted risks ").into(), p.muted));
+        req.push((
+            tr!("updates-accepted-risks", "   accepted risks ").into(),
+            p.muted,
+        ));
         req.push((u.accepted.join(", "), p.warn));
     }
     lines.push(fit_spans(req, w));
@@ -253,7 +259,10 @@ fn render_risks(app: &App, frame: &mut Frame, area: Rect) {
     let w = usize::from(inner.width).max(8);
     let mut lines: Vec<Line> = Vec::new();
     match row {
-        None => lines.push(Line::styled(tr!("updates-no-target", "No target selected."), p.muted)),
+        None => lines.push(Line::styled(
+            tr!("updates-no-target", "No target selected."),
+            p.muted,
+        )),
         Some(r) if r.kind == UpdateKind::Recommended => {
             lines.push(Line::styled(
                 tr!(

@@ -1,0 +1,93 @@
+//! The language of the commands (issue 32): a Russian locale leaves `cvo status` and `cvo
+//! upgrade` in oc's English byte for byte (scripts parse them), `--lang` is checked, and the
+//! locale variables decide the other commands' own messages in POSIX order (LC_ALL, then
+//! LC_MESSAGES, then LANG).
+
+use std::process::Command;
+
+/// Runs cvo with `args` and exactly the locale variables `env` (the others removed); returns
+/// (exit code, stdout, stderr).
+fn cvo_in(env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cvo"));
+    cmd.args(args)
+        .env_remove("KUBECONFIG")
+        .env("RUST_LOG", "off")
+        .stdin(std::process::Stdio::null());
+    for k in ["LC_ALL", "LC_MESSAGES", "LANG", "CVO_LANG"] {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("cvo runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn demo_cluster() -> String {
+    format!("{}/assets/demo-cluster", env!("CARGO_MANIFEST_DIR"))
+}
+
+const RU: &[(&str, &str)] = &[("LANG", "ru_RU.UTF-8")];
+const ALL_RU: &[(&str, &str)] = &[("LC_ALL", "ru_RU.UTF-8")];
+
+#[test]
+fn a_russian_locale_leaves_status_and_upgrade_in_ocs_english() {
+    let from = demo_cluster();
+    for args in [
+        vec!["status", "--from", &from],
+        vec!["status", "--from", &from, "--details", "all"],
+        vec!["upgrade", "--from", &from],
+        vec!["upgrade", "recommend", "--from", &from],
+    ] {
+        let english = cvo_in(&[], &args);
+        assert!(!english.1.is_empty(), "{args:?} printed nothing: {english:?}");
+        for env in [RU, ALL_RU] {
+            assert_eq!(cvo_in(env, &args), english, "{args:?} under {env:?}");
+        }
+    }
+}
+
+#[test]
+fn lang_takes_en_or_ru_and_names_a_bad_value() {
+    let (code, _, err) = cvo_in(&[], &["--lang", "de", "status"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown language \"de\""), "{err}");
+    let (code, _, err) = cvo_in(&[("CVO_LANG", "xx")], &["status", "--from", &demo_cluster()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("\"xx\""), "{err}");
+}
+
+/// The dashboard's refusal without a terminal is a message of cvo's own: Russian under a
+/// Russian locale, English when a variable of higher rank says otherwise or `--lang en`.
+#[test]
+fn the_locale_variables_decide_the_dashboards_own_messages_in_posix_order() {
+    let from = demo_cluster();
+    let args = ["--from", from.as_str()];
+    let russian = "панели нужен терминал";
+    let english = "the dashboard needs a terminal";
+    for (env, want) in [
+        (&[][..], english),
+        (RU, russian),
+        (&[("LANG", "ru_RU.UTF-8"), ("LC_MESSAGES", "C")][..], english),
+        (&[("LANG", "C"), ("LC_MESSAGES", "ru_RU.UTF-8")][..], russian),
+        (&[("LC_MESSAGES", "ru_RU.UTF-8"), ("LC_ALL", "en_US.UTF-8")][..], english),
+        (&[("LC_ALL", ""), ("LANG", "ru_RU.UTF-8")][..], russian),
+        (&[("CVO_LANG", "ru")][..], russian),
+    ] {
+        let (code, _, err) = cvo_in(env, &args);
+        assert_ne!(code, 0, "{env:?}: {err}");
+        assert!(err.contains(want), "{env:?}: {err}");
+    }
+    let mut with_flag = vec!["--lang", "en"];
+    with_flag.extend(args);
+    let (_, _, err) = cvo_in(RU, &with_flag);
+    assert!(err.contains(english), "--lang en under LANG=ru: {err}");
+    let mut with_flag = vec!["--lang", "ru"];
+    with_flag.extend(args);
+    let (_, _, err) = cvo_in(&[], &with_flag);
+    assert!(err.contains(russian), "--lang ru: {err}");
+}

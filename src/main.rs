@@ -23,17 +23,8 @@ struct Cli {
         help_heading = "Logging (global)"
     )]
     verbosity: Option<u8>,
-    /// The language of cvo's own words: en or ru (default: from LC_ALL, LC_MESSAGES, LANG;
-    /// `cvo status` and `cvo upgrade` stay English unless this is given).
-    #[arg(
-        long,
-        value_name = "LANG",
-        env = "CVO_LANG",
-        global = true,
-        value_parser = cvo::cli::lang::parse,
-        help_heading = "Language (global)"
-    )]
-    lang: Option<cvo::cli::lang::Lang>,
+    #[command(flatten)]
+    lang: cvo::cli::lang::LangArgs,
     #[cfg(feature = "tui")]
     #[command(flatten)]
     tui: args::TuiArgs,
@@ -168,8 +159,7 @@ fn main() -> ExitCode {
         eprintln!("cvo: no command given; try `cvo status` or `cvo --help`");
         return ExitCode::from(cvo::cli::EXIT_USAGE);
     };
-    cvo::set_command_name(cmd.name());
-    cvo::cli::lang::choose(cli.lang, cmd.name());
+    cvo::cli::begin(cmd.name(), cli.lang.lang);
     let result = cvo::cli::logging::init(cmd.log_sink()).and_then(|_log| dispatch(cmd));
     match result {
         Ok(code) => code,

@@ -74,7 +74,10 @@ fn the_locale_variables_decide_the_dashboards_own_messages_in_posix_order() {
         (RU, russian),
         (&[("LANG", "ru_RU.UTF-8"), ("LC_MESSAGES", "C")][..], english),
         (&[("LANG", "C"), ("LC_MESSAGES", "ru_RU.UTF-8")][..], russian),
-        (&[("LC_MESSAGES", "ru_RU.UTF-8"), ("LC_ALL", "en_US.UTF-8")][..], english),
+        (
+            &[("LC_MESSAGES", "ru_RU.UTF-8"), ("LC_ALL", "en_US.UTF-8")][..],
+            english,
+        ),
         (&[("LC_ALL", ""), ("LANG", "ru_RU.UTF-8")][..], russian),
         (&[("CVO_LANG", "ru")][..], russian),
     ] {

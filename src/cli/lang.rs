@@ -6,6 +6,22 @@
 
 pub use crate::l10n::Lang;
 
+/// The global `--lang` flag (flattened into the top-level command line).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LangArgs {
+    /// The language of cvo's own words: en or ru (default: from LC_ALL, LC_MESSAGES, LANG;
+    /// `cvo status` and `cvo upgrade` stay English unless this is given).
+    #[arg(
+        long,
+        value_name = "LANG",
+        env = "CVO_LANG",
+        global = true,
+        value_parser = parse,
+        help_heading = "Language (global)"
+    )]
+    pub lang: Option<Lang>,
+}
+
 /// clap's parser of `--lang`: `en` or `ru`; the error names the value.
 pub fn parse(s: &str) -> Result<Lang, String> {
     Lang::parse(s)

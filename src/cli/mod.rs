@@ -53,6 +53,15 @@ pub const VERSION: &str = concat!(
     ")"
 );
 
+/// What a run of `command` (its name: `status`, `upgrade`, `tui`, ...) sets before it starts:
+/// the name the User-Agent gives ([`crate::set_command_name`]) and the language of cvo's own
+/// words ([`lang::choose`]: `lang` from `--lang`, else the locale, English for `status` and
+/// `upgrade`).
+pub fn begin(command: &'static str, lang: Option<lang::Lang>) {
+    crate::set_command_name(command);
+    lang::choose(lang, command);
+}
+
 /// Exit code of a usage error: bad flags or flag values.
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code of any other failure.

@@ -360,7 +360,7 @@ fn lang_values_parse_and_others_are_errors() {
     assert_eq!(Lang::parse("RU"), Ok(Lang::Ru));
     assert_eq!(Lang::parse("ru_RU.UTF-8"), Ok(Lang::Ru));
     assert_eq!(Lang::parse("en"), Ok(Lang::En));
-    assert!(Lang::parse("de").unwrap_err().contains("\"de\""));
+    assert!(Lang::parse("de").expect_err("de").contains("\"de\""));
     assert!(Lang::parse("rus").is_err());
     assert!(Lang::parse("").is_err());
 }

@@ -260,11 +260,13 @@ macro_rules! tr {
 pub(crate) use tr;
 
 /// `txt!("key", "English")`: a [`Text`], usable in `const` items.
+#[cfg_attr(not(feature = "tui"), allow(unused_macros))]
 macro_rules! txt {
     ($key:literal, $en:literal $(,)?) => {
         $crate::l10n::Text::new($key, $en)
     };
 }
+#[cfg_attr(not(feature = "tui"), allow(unused_imports))]
 pub(crate) use txt;
 
 /// `trf!("key", "English {name}", name = value, ...)`: a `String` in the current language.

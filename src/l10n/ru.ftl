@@ -470,3 +470,19 @@ popup-hint-request-refused = {" "}j/k прокрутка · n закрыть{" "
 popup-hint-request = {" "}y подтвердить · n отмена · j/k прокрутка{" "}
 popup-hint-channels = {" "}j/k выбор · Enter проверить · Esc отмена{" "}
 popup-hint-scroll = {" "}j/k прокрутка · Esc закрыть{" "}
+## cvo demo --headless (src/cli/demo.rs): its own progress lines (the level tags stay)
+demo-start = демо: кластер на версии { $from }, скорость { $speed } (время по модельным часам), полезные нагрузки релизов в { $dir }
+demo-run-level = , уровень запуска { $l }
+demo-progress = ход
+demo-completed = обновление до { $target } Completed
+demo-failing = обновление не проходит: { $r }
+demo-engine-stopped = движок остановился
+demo-interrupted = прервано
+demo-timeout = время ожидания истекло через { $secs } с: выполнено { $done }/{ $total }, состояние { $state }
+## Usage errors of the commands (src/cli/run.rs)
+usage-watch-from = -w: файлы --from не меняются; для наблюдения нужен кластер
+usage-speed = --speed { $s }: должно быть положительным числом
+usage-until-complete = --until-complete требует --headless
+usage-image-or-payload = укажите одно из: --to-image PULLSPEC или --payload DIR
+## Connection flags (src/cli/source.rs)
+usage-now = --now { $s }: не время в формате RFC 3339 ({ $e })

@@ -94,3 +94,20 @@ fn the_locale_variables_decide_the_dashboards_own_messages_in_posix_order() {
     let (_, _, err) = cvo_in(&[], &with_flag);
     assert!(err.contains(russian), "--lang ru: {err}");
 }
+
+/// English costs nothing: texts asked for in English never parse the catalogue; the first
+/// Russian one does, once. (This suite runs cvo in child processes otherwise, so nothing else in
+/// this process asks for a text.)
+#[test]
+fn english_texts_never_parse_the_russian_catalogue() {
+    use cvo::l10n::{Lang, Text, catalogue_loaded, set, text};
+    set(Lang::En);
+    assert_eq!(text("tab-overview", "Overview"), "Overview");
+    assert_eq!(Text::new("tab-drift", "Drift").get(), "Drift");
+    assert!(!catalogue_loaded(), "an English text parsed the Russian catalogue");
+    set(Lang::Ru);
+    assert_eq!(text("tab-overview", "Overview"), "Обзор");
+    assert!(catalogue_loaded());
+    set(Lang::En);
+    assert_eq!(text("tab-overview", "Overview"), "Overview");
+}

@@ -115,6 +115,12 @@ struct Russian {
 /// Built by the first Russian text ([`russian`]); never for English.
 static RUSSIAN: OnceLock<Russian> = OnceLock::new();
 
+/// Whether this process has parsed the Russian catalogue (never, while every text asked for
+/// was English).
+pub fn catalogue_loaded() -> bool {
+    RUSSIAN.get().is_some()
+}
+
 fn russian() -> &'static Russian {
     RUSSIAN.get_or_init(|| {
         // The catalogue is checked by `l10n::tests` (it parses without errors); a broken entry

@@ -104,7 +104,10 @@ fn english_texts_never_parse_the_russian_catalogue() {
     set(Lang::En);
     assert_eq!(text("tab-overview", "Overview"), "Overview");
     assert_eq!(Text::new("tab-drift", "Drift").get(), "Drift");
-    assert!(!catalogue_loaded(), "an English text parsed the Russian catalogue");
+    assert!(
+        !catalogue_loaded(),
+        "an English text parsed the Russian catalogue"
+    );
     set(Lang::Ru);
     assert_eq!(text("tab-overview", "Overview"), "Обзор");
     assert!(catalogue_loaded());

@@ -145,9 +145,13 @@ fn fluent_placeholders(body: &str) -> BTreeSet<String> {
 
 /// Each catalogue key with its whole entry (the continuation lines included).
 fn catalogue() -> BTreeMap<&'static str, String> {
+    catalogue_of(RU_FTL)
+}
+
+fn catalogue_of(ftl: &'static str) -> BTreeMap<&'static str, String> {
     let mut out = BTreeMap::new();
     let mut current: Option<&'static str> = None;
-    for line in RU_FTL.lines() {
+    for line in ftl.lines() {
         if let Some(key) = keys(line).next() {
             assert!(
                 out.insert(key, line.to_owned()).is_none(),
@@ -179,10 +183,51 @@ fn the_catalogue_parses_without_errors() {
 fn every_key_of_the_code_has_a_russian_text_with_its_placeholders_and_no_other() {
     let uses = code_uses();
     assert!(uses.len() > 100, "found only {} uses of tr!/trf!", uses.len());
-    let cat = catalogue();
+    let problems = mismatches(&uses, &catalogue());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The checker on made-up code and catalogue: a key without Russian, a Russian key no code
+/// uses, placeholders that differ and one key with two English texts are each named.
+#[test]
+fn the_catalogue_check_names_each_kind_of_mismatch() {
+    let u = |key: &str, en: &str, formatted| Use {
+        key: key.into(),
+        en: en.into(),
+        formatted,
+        at: "made-up.rs:1".into(),
+    };
+    let uses = [
+        u("a", "A", false),
+        u("b", "B {n}", true),
+        u("c", "C {n}", true),
+        u("d", "D", false),
+        u("d", "D2", false),
+    ];
+    let cat = catalogue_of("a = А\nb = Б { $m }\nc = В { $n }\nd = Г\norphan = О\n");
+    let problems = mismatches(&uses, &cat);
+    assert_eq!(problems.len(), 3, "{problems:#?}");
+    assert!(problems[0].contains("key b: placeholders"), "{problems:#?}");
+    assert!(
+        problems[1].contains("key d has another English text"),
+        "{problems:#?}"
+    );
+    assert!(
+        problems[2].contains("key orphan is used nowhere"),
+        "{problems:#?}"
+    );
+    let missing = mismatches(&uses[..1], &catalogue_of("b = Б\n"));
+    assert!(
+        missing.iter().any(|p| p.contains("key a has no Russian text")),
+        "{missing:#?}"
+    );
+}
+
+/// What differs between the uses of `tr!`/`trf!`/`txt!` and a catalogue (empty: nothing).
+fn mismatches(uses: &[Use], cat: &BTreeMap<&'static str, String>) -> Vec<String> {
     let mut problems = Vec::new();
     let mut english: BTreeMap<&str, &Use> = BTreeMap::new();
-    for u in &uses {
+    for u in uses {
         if let Some(first) = english.insert(&u.key, u)
             && (first.en != u.en || first.formatted != u.formatted)
         {
@@ -213,7 +258,7 @@ fn every_key_of_the_code_has_a_russian_text_with_its_placeholders_and_no_other()
             problems.push(format!("ru.ftl: key {key} is used nowhere in the code"));
         }
     }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    problems
 }
 
 #[test]

@@ -51,6 +51,41 @@ fn a_russian_locale_leaves_status_and_upgrade_in_ocs_english() {
     }
 }
 
+/// `--lang ru` is the one way to `cvo status` in Russian: its headings and labels (what oc
+/// prints as assessments, phases and column names stays).
+#[test]
+fn lang_ru_asks_status_for_russian() {
+    let s = format!(
+        "{}/tests/fixtures/upstream/oc-upgrade-status/4.14.1-workers-started-updating-multiple-pools",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let files: Vec<String> = ["cv", "co", "mcp", "node", "mc"]
+        .iter()
+        .map(|k| format!("{s}-{k}.yaml"))
+        .collect();
+    let mut args = vec!["status"];
+    for f in &files {
+        args.extend(["--from", f.as_str()]);
+    }
+    let (code, english, err) = cvo_in(RU, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(english.starts_with("= Control Plane =\n"), "{english}");
+    let mut ru_args = vec!["--lang", "ru"];
+    ru_args.extend(args.iter().copied());
+    let (code, russian, err) = cvo_in(&[], &ru_args);
+    assert_eq!(code, 0, "{err}");
+    assert!(russian.starts_with("= Управляющий слой =\n"), "{russian}");
+    assert!(russian.contains("Целевая версия:"), "{russian}");
+    assert!(russian.contains("= Обновление рабочих узлов ="), "{russian}");
+    // oc's table headers and assessments stay.
+    assert!(russian.contains("ASSESSMENT"), "{russian}");
+    assert_eq!(
+        russian.lines().count(),
+        english.lines().count(),
+        "the same lines, worded in Russian"
+    );
+}
+
 #[test]
 fn lang_takes_en_or_ru_and_names_a_bad_value() {
     let (code, _, err) = cvo_in(&[], &["--lang", "de", "status"]);

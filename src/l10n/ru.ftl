@@ -486,3 +486,24 @@ usage-until-complete = --until-complete требует --headless
 usage-image-or-payload = укажите одно из: --to-image PULLSPEC или --payload DIR
 ## Connection flags (src/cli/source.rs)
 usage-now = --now { $s }: не время в формате RFC 3339 ({ $e })
+## cvo status (src/cli/status.rs): Russian only with --lang ru; assessments, phases, levels, impacts and column names stay as oc prints them
+status-not-updating = Кластер не обновляется.
+status-completed = Обновление до { $target } успешно завершено в { $at } (длительность: { $duration })
+status-assessment = Оценка:              { $v }
+status-target-version = Целевая версия:      { $v }
+status-updating = Обновляются:         { $v }
+status-completion = Завершённость:       { $percent }% (операторов обновлено: { $updated }, обновляются: { $updating }, ожидают: { $waiting })
+status-duration-eta = Длительность:        { $duration } (осталось примерно: { $eta })
+status-duration = Длительность:        { $duration }
+status-operator-health = Здоровье операторов: исправны: { $n }
+status-unavailable = , недоступны: { $n }
+status-degraded = , доступны, но деградированы: { $n }
+## cvo status, headings
+status-update-health = = Здоровье обновления =
+status-worker-upgrade = = Обновление рабочих узлов =
+status-control-plane = = Управляющий слой =
+status-updating-operators = Обновляющиеся кластерные операторы
+status-cp-nodes-done = Все узлы управляющего слоя успешно обновлены до { $v }
+status-cp-nodes = Узлы управляющего слоя
+status-worker-nodes = Узлы рабочего пула { $pool }
+status-run-details = Запустите с --details=health, чтобы увидеть подробное описание и ссылки на документацию

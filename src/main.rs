@@ -159,7 +159,7 @@ fn main() -> ExitCode {
         eprintln!("cvo: no command given; try `cvo status` or `cvo --help`");
         return ExitCode::from(cvo::cli::EXIT_USAGE);
     };
-    cvo::cli::begin(cmd.name(), cli.lang.lang);
+    cvo::cli::begin(cmd.name(), cli.lang.lang());
     let result = cvo::cli::logging::init(cmd.log_sink()).and_then(|_log| dispatch(cmd));
     match result {
         Ok(code) => code,

@@ -94,6 +94,10 @@ fn lang_takes_en_or_ru_and_names_a_bad_value() {
     let (code, _, err) = cvo_in(&[("CVO_LANG", "xx")], &["status", "--from", &demo_cluster()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("\"xx\""), "{err}");
+    // Set but empty is not set.
+    let (code, out, err) = cvo_in(&[("CVO_LANG", "")], &["status", "--from", &demo_cluster()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("The cluster is not updating."), "{out}");
 }
 
 /// The dashboard's refusal without a terminal is a message of cvo's own: Russian under a

@@ -16,10 +16,29 @@ pub struct LangArgs {
         value_name = "LANG",
         env = "CVO_LANG",
         global = true,
-        value_parser = parse,
+        value_parser = parse_choice,
         help_heading = "Language (global)"
     )]
-    pub lang: Option<Lang>,
+    lang: Option<Choice>,
+}
+
+impl LangArgs {
+    /// The language asked for with `--lang` or a non-empty `CVO_LANG`, if any.
+    pub fn lang(&self) -> Option<Lang> {
+        self.lang.and_then(|c| c.0)
+    }
+}
+
+/// A `--lang`/`CVO_LANG` value: a language, or none for an empty `CVO_LANG=` (set but empty
+/// counts as not set, as with the locale variables).
+#[derive(Clone, Copy, Debug)]
+pub struct Choice(Option<Lang>);
+
+fn parse_choice(s: &str) -> Result<Choice, String> {
+    if s.is_empty() {
+        return Ok(Choice(None));
+    }
+    parse(s).map(|l| Choice(Some(l)))
 }
 
 /// clap's parser of `--lang`: `en` or `ru`; the error names the value.

@@ -507,3 +507,15 @@ status-cp-nodes-done = Все узлы управляющего слоя усп�
 status-cp-nodes = Узлы управляющего слоя
 status-worker-nodes = Узлы рабочего пула { $pool }
 status-run-details = Запустите с --details=health, чтобы увидеть подробное описание и ссылки на документацию
+## cvo upgrade (src/cli/upgrade/mod.rs): Russian only with --lang ru; conditions, reasons and messages stay
+upgrade-available-channels = {" "}(доступные каналы:{" "}{ $channels })
+upgrade-channel = Канал обновлений: { $c }
+upgrade-channel-unset = Канал обновлений не задан
+upgrade-in-progress = info: выполняется обновление. { $message }
+upgrade-upstream-unset = Служба обновлений (upstream) не задана, поэтому кластер использует подходящую по умолчанию.
+upgrade-upstream = Служба обновлений (upstream): { $url }
+upgrade-recommended = Рекомендуемые обновления:
+upgrade-none = Доступных обновлений нет. Можно обновиться до конкретного образа релиза с --to-image или дождаться новых обновлений.
+upgrade-known-issues = Обновления с известными проблемами:
+upgrade-no-not-recommended = Обновлений, не рекомендуемых для конфигурации вашего кластера, нет.
+upgrade-more-not-recommended = Доступны и другие обновления, не рекомендуемые{ $qualifier } для конфигурации вашего кластера; чтобы увидеть их, повторите команду с --include-not-recommended.

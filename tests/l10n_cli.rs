@@ -86,6 +86,28 @@ fn lang_ru_asks_status_for_russian() {
     );
 }
 
+/// `cvo --lang ru upgrade`: the status view's own lines in Russian, the update targets as they
+/// are.
+#[test]
+fn lang_ru_asks_upgrade_for_russian() {
+    let from = demo_cluster();
+    let (code, english, err) = cvo_in(RU, &["upgrade", "--from", &from]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        english.contains("Channel: stable-4.16 (available channels: "),
+        "{english}"
+    );
+    assert!(english.contains("Recommended updates:"), "{english}");
+    let (code, russian, err) = cvo_in(&[], &["--lang", "ru", "upgrade", "--from", &from]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        russian.contains("Канал обновлений: stable-4.16 (доступные каналы: "),
+        "{russian}"
+    );
+    assert!(russian.contains("Рекомендуемые обновления:"), "{russian}");
+    assert!(russian.contains("4.16.4"), "{russian}");
+}
+
 #[test]
 fn lang_takes_en_or_ru_and_names_a_bad_value() {
     let (code, _, err) = cvo_in(&[], &["--lang", "de", "status"]);

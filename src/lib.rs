@@ -13,6 +13,7 @@ pub mod clock;
 pub mod cluster;
 pub mod cow_vec;
 pub mod informers;
+pub mod l10n;
 #[cfg(any(feature = "tui", feature = "operator"))]
 pub mod logfile;
 pub mod openshift;

@@ -23,6 +23,8 @@ struct Cli {
         help_heading = "Logging (global)"
     )]
     verbosity: Option<u8>,
+    #[command(flatten)]
+    lang: cvo::cli::lang::LangArgs,
     #[cfg(feature = "tui")]
     #[command(flatten)]
     tui: args::TuiArgs,
@@ -157,7 +159,7 @@ fn main() -> ExitCode {
         eprintln!("cvo: no command given; try `cvo status` or `cvo --help`");
         return ExitCode::from(cvo::cli::EXIT_USAGE);
     };
-    cvo::set_command_name(cmd.name());
+    cvo::cli::begin(cmd.name(), cli.lang.lang());
     let result = cvo::cli::logging::init(cmd.log_sink()).and_then(|_log| dispatch(cmd));
     match result {
         Ok(code) => code,

@@ -495,6 +495,12 @@ const RULES: &[Rule] = &[
         why: "informers are the ground floor of reading: every reader uses them, they use no reader",
     },
     Rule {
+        from: &["l10n"],
+        forbid: &["*"],
+        allow: &[],
+        why: "the language of cvo's words uses nothing of ours (everything may use it)",
+    },
+    Rule {
         from: &["clock"],
         forbid: &["*"],
         allow: &[],
@@ -863,6 +869,7 @@ fn stale_names(doc: &str, c: &Crate) -> Vec<String> {
         "cluster",
         "cow_vec",
         "informers",
+        "l10n",
         "logfile",
         "openshift",
         "reconcile",

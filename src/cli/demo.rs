@@ -29,6 +29,7 @@
 //! the ClusterVersion history table (exit 0), or the failure (exit 1), or at the timeout
 //! (exit 2).
 
+use crate::l10n::{tr, trf};
 use std::{
     collections::BTreeMap,
     fmt::Write as _,
@@ -618,9 +619,15 @@ pub async fn run_headless(
     let hold = Duration::from_secs_f64((60.0 / speed).clamp(2.0, 30.0));
     writeln!(
         out,
-        "{} INFO  demo: cluster at {FROM_VERSION}, speed {speed} (times are on the simulated clock), payloads in {}",
+        "{} INFO  {}",
         stamp(demo.clock.now()),
-        demo.payloads.root().display()
+        trf!(
+            "demo-start",
+            "demo: cluster at {from}, speed {speed} (times are on the simulated clock), payloads in {dir}",
+            from = FROM_VERSION,
+            speed = speed,
+            dir = demo.payloads.root().display().to_string()
+        )
     )?;
     writeln!(
         out,
@@ -681,12 +688,13 @@ pub async fn run_headless(
                 .iter()
                 .find(|r| r.done + r.skipped + r.failed < r.total)
                 .and_then(|r| r.level)
-                .map(|l| format!(", run level {l:02}"))
+                .map(|l| trf!("demo-run-level", ", run level {l}", l = format!("{l:02}")))
                 .unwrap_or_default();
             writeln!(
                 out,
-                "{} INFO  progress {}/{} ({:.0}%){level}",
+                "{} INFO  {} {}/{} ({:.0}%){level}",
                 stamp(demo.clock.now()),
+                tr!("demo-progress", "progress"),
                 s.done,
                 s.total,
                 // Truncated, as the ClusterVersion's Progressing message says it.
@@ -698,15 +706,25 @@ pub async fn run_headless(
             if s.is_completed() && s.desired.as_ref().is_some_and(|d| d.version == TARGET_VERSION) {
                 writeln!(
                     out,
-                    "{} INFO  update to {TARGET_VERSION} Completed",
-                    stamp(demo.clock.now())
+                    "{} INFO  {}",
+                    stamp(demo.clock.now()),
+                    trf!(
+                        "demo-completed",
+                        "update to {target} Completed",
+                        target = TARGET_VERSION
+                    )
                 )?;
                 write!(out, "\n{}", history_table(&s))?;
                 return Ok(0);
             }
             match (failing_reason(&s), &failing_since) {
                 (Some(r), Some((t, _))) if now - *t >= hold => {
-                    writeln!(out, "{} ERROR update failing: {r}", stamp(demo.clock.now()))?;
+                    writeln!(
+                        out,
+                        "{} ERROR {}",
+                        stamp(demo.clock.now()),
+                        trf!("demo-failing", "update failing: {r}", r = r)
+                    )?;
                     write!(out, "\n{}", history_table(&s))?;
                     return Ok(1);
                 }
@@ -723,14 +741,24 @@ pub async fn run_headless(
         tokio::select! {
             r = status.changed() => {
                 if r.is_err() {
-                    writeln!(out, "{} ERROR the engine stopped", stamp(demo.clock.now()))?;
+                    writeln!(
+                        out,
+                        "{} ERROR {}",
+                        stamp(demo.clock.now()),
+                        tr!("demo-engine-stopped", "the engine stopped")
+                    )?;
                     return Ok(1);
                 }
             }
             r = sim_events.changed(), if sim_alive => sim_alive = r.is_ok(),
             () = tokio::time::sleep_until(wake) => {}
             () = &mut ctrl_c => {
-                writeln!(out, "{} INFO  interrupted", stamp(demo.clock.now()))?;
+                writeln!(
+                    out,
+                    "{} INFO  {}",
+                    stamp(demo.clock.now()),
+                    tr!("demo-interrupted", "interrupted")
+                )?;
                 return Ok(130);
             }
         }
@@ -739,12 +767,16 @@ pub async fn run_headless(
             if opts.until_complete {
                 writeln!(
                     out,
-                    "{} ERROR timeout after {:.0}s: {}/{} done, state {:?}",
+                    "{} ERROR {}",
                     stamp(demo.clock.now()),
-                    timeout.unwrap_or_default().as_secs_f64(),
-                    s.done,
-                    s.total,
-                    s.state
+                    trf!(
+                        "demo-timeout",
+                        "timeout after {secs}s: {done}/{total} done, state {state}",
+                        secs = format!("{:.0}", timeout.unwrap_or_default().as_secs_f64()),
+                        done = s.done,
+                        total = s.total,
+                        state = format!("{:?}", s.state)
+                    )
                 )?;
                 write!(out, "\n{}", history_table(&s))?;
                 return Ok(2);

@@ -23,6 +23,7 @@ pub mod get_output;
 pub mod get_watch;
 pub mod heap;
 pub mod jsonpath;
+pub mod lang;
 pub mod logging;
 #[cfg(feature = "operator")]
 pub mod operator;
@@ -51,6 +52,15 @@ pub const VERSION: &str = concat!(
     env!("CVO_GIT_COMMIT"),
     ")"
 );
+
+/// What a run of `command` (its name: `status`, `upgrade`, `tui`, ...) sets before it starts:
+/// the name the User-Agent gives ([`crate::set_command_name`]) and the language of cvo's own
+/// words ([`lang::choose`]: `lang` from `--lang`, else the locale, English for `status` and
+/// `upgrade`).
+pub fn begin(command: &'static str, lang: Option<lang::Lang>) {
+    crate::set_command_name(command);
+    lang::choose(lang, command);
+}
 
 /// Exit code of a usage error: bad flags or flag values.
 pub const EXIT_USAGE: u8 = 2;

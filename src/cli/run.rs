@@ -2,6 +2,7 @@
 //! [`UsageError`], exit 2), reads the cluster or files, runs the work and prints the result.
 //! Each returns the exit code of a run that did not fail (see [`super`] for the convention).
 
+use crate::l10n::tr;
 use std::{process::ExitCode, time::Duration};
 
 use super::{
@@ -88,7 +89,14 @@ pub fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
     let kind = super::get::Kind::parse(&a.kind)?;
     if a.watch {
         if a.source.is_snapshot() {
-            return Err(UsageError("-w: --from files do not change; watching needs a cluster".into()).into());
+            return Err(UsageError(
+                tr!(
+                    "usage-watch-from",
+                    "-w: --from files do not change; watching needs a cluster"
+                )
+                .into(),
+            )
+            .into());
         }
         return super::get_watch::watch(&a, kind);
     }
@@ -132,12 +140,19 @@ pub fn demo(a: super::args::DemoArgs) -> anyhow::Result<ExitCode> {
     if let Some(s) = a.speed
         && !(s.is_finite() && s > 0.0)
     {
-        return Err(UsageError(format!("--speed {s}: must be a positive number")).into());
+        return Err(UsageError(crate::l10n::trf!(
+            "usage-speed",
+            "--speed {s}: must be a positive number",
+            s = s.to_string()
+        ))
+        .into());
     }
     let timeout = timeout_flag(a.timeout)?;
     let headless = a.is_headless();
     if a.until_complete && !headless {
-        return Err(UsageError("--until-complete needs --headless".into()).into());
+        return Err(
+            UsageError(tr!("usage-until-complete", "--until-complete needs --headless").into()).into(),
+        );
     }
     let registry = match a.registry.trim() {
         "" | "none" => None,
@@ -386,7 +401,12 @@ fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = super::reco
 pub fn rehearse(a: super::args::RehearseArgs) -> anyhow::Result<ExitCode> {
     let speed = a.speed.unwrap_or(super::rehearse::DEFAULT_SPEED);
     if !(speed.is_finite() && speed > 0.0) {
-        return Err(UsageError(format!("--speed {speed}: must be a positive number")).into());
+        return Err(UsageError(crate::l10n::trf!(
+            "usage-speed",
+            "--speed {s}: must be a positive number",
+            s = speed.to_string()
+        ))
+        .into());
     }
     let timeout = timeout_flag(a.timeout)?.unwrap_or_else(|| super::rehearse::default_timeout(speed));
     if a.tui && !cfg!(feature = "tui") {
@@ -408,7 +428,16 @@ pub fn rehearse(a: super::args::RehearseArgs) -> anyhow::Result<ExitCode> {
             let got = rt.block_on(super::payload::pull_release(pullspec, "", ro, true))?;
             (got.dir, pullspec.clone())
         }
-        _ => return Err(UsageError("give one of --to-image PULLSPEC and --payload DIR".into()).into()),
+        _ => {
+            return Err(UsageError(
+                tr!(
+                    "usage-image-or-payload",
+                    "give one of --to-image PULLSPEC and --payload DIR"
+                )
+                .into(),
+            )
+            .into());
+        }
     };
     let opts = super::rehearse::RehearseOptions {
         from: a.from.clone(),

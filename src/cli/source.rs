@@ -201,7 +201,15 @@ pub fn parse_now(now: Option<&str>) -> anyhow::Result<Option<DateTime<Utc>>> {
     now.map(|s| {
         DateTime::parse_from_rfc3339(s)
             .map(|t| t.with_timezone(&Utc))
-            .map_err(|e| UsageError(format!("--now {s:?}: not an RFC 3339 time ({e})")).into())
+            .map_err(|e| {
+                UsageError(crate::l10n::trf!(
+                    "usage-now",
+                    "--now {s}: not an RFC 3339 time ({e})",
+                    s = format!("{s:?}"),
+                    e = e.to_string()
+                ))
+                .into()
+            })
     })
     .transpose()
 }

@@ -26,6 +26,7 @@
 //! `"API Availability"`), except `transition` and `estimate.kind`, which are identifiers.
 //! Keys are only ever added, never renamed.
 
+use crate::l10n::{tr, trf};
 use std::fmt::Write as _;
 
 use super::tabwriter;
@@ -86,10 +87,12 @@ pub fn render_text(a: &Assessment, details: Option<Details>) -> String {
         return format!("error: {e}\n");
     }
     if !a.updating {
-        let mut out = "The cluster is not updating.\n".to_owned();
+        let mut out = tr!("status-not-updating", "The cluster is not updating.").to_owned() + "\n";
         // oc stops here; cvo adds its own insights (a requested release not accepted).
         if !a.health.insights.is_empty() {
-            out.push_str("\n= Update Health =\n");
+            out.push('\n');
+            out.push_str(tr!("status-update-health", "= Update Health ="));
+            out.push('\n');
             health(
                 &a.health.insights,
                 details == Some(Details::Health) || details == Some(Details::All),
@@ -105,7 +108,9 @@ pub fn render_text(a: &Assessment, details: Option<Details>) -> String {
         node_table(master, want, &mut out);
     }
     if a.show_worker_section {
-        out.push_str("\n= Worker Upgrade =\n");
+        out.push('\n');
+        out.push_str(tr!("status-worker-upgrade", "= Worker Upgrade ="));
+        out.push('\n');
         let mut t = String::from("\nWORKER POOL\tASSESSMENT\tCOMPLETION\tSTATUS\n");
         for p in a.worker_pools() {
             if p.total == 0 {
@@ -137,7 +142,9 @@ pub fn render_text(a: &Assessment, details: Option<Details>) -> String {
             node_table(p, want, &mut out);
         }
     }
-    out.push_str("\n= Update Health =\n");
+    out.push('\n');
+    out.push_str(tr!("status-update-health", "= Update Health ="));
+    out.push('\n');
     health(
         &a.health.insights,
         want.health && !a.health.default_only,
@@ -148,57 +155,97 @@ pub fn render_text(a: &Assessment, details: Option<Details>) -> String {
 
 fn control_plane(a: &Assessment, want: Want, out: &mut String) {
     let cp = &a.control_plane;
-    out.push_str("= Control Plane =\n");
+    out.push_str(tr!("status-control-plane", "= Control Plane ="));
+    out.push('\n');
     if cp.assessment == ControlPlaneAssessment::Completed {
         let at = cp
             .completion_at
             .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
             .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "Update to {} successfully completed at {at} (duration: {})",
-            cp.target_version, cp.duration.text
-        );
+        out.push_str(&trf!(
+            "status-completed",
+            "Update to {target} successfully completed at {at} (duration: {duration})",
+            target = cp.target_version,
+            at = at,
+            duration = cp.duration.text
+        ));
+        out.push('\n');
         return;
     }
-    let _ = writeln!(out, "Assessment:      {}", cp.assessment.as_str());
-    let _ = writeln!(out, "Target Version:  {}", cp.versions_text);
+    out.push_str(&trf!(
+        "status-assessment",
+        "Assessment:      {v}",
+        v = cp.assessment.as_str()
+    ));
+    out.push('\n');
+    out.push_str(&trf!(
+        "status-target-version",
+        "Target Version:  {v}",
+        v = cp.versions_text
+    ));
+    out.push('\n');
     if !cp.updating_operators.is_empty() {
         let names: Vec<&str> = cp.updating_operators.iter().map(|o| o.name.as_str()).collect();
-        let _ = writeln!(out, "Updating:        {}", names.join(", "));
+        out.push_str(&trf!(
+            "status-updating",
+            "Updating:        {v}",
+            v = names.join(", ")
+        ));
+        out.push('\n');
     }
-    let _ = writeln!(
-        out,
-        "Completion:      {}% ({} operators updated, {} updating, {} waiting)",
-        pct(cp.completion_percent),
-        cp.operators_updated,
-        cp.updating_operators.len(),
-        cp.operators_waiting
-    );
+    out.push_str(&trf!(
+        "status-completion",
+        "Completion:      {percent}% ({updated} operators updated, {updating} updating, {waiting} waiting)",
+        percent = pct(cp.completion_percent),
+        updated = cp.operators_updated,
+        updating = cp.updating_operators.len(),
+        waiting = cp.operators_waiting
+    ));
+    out.push('\n');
     match &cp.estimate.text {
         Some(eta) => {
-            let _ = writeln!(
-                out,
-                "Duration:        {} (Est. Time Remaining: {eta})",
-                cp.duration.text
-            );
+            out.push_str(&trf!(
+                "status-duration-eta",
+                "Duration:        {duration} (Est. Time Remaining: {eta})",
+                duration = cp.duration.text,
+                eta = eta
+            ));
+            out.push('\n');
         }
         None => {
-            let _ = writeln!(out, "Duration:        {}", cp.duration.text);
+            out.push_str(&trf!(
+                "status-duration",
+                "Duration:        {duration}",
+                duration = cp.duration.text
+            ));
+            out.push('\n');
         }
     }
     let h = &cp.operator_health;
-    let _ = write!(out, "Operator Health: {} Healthy", h.healthy);
+    out.push_str(&trf!(
+        "status-operator-health",
+        "Operator Health: {n} Healthy",
+        n = h.healthy
+    ));
     if h.unavailable > 0 {
-        let _ = write!(out, ", {} Unavailable", h.unavailable);
+        out.push_str(&trf!(
+            "status-unavailable",
+            ", {n} Unavailable",
+            n = h.unavailable
+        ));
     }
     if h.degraded > 0 {
-        let _ = write!(out, ", {} Available but degraded", h.degraded);
+        out.push_str(&trf!(
+            "status-degraded",
+            ", {n} Available but degraded",
+            n = h.degraded
+        ));
     }
     out.push('\n');
 
     if want.operators && !cp.updating_operators.is_empty() {
-        out.push_str("\nUpdating Cluster Operators");
+        out.push('\n');
+        out.push_str(tr!("status-updating-operators", "Updating Cluster Operators"));
         let mut t = String::from("\nNAME\tSINCE\tREASON\tMESSAGE\n");
         for o in &cp.updating_operators {
             let reason = if o.reason.is_empty() {
@@ -230,12 +277,24 @@ fn node_table(p: &PoolAssessment, want: Want, out: &mut String) {
     if p.is_master {
         if p.completion_percent == 100.0 {
             let v = p.nodes.first().and_then(|n| n.version.as_deref()).unwrap_or("");
-            let _ = writeln!(out, "\nAll control plane nodes successfully updated to {v}");
+            out.push('\n');
+            out.push_str(&trf!(
+                "status-cp-nodes-done",
+                "All control plane nodes successfully updated to {v}",
+                v = v
+            ));
+            out.push('\n');
             return;
         }
-        out.push_str("\nControl Plane Nodes");
+        out.push('\n');
+        out.push_str(tr!("status-cp-nodes", "Control Plane Nodes"));
     } else {
-        let _ = write!(out, "\nWorker Pool Nodes: {}", p.name);
+        out.push('\n');
+        out.push_str(&trf!(
+            "status-worker-nodes",
+            "Worker Pool Nodes: {pool}",
+            pool = p.name
+        ));
     }
     let mut t = String::from("\nNAME\tASSESSMENT\tPHASE\tVERSION\tEST\tMESSAGE\n");
     let (mut total, mut completed, mut available, mut progressing, mut outdated, mut draining, mut excluded) =
@@ -331,7 +390,12 @@ fn health(insights: &[Insight], detailed: bool, out: &mut String) {
     }
     out.push_str(&tabwriter::format(&t, 0, 3));
     if insights.len() > 1 || insights.first().is_some_and(|i| i.level != Level::Info) {
-        out.push_str("\nRun with --details=health for additional description and links to related online documentation\n");
+        out.push('\n');
+        out.push_str(tr!(
+            "status-run-details",
+            "Run with --details=health for additional description and links to related online documentation"
+        ));
+        out.push('\n');
     }
 }
 

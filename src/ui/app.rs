@@ -3,6 +3,7 @@
 //! The state never calls render code: row texts, filtering and popup content come from the
 //! model ([`super::model`], [`super::popup`]), sizes from [`super::layout`].
 
+use crate::l10n::{tr, trf};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -265,21 +266,45 @@ impl App {
     fn send(&mut self, cmd: Command) {
         let text = cmd.to_string();
         let Some(tx) = &self.commands else {
-            self.flash = Some(("no engine to send commands to".into(), Level::Warn));
+            self.flash = Some((
+                tr!("app-no-engine", "no engine to send commands to").into(),
+                Level::Warn,
+            ));
             return;
         };
         self.flash = Some(match tx.try_send(cmd) {
             Ok(()) if self.engine.is_some() => (
-                format!("sent {text}; the outcome shows in the header"),
+                trf!(
+                    "app-sent",
+                    "sent {text}; the outcome shows in the header",
+                    text = text
+                ),
                 Level::Info,
             ),
-            Ok(()) => (format!("sent {text}; waiting for the API server"), Level::Info),
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                (format!("engine busy: {text} not sent, try again"), Level::Warn)
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => {
-                (format!("engine stopped: {text} not sent"), Level::Error)
-            }
+            Ok(()) => (
+                trf!(
+                    "app-sent-waiting",
+                    "sent {text}; waiting for the API server",
+                    text = text
+                ),
+                Level::Info,
+            ),
+            Err(mpsc::error::TrySendError::Full(_)) => (
+                trf!(
+                    "app-engine-busy",
+                    "engine busy: {text} not sent, try again",
+                    text = text
+                ),
+                Level::Warn,
+            ),
+            Err(mpsc::error::TrySendError::Closed(_)) => (
+                trf!(
+                    "app-engine-stopped",
+                    "engine stopped: {text} not sent",
+                    text = text
+                ),
+                Level::Error,
+            ),
         });
     }
 
@@ -390,7 +415,7 @@ impl App {
                         ..
                     }) => None,
                     _ => Some(Popup {
-                        title: "help".into(),
+                        title: tr!("app-help-title", "help").into(),
                         kind: PopupKind::Help,
                         scroll: 0,
                         yaml: None,
@@ -594,7 +619,7 @@ impl App {
             Some("updates") => self.tab = Tab::Updates,
             Some("help") => {
                 self.popup = Some(Popup {
-                    title: "help".into(),
+                    title: tr!("app-help-title", "help").into(),
                     kind: PopupKind::Help,
                     scroll: 0,
                     yaml: None,
@@ -602,7 +627,11 @@ impl App {
             }
             _ => {
                 self.flash = Some((
-                    format!("unknown command ':{}'; try :help", text::fit(cmd, 30)),
+                    trf!(
+                        "app-unknown-command",
+                        "unknown command ':{cmd}'; try :help",
+                        cmd = text::fit(cmd, 30)
+                    ),
                     Level::Error,
                 ));
             }
@@ -806,7 +835,10 @@ impl App {
                 true
             }
             None => {
-                self.flash = Some(("no object to show as YAML here".into(), Level::Warn));
+                self.flash = Some((
+                    tr!("app-no-yaml", "no object to show as YAML here").into(),
+                    Level::Warn,
+                ));
                 true
             }
         }

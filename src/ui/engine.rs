@@ -8,6 +8,7 @@
 //! from the cluster state. Upstream, the task graph is the sync worker's
 //! `pkg/payload/task_graph.go` (run levels run in order, components of one level in parallel).
 
+use crate::l10n::{tr, trf};
 use std::{collections::BTreeMap, sync::Arc};
 
 use super::theme::Level;
@@ -55,12 +56,12 @@ impl CellState {
     /// The word for details and filtering.
     pub fn word(self) -> &'static str {
         match self {
-            CellState::Done => "done",
-            CellState::Running => "running",
-            CellState::Pending => "pending",
-            CellState::Skipped => "skipped",
-            CellState::Waiting => "waiting",
-            CellState::Failed => "failed",
+            CellState::Done => tr!("cell-done", "done"),
+            CellState::Running => tr!("cell-running", "running"),
+            CellState::Pending => tr!("cell-pending", "pending"),
+            CellState::Skipped => tr!("cell-skipped", "skipped"),
+            CellState::Waiting => tr!("cell-waiting", "waiting"),
+            CellState::Failed => tr!("cell-failed", "failed"),
         }
     }
 }
@@ -134,10 +135,10 @@ impl DriftRow {
     pub fn summary(&self, mode: EngineMode) -> String {
         let applied = mode == EngineMode::ActiveApply;
         match self.action {
-            "create" if applied => "created (was absent)".into(),
-            "create" => "absent: would be created".into(),
-            "delete" if applied => "deleted".into(),
-            "delete" => "would be deleted".into(),
+            "create" if applied => tr!("drift-created", "created (was absent)").into(),
+            "create" => tr!("drift-would-create", "absent: would be created").into(),
+            "delete" if applied => tr!("drift-deleted", "deleted").into(),
+            "delete" => tr!("drift-would-delete", "would be deleted").into(),
             _ => self
                 .changes
                 .iter()
@@ -165,17 +166,27 @@ impl DriftOrigin {
     /// update to 4.16.5 made (its own, not drift)`.
     pub fn title(&self) -> String {
         match self {
-            Self::WouldChange => "drift (watch-only: would change)".into(),
-            Self::Changed => "drift (active-apply: changed back)".into(),
-            Self::Update(v) => format!("changes the update to {v} made (its own, not drift)"),
+            Self::WouldChange => tr!("drift-title-would", "drift (watch-only: would change)").into(),
+            Self::Changed => tr!("drift-title-changed", "drift (active-apply: changed back)").into(),
+            Self::Update(v) => trf!(
+                "drift-title-update",
+                "changes the update to {v} made (its own, not drift)",
+                v = v
+            ),
         }
     }
 
     /// What an empty drift view says.
     pub fn empty(&self) -> &'static str {
         match self {
-            Self::Update(_) => "no change: the update's last pass found every object as the release says",
-            _ => "no drift: the last pass found the cluster as the payload says",
+            Self::Update(_) => tr!(
+                "drift-empty-update",
+                "no change: the update's last pass found every object as the release says"
+            ),
+            _ => tr!(
+                "drift-empty",
+                "no drift: the last pass found the cluster as the payload says"
+            ),
         }
     }
 }
@@ -360,13 +371,13 @@ fn drift_row(record: usize, r: &DriftRecord) -> Option<DriftRow> {
 /// The engine state as one word (`Updating`, `Blocked: why`).
 pub fn state_word(s: &EngineState) -> String {
     match s {
-        EngineState::Starting => "Starting".into(),
-        EngineState::WaitingForLease => "WaitingForLease".into(),
-        EngineState::Initializing => "Initializing".into(),
-        EngineState::Updating => "Updating".into(),
-        EngineState::Reconciling => "Reconciling".into(),
-        EngineState::Blocked(why) => format!("Blocked: {why}"),
-        EngineState::Stopped => "Stopped".into(),
+        EngineState::Starting => tr!("engine-state-starting", "Starting").into(),
+        EngineState::WaitingForLease => tr!("engine-state-waitingforlease", "WaitingForLease").into(),
+        EngineState::Initializing => tr!("engine-state-initializing", "Initializing").into(),
+        EngineState::Updating => tr!("engine-state-updating", "Updating").into(),
+        EngineState::Reconciling => tr!("engine-state-reconciling", "Reconciling").into(),
+        EngineState::Blocked(why) => trf!("engine-state-blocked", "Blocked: {why}", why = why),
+        EngineState::Stopped => tr!("engine-state-stopped", "Stopped").into(),
     }
 }
 
@@ -378,8 +389,10 @@ pub fn shown_state(s: &StatusSnapshot) -> (String, Level) {
         EngineState::Updating | EngineState::Initializing | EngineState::Reconciling
     );
     match s.mode {
-        EngineMode::WatchOnly if applying && s.running => ("Comparing".into(), Level::Info),
-        EngineMode::WatchOnly if applying => ("Watching".into(), Level::Ok),
+        EngineMode::WatchOnly if applying && s.running => {
+            (tr!("engine-comparing", "Comparing").into(), Level::Info)
+        }
+        EngineMode::WatchOnly if applying => (tr!("engine-watching", "Watching").into(), Level::Ok),
         _ => (state_word(&s.state), state_level(&s.state)),
     }
 }
@@ -395,30 +408,57 @@ pub fn shown_state(s: &StatusSnapshot) -> (String, Level) {
 /// are marked `wall clock`, so that they are not read as simulated times.
 pub fn lease_words(l: &LeaseInfo, now: chrono::DateTime<chrono::Utc>, clock: &Clock) -> (String, Level) {
     if let Some(e) = &l.error {
-        return (format!("unreadable: {}", super::text::one_line(e)), Level::Error);
+        return (
+            trf!(
+                "lease-unreadable",
+                "unreadable: {why}",
+                why = super::text::one_line(e)
+            ),
+            Level::Error,
+        );
     }
     let wall_now = clock.wall_time_of(now);
-    let tag = if clock.is_simulated() { " wall clock" } else { "" };
+    let tag = if clock.is_simulated() {
+        tr!("lease-wall-clock", " wall clock")
+    } else {
+        ""
+    };
     let renewed = l
         .renew_time
-        .map(|t| format!("renewed {}{tag}", t.format("%H:%M:%S")))
-        .unwrap_or_else(|| "never renewed".into());
+        .map(|t| {
+            trf!(
+                "lease-renewed",
+                "renewed {at}{tag}",
+                at = t.format("%H:%M:%S").to_string(),
+                tag = tag
+            )
+        })
+        .unwrap_or_else(|| tr!("lease-never-renewed", "never renewed").into());
     match &l.holder {
-        _ if l.read_at.is_none() => ("not read yet".into(), Level::Unknown),
-        Some(h) if l.ours => (format!("we hold it ({h})"), Level::Ok),
-        Some(h) if l.alive && l.expires().is_none_or(|t| t >= wall_now) => {
-            (format!("held by {h} (alive, {renewed})"), Level::Warn)
-        }
+        _ if l.read_at.is_none() => (tr!("lease-not-read", "not read yet").into(), Level::Unknown),
+        Some(h) if l.ours => (trf!("lease-ours", "we hold it ({h})", h = h), Level::Ok),
+        Some(h) if l.alive && l.expires().is_none_or(|t| t >= wall_now) => (
+            trf!(
+                "lease-held-alive",
+                "held by {h} (alive, {renewed})",
+                h = h,
+                renewed = renewed
+            ),
+            Level::Warn,
+        ),
         Some(h) => (
-            format!(
-                "held by {h} (expired{})",
-                l.expires()
+            trf!(
+                "lease-held-expired",
+                "held by {h} (expired{at})",
+                h = h,
+                at = l
+                    .expires()
                     .map(|t| format!(" {}{tag}", t.format("%H:%M:%S")))
                     .unwrap_or_default()
             ),
             Level::Info,
         ),
-        None => ("free".into(), Level::Ok),
+        None => (tr!("lease-free", "free").into(), Level::Ok),
     }
 }
 
@@ -452,15 +492,17 @@ pub fn other_mode(m: EngineMode) -> EngineMode {
 /// What switching to `to` means, for the confirm popup.
 pub fn switch_explanation(to: EngineMode) -> &'static str {
     match to {
-        EngineMode::ActiveApply => {
+        EngineMode::ActiveApply => tr!(
+            "switch-to-active",
             "cvo will apply the release payload and write ClusterVersion status as the cluster's \
              CVO. It takes the Lease openshift-cluster-version/version only when no other holder \
              is alive, and never writes without it."
-        }
-        EngineMode::WatchOnly => {
+        ),
+        EngineMode::WatchOnly => tr!(
+            "switch-to-watch",
             "cvo stops writing and releases the Lease at once; the views show what the CVO would \
              change (drift) instead."
-        }
+        ),
     }
 }
 

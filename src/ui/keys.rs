@@ -3,6 +3,8 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use crate::l10n::{Text, txt};
+
 /// What the user is doing, which decides which bindings apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -135,15 +137,15 @@ pub struct KeyBinding {
     /// How help and hints spell the keys.
     pub label: &'static str,
     /// What it does.
-    pub desc: &'static str,
+    pub desc: Text,
     /// Help section.
-    pub section: &'static str,
+    pub section: Text,
     /// Modes it applies in (bit set of [`Mode`]).
     modes: u8,
     /// Shown in the footer hint bar.
     pub hint: bool,
     /// The word the hint bar shows.
-    pub short: &'static str,
+    pub short: Text,
     /// The action.
     pub action: KeyAction,
     /// Only with an embedded engine (`cvo demo`): left out of dispatch, help and hints
@@ -161,28 +163,28 @@ impl KeyBinding {
 const fn b(
     keys: &'static [Key],
     label: &'static str,
-    desc: &'static str,
-    section: &'static str,
+    desc: Text,
+    section: Text,
     modes: u8,
     hint: bool,
     action: KeyAction,
 ) -> KeyBinding {
     let short = match action {
-        KeyAction::Quit => "quit",
-        KeyAction::Help => "help",
-        KeyAction::Filter => "filter",
-        KeyAction::Command => "command",
-        KeyAction::NextTab => "view",
-        KeyAction::Open => "details",
-        KeyAction::Yaml => "yaml",
-        KeyAction::ToggleSort => "sort",
-        KeyAction::Submit => "apply",
-        KeyAction::Back => "cancel",
-        KeyAction::SwitchMode => "mode",
-        KeyAction::ToggleLog => "log",
-        KeyAction::Confirm => "confirm",
-        KeyAction::Channel => "channel",
-        _ => "",
+        KeyAction::Quit => txt!("hint-quit", "quit"),
+        KeyAction::Help => txt!("hint-help", "help"),
+        KeyAction::Filter => txt!("hint-filter", "filter"),
+        KeyAction::Command => txt!("hint-command", "command"),
+        KeyAction::NextTab => txt!("hint-view", "view"),
+        KeyAction::Open => txt!("hint-details", "details"),
+        KeyAction::Yaml => txt!("hint-yaml", "yaml"),
+        KeyAction::ToggleSort => txt!("hint-sort", "sort"),
+        KeyAction::Submit => txt!("hint-apply", "apply"),
+        KeyAction::Back => txt!("hint-cancel", "cancel"),
+        KeyAction::SwitchMode => txt!("hint-mode", "mode"),
+        KeyAction::ToggleLog => txt!("hint-log", "log"),
+        KeyAction::Confirm => txt!("hint-confirm", "confirm"),
+        KeyAction::Channel => txt!("hint-channel", "channel"),
+        _ => Text::NONE,
     };
     KeyBinding {
         keys,
@@ -201,7 +203,7 @@ const fn b(
 const fn eb(
     keys: &'static [Key],
     label: &'static str,
-    desc: &'static str,
+    desc: Text,
     modes: u8,
     hint: bool,
     action: KeyAction,
@@ -210,7 +212,7 @@ const fn eb(
         keys,
         label,
         desc,
-        "Engine (embedded: cvo demo, cvo tui)",
+        txt!("keys-section-engine", "Engine (embedded: cvo demo, cvo tui)"),
         modes,
         hint,
         action,
@@ -226,8 +228,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[ctrl('c')],
         "Ctrl-c",
-        "quit, from anywhere",
-        "General",
+        txt!("keys-quit-from-anywhere", "quit, from anywhere"),
+        txt!("keys-section-general", "General"),
         N | P | I | C,
         false,
         KeyAction::ForceQuit,
@@ -235,8 +237,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('q')],
         "q",
-        "quit (closes a popup first)",
-        "General",
+        txt!("keys-quit-closes-a-popup-first", "quit (closes a popup first)"),
+        txt!("keys-section-general", "General"),
         N | P,
         true,
         KeyAction::Quit,
@@ -244,8 +246,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('?')],
         "?",
-        "toggle this help",
-        "General",
+        txt!("keys-toggle-this-help", "toggle this help"),
+        txt!("keys-section-general", "General"),
         N | P,
         true,
         KeyAction::Help,
@@ -253,8 +255,11 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('/')],
         "/",
-        "filter the table (!text inverts; see Filtering)",
-        "General",
+        txt!(
+            "keys-filter-the-table-text-inverts",
+            "filter the table (!text inverts; see Filtering)"
+        ),
+        txt!("keys-section-general", "General"),
         N,
         true,
         KeyAction::Filter,
@@ -262,8 +267,11 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c(':')],
         ":",
-        "command: :co :cv :nodes :history :health :updates :q",
-        "General",
+        txt!(
+            "keys-command-co-cv-nodes-history",
+            "command: :co :cv :nodes :history :health :updates :q"
+        ),
+        txt!("keys-section-general", "General"),
         N,
         true,
         KeyAction::Command,
@@ -271,8 +279,11 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::Esc)],
         "Esc",
-        "back: close popup, clear filter",
-        "General",
+        txt!(
+            "keys-back-close-popup-clear-filter",
+            "back: close popup, clear filter"
+        ),
+        txt!("keys-section-general", "General"),
         N | P,
         false,
         KeyAction::Back,
@@ -280,8 +291,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::Tab), c('l')],
         "Tab/l",
-        "next view",
-        "Views",
+        txt!("keys-next-view", "next view"),
+        txt!("keys-section-views", "Views"),
         N,
         true,
         KeyAction::NextTab,
@@ -289,8 +300,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::BackTab), c('h')],
         "S-Tab/h",
-        "previous view",
-        "Views",
+        txt!("keys-previous-view", "previous view"),
+        txt!("keys-section-views", "Views"),
         N,
         false,
         KeyAction::PrevTab,
@@ -298,8 +309,11 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &DIGITS,
         "1-6",
-        "overview, operators, nodes, history, health, updates",
-        "Views",
+        txt!(
+            "keys-overview-operators-nodes-history-health",
+            "overview, operators, nodes, history, health, updates"
+        ),
+        txt!("keys-section-views", "Views"),
         N,
         false,
         KeyAction::GotoTab,
@@ -307,8 +321,11 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::Enter)],
         "Enter",
-        "details of the row (Updates: request it, asks first)",
-        "Views",
+        txt!(
+            "keys-details-of-the-row-updates",
+            "details of the row (Updates: request it, asks first)"
+        ),
+        txt!("keys-section-views", "Views"),
         N | P,
         true,
         KeyAction::Open,
@@ -316,8 +333,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('y')],
         "y",
-        "YAML of the selected object",
-        "Views",
+        txt!("keys-yaml-of-the-selected-object", "YAML of the selected object"),
+        txt!("keys-section-views", "Views"),
         N | P,
         true,
         KeyAction::Yaml,
@@ -325,8 +342,11 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('S')],
         "S",
-        "sort by severity (problems first) / back to API order",
-        "Views",
+        txt!(
+            "keys-sort-by-severity-problems-first",
+            "sort by severity (problems first) / back to API order"
+        ),
+        txt!("keys-section-views", "Views"),
         N,
         false,
         KeyAction::ToggleSort,
@@ -334,8 +354,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('j'), k(KeyCode::Down)],
         "j/↓",
-        "next row / scroll down",
-        "Navigation",
+        txt!("keys-next-row-scroll-down", "next row / scroll down"),
+        txt!("keys-section-navigation", "Navigation"),
         N | P | C,
         false,
         KeyAction::Down,
@@ -343,8 +363,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('k'), k(KeyCode::Up)],
         "k/↑",
-        "previous row / scroll up",
-        "Navigation",
+        txt!("keys-previous-row-scroll-up", "previous row / scroll up"),
+        txt!("keys-section-navigation", "Navigation"),
         N | P | C,
         false,
         KeyAction::Up,
@@ -352,8 +372,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('g'), k(KeyCode::Home)],
         "g/Home",
-        "first row / top",
-        "Navigation",
+        txt!("keys-first-row-top", "first row / top"),
+        txt!("keys-section-navigation", "Navigation"),
         N | P,
         false,
         KeyAction::Top,
@@ -361,8 +381,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('G'), k(KeyCode::End)],
         "G/End",
-        "last row / bottom",
-        "Navigation",
+        txt!("keys-last-row-bottom", "last row / bottom"),
+        txt!("keys-section-navigation", "Navigation"),
         N | P,
         false,
         KeyAction::Bottom,
@@ -370,8 +390,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::PageDown)],
         "PgDn",
-        "page down",
-        "Navigation",
+        txt!("keys-page-down", "page down"),
+        txt!("keys-section-navigation", "Navigation"),
         N | P,
         false,
         KeyAction::PageDown,
@@ -379,8 +399,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::PageUp)],
         "PgUp",
-        "page up",
-        "Navigation",
+        txt!("keys-page-up", "page up"),
+        txt!("keys-section-navigation", "Navigation"),
         N | P,
         false,
         KeyAction::PageUp,
@@ -388,8 +408,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::Enter)],
         "Enter",
-        "apply filter / run command",
-        "Prompt",
+        txt!("keys-apply-filter-run-command", "apply filter / run command"),
+        txt!("keys-section-prompt", "Prompt"),
         I,
         true,
         KeyAction::Submit,
@@ -397,8 +417,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::Esc)],
         "Esc",
-        "cancel (clears the filter)",
-        "Prompt",
+        txt!("keys-cancel-clears-the-filter", "cancel (clears the filter)"),
+        txt!("keys-section-prompt", "Prompt"),
         I,
         true,
         KeyAction::Back,
@@ -406,8 +426,8 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[k(KeyCode::Backspace)],
         "Backspace",
-        "delete a character",
-        "Prompt",
+        txt!("keys-delete-a-character", "delete a character"),
+        txt!("keys-section-prompt", "Prompt"),
         I,
         false,
         KeyAction::DeleteChar,
@@ -415,8 +435,11 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('c')],
         "c",
-        "change the channel, from those the release lists (asks first)",
-        "Updates",
+        txt!(
+            "keys-change-the-channel-from-those",
+            "change the channel, from those the release lists (asks first)"
+        ),
+        txt!("keys-section-updates", "Updates"),
         N,
         false,
         KeyAction::Channel,
@@ -424,8 +447,11 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('x')],
         "x",
-        "clear the requested update (asks first)",
-        "Updates",
+        txt!(
+            "keys-clear-the-requested-update-asks",
+            "clear the requested update (asks first)"
+        ),
+        txt!("keys-section-updates", "Updates"),
         N,
         false,
         KeyAction::ClearRequest,
@@ -433,8 +459,11 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('a')],
         "a",
-        "accept the selected update's risks (Updates; asks first)",
-        "Updates",
+        txt!(
+            "keys-accept-the-selected-update-s",
+            "accept the selected update's risks (Updates; asks first)"
+        ),
+        txt!("keys-section-updates", "Updates"),
         N,
         false,
         KeyAction::AcceptRisks,
@@ -442,8 +471,11 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('y'), k(KeyCode::Enter)],
         "y/Enter",
-        "confirm: switch the mode, write the request",
-        "Confirm popups",
+        txt!(
+            "keys-confirm-switch-the-mode-write",
+            "confirm: switch the mode, write the request"
+        ),
+        txt!("keys-section-confirm-popups", "Confirm popups"),
         C,
         true,
         KeyAction::Confirm,
@@ -451,8 +483,11 @@ pub const BINDINGS: &[KeyBinding] = &[
     b(
         &[c('n'), k(KeyCode::Esc), c('q')],
         "n/Esc",
-        "cancel: nothing is sent or written",
-        "Confirm popups",
+        txt!(
+            "keys-cancel-nothing-is-sent-or",
+            "cancel: nothing is sent or written"
+        ),
+        txt!("keys-section-confirm-popups", "Confirm popups"),
         C,
         true,
         KeyAction::Back,
@@ -460,7 +495,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     eb(
         &[c('7'), c('8')],
         "7-8",
-        "task graph (run levels × components), drift",
+        txt!(
+            "keys-task-graph-run-levels-components",
+            "task graph (run levels × components), drift"
+        ),
         N,
         false,
         KeyAction::GotoTab,
@@ -468,7 +506,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     eb(
         &[c('m')],
         "m",
-        "switch watch-only ↔ active-apply (asks first)",
+        txt!(
+            "keys-switch-watch-only-active-apply",
+            "switch watch-only ↔ active-apply (asks first)"
+        ),
         N,
         true,
         KeyAction::SwitchMode,
@@ -476,7 +517,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     eb(
         &[c('r')],
         "r",
-        "reconcile now: ask the engine for an apply pass",
+        txt!(
+            "keys-reconcile-now-ask-the-engine",
+            "reconcile now: ask the engine for an apply pass"
+        ),
         N,
         false,
         KeyAction::ReconcileNow,
@@ -484,7 +528,10 @@ pub const BINDINGS: &[KeyBinding] = &[
     eb(
         &[c('e')],
         "e",
-        "show / hide the engine event log",
+        txt!(
+            "keys-show-hide-the-engine-event",
+            "show / hide the engine event log"
+        ),
         N,
         true,
         KeyAction::ToggleLog,
@@ -500,34 +547,40 @@ pub fn lookup(mode: Mode, engine: bool, ev: &KeyEvent) -> Option<&'static KeyBin
 }
 
 /// How `/` matches rows (shown in the help).
-pub const FILTER_HELP: &str = "Text matches what a row shows (name, version, status word, reason) \
+pub const FILTER_HELP: Text = txt!(
+    "keys-filter-help",
+    "Text matches what a row shows (name, version, status word, reason) \
     and its full message, ignoring case; a leading ! keeps the rows that do not match. On \
     Operators a status word typed alone (OK, PROG, PEND, DEGR, UNAV, NOUP, UNKN) matches the \
     STATUS column exactly: /!OK lists every operator that is not OK, even one whose message \
-    contains \"ok\".";
+    contains \"ok\"."
+);
 
 /// The `:` commands: (aliases, description). `:q` is handled the same way as `q`.
-pub const COMMANDS: &[(&[&str], &str)] = &[
-    (&["q", "q!", "quit", "exit"], "quit"),
+pub const COMMANDS: &[(&[&str], Text)] = &[
+    (&["q", "q!", "quit", "exit"], txt!("cmd-quit", "quit")),
     (
         &["cv", "clusterversion", "overview", "o"],
-        "overview: ClusterVersion, completion, conditions",
+        txt!("cmd-overview", "overview: ClusterVersion, completion, conditions"),
     ),
     (
         &["co", "clusteroperators", "clusteroperator", "operators"],
-        "ClusterOperators",
+        txt!("cmd-operators", "ClusterOperators"),
     ),
     (
         &["nodes", "node", "no", "mcp", "pools", "machineconfigpools"],
-        "pools and nodes",
+        txt!("cmd-nodes", "pools and nodes"),
     ),
-    (&["history", "hist"], "update history"),
-    (&["health", "insights"], "update-health insights"),
+    (&["history", "hist"], txt!("cmd-history", "update history")),
+    (
+        &["health", "insights"],
+        txt!("cmd-health", "update-health insights"),
+    ),
     (
         &["updates", "upgrade", "up"],
-        "update targets, channel and requests",
+        txt!("cmd-updates", "update targets, channel and requests"),
     ),
-    (&["help", "h"], "this help"),
+    (&["help", "h"], txt!("cmd-help", "this help")),
 ];
 
 #[cfg(test)]

@@ -105,10 +105,11 @@ const CLOCK_INTERVAL: Duration = Duration::from_secs(5);
 pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        anyhow::bail!(
+        anyhow::bail!(crate::l10n::tr!(
+            "ui-needs-terminal",
             "the dashboard needs a terminal (stdin/stdout is not a TTY); \
              use `cvo status` or `cvo demo --headless` for text output"
-        );
+        ));
     }
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigterm = signal(SignalKind::terminate())?;

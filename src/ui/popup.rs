@@ -16,7 +16,11 @@ use super::{
     text,
     theme::{Level, Palette},
 };
-use crate::{clock::Clock, reconcile::api::EngineMode};
+use crate::{
+    clock::Clock,
+    l10n::{tr, trf},
+    reconcile::api::EngineMode,
+};
 
 /// What a popup shows.
 #[derive(Clone, Debug, PartialEq)]
@@ -120,14 +124,14 @@ pub(crate) fn lines(popup: &Popup, inputs: &PopupInputs<'_>, width: usize) -> Ve
         PopupKind::Help => {
             let mut section = "";
             for b in BINDINGS.iter().filter(|b| attached.is_some() || !b.engine_only) {
-                if b.section != section {
+                if b.section.get() != section {
                     if !section.is_empty() {
                         out.push(Line::default());
                     }
-                    section = b.section;
+                    section = b.section.get();
                     out.push(Line::styled(section.to_string(), p.title));
                 }
-                for (i, line) in text::wrap(b.desc, width.saturating_sub(14))
+                for (i, line) in text::wrap(b.desc.get(), width.saturating_sub(14))
                     .into_iter()
                     .enumerate()
                 {
@@ -143,17 +147,20 @@ pub(crate) fn lines(popup: &Popup, inputs: &PopupInputs<'_>, width: usize) -> Ve
                 }
             }
             out.push(Line::default());
-            out.push(Line::styled("Filtering (/)", p.title));
-            for line in text::wrap(keys::FILTER_HELP, width.saturating_sub(2)) {
+            out.push(Line::styled(tr!("help-filtering", "Filtering (/)"), p.title));
+            for line in text::wrap(keys::FILTER_HELP.get(), width.saturating_sub(2)) {
                 out.push(Line::from(vec![Span::raw("  "), Span::styled(line, p.text)]));
             }
             out.push(Line::default());
             out.push(Line::styled(
-                "Operator status words (colour is never the only signal)",
+                tr!(
+                    "help-status-words",
+                    "Operator status words (colour is never the only signal)"
+                ),
                 p.title,
             ));
             for (word, meaning) in STATUS_WORDS {
-                for (i, line) in text::wrap(meaning, width.saturating_sub(14))
+                for (i, line) in text::wrap(meaning.get(), width.saturating_sub(14))
                     .into_iter()
                     .enumerate()
                 {
@@ -169,10 +176,10 @@ pub(crate) fn lines(popup: &Popup, inputs: &PopupInputs<'_>, width: usize) -> Ve
                 }
             }
             out.push(Line::default());
-            out.push(Line::styled("Commands (after :)", p.title));
+            out.push(Line::styled(tr!("help-commands", "Commands (after :)"), p.title));
             for (aliases, desc) in COMMANDS {
                 let names = aliases.join(" ");
-                for (i, line) in text::wrap(&format!("{names}: {desc}"), width.saturating_sub(2))
+                for (i, line) in text::wrap(&format!("{names}: {}", desc.get()), width.saturating_sub(2))
                     .into_iter()
                     .enumerate()
                 {
@@ -219,10 +226,13 @@ pub(crate) fn lines(popup: &Popup, inputs: &PopupInputs<'_>, width: usize) -> Ve
         }
         PopupKind::Confirm(to) => {
             let from = attached.map(|e| e.snap.mode);
-            let mut head = vec![Span::styled("Switch the engine from ", p.text)];
+            let mut head = vec![Span::styled(
+                tr!("confirm-switch-from", "Switch the engine from "),
+                p.text,
+            )];
             if let Some(f) = from {
                 head.push(Span::styled(engine::mode_word(f), p.mode(f)));
-                head.push(Span::styled(" to ", p.text));
+                head.push(Span::styled(tr!("confirm-switch-to", " to "), p.text));
             }
             head.push(Span::styled(engine::mode_word(*to), p.mode(*to)));
             head.push(Span::styled("?", p.text));
@@ -236,13 +246,28 @@ pub(crate) fn lines(popup: &Popup, inputs: &PopupInputs<'_>, width: usize) -> Ve
                 out.push(Line::default());
                 // Judged at the snapshot's time (rendering reads no clock).
                 let (words, level) = engine::lease_words(l, at, clock);
-                for w in text::wrap(&format!("Lease {}: {words}", l.lease), width) {
+                for w in text::wrap(
+                    &trf!(
+                        "confirm-lease",
+                        "Lease {lease}: {words}",
+                        lease = l.lease,
+                        words = words
+                    ),
+                    width,
+                ) {
                     out.push(Line::styled(w, p.level(level)));
                 }
             }
             let refusal = inputs.refusal(popup);
             if let Some(why) = &refusal {
-                for w in text::wrap(&format!("The switch is refused: {why}"), width) {
+                for w in text::wrap(
+                    &trf!(
+                        "confirm-switch-refused",
+                        "The switch is refused: {why}",
+                        why = why
+                    ),
+                    width,
+                ) {
                     out.push(Line::styled(w, p.err));
                 }
             }
@@ -251,19 +276,22 @@ pub(crate) fn lines(popup: &Popup, inputs: &PopupInputs<'_>, width: usize) -> Ve
             out.push(Line::from(match refusal {
                 Some(_) => vec![
                     Span::styled("n/Esc", p.key),
-                    Span::styled(" close (nothing is sent)", p.text),
+                    Span::styled(tr!("confirm-close-unsent", " close (nothing is sent)"), p.text),
                 ],
                 None => vec![
                     Span::styled("y/Enter", p.key),
-                    Span::styled(" switch   ", p.text),
+                    Span::styled(tr!("confirm-switch-key", " switch   "), p.text),
                     Span::styled("n/Esc", p.key),
-                    Span::styled(" cancel (nothing is sent)", p.text),
+                    Span::styled(tr!("confirm-cancel-unsent", " cancel (nothing is sent)"), p.text),
                 ],
             }));
         }
         PopupKind::Request(v) => request_lines(v, &inputs.target, p, width, &mut out),
         PopupKind::Channels(list) => {
-            out.push(Line::styled("Channels the current release lists:", p.text));
+            out.push(Line::styled(
+                tr!("channels-listed", "Channels the current release lists:"),
+                p.text,
+            ));
             out.push(Line::default());
             for (i, c) in list.iter().enumerate() {
                 let style = if i == popup.scroll { p.selected } else { p.text };
@@ -272,11 +300,11 @@ pub(crate) fn lines(popup: &Popup, inputs: &PopupInputs<'_>, width: usize) -> Ve
             out.push(Line::default());
             out.push(Line::from(vec![
                 Span::styled("j/k", p.key),
-                Span::styled(" choose   ", p.text),
+                Span::styled(tr!("channels-choose", " choose   "), p.text),
                 Span::styled("Enter", p.key),
-                Span::styled(" review the change   ", p.text),
+                Span::styled(tr!("channels-review", " review the change   "), p.text),
                 Span::styled("Esc", p.key),
-                Span::styled(" cancel", p.text),
+                Span::styled(tr!("channels-cancel", " cancel"), p.text),
             ]));
         }
         PopupKind::Yaml(y) => {
@@ -305,16 +333,22 @@ fn request_lines(v: &RequestView, target: &str, p: &Palette, width: usize, out: 
         }
     };
     out.push(Line::from(vec![
-        Span::styled("Request  ", p.muted),
+        Span::styled(tr!("request-label", "Request  "), p.muted),
         Span::styled(v.request.command_line(), p.text),
     ]));
     target_line(target, p, width, out);
     out.push(Line::default());
     if v.writes.is_empty() {
-        out.push(Line::styled("Writes nothing.", p.title));
+        out.push(Line::styled(
+            tr!("request-writes-nothing", "Writes nothing."),
+            p.title,
+        ));
     } else {
         out.push(Line::styled(
-            "Writes (JSON merge patch of clusterversion/version):",
+            tr!(
+                "request-writes",
+                "Writes (JSON merge patch of clusterversion/version):"
+            ),
             p.title,
         ));
         for w in &v.writes {
@@ -323,7 +357,10 @@ fn request_lines(v: &RequestView, target: &str, p: &Palette, width: usize, out: 
     }
     if !v.verdicts.is_empty() {
         out.push(Line::default());
-        out.push(Line::styled("Preconditions", p.title));
+        out.push(Line::styled(
+            tr!("request-preconditions", "Preconditions"),
+            p.title,
+        ));
         for (level, line) in &v.verdicts {
             let mark = match level {
                 Level::Ok => "✓ ",
@@ -343,7 +380,10 @@ fn request_lines(v: &RequestView, target: &str, p: &Palette, width: usize, out: 
     }
     if !v.risks.is_empty() {
         out.push(Line::default());
-        out.push(Line::styled("Risks you accept by confirming", p.title));
+        out.push(Line::styled(
+            tr!("request-risks", "Risks you accept by confirming"),
+            p.title,
+        ));
         for r in &v.risks {
             out.push(Line::from(vec![
                 Span::raw("  "),
@@ -357,37 +397,43 @@ fn request_lines(v: &RequestView, target: &str, p: &Palette, width: usize, out: 
     }
     for w in &v.warnings {
         out.push(Line::default());
-        wrapped(&format!("warning: {w}"), 0, p.warn, out);
+        wrapped(&trf!("request-warning", "warning: {w}", w = w), 0, p.warn, out);
     }
     out.push(Line::default());
     match &v.refusal {
         Some(why) => {
-            wrapped(&format!("Refused: {why}"), 0, p.err, out);
+            wrapped(
+                &trf!("request-refused", "Refused: {why}", why = why),
+                0,
+                p.err,
+                out,
+            );
             out.push(Line::from(vec![
                 Span::styled("n/Esc", p.key),
-                Span::styled(" close (nothing is written)", p.text),
+                Span::styled(tr!("request-close", " close (nothing is written)"), p.text),
             ]));
         }
         None => out.push(Line::from(vec![
             Span::styled("y/Enter", p.key),
-            Span::styled(" write it   ", p.text),
+            Span::styled(tr!("request-write-it", " write it   "), p.text),
             Span::styled("n/Esc", p.key),
-            Span::styled(" cancel (nothing is written)", p.text),
+            Span::styled(tr!("request-cancel", " cancel (nothing is written)"), p.text),
         ])),
     }
 }
 
 /// `Cluster  {target}` (the cluster the popup's `y` acts on), wrapped under its label.
 fn target_line(target: &str, p: &Palette, width: usize, out: &mut Vec<Line<'static>>) {
-    const LABEL: &str = "Cluster  ";
-    for (i, l) in text::wrap(target, width.saturating_sub(LABEL.len()).max(8))
+    let label_text = tr!("popup-cluster-label", "Cluster  ");
+    let label_w = text::width(label_text);
+    for (i, l) in text::wrap(target, width.saturating_sub(label_w).max(8))
         .into_iter()
         .enumerate()
     {
         let label = if i == 0 {
-            LABEL.to_string()
+            label_text.to_string()
         } else {
-            " ".repeat(LABEL.len())
+            " ".repeat(label_w)
         };
         out.push(Line::from(vec![
             Span::styled(label, p.muted),

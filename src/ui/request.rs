@@ -7,6 +7,7 @@
 //! The decision itself (preconditions, patch) is the shared update-request module's; this file
 //! only turns it into lines. Upstream: `pkg/cli/admin/upgrade/upgrade.go` in openshift/oc.
 
+use crate::l10n::{tr, trf};
 use serde_json::Value;
 
 use super::{model::updates::RiskRow, theme::Level};
@@ -59,11 +60,19 @@ impl UiRequest {
                 version,
                 conditional: true,
                 ..
-            } => format!("request the conditional update to {version}?"),
-            Self::To { version, .. } => format!("request the update to {version}?"),
-            Self::Clear => "clear the requested update?".into(),
-            Self::Channel(c) => format!("change the channel to {c}?"),
-            Self::AcceptRisks(_) => "accept these risks?".into(),
+            } => trf!(
+                "request-title-conditional",
+                "request the conditional update to {version}?",
+                version = version
+            ),
+            Self::To { version, .. } => trf!(
+                "request-title-update",
+                "request the update to {version}?",
+                version = version
+            ),
+            Self::Clear => tr!("request-title-clear", "clear the requested update?").into(),
+            Self::Channel(c) => trf!("request-title-channel", "change the channel to {c}?", c = c),
+            Self::AcceptRisks(_) => tr!("request-title-accept", "accept these risks?").into(),
         }
     }
 }
@@ -110,7 +119,7 @@ impl RequestView {
             refusal: None,
         };
         let Some(cv) = cv else {
-            v.refusal = Some("no ClusterVersion to write to".into());
+            v.refusal = Some(tr!("request-no-cv", "no ClusterVersion to write to").into());
             return v;
         };
         decide(cv, &mut v, accept_risks_gate);
@@ -189,8 +198,10 @@ fn decide(cv: &ClusterVersion, v: &mut RequestView, accept_risks_gate: bool) {
                         if risks_listed && vd.name == "Recommended" =>
                     {
                         let short = ur::Verdict {
-                            message: format!(
-                                "the update service does not recommend {target}; its risks are listed below"
+                            message: trf!(
+                                "request-not-recommended",
+                                "the update service does not recommend {target}; its risks are listed below",
+                                target = target
                             ),
                             ..vd.clone()
                         };
@@ -224,7 +235,13 @@ fn decide(cv: &ClusterVersion, v: &mut RequestView, accept_risks_gate: bool) {
             }
             v.patch = Some(p.patch);
         }
-        Ok(Outcome::NoChange(n)) => v.refusal = Some(format!("nothing to write ({})", n.message)),
+        Ok(Outcome::NoChange(n)) => {
+            v.refusal = Some(trf!(
+                "request-nothing-to-write",
+                "nothing to write ({why})",
+                why = n.message
+            ))
+        }
         Err(r) => {
             v.verdicts = r.verdicts.iter().map(verdict_line).collect();
             v.refusal = Some(r.message);

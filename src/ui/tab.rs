@@ -53,15 +53,16 @@ impl Tab {
 
     /// The tab's label.
     pub fn title(self) -> &'static str {
+        use crate::l10n::tr;
         match self {
-            Tab::Overview => "Overview",
-            Tab::Operators => "Operators",
-            Tab::Nodes => "Nodes",
-            Tab::History => "History",
-            Tab::Health => "Health",
-            Tab::Updates => "Updates",
-            Tab::Tasks => "Tasks",
-            Tab::Drift => "Drift",
+            Tab::Overview => tr!("tab-overview", "Overview"),
+            Tab::Operators => tr!("tab-operators", "Operators"),
+            Tab::Nodes => tr!("tab-nodes", "Nodes"),
+            Tab::History => tr!("tab-history", "History"),
+            Tab::Health => tr!("tab-health", "Health"),
+            Tab::Updates => tr!("tab-updates", "Updates"),
+            Tab::Tasks => tr!("tab-tasks", "Tasks"),
+            Tab::Drift => tr!("tab-drift", "Drift"),
         }
     }
 }

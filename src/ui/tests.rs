@@ -673,3 +673,5 @@ mod idle_demo;
 mod demo_clock;
 
 mod words;
+
+mod russian;

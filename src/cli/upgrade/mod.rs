@@ -16,6 +16,7 @@ pub mod explain;
 pub mod live_alerts;
 pub mod recommend;
 
+use crate::l10n::{tr, trf};
 use std::{
     path::{Path, PathBuf},
     process::ExitCode,
@@ -396,11 +397,15 @@ pub fn channel_text(cv: &ClusterVersion) -> String {
     let listed = if channels.is_empty() {
         String::new()
     } else {
-        format!(" (available channels: {})", channels.join(", "))
+        trf!(
+            "upgrade-available-channels",
+            " (available channels: {channels})",
+            channels = channels.join(", ")
+        )
     };
     match cv.spec.channel.as_deref().filter(|c| !c.is_empty()) {
-        Some(c) => format!("Channel: {c}{listed}\n"),
-        None => format!("Channel is unset{listed}\n"),
+        Some(c) => trf!("upgrade-channel", "Channel: {c}", c = c) + &listed + "\n",
+        None => tr!("upgrade-channel-unset", "Channel is unset").to_owned() + &listed + "\n",
     }
 }
 
@@ -568,7 +573,14 @@ pub fn status_view_with(
         }
     }
     match cv.condition("Progressing").filter(|c| !c.message().is_empty()) {
-        Some(c) if c.is_true() => out += &format!("info: An upgrade is in progress. {}\n", c.message()),
+        Some(c) if c.is_true() => {
+            out += &trf!(
+                "upgrade-in-progress",
+                "info: An upgrade is in progress. {message}",
+                message = c.message()
+            );
+            out.push('\n');
+        }
         Some(c) => out += &format!("{}\n", c.message()),
         None => {
             err +=
@@ -597,19 +609,23 @@ pub fn status_view_with(
     let offer = UpdateOffer::from_cluster_version(cv);
     if !offer.channel.is_empty() {
         if offer.upstream.is_empty() {
-            out += "Upstream is unset, so the cluster will use an appropriate default.\n";
+            out += tr!(
+                "upgrade-upstream-unset",
+                "Upstream is unset, so the cluster will use an appropriate default."
+            );
         } else {
-            out += &format!("Upstream: {}\n", offer.upstream);
+            out += &trf!("upgrade-upstream", "Upstream: {url}", url = offer.upstream);
         }
-        if offer.channels.is_empty() {
-            out += &format!("Channel: {}\n", offer.channel);
-        } else {
-            out += &format!(
-                "Channel: {} (available channels: {})\n",
-                offer.channel,
-                offer.channels.join(", ")
+        out.push('\n');
+        out += &trf!("upgrade-channel", "Channel: {c}", c = offer.channel);
+        if !offer.channels.is_empty() {
+            out += &trf!(
+                "upgrade-available-channels",
+                " (available channels: {channels})",
+                channels = offer.channels.join(", ")
             );
         }
+        out.push('\n');
     }
     let retrieved = match &offer.retrieval {
         Retrieval::Failed { reason, message, .. } => Some((reason, message)),
@@ -618,7 +634,9 @@ pub fn status_view_with(
     // Every target of availableUpdates (a conditional one the CVO recommends included),
     // newest first, as oc lists them.
     if !offer.recommended.is_empty() {
-        out += "\nRecommended updates:\n\n";
+        out.push('\n');
+        out += tr!("upgrade-recommended", "Recommended updates:");
+        out += "\n\n";
         let mut table = String::from("  VERSION\tIMAGE\n");
         for t in &offer.recommended {
             table += &format!("  {}\t{}\n", t.release.version, t.release.image);
@@ -643,7 +661,11 @@ pub fn status_view_with(
             indent(message)
         );
     } else {
-        out += "No updates available. You may still upgrade to a specific release image with --to-image or wait for new updates to be available.\n";
+        out += tr!(
+            "upgrade-none",
+            "No updates available. You may still upgrade to a specific release image with --to-image or wait for new updates to be available."
+        );
+        out.push('\n');
     }
     fn not_recommended(t: &Target) -> Option<&crate::openshift::Condition> {
         t.recommended.as_ref().filter(|c| !c.is_true())
@@ -651,7 +673,9 @@ pub fn status_view_with(
     let any_not_recommended = offer.conditional.iter().any(|t| not_recommended(t).is_some());
     if include_not_recommended {
         if any_not_recommended {
-            out += "\nUpdates with known issues:\n";
+            out.push('\n');
+            out += tr!("upgrade-known-issues", "Updates with known issues:");
+            out.push('\n');
             for t in &offer.conditional {
                 if let Some(c) = not_recommended(t) {
                     out += &format!(
@@ -664,8 +688,12 @@ pub fn status_view_with(
                 }
             }
         } else {
-            out +=
-                "\nNo updates which are not recommended based on your cluster configuration are available.\n";
+            out.push('\n');
+            out += tr!(
+                "upgrade-no-not-recommended",
+                "No updates which are not recommended based on your cluster configuration are available."
+            );
+            out.push('\n');
         }
     } else if any_not_recommended {
         let qualifier = offer
@@ -675,9 +703,13 @@ pub fn status_view_with(
             .find(|c| c.status == ConditionStatus::Unknown)
             .map(|c| format!(", or where the recommended status is {:?},", c.status.as_str()))
             .unwrap_or_default();
-        out += &format!(
-            "\nAdditional updates which are not recommended{qualifier} for your cluster configuration are available, to view those re-run the command with --include-not-recommended.\n"
+        out.push('\n');
+        out += &trf!(
+            "upgrade-more-not-recommended",
+            "Additional updates which are not recommended{qualifier} for your cluster configuration are available, to view those re-run the command with --include-not-recommended.",
+            qualifier = qualifier
         );
+        out.push('\n');
     }
     // A failure to ask is logged by the caller (`-v`): stderr stays as oc's.
     if let Some(Ok(x)) = &extras.asked {

@@ -2,6 +2,7 @@
 //! key cannot act (no engine attached) instead of silence.
 
 use super::{App, Popup, PopupKind};
+use crate::l10n::{tr, trf};
 use crate::{
     reconcile::api::{Command, EngineMode},
     ui::{engine, keys, theme::Level},
@@ -25,7 +26,7 @@ impl App {
             self.send(Command::CheckLease);
         }
         self.popup = Some(Popup {
-            title: format!("switch to {}?", engine::mode_word(to)),
+            title: trf!("switch-title", "switch to {mode}?", mode = engine::mode_word(to)),
             kind: PopupKind::Confirm(to),
             scroll: 0,
             yaml: None,
@@ -43,7 +44,12 @@ impl App {
             .and_then(|e| e.snap.lease.as_ref())
             .and_then(|l| l.blocks_switch());
         match blocked {
-            Some(why) => self.flash = Some((format!("not switched: {why}"), Level::Error)),
+            Some(why) => {
+                self.flash = Some((
+                    trf!("switch-refused", "not switched: {why}", why = why),
+                    Level::Error,
+                ))
+            }
             None => self.send(Command::SetMode(to)),
         }
     }
@@ -58,9 +64,12 @@ impl App {
             return false;
         };
         let why = if self.state.feed == crate::cluster::FeedStatus::Static {
-            "a snapshot (--from) has no engine"
+            tr!("engine-key-snapshot", "a snapshot (--from) has no engine")
         } else {
-            "this dashboard runs without the engine (--no-engine, or it could not start: the log says why)"
+            tr!(
+                "engine-key-no-engine",
+                "this dashboard runs without the engine (--no-engine, or it could not start: the log says why)"
+            )
         };
         self.flash = Some((format!("{}: {why}", b.label), Level::Warn));
         true

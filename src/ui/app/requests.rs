@@ -4,6 +4,7 @@
 //! besides the popup (the cluster a confirmation acts on, why it cannot be confirmed).
 
 use super::{App, Popup, PopupKind, Tab};
+use crate::l10n::{tr, trf};
 use crate::{
     reconcile::api::Command,
     ui::{
@@ -17,13 +18,25 @@ impl App {
     /// Whether this dashboard may write a request: `Err` says why not (shown in the popup).
     pub fn writer(&self) -> Result<(), String> {
         if self.read_only {
-            return Err("--read-only: this dashboard refuses every write; nothing is sent.".into());
+            return Err(tr!(
+                "requests-read-only",
+                "--read-only: this dashboard refuses every write; nothing is sent."
+            )
+            .into());
         }
         if self.commands.is_none() {
             return Err(if self.state.feed == crate::cluster::FeedStatus::Static {
-                "a snapshot (--from) cannot be written to; nothing is sent.".into()
+                tr!(
+                    "requests-snapshot",
+                    "a snapshot (--from) cannot be written to; nothing is sent."
+                )
+                .into()
             } else {
-                "this dashboard has no writer for the cluster; use `cvo upgrade`.".into()
+                tr!(
+                    "requests-no-writer",
+                    "this dashboard has no writer for the cluster; use `cvo upgrade`."
+                )
+                .into()
             });
         }
         Ok(())
@@ -40,12 +53,16 @@ impl App {
         let gate = crate::openshift::feature_gate::CLUSTER_UPDATE_ACCEPT_RISKS;
         match self.accept_risks_gate() {
             Some(true) => None,
-            Some(false) => Some(format!(
-                "accepting risks needs the feature gate {gate}, which the FeatureGate \"cluster\" does not enable for {}; Enter takes a conditional update with its risks waived",
-                self.dash.updates.current
+            Some(false) => Some(trf!(
+                "requests-gate-off",
+                "accepting risks needs the feature gate {gate}, which the FeatureGate \"cluster\" does not enable for {current}; Enter takes a conditional update with its risks waived",
+                gate = gate,
+                current = self.dash.updates.current
             )),
-            None => Some(format!(
-                "accepting risks needs the feature gate {gate}, and no engine has read the FeatureGate \"cluster\"; Enter takes a conditional update with its risks waived"
+            None => Some(trf!(
+                "requests-gate-unknown",
+                "accepting risks needs the feature gate {gate}, and no engine has read the FeatureGate \"cluster\"; Enter takes a conditional update with its risks waived",
+                gate = gate
             )),
         }
     }
@@ -79,7 +96,10 @@ impl App {
 
     pub(super) fn request_selected(&mut self) -> bool {
         let Some(row) = self.selected_update().cloned() else {
-            self.flash = Some(("no update selected: nothing to request".into(), Level::Warn));
+            self.flash = Some((
+                tr!("requests-none-selected", "no update selected: nothing to request").into(),
+                Level::Warn,
+            ));
             return true;
         };
         // A conditional update that is Recommended (its risks do not apply, or all are
@@ -108,7 +128,11 @@ impl App {
     pub(super) fn accept_risks(&mut self) -> bool {
         let Some(row) = self.selected_update().cloned() else {
             self.flash = Some((
-                "select a conditional update on the Updates view ([6]) first".into(),
+                tr!(
+                    "requests-select-conditional",
+                    "select a conditional update on the Updates view ([6]) first"
+                )
+                .into(),
                 Level::Warn,
             ));
             return true;
@@ -138,7 +162,11 @@ impl App {
         let list = self.dash.updates.channels.clone();
         if list.is_empty() {
             self.flash = Some((
-                "the current release lists no channels (status.desired.channels)".into(),
+                tr!(
+                    "requests-no-channels",
+                    "the current release lists no channels (status.desired.channels)"
+                )
+                .into(),
                 Level::Warn,
             ));
             return true;
@@ -148,7 +176,7 @@ impl App {
             .position(|c| *c == self.dash.updates.channel)
             .unwrap_or(0);
         self.popup = Some(Popup {
-            title: "change the channel".into(),
+            title: tr!("requests-channel-title", "change the channel").into(),
             kind: PopupKind::Channels(list),
             scroll: current,
             yaml: None,
@@ -175,15 +203,27 @@ impl App {
     /// Sends a confirmed request, or says why nothing was sent.
     pub(super) fn send_request(&mut self, v: RequestView) {
         match (v.refusal, v.patch) {
-            (Some(why), _) => self.flash = Some((format!("refused, nothing written: {why}"), Level::Error)),
+            (Some(why), _) => {
+                self.flash = Some((
+                    trf!("requests-refused", "refused, nothing written: {why}", why = why),
+                    Level::Error,
+                ))
+            }
             (None, Some(patch)) => match crate::spec_request::SpecPatch::new(patch) {
                 Ok(patch) => self.send(Command::Request(crate::spec_request::Request {
                     patch,
                     summary: v.request.command_line(),
                 })),
-                Err(e) => self.flash = Some((format!("nothing written: {e}"), Level::Error)),
+                Err(e) => {
+                    self.flash = Some((
+                        trf!("requests-failed", "nothing written: {e}", e = e.to_string()),
+                        Level::Error,
+                    ))
+                }
             },
-            (None, None) => self.flash = Some(("nothing to write".into(), Level::Info)),
+            (None, None) => {
+                self.flash = Some((tr!("requests-nothing", "nothing to write").into(), Level::Info))
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! The detail and YAML popups' content, built from the view model, the cluster state and the
 //! engine model: data (labelled values, YAML text), which the popup code lays out.
 
+use crate::l10n::{tr, trf};
 use chrono::{DateTime, Utc};
 
 use super::Dashboard;
@@ -142,7 +143,12 @@ pub(crate) fn object_yaml(src: &Sources<'_>, tab: Tab, i: usize) -> Option<(Stri
             let row = e.drift.get(i)?;
             match &e.snap.drift.get(row.record)?.drift {
                 crate::reconcile::api::Drift::Create { object: Some(object) } => Some((
-                    format!("{} {} to create (yaml)", row.kind, row.object),
+                    trf!(
+                        "detail-to-create-yaml",
+                        "{kind} {object} to create (yaml)",
+                        kind = row.kind,
+                        object = row.object
+                    ),
                     serde_norway::to_string(&crate::openshift::mask::mask_secret(object))
                         .unwrap_or_else(|e| format!("# cannot render YAML: {e}")),
                 )),
@@ -164,12 +170,32 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
     let title = match tab {
         Tab::Overview => {
             let c = d.conditions.get(i)?;
-            l.push(DetailLine::new("Type", &c.type_, Level::Info));
-            l.push(DetailLine::new("Status", c.status.as_str(), c.level));
-            l.push(DetailLine::new("Reason", &c.reason, Level::Info));
-            l.push(DetailLine::new("Since", since(c.since, now), Level::Info));
-            l.push(DetailLine::new("Message", &c.message, Level::Info));
-            format!("clusterversion condition {}", c.type_)
+            l.push(DetailLine::new(tr!("detail-type", "Type"), &c.type_, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-status", "Status"),
+                c.status.as_str(),
+                c.level,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-reason", "Reason"),
+                &c.reason,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-since", "Since"),
+                since(c.since, now),
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-message", "Message"),
+                &c.message,
+                Level::Info,
+            ));
+            trf!(
+                "detail-title-condition",
+                "clusterversion condition {condition}",
+                condition = c.type_
+            )
         }
         Tab::Operators => {
             let row = d.operators.get(i)?;
@@ -178,15 +204,19 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
                 .cluster_operators
                 .iter()
                 .find(|c| c.name() == row.name)?;
-            l.push(DetailLine::new("Name", &row.name, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-name", "Name"),
+                &row.name,
+                Level::Info,
+            ));
             let status = format!(
                 "{} ({}): {}",
                 row.status,
                 super::status_name(row.status),
                 super::status_meaning(row.status)
             );
-            l.push(DetailLine::new("Status", status, row.level));
-            l.push(DetailLine::heading("Conditions"));
+            l.push(DetailLine::new(tr!("detail-status", "Status"), status, row.level));
+            l.push(DetailLine::heading(tr!("detail-head-conditions", "Conditions")));
             for c in &co.status.conditions {
                 let lvl = match (c.type_.as_str(), c.status) {
                     ("Degraded", crate::openshift::ConditionStatus::True)
@@ -196,7 +226,11 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
                     _ => Level::Info,
                 };
                 let status = c.status.to_string();
-                let since_v = format!("since {}", since(c.last_transition_time, now));
+                let since_v = trf!(
+                    "detail-since-at",
+                    "since {at}",
+                    at = since(c.last_transition_time, now)
+                );
                 let mut v = join_words(&[&status, c.reason(), &since_v]);
                 if !c.message().is_empty() {
                     v.push('\n');
@@ -204,11 +238,14 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
                 }
                 l.push(DetailLine::new(&c.type_, v, lvl));
             }
-            l.push(DetailLine::heading("Versions"));
+            l.push(DetailLine::heading(tr!("detail-head-versions", "Versions")));
             for v in &co.status.versions {
                 l.push(DetailLine::new(&v.name, &v.version, Level::Info));
             }
-            l.push(DetailLine::heading("Related objects"));
+            l.push(DetailLine::heading(tr!(
+                "detail-head-related-objects",
+                "Related objects"
+            )));
             for r in &co.status.related_objects {
                 let kind = if r.group.is_empty() {
                     r.resource.clone()
@@ -225,26 +262,49 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
         }
         Tab::Nodes => {
             let n = d.nodes.get(i)?;
-            l.push(DetailLine::new("Name", &n.name, Level::Info));
-            l.push(DetailLine::new("Pool", &n.pool, Level::Info));
-            l.push(DetailLine::new("Assessment", &n.assessment, n.level));
-            l.push(DetailLine::new("Phase", &n.phase, Level::Info));
-            l.push(DetailLine::new("Version", &n.version, Level::Info));
-            l.push(DetailLine::new("Estimate", &n.estimate, Level::Info));
-            l.push(DetailLine::new("Message", &n.message, n.level));
+            l.push(DetailLine::new(tr!("detail-name", "Name"), &n.name, Level::Info));
+            l.push(DetailLine::new(tr!("detail-pool", "Pool"), &n.pool, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-assessment", "Assessment"),
+                &n.assessment,
+                n.level,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-phase", "Phase"),
+                &n.phase,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-version", "Version"),
+                &n.version,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-estimate", "Estimate"),
+                &n.estimate,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-message", "Message"),
+                &n.message,
+                n.level,
+            ));
             if let Some(node) = src
                 .state
                 .nodes
                 .iter()
                 .find(|x| x.metadata.name.as_deref() == Some(&n.name))
             {
-                l.push(DetailLine::heading("Machine config annotations"));
+                l.push(DetailLine::heading(tr!(
+                    "detail-head-machine-config-annotations",
+                    "Machine config annotations"
+                )));
                 for (k, v) in node.metadata.annotations.iter().flatten() {
                     if let Some(short) = k.strip_prefix(super::MCO_PREFIX) {
                         l.push(DetailLine::new(short, v, Level::Info));
                     }
                 }
-                l.push(DetailLine::heading("Conditions"));
+                l.push(DetailLine::heading(tr!("detail-head-conditions", "Conditions")));
                 for c in node.status.iter().flat_map(|s| s.conditions.iter().flatten()) {
                     let head = join_words(&[&c.status, c.reason.as_deref().unwrap_or("")]);
                     let msg = c.message.as_deref().unwrap_or("").trim();
@@ -260,38 +320,51 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
         }
         Tab::History => {
             let h = d.history.get(i)?;
-            l.push(DetailLine::new("Version", &h.version, Level::Info));
-            l.push(DetailLine::new("State", h.state, h.level));
             l.push(DetailLine::new(
-                "Started",
+                tr!("detail-version", "Version"),
+                &h.version,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(tr!("detail-state", "State"), h.state, h.level));
+            l.push(DetailLine::new(
+                tr!("detail-started", "Started"),
                 text::timestamp(h.started),
                 Level::Info,
             ));
             l.push(DetailLine::new(
-                "Completed",
+                tr!("detail-completed", "Completed"),
                 text::timestamp(h.completed),
                 Level::Info,
             ));
             if h.started.is_some() {
                 l.push(DetailLine::new(
-                    "Duration",
+                    tr!("detail-duration", "Duration"),
                     super::rows::history_duration(src.dash, src.now, i, h),
                     Level::Info,
                 ));
             }
             l.push(DetailLine::new(
-                "Verified",
+                tr!("detail-verified", "Verified"),
                 super::rows::verified_words(h, src.engine).1,
                 Level::Info,
             ));
-            l.push(DetailLine::new("Image", &h.image, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-image", "Image"),
+                &h.image,
+                Level::Info,
+            ));
             if !h.accepted_risks.is_empty() {
-                l.push(DetailLine::new("Accepted risks", &h.accepted_risks, Level::Warn));
+                l.push(DetailLine::new(
+                    tr!("detail-accepted-risks", "Accepted risks"),
+                    &h.accepted_risks,
+                    Level::Warn,
+                ));
             }
             format!(
-                "history {}",
+                "{} {}",
+                tr!("detail-title-history", "history"),
                 if h.version.is_empty() {
-                    "(no version)"
+                    tr!("detail-no-version", "(no version)")
                 } else {
                     &h.version
                 }
@@ -299,26 +372,55 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
         }
         Tab::Health => {
             let ins = d.insights.get(i)?;
-            l.push(DetailLine::new("Message", &ins.message, ins.level));
+            l.push(DetailLine::new(
+                tr!("detail-message", "Message"),
+                &ins.message,
+                ins.level,
+            ));
             let since_v = match &ins.since_text {
                 Some(t) if ins.since.is_some() => {
-                    format!("{} ({t} ago)", text::timestamp(ins.since))
+                    trf!(
+                        "detail-at-ago",
+                        "{at} ({age} ago)",
+                        at = text::timestamp(ins.since),
+                        age = t
+                    )
                 }
                 _ => since(ins.since, now),
             };
-            l.push(DetailLine::new("Since", since_v, Level::Info));
-            l.push(DetailLine::new("Level", &ins.level_word, ins.level));
-            l.push(DetailLine::new("Impact", &ins.impact, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-since", "Since"),
+                since_v,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-level", "Level"),
+                &ins.level_word,
+                ins.level,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-impact", "Impact"),
+                &ins.impact,
+                Level::Info,
+            ));
             if !ins.reference.is_empty() {
-                l.push(DetailLine::new("Reference", &ins.reference, Level::Info));
+                l.push(DetailLine::new(
+                    tr!("detail-reference", "Reference"),
+                    &ins.reference,
+                    Level::Info,
+                ));
             }
             l.push(DetailLine::new(
-                "Resources",
+                tr!("detail-resources", "Resources"),
                 ins.resources.join("\n"),
                 Level::Info,
             ));
-            l.push(DetailLine::new("Description", &ins.description, Level::Info));
-            "update health insight".into()
+            l.push(DetailLine::new(
+                tr!("detail-description", "Description"),
+                &ins.description,
+                Level::Info,
+            ));
+            tr!("detail-title-insight", "update health insight").into()
         }
         Tab::Updates => return None,
         Tab::Tasks => {
@@ -326,17 +428,30 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
             let cell = e.cells.get(i)?;
             let lvl = cell.level_style();
             l.push(DetailLine::new(
-                "Run level",
+                tr!("detail-run-level", "Run level"),
                 engine::level_label(cell.level),
                 Level::Info,
             ));
-            l.push(DetailLine::new("Component", &cell.component, Level::Info));
-            l.push(DetailLine::new("State", cell.state.word(), lvl));
             l.push(DetailLine::new(
-                "Tasks",
-                format!(
-                    "{}/{} done, {} failed, {} skipped, {} running",
-                    cell.done, cell.total, cell.failed, cell.skipped, cell.running
+                tr!("detail-component", "Component"),
+                &cell.component,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-state", "State"),
+                cell.state.word(),
+                lvl,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-tasks", "Tasks"),
+                trf!(
+                    "detail-task-counts",
+                    "{done}/{total} done, {failed} failed, {skipped} skipped, {running} running",
+                    done = cell.done,
+                    total = cell.total,
+                    failed = cell.failed,
+                    skipped = cell.skipped,
+                    running = cell.running
                 ),
                 Level::Info,
             ));
@@ -345,48 +460,75 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
             let waiting = cell.state == engine::CellState::Waiting;
             if cell.failed > 0 {
                 l.push(DetailLine::heading(if waiting {
-                    "Waiting on (ClusterOperators still updating; not failing)"
+                    tr!(
+                        "detail-head-waiting-on",
+                        "Waiting on (ClusterOperators still updating; not failing)"
+                    )
                 } else {
-                    "Failed tasks"
+                    tr!("detail-head-failed-tasks", "Failed tasks")
                 }));
                 for t in &tasks {
                     if let crate::reconcile::api::TaskState::Failed(err) = &t.state {
                         let (word, lv) = if waiting {
-                            ("waiting", Level::Warn)
+                            (tr!("cell-waiting", "waiting"), Level::Warn)
                         } else {
-                            ("failed", Level::Error)
+                            (tr!("cell-failed", "failed"), Level::Error)
                         };
                         l.push(DetailLine::new(word, format!("{}\n{err}", t.name), lv));
                     }
                 }
             }
-            l.push(DetailLine::heading("All tasks"));
+            l.push(DetailLine::heading(tr!("detail-head-all-tasks", "All tasks")));
             for t in &tasks {
                 use crate::reconcile::api::TaskState as S;
                 let (word, v, lv) = match &t.state {
-                    S::Pending => ("pending", t.name.clone(), Level::Info),
-                    S::Running => ("running", t.name.clone(), Level::Warn),
-                    S::Done => ("done", t.name.clone(), Level::Ok),
-                    S::Failed(_) => ("failed", t.name.clone(), Level::Error),
-                    S::Skipped(why) => ("skipped", format!("{} ({why})", t.name), Level::Unknown),
+                    S::Pending => (tr!("cell-pending", "pending"), t.name.clone(), Level::Info),
+                    S::Running => (tr!("cell-running", "running"), t.name.clone(), Level::Warn),
+                    S::Done => (tr!("cell-done", "done"), t.name.clone(), Level::Ok),
+                    S::Failed(_) => (tr!("cell-failed", "failed"), t.name.clone(), Level::Error),
+                    S::Skipped(why) => (
+                        tr!("cell-skipped", "skipped"),
+                        format!("{} ({why})", t.name),
+                        Level::Unknown,
+                    ),
                 };
                 l.push(DetailLine::new(word, v, lv));
             }
-            format!(
-                "run level {} · {}",
-                engine::level_label(cell.level),
-                cell.component
+            trf!(
+                "detail-title-cell",
+                "run level {level} · {component}",
+                level = engine::level_label(cell.level),
+                component = cell.component
             )
         }
         Tab::Drift => {
             let e = src.engine?;
             let row = e.drift.get(i)?;
-            l.push(DetailLine::new("Action", row.action, row.level));
-            l.push(DetailLine::new("Kind", &row.kind, Level::Info));
-            l.push(DetailLine::new("Object", &row.object, Level::Info));
-            l.push(DetailLine::new("Task", &row.task, Level::Info));
+            l.push(DetailLine::new(
+                tr!("detail-action", "Action"),
+                row.action,
+                row.level,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-kind", "Kind"),
+                &row.kind,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-object", "Object"),
+                &row.object,
+                Level::Info,
+            ));
+            l.push(DetailLine::new(
+                tr!("detail-task", "Task"),
+                &row.task,
+                Level::Info,
+            ));
             if !row.changes.is_empty() {
-                l.push(DetailLine::heading("Field changes (path: old → new)"));
+                l.push(DetailLine::heading(tr!(
+                    "detail-head-field-changes-path-old-new",
+                    "Field changes (path: old → new)"
+                )));
                 for (n, (path, old, new)) in row.changes.iter().enumerate() {
                     l.push(DetailLine::new(
                         (n + 1).to_string(),
@@ -400,14 +542,18 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
                     l.insert(
                         0,
                         DetailLine::new(
-                            "Made by",
-                            format!("the update to {v}: the release's own change, not drift"),
+                            tr!("detail-made-by", "Made by"),
+                            trf!(
+                                "detail-made-by-update",
+                                "the update to {v}: the release's own change, not drift",
+                                v = v
+                            ),
                             Level::Info,
                         ),
                     );
-                    format!("update to {v}")
+                    trf!("headline-update-to", "update to {target}", target = v)
                 }
-                _ => "drift".into(),
+                _ => tr!("detail-drift", "drift").into(),
             };
             format!("{what}: {} {} {}", row.action, row.kind, row.object)
         }
@@ -428,7 +574,12 @@ fn join_words(words: &[&str]) -> String {
 
 fn since(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
     match t {
-        Some(t) => format!("{} ({} ago)", text::timestamp(Some(t)), text::age(Some(t), now)),
+        Some(t) => trf!(
+            "detail-at-ago",
+            "{at} ({age} ago)",
+            at = text::timestamp(Some(t)),
+            age = text::age(Some(t), now)
+        ),
         None => "-".into(),
     }
 }

@@ -1,6 +1,7 @@
 //! What the screen says about the feed itself: the API error line, and the explanations shown
 //! while a live feed has no data yet.
 
+use crate::l10n::{tr, trf};
 use chrono::{DateTime, Utc};
 
 use super::Dashboard;
@@ -19,11 +20,12 @@ pub(crate) fn feed_error(feed: &FeedStatus) -> Option<&FeedError> {
 
 /// The API error as one line: since when, for how long, and what failed.
 pub(crate) fn feed_error_line(e: &FeedError, now: DateTime<Utc>) -> String {
-    format!(
-        "API unreachable since {} ({} ago): {}",
-        e.since.format("%Y-%m-%d %H:%M:%S UTC"),
-        text::age(Some(e.since), now),
-        text::one_line(&e.message)
+    trf!(
+        "feed-error-line",
+        "API unreachable since {since} ({age} ago): {error}",
+        since = e.since.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        age = text::age(Some(e.since), now),
+        error = text::one_line(&e.message)
     )
 }
 
@@ -33,16 +35,20 @@ pub(crate) fn waiting_long(dash: &Dashboard, feed: &FeedStatus, now: DateTime<Ut
         return None;
     }
     Some(match feed_error(feed) {
-        Some(e) => format!(
-            "Cannot reach the API server since {} ({} ago): nothing is known about this cluster \
-             yet (no data received). Error: {}",
-            e.since.format("%Y-%m-%d %H:%M:%S UTC"),
-            text::age(Some(e.since), now),
-            text::one_line(&e.message)
+        Some(e) => trf!(
+            "feed-waiting-long-error",
+            "Cannot reach the API server since {since} ({age} ago): nothing is known about this \
+             cluster yet (no data received). Error: {error}",
+            since = e.since.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+            age = text::age(Some(e.since), now),
+            error = text::one_line(&e.message)
         ),
-        None => "No data yet: waiting for the first list of ClusterVersion, ClusterOperators, \
-                 pools and nodes from the API server."
-            .into(),
+        None => tr!(
+            "feed-waiting-long",
+            "No data yet: waiting for the first list of ClusterVersion, ClusterOperators, \
+             pools and nodes from the API server."
+        )
+        .into(),
     })
 }
 
@@ -52,11 +58,16 @@ pub(crate) fn waiting_short(dash: &Dashboard, feed: &FeedStatus, now: DateTime<U
         return None;
     }
     Some(match feed_error(feed) {
-        Some(e) => format!(
-            "no data: cannot reach the API server (unreachable since {}, {} ago)",
-            e.since.format("%H:%M:%S UTC"),
-            text::age(Some(e.since), now)
+        Some(e) => trf!(
+            "feed-waiting-short-error",
+            "no data: cannot reach the API server (unreachable since {since}, {age} ago)",
+            since = e.since.format("%H:%M:%S UTC").to_string(),
+            age = text::age(Some(e.since), now)
         ),
-        None => "no data yet: waiting for the API server (syncing…)".into(),
+        None => tr!(
+            "feed-waiting-short",
+            "no data yet: waiting for the API server (syncing…)"
+        )
+        .into(),
     })
 }

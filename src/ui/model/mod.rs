@@ -19,6 +19,7 @@ pub mod feed;
 pub mod rows;
 pub mod updates;
 
+use crate::l10n::{Text, tr, trf, txt};
 use chrono::{DateTime, Utc};
 
 use super::{text, theme::Level};
@@ -265,7 +266,7 @@ impl Dashboard {
                 waiting: c.waiting,
                 ratio: c.ratio,
                 duration: None,
-                estimate: "unknown".into(),
+                estimate: tr!("completion-estimate-unknown", "unknown").into(),
             }),
             operator_health: operator_health(&o.health),
             conditions,
@@ -295,16 +296,19 @@ pub fn waiting_for_data(state: &ClusterState) -> bool {
 
 fn feed_line(feed: &FeedStatus) -> (String, Level) {
     match feed {
-        FeedStatus::Static => ("static snapshot".into(), Level::Info),
+        FeedStatus::Static => (tr!("feed-static", "static snapshot").into(), Level::Info),
         FeedStatus::Live { error: Some(e), .. } => (
-            format!(
-                "API unreachable since {}",
-                e.since.format("%Y-%m-%d %H:%M:%S UTC"),
+            trf!(
+                "feed-unreachable-since",
+                "API unreachable since {since}",
+                since = e.since.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
             ),
             Level::Error,
         ),
-        FeedStatus::Live { synced: false, .. } => ("live, syncing…".into(), Level::Warn),
-        FeedStatus::Live { synced: true, .. } => ("live".into(), Level::Ok),
+        FeedStatus::Live { synced: false, .. } => {
+            (tr!("feed-live-syncing", "live, syncing…").into(), Level::Warn)
+        }
+        FeedStatus::Live { synced: true, .. } => (tr!("feed-live", "live").into(), Level::Ok),
     }
 }
 
@@ -368,14 +372,35 @@ fn history_rows(cv: &ClusterVersion) -> Vec<HistoryRow> {
 }
 
 /// The operator status words, with what they mean (help legend and detail popup).
-pub const STATUS_WORDS: [(&str, &str); 7] = [
-    ("OK", "available, not degraded, at the target version"),
-    ("PROG", "progressing (Progressing=True)"),
-    ("PEND", "not at the target version yet, not progressing: waiting"),
-    ("DEGR", "degraded (Degraded=True), still available"),
-    ("UNAV", "not available (Available=False or missing)"),
-    ("NOUP", "Upgradeable=False: blocks the next minor update"),
-    ("UNKN", "conditions missing or Unknown"),
+pub const STATUS_WORDS: [(&str, Text); 7] = [
+    (
+        "OK",
+        txt!("status-word-ok", "available, not degraded, at the target version"),
+    ),
+    ("PROG", txt!("status-word-prog", "progressing (Progressing=True)")),
+    (
+        "PEND",
+        txt!(
+            "status-word-pend",
+            "not at the target version yet, not progressing: waiting"
+        ),
+    ),
+    (
+        "DEGR",
+        txt!("status-word-degr", "degraded (Degraded=True), still available"),
+    ),
+    (
+        "UNAV",
+        txt!("status-word-unav", "not available (Available=False or missing)"),
+    ),
+    (
+        "NOUP",
+        txt!(
+            "status-word-noup",
+            "Upgradeable=False: blocks the next minor update"
+        ),
+    ),
+    ("UNKN", txt!("status-word-unkn", "conditions missing or Unknown")),
 ];
 
 /// The condition-style name of a status word (`DEGR` → `Degraded`); empty for unknown words.
@@ -397,7 +422,7 @@ pub fn status_meaning(word: &str) -> &'static str {
     STATUS_WORDS
         .iter()
         .find(|(w, _)| *w == word)
-        .map_or("", |(_, m)| m)
+        .map_or("", |(_, m)| m.get())
 }
 
 /// The status word and severity of an operator status.
@@ -417,7 +442,7 @@ fn operator_row(o: &OperatorState) -> OperatorRow {
     let (status, level) = status_word(o.status);
     let decider = o.decided_by.as_ref();
     let message = match &o.waiting_for {
-        Some(v) => format!("waiting to update to {v}"),
+        Some(v) => trf!("operator-waiting-to-update", "waiting to update to {v}", v = v),
         None => decider.map(|c| c.message().to_owned()).unwrap_or_default(),
     };
     OperatorRow {
@@ -438,12 +463,16 @@ fn operator_row(o: &OperatorState) -> OperatorRow {
 
 /// `N healthy, M unavailable, K degraded` (the last two only when not zero).
 pub(crate) fn operator_health(h: &OperatorHealth) -> String {
-    let mut s = format!("{} healthy", h.healthy);
+    let mut s = trf!("health-healthy", "{n} healthy", n = h.healthy);
     if h.unavailable > 0 {
-        s.push_str(&format!(", {} unavailable", h.unavailable));
+        s.push_str(&trf!(
+            "health-unavailable",
+            ", {n} unavailable",
+            n = h.unavailable
+        ));
     }
     if h.degraded > 0 {
-        s.push_str(&format!(", {} degraded", h.degraded));
+        s.push_str(&trf!("health-degraded", ", {n} degraded", n = h.degraded));
     }
     s
 }
@@ -474,10 +503,17 @@ fn headline(h: &assess::overview::Headline) -> Headline {
     };
     let progress = |p: &Option<Progress>| {
         p.map(|p| match p {
-            Progress::OperatorsUpdated(r) => format!("{} of operators updated", percent_label(r)),
-            Progress::Assessed(a, r) => {
-                format!("Assessment {} · control plane {}", a.as_str(), percent_label(r))
-            }
+            Progress::OperatorsUpdated(r) => trf!(
+                "headline-operators-updated",
+                "{percent} of operators updated",
+                percent = percent_label(r)
+            ),
+            Progress::Assessed(a, r) => trf!(
+                "headline-assessed",
+                "Assessment {assessment} · control plane {percent}",
+                assessment = a.as_str(),
+                percent = percent_label(r)
+            ),
         })
     };
     match h {
@@ -485,18 +521,27 @@ fn headline(h: &assess::overview::Headline) -> Headline {
             let (label, word, detail) = match why {
                 NoClusterVersion::Unreachable => (
                     "API",
-                    "Unreachable",
-                    "no ClusterVersion received yet: the API server cannot be reached",
+                    tr!("headline-unreachable", "Unreachable"),
+                    tr!(
+                        "headline-unreachable-detail",
+                        "no ClusterVersion received yet: the API server cannot be reached"
+                    ),
                 ),
                 NoClusterVersion::Syncing => (
                     "API",
-                    "Syncing",
-                    "waiting for the first list of ClusterVersion, ClusterOperators, pools and nodes",
+                    tr!("headline-syncing", "Syncing"),
+                    tr!(
+                        "headline-syncing-detail",
+                        "waiting for the first list of ClusterVersion, ClusterOperators, pools and nodes"
+                    ),
                 ),
                 NoClusterVersion::Absent => (
                     "",
-                    "No ClusterVersion",
-                    "this cluster has no clusterversion/version (not OpenShift?)",
+                    tr!("headline-no-cv", "No ClusterVersion"),
+                    tr!(
+                        "headline-no-cv-detail",
+                        "this cluster has no clusterversion/version (not OpenShift?)"
+                    ),
                 ),
             };
             line(label, word, Level::Unknown, detail.into(), None)
@@ -509,31 +554,39 @@ fn headline(h: &assess::overview::Headline) -> Headline {
             condition,
             progress: p,
         } => line(
-            "Cluster",
+            tr!("headline-cluster", "Cluster"),
             "Unavailable",
             Level::Error,
             cond_detail(condition),
             progress(p),
         ),
-        H::Progressing { condition } => {
-            line("Update", "Progressing", Level::Warn, cond_detail(condition), None)
-        }
+        H::Progressing { condition } => line(
+            tr!("headline-update", "Update"),
+            "Progressing",
+            Level::Warn,
+            cond_detail(condition),
+            None,
+        ),
         H::UpToDate {
             not_upgradeable: Some(u),
             ..
         } => line(
-            "Cluster",
-            "Up to date",
+            tr!("headline-cluster", "Cluster"),
+            tr!("headline-up-to-date", "Up to date"),
             Level::Ok,
-            format!("not upgradeable: {}", cond_detail(u)),
+            trf!(
+                "headline-not-upgradeable",
+                "not upgradeable: {why}",
+                why = cond_detail(u)
+            ),
             None,
         ),
         H::UpToDate {
             not_upgradeable: None,
             available,
         } => line(
-            "Cluster",
-            "Up to date",
+            tr!("headline-cluster", "Cluster"),
+            tr!("headline-up-to-date", "Up to date"),
             Level::Ok,
             available.as_ref().map(cond_detail).unwrap_or_default(),
             None,
@@ -543,8 +596,8 @@ fn headline(h: &assess::overview::Headline) -> Headline {
             error,
             progress: p,
         } => line(
-            "Update",
-            "Blocked",
+            tr!("headline-update", "Update"),
+            tr!("headline-blocked", "Blocked"),
             if *error { Level::Error } else { Level::Warn },
             summary.clone(),
             progress(p),
@@ -553,17 +606,23 @@ fn headline(h: &assess::overview::Headline) -> Headline {
             let pools: Vec<String> = pools
                 .iter()
                 .map(|p| {
-                    let paused = if p.paused { " paused" } else { "" };
+                    let paused = if p.paused {
+                        tr!("headline-pool-paused", " paused")
+                    } else {
+                        ""
+                    };
                     format!("{} {}/{}{paused}", p.name, p.updated, p.total)
                 })
                 .collect();
             line(
-                "Update",
+                tr!("headline-update", "Update"),
                 "Progressing",
                 Level::Warn,
-                format!(
-                    "control plane Completed (updated to {target}); worker pools not done: {}",
-                    if pools.is_empty() {
+                trf!(
+                    "headline-workers-pending",
+                    "control plane Completed (updated to {target}); worker pools not done: {pools}",
+                    target = target,
+                    pools = if pools.is_empty() {
                         "-".into()
                     } else {
                         pools.join(", ")
@@ -577,7 +636,7 @@ fn headline(h: &assess::overview::Headline) -> Headline {
             progressing,
             target,
         } => line(
-            "Assessment",
+            tr!("headline-assessment", "Assessment"),
             assessment.as_str(),
             match assessment {
                 assess::ControlPlaneAssessment::Stalled => Level::Error,
@@ -586,7 +645,7 @@ fn headline(h: &assess::overview::Headline) -> Headline {
             progressing
                 .as_ref()
                 .map(cond_detail)
-                .unwrap_or_else(|| format!("update to {target}")),
+                .unwrap_or_else(|| trf!("headline-update-to", "update to {target}", target = target)),
             None,
         ),
     }

@@ -1,6 +1,7 @@
 //! What the tables hold as text and severity, and which rows a filter keeps: state, read by
 //! the app (selection, paging) and by the render code alike.
 
+use crate::l10n::tr;
 use chrono::{DateTime, Utc};
 
 use super::{Dashboard, HistoryRow};
@@ -179,25 +180,35 @@ pub(crate) fn history_duration(dash: &Dashboard, now: DateTime<Utc>, i: usize, h
 pub fn verified_words(h: &HistoryRow, engine: Option<&EngineModel>) -> (&'static str, String) {
     if h.verified {
         return (
-            "yes",
-            "yes: its release signature was verified when it was accepted".into(),
+            tr!("verified-yes", "yes"),
+            tr!(
+                "verified-yes-detail",
+                "yes: its release signature was verified when it was accepted"
+            )
+            .into(),
         );
     }
     let registered = engine.is_some_and(|e| e.snap.registered_unverified.contains(&h.image));
     if registered {
         return (
-            "no (local)",
-            "no: a release registered with this cvo (its own release, a local payload directory or \
+            tr!("verified-local", "no (local)"),
+            tr!(
+                "verified-local-detail",
+                "no: a release registered with this cvo (its own release, a local payload directory or \
              the demo's embedded releases), which carries no signature to verify; accepted as \
              registered, no check was waived"
-                .into(),
+            )
+            .into(),
         );
     }
     (
-        "no",
-        "no: no release signature was verified when it was accepted (usual for the release the \
+        tr!("verified-no", "no"),
+        tr!(
+            "verified-no-detail",
+            "no: no release signature was verified when it was accepted (usual for the release the \
          cluster was installed with; otherwise the update was forced past a failed check, its \
          accepted risks say so, or the CVO verifies no signatures)"
-            .into(),
+        )
+        .into(),
     )
 }

@@ -7,6 +7,7 @@
 //! `cvo upgrade recommend`); this module adds the severities, the words and the notes, and
 //! what the embedded engine's update-service client fetched ([`FetchedUpdates`]).
 
+use crate::l10n::{tr, trf};
 use chrono::{DateTime, Utc};
 
 use crate::{
@@ -32,8 +33,8 @@ impl UpdateKind {
     /// The word the table shows.
     pub fn word(self) -> &'static str {
         match self {
-            Self::Recommended => "recommended",
-            Self::Conditional => "conditional",
+            Self::Recommended => tr!("update-kind-recommended", "recommended"),
+            Self::Conditional => tr!("update-kind-conditional", "conditional"),
         }
     }
 }
@@ -73,13 +74,13 @@ impl UpdateRow {
     /// The RECOMMENDED column: `yes`, or the condition's status and reason.
     pub fn recommended_word(&self) -> String {
         match (&self.kind, &self.recommended) {
-            (UpdateKind::Recommended, _) => "yes".into(),
-            (UpdateKind::Conditional, None) => "unknown".into(),
+            (UpdateKind::Recommended, _) => tr!("recommended-yes", "yes").into(),
+            (UpdateKind::Conditional, None) => tr!("recommended-unknown", "unknown").into(),
             (UpdateKind::Conditional, Some((s, r, _))) => {
                 let w = match s {
-                    ConditionStatus::True => "yes",
-                    ConditionStatus::False => "no",
-                    ConditionStatus::Unknown => "unknown",
+                    ConditionStatus::True => tr!("recommended-yes", "yes"),
+                    ConditionStatus::False => tr!("recommended-no", "no"),
+                    ConditionStatus::Unknown => tr!("recommended-unknown", "unknown"),
                 };
                 if r.is_empty() {
                     w.into()
@@ -184,7 +185,10 @@ impl UpdatesModel {
     pub fn build(cv: Option<&ClusterVersion>, now: DateTime<Utc>) -> Self {
         let Some(cv) = cv else {
             return Self {
-                notes: vec![("no ClusterVersion: nothing to update".into(), Level::Warn)],
+                notes: vec![(
+                    tr!("updates-note-no-cv", "no ClusterVersion: nothing to update").into(),
+                    Level::Warn,
+                )],
                 ..Self::default()
             };
         };
@@ -237,20 +241,26 @@ impl UpdatesModel {
     fn explain(&self, now: DateTime<Utc>) -> Vec<(String, Level)> {
         let mut notes = Vec::new();
         let cur = if self.current.is_empty() {
-            "the current release"
+            tr!("updates-current-release", "the current release")
         } else {
             &self.current
         };
         match &self.channel_problem {
             Some(ChannelProblem::NoChannel) => notes.push((
-                "No channel is set (spec.channel), so the update service is not asked: choose one with c."
-                    .into(),
+                tr!(
+                    "updates-note-no-channel",
+                    "No channel is set (spec.channel), so the update service is not asked: choose one with c."
+                )
+                .into(),
                 Level::Warn,
             )),
             Some(ChannelProblem::NotListed { channel, listed }) => notes.push((
-                format!(
-                    "{cur} is not in channel {channel}: it lists {}; choose one of those with c.",
-                    listed.join(", ")
+                trf!(
+                    "updates-note-not-listed",
+                    "{cur} is not in channel {channel}: it lists {listed}; choose one of those with c.",
+                    cur = cur,
+                    channel = channel,
+                    listed = listed.join(", ")
                 ),
                 Level::Warn,
             )),
@@ -260,7 +270,13 @@ impl UpdatesModel {
         match &self.retrieved {
             Some((ConditionStatus::False, reason, msg, t)) => {
                 notes.push((
-                    format!("RetrievedUpdates=False ({reason}) for {}: {msg}", since(t)),
+                    trf!(
+                        "updates-note-retrieved-false",
+                        "RetrievedUpdates=False ({reason}) for {age}: {msg}",
+                        reason = reason,
+                        age = since(t),
+                        msg = msg
+                    ),
                     Level::Error,
                 ));
                 if !self.rows.is_empty() {
@@ -273,14 +289,17 @@ impl UpdatesModel {
                         .and_then(|f| f.last_success.map(|t| (f.upstream.clone(), t)))
                         .or_else(|| last_good_answer(msg));
                     let note = match recorded {
-                        Some((url, at)) => format!(
-                            "The targets below are the last good answer of {url}, {} ago ({}).",
-                            since(&Some(at)),
-                            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                        Some((url, at)) => trf!(
+                            "updates-note-last-good",
+                            "The targets below are the last good answer of {url}, {age} ago ({at}).",
+                            url = url,
+                            age = since(&Some(at)),
+                            at = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
                         ),
-                        None => format!(
-                            "The targets below are from the last good retrieval, more than {} ago.",
-                            since(t)
+                        None => trf!(
+                            "updates-note-last-good-unknown",
+                            "The targets below are from the last good retrieval, more than {age} ago.",
+                            age = since(t)
                         ),
                     };
                     notes.push((note, Level::Warn));
@@ -296,9 +315,12 @@ impl UpdatesModel {
                     .map(|f| f.upstream.as_str())
                     .unwrap_or_default();
                 notes.push((
-                    format!(
-                        "No updates: {url} lists no release newer than {cur} in channel {}.",
-                        self.channel
+                    trf!(
+                        "updates-note-none-newer",
+                        "No updates: {url} lists no release newer than {cur} in channel {channel}.",
+                        url = url,
+                        cur = cur,
+                        channel = self.channel
                     ),
                     Level::Info,
                 ));
@@ -306,27 +328,41 @@ impl UpdatesModel {
             Some((ConditionStatus::True, _, _, _)) if self.rows.is_empty() && self.fetched.is_some() => {}
             Some((ConditionStatus::True, _, _, t)) if self.rows.is_empty() => {
                 let service = if self.upstream.is_empty() {
-                    "the default update service".to_string()
+                    tr!("updates-default-service", "the default update service").to_string()
                 } else {
                     self.upstream.clone()
                 };
                 notes.push((
-                    format!(
-                        "No updates: {service} lists no edge from {cur} in channel {} (retrieved OK, \
-                         condition unchanged for {}). Newer releases may exist without a path from here yet.",
-                        self.channel,
-                        since(t)
+                    trf!(
+                        "updates-note-no-edge",
+                        "No updates: {service} lists no edge from {cur} in channel {channel} (retrieved OK, \
+                         condition unchanged for {age}). Newer releases may exist without a path from here yet.",
+                        service = service,
+                        cur = cur,
+                        channel = self.channel,
+                        age = since(t)
                     ),
                     Level::Info,
                 ));
             }
             Some((ConditionStatus::Unknown, reason, msg, _)) => {
-                notes.push((format!("RetrievedUpdates=Unknown ({reason}): {msg}"), Level::Warn));
+                notes.push((
+                    trf!(
+                        "updates-note-retrieved-unknown",
+                        "RetrievedUpdates=Unknown ({reason}): {msg}",
+                        reason = reason,
+                        msg = msg
+                    ),
+                    Level::Warn,
+                ));
             }
             None if self.rows.is_empty() && !self.channel.is_empty() => notes.push((
-                "No updates: the ClusterVersion has no RetrievedUpdates condition yet (no CVO has asked the \
-                 update service)."
-                    .into(),
+                tr!(
+                    "updates-note-no-condition",
+                    "No updates: the ClusterVersion has no RetrievedUpdates condition yet (no CVO has asked the \
+                     update service)."
+                )
+                .into(),
                 Level::Info,
             )),
             _ => {}
@@ -340,7 +376,10 @@ impl UpdatesModel {
     /// The overview's one line: the targets by kind, or why there are none.
     pub fn summary(&self) -> (String, Level) {
         if !self.present {
-            return ("Updates: no ClusterVersion".into(), Level::Warn);
+            return (
+                tr!("updates-summary-no-cv", "Updates: no ClusterVersion").into(),
+                Level::Warn,
+            );
         }
         let mut parts = Vec::new();
         let rec: Vec<&str> = self
@@ -350,14 +389,19 @@ impl UpdatesModel {
             .map(|r| r.release.version.as_str())
             .collect();
         if !rec.is_empty() {
-            parts.push(format!("{} recommended", rec.join(", ")));
+            parts.push(trf!(
+                "updates-summary-recommended",
+                "{versions} recommended",
+                versions = rec.join(", ")
+            ));
         }
         for r in self.rows.iter().filter(|r| r.kind == UpdateKind::Conditional) {
             let names: Vec<&str> = r.risks.iter().map(|k| k.name.as_str()).collect();
-            parts.push(format!(
-                "{} conditional (risk: {})",
-                r.release.version,
-                if names.is_empty() {
+            parts.push(trf!(
+                "updates-summary-conditional",
+                "{version} conditional (risk: {risks})",
+                version = r.release.version,
+                risks = if names.is_empty() {
                     "-".into()
                 } else {
                     names.join(", ")
@@ -365,17 +409,25 @@ impl UpdatesModel {
             ));
         }
         let mut line = if parts.is_empty() {
-            let why = self
-                .notes
-                .first()
-                .map_or_else(|| "none offered".to_string(), |(n, _)| n.clone());
-            format!("Updates (6): none. {why}")
+            let why = self.notes.first().map_or_else(
+                || tr!("updates-summary-none-offered", "none offered").to_string(),
+                |(n, _)| n.clone(),
+            );
+            trf!("updates-summary-none", "Updates (6): none. {why}", why = why)
         } else {
-            format!("Updates (6): {}", parts.join(" · "))
+            trf!(
+                "updates-summary",
+                "Updates (6): {parts}",
+                parts = parts.join(" · ")
+            )
         };
         if let Some((v, i)) = &self.requested {
             let what = if v.is_empty() { i } else { v };
-            line.push_str(&format!(" · requested {what}"));
+            line.push_str(&trf!(
+                "updates-summary-requested",
+                " · requested {what}",
+                what = what
+            ));
         }
         let level = if parts.is_empty() {
             self.notes.first().map_or(Level::Info, |(_, l)| *l)
@@ -398,17 +450,31 @@ fn not_offered_note(f: &FetchedSummary, cur: &str, channel: &str) -> String {
         .take(NOT_OFFERED_NAMED)
         .map(|n| {
             let why = match &n.why {
-                WhyNotOffered::NoEdge { via: Some(v) } => format!("no edge from {cur}; update to {v} first"),
-                WhyNotOffered::NoEdge { via: None } => format!("no edge from {cur}"),
-                WhyNotOffered::UnusableConditionalEdge => "its conditional edge is unusable".to_string(),
+                WhyNotOffered::NoEdge { via: Some(v) } => trf!(
+                    "not-offered-via",
+                    "no edge from {cur}; update to {v} first",
+                    cur = cur,
+                    v = v
+                ),
+                WhyNotOffered::NoEdge { via: None } => {
+                    trf!("not-offered-no-edge", "no edge from {cur}", cur = cur)
+                }
+                WhyNotOffered::UnusableConditionalEdge => {
+                    tr!("not-offered-unusable", "its conditional edge is unusable").to_string()
+                }
                 WhyNotOffered::Blocked { risks, recommended } => {
                     let names: Vec<&str> = risks.iter().map(|r| r.name.as_str()).collect();
                     let state = match recommended.as_ref().map(|c| c.status) {
-                        Some(ConditionStatus::False) => "applies",
-                        Some(_) => "not evaluated",
-                        None => "not evaluated yet",
+                        Some(ConditionStatus::False) => tr!("not-offered-risk-applies", "applies"),
+                        Some(_) => tr!("not-offered-risk-not-evaluated", "not evaluated"),
+                        None => tr!("not-offered-risk-not-yet", "not evaluated yet"),
                     };
-                    format!("risk {} {state}; see the table", names.join(", "))
+                    trf!(
+                        "not-offered-risk",
+                        "risk {names} {state}; see the table",
+                        names = names.join(", "),
+                        state = state
+                    )
                 }
             };
             format!("{} ({why})", n.release.version)
@@ -416,13 +482,17 @@ fn not_offered_note(f: &FetchedSummary, cur: &str, channel: &str) -> String {
         .collect();
     let more = f.not_offered.len().saturating_sub(NOT_OFFERED_NAMED);
     let tail = if more > 0 {
-        format!(", and {more} older")
+        trf!("not-offered-more", ", and {more} older", more = more)
     } else {
         String::new()
     };
-    format!(
-        "Not offered from {cur} in channel {channel} ({}): {}{tail}.",
-        f.upstream,
-        words.join(", ")
+    trf!(
+        "not-offered",
+        "Not offered from {cur} in channel {channel} ({upstream}): {words}{tail}.",
+        cur = cur,
+        channel = channel,
+        upstream = f.upstream,
+        words = words.join(", "),
+        tail = tail
     )
 }

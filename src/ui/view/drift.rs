@@ -1,5 +1,6 @@
 //! The engine's drift records: what a pass would change (watch-only) or changed (active-apply).
 
+use crate::l10n::txt;
 use ratatui::{Frame, layout::Rect};
 
 use super::table::{C, Col, TableSpec, c, col, cursor, fill, filter_title, render_table};
@@ -7,10 +8,10 @@ use crate::ui::{app::App, tab::Tab, theme::Level};
 
 pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
     const COLS: [Col; 4] = [
-        col("ACTION", 6, 6),
-        col("KIND", 8, 24).whole(),
-        col("OBJECT", 16, 60).key(),
-        fill("CHANGES (path: old → new)", 16).hide(1),
+        col(txt!("col-action", "ACTION"), 6, 6),
+        col(txt!("col-kind", "KIND"), 8, 24).whole(),
+        col(txt!("col-object", "OBJECT"), 16, 60).key(),
+        fill(txt!("col-changes-path", "CHANGES (path: old → new)"), 16).hide(1),
     ];
     let Some(e) = &app.engine else { return };
     let rows = e

@@ -73,7 +73,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     });
     for b in shown {
         spans.push((b.label.to_string(), p.key));
-        spans.push((format!(" {}  ", b.short), p.muted));
+        spans.push((format!(" {}  ", b.short.get()), p.muted));
     }
     frame.render_widget(Paragraph::new(fit_spans(spans, w)), area);
 }

@@ -10,6 +10,7 @@ use ratatui::{
 };
 
 use super::widgets::fit_spans;
+use crate::l10n::{tr, trf};
 use crate::ui::{app::App, engine, model::feed, tab::Tab, text, theme::Level};
 
 pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
@@ -18,14 +19,19 @@ pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     let w = usize::from(area.width);
     let feed = match &app.state.feed {
         crate::cluster::FeedStatus::Static => {
-            format!("{} as of {}", d.feed.0, app.now.format("%Y-%m-%d %H:%M:%S UTC"))
+            trf!(
+                "header-feed-as-of",
+                "{feed} as of {at}",
+                feed = d.feed.0,
+                at = app.now.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+            )
         }
         _ => d.feed.0.clone(),
     };
     // The mode comes second, so a narrow terminal cuts the source and the clock, never it.
     let mode = match &app.engine {
         Some(e) => (engine::mode_word(e.snap.mode).to_string(), p.mode(e.snap.mode)),
-        None => ("watch-only".into(), p.muted),
+        None => (tr!("mode-watch-only", "watch-only").into(), p.muted),
     };
     let mut l1 = vec![("cvo".into(), p.title), (" │ ".into(), p.muted), mode];
     if let Some(b) = &app.banner {
@@ -40,18 +46,21 @@ pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
         (sim_clock(app), p.warn),
     ]);
     let l1 = fit_spans(l1, w);
-    let mut v = vec![("Version ".to_string(), p.muted)];
+    let mut v = vec![(tr!("header-version", "Version ").to_string(), p.muted)];
     match &d.current_version {
         Some(c) => v.push((c.clone(), p.text.add_modifier(Modifier::BOLD))),
-        None if d.no_data => v.push(("unknown (no data yet)".into(), p.warn)),
-        None => v.push(("no completed update".into(), p.warn)),
+        None if d.no_data => v.push((
+            tr!("header-version-unknown", "unknown (no data yet)").into(),
+            p.warn,
+        )),
+        None => v.push((tr!("header-no-completed", "no completed update").into(), p.warn)),
     }
-    v.push(("  Target ".into(), p.muted));
+    v.push((tr!("header-target", "  Target ").into(), p.muted));
     v.push((
         d.target_version.clone().unwrap_or_else(|| "-".into()),
         p.text.add_modifier(Modifier::BOLD),
     ));
-    v.push(("  Channel ".into(), p.muted));
+    v.push((tr!("header-channel", "  Channel ").into(), p.muted));
     v.push((d.channel.clone().unwrap_or_else(|| "-".into()), p.text));
     let l2 = fit_spans(v, w);
     let h = &d.headline;
@@ -68,7 +77,11 @@ pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
     let mut l4 = Vec::new();
     if d.no_data {
         l4.push((
-            "Operators, nodes and insights: unknown until the API server answers".into(),
+            tr!(
+                "header-no-data",
+                "Operators, nodes and insights: unknown until the API server answers"
+            )
+            .into(),
             p.warn,
         ));
     }
@@ -78,16 +91,24 @@ pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
         l4.push((format!("{s} · "), p.warn));
     }
     if !d.no_data {
-        l4.push(("Operators ".into(), p.muted));
+        l4.push((tr!("header-operators", "Operators ").into(), p.muted));
         l4.push((d.operator_health.clone(), p.text));
         let errors = d.insights.iter().filter(|i| i.level == Level::Error).count();
-        l4.push((" · Insights ".into(), p.muted));
+        l4.push((tr!("header-insights", " · Insights ").into(), p.muted));
         let ins_style = if errors > 0 { p.err } else { p.text };
-        let plural = if errors == 1 { "" } else { "s" };
-        l4.push((
-            format!("{} ({errors} error{plural})", d.insights.len()),
-            ins_style,
-        ));
+        let line = match crate::l10n::current() {
+            crate::l10n::Lang::En => {
+                let plural = if errors == 1 { "" } else { "s" };
+                format!("{} ({errors} error{plural})", d.insights.len())
+            }
+            crate::l10n::Lang::Ru => trf!(
+                "header-insight-errors",
+                "{count} ({errors} errors)",
+                count = d.insights.len(),
+                errors = errors
+            ),
+        };
+        l4.push((line, ins_style));
     }
     let l4 = fit_spans(l4, w);
     let mut lines = vec![l1, l2, l3, l4];
@@ -110,7 +131,9 @@ pub(super) fn render_header(app: &App, frame: &mut Frame, area: Rect) {
 /// ` │ registry 127.0.0.1:5000` (or ` │ embedded releases`) in the demo.
 fn sim_clock(app: &App) -> String {
     let clock = match app.clock.speed() {
-        Some(s) if app.follows_clock() => format!(" │ simulated clock ×{s}"),
+        Some(s) if app.follows_clock() => {
+            trf!("header-sim-clock", " │ simulated clock ×{s}", s = s.to_string())
+        }
         _ => String::new(),
     };
     match &app.release_source {
@@ -125,9 +148,9 @@ fn engine_line(app: &App, e: &engine::EngineModel, w: usize) -> Line<'static> {
     let s = &e.snap;
     let (state, level) = engine::shown_state(s);
     let mut v = vec![
-        ("Engine ".to_string(), p.muted),
+        (tr!("header-engine", "Engine ").to_string(), p.muted),
         (state, p.level(level).add_modifier(Modifier::BOLD)),
-        ("  Lease ".into(), p.muted),
+        (tr!("header-lease", "  Lease ").into(), p.muted),
     ];
     match (&s.lease_holder, s.leader) {
         _ if let Some(l) = &s.lease => {
@@ -135,31 +158,49 @@ fn engine_line(app: &App, e: &engine::EngineModel, w: usize) -> Line<'static> {
             // Our own identity (host name and a UUID) would push the last command off the
             // line; `m` shows it.
             let words = if l.ours && l.error.is_none() {
-                "we hold it".to_string()
+                tr!("header-lease-ours", "we hold it").to_string()
             } else {
                 words
             };
             v.push((words, p.level(level)));
         }
         (_, true) => v.push((
-            format!("{} (we lead)", s.lease_holder.as_deref().unwrap_or("us")),
+            trf!(
+                "header-we-lead",
+                "{holder} (we lead)",
+                holder = s.lease_holder.as_deref().unwrap_or(tr!("header-us", "us"))
+            ),
             p.ok,
         )),
-        (Some(h), false) => v.push((format!("{h} (not us)"), p.warn)),
-        (None, false) => v.push(("none".into(), p.muted)),
+        (Some(h), false) => v.push((trf!("header-not-us", "{h} (not us)", h = h), p.warn)),
+        (None, false) => v.push((tr!("header-lease-none", "none").into(), p.muted)),
     }
     if let Some(pull) = &s.payload_pull {
-        v.extend([("  Pulling ".into(), p.muted), (pull.describe(), p.warn)]);
+        v.extend([
+            (tr!("header-pulling", "  Pulling ").into(), p.muted),
+            (pull.describe(), p.warn),
+        ]);
     }
     if let Some(err) = &s.last_error {
-        v.push(("  Error ".into(), p.muted));
+        v.push((tr!("header-error", "  Error ").into(), p.muted));
         v.push((text::one_line(err), p.err));
     } else if let Some(c) = &s.last_command {
-        v.push(("  Last command ".into(), p.muted));
+        v.push((tr!("header-last-command", "  Last command ").into(), p.muted));
         match &c.result {
-            Ok(m) if m.is_empty() => v.push((format!("{}: ok", c.command), p.ok)),
+            Ok(m) if m.is_empty() => v.push((
+                trf!("header-command-ok", "{command}: ok", command = c.command),
+                p.ok,
+            )),
             Ok(m) => v.push((format!("{}: {}", c.command, text::one_line(m)), p.ok)),
-            Err(why) => v.push((format!("{} refused: {}", c.command, text::one_line(why)), p.err)),
+            Err(why) => v.push((
+                trf!(
+                    "header-command-refused",
+                    "{command} refused: {why}",
+                    command = c.command,
+                    why = text::one_line(why)
+                ),
+                p.err,
+            )),
         }
     }
     fit_spans(v, w)

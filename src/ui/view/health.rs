@@ -1,5 +1,6 @@
 //! Update-health insights: the Health view, and the summary table on the Overview.
 
+use crate::l10n::{tr, trf, txt};
 use ratatui::{Frame, layout::Rect};
 
 use super::table::{C, Col, TableSpec, c, col, cursor, fill, filter_title, render_table};
@@ -7,10 +8,10 @@ use crate::ui::{app::App, tab::Tab, text, theme::Level};
 
 pub(super) fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     const COLS: [Col; 4] = [
-        col("LEVEL", 7, 8),
-        col("SINCE", 5, 9).hide(1).whole(),
-        col("IMPACT", 8, 18).hide(2),
-        fill("MESSAGE", 12),
+        col(txt!("col-level", "LEVEL"), 7, 8),
+        col(txt!("col-since", "SINCE"), 5, 9).hide(1).whole(),
+        col(txt!("col-impact", "IMPACT"), 8, 18).hide(2),
+        fill(txt!("col-message", "MESSAGE"), 12),
     ];
     let d = &app.dash;
     let rows = d
@@ -44,14 +45,20 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         v
     };
     let title = if focused {
-        filter_title(app, Tab::Health, "update health", d.insights.len(), visible.len())
+        filter_title(
+            app,
+            Tab::Health,
+            tr!("health-title", "update health"),
+            d.insights.len(),
+            visible.len(),
+        )
     } else {
         let n = if d.no_data {
             "?".into()
         } else {
             d.insights.len().to_string()
         };
-        format!(" update health[{n}] ([5] details) ")
+        trf!("health-title-short", " update health[{n}] ([5] details) ", n = n)
     };
     render_table(
         app,
@@ -63,7 +70,10 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             rows,
             visible,
             cursor: if focused { cursor(app, Tab::Health) } else { None },
-            empty: "no update-health insights: nothing needs attention",
+            empty: tr!(
+                "health-none",
+                "no update-health insights: nothing needs attention"
+            ),
             preview: if focused {
                 app.selected_row()
                     .and_then(|i| d.insights.get(i))

@@ -1,5 +1,6 @@
 //! The update History view.
 
+use crate::l10n::{tr, txt};
 use ratatui::{Frame, layout::Rect};
 
 use super::table::{C, Col, TableSpec, c, col, cursor, fill, filter_title, render_table};
@@ -7,13 +8,13 @@ use crate::ui::{app::App, model::rows, tab::Tab, text, theme::Level};
 
 pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
     const COLS: [Col; 7] = [
-        col("VERSION", 7, 24).whole(),
-        col("STATE", 9, 9),
-        col("STARTED", 16, 16),
-        col("COMPLETED", 16, 16).hide(2),
-        col("DURATION", 8, 8).hide(1).whole(),
-        col("VERIFIED", 10, 10).hide(3),
-        fill("IMAGE", 10).hide(4),
+        col(txt!("col-version", "VERSION"), 7, 24).whole(),
+        col(txt!("col-state", "STATE"), 9, 9),
+        col(txt!("col-started", "STARTED"), 16, 16),
+        col(txt!("col-completed", "COMPLETED"), 16, 16).hide(2),
+        col(txt!("col-duration", "DURATION"), 8, 8).hide(1).whole(),
+        col(txt!("col-verified", "VERIFIED"), 10, 10).hide(3),
+        fill(txt!("col-image", "IMAGE"), 10).hide(4),
     ];
     let d = &app.dash;
     let rows = d
@@ -22,7 +23,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
         .enumerate()
         .map(|(i, h)| {
             let completed = match (h.completed, i) {
-                (None, 0) => "in progress".into(),
+                (None, 0) => tr!("history-in-progress", "in progress").into(),
                 (t, _) => text::timestamp(t),
             };
             let dur = rows::history_duration(&app.dash, app.now, i, h);
@@ -44,7 +45,13 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
         })
         .collect();
     let visible = app.visible_rows(Tab::History);
-    let title = filter_title(app, Tab::History, "history", d.history.len(), visible.len());
+    let title = filter_title(
+        app,
+        Tab::History,
+        tr!("history-title", "history"),
+        d.history.len(),
+        visible.len(),
+    );
     render_table(
         app,
         frame,
@@ -55,7 +62,10 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
             rows,
             visible,
             cursor: cursor(app, Tab::History),
-            empty: "no update history (the ClusterVersion reports none)",
+            empty: tr!(
+                "history-none",
+                "no update history (the ClusterVersion reports none)"
+            ),
             preview: app
                 .selected_row()
                 .and_then(|i| d.history.get(i))

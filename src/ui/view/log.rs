@@ -1,5 +1,6 @@
 //! The engine event log pane.
 
+use crate::l10n::{tr, trf};
 use ratatui::{
     Frame,
     layout::Rect,
@@ -17,7 +18,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     let events = &e.snap.events;
     let block = Block::bordered().border_style(p.border).title(Line::styled(
         text::fit(
-            &format!(" engine events[{}] (e hides) ", events.len()),
+            &trf!("log-title", " engine events[{n}] (e hides) ", n = events.len()),
             usize::from(area.width.saturating_sub(4)),
         ),
         p.title,
@@ -28,7 +29,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     let w = usize::from(inner.width);
     if events.is_empty() {
         frame.render_widget(
-            Paragraph::new(Line::styled("no engine events yet", p.muted)),
+            Paragraph::new(Line::styled(tr!("log-none", "no engine events yet"), p.muted)),
             inner,
         );
         return;

@@ -68,8 +68,22 @@ pub(crate) fn render(app: &App, frame: &mut Frame) {
 /// The "terminal too small" line, in the longest form that fits `w` columns.
 pub(crate) fn too_small_message(w: u16, h: u16) -> String {
     let forms = [
-        format!("terminal too small: {w}x{h} (need {MIN_WIDTH}x{MIN_HEIGHT})"),
-        format!("too small: {w}x{h}<{MIN_WIDTH}x{MIN_HEIGHT}"),
+        crate::l10n::trf!(
+            "view-too-small",
+            "terminal too small: {w}x{h} (need {min_w}x{min_h})",
+            w = w,
+            h = h,
+            min_w = MIN_WIDTH,
+            min_h = MIN_HEIGHT
+        ),
+        crate::l10n::trf!(
+            "view-too-small-short",
+            "too small: {w}x{h}<{min_w}x{min_h}",
+            w = w,
+            h = h,
+            min_w = MIN_WIDTH,
+            min_h = MIN_HEIGHT
+        ),
         format!("{w}x{h}<{MIN_WIDTH}x{MIN_HEIGHT}"),
     ];
     let w = usize::from(w);

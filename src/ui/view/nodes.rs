@@ -1,5 +1,6 @@
 //! The Nodes view: MachineConfigPools above, nodes below (pools also show on the Overview).
 
+use crate::l10n::{tr, txt};
 use ratatui::{Frame, layout::Rect};
 
 use super::table::{C, Col, TableSpec, c, col, cursor, fill, filter_title, render_table};
@@ -10,13 +11,13 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
     render_pools(app, frame, pools_area, "");
     let d = &app.dash;
     const COLS: [Col; 7] = [
-        col("NAME", 12, 45).key(),
-        col("POOL", 6, 12).hide(2),
-        col("ASSESSMENT", 11, 11),
-        col("PHASE", 9, 9).hide(3),
-        col("VERSION", 7, 20).whole(),
-        col("EST", 4, 5).hide(1).whole(),
-        fill("MESSAGE", 10).hide(4),
+        col(txt!("col-name", "NAME"), 12, 45).key(),
+        col(txt!("col-pool", "POOL"), 6, 12).hide(2),
+        col(txt!("col-assessment", "ASSESSMENT"), 11, 11),
+        col(txt!("col-phase", "PHASE"), 9, 9).hide(3),
+        col(txt!("col-version", "VERSION"), 7, 20).whole(),
+        col(txt!("col-est", "EST"), 4, 5).hide(1).whole(),
+        fill(txt!("col-message", "MESSAGE"), 10).hide(4),
     ];
     let rows = d
         .nodes
@@ -37,7 +38,13 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
         })
         .collect();
     let visible = app.visible_rows(Tab::Nodes);
-    let title = filter_title(app, Tab::Nodes, "nodes", d.nodes.len(), visible.len());
+    let title = filter_title(
+        app,
+        Tab::Nodes,
+        tr!("nodes-title", "nodes"),
+        d.nodes.len(),
+        visible.len(),
+    );
     render_table(
         app,
         frame,
@@ -48,7 +55,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
             rows,
             visible,
             cursor: cursor(app, Tab::Nodes),
-            empty: "no nodes",
+            empty: tr!("nodes-none", "no nodes"),
             preview: app
                 .selected_row()
                 .and_then(|i| d.nodes.get(i))
@@ -59,10 +66,10 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
 
 pub(super) fn render_pools(app: &App, frame: &mut Frame, area: Rect, note: &str) {
     const POOL_COLS: [Col; 4] = [
-        col("POOL", 6, 24),
-        col("ASSESSMENT", 11, 11),
-        col("COMPLETION", 10, 14),
-        fill("STATUS", 10),
+        col(txt!("col-pool", "POOL"), 6, 24),
+        col(txt!("col-assessment", "ASSESSMENT"), 11, 11),
+        col(txt!("col-completion", "COMPLETION"), 10, 14),
+        fill(txt!("col-status", "STATUS"), 10),
     ];
     let d = &app.dash;
     let pool_rows: Vec<(Vec<C>, Level)> = d
@@ -110,7 +117,7 @@ pub(super) fn render_pools(app: &App, frame: &mut Frame, area: Rect, note: &str)
             visible: (0..pool_rows.len()).collect(),
             rows: pool_rows,
             cursor: None,
-            empty: "no MachineConfigPools",
+            empty: tr!("pools-none", "no MachineConfigPools"),
             preview: None,
         },
     );

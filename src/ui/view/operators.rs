@@ -1,5 +1,6 @@
 //! The ClusterOperators view.
 
+use crate::l10n::{tr, txt};
 use ratatui::{Frame, layout::Rect};
 
 use super::table::{C, Col, TableSpec, c, col, cursor, fill, filter_title, render_table};
@@ -10,15 +11,15 @@ use crate::{
 
 pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
     const COLS: [Col; 9] = [
-        col("STATUS", 6, 6),
-        col("NAME", 12, 30).key(),
-        col("VERSION", 7, 24).whole(),
-        col("AVAIL", 5, 5),
-        col("PROG", 5, 5),
-        col("DEGR", 5, 5),
-        col("UPGR", 5, 5).hide(2),
-        col("SINCE", 5, 7).hide(1).whole(),
-        fill("MESSAGE", 12).hide(3),
+        col(txt!("col-status", "STATUS"), 6, 6),
+        col(txt!("col-name", "NAME"), 12, 30).key(),
+        col(txt!("col-version", "VERSION"), 7, 24).whole(),
+        col(txt!("col-avail", "AVAIL"), 5, 5),
+        col(txt!("col-prog", "PROG"), 5, 5),
+        col(txt!("col-degr", "DEGR"), 5, 5),
+        col(txt!("col-upgr", "UPGR"), 5, 5).hide(2),
+        col(txt!("col-since", "SINCE"), 5, 7).hide(1).whole(),
+        fill(txt!("col-message", "MESSAGE"), 12).hide(3),
     ];
     let d = &app.dash;
     let cond_cell = |s: Option<ConditionStatus>, bad: ConditionStatus, lvl: Level| {
@@ -60,7 +61,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
     let title = filter_title(
         app,
         Tab::Operators,
-        "clusteroperators",
+        tr!("operators-title", "clusteroperators"),
         d.operators.len(),
         visible.len(),
     );
@@ -74,7 +75,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
             rows,
             visible,
             cursor: cursor(app, Tab::Operators),
-            empty: "no ClusterOperators",
+            empty: tr!("operators-none", "no ClusterOperators"),
             preview: app
                 .selected_row()
                 .and_then(|i| d.operators.get(i))

@@ -1,6 +1,7 @@
 //! The Overview: the engine sync panel (with an engine), control-plane completion, the
 //! ClusterVersion conditions, and, when there is room, insights and pools.
 
+use crate::l10n::{tr, trf, txt};
 use ratatui::{
     Frame,
     layout::Rect,
@@ -35,10 +36,20 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
             .iter()
             .map(|h| if *h == "pools" { "[3]" } else { "[5]" })
             .collect();
-        let msg = format!(
-            "more below: {} — enlarge or press {}",
-            plan.hidden.join(", "),
-            keys.join("/")
+        let hidden: Vec<&str> = plan
+            .hidden
+            .iter()
+            .map(|h| match *h {
+                "pools" => tr!("overview-hidden-pools", "pools"),
+                "health" => tr!("overview-hidden-health", "health"),
+                other => other,
+            })
+            .collect();
+        let msg = trf!(
+            "overview-more-below",
+            "more below: {hidden} — enlarge or press {keys}",
+            hidden = hidden.join(", "),
+            keys = keys.join("/")
         );
         frame.render_widget(
             Paragraph::new(fit_spans(vec![(msg, app.palette.warn)], usize::from(body.width))),
@@ -49,11 +60,11 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
         (plan.completion, plan.conditions, plan.insights, plan.pools);
     render_completion(app, frame, completion);
     const COLS: [Col; 5] = [
-        col("TYPE", 8, 22).key(),
-        col("STATUS", 7, 7),
-        col("REASON", 6, 28).hide(2),
-        col("SINCE", 5, 7).hide(1).whole(),
-        fill("MESSAGE", 10),
+        col(txt!("col-type", "TYPE"), 8, 22).key(),
+        col(txt!("col-status", "STATUS"), 7, 7),
+        col(txt!("col-reason", "REASON"), 6, 28).hide(2),
+        col(txt!("col-since", "SINCE"), 5, 7).hide(1).whole(),
+        fill(txt!("col-message", "MESSAGE"), 10),
     ];
     let d = &app.dash;
     let rows = d
@@ -81,7 +92,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
     let title = filter_title(
         app,
         Tab::Overview,
-        "clusterversion conditions",
+        tr!("overview-conditions-title", "clusterversion conditions"),
         d.conditions.len(),
         visible.len(),
     );
@@ -95,7 +106,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
             rows,
             visible,
             cursor: cursor(app, Tab::Overview),
-            empty: "no ClusterVersion conditions",
+            empty: tr!("overview-no-conditions", "no ClusterVersion conditions"),
             preview: app
                 .selected_row()
                 .and_then(|i| d.conditions.get(i))
@@ -106,7 +117,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
         health::render(app, frame, insights, false);
     }
     if pools.height > 0 {
-        nodes::render_pools(app, frame, pools, " ([3] nodes)");
+        nodes::render_pools(app, frame, pools, tr!("overview-pools-note", " ([3] nodes)"));
     }
 }
 
@@ -115,7 +126,10 @@ fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
     let d = &app.dash;
     let block = super::widgets::panel(layout::compact(app.size.1))
         .border_style(p.border)
-        .title(Line::styled(" control plane ", p.title));
+        .title(Line::styled(
+            tr!("overview-control-plane", " control plane "),
+            p.title,
+        ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.height == 0 {
@@ -154,16 +168,20 @@ fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
         Some(comp) => {
             // One figure, labelled; the operators on their way are named by count only when
             // there are some.
-            let mut label = format!(
-                "{} of {} operators updated ({})",
-                comp.updated,
-                comp.total,
-                model::percent_label(comp.ratio),
+            let mut label = trf!(
+                "overview-operators-updated",
+                "{updated} of {total} operators updated ({percent})",
+                updated = comp.updated,
+                total = comp.total,
+                percent = model::percent_label(comp.ratio),
             );
-            for (n, word) in [(comp.updating, "updating"), (comp.waiting, "waiting")] {
-                if n > 0 {
-                    label.push_str(&format!(" · {n} {word}"));
-                }
+            if comp.updating > 0 {
+                let n = comp.updating;
+                label.push_str(&trf!("overview-updating", " · {n} updating", n = n));
+            }
+            if comp.waiting > 0 {
+                let n = comp.waiting;
+                label.push_str(&trf!("overview-waiting", " · {n} waiting", n = n));
             }
             let gauge = Gauge::default()
                 .ratio(model::clamp_ratio(comp.ratio))
@@ -176,17 +194,25 @@ fn render_completion(app: &App, frame: &mut Frame, area: Rect) {
             frame.render_widget(gauge, gauge_area);
             let mut spans = Vec::new();
             if let Some(dur) = &comp.duration {
-                spans.push(("Duration ".into(), p.muted));
+                spans.push((tr!("overview-duration", "Duration ").into(), p.muted));
                 spans.push((format!("{dur}  "), p.text));
             }
-            spans.push(("Est. time remaining ".into(), p.muted));
+            spans.push((tr!("overview-estimate", "Est. time remaining ").into(), p.muted));
             spans.push((comp.estimate.clone(), p.text));
             frame.render_widget(Paragraph::new(fit_spans(spans, w)), info_area);
         }
         None => {
             let msg = match &d.current_version {
-                Some(v) => format!("No update in progress: the cluster runs {v}."),
-                None => "No update in progress and no completed update in history.".into(),
+                Some(v) => trf!(
+                    "overview-no-update",
+                    "No update in progress: the cluster runs {v}.",
+                    v = v
+                ),
+                None => tr!(
+                    "overview-no-update-no-history",
+                    "No update in progress and no completed update in history."
+                )
+                .into(),
             };
             frame.render_widget(Paragraph::new(fit_spans(vec![(msg, p.ok)], w)), gauge_area);
         }

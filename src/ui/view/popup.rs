@@ -29,13 +29,21 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Clear, rect);
     let refused = inputs.refusal(popup).is_some();
     let hint = match popup.kind {
-        PopupKind::Detail(_) if popup.yaml.is_some() => " j/k scroll · y yaml · Esc close ",
-        PopupKind::Confirm(_) if refused => " n close ",
-        PopupKind::Confirm(_) => " y confirm · n cancel ",
-        PopupKind::Request(_) if refused => " j/k scroll · n close ",
-        PopupKind::Request(_) => " y confirm · n cancel · j/k scroll ",
-        PopupKind::Channels(_) => " j/k choose · Enter review · Esc cancel ",
-        _ => " j/k scroll · Esc close ",
+        PopupKind::Detail(_) if popup.yaml.is_some() => {
+            crate::l10n::tr!("popup-hint-detail", " j/k scroll · y yaml · Esc close ")
+        }
+        PopupKind::Confirm(_) if refused => crate::l10n::tr!("popup-hint-close", " n close "),
+        PopupKind::Confirm(_) => crate::l10n::tr!("popup-hint-confirm", " y confirm · n cancel "),
+        PopupKind::Request(_) if refused => {
+            crate::l10n::tr!("popup-hint-request-refused", " j/k scroll · n close ")
+        }
+        PopupKind::Request(_) => {
+            crate::l10n::tr!("popup-hint-request", " y confirm · n cancel · j/k scroll ")
+        }
+        PopupKind::Channels(_) => {
+            crate::l10n::tr!("popup-hint-channels", " j/k choose · Enter review · Esc cancel ")
+        }
+        _ => crate::l10n::tr!("popup-hint-scroll", " j/k scroll · Esc close "),
     };
     let block = Block::bordered()
         .border_style(p.title.remove_modifier(Modifier::BOLD))

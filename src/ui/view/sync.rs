@@ -1,5 +1,6 @@
 //! The Overview's engine panel (with an embedded engine).
 
+use crate::l10n::{tr, trf};
 use ratatui::{
     Frame,
     layout::Rect,
@@ -19,7 +20,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     let s = &e.snap;
     let block = super::widgets::panel(layout::compact(app.size.1))
         .border_style(p.border)
-        .title(Line::styled(" sync (engine) ", p.title));
+        .title(Line::styled(tr!("sync-title", " sync (engine) "), p.title));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.height == 0 {
@@ -48,39 +49,51 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     // The run level being worked on names where the apply is, not a second progress figure:
     // its own counts are in the task graph ([7]).
     let level = match e.current_level() {
-        Some(r) => format!(
-            " · at run level {}{}",
-            engine::level_label(r.level),
-            match r.failed {
+        Some(r) => trf!(
+            "sync-at-level",
+            " · at run level {level}{failed}",
+            level = engine::level_label(r.level),
+            failed = match r.failed {
                 0 => String::new(),
-                n if waiting => format!(" · {n} waiting"),
-                n => format!(" · {n} failed"),
+                n if waiting => trf!("sync-level-waiting", " · {n} waiting", n = n),
+                n => trf!("sync-level-failed", " · {n} failed", n = n),
             }
         ),
-        None if s.total > 0 => " · all run levels done".into(),
+        None if s.total > 0 => tr!("sync-all-levels-done", " · all run levels done").into(),
         None => String::new(),
     };
     let label = match (e.in_sync, &s.payload_error) {
-        (_, Some(why)) => format!("payload unavailable: {}", text::one_line(why)),
+        (_, Some(why)) => trf!(
+            "sync-payload-unavailable",
+            "payload unavailable: {why}",
+            why = text::one_line(why)
+        ),
         (Some(_), None) if s.counters.passes == 0 && s.total == 0 => {
-            "watch-only · reading the payload".to_string()
+            tr!("sync-reading-payload", "watch-only · reading the payload").to_string()
         }
-        (Some((n, m)), None) => format!(
-            "watch-only · {n} of {m} manifests in sync{}",
-            match e.drift.len() {
-                0 if s.counters.passes == 0 => " (first comparison running)".to_string(),
+        (Some((n, m)), None) => trf!(
+            "sync-watch-in-sync",
+            "watch-only · {n} of {m} manifests in sync{drift}",
+            n = n,
+            m = m,
+            drift = match e.drift.len() {
+                0 if s.counters.passes == 0 => {
+                    tr!("sync-first-comparison", " (first comparison running)").to_string()
+                }
                 0 => String::new(),
                 // While the cluster's own CVO applies the release, what differs is what it has
                 // not applied yet, not drift.
-                d if following.is_some() => format!(" · {d} not applied yet"),
-                d => format!(" · {d} would change"),
+                d if following.is_some() => trf!("sync-not-applied-yet", " · {d} not applied yet", d = d),
+                d => trf!("sync-would-change", " · {d} would change", d = d),
             }
         ),
-        (None, None) => format!(
-            "{} of {} manifests applied ({}){level}",
-            s.done,
-            s.total,
-            model::sync_percent_label(f64::from(s.fraction)),
+        (None, None) => trf!(
+            "sync-applied",
+            "{done} of {total} manifests applied ({percent}){level}",
+            done = s.done,
+            total = s.total,
+            percent = model::sync_percent_label(f64::from(s.fraction)),
+            level = level,
         ),
     };
     let style = if s.payload_error.is_some() || (s.failure.is_some() && !waiting) {
@@ -97,7 +110,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
         .gauge_style(style)
         .use_unicode(true);
     frame.render_widget(gauge, gauge_area);
-    let mut spans = vec![("Desired ".to_string(), p.muted)];
+    let mut spans = vec![(tr!("sync-desired", "Desired ").to_string(), p.muted)];
     spans.push((
         s.desired
             .as_ref()
@@ -111,12 +124,16 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
             .unwrap_or_else(|| "-".into()),
         p.text.add_modifier(Modifier::BOLD),
     ));
-    spans.push(("  Pass ".into(), p.muted));
+    spans.push((tr!("sync-pass", "  Pass ").into(), p.muted));
     spans.push((
         format!(
             "{}{}",
             s.counters.passes,
-            if s.running { " (running)" } else { "" }
+            if s.running {
+                tr!("sync-running", " (running)")
+            } else {
+                ""
+            }
         ),
         p.text,
     ));
@@ -124,7 +141,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
         // `attempt` failed passes in a row: the pass running (or next) is retry number
         // `attempt` of the same work.
         spans.push((" · ".into(), p.muted));
-        spans.push((format!("retry {}", s.attempt), p.warn));
+        spans.push((trf!("sync-retry", "retry {n}", n = s.attempt), p.warn));
     }
     if let Some((word, progress, nobody)) = following {
         spans.push((format!("  {word} "), p.muted));
@@ -132,9 +149,9 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
     if let Some(f) = &s.failure {
         let (word, style) = if waiting {
-            ("  Waiting ", p.warn)
+            (tr!("sync-waiting", "  Waiting "), p.warn)
         } else {
-            ("  Failing ", p.err)
+            (tr!("sync-failing", "  Failing "), p.err)
         };
         spans.push((word.into(), p.muted));
         let msg = if f.reason.is_empty() || waiting {
@@ -165,20 +182,33 @@ fn cluster_cvo_progress(app: &App) -> Option<(&'static str, String, bool)> {
     let target = d.target_version.as_ref()?;
     let (word, mut out) = if nobody {
         (
-            "Cluster",
-            format!("update to {target} requested, no CVO holds the Lease"),
+            tr!("sync-cluster", "Cluster"),
+            trf!(
+                "sync-no-cvo",
+                "update to {target} requested, no CVO holds the Lease",
+                target = target
+            ),
         )
     } else {
-        ("Cluster's CVO", format!("updating to {target}"))
+        (
+            tr!("sync-cluster-cvo", "Cluster's CVO"),
+            trf!("sync-cvo-updating", "updating to {target}", target = target),
+        )
     };
     if let Some(c) = &d.completion {
-        out.push_str(&format!(" · {} of {} operators", c.updated, c.total));
+        out.push_str(&trf!(
+            "sync-cvo-operators",
+            " · {updated} of {total} operators",
+            updated = c.updated,
+            total = c.total
+        ));
     }
     if let Some(h) = d.history.first() {
-        out.push_str(&format!(
-            " · history {} for {}",
-            h.state,
-            text::age(h.started, app.now)
+        out.push_str(&trf!(
+            "sync-cvo-history",
+            " · history {state} for {age}",
+            state = h.state,
+            age = text::age(h.started, app.now)
         ));
     }
     Some((word, out, nobody))
@@ -198,7 +228,11 @@ fn render_settled(app: &App, frame: &mut Frame, gauge_area: Rect, info_area: Rec
     let Some(e) = &app.engine else { return };
     let s = &e.snap;
     let w = usize::from(gauge_area.width);
-    let label = format!("all {} manifests applied · reconciling", s.total);
+    let label = trf!(
+        "sync-settled",
+        "all {total} manifests applied · reconciling",
+        total = s.total
+    );
     let gauge = Gauge::default()
         .ratio(1.0)
         .label(Span::styled(
@@ -222,9 +256,16 @@ fn render_settled(app: &App, frame: &mut Frame, gauge_area: Rect, info_area: Rec
     // No pass counter here: it would change the idle screen every pass (the event log, `e`,
     // lists the passes).
     let spans = vec![
-        ("Desired ".to_string(), p.muted),
+        (tr!("sync-desired", "Desired ").to_string(), p.muted),
         (desired, p.text.add_modifier(Modifier::BOLD)),
-        ("  applied; re-checked every resync interval".into(), p.muted),
+        (
+            tr!(
+                "sync-settled-detail",
+                "  applied; re-checked every resync interval"
+            )
+            .into(),
+            p.muted,
+        ),
     ];
     frame.render_widget(Paragraph::new(fit_spans(spans, w)), info_area);
 }

@@ -10,6 +10,7 @@ use ratatui::{
     widgets::{Cell, Paragraph, Row, Table, TableState},
 };
 
+use crate::l10n::{Text, tr, trf};
 use crate::ui::{
     app::App,
     layout,
@@ -24,7 +25,7 @@ use crate::ui::{
 /// terminals (0 = never).
 #[derive(Clone, Copy)]
 pub(super) struct Col {
-    header: &'static str,
+    header: Text,
     min: u16,
     max: u16,
     fill: bool,
@@ -33,7 +34,7 @@ pub(super) struct Col {
     whole: bool,
 }
 
-pub(super) const fn col(header: &'static str, min: u16, max: u16) -> Col {
+pub(super) const fn col(header: Text, min: u16, max: u16) -> Col {
     Col {
         header,
         min,
@@ -44,7 +45,7 @@ pub(super) const fn col(header: &'static str, min: u16, max: u16) -> Col {
         whole: false,
     }
 }
-pub(super) const fn fill(header: &'static str, min: u16) -> Col {
+pub(super) const fn fill(header: Text, min: u16) -> Col {
     Col {
         header,
         min,
@@ -78,7 +79,7 @@ impl Col {
     /// The width the column would like: its widest content or header, within its bounds.
     fn want(&self, content: usize) -> u16 {
         let w = content
-            .max(text::width(self.header))
+            .max(text::width(self.header.get()))
             .min(usize::from(self.max))
             .max(usize::from(self.min));
         u16::try_from(w).unwrap_or(u16::MAX)
@@ -160,7 +161,7 @@ pub(super) fn column_widths(cols: &[Col], content: &[usize], avail: u16) -> Vec<
     // With room to spare (the fill column has its third), key columns show their longest
     // value in full, past their usual cap: wide screens never cut names.
     for (i, col) in cols.iter().enumerate().filter(|(_, c)| c.key && !c.fill) {
-        let full = content[i].max(text::width(col.header));
+        let full = content[i].max(text::width(col.header.get()));
         grow(&mut widths, i, u16::try_from(full).unwrap_or(u16::MAX));
     }
     if let Some(i) = fill_i {
@@ -234,7 +235,7 @@ pub(super) fn render_table(app: &App, frame: &mut Frame, area: Rect, spec: Table
         spec.cols
             .iter()
             .zip(&widths)
-            .filter_map(|(c, w)| w.map(|w| Cell::from(text::fit(c.header, usize::from(w))))),
+            .filter_map(|(c, w)| w.map(|w| Cell::from(text::fit(c.header.get(), usize::from(w))))),
     )
     .style(p.header);
     if spec.visible.is_empty() {
@@ -243,7 +244,11 @@ pub(super) fn render_table(app: &App, frame: &mut Frame, area: Rect, spec: Table
         } else if app.view().filter.is_empty() || !focused {
             spec.empty.to_owned()
         } else {
-            format!("no rows match the filter '{}' (Esc clears it)", app.view().filter)
+            trf!(
+                "table-no-match",
+                "no rows match the filter '{filter}' (Esc clears it)",
+                filter = app.view().filter
+            )
         };
         let (hdr, rest) = layout::split_v(inner, 1);
         let widths_c: Vec<Constraint> = widths.iter().flatten().map(|w| Constraint::Length(*w)).collect();
@@ -297,7 +302,11 @@ pub(super) fn cursor(app: &App, tab: Tab) -> Option<(usize, usize)> {
 
 pub(super) fn filter_title(app: &App, tab: Tab, name: &str, total: usize, shown: usize) -> String {
     let v = &app.views[tab.index()];
-    let sort = if v.by_severity { " ↓severity" } else { "" };
+    let sort = if v.by_severity {
+        tr!("table-by-severity", " ↓severity")
+    } else {
+        ""
+    };
     if app.dash.no_data {
         format!(" {name}[?] ")
     } else if v.filter.is_empty() {
@@ -313,7 +322,11 @@ mod tests {
 
     #[test]
     fn columns_fit_and_hide_in_order() {
-        let cols = [col("A", 4, 10).key(), col("B", 5, 5).hide(1), fill("MSG", 10)];
+        let cols = [
+            col(Text::new("", "A"), 4, 10).key(),
+            col(Text::new("", "B"), 5, 5).hide(1),
+            fill(Text::new("", "MSG"), 10),
+        ];
         // Wide: key column full, B full, the rest to the message.
         let w = column_widths(&cols, &[8, 5, 50], 40);
         assert_eq!(w, vec![Some(8), Some(5), Some(25)]);
@@ -329,11 +342,11 @@ mod tests {
     fn number_columns_are_shown_whole_or_hidden() {
         // SINCE holds `11d17h` (6 columns), its minimum is 5: never `11d1…`.
         let cols = [
-            col("TYPE", 8, 22).key(),
-            col("STATUS", 7, 7),
-            col("REASON", 6, 28).hide(2),
-            col("SINCE", 5, 7).hide(1).whole(),
-            fill("MESSAGE", 10),
+            col(Text::new("", "TYPE"), 8, 22).key(),
+            col(Text::new("", "STATUS"), 7, 7),
+            col(Text::new("", "REASON"), 6, 28).hide(2),
+            col(Text::new("", "SINCE"), 5, 7).hide(1).whole(),
+            fill(Text::new("", "MESSAGE"), 10),
         ];
         let content = [24, 5, 13, 6, 60];
         for avail in 40..120 {
@@ -345,7 +358,7 @@ mod tests {
         assert_eq!((w[2], w[3]), (Some(13), Some(6)), "{w:?}");
         // Without the rule the same widths cut it (the bug seen at 100 columns).
         let mut cut = cols;
-        cut[3] = col("SINCE", 5, 7).hide(1);
+        cut[3] = col(Text::new("", "SINCE"), 5, 7).hide(1);
         let w = column_widths(&cut, &[24, 5, 28, 6, 60], 76);
         assert_eq!(w[3], Some(5), "{w:?}");
         let w = column_widths(&cols, &[24, 5, 28, 6, 60], 76);

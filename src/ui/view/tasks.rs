@@ -1,5 +1,6 @@
 //! The engine's task graph: run levels as rows, components as cells.
 
+use crate::l10n::{tr, trf};
 use ratatui::{
     Frame,
     layout::Rect,
@@ -18,7 +19,13 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     let v = app.view();
     let visible = app.visible_rows(Tab::Tasks);
     let sel = app.selected_row();
-    let title = filter_title(app, Tab::Tasks, "task graph", e.cells.len(), visible.len());
+    let title = filter_title(
+        app,
+        Tab::Tasks,
+        tr!("tasks-title", "task graph"),
+        e.cells.len(),
+        visible.len(),
+    );
     let mut block = Block::bordered()
         .border_style(p.title.remove_modifier(Modifier::BOLD))
         .title(Line::styled(
@@ -35,17 +42,19 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
             }
         });
         let preview = match failed {
-            Some(f) => format!(
-                " ↳ {} {} (Enter: all tasks) ",
-                cell.state.marker(),
-                text::one_line(&f)
+            Some(f) => trf!(
+                "tasks-preview-failed",
+                " ↳ {marker} {failed} (Enter: all tasks) ",
+                marker = cell.state.marker(),
+                failed = text::one_line(&f)
             ),
-            None => format!(
-                " ↳ {} · {} · {}/{} done (Enter: tasks) ",
-                cell.component,
-                cell.state.word(),
-                cell.done,
-                cell.total
+            None => trf!(
+                "tasks-preview",
+                " ↳ {component} · {state} · {done}/{total} done (Enter: tasks) ",
+                component = cell.component,
+                state = cell.state.word(),
+                done = cell.done,
+                total = cell.total
             ),
         };
         let style = match cell.state {
@@ -66,9 +75,13 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     let w = usize::from(inner.width);
     if visible.is_empty() {
         let msg = if e.cells.is_empty() {
-            "no tasks yet: the engine has not loaded a payload".to_string()
+            tr!("tasks-none", "no tasks yet: the engine has not loaded a payload").to_string()
         } else {
-            format!("no cells match the filter '{}' (Esc clears it)", v.filter)
+            trf!(
+                "tasks-no-match",
+                "no cells match the filter '{filter}' (Esc clears it)",
+                filter = v.filter
+            )
         };
         frame.render_widget(Paragraph::new(Line::styled(text::fit(&msg, w), p.muted)), inner);
         return;

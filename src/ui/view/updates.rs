@@ -2,6 +2,8 @@
 //! and why there is nothing to offer), the targets table, and the selected target's risks in
 //! full (name, message, URL).
 
+use crate::l10n::txt;
+use crate::l10n::{tr, trf};
 use ratatui::{
     Frame,
     layout::Rect,
@@ -32,42 +34,58 @@ pub(super) fn render(app: &App, frame: &mut Frame, body: Rect) {
 fn render_summary(app: &App, frame: &mut Frame, area: Rect) {
     let p = &app.palette;
     let u = &app.dash.updates;
-    let block = Block::bordered()
-        .border_style(p.border)
-        .title(Line::styled(" update service ", p.title));
+    let block = Block::bordered().border_style(p.border).title(Line::styled(
+        tr!("updates-service-title", " update service "),
+        p.title,
+    ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let w = usize::from(inner.width);
     let label = |l: &str| (format!("{l:<UPDATES_LABEL_W$}"), p.muted);
     let mut lines = Vec::new();
     let channel = if u.channel.is_empty() {
-        ("none".to_string(), p.warn)
+        (tr!("updates-channel-none", "none").to_string(), p.warn)
     } else {
         (u.channel.clone(), p.text)
     };
     let offered = if u.channels.is_empty() {
         String::new()
     } else {
-        format!("  (the release lists {})", u.channels.join(", "))
+        trf!(
+            "updates-release-lists",
+            "  (the release lists {channels})",
+            channels = u.channels.join(", ")
+        )
     };
     let current = match &u.updating_from {
-        Some(from) => format!("{} (updating from {from})   ", none_dash(&u.current)),
+        Some(from) => trf!(
+            "updates-updating-from",
+            "{current} (updating from {from})   ",
+            current = none_dash(&u.current),
+            from = from
+        ),
         None => format!("{}   ", none_dash(&u.current)),
     };
     lines.push(fit_spans(
         vec![
-            label("Release"),
+            label(tr!("updates-label-release", "Release")),
             (current, p.text),
-            ("Channel ".into(), p.muted),
+            (tr!("updates-channel", "Channel ").into(), p.muted),
             channel,
             (offered, p.muted),
         ],
         w,
     ));
     let (retrieved, style) = match &u.retrieved {
-        None => ("not reported".to_string(), p.muted),
+        None => (tr!("updates-not-reported", "not reported").to_string(), p.muted),
         Some((s, r, _, t)) => (
-            format!("{s} ({}) for {}", none_dash(r), text::age(*t, app.now)),
+            trf!(
+                "updates-retrieved",
+                "{status} ({reason}) for {age}",
+                status = s.as_str(),
+                reason = none_dash(r),
+                age = text::age(*t, app.now)
+            ),
             match s {
                 crate::openshift::ConditionStatus::True => p.ok,
                 crate::openshift::ConditionStatus::False => p.err,
@@ -85,17 +103,24 @@ fn render_summary(app: &App, frame: &mut Frame, area: Rect) {
         .filter(|url| !url.is_empty());
     let upstream = match used {
         Some(url) if !u.upstream.is_empty() && url != u.upstream => {
-            format!("{url} (instead of spec.upstream {})", u.upstream)
+            trf!(
+                "updates-upstream-instead",
+                "{url} (instead of spec.upstream {upstream})",
+                url = url,
+                upstream = u.upstream
+            )
         }
         Some(url) => url,
-        None if u.upstream.is_empty() => "the default update service".to_string(),
+        None if u.upstream.is_empty() => {
+            tr!("updates-default-service", "the default update service").to_string()
+        }
         None => u.upstream.clone(),
     };
     lines.push(fit_spans(
         vec![
-            label("Retrieved"),
+            label(tr!("updates-label-retrieved", "Retrieved")),
             (retrieved, style),
-            ("   from ".into(), p.muted),
+            (tr!("updates-from", "   from ").into(), p.muted),
             (upstream, p.text),
         ],
         w,
@@ -103,11 +128,17 @@ fn render_summary(app: &App, frame: &mut Frame, area: Rect) {
     let requested = match &u.requested {
         Some((v, i)) if !v.is_empty() => (format!("{v} ({i})"), p.warn),
         Some((_, i)) => (i.clone(), p.warn),
-        None => ("nothing beyond the current release".into(), p.muted),
+        None => (
+            tr!("updates-nothing-requested", "nothing beyond the current release").into(),
+            p.muted,
+        ),
     };
-    let mut req = vec![label("Requested"), requested];
+    let mut req = vec![label(tr!("updates-label-requested", "Requested")), requested];
     if !u.accepted.is_empty() {
-        req.push(("   accepted risks ".into(), p.muted));
+        req.push((
+            tr!("updates-accepted-risks", "   accepted risks ").into(),
+            p.muted,
+        ));
         req.push((u.accepted.join(", "), p.warn));
     }
     lines.push(fit_spans(req, w));
@@ -129,11 +160,11 @@ fn none_dash(s: &str) -> &str {
 
 fn render_targets(app: &App, frame: &mut Frame, area: Rect) {
     const COLS: [Col; 5] = [
-        col("VERSION", 7, 16).key(),
-        col("KIND", 11, 11),
-        col("RECOMMENDED", 11, 30).hide(2),
-        col("RISKS", 5, 40),
-        fill("IMAGE", 10).hide(1),
+        col(txt!("col-version", "VERSION"), 7, 16).key(),
+        col(txt!("col-kind", "KIND"), 11, 11),
+        col(txt!("col-recommended", "RECOMMENDED"), 11, 30).hide(2),
+        col(txt!("col-risks", "RISKS"), 5, 40),
+        fill(txt!("col-image", "IMAGE"), 10).hide(1),
     ];
     let u = &app.dash.updates;
     let rows = u
@@ -165,11 +196,17 @@ fn render_targets(app: &App, frame: &mut Frame, area: Rect) {
         })
         .collect();
     let visible = app.visible_rows(Tab::Updates);
-    let title = filter_title(app, Tab::Updates, "updates", u.rows.len(), visible.len());
+    let title = filter_title(
+        app,
+        Tab::Updates,
+        tr!("updates-title", "updates"),
+        u.rows.len(),
+        visible.len(),
+    );
     let empty = if u.notes.is_empty() {
-        "no updates offered"
+        tr!("updates-none", "no updates offered")
     } else {
-        "no updates offered: see above why"
+        tr!("updates-none-why", "no updates offered: see above why")
     };
     render_table(
         app,
@@ -198,15 +235,20 @@ fn render_risks(app: &App, frame: &mut Frame, area: Rect) {
             // `a` is offered only where there are risks and the cluster allows accepting them.
             let accept = match (r.risks.is_empty(), app.accept_risks_gate()) {
                 (true, _) => "",
-                (false, Some(true)) => " · a accept risks",
-                (false, _) => " · a: needs feature gate ClusterUpdateAcceptRisks",
+                (false, Some(true)) => tr!("updates-key-accept", " · a accept risks"),
+                (false, _) => tr!(
+                    "updates-key-accept-gated",
+                    " · a: needs feature gate ClusterUpdateAcceptRisks"
+                ),
             };
-            format!(
-                " {} — Enter request{accept} · c channel · x clear ",
-                r.release.version
+            trf!(
+                "updates-keys",
+                " {version} — Enter request{accept} · c channel · x clear ",
+                version = r.release.version,
+                accept = accept
             )
         }
-        None => " c channel · x clear the request ".into(),
+        None => tr!("updates-keys-none", " c channel · x clear the request ").into(),
     };
     let block = Block::bordered().border_style(p.border).title(Line::styled(
         text::fit(&title, usize::from(area.width.saturating_sub(4))),
@@ -217,15 +259,24 @@ fn render_risks(app: &App, frame: &mut Frame, area: Rect) {
     let w = usize::from(inner.width).max(8);
     let mut lines: Vec<Line> = Vec::new();
     match row {
-        None => lines.push(Line::styled("No target selected.", p.muted)),
+        None => lines.push(Line::styled(
+            tr!("updates-no-target", "No target selected."),
+            p.muted,
+        )),
         Some(r) if r.kind == UpdateKind::Recommended => {
             lines.push(Line::styled(
-                "Recommended: the update service lists no risk for this update.",
+                tr!(
+                    "updates-recommended-no-risk",
+                    "Recommended: the update service lists no risk for this update."
+                ),
                 p.ok,
             ));
             if let Some(url) = &r.release.url {
                 lines.push(fit_spans(
-                    vec![("Release notes ".into(), p.muted), (url.clone(), p.text)],
+                    vec![
+                        (tr!("updates-release-notes", "Release notes ").into(), p.muted),
+                        (url.clone(), p.text),
+                    ],
                     w,
                 ));
             }
@@ -245,9 +296,12 @@ fn render_risks(app: &App, frame: &mut Frame, area: Rect) {
                 }
             }
             for k in &r.risks {
-                let mut head = vec![("Risk ".to_string(), p.muted), (k.name.clone(), p.warn)];
+                let mut head = vec![
+                    (tr!("updates-risk", "Risk ").to_string(), p.muted),
+                    (k.name.clone(), p.warn),
+                ];
                 if k.accepted {
-                    head.push(("  (accepted)".into(), p.muted));
+                    head.push((tr!("updates-risk-accepted", "  (accepted)").into(), p.muted));
                 }
                 lines.push(fit_spans(head, w));
                 for l in text::wrap(&k.message, w.saturating_sub(2).max(8)) {

@@ -1,0 +1,177 @@
+//! The language of the commands (issue 32): a Russian locale leaves `cvo status` and `cvo
+//! upgrade` in oc's English byte for byte (scripts parse them), `--lang` is checked, and the
+//! locale variables decide the other commands' own messages in POSIX order (LC_ALL, then
+//! LC_MESSAGES, then LANG).
+
+use std::process::Command;
+
+/// Runs cvo with `args` and exactly the locale variables `env` (the others removed); returns
+/// (exit code, stdout, stderr).
+fn cvo_in(env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cvo"));
+    cmd.args(args)
+        .env_remove("KUBECONFIG")
+        .env("RUST_LOG", "off")
+        .stdin(std::process::Stdio::null());
+    for k in ["LC_ALL", "LC_MESSAGES", "LANG", "CVO_LANG"] {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("cvo runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn demo_cluster() -> String {
+    format!("{}/assets/demo-cluster", env!("CARGO_MANIFEST_DIR"))
+}
+
+const RU: &[(&str, &str)] = &[("LANG", "ru_RU.UTF-8")];
+const ALL_RU: &[(&str, &str)] = &[("LC_ALL", "ru_RU.UTF-8")];
+
+#[test]
+fn a_russian_locale_leaves_status_and_upgrade_in_ocs_english() {
+    let from = demo_cluster();
+    for args in [
+        vec!["status", "--from", &from],
+        vec!["status", "--from", &from, "--details", "all"],
+        vec!["upgrade", "--from", &from],
+        vec!["upgrade", "recommend", "--from", &from],
+    ] {
+        let english = cvo_in(&[], &args);
+        assert!(!english.1.is_empty(), "{args:?} printed nothing: {english:?}");
+        for env in [RU, ALL_RU] {
+            assert_eq!(cvo_in(env, &args), english, "{args:?} under {env:?}");
+        }
+    }
+}
+
+/// `--lang ru` is the one way to `cvo status` in Russian: its headings and labels (what oc
+/// prints as assessments, phases and column names stays).
+#[test]
+fn lang_ru_asks_status_for_russian() {
+    let s = format!(
+        "{}/tests/fixtures/upstream/oc-upgrade-status/4.14.1-workers-started-updating-multiple-pools",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let files: Vec<String> = ["cv", "co", "mcp", "node", "mc"]
+        .iter()
+        .map(|k| format!("{s}-{k}.yaml"))
+        .collect();
+    let mut args = vec!["status"];
+    for f in &files {
+        args.extend(["--from", f.as_str()]);
+    }
+    let (code, english, err) = cvo_in(RU, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(english.starts_with("= Control Plane =\n"), "{english}");
+    let mut ru_args = vec!["--lang", "ru"];
+    ru_args.extend(args.iter().copied());
+    let (code, russian, err) = cvo_in(&[], &ru_args);
+    assert_eq!(code, 0, "{err}");
+    assert!(russian.starts_with("= Управляющий слой =\n"), "{russian}");
+    assert!(russian.contains("Целевая версия:"), "{russian}");
+    assert!(russian.contains("= Обновление рабочих узлов ="), "{russian}");
+    // oc's table headers and assessments stay.
+    assert!(russian.contains("ASSESSMENT"), "{russian}");
+    assert_eq!(
+        russian.lines().count(),
+        english.lines().count(),
+        "the same lines, worded in Russian"
+    );
+}
+
+/// `cvo --lang ru upgrade`: the status view's own lines in Russian, the update targets as they
+/// are.
+#[test]
+fn lang_ru_asks_upgrade_for_russian() {
+    let from = demo_cluster();
+    let (code, english, err) = cvo_in(RU, &["upgrade", "--from", &from]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        english.contains("Channel: stable-4.16 (available channels: "),
+        "{english}"
+    );
+    assert!(english.contains("Recommended updates:"), "{english}");
+    let (code, russian, err) = cvo_in(&[], &["--lang", "ru", "upgrade", "--from", &from]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        russian.contains("Канал обновлений: stable-4.16 (доступные каналы: "),
+        "{russian}"
+    );
+    assert!(russian.contains("Рекомендуемые обновления:"), "{russian}");
+    assert!(russian.contains("4.16.4"), "{russian}");
+}
+
+#[test]
+fn lang_takes_en_or_ru_and_names_a_bad_value() {
+    let (code, _, err) = cvo_in(&[], &["--lang", "de", "status"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown language \"de\""), "{err}");
+    let (code, _, err) = cvo_in(&[("CVO_LANG", "xx")], &["status", "--from", &demo_cluster()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("\"xx\""), "{err}");
+    // Set but empty is not set.
+    let (code, out, err) = cvo_in(&[("CVO_LANG", "")], &["status", "--from", &demo_cluster()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("The cluster is not updating."), "{out}");
+}
+
+/// The dashboard's refusal without a terminal is a message of cvo's own: Russian under a
+/// Russian locale, English when a variable of higher rank says otherwise or `--lang en`.
+#[test]
+fn the_locale_variables_decide_the_dashboards_own_messages_in_posix_order() {
+    let from = demo_cluster();
+    let args = ["--from", from.as_str()];
+    let russian = "панели нужен терминал";
+    let english = "the dashboard needs a terminal";
+    for (env, want) in [
+        (&[][..], english),
+        (RU, russian),
+        (&[("LANG", "ru_RU.UTF-8"), ("LC_MESSAGES", "C")][..], english),
+        (&[("LANG", "C"), ("LC_MESSAGES", "ru_RU.UTF-8")][..], russian),
+        (
+            &[("LC_MESSAGES", "ru_RU.UTF-8"), ("LC_ALL", "en_US.UTF-8")][..],
+            english,
+        ),
+        (&[("LC_ALL", ""), ("LANG", "ru_RU.UTF-8")][..], russian),
+        (&[("CVO_LANG", "ru")][..], russian),
+    ] {
+        let (code, _, err) = cvo_in(env, &args);
+        assert_ne!(code, 0, "{env:?}: {err}");
+        assert!(err.contains(want), "{env:?}: {err}");
+    }
+    let mut with_flag = vec!["--lang", "en"];
+    with_flag.extend(args);
+    let (_, _, err) = cvo_in(RU, &with_flag);
+    assert!(err.contains(english), "--lang en under LANG=ru: {err}");
+    let mut with_flag = vec!["--lang", "ru"];
+    with_flag.extend(args);
+    let (_, _, err) = cvo_in(&[], &with_flag);
+    assert!(err.contains(russian), "--lang ru: {err}");
+}
+
+/// English costs nothing: texts asked for in English never parse the catalogue; the first
+/// Russian one does, once. (This suite runs cvo in child processes otherwise, so nothing else in
+/// this process asks for a text.)
+#[test]
+fn english_texts_never_parse_the_russian_catalogue() {
+    use cvo::l10n::{Lang, Text, catalogue_loaded, set, text};
+    set(Lang::En);
+    assert_eq!(text("tab-overview", "Overview"), "Overview");
+    assert_eq!(Text::new("tab-drift", "Drift").get(), "Drift");
+    assert!(
+        !catalogue_loaded(),
+        "an English text parsed the Russian catalogue"
+    );
+    set(Lang::Ru);
+    assert_eq!(text("tab-overview", "Overview"), "Обзор");
+    assert!(catalogue_loaded());
+    set(Lang::En);
+    assert_eq!(text("tab-overview", "Overview"), "Overview");
+}

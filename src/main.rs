@@ -34,6 +34,9 @@ enum Command {
     Status(args::StatusArgs),
     /// Print objects as `oc get` does.
     Get(args::GetArgs),
+    /// Every cluster of the kubeconfig at once: version, channel, update progress, failing,
+    /// available updates, degraded operators, the CVO Lease holder (live view, or -o table|json).
+    Fleet(args::FleetArgs),
     /// Open the dashboard, with the embedded engine watch-only on a live cluster (`cvo` alone
     /// does the same on the current kubeconfig context).
     #[cfg(feature = "tui")]
@@ -102,6 +105,7 @@ impl Command {
         match self {
             Command::Status(_) => "status",
             Command::Get(_) => "get",
+            Command::Fleet(_) => "fleet",
             #[cfg(feature = "tui")]
             Command::Tui(_) => "tui",
             #[cfg(feature = "sim")]
@@ -126,6 +130,8 @@ impl Command {
         match self {
             #[cfg(feature = "tui")]
             Command::Tui(_) => LogSink::File,
+            #[cfg(feature = "tui")]
+            Command::Fleet(a) if a.output.is_none() && cvo::cli::fleet::on_terminal() => LogSink::File,
             #[cfg(all(feature = "tui", feature = "sim"))]
             Command::Demo(a) if !a.is_headless() => LogSink::File,
             #[cfg(all(feature = "tui", feature = "sim"))]
@@ -231,6 +237,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Status(a) => run::status(a),
         Command::Get(a) => run::get(a),
+        Command::Fleet(a) => cvo::cli::fleet::run(a),
         #[cfg(feature = "tui")]
         Command::Tui(a) => run::tui(a),
         #[cfg(feature = "sim")]

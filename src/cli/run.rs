@@ -185,6 +185,7 @@ fn demo_snapshot(headless: bool) -> anyhow::Result<ExitCode> {
             clock: crate::clock::Clock::wall(),
             release_source: None,
             banner: None,
+            back_leaves: false,
         }))?;
     }
     Ok(ExitCode::SUCCESS)

@@ -7,9 +7,8 @@
 //! and watching run per context in tasks of their own: a cluster that does not answer, or a
 //! context that cannot even be configured (a missing credential plugin, an unreadable
 //! certificate file), is a [`Member`] with its error and never delays the others. Nothing else
-//! is read until a cluster is opened; the dashboard then shares the member's registry
-//! ([`Fleet::connection`]), so its ClusterVersion, ClusterOperator and Lease watches are the
-//! same ones.
+//! is read until a cluster is opened; the dashboard then uses the member's client
+//! ([`Fleet::connection`]) with watches of its own, which stop when it closes.
 
 use std::{
     path::{Path, PathBuf},
@@ -226,8 +225,8 @@ impl FleetState {
     }
 }
 
-/// A member's client and registry, for a dashboard opened on it.
-type Conn = Option<(Client, Informers, String)>;
+/// A member's client and context, for a dashboard opened on it.
+type Conn = Option<(Client, String)>;
 
 /// The running fleet: its state feed and each member's connection.
 pub struct Fleet {
@@ -237,9 +236,9 @@ pub struct Fleet {
 }
 
 impl Fleet {
-    /// Member `i`'s client, informers registry and context, once it is connected: a
-    /// dashboard opened on it shares its watches.
-    pub fn connection(&self, i: usize) -> Option<(Client, Informers, String)> {
+    /// Member `i`'s client and context, once it is connected: a dashboard opened on it uses
+    /// the same client (and connection pool).
+    pub fn connection(&self, i: usize) -> Option<(Client, String)> {
         self.conns
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -276,7 +275,7 @@ pub fn watch_fleet(kubeconfig: Option<PathBuf>, contexts: &[String], overrides: 
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .get_mut(i)
                     {
-                        *slot = Some((conn.client.clone(), informers.clone(), context.clone()));
+                        *slot = Some((conn.client.clone(), context.clone()));
                     }
                     follow(i, context, conn.server, &informers, &tx).await;
                 }
@@ -379,9 +378,11 @@ async fn follow(
         publish(tx, i, w.member(&context, &server));
         tokio::time::sleep(MEMBER_COALESCE).await;
         let waits = changes.iter_mut().map(|c| Box::pin(c.changed()));
-        let (r, _, _) = futures::future::select_all(waits).await;
-        if r.is_err() {
-            return;
+        tokio::select! {
+            (r, _, _) = futures::future::select_all(waits) => if r.is_err() {
+                return;
+            },
+            () = tx.closed() => return,
         }
     }
 }

@@ -583,10 +583,14 @@ pub fn watch_state_from(informers: &Informers, context: String) -> watch::Receiv
             tokio::time::sleep(COALESCE).await;
             // Wait for any kind's change (a change during the window is still unseen and
             // wakes this at once).
+            // ... or for the last reader to go (a dashboard opened from `cvo fleet` and
+            // closed): the task ends and its watches with it.
             let waits = changes.iter_mut().map(|c| Box::pin(c.changed()));
-            let (r, _, _) = futures::future::select_all(waits).await;
-            if r.is_err() {
-                return;
+            tokio::select! {
+                (r, _, _) = futures::future::select_all(waits) => if r.is_err() {
+                    return;
+                },
+                () = tx.closed() => return,
             }
         }
     });

@@ -130,8 +130,9 @@ impl Command {
         match self {
             #[cfg(feature = "tui")]
             Command::Tui(_) => LogSink::File,
+            // Every row carries its cluster's error: the watches' warnings go to the log file.
             #[cfg(feature = "tui")]
-            Command::Fleet(a) if a.output.is_none() && cvo::cli::fleet::on_terminal() => LogSink::File,
+            Command::Fleet(_) => LogSink::File,
             #[cfg(all(feature = "tui", feature = "sim"))]
             Command::Demo(a) if !a.is_headless() => LogSink::File,
             #[cfg(all(feature = "tui", feature = "sim"))]

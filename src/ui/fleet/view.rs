@@ -1,6 +1,6 @@
 //! Rendering of the fleet view (pure: no I/O, no state change): the header line, the table
 //! of clusters, the selected cluster's detail and the footer (hints, the filter prompt or a
-//! notice). Columns that do not fit are left out, least needed first (the Lease, the channel,
+//! notice). Columns that do not fit are left out, least needed first (the Lease, narrowed first, the channel,
 //! the conditional and available updates, the operators, the desired update); CONTEXT narrows
 //! last.
 
@@ -26,6 +26,9 @@ pub const CHROME_LINES: u16 = 5;
 const MAX_WIDTH: [usize; 10] = [28, 17, 14, 16, 14, 16, 7, 14, 16, 30];
 /// Columns left out first when the screen is narrow, in that order.
 const DROP_ORDER: [usize; 7] = [9, 3, 7, 6, 8, 4, 5];
+/// The LEASE column's index, and the narrowest it is shown.
+const LEASE: usize = 9;
+const MIN_LEASE: usize = 12;
 /// The narrowest CONTEXT column.
 const MIN_CONTEXT: usize = 8;
 
@@ -76,6 +79,16 @@ fn widths(rows: &[[String; 10]], area_width: usize) -> [Option<usize>; 10] {
     for c in DROP_ORDER {
         if total(&w) <= area_width {
             break;
+        }
+        // The Lease holder (the last column) narrows before it goes.
+        if c == LEASE {
+            w[c] = None;
+            let room = area_width.saturating_sub(total(&w) + 1);
+            if room >= MIN_LEASE {
+                w[c] = Some(room);
+                break;
+            }
+            continue;
         }
         w[c] = None;
     }

@@ -10,8 +10,7 @@ pub const TITLE: &str = "cvo fleet";
 /// progress, available updates, conditional updates (risks), operators degraded /
 /// unavailable, the CVO Lease holder.
 pub const HEADERS: [&str; 10] = [
-    "CONTEXT", "STATE", "VERSION", "CHANNEL", "DESIRED", "PROGRESS", "UPDATES", "CONDITIONAL", "OPERATORS",
-    "LEASE",
+    "CONTEXT", "STATE", "VERSION", "CHANNEL", "DESIRED", "PROGRESS", "UPD", "COND", "OPERATORS", "LEASE",
 ];
 
 /// A row's state in one or two words.

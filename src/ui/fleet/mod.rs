@@ -19,7 +19,7 @@ use tokio::sync::watch;
 
 use super::theme::Palette;
 use crate::{
-    assess::fleet::{FleetRow, RowState, SortKey, compare, row},
+    assess::fleet::{FleetRow, SortKey, compare, row},
     cluster::fleet::{FleetState, Member},
 };
 

@@ -12,7 +12,10 @@ use ratatui::{
 };
 
 use super::*;
-use crate::cluster::{ClusterState, FeedError, fleet::Reach, snapshot};
+use crate::{
+    assess::fleet::RowState,
+    cluster::{ClusterState, FeedError, fleet::Reach, snapshot},
+};
 
 fn fixture(name: &str) -> ClusterState {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream/oc-upgrade-status");

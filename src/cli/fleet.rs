@@ -202,6 +202,8 @@ async fn one_shot(
         return Ok(());
     }
     let mut last = first;
+    // Each member's row, recomputed only when the member changed (a new `Arc`).
+    let mut cache: Vec<(std::sync::Arc<Member>, FleetRow)> = Vec::new();
     let stop = interrupted();
     tokio::pin!(stop);
     loop {
@@ -212,7 +214,19 @@ async fn one_shot(
             },
         }
         let state = rx.borrow_and_update().clone();
-        let now_rows = rows(&state, key, None);
+        let now = Utc::now();
+        if cache.len() != state.members.len() {
+            cache.clear();
+        }
+        for (i, m) in state.members.iter().enumerate() {
+            match cache.get_mut(i) {
+                Some((old, _)) if std::sync::Arc::ptr_eq(old, m) => {}
+                Some(slot) => *slot = (m.clone(), row(m, now)),
+                None => cache.push((m.clone(), row(m, now))),
+            }
+        }
+        let mut now_rows: Vec<FleetRow> = cache.iter().map(|(_, r)| r.clone()).collect();
+        now_rows.sort_by(|a, b| compare(a, b, key));
         if now_rows != last {
             super::out::print(&render(now_rows.clone(), output, watch)?)?;
             last = now_rows;

@@ -128,11 +128,10 @@ impl Command {
     /// the rest.
     fn log_sink(&self) -> LogSink {
         match self {
+            // `cvo fleet`: every row carries its cluster's error, the watches' warnings go to
+            // the log file.
             #[cfg(feature = "tui")]
-            Command::Tui(_) => LogSink::File,
-            // Every row carries its cluster's error: the watches' warnings go to the log file.
-            #[cfg(feature = "tui")]
-            Command::Fleet(_) => LogSink::File,
+            Command::Tui(_) | Command::Fleet(_) => LogSink::File,
             #[cfg(all(feature = "tui", feature = "sim"))]
             Command::Demo(a) if !a.is_headless() => LogSink::File,
             #[cfg(all(feature = "tui", feature = "sim"))]
@@ -146,9 +145,7 @@ impl Command {
 
 fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
-    if let Err(e) = dashboard_flags_before_a_command(&matches) {
-        e.exit();
-    }
+    dashboard_flags_before_a_command(&matches).unwrap_or_else(|e| e.exit());
     #[cfg(feature = "sim")]
     if let Err(e) = no_cluster_for_a_rehearsal(&matches) {
         e.exit();

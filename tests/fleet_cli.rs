@@ -43,7 +43,12 @@ impl Fleet {
         let from = demo_cluster();
         let (sim, line) = common::spawn_sim_serve(
             &kubeconfig,
-            &["--clusters".as_ref(), "3".as_ref(), "--from".as_ref(), from.as_os_str()],
+            &[
+                "--clusters".as_ref(),
+                "3".as_ref(),
+                "--from".as_ref(),
+                from.as_os_str(),
+            ],
             Stdio::null(),
             Duration::from_secs(20),
         );
@@ -83,7 +88,9 @@ impl Fleet {
             ..Default::default()
         };
         rt.block_on(async {
-            let config = kube::Config::from_custom_kubeconfig(kc, &opts).await.expect("config");
+            let config = kube::Config::from_custom_kubeconfig(kc, &opts)
+                .await
+                .expect("config");
             kube::Client::try_from(config).expect("client")
         })
     }
@@ -110,9 +117,13 @@ fn make_failing(rt: &tokio::runtime::Runtime, client: kube::Client, reason: &str
             .collect();
         conds.push(json!({"type": "Failing", "status": "True", "reason": reason,
             "message": "Cluster operator etcd is degraded", "lastTransitionTime": "2026-01-01T00:00:00Z"}));
-        api.patch_status("version", &PatchParams::default(), &Patch::Merge(json!({"status": {"conditions": conds}})))
-            .await
-            .expect("patch status");
+        api.patch_status(
+            "version",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"conditions": conds}})),
+        )
+        .await
+        .expect("patch status");
     });
 }
 
@@ -165,7 +176,10 @@ fn the_json_table_has_every_context_and_marks_the_dead_ones_within_the_timeout()
     let (code, out, err, took) = fleet(&f.kubeconfig, &["-o", "json", "--timeout", "3"]);
     assert_eq!(code, 0, "{err}");
     // The silent one is waited for until the timeout, no longer.
-    assert!(took >= Duration::from_secs(3) && took < Duration::from_secs(8), "{took:?}");
+    assert!(
+        took >= Duration::from_secs(3) && took < Duration::from_secs(8),
+        "{took:?}"
+    );
     let doc: Value = serde_json::from_str(&out).expect("JSON");
     let rows = doc["clusters"].as_array().expect("clusters");
     let names: Vec<&str> = rows.iter().filter_map(|r| r["context"].as_str()).collect();
@@ -176,12 +190,25 @@ fn the_json_table_has_every_context_and_marks_the_dead_ones_within_the_timeout()
     assert_eq!(ok["version"], "4.16.3");
     assert_eq!(ok["channel"], "stable-4.16");
     assert_eq!(ok["desired"], Value::Null);
-    assert_eq!((ok["availableUpdates"].as_u64(), ok["conditionalUpdates"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (ok["availableUpdates"].as_u64(), ok["conditionalUpdates"].as_u64()),
+        (Some(1), Some(1))
+    );
     assert_eq!(ok["conditionalRisks"], 1);
     assert_eq!(ok["operators"], 33);
-    assert_eq!((ok["operatorsDegraded"].as_u64(), ok["operatorsUnavailable"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(
+        (
+            ok["operatorsDegraded"].as_u64(),
+            ok["operatorsUnavailable"].as_u64()
+        ),
+        (Some(0), Some(0))
+    );
     assert_eq!(ok["leaseHolder"], Value::Null);
-    assert!(ok["server"].as_str().is_some_and(|s| s.starts_with("https://127.0.0.1:")));
+    assert!(
+        ok["server"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("https://127.0.0.1:"))
+    );
     let failing = &rows[1];
     assert_eq!(failing["state"], "failing");
     assert_eq!(failing["failing"]["reason"], "ClusterOperatorDegraded");
@@ -191,7 +218,10 @@ fn the_json_table_has_every_context_and_marks_the_dead_ones_within_the_timeout()
     assert_eq!(leased["leaseHolder"], "cvo-sim-2-leader_1");
     assert_eq!(leased["leaseAlive"], true);
     let dead = &rows[3];
-    assert_eq!((dead["reachable"].as_bool(), dead["state"].as_str()), (Some(false), Some("unreachable")));
+    assert_eq!(
+        (dead["reachable"].as_bool(), dead["state"].as_str()),
+        (Some(false), Some("unreachable"))
+    );
     let e = dead["error"].as_str().expect("error");
     assert!(e.contains("Connection refused"), "{e}");
     let silent = &rows[4];
@@ -210,12 +240,37 @@ fn contexts_are_chosen_by_name_or_expression_and_a_bad_choice_is_a_usage_error()
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 3, "{out}");
     assert!(lines[0].starts_with("CONTEXT ") && lines[0].contains(" STATE ") && lines[0].contains(" LEASE "));
-    assert!(lines[1].starts_with("cvo-sim-2 ") && lines[1].contains(" up-to-date ") && lines[1].contains(" 4.16.3 "), "{out}");
-    assert!(lines[2].starts_with("dead ") && lines[2].contains(" unreachable ") && lines[2].contains("Connection refused"), "{out}");
-    let (code, out, err, _) = fleet(&f.kubeconfig, &["-o", "json", "--contexts-regex", "^cvo-sim-[12]$", "--sort", "state"]);
+    assert!(
+        lines[1].starts_with("cvo-sim-2 ")
+            && lines[1].contains(" up-to-date ")
+            && lines[1].contains(" 4.16.3 "),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with("dead ")
+            && lines[2].contains(" unreachable ")
+            && lines[2].contains("Connection refused"),
+        "{out}"
+    );
+    let (code, out, err, _) = fleet(
+        &f.kubeconfig,
+        &[
+            "-o",
+            "json",
+            "--contexts-regex",
+            "^cvo-sim-[12]$",
+            "--sort",
+            "state",
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     let doc: Value = serde_json::from_str(&out).expect("JSON");
-    let names: Vec<&str> = doc["clusters"].as_array().expect("rows").iter().filter_map(|r| r["context"].as_str()).collect();
+    let names: Vec<&str> = doc["clusters"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["context"].as_str())
+        .collect();
     assert_eq!(names, ["cvo-sim-1", "cvo-sim-2"]);
     let (code, _, err, _) = fleet(&f.kubeconfig, &["-o", "json", "--contexts", "nope"]);
     assert_eq!(code, 2, "{err}");
@@ -236,7 +291,15 @@ fn watch_prints_a_change_on_one_cluster_promptly() {
     let f = Fleet::start();
     let rt = runtime();
     let mut child = Command::new(env!("CARGO_BIN_EXE_cvo"))
-        .args(["fleet", "-o", "json", "--watch", "--contexts", "cvo-sim-0,cvo-sim-1", "--kubeconfig"])
+        .args([
+            "fleet",
+            "-o",
+            "json",
+            "--watch",
+            "--contexts",
+            "cvo-sim-0,cvo-sim-1",
+            "--kubeconfig",
+        ])
         .arg(&f.kubeconfig)
         .env("XDG_STATE_HOME", std::env::temp_dir())
         .stdin(Stdio::null())
@@ -260,7 +323,9 @@ fn watch_prints_a_change_on_one_cluster_promptly() {
     let patched = Instant::now();
     make_failing(&rt, f.client(&rt, "cvo-sim-1"), "Boom");
     let seen = loop {
-        let (at, line) = rx.recv_timeout(Duration::from_secs(5)).expect("a line after the change");
+        let (at, line) = rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("a line after the change");
         let doc: Value = serde_json::from_str(&line).expect("JSON line");
         if doc["clusters"][1]["state"] == "failing" {
             assert_eq!(doc["clusters"][1]["failing"]["reason"], "Boom");

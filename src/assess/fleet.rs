@@ -76,10 +76,13 @@ pub struct FleetRow {
     pub progressing: bool,
     /// ClusterVersion `Failing=True`: its reason and message.
     pub failing: Option<RowCondition>,
-    /// `status.availableUpdates` (recommended targets).
-    pub available_updates: usize,
-    /// `status.conditionalUpdates`.
-    pub conditional_updates: usize,
+    /// How many targets `status.availableUpdates` lists (recommended), JSON
+    /// `availableUpdates`.
+    #[serde(rename = "availableUpdates")]
+    pub updates_recommended: usize,
+    /// How many `status.conditionalUpdates` lists, JSON `conditionalUpdates`.
+    #[serde(rename = "conditionalUpdates")]
+    pub updates_conditional: usize,
     /// Distinct risk names over the conditional updates.
     pub conditional_risks: usize,
     /// ClusterOperators counted.
@@ -145,8 +148,8 @@ pub fn row(m: &Member, now: DateTime<Utc>) -> FleetRow {
             reason: c.reason().to_owned(),
             message: c.message().to_owned(),
         });
-    r.available_updates = offer.recommended.len();
-    r.conditional_updates = offer.conditional.len();
+    r.updates_recommended = offer.recommended.len();
+    r.updates_conditional = offer.conditional.len();
     let mut risks: Vec<&str> = offer
         .conditional
         .iter()

@@ -348,7 +348,12 @@ cannot be read; 2 for bad flags (an unknown --contexts name, a bad --contexts-re
 pub struct FleetArgs {
     /// Only these contexts, in this order (comma-separated; default: every context of the
     /// kubeconfig).
-    #[arg(long, value_name = "NAME,...", value_delimiter = ',', conflicts_with = "contexts_regex")]
+    #[arg(
+        long,
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        conflicts_with = "contexts_regex"
+    )]
     pub contexts: Vec<String>,
     /// Only the contexts whose name this regular expression matches (anywhere in the name).
     #[arg(long, value_name = "RE")]

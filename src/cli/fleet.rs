@@ -84,7 +84,9 @@ pub fn render_table(rows: &[FleetRow]) -> String {
         "CONTEXT\tREACHABLE\tSTATE\tVERSION\tCHANNEL\tDESIRED\tPROGRESS\tFAILING\tPROGRESSING\tUPDATES\tCONDITIONAL\tRISKS\tDEGRADED\tUNAVAILABLE\tLEASE\tMESSAGE\n",
     );
     for r in rows {
-        let progress = r.progress_percent.map_or_else(|| "-".to_owned(), |p| format!("{p:.0}%"));
+        let progress = r
+            .progress_percent
+            .map_or_else(|| "-".to_owned(), |p| format!("{p:.0}%"));
         let lease = match (&r.lease_holder, r.lease_alive) {
             (Some(h), true) => h.clone(),
             (Some(h), false) => format!("{h}(expired)"),
@@ -107,8 +109,8 @@ pub fn render_table(rows: &[FleetRow]) -> String {
             progress,
             yn(r.failing.is_some()),
             yn(r.progressing),
-            r.available_updates,
-            r.conditional_updates,
+            r.updates_recommended,
+            r.updates_conditional,
             r.conditional_risks,
             r.operators_degraded,
             r.operators_unavailable,
@@ -173,7 +175,14 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
             #[cfg(feature = "tui")]
             return view(&fleet, key, a.read_only).await;
         }
-        one_shot(fleet, key, a.output.unwrap_or(FleetOutput::Table), a.watch, timeout).await
+        one_shot(
+            fleet,
+            key,
+            a.output.unwrap_or(FleetOutput::Table),
+            a.watch,
+            timeout,
+        )
+        .await
     });
     rt.shutdown_timeout(Duration::from_secs(1));
     result?;

@@ -99,7 +99,10 @@ pub fn pick_contexts(kc: &Kubeconfig, pick: &ContextPick) -> Result<Vec<String>,
             let mut out: Vec<String> = Vec::new();
             for w in want {
                 if !names.contains(&w.as_str()) {
-                    return Err(format!("--contexts: no context named {w:?} (contexts: {})", list()));
+                    return Err(format!(
+                        "--contexts: no context named {w:?} (contexts: {})",
+                        list()
+                    ));
                 }
                 if !out.contains(w) {
                     out.push(w.clone());
@@ -115,7 +118,11 @@ pub fn pick_contexts(kc: &Kubeconfig, pick: &ContextPick) -> Result<Vec<String>,
     };
     if out.is_empty() {
         return Err(match pick {
-            ContextPick::Regex(re) => format!("--contexts-regex {:?}: matches no context (contexts: {})", re.as_str(), list()),
+            ContextPick::Regex(re) => format!(
+                "--contexts-regex {:?}: matches no context (contexts: {})",
+                re.as_str(),
+                list()
+            ),
             _ => "the kubeconfig has no contexts".to_owned(),
         });
     }
@@ -407,7 +414,10 @@ mod tests {
     #[test]
     fn contexts_are_picked_by_name_or_expression_in_kubeconfig_order() {
         let k = kc(&["prod-a", "stage", "prod-b"]);
-        assert_eq!(pick_contexts(&k, &ContextPick::All).expect("valid"), ["prod-a", "stage", "prod-b"]);
+        assert_eq!(
+            pick_contexts(&k, &ContextPick::All).expect("valid"),
+            ["prod-a", "stage", "prod-b"]
+        );
         let names = ContextPick::Names(vec!["prod-b".into(), "stage".into(), "prod-b".into()]);
         assert_eq!(pick_contexts(&k, &names).expect("valid"), ["prod-b", "stage"]);
         let re = ContextPick::Regex(regex::Regex::new("^prod-").expect("valid"));
@@ -429,7 +439,9 @@ mod tests {
 
     #[test]
     fn a_lease_is_alive_until_renew_time_plus_duration() {
-        let t = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").expect("valid").with_timezone(&Utc);
+        let t = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+            .expect("valid")
+            .with_timezone(&Utc);
         let l = LeaseHolder {
             holder: "cvo-1".into(),
             renewed: Some(t),

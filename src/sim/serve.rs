@@ -590,7 +590,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             0
         } else {
             args.port.checked_add(i).ok_or_else(|| {
-                anyhow::anyhow!("--port {} --clusters {}: ports beyond 65535", args.port, args.clusters)
+                anyhow::anyhow!(
+                    "--port {} --clusters {}: ports beyond 65535",
+                    args.port,
+                    args.clusters
+                )
             })?
         };
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))

@@ -17,7 +17,9 @@ fn fixture(name: &str) -> (ClusterState, DateTime<Utc>) {
         .map(|k| dir.join(format!("{name}-{k}.yaml")))
         .collect();
     let state = snapshot::load(&paths).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let now = state.snapshot_time().unwrap_or_else(|| panic!("{name}: no times"));
+    let now = state
+        .snapshot_time()
+        .unwrap_or_else(|| panic!("{name}: no times"));
     (state, now)
 }
 
@@ -46,7 +48,10 @@ fn a_failing_update_is_a_failing_row_with_progress_and_operator_counts() {
     assert_eq!(r.version.as_deref(), Some("4.14.0-rc.3"));
     assert_eq!(r.desired.as_deref(), Some("4.14.1"));
     // oc: `Operator Health: 28 Healthy, 1 Unavailable, 4 Available but degraded`.
-    assert_eq!((r.operators, r.operators_unavailable, r.operators_degraded), (33, 1, 4));
+    assert_eq!(
+        (r.operators, r.operators_unavailable, r.operators_degraded),
+        (33, 1, 4)
+    );
     let f = r.failing.expect("Failing=True");
     assert_eq!(f.reason, "ClusterOperatorsDegraded");
     assert!(r.progressing);
@@ -73,7 +78,10 @@ fn unreachable_keeps_what_was_seen_and_says_why() {
     let r = row(&member("dr", state, Reach::Unreachable(e.clone())), now);
     assert_eq!(r.state, RowState::Unreachable);
     assert!(!r.reachable);
-    assert_eq!(r.error.as_deref(), Some("list clusterversions: connection refused"));
+    assert_eq!(
+        r.error.as_deref(),
+        Some("list clusterversions: connection refused")
+    );
     assert_eq!(r.version.as_deref(), Some("4.14.1"));
     let never = ClusterState {
         feed: FeedStatus::Live {
@@ -100,9 +108,15 @@ fn the_lease_holder_and_whether_it_is_alive() {
         duration_secs: Some(137),
     });
     let r = row(&m, now);
-    assert_eq!((r.lease_holder.as_deref(), r.lease_alive), (Some("cvo-7f_abc"), true));
+    assert_eq!(
+        (r.lease_holder.as_deref(), r.lease_alive),
+        (Some("cvo-7f_abc"), true)
+    );
     let r = row(&m, now + chrono::Duration::seconds(200));
-    assert_eq!((r.lease_holder.as_deref(), r.lease_alive), (Some("cvo-7f_abc"), false));
+    assert_eq!(
+        (r.lease_holder.as_deref(), r.lease_alive),
+        (Some("cvo-7f_abc"), false)
+    );
 }
 
 #[test]

@@ -275,7 +275,9 @@ pub async fn run(app: &mut FleetApp, mut fleet: watch::Receiver<Arc<FleetState>>
     use std::io::IsTerminal;
     use tokio::signal::unix::{SignalKind, signal};
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        anyhow::bail!("the fleet view needs a terminal (stdin/stdout is not a TTY); use `cvo fleet -o table|json`");
+        anyhow::bail!(
+            "the fleet view needs a terminal (stdin/stdout is not a TTY); use `cvo fleet -o table|json`"
+        );
     }
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigterm = signal(SignalKind::terminate())?;

@@ -114,11 +114,18 @@ fn failing_and_unreachable_rows_are_red_and_an_up_to_date_state_green() {
         assert!(cell.modifier.contains(Modifier::BOLD), "{ctx}");
     }
     let (x, y) = find(&t, "prod-us");
-    assert_eq!(buf[(x, y)].fg, Color::Reset, "an up-to-date context is plain text");
+    assert_eq!(
+        buf[(x, y)].fg,
+        Color::Reset,
+        "an up-to-date context is plain text"
+    );
     let (sx, _) = find(&t, "STATE");
     assert_eq!(buf[(sx, y)].fg, Color::Green, "its state word is green");
     let (x, y) = find(&t, "edge-01");
-    assert!(buf[(x, y)].modifier.contains(Modifier::DIM), "connecting is muted");
+    assert!(
+        buf[(x, y)].modifier.contains(Modifier::DIM),
+        "connecting is muted"
+    );
     // The selection (last row by name: stage) is reversed.
     let (x, y) = find(&t, "stage ");
     assert!(buf[(x, y)].modifier.contains(Modifier::REVERSED));
@@ -132,9 +139,8 @@ fn failing_and_unreachable_rows_are_red_and_an_up_to_date_state_green() {
 #[test]
 fn sort_keys_filter_open_and_quit() {
     let mut a = app(120, 40);
-    let names = |a: &FleetApp| -> Vec<String> {
-        a.visible().iter().map(|&i| a.rows()[i].context.clone()).collect()
-    };
+    let names =
+        |a: &FleetApp| -> Vec<String> { a.visible().iter().map(|&i| a.rows()[i].context.clone()).collect() };
     assert_eq!(names(&a), ["dr-site", "edge-01", "prod-eu", "prod-us", "stage"]);
     a.update(key(KeyCode::Char('3')));
     assert_eq!(a.sort, SortKey::State);
@@ -168,7 +174,10 @@ fn sort_keys_filter_open_and_quit() {
 fn only_a_changed_member_is_recomputed_and_the_screen_follows() {
     let mut a = app(120, 40);
     let f = fleet();
-    assert!(!a.update(Action::Fleet(f.clone(), now())), "the same members change nothing");
+    assert!(
+        !a.update(Action::Fleet(f.clone(), now())),
+        "the same members change nothing"
+    );
     let mut next = (*f).clone();
     next.members[3] = member("stage", fixture("4.14.1-degraded"), Reach::Reachable);
     assert!(a.update(Action::Fleet(Arc::new(next), now())));

@@ -42,7 +42,7 @@ fn cells(r: &FleetRow) -> [String; 10] {
         or_none(&r.channel),
         or_none(&r.desired),
         words::progress(r),
-        r.available_updates.to_string(),
+        r.updates_recommended.to_string(),
         words::conditional(r),
         words::operators(r),
         words::lease(r),
@@ -105,7 +105,10 @@ fn widths(rows: &[[String; 10]], area_width: usize) -> [Option<usize>; 10] {
 pub fn render(app: &FleetApp, f: &mut Frame) {
     let area = f.area();
     if area.height < CHROME_LINES + 1 || area.width < 20 {
-        f.render_widget(Paragraph::new(text::fit(words::TITLE, usize::from(area.width))), area);
+        f.render_widget(
+            Paragraph::new(text::fit(words::TITLE, usize::from(area.width))),
+            area,
+        );
         return;
     }
     let p = &app.palette;
@@ -201,7 +204,10 @@ pub fn render(app: &FleetApp, f: &mut Frame) {
     let footer = if app.editing {
         Line::from(vec![
             Span::styled(words::FILTER_PROMPT, p.key),
-            Span::raw(text::fit(&app.filter, width.saturating_sub(words::FILTER_PROMPT.len() + 1))),
+            Span::raw(text::fit(
+                &app.filter,
+                width.saturating_sub(words::FILTER_PROMPT.len() + 1),
+            )),
         ])
     } else if let Some(n) = &app.notice {
         Line::from(Span::styled(text::fit(n, width), p.warn))

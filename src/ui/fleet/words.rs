@@ -10,7 +10,16 @@ pub const TITLE: &str = "cvo fleet";
 /// progress, available updates, conditional updates (risks), operators degraded /
 /// unavailable, the CVO Lease holder.
 pub const HEADERS: [&str; 10] = [
-    "CONTEXT", "STATE", "VERSION", "CHANNEL", "DESIRED", "PROGRESS", "UPD", "COND", "OPERATORS", "LEASE",
+    "CONTEXT",
+    "STATE",
+    "VERSION",
+    "CHANNEL",
+    "DESIRED",
+    "PROGRESS",
+    "UPD",
+    "COND",
+    "OPERATORS",
+    "LEASE",
 ];
 
 /// A row's state in one or two words.
@@ -75,7 +84,7 @@ pub fn progress(r: &FleetRow) -> String {
 
 /// The CONDITIONAL cell: conditional updates and their distinct risks (`2 (3 risks)`).
 pub fn conditional(r: &FleetRow) -> String {
-    match (r.conditional_updates, r.conditional_risks) {
+    match (r.updates_conditional, r.conditional_risks) {
         (0, _) => "0".to_owned(),
         (n, 1) => format!("{n} (1 risk)"),
         (n, k) => format!("{n} ({k} risks)"),
@@ -108,7 +117,11 @@ pub fn detail(r: &FleetRow) -> Vec<String> {
     let mut out = vec![format!(
         "{}: {}",
         r.context,
-        if r.server.is_empty() { NONE } else { r.server.as_str() }
+        if r.server.is_empty() {
+            NONE
+        } else {
+            r.server.as_str()
+        }
     )];
     if let Some(e) = &r.error {
         out.push(format!("unreachable: {e}"));

@@ -280,6 +280,14 @@ fn contexts_are_chosen_by_name_or_expression_and_a_bad_choice_is_a_usage_error()
     assert!(err.contains("--contexts-regex \"(\""), "{err}");
     let (code, _, err, _) = fleet(&f.kubeconfig, &["-o", "json", "--context", "dead"]);
     assert_eq!(code, 2, "{err}");
+    // The simulator's own check of --clusters.
+    let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
+        .args(["sim", "serve", "--clusters", "0", "--kubeconfig-out"])
+        .arg(f.kubeconfig.with_file_name("unused"))
+        .output()
+        .expect("cvo sim serve runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--clusters 0: give 1 to 1000"));
     let missing = f.kubeconfig.with_file_name("missing");
     let (code, _, err, _) = fleet(&missing, &["-o", "json"]);
     assert_eq!(code, 1, "{err}");

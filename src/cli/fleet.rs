@@ -140,7 +140,8 @@ pub fn on_terminal() -> bool {
 /// # Errors
 /// [`UsageError`] for `--context`, `--server` or `--token` (a fleet is many contexts), a bad
 /// `--timeout`, an unknown `--contexts` name or a `--contexts-regex` that does not parse or
-/// matches nothing; a kubeconfig that cannot be read; terminal failures of the view.
+/// matches nothing; a kubeconfig that cannot be read or has no context (exit 1); terminal
+/// failures of the view. Unreachable clusters are rows, never errors.
 pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     for (given, flag) in [
         (a.cluster.context.is_some(), "--context"),
@@ -163,7 +164,10 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         (None, false) => ContextPick::Names(a.contexts.clone()),
         (None, true) => ContextPick::All,
     };
-    let (kc, _origin) = read_kubeconfig(a.cluster.kubeconfig.as_deref())?;
+    let (kc, origin) = read_kubeconfig(a.cluster.kubeconfig.as_deref())?;
+    if kc.contexts.is_empty() {
+        anyhow::bail!("kubeconfig {origin}: no contexts");
+    }
     let contexts = pick_contexts(&kc, &pick).map_err(UsageError)?;
     drop(kc);
     let key = sort_key(a.sort);

@@ -1,7 +1,8 @@
 //! `cvo fleet` end to end: one `cvo sim serve --clusters 3` process plus a context whose port
-//! refuses connections and one whose server accepts TCP but never answers; the JSON table has
-//! a row per context with the right values, the dead ones are marked within `--timeout` and
-//! never hold up the others; context selection; `--watch` prints a change promptly.
+//! refuses connections, one whose server accepts TCP but never answers and one whose token
+//! the simulator refuses; the JSON table has a row per context with the right values, the dead
+//! ones are marked within `--timeout` and never hold up the others; context selection;
+//! `--watch` prints a change promptly.
 
 use std::{
     io::{BufRead, BufReader},
@@ -72,6 +73,14 @@ impl Fleet {
                 "name": name, "context": {"cluster": name, "user": "cvo-sim-0"},
             }));
         }
+        // The first simulated cluster with a token it refuses: 401.
+        kc["users"]
+            .as_array_mut()
+            .expect("users")
+            .push(json!({"name": "bad", "user": {"token": "wrong"}}));
+        kc["contexts"].as_array_mut().expect("contexts").push(json!({
+            "name": "badtoken", "context": {"cluster": "cvo-sim-0", "user": "bad"},
+        }));
         std::fs::write(&kubeconfig, serde_norway::to_string(&kc).expect("yaml")).expect("write");
         Fleet {
             sim,
@@ -183,8 +192,26 @@ fn the_json_table_has_every_context_and_marks_the_dead_ones_within_the_timeout()
     let doc: Value = serde_json::from_str(&out).expect("JSON");
     let rows = doc["clusters"].as_array().expect("clusters");
     let names: Vec<&str> = rows.iter().filter_map(|r| r["context"].as_str()).collect();
-    assert_eq!(names, ["cvo-sim-0", "cvo-sim-1", "cvo-sim-2", "dead", "silent"]);
-    let ok = &rows[0];
+    assert_eq!(
+        names,
+        [
+            "badtoken",
+            "cvo-sim-0",
+            "cvo-sim-1",
+            "cvo-sim-2",
+            "dead",
+            "silent"
+        ]
+    );
+    // The API answers, refusing the token.
+    let denied = &rows[0];
+    assert_eq!(
+        (denied["reachable"].as_bool(), denied["state"].as_str()),
+        (Some(true), Some("denied"))
+    );
+    let e = denied["error"].as_str().expect("error");
+    assert!(e.contains("code 401"), "{e}");
+    let ok = &rows[1];
     assert_eq!(ok["reachable"], true);
     assert_eq!(ok["state"], "up-to-date");
     assert_eq!(ok["version"], "4.16.3");
@@ -209,22 +236,22 @@ fn the_json_table_has_every_context_and_marks_the_dead_ones_within_the_timeout()
             .as_str()
             .is_some_and(|s| s.starts_with("https://127.0.0.1:"))
     );
-    let failing = &rows[1];
+    let failing = &rows[2];
     assert_eq!(failing["state"], "failing");
     assert_eq!(failing["failing"]["reason"], "ClusterOperatorDegraded");
     assert_eq!(failing["reachable"], true);
-    let leased = &rows[2];
+    let leased = &rows[3];
     assert_eq!(leased["state"], "up-to-date");
     assert_eq!(leased["leaseHolder"], "cvo-sim-2-leader_1");
     assert_eq!(leased["leaseAlive"], true);
-    let dead = &rows[3];
+    let dead = &rows[4];
     assert_eq!(
         (dead["reachable"].as_bool(), dead["state"].as_str()),
         (Some(false), Some("unreachable"))
     );
     let e = dead["error"].as_str().expect("error");
     assert!(e.contains("Connection refused"), "{e}");
-    let silent = &rows[4];
+    let silent = &rows[5];
     assert_eq!(silent["state"], "unreachable");
     assert_eq!(silent["error"], "no answer within 3s");
     // The watches' warnings go to the log file, not stderr: every row carries its error.

@@ -21,6 +21,8 @@ use crate::cluster::{
 pub enum RowState {
     /// The API server does not answer (or the context cannot be used).
     Unreachable,
+    /// The API server refuses the credentials or the permission to read (401, 403).
+    Denied,
     /// ClusterVersion `Failing=True`.
     Failing,
     /// Some ClusterOperator is degraded or unavailable (not failing).
@@ -53,11 +55,12 @@ pub struct FleetRow {
     pub context: String,
     /// The API server URL (empty when the context could not be configured).
     pub server: String,
-    /// Whether the API server answers (its ClusterVersion and ClusterOperator watches list).
+    /// Whether the API server answers (its ClusterVersion and ClusterOperator watches list;
+    /// also true when it answers 401 or 403, state `denied`).
     pub reachable: bool,
     /// The row's state.
     pub state: RowState,
-    /// Why the cluster is unreachable (one line), or why it has not answered.
+    /// Why the cluster is unreachable or denied (one line).
     pub error: Option<String>,
     /// The newest Completed release in history (`None`: none completed yet).
     pub version: Option<String>,
@@ -103,10 +106,10 @@ pub fn row(m: &Member, now: DateTime<Utc>) -> FleetRow {
     let mut r = FleetRow {
         context: m.context.clone(),
         server: m.server.clone(),
-        reachable: m.reach == Reach::Reachable,
+        reachable: matches!(m.reach, Reach::Reachable | Reach::Denied(_)),
         ..FleetRow::default()
     };
-    if let Reach::Unreachable(e) = &m.reach {
+    if let Reach::Unreachable(e) | Reach::Denied(e) = &m.reach {
         r.error = Some(e.message.clone());
     }
     if let Some(l) = &m.lease
@@ -118,6 +121,7 @@ pub fn row(m: &Member, now: DateTime<Utc>) -> FleetRow {
     let Some(cv) = &state.cluster_version else {
         r.state = match m.reach {
             Reach::Unreachable(_) => RowState::Unreachable,
+            Reach::Denied(_) => RowState::Denied,
             Reach::Connecting => RowState::Connecting,
             Reach::Reachable => RowState::NoClusterVersion,
         };
@@ -163,6 +167,8 @@ pub fn row(m: &Member, now: DateTime<Utc>) -> FleetRow {
     r.operators_unavailable = o.health.unavailable;
     r.state = if matches!(m.reach, Reach::Unreachable(_)) {
         RowState::Unreachable
+    } else if matches!(m.reach, Reach::Denied(_)) {
+        RowState::Denied
     } else if r.failing.is_some() {
         RowState::Failing
     } else if r.operators_degraded + r.operators_unavailable > 0 {

@@ -263,7 +263,7 @@ async fn view(fleet: &crate::cluster::fleet::Fleet, key: SortKey, read_only: boo
                         || (String::new(), String::new()),
                         |m| {
                             let why = match &m.reach {
-                                Reach::Unreachable(e) => e.message.clone(),
+                                Reach::Unreachable(e) | Reach::Denied(e) => e.message.clone(),
                                 _ => "not connected yet".to_owned(),
                             };
                             (m.context.clone(), why)

@@ -136,9 +136,13 @@ pub enum Reach {
     Connecting,
     /// The ClusterVersion and ClusterOperator watches have listed and do not fail.
     Reachable,
-    /// The context cannot be used, or its ClusterVersion or ClusterOperator watch fails;
-    /// what was seen before stays in the state.
+    /// The context cannot be used, or its ClusterVersion or ClusterOperator watch gets no
+    /// answer (connection, TLS, timeout) or a server error; what was seen before stays in the
+    /// state.
     Unreachable(FeedError),
+    /// The API server answers but refuses the credentials (401) or the permission to list
+    /// (403) the ClusterVersion or ClusterOperators.
+    Denied(FeedError),
 }
 
 /// The CVO Lease as the fleet shows it.
@@ -324,15 +328,22 @@ struct Watches {
 impl Watches {
     fn member(&self, context: &str, server: &str) -> Member {
         let (cv_h, co_h, lease_h) = (self.cv.health(), self.co.health(), self.lease.health());
-        let failure = [&cv_h, &co_h]
-            .into_iter()
-            .find_map(|h| h.failure().map(|(m, s)| (m.to_owned(), s)));
+        let failure = [&cv_h, &co_h].into_iter().find_map(|h| match h {
+            Health::Failed {
+                message, since, code, ..
+            } => Some((message.clone(), *since, *code)),
+            _ => None,
+        });
         let listed = cv_h.listed() && co_h.listed();
-        let error = failure.map(|(message, since)| FeedError { message, since });
-        let reach = match (&error, listed) {
-            (Some(e), _) => Reach::Unreachable(e.clone()),
-            (None, true) => Reach::Reachable,
-            (None, false) => Reach::Connecting,
+        let error = failure.as_ref().map(|(message, since, _)| FeedError {
+            message: message.clone(),
+            since: *since,
+        });
+        let reach = match (&failure, &error, listed) {
+            (Some((_, _, Some(401 | 403))), Some(e), _) => Reach::Denied(e.clone()),
+            (_, Some(e), _) => Reach::Unreachable(e.clone()),
+            (_, None, true) => Reach::Reachable,
+            (_, None, false) => Reach::Connecting,
         };
         let lease_answered = lease_h != Health::Listing;
         let answered = (error.is_some() || listed) && (lease_answered || error.is_some());

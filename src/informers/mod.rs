@@ -85,6 +85,9 @@ pub enum Health {
         since: DateTime<Utc>,
         /// Whether the kind had completed a list before (its store holds that list).
         listed: bool,
+        /// The HTTP status the server answered with (`None`: no answer: connection, TLS,
+        /// timeout), e.g. 403 when the credentials may not list the kind.
+        code: Option<u16>,
     },
 }
 
@@ -122,7 +125,7 @@ impl Shared {
     }
 
     /// Records a failure (logged at `warn`), keeping the first failure's time.
-    fn failed(&self, message: String) {
+    fn failed(&self, message: String, code: Option<u16>) {
         tracing::warn!("{message}");
         self.health.send_modify(|h| {
             let since = h.failure().map_or_else(Utc::now, |(_, s)| s);
@@ -131,6 +134,7 @@ impl Shared {
                 message,
                 since,
                 listed,
+                code,
             };
         });
         self.bump();

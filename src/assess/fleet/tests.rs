@@ -92,6 +92,16 @@ fn unreachable_keeps_what_was_seen_and_says_why() {
     };
     let r = row(&member("gone", never, Reach::Unreachable(e)), now);
     assert_eq!((r.state, r.version), (RowState::Unreachable, None));
+    let refused = FeedError {
+        message: "list clusterversions: Unauthorized (reason Unauthorized, code 401)".into(),
+        since: now,
+    };
+    let r = row(
+        &member("old-token", ClusterState::default(), Reach::Denied(refused)),
+        now,
+    );
+    assert_eq!((r.state, r.reachable), (RowState::Denied, true));
+    assert!(r.error.is_some_and(|e| e.ends_with("code 401)")));
     let r = row(&member("new", ClusterState::default(), Reach::Connecting), now);
     assert_eq!(r.state, RowState::Connecting);
     let r = row(&member("k8s", ClusterState::default(), Reach::Reachable), now);

@@ -52,7 +52,7 @@ fn cells(r: &FleetRow) -> [String; 10] {
 /// The style of a row's text, and of its STATE cell.
 fn styles(p: &Palette, s: RowState) -> (Style, Style) {
     match s {
-        RowState::Unreachable | RowState::Failing => (p.err, p.err),
+        RowState::Unreachable | RowState::Denied | RowState::Failing => (p.err, p.err),
         RowState::Degraded => (p.warn, p.warn),
         RowState::Updating => (p.text, p.gauge),
         RowState::Connecting | RowState::NoClusterVersion => (p.muted, p.muted),

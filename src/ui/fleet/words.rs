@@ -26,6 +26,7 @@ pub const HEADERS: [&str; 10] = [
 pub fn state(s: RowState) -> &'static str {
     match s {
         RowState::Unreachable => "unreachable",
+        RowState::Denied => "denied",
         RowState::Failing => "failing",
         RowState::Degraded => "degraded",
         RowState::Updating => "updating",
@@ -54,6 +55,7 @@ pub fn summary(rows: &[FleetRow], shown: usize, sort_key: SortKey, filter: &str)
     let mut parts = vec![format!("{} clusters", rows.len())];
     for s in [
         RowState::Unreachable,
+        RowState::Denied,
         RowState::Failing,
         RowState::Degraded,
         RowState::Updating,
@@ -124,7 +126,7 @@ pub fn detail(r: &FleetRow) -> Vec<String> {
         }
     )];
     if let Some(e) = &r.error {
-        out.push(format!("unreachable: {e}"));
+        out.push(format!("{}: {e}", state(r.state)));
     } else if let Some(f) = &r.failing {
         out.push(format!("Failing: {}: {}", f.reason, f.message));
     } else if let Some(d) = &r.desired {

@@ -14,8 +14,8 @@
 //! kube-runtime's reflector store ([`kube::runtime::reflector::store`]), with what the dashboard
 //! needs on top (`driver.rs`, `observe.rs`):
 //!
-//! - per-kind [`Health`]: listing, synced, failed (the [`ApiFailure`] line and since when), or
-//!   not served (a 404 list: no CRD; the store is empty and ready, and the kind is looked at
+//! - per-kind [`Health`]: listing, synced, failed (the [`ApiFailure`] line, since when, and
+//!   the HTTP status when the server answered), or not served (a 404 list: no CRD; the store is empty and ready, and the kind is looked at
 //!   again every [`NOT_SERVED_RELOOK`]);
 //! - an expired resourceVersion (`410 Gone`), whether it comes as the HTTP answer to the watch
 //!   request, as an `ERROR` event or as a bare `Status` line, restarts the watcher: a fresh

@@ -15,8 +15,8 @@
 //! needs on top (`driver.rs`, `observe.rs`):
 //!
 //! - per-kind [`Health`]: listing, synced, failed (the [`ApiFailure`] line, since when, and
-//!   the HTTP status when the server answered), or not served (a 404 list: no CRD; the store is empty and ready, and the kind is looked at
-//!   again every [`NOT_SERVED_RELOOK`]);
+//!   the HTTP status when the server answered), or not served (a 404 list: no CRD; the store
+//!   is empty and ready, and the kind is looked at again every [`NOT_SERVED_RELOOK`]);
 //! - an expired resourceVersion (`410 Gone`), whether it comes as the HTTP answer to the watch
 //!   request, as an `ERROR` event or as a bare `Status` line, restarts the watcher: a fresh
 //!   LIST (kube-runtime's watcher alone re-watches from the expired version after an HTTP 410);

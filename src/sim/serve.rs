@@ -10,6 +10,11 @@
 //! `cvo sim serving https://127.0.0.1:PORT (N objects); kubeconfig: FILE`.
 //! SIGINT or SIGTERM stops it (exit 0).
 //!
+//! `--clusters N` serves N independent simulated clusters (each its own [`Simulator`], port
+//! and token, loaded from the same source) for `cvo fleet`: the kubeconfig has the contexts
+//! `cvo-sim-0` ... `cvo-sim-<N-1>` ([`fleet_kubeconfig`]) and the ready line reads
+//! `cvo sim serving https://127.0.0.1:PORT and N-1 more clusters (...); kubeconfig: FILE`.
+//!
 //! # Scenario file
 //!
 //! `--scenario FILE` (YAML) gives the objects, faults and a timeline of changes:

@@ -36,6 +36,9 @@ enum Command {
     Status(args::StatusArgs),
     /// Print objects as `oc get` does.
     Get(args::GetArgs),
+    /// Every cluster of the kubeconfig at once: version, channel, update progress, failing,
+    /// available updates, degraded operators, the CVO Lease holder (live view, or -o table|json).
+    Fleet(args::FleetArgs),
     /// Open the dashboard, with the embedded engine watch-only on a live cluster (`cvo` alone
     /// does the same on the current kubeconfig context).
     #[cfg(feature = "tui")]
@@ -104,6 +107,7 @@ impl Command {
         match self {
             Command::Status(_) => "status",
             Command::Get(_) => "get",
+            Command::Fleet(_) => "fleet",
             #[cfg(feature = "tui")]
             Command::Tui(_) => "tui",
             #[cfg(feature = "sim")]
@@ -126,8 +130,10 @@ impl Command {
     /// the rest.
     fn log_sink(&self) -> LogSink {
         match self {
+            // `cvo fleet`: every row carries its cluster's error, the watches' warnings go to
+            // the log file.
             #[cfg(feature = "tui")]
-            Command::Tui(_) => LogSink::File,
+            Command::Tui(_) | Command::Fleet(_) => LogSink::File,
             #[cfg(all(feature = "tui", feature = "sim"))]
             Command::Demo(a) if !a.is_headless() => LogSink::File,
             #[cfg(all(feature = "tui", feature = "sim"))]
@@ -141,9 +147,7 @@ impl Command {
 
 fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
-    if let Err(e) = dashboard_flags_before_a_command(&matches) {
-        e.exit();
-    }
+    dashboard_flags_before_a_command(&matches).unwrap_or_else(|e| e.exit());
     #[cfg(feature = "sim")]
     if let Err(e) = no_cluster_for_a_rehearsal(&matches) {
         e.exit();
@@ -233,6 +237,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Status(a) => run::status(a),
         Command::Get(a) => run::get(a),
+        Command::Fleet(a) => cvo::cli::fleet::run(a),
         #[cfg(feature = "tui")]
         Command::Tui(a) => run::tui(a),
         #[cfg(feature = "sim")]

@@ -15,6 +15,7 @@ pub mod alerts;
 pub mod blocked;
 pub mod controlplane;
 pub mod durations;
+pub mod fleet;
 pub mod health;
 pub mod nodes;
 pub mod overview;

@@ -321,6 +321,64 @@ fn parse_selector_flag(s: &str) -> Result<kube::core::Selector, String> {
     super::get_output::parse_selector(s)
 }
 
+/// Output of `cvo fleet -o`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FleetOutput {
+    // (No doc comments on the variants: clap would print them in `--help`.)
+    Table,
+    Json,
+}
+
+/// Sort key of `cvo fleet --sort`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FleetSort {
+    // (No doc comments on the variants: clap would print them in `--help`.)
+    Name,
+    Version,
+    State,
+}
+
+/// Flags of `cvo fleet`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Without -o in a terminal: the live fleet view (Enter opens a cluster's dashboard, Esc or q
+comes back). With -o, or when stdout is not a terminal: the table once every cluster has
+answered or --timeout has passed. Exit 0 whatever the clusters answer; 1 when the kubeconfig
+cannot be read; 2 for bad flags (an unknown --contexts name, a bad --contexts-regex).")]
+pub struct FleetArgs {
+    /// Only these contexts, in this order (comma-separated; default: every context of the
+    /// kubeconfig).
+    #[arg(
+        long,
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        conflicts_with = "contexts_regex"
+    )]
+    pub contexts: Vec<String>,
+    /// Only the contexts whose name this regular expression matches (anywhere in the name).
+    #[arg(long, value_name = "RE")]
+    pub contexts_regex: Option<String>,
+    /// Print the table (or its JSON) instead of the live view.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<FleetOutput>,
+    /// After the first table, print it again at every change (JSON: one document per line);
+    /// ends with Ctrl-C or a closed output.
+    #[arg(short = 'w', long = "watch", requires = "output")]
+    pub watch: bool,
+    /// How long the table waits for every cluster's first answer, in seconds (default 10); a
+    /// cluster still silent then is a row marked unreachable.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Row order of the table (the view starts with it too).
+    #[arg(long, value_enum, default_value_t = FleetSort::Name)]
+    pub sort: FleetSort,
+    /// A dashboard opened from the view refuses every write (as `cvo --read-only`).
+    #[arg(long)]
+    pub read_only: bool,
+    #[command(flatten)]
+    pub cluster: KubeconfigArgs,
+}
+
 /// Flags of `cvo tui`.
 #[cfg(feature = "tui")]
 #[derive(Args, Debug)]

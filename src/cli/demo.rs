@@ -509,6 +509,7 @@ async fn run_dashboard(demo: &LiveDemo, read_only: bool) -> anyhow::Result<()> {
         clock: demo.clock.clone(),
         release_source: Some(demo.release_source.short()),
         banner: None,
+        back_leaves: false,
     })
     .await
 }

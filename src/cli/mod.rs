@@ -18,6 +18,7 @@ pub mod completion;
 pub mod demo;
 #[cfg(feature = "sim")]
 pub mod demo_registry;
+pub mod fleet;
 pub mod get;
 pub mod get_output;
 pub mod get_watch;

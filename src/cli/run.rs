@@ -200,6 +200,7 @@ fn demo_snapshot(headless: bool) -> anyhow::Result<ExitCode> {
             clock: crate::clock::Clock::wall(),
             release_source: None,
             banner: None,
+            back_leaves: false,
         }))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -211,6 +212,7 @@ fn demo_snapshot(headless: bool) -> anyhow::Result<ExitCode> {
 /// See [`crate::sim::serve::serve`].
 #[cfg(feature = "sim")]
 pub fn sim_serve(a: crate::sim::serve::ServeArgs) -> anyhow::Result<ExitCode> {
+    a.check_clusters().map_err(UsageError)?;
     runtime()?.block_on(crate::sim::serve::serve(a))?;
     Ok(ExitCode::SUCCESS)
 }

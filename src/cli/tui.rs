@@ -294,6 +294,7 @@ pub fn run(a: super::args::TuiArgs) -> anyhow::Result<ExitCode> {
             clock: crate::clock::Clock::wall(),
             release_source: None,
             banner: None,
+            back_leaves: false,
         })
         .await;
         if let Some(h) = handle {

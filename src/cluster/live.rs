@@ -254,7 +254,7 @@ fn take_proxy_url(kc: &mut Kubeconfig, context: &str) -> Option<(String, String)
 }
 
 /// `~/.kube/config`, if a home directory is known.
-fn home_kubeconfig() -> Option<std::path::PathBuf> {
+pub(super) fn home_kubeconfig() -> Option<std::path::PathBuf> {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(|h| Path::new(&h).join(".kube").join("config"))
@@ -289,7 +289,7 @@ fn checked_context(kc: &Kubeconfig, context: Option<&str>) -> Result<String, Str
 /// A kubeconfig loading error as one line that does not repeat the file's path (the caller's
 /// prefix names it): kube's `failed to read kubeconfig from '"PATH"': E` becomes `E`, or
 /// `PATH: E` when the file is one of several in `KUBECONFIG`.
-fn kubeconfig_error(e: &kube::config::KubeconfigError) -> String {
+pub(super) fn kubeconfig_error(e: &kube::config::KubeconfigError) -> String {
     match e {
         kube::config::KubeconfigError::ReadConfig(io, path) => {
             let several = std::env::var_os("KUBECONFIG").is_some_and(|v| {
@@ -583,10 +583,14 @@ pub fn watch_state_from(informers: &Informers, context: String) -> watch::Receiv
             tokio::time::sleep(COALESCE).await;
             // Wait for any kind's change (a change during the window is still unseen and
             // wakes this at once).
+            // ... or for the last reader to go (a dashboard opened from `cvo fleet` and
+            // closed): the task ends and its watches with it.
             let waits = changes.iter_mut().map(|c| Box::pin(c.changed()));
-            let (r, _, _) = futures::future::select_all(waits).await;
-            if r.is_err() {
-                return;
+            tokio::select! {
+                (r, _, _) = futures::future::select_all(waits) => if r.is_err() {
+                    return;
+                },
+                () = tx.closed() => return,
             }
         }
     });

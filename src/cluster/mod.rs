@@ -4,6 +4,7 @@
 pub mod api_error;
 #[cfg(any(feature = "sim", test))]
 pub mod demo_snapshot;
+pub mod fleet;
 pub mod live;
 pub mod overrides;
 pub mod proxy;

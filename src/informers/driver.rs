@@ -22,8 +22,9 @@ enum Next {
     Relist,
     /// The list answered 404: the kind is not served.
     NotServed,
-    /// Record the failure, back off, and let the watcher retry.
-    Failed(String),
+    /// Record the failure (its line, and the HTTP status of the answer, `None` without one),
+    /// back off, and let the watcher retry.
+    Failed(String, Option<u16>),
 }
 
 fn code(e: &kube::Error) -> Option<u16> {
@@ -38,7 +39,8 @@ fn classify(e: &watcher::Error, label: &str) -> Next {
     match e {
         watcher::Error::InitialListFailed(e) if code(e) == Some(404) => Next::NotServed,
         watcher::Error::InitialListFailed(e) => {
-            Next::Failed(ApiFailure::new(format!("list {label}"), e).to_string())
+            let f = ApiFailure::new(format!("list {label}"), e);
+            Next::Failed(f.to_string(), f.code)
         }
         // kube-runtime re-watches from the same resourceVersion after any failed WATCH request,
         // so an HTTP 410 answer would be asked again forever; a 404 means the kind is gone.
@@ -48,15 +50,18 @@ fn classify(e: &watcher::Error, label: &str) -> Next {
             Next::Relist
         }
         watcher::Error::WatchStartFailed(e) | watcher::Error::WatchFailed(e) => {
-            Next::Failed(ApiFailure::new(format!("watch {label}"), e).to_string())
+            let f = ApiFailure::new(format!("watch {label}"), e);
+            Next::Failed(f.to_string(), f.code)
         }
         watcher::Error::WatchError(s) if s.code == 410 => Next::Relist,
-        watcher::Error::WatchError(s) => {
-            Next::Failed(ApiFailure::from_status(format!("watch {label}"), s).to_string())
-        }
-        watcher::Error::NoResourceVersion => Next::Failed(format!(
-            "list {label}: the server sent no resourceVersion (does the kind support watch?)"
-        )),
+        watcher::Error::WatchError(s) => Next::Failed(
+            ApiFailure::from_status(format!("watch {label}"), s).to_string(),
+            Some(s.code),
+        ),
+        watcher::Error::NoResourceVersion => Next::Failed(
+            format!("list {label}: the server sent no resourceVersion (does the kind support watch?)"),
+            None,
+        ),
     }
 }
 
@@ -104,8 +109,8 @@ where
                         shared.not_served();
                         break Some(NOT_SERVED_RELOOK);
                     }
-                    Next::Failed(message) => {
-                        shared.failed(message);
+                    Next::Failed(message, code) => {
+                        shared.failed(message, code);
                         let d = backoff.next().unwrap_or(std::time::Duration::from_secs(30));
                         tokio::time::sleep(d).await;
                     }
@@ -137,21 +142,21 @@ mod tests {
         assert_eq!(classify(&E::InitialListFailed(api(404)), "x"), Next::NotServed);
         assert_eq!(
             classify(&E::InitialListFailed(api(500)), "nodes"),
-            Next::Failed("list nodes: boom (reason Reason, code 500)".into())
+            Next::Failed("list nodes: boom (reason Reason, code 500)".into(), Some(500))
         );
         assert_eq!(classify(&E::WatchStartFailed(api(410)), "x"), Next::Relist);
         assert_eq!(classify(&E::WatchFailed(api(410)), "x"), Next::Relist);
         assert_eq!(classify(&E::WatchStartFailed(api(404)), "x"), Next::Relist);
         assert_eq!(
             classify(&E::WatchStartFailed(api(503)), "nodes"),
-            Next::Failed("watch nodes: boom (reason Reason, code 503)".into())
+            Next::Failed("watch nodes: boom (reason Reason, code 503)".into(), Some(503))
         );
         let gone = kube::core::Status::failure("too old", "Expired").with_code(410);
         assert_eq!(classify(&E::WatchError(Box::new(gone)), "x"), Next::Relist);
         let forbidden = kube::core::Status::failure("no", "Forbidden").with_code(403);
         assert_eq!(
             classify(&E::WatchError(Box::new(forbidden)), "nodes"),
-            Next::Failed("watch nodes: no (reason Forbidden, code 403)".into())
+            Next::Failed("watch nodes: no (reason Forbidden, code 403)".into(), Some(403))
         );
     }
 }

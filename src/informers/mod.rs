@@ -14,9 +14,9 @@
 //! kube-runtime's reflector store ([`kube::runtime::reflector::store`]), with what the dashboard
 //! needs on top (`driver.rs`, `observe.rs`):
 //!
-//! - per-kind [`Health`]: listing, synced, failed (the [`ApiFailure`] line and since when), or
-//!   not served (a 404 list: no CRD; the store is empty and ready, and the kind is looked at
-//!   again every [`NOT_SERVED_RELOOK`]);
+//! - per-kind [`Health`]: listing, synced, failed (the [`ApiFailure`] line, since when, and
+//!   the HTTP status when the server answered), or not served (a 404 list: no CRD; the store
+//!   is empty and ready, and the kind is looked at again every [`NOT_SERVED_RELOOK`]);
 //! - an expired resourceVersion (`410 Gone`), whether it comes as the HTTP answer to the watch
 //!   request, as an `ERROR` event or as a bare `Status` line, restarts the watcher: a fresh
 //!   LIST (kube-runtime's watcher alone re-watches from the expired version after an HTTP 410);
@@ -85,6 +85,9 @@ pub enum Health {
         since: DateTime<Utc>,
         /// Whether the kind had completed a list before (its store holds that list).
         listed: bool,
+        /// The HTTP status the server answered with (`None`: no answer: connection, TLS,
+        /// timeout), e.g. 403 when the credentials may not list the kind.
+        code: Option<u16>,
     },
 }
 
@@ -122,7 +125,7 @@ impl Shared {
     }
 
     /// Records a failure (logged at `warn`), keeping the first failure's time.
-    fn failed(&self, message: String) {
+    fn failed(&self, message: String, code: Option<u16>) {
         tracing::warn!("{message}");
         self.health.send_modify(|h| {
             let since = h.failure().map_or_else(Utc::now, |(_, s)| s);
@@ -131,6 +134,7 @@ impl Shared {
                 message,
                 since,
                 listed,
+                code,
             };
         });
         self.bump();

@@ -10,6 +10,11 @@
 //! `cvo sim serving https://127.0.0.1:PORT (N objects); kubeconfig: FILE`.
 //! SIGINT or SIGTERM stops it (exit 0).
 //!
+//! `--clusters N` serves N independent simulated clusters (each its own [`Simulator`], port
+//! and token, loaded from the same source) for `cvo fleet`: the kubeconfig has the contexts
+//! `cvo-sim-0` ... `cvo-sim-<N-1>` ([`fleet_kubeconfig`]) and the ready line reads
+//! `cvo sim serving https://127.0.0.1:PORT and N-1 more clusters (...); kubeconfig: FILE`.
+//!
 //! # Scenario file
 //!
 //! `--scenario FILE` (YAML) gives the objects, faults and a timeline of changes:
@@ -135,12 +140,35 @@ pub struct ServeArgs {
     /// 410 Expired and relists (as after an etcd compaction).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_EVENT_WINDOW)]
     pub event_window: usize,
+    /// Serve this many independent simulated clusters (1..=1000) from the one process, each
+    /// with its own store, port and token, loaded from the same source; the kubeconfig then
+    /// has one context per cluster, `cvo-sim-0` ... `cvo-sim-<N-1>` (the first current). With
+    /// `--port P`, cluster i listens on P+i. For `cvo fleet` and its benchmark.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub clusters: u16,
 }
+
+/// Most clusters `--clusters` serves.
+pub const MAX_CLUSTERS: u16 = 1000;
 
 /// Default of `--event-window`.
 pub const DEFAULT_EVENT_WINDOW: usize = 1000;
 
 impl ServeArgs {
+    /// Checks `--clusters` (1 to [`MAX_CLUSTERS`], and not with `--alerts`).
+    ///
+    /// # Errors
+    /// One line naming the flag.
+    pub fn check_clusters(&self) -> Result<(), String> {
+        if self.clusters == 0 || self.clusters > MAX_CLUSTERS {
+            return Err(format!("--clusters {}: give 1 to {MAX_CLUSTERS}", self.clusters));
+        }
+        if self.clusters > 1 && self.alerts.is_some() {
+            return Err("--alerts serves one cluster's alerts; it cannot be used with --clusters".into());
+        }
+        Ok(())
+    }
+
     /// `f` with the fault flags given on the command line applied over it.
     pub fn apply_faults(&self, mut f: Faults) -> Faults {
         macro_rules! set {
@@ -358,6 +386,41 @@ pub fn kubeconfig(url: &str, ca_pem: &str, token: &str) -> Kubeconfig {
     }
 }
 
+/// The kubeconfig for several servers (`--clusters N`): `servers[i]` is `(URL, token)` of
+/// cluster i, named `cvo-sim-<i>` (cluster, user and context); all share the CA `ca_pem`; the
+/// first context is current.
+pub fn fleet_kubeconfig(servers: &[(String, String)], ca_pem: &str) -> Kubeconfig {
+    let mut out = Kubeconfig {
+        api_version: Some("v1".into()),
+        kind: Some("Config".into()),
+        ..Kubeconfig::default()
+    };
+    for (i, (url, token)) in servers.iter().enumerate() {
+        let mut one = kubeconfig(url, ca_pem, token);
+        let name = format!("cvo-sim-{i}");
+        for c in &mut one.clusters {
+            c.name.clone_from(&name);
+        }
+        for a in &mut one.auth_infos {
+            a.name.clone_from(&name);
+        }
+        for c in &mut one.contexts {
+            c.name.clone_from(&name);
+            if let Some(ctx) = c.context.as_mut() {
+                ctx.cluster.clone_from(&name);
+                ctx.user = Some(name.clone());
+            }
+        }
+        out.clusters.append(&mut one.clusters);
+        out.auth_infos.append(&mut one.auth_infos);
+        out.contexts.append(&mut one.contexts);
+        if i == 0 {
+            out.current_context = Some(name);
+        }
+    }
+    out
+}
+
 /// Writes `text` to `path` atomically: a temp file beside it (mode 0600, as `tempfile` creates
 /// it), synced, then renamed over `path`.
 fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
@@ -497,6 +560,9 @@ pub async fn shutdown_signal() {
 /// A one-line error when the scenario, the snapshot or the fault flags are invalid, the port
 /// cannot be bound, or the kubeconfig or audit log cannot be written.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    if let Err(e) = args.check_clusters() {
+        anyhow::bail!(e);
+    }
     let scenario = match &args.scenario {
         Some(p) => load_scenario(p)?,
         None => Scenario::default(),
@@ -506,20 +572,6 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     } else {
         args.from.clone()
     };
-    let sim = if args.demo {
-        super::demo_cluster::demo_cluster()?
-    } else if from.is_empty() {
-        Simulator::new()
-    } else {
-        Simulator::from_snapshot(&from)?
-    };
-    sim.add_system_namespaces()?;
-    // Requests go to the --audit-log file only: no in-memory log growing per request.
-    sim.keep_audit(false);
-    sim.set_event_capacity(args.event_window);
-    let faults = args.apply_faults(scenario.faults.clone());
-    sim.set_faults(faults)
-        .map_err(|e| anyhow::anyhow!("faults: {e}"))?;
     let audit: Option<AuditFile> = match &args.audit_log {
         Some(p) => {
             let f = std::fs::OpenOptions::new()
@@ -531,17 +583,38 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
-    if let Some(a) = audit.clone() {
-        sim.on_audit(move |e| write_audit(Some(&a), e));
+    let mut sims = Vec::with_capacity(usize::from(args.clusters));
+    for _ in 0..args.clusters {
+        sims.push(one_simulator(&args, &from, &scenario, audit.as_ref())?);
     }
     let (ca_pem, tls) = tls_config()?;
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
-        .await
-        .map_err(|e| anyhow::anyhow!("--port {}: {e}", args.port))?;
-    let port = listener.local_addr()?.port();
-    let url = format!("https://127.0.0.1:{port}");
-    let token: Arc<str> = Arc::from(random_token());
+    let mut listeners = Vec::with_capacity(sims.len());
+    for i in 0..args.clusters {
+        let port = if args.port == 0 {
+            0
+        } else {
+            args.port.checked_add(i).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--port {} --clusters {}: ports beyond 65535",
+                    args.port,
+                    args.clusters
+                )
+            })?
+        };
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .map_err(|e| anyhow::anyhow!("--port {port}: {e}"))?;
+        listeners.push(listener);
+    }
+    let mut servers = Vec::with_capacity(sims.len());
+    for l in &listeners {
+        let port = l.local_addr()?.port();
+        servers.push((format!("https://127.0.0.1:{port}"), random_token()));
+    }
+    let url = servers[0].0.clone();
+    let token: Arc<str> = Arc::from(servers[0].1.as_str());
+    let sim = sims[0].clone();
     let alerts_host = match &args.alerts {
         Some(p) => {
             let body = std::fs::read(p).map_err(|e| anyhow::anyhow!("--alerts {}: {e}", p.display()))?;
@@ -552,19 +625,30 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let kc = serde_norway::to_string(&kubeconfig(&url, &ca_pem, &token))?;
+    let kc = if args.clusters == 1 {
+        serde_norway::to_string(&kubeconfig(&url, &ca_pem, &token))?
+    } else {
+        serde_norway::to_string(&fleet_kubeconfig(&servers, &ca_pem))?
+    };
     write_atomic(&args.kubeconfig_out, &kc)?;
 
     let started = tokio::time::Instant::now();
     let changes = scenario.changes.clone();
-    let timeline_sim = sim.clone();
+    let timeline_sims = sims.clone();
     tokio::spawn(async move {
         for (i, c) in changes.iter().enumerate() {
             tokio::time::sleep_until(started + Duration::from_secs_f64(c.after)).await;
             let at = started.elapsed().as_secs_f64();
-            match apply_change(&timeline_sim, c) {
-                Ok(what) => eprintln!("cvo sim: +{at:.2}s change {i}: {what}"),
-                Err(e) => eprintln!("cvo sim: +{at:.2}s change {i} failed: {e:#}"),
+            // Every cluster gets the change; the report names the first one's outcome.
+            let mut outcome = None;
+            for s in &timeline_sims {
+                let r = apply_change(s, c);
+                outcome.get_or_insert(r);
+            }
+            match outcome {
+                Some(Ok(what)) => eprintln!("cvo sim: +{at:.2}s change {i}: {what}"),
+                Some(Err(e)) => eprintln!("cvo sim: +{at:.2}s change {i} failed: {e:#}"),
+                None => {}
             }
         }
     });
@@ -572,11 +656,21 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // The ready lines in one write: a reader that stops after the first line (a test, `| head
     // -1`) finds the rest already in the pipe instead of closing it under a second write. A
     // closed stdout does not stop the server.
-    let mut ready = format!(
-        "cvo sim serving {url} ({} objects); kubeconfig: {}\n",
-        sim.object_count(),
-        args.kubeconfig_out.display()
-    );
+    let mut ready = if args.clusters == 1 {
+        format!(
+            "cvo sim serving {url} ({} objects); kubeconfig: {}\n",
+            sim.object_count(),
+            args.kubeconfig_out.display()
+        )
+    } else {
+        format!(
+            "cvo sim serving {url} and {} more clusters ({} objects each; contexts cvo-sim-0 to cvo-sim-{}); kubeconfig: {}\n",
+            args.clusters - 1,
+            sim.object_count(),
+            args.clusters - 1,
+            args.kubeconfig_out.display()
+        )
+    };
     if let Some(host) = &alerts_host {
         ready += &format!(
             "cvo sim serving alerts at https://{host}/api/v1/alerts (Route openshift-monitoring/thanos-querier)\n"
@@ -589,19 +683,68 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     drop(out);
 
-    let shutdown = shutdown_signal();
-    tokio::pin!(shutdown);
+    let mut loops = Vec::with_capacity(sims.len());
+    for ((listener, sim), (_, token)) in listeners.into_iter().zip(sims).zip(servers) {
+        loops.push(tokio::spawn(accept_loop(
+            listener,
+            acceptor.clone(),
+            sim,
+            Arc::from(token.as_str()),
+            audit.clone(),
+        )));
+    }
+    shutdown_signal().await;
+    for l in loops {
+        l.abort();
+    }
+    eprintln!("cvo sim: stopped");
+    Ok(())
+}
+
+/// One simulated cluster of `cvo sim serve`: its objects, faults, event window and audit sink.
+fn one_simulator(
+    args: &ServeArgs,
+    from: &[PathBuf],
+    scenario: &Scenario,
+    audit: Option<&AuditFile>,
+) -> anyhow::Result<Simulator> {
+    let sim = if args.demo {
+        super::demo_cluster::demo_cluster()?
+    } else if from.is_empty() {
+        Simulator::new()
+    } else {
+        Simulator::from_snapshot(from)?
+    };
+    sim.add_system_namespaces()?;
+    // Requests go to the --audit-log file only: no in-memory log growing per request.
+    sim.keep_audit(false);
+    sim.set_event_capacity(args.event_window);
+    let faults = args.apply_faults(scenario.faults.clone());
+    sim.set_faults(faults)
+        .map_err(|e| anyhow::anyhow!("faults: {e}"))?;
+    if let Some(a) = audit.cloned() {
+        sim.on_audit(move |e| write_audit(Some(&a), e));
+    }
+    Ok(sim)
+}
+
+/// Accepts connections on `listener` for `sim` (TLS, then HTTP/1.1 with the token check)
+/// until the task is aborted.
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    sim: Simulator,
+    token: Arc<str>,
+    audit: Option<AuditFile>,
+) {
     loop {
-        let (tcp, _) = tokio::select! {
-            r = listener.accept() => match r {
-                Ok(c) => c,
-                Err(e) => {
-                    tracing::warn!("accept: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
+        let (tcp, _) = match listener.accept().await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!("accept: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
         };
         let _ = tcp.set_nodelay(true);
         let (acceptor, sim, token, audit) = (acceptor.clone(), sim.clone(), token.clone(), audit.clone());
@@ -623,6 +766,4 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             }
         });
     }
-    eprintln!("cvo sim: stopped");
-    Ok(())
 }

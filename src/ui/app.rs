@@ -198,6 +198,8 @@ pub struct App {
     pub release_source: Option<String>,
     /// The header's notice after the mode ([`super::UiOptions::banner`]).
     pub banner: Option<String>,
+    /// Esc at the root leaves ([`super::UiOptions::back_leaves`]).
+    pub back_leaves: bool,
 }
 
 impl App {
@@ -231,6 +233,7 @@ impl App {
             clock: crate::clock::Clock::wall(),
             release_source: None,
             banner: None,
+            back_leaves: false,
         };
         app.update(Action::State(state));
         app
@@ -459,6 +462,8 @@ impl App {
                     self.popup = None;
                 } else if !self.view().filter.is_empty() {
                     self.set_filter(String::new());
+                } else if self.back_leaves {
+                    self.quit = true;
                 } else {
                     return false;
                 }

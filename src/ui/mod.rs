@@ -28,6 +28,7 @@
 mod adapter;
 mod app;
 mod engine;
+pub mod fleet;
 mod keys;
 mod layout;
 pub mod logging;
@@ -86,6 +87,9 @@ pub struct UiOptions {
     /// source, so that a narrow terminal never cuts it (`cvo rehearse --tui`: "rehearsal:
     /// nothing is written to your cluster"); `None` elsewhere.
     pub banner: Option<String>,
+    /// Opened from `cvo fleet`: Esc with nothing to close (no popup, prompt or filter) leaves
+    /// the dashboard as `q` does, back to the fleet.
+    pub back_leaves: bool,
 }
 
 /// Environment variable naming a key that makes the dashboard panic (end-to-end tests check
@@ -259,6 +263,7 @@ where
         clock,
         release_source,
         banner,
+        back_leaves,
     } = opts;
     let size = terminal.size()?;
     let first = feed.borrow_and_update().clone();
@@ -267,6 +272,7 @@ where
     app.read_only = read_only;
     app.release_source = release_source;
     app.banner = banner;
+    app.back_leaves = back_leaves;
     let mut stats = LoopStats {
         frames: 0,
         states: 1,

@@ -820,6 +820,7 @@ async fn dashboard(r: &Rehearsal, timeout: Duration) -> anyhow::Result<()> {
         clock: r.clock.clone(),
         release_source: None,
         banner: Some(REHEARSAL_HEADER.into()),
+        back_leaves: false,
     })
     .await;
     follower.abort();

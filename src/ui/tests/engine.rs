@@ -532,6 +532,7 @@ mod event_loop {
             clock: crate::clock::Clock::wall(),
             release_source: None,
             banner: None,
+            back_leaves: false,
         };
         let producer = async move {
             // 100 snapshots in about 0.3 s: coalesced to a few redraws.
@@ -578,6 +579,7 @@ mod event_loop {
             clock: crate::clock::Clock::wall(),
             release_source: None,
             banner: None,
+            back_leaves: false,
         };
         let stop = async {
             tokio::time::sleep(Duration::from_millis(800)).await;

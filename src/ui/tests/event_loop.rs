@@ -20,6 +20,7 @@ fn static_opts() -> UiOptions {
         clock: crate::clock::Clock::wall(),
         release_source: None,
         banner: None,
+        back_leaves: false,
     }
 }
 
@@ -128,6 +129,7 @@ async fn bursts_of_feed_updates_are_coalesced() {
         clock: crate::clock::Clock::wall(),
         release_source: None,
         banner: None,
+        back_leaves: false,
     };
     let base = demo();
     let producer = async move {

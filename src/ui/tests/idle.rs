@@ -68,6 +68,7 @@ async fn snapshots_that_change_nothing_visible_draw_nothing() {
         clock: Clock::wall(),
         release_source: None,
         banner: None,
+        back_leaves: false,
     };
     let producer = async move {
         // Ten reconciling passes, each from 0 to all tasks, a second apart.

@@ -519,3 +519,51 @@ upgrade-none = Доступных обновлений нет. Можно обн
 upgrade-known-issues = Обновления с известными проблемами:
 upgrade-no-not-recommended = Обновлений, не рекомендуемых для конфигурации вашего кластера, нет.
 upgrade-more-not-recommended = Доступны и другие обновления, не рекомендуемые{ $qualifier } для конфигурации вашего кластера; чтобы увидеть их, повторите команду с --include-not-recommended.
+
+## Fleet view (cvo fleet)
+fleet-col-context = КОНТЕКСТ
+fleet-col-state = СОСТОЯНИЕ
+fleet-col-version = ВЕРСИЯ
+fleet-col-channel = КАНАЛ
+fleet-col-desired = ЦЕЛЬ
+fleet-col-progress = ХОД
+fleet-col-updates = ОБН
+fleet-col-conditional = УСЛ
+fleet-col-operators = ОПЕРАТОРЫ
+fleet-col-lease = LEASE
+fleet-state-unreachable = недоступен
+fleet-state-denied = доступ запрещён
+fleet-state-failing = сбой
+fleet-state-degraded = деградирован
+fleet-state-updating = обновляется
+fleet-state-no-cv = нет ClusterVersion
+fleet-state-connecting = подключение
+fleet-state-up-to-date = актуален
+fleet-sort-name = имя
+fleet-sort-version = версия
+fleet-sort-state = состояние
+fleet-summary-clusters = { $n } { $n ->
+        [one] кластер
+        [few] кластера
+       *[many] кластеров
+    }
+fleet-summary-sort = сортировка: { $key }
+fleet-summary-filter = фильтр: { $filter } (показано: { $shown })
+fleet-cell-conditional = { $n } (риски: { $k })
+fleet-cell-operators-ok = ok
+fleet-cell-degraded = { $d } дегр.
+fleet-cell-unavailable = { $u } недост.
+fleet-cell-degraded-unavailable = { $d } дегр., { $u } нед.
+fleet-cell-lease-expired = { $h } (истёк)
+fleet-detail-updating = обновляется до { $d } ({ $progress })
+fleet-detail-connecting = ждём первого ответа API-сервера
+fleet-detail-no-cv = нет ClusterVersion: это не кластер OpenShift?
+fleet-no-match = ни один кластер не подходит под фильтр (Esc сбрасывает его)
+fleet-filter-prompt = фильтр:{" "}
+fleet-hint-select = выбор
+fleet-hint-open = открыть панель
+fleet-hint-filter = фильтр
+fleet-hint-sort = сортировка имя/версия/состояние
+fleet-hint-clear = сбросить фильтр
+fleet-hint-quit = выход
+fleet-cannot-open = не удаётся открыть { $context }: { $why }

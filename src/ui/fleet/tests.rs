@@ -189,3 +189,39 @@ fn only_a_changed_member_is_recomputed_and_the_screen_follows() {
     let t = draw(&a);
     find(&t, "prod-us-cvo_1 (expired)");
 }
+
+#[test]
+fn the_fleet_view_in_russian() {
+    use crate::l10n::{Lang, scoped};
+    scoped(Lang::Ru, || {
+        insta::assert_snapshot!("fleet_ru_120x40", draw(&app(120, 40)).backend());
+        insta::assert_snapshot!("fleet_ru_80x24", draw(&app(80, 24)).backend());
+        let mut a = app(120, 40);
+        a.update(key(KeyCode::Char('G')));
+        let t = draw(&a);
+        // The headers, the summary and the hints in Russian; kinds stay in Latin.
+        for text in [
+            "КОНТЕКСТ",
+            "СОСТОЯНИЕ",
+            "5 кластеров",
+            "сортировка: имя",
+            "открыть панель",
+        ] {
+            find(&t, text);
+        }
+        // The state words keep their colours: failing red, up to date green.
+        let (sx, _) = find(&t, "СОСТОЯНИЕ");
+        let (_, y) = find(&t, "prod-eu");
+        assert_eq!(t.backend().buffer()[(sx, y)].fg, Color::Red);
+        assert_eq!(t.backend().buffer()[(sx, y)].symbol(), "с", "сбой");
+        let (_, y) = find(&t, "prod-us");
+        assert_eq!(t.backend().buffer()[(sx, y)].fg, Color::Green);
+        // The filter matches the words on screen.
+        a.update(key(KeyCode::Char('/')));
+        for c in "недоступен".chars() {
+            a.update(key(KeyCode::Char(c)));
+        }
+        let names: Vec<String> = a.visible().iter().map(|&i| a.rows()[i].context.clone()).collect();
+        assert_eq!(names, ["dr-site"]);
+    });
+}

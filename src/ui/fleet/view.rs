@@ -67,7 +67,7 @@ fn widths(rows: &[[String; 10]], area_width: usize) -> [Option<usize>; 10] {
         let natural = rows
             .iter()
             .map(|r| text::width(&r[c]))
-            .chain(std::iter::once(text::width(words::HEADERS[c])))
+            .chain(std::iter::once(text::width(words::HEADERS[c].get())))
             .max()
             .unwrap_or(0);
         *slot = Some(natural.min(MAX_WIDTH[c]));
@@ -136,7 +136,10 @@ pub fn render(app: &FleetApp, f: &mut Frame) {
         ..area
     };
     if rows.is_empty() && !app.rows().is_empty() {
-        f.render_widget(Paragraph::new(Span::styled(words::NO_MATCH, p.muted)), table_area);
+        f.render_widget(
+            Paragraph::new(Span::styled(words::NO_MATCH.get(), p.muted)),
+            table_area,
+        );
     } else {
         let texts: Vec<[String; 10]> = rows.iter().map(|r| cells(r)).collect();
         let w = widths(&texts, width);
@@ -144,7 +147,7 @@ pub fn render(app: &FleetApp, f: &mut Frame) {
             words::HEADERS
                 .iter()
                 .zip(w)
-                .filter_map(|(h, w)| w.map(|w| Cell::from(text::fit(h, w)))),
+                .filter_map(|(h, w)| w.map(|w| Cell::from(text::fit(h.get(), w)))),
         )
         .style(p.header);
         let body: Vec<Row> = rows
@@ -203,10 +206,10 @@ pub fn render(app: &FleetApp, f: &mut Frame) {
     };
     let footer = if app.editing {
         Line::from(vec![
-            Span::styled(words::FILTER_PROMPT, p.key),
+            Span::styled(words::FILTER_PROMPT.get(), p.key),
             Span::raw(text::fit(
                 &app.filter,
-                width.saturating_sub(words::FILTER_PROMPT.len() + 1),
+                width.saturating_sub(text::width(words::FILTER_PROMPT.get()) + 1),
             )),
         ])
     } else if let Some(n) = &app.notice {
@@ -215,6 +218,7 @@ pub fn render(app: &FleetApp, f: &mut Frame) {
         let mut spans = Vec::new();
         let mut used = 0;
         for (k, what) in words::HINTS {
+            let what = what.get();
             let need = text::width(k) + text::width(what) + 3;
             if used + need > width {
                 break;
@@ -227,7 +231,8 @@ pub fn render(app: &FleetApp, f: &mut Frame) {
     };
     f.render_widget(Paragraph::new(footer), footer_area);
     if app.editing {
-        let x = area.x + u16::try_from(words::FILTER_PROMPT.len() + text::width(&app.filter)).unwrap_or(0);
+        let x = area.x
+            + u16::try_from(text::width(words::FILTER_PROMPT.get()) + text::width(&app.filter)).unwrap_or(0);
         f.set_cursor_position((x.min(area.x + area.width - 1), footer_area.y));
     }
 }

@@ -23,7 +23,7 @@ use crate::{
 pub const CHROME_LINES: u16 = 5;
 
 /// Widest each column grows (CONTEXT narrows further when the screen is small).
-const MAX_WIDTH: [usize; 10] = [28, 17, 14, 16, 14, 16, 7, 14, 16, 30];
+const MAX_WIDTH: [usize; 10] = [28, 18, 14, 16, 14, 16, 7, 14, 16, 30];
 /// Columns left out first when the screen is narrow, in that order.
 const DROP_ORDER: [usize; 7] = [9, 3, 7, 6, 8, 4, 5];
 /// The LEASE column's index, and the narrowest it is shown.

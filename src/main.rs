@@ -149,9 +149,7 @@ fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     dashboard_flags_before_a_command(&matches).unwrap_or_else(|e| e.exit());
     #[cfg(feature = "sim")]
-    if let Err(e) = no_cluster_for_a_rehearsal(&matches) {
-        e.exit();
-    }
+    no_cluster_for_a_rehearsal(&matches).unwrap_or_else(|e| e.exit());
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let Some(level) = cli.verbosity {
         cvo::cli::logging::set_verbosity(level);

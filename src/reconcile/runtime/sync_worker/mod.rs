@@ -156,6 +156,12 @@ struct Inner {
     wake: Notify,
     view: watch::Sender<WorkerView>,
     dry_run: std::sync::atomic::AtomicBool,
+    /// The work's state as the cluster has earned it: given with the work ([`SyncWorker::update`])
+    /// and promoted to Reconciling only by an active pass that completed. A watch-only pass
+    /// that completes compares; it applies nothing, so when passes turn active
+    /// ([`SyncWorker::set_dry_run`]) the work and the view go back to this state: what a
+    /// watch-only pass saw never reads as an applied release (a Completed history entry).
+    earned: Mutex<Option<PayloadState>>,
     /// Cancelled when the worker loop has returned (after `shutdown`, once the running pass
     /// has ended: no task starts after `shutdown`, running ones finish).
     stopped: CancellationToken,
@@ -193,6 +199,7 @@ impl SyncWorker {
             wake: Notify::new(),
             view,
             dry_run: std::sync::atomic::AtomicBool::new(dry_run),
+            earned: Mutex::new(None),
             stopped: CancellationToken::new(),
         });
         let w = SyncWorker { inner };
@@ -241,8 +248,35 @@ impl SyncWorker {
             .swap(dry_run, std::sync::atomic::Ordering::SeqCst);
         if old != dry_run {
             lock(&self.inner.pass_cancel).cancel();
+            if old && !dry_run {
+                self.forget_watch_only_completion();
+            }
             self.inner.wake.notify_one();
         }
+    }
+
+    /// Passes turn active: the work and the view go back to the state active passes earned
+    /// (see `Inner::earned`); consecutive completed passes start again from 0.
+    fn forget_watch_only_completion(&self) {
+        let Some(earned) = *lock(&self.inner.earned) else {
+            return;
+        };
+        {
+            let mut cur = lock(&self.inner.work);
+            if let Some(c) = cur.as_mut()
+                && c.state != earned
+            {
+                let mut w = (**c).clone();
+                w.state = earned;
+                *c = Arc::new(w);
+            }
+        }
+        self.inner.view.send_modify(|v| {
+            v.status.completed = 0;
+            v.status.reconciling = earned == PayloadState::Reconciling;
+            v.status.initial = earned == PayloadState::Initializing;
+            v.state = Some(earned);
+        });
     }
 
     /// Gives the worker new work (upstream `Update`, after the payload is loaded). Different
@@ -273,6 +307,7 @@ impl SyncWorker {
                 implicitly_enabled: work.implicitly_enabled.clone(),
             };
             *cur = Some(Arc::new(work));
+            *lock(&self.inner.earned) = Some(state);
             drop(cur);
             lock(&self.inner.pass_cancel).cancel();
             self.inner.view.send_modify(|v| {
@@ -432,6 +467,12 @@ impl SyncWorker {
             started,
         } = ended;
         let now = timings.clock.now();
+        // A watch-only pass that ended after passes turned active counts for nothing.
+        let result = if dry_run && !self.is_dry_run() && matches!(result, PassResult::Ok { .. }) {
+            PassResult::Interrupted("passes turned active".into())
+        } else {
+            result
+        };
         let mut promote = false;
         let mut next = None;
         let mut logged = None;
@@ -501,6 +542,9 @@ impl SyncWorker {
             summary::log_pass(&s, &drift);
         }
         if promote && !work_changed {
+            if !dry_run {
+                *lock(&self.inner.earned) = Some(PayloadState::Reconciling);
+            }
             let mut cur = lock(&self.inner.work);
             if let Some(c) = cur.as_mut()
                 && Arc::ptr_eq(c, work)

@@ -196,4 +196,56 @@ mod tests {
         assert_eq!(passes(&w), before, "no re-check in active-apply");
         shutdown.cancel();
     }
+
+    /// Issue 26's rollback report, the race behind it: an active-apply engine waiting for the
+    /// Lease compares in watch-only passes; one that completes must not count as the update
+    /// applied once the engine leads (it wrote a Completed history entry for a release whose
+    /// changed ConfigMap it had not written yet).
+    #[tokio::test(start_paused = true)]
+    async fn a_watch_only_pass_never_reads_as_an_applied_release_once_passes_turn_active() {
+        use crate::reconcile::payload::PayloadState::{Reconciling, Updating};
+        let (_tx, rx) = watch::channel(0u64);
+        let shutdown = CancellationToken::new();
+        let w = SyncWorker::start(
+            Arc::new(Quiet(rx)),
+            EngineTimings::scaled(1.0),
+            true,
+            shutdown.clone(),
+        );
+        let mut updating = work();
+        updating.state = Updating;
+        w.update(updating);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let v = w.view();
+        assert_eq!(
+            (v.passes, v.status.completed),
+            (1, 1),
+            "a watch-only pass compared everything"
+        );
+
+        // The Lease is ours: passes turn active, and nothing of the watch-only pass remains.
+        w.set_dry_run(false);
+        let v = w.view();
+        assert_eq!(v.state, Some(Updating));
+        assert_eq!(v.status.completed, 0);
+        assert!(!v.status.reconciling);
+        assert_eq!(w.work().map(|c| c.state), Some(Updating));
+
+        // The first active pass that completes earns Reconciling ...
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let v = w.view();
+        assert_eq!((v.passes, v.status.completed), (2, 1));
+        assert_eq!(v.state, Some(Reconciling));
+        assert!(v.status.reconciling);
+
+        // ... and keeps it through a spell of watch-only passes.
+        w.set_dry_run(true);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        w.set_dry_run(false);
+        let v = w.view();
+        assert_eq!(v.state, Some(Reconciling));
+        assert!(v.status.reconciling);
+        assert_eq!(w.work().map(|c| c.state), Some(Reconciling));
+        shutdown.cancel();
+    }
 }

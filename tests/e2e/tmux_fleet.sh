@@ -34,15 +34,7 @@ trap cleanup EXIT
 e2e_prepare
 
 # 1. Three simulated clusters in one process.
-"$CVO_BIN" sim serve --clusters 3 --from "$ROOT/assets/demo-cluster" --port 0 \
-    --kubeconfig-out "$ART/kubeconfig" >"$ART/server.out" 2>"$ART/server.err" &
-server_pid=$!
-deadline=$((SECONDS + TIMEOUT))
-until grep -q "^cvo sim serving https://127.0.0.1:.* and 2 more clusters" "$ART/server.out" 2>/dev/null; do
-    kill -0 "$server_pid" 2>/dev/null || fail "cvo sim serve exited: $(cat "$ART/server.err")"
-    ((SECONDS < deadline)) || fail "no ready line from cvo sim serve within ${TIMEOUT}s"
-    sleep 0.05
-done
+e2e_start_sim --clusters 3 --from "$ROOT/assets/demo-cluster"
 cat "$ART/server.out"
 
 # 2. A second kubeconfig file with a context nothing answers for (port 9: discard, closed).
@@ -61,9 +53,7 @@ contexts:
 YAML
 
 # 3. The fleet view.
-tm -f /dev/null new-session -d -s "$SESSION" -x 120 -y 40 "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" TERM=tmux-256color bash --norc --noprofile"
-tm set -g window-size manual
-tm resize-window -t "$SESSION" -x 120 -y 40
+e2e_terminal 120 40
 keys "clear; TERM=xterm-256color XDG_STATE_HOME='$ART' KUBECONFIG='$ART/kubeconfig:$ART/dead.yaml' '$CVO_BIN' fleet; echo rc=\$?" Enter
 wait_for "4 clusters · 1 unreachable · 3 up to date" "fleet"
 f="$ART/$(printf '%02d' "$step")-fleet.txt"

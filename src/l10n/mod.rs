@@ -4,7 +4,7 @@
 //!
 //! English costs nothing at run time: every English text stays a compiled-in `&'static str` or a
 //! `format!` at its call site ([`tr!`], [`trf!`]); no catalogue is parsed, no map built. The
-//! Russian catalogue (`src/l10n/ru.ftl`, Fluent syntax, read with the `fluent-bundle` crate) is
+//! Russian catalogue (`src/l10n/ru/*.ftl`, Fluent syntax, read with the `fluent-bundle` crate) is
 //! embedded with `include_str!` and parsed into a bundle the first time a Russian text is asked
 //! for, once per process.
 //!
@@ -34,7 +34,7 @@ pub enum Lang {
     /// English: the texts in the code, byte for byte.
     #[default]
     En,
-    /// Russian: the catalogue `src/l10n/ru.ftl`.
+    /// Russian: the catalogue `src/l10n/ru/*.ftl`.
     Ru,
 }
 
@@ -102,8 +102,18 @@ pub fn scoped<R>(lang: Lang, f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// The Russian catalogue, as embedded: Fluent syntax, one message per key.
-pub const RU_FTL: &str = include_str!("ru.ftl");
+/// The Russian catalogue, as embedded: Fluent syntax, one message per key, from the files of
+/// `src/l10n/ru/` (the dashboard's words, the one-shot commands' messages, clap's `--help`, the
+/// engine's event log) joined in that order.
+pub const RU_FTL: &str = concat!(
+    include_str!("ru/dashboard.ftl"),
+    "\n",
+    include_str!("ru/commands.ftl"),
+    "\n",
+    include_str!("ru/help.ftl"),
+    "\n",
+    include_str!("ru/events.ftl"),
+);
 
 /// The parsed Russian catalogue and its plain texts (messages without placeholders, formatted
 /// once, so [`text`] can hand out `&'static str`).

@@ -155,7 +155,7 @@ fn catalogue_of(ftl: &'static str) -> BTreeMap<&'static str, String> {
         if let Some(key) = keys(line).next() {
             assert!(
                 out.insert(key, line.to_owned()).is_none(),
-                "ru.ftl: key {key} twice"
+                "ru/*.ftl: key {key} twice"
             );
             current = Some(key);
         } else if line.starts_with(' ') {
@@ -175,7 +175,7 @@ fn catalogue_of(ftl: &'static str) -> BTreeMap<&'static str, String> {
 fn the_catalogue_parses_without_errors() {
     let parsed = fluent_bundle::FluentResource::try_new(RU_FTL.to_owned());
     if let Err((_, errors)) = parsed {
-        panic!("ru.ftl does not parse: {errors:?}");
+        panic!("ru/*.ftl does not parse: {errors:?}");
     }
 }
 
@@ -237,7 +237,7 @@ fn mismatches(uses: &[Use], cat: &BTreeMap<&'static str, String>) -> Vec<String>
             ));
         }
         let Some(entry) = cat.get(u.key.as_str()) else {
-            problems.push(format!("{}: key {} has no Russian text in ru.ftl", u.at, u.key));
+            problems.push(format!("{}: key {} has no Russian text in ru/*.ftl", u.at, u.key));
             continue;
         };
         let en = if u.formatted {
@@ -255,7 +255,7 @@ fn mismatches(uses: &[Use], cat: &BTreeMap<&'static str, String>) -> Vec<String>
     }
     for key in cat.keys() {
         if !english.contains_key(key) {
-            problems.push(format!("ru.ftl: key {key} is used nowhere in the code"));
+            problems.push(format!("ru/*.ftl: key {key} is used nowhere in the code"));
         }
     }
     problems

@@ -1,6 +1,6 @@
 //! Every word the fleet view shows, in one place: titles, column headers, state words, cell
 //! texts, the detail lines and the key hints, each through the catalogue ([`crate::l10n`]:
-//! English as written here, Russian from `src/l10n/ru.ftl`).
+//! English as written here, Russian from `src/l10n/ru/*.ftl`).
 
 use crate::{
     assess::fleet::{FleetRow, RowState, SortKey},

@@ -18,6 +18,7 @@ pub mod l10n;
 pub mod logfile;
 pub mod openshift;
 pub mod reconcile;
+pub mod signals;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod spec_request;

@@ -507,6 +507,12 @@ const RULES: &[Rule] = &[
         why: "the clock uses nothing of ours (everything may use it)",
     },
     Rule {
+        from: &["signals"],
+        forbid: &["*"],
+        allow: &[],
+        why: "the stop signals use nothing of ours (every long-running command uses them)",
+    },
+    Rule {
         from: &["sim"],
         forbid: &["reconcile", "ui", "cli", "assess"],
         allow: &[],
@@ -873,6 +879,7 @@ fn stale_names(doc: &str, c: &Crate) -> Vec<String> {
         "logfile",
         "openshift",
         "reconcile",
+        "signals",
         "sim",
         "spec_request",
         "ui",

@@ -90,7 +90,7 @@ fn headless_demo_removes_its_payloads_on_every_signal() {
         let what = format!("SIG{sig} after {ms} ms");
         // A signal that lands while its handler is being installed can be lost (tokio enables
         // delivery, then subscribes: `tokio/src/signal/unix.rs` `signal_with_handle`; see
-        // `cvo::cli::demo::ExitSignals`). A user's second signal ends it then: so does the
+        // `cvo::signals::StopSignals`). A user's second signal ends it then: so does the
         // test's, once, and the demo must still leave nothing behind.
         let st = match wait_exit_within(&mut child, Duration::from_secs(10)) {
             Some(st) => st,

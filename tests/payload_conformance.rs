@@ -660,8 +660,8 @@ fn c69_set_capabilities() {
     let c = capability::set_capabilities(None, &[], &none);
     let vcurrent: BTreeSet<String> = capability::baseline_set("vCurrent")
         .unwrap()
-        .iter()
-        .map(|s| s.to_string())
+        .into_iter()
+        .map(str::to_owned)
         .collect();
     assert_eq!(c.enabled, vcurrent);
     assert_eq!(

@@ -410,50 +410,15 @@ async fn publish_releases(
     }
 }
 
-/// The signals that end the live demo: SIGINT, SIGTERM and SIGHUP (the terminal closed).
-/// [`run_live`] installs them before it creates anything, so that none of them can end the
-/// process by its default action and leave the payload directory behind; once installed,
-/// tokio keeps them for the life of the process, so a second signal during the clean-up is
-/// only recorded. One signal can still be lost: one that arrives in the microseconds between
-/// tokio enabling its delivery and subscribing to it (`tokio/src/signal/unix.rs`
-/// `signal_with_handle`) is broadcast to no one; the next one ends the demo.
-pub struct ExitSignals {
-    int: tokio::signal::unix::Signal,
-    term: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-}
-
-impl ExitSignals {
-    /// Installs the handlers. Must run inside a tokio runtime.
-    ///
-    /// # Errors
-    /// A handler cannot be registered.
-    pub fn install() -> std::io::Result<Self> {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok(Self {
-            int: signal(SignalKind::interrupt())?,
-            term: signal(SignalKind::terminate())?,
-            hup: signal(SignalKind::hangup())?,
-        })
-    }
-
-    /// The next signal's name and the exit code it gives (128 + its number).
-    pub async fn recv(&mut self) -> (&'static str, u8) {
-        tokio::select! {
-            _ = self.int.recv() => ("SIGINT", 130),
-            _ = self.term.recv() => ("SIGTERM", 143),
-            _ = self.hup.recv() => ("SIGHUP", 129),
-        }
-    }
-}
-
 /// How long a signal waits for the dashboard, which ends on the same signal, to stop the demo
 /// in order before what is left is dropped.
 const SIGNAL_GRACE: Duration = Duration::from_secs(5);
 
 /// Runs the live demo, in the dashboard or `headless` ([`run_headless`] on stdout), and returns
-/// the exit code. Every exit path removes the payload directory: the signal handlers
-/// ([`ExitSignals`]) are installed first, then everything the demo runs is created inside one
+/// the exit code. Every exit path removes the payload directory: the handlers of SIGINT, SIGTERM
+/// and SIGHUP ([`crate::signals::StopSignals`]) are installed first, before anything is created,
+/// so that none of them can end the process by its default action and leave the payload
+/// directory behind, then everything the demo runs is created inside one
 /// future that a signal drops (with the simulator, the engine and the directory) when the
 /// dashboard (given [`SIGNAL_GRACE`] to end on the same signal) or the headless loop has not
 /// already ended on it; the dashboard's terminal is restored after such a drop.
@@ -462,7 +427,7 @@ const SIGNAL_GRACE: Duration = Duration::from_secs(5);
 /// See [`LiveDemo::start`]; the dashboard's terminal errors; the signal handlers cannot be
 /// installed.
 pub async fn run_live(opts: &DemoOptions, headless: bool, read_only: bool) -> anyhow::Result<u8> {
-    let mut signals = ExitSignals::install()?;
+    let mut signals = crate::signals::StopSignals::install(true)?;
     let mut work = Box::pin(async {
         let mut demo = LiveDemo::start(opts).await?;
         let code = if headless {
@@ -477,8 +442,8 @@ pub async fn run_live(opts: &DemoOptions, headless: bool, read_only: bool) -> an
     tokio::select! {
         biased;
         r = &mut work => r,
-        (name, code) = signals.recv() => {
-            tracing::info!(signal = name, "demo ended by signal");
+        signal = signals.recv() => {
+            tracing::info!(signal = signal.name(), "demo ended by signal");
             // The dashboard gets the same signal (it handles SIGHUP, SIGTERM and SIGINT) and
             // then stops the demo in order: the engine stopped, its Lease released. Let it,
             // for up to SIGNAL_GRACE; on a loaded machine the signal is seen here first.
@@ -491,7 +456,7 @@ pub async fn run_live(opts: &DemoOptions, headless: bool, read_only: bool) -> an
             if !headless {
                 let _ = ratatui::try_restore();
             }
-            Ok(code)
+            Ok(signal.exit_code())
         }
     }
 }
@@ -646,7 +611,7 @@ pub async fn run_headless(
     let mut sim_alive = true;
     let mut progress_for: Option<String> = None;
     // Ctrl-C and SIGTERM end the demo cleanly (the payload directory is removed).
-    let ctrl_c = crate::sim::serve::shutdown_signal();
+    let ctrl_c = crate::signals::stop_requested();
     tokio::pin!(ctrl_c);
     let tick = Duration::from_millis(250);
     loop {
@@ -753,7 +718,7 @@ pub async fn run_headless(
             }
             r = sim_events.changed(), if sim_alive => sim_alive = r.is_ok(),
             () = tokio::time::sleep_until(wake) => {}
-            () = &mut ctrl_c => {
+            _ = &mut ctrl_c => {
                 writeln!(
                     out,
                     "{} INFO  {}",

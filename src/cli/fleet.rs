@@ -217,11 +217,11 @@ async fn one_shot(
     let mut last = first;
     // Each member's row, recomputed only when the member changed (a new `Arc`).
     let mut cache: Vec<(std::sync::Arc<Member>, FleetRow)> = Vec::new();
-    let stop = interrupted();
+    let stop = crate::signals::stop_requested();
     tokio::pin!(stop);
     loop {
         tokio::select! {
-            () = &mut stop => return Ok(()),
+            _ = &mut stop => return Ok(()),
             r = rx.changed() => if r.is_err() {
                 return Ok(());
             },
@@ -298,22 +298,6 @@ async fn dashboard(client: kube::Client, context: String, read_only: bool) -> an
         back_leaves: true,
     })
     .await
-}
-
-/// Resolves at SIGINT (Ctrl-C) or SIGTERM.
-async fn interrupted() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }
 
 /// `s` on one line (runs of whitespace, newlines included, become one space).

@@ -44,9 +44,9 @@ pub mod exit {
     /// Another cvo holds the CVO Lease; stderr names it and until when.
     pub const LEASE_HELD: u8 = 6;
     /// Stopped by SIGINT (128 + 2), after releasing the Lease and printing the summary.
-    pub const SIGINT: u8 = 130;
+    pub const SIGINT: u8 = crate::signals::StopSignal::Interrupt.exit_code();
     /// Stopped by SIGTERM (128 + 15), after releasing the Lease and printing the summary.
-    pub const SIGTERM: u8 = 143;
+    pub const SIGTERM: u8 = crate::signals::StopSignal::Terminate.exit_code();
 }
 
 /// Default `--timeout` of `--once` and `--dry-run`: 2 minutes.

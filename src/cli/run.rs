@@ -363,34 +363,19 @@ pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// SIGINT or SIGTERM, whichever comes first (handlers installed now, so a signal that arrives
-/// before the future is polled is not lost).
+/// before the future is polled is not lost), as the run's [`super::reconcile::Stop`].
 ///
 /// # Errors
 /// A handler cannot be installed.
 fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = super::reconcile::Stop> + Send> {
-    use super::reconcile::{Stop, exit};
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut int = signal(SignalKind::interrupt())?;
-        let mut term = signal(SignalKind::terminate())?;
-        Ok(async move {
-            tokio::select! {
-                _ = int.recv() => Stop { signal: "SIGINT", exit_code: exit::SIGINT },
-                _ = term.recv() => Stop { signal: "SIGTERM", exit_code: exit::SIGTERM },
-            }
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        Ok(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            Stop {
-                signal: "SIGINT",
-                exit_code: exit::SIGINT,
-            }
-        })
-    }
+    let next = crate::signals::StopSignals::install(false)?.next();
+    Ok(async move {
+        let s = next.await;
+        super::reconcile::Stop {
+            signal: s.name(),
+            exit_code: s.exit_code(),
+        }
+    })
 }
 
 /// `cvo rehearse`: an update rehearsed on a simulated copy of the cluster

@@ -531,29 +531,6 @@ fn random_token() -> String {
         .collect()
 }
 
-/// Resolves when SIGINT (Ctrl-C) or SIGTERM arrives (`cvo sim serve`, `cvo demo --headless`).
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
 /// Runs `cvo sim serve` until SIGINT/SIGTERM. Must be called inside a tokio runtime.
 ///
 /// # Errors
@@ -693,7 +670,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             audit.clone(),
         )));
     }
-    shutdown_signal().await;
+    crate::signals::stop_requested().await;
     for l in loops {
         l.abort();
     }

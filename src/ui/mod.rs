@@ -49,11 +49,7 @@ use ratatui::{
     backend::Backend,
     crossterm::event::{Event, EventStream, KeyCode},
 };
-use tokio::{
-    signal::unix::{SignalKind, signal},
-    sync::watch,
-    time::Instant,
-};
+use tokio::{sync::watch, time::Instant};
 
 use crate::{assess::alerts::Alerts, cluster::ClusterState, reconcile::api::EngineHandle};
 
@@ -115,20 +111,12 @@ pub async fn run(opts: UiOptions) -> anyhow::Result<()> {
              use `cvo status` or `cvo demo --headless` for text output"
         ));
     }
-    let mut sighup = signal(SignalKind::hangup())?;
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
+    let signals = crate::signals::StopSignals::install(true)?;
     let mut guard = RestoreOnDrop(Some(init_terminal()?));
     let Some(terminal) = guard.0.as_mut() else {
         anyhow::bail!("the terminal was restored before the dashboard started");
     };
-    let signals = async move {
-        tokio::select! {
-            _ = sighup.recv() => "SIGHUP",
-            _ = sigterm.recv() => "SIGTERM",
-            _ = sigint.recv() => "SIGINT",
-        }
-    };
+    let signals = async move { signals.next().await.name() };
     // Test hook for the end-to-end script: panic on this key to prove the terminal is restored.
     let panic_key = std::env::var(PANIC_KEY_ENV).ok().and_then(|s| s.chars().next());
     let events = EventStream::new().inspect(move |ev| {

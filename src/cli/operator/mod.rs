@@ -213,7 +213,7 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
     let retrieve = super::payload::retrieve_options(&a.registry)?;
     let rt = super::runtime()?;
     let code = rt.block_on(async move {
-        let stop = stop_signal()?;
+        let stop = crate::signals::StopSignals::install(false)?.next();
         let metrics = Metrics::new();
         metrics.set_update_service(a.updates.update_service.clone());
         let health = Arc::new(Health::default());
@@ -341,7 +341,7 @@ pub fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
                 sig = &mut stop => {
-                    tracing::info!(signal = sig, grace_seconds = GRACE.as_secs(), "stopping: the engine stops starting tasks, stops writing and releases the Lease");
+                    tracing::info!(signal = sig.name(), grace_seconds = GRACE.as_secs(), "stopping: the engine stops starting tasks, stops writing and releases the Lease");
                     break Ok(());
                 }
             }
@@ -491,31 +491,5 @@ async fn observe_installer(client: kube::Client, metrics: Metrics) {
             }
         }
         metrics.set_installer(found);
-    }
-}
-
-/// SIGTERM or SIGINT, whichever comes first; the signal's name.
-///
-/// # Errors
-/// A handler cannot be installed.
-fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = &'static str> + Send> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut int = signal(SignalKind::interrupt())?;
-        let mut term = signal(SignalKind::terminate())?;
-        Ok(async move {
-            tokio::select! {
-                _ = int.recv() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            }
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        Ok(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            "SIGINT"
-        })
     }
 }

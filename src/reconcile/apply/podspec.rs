@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::{
     api::core::v1::{
         Container, ContainerPort, EnvVar, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
-        ResourceRequirements, SecurityContext, Toleration, Volume, VolumeMount,
+        ResourceRequirements, SELinuxOptions, SecurityContext, Toleration, Volume, VolumeMount,
     },
     apimachinery::pkg::api::resource::Quantity,
 };
@@ -369,13 +369,11 @@ pub(crate) fn ensure_security_context(
         add_missing(modified, &mut ec.add, &rc.add);
         add_missing(modified, &mut ec.drop, &rc.drop);
     }
-    if let Some(rs) = &required.se_linux_options {
-        let es = existing.se_linux_options.get_or_insert_with(Default::default);
-        set_if_set(modified, &mut es.user, &rs.user);
-        set_if_set(modified, &mut es.role, &rs.role);
-        set_if_set(modified, &mut es.type_, &rs.type_);
-        set_if_set(modified, &mut es.level, &rs.level);
-    }
+    ensure_se_linux_options(
+        modified,
+        &mut existing.se_linux_options,
+        &required.se_linux_options,
+    );
     set_if_set(modified, &mut existing.privileged, &required.privileged);
     set_if_set(
         modified,
@@ -396,6 +394,21 @@ pub(crate) fn ensure_security_context(
     }
 }
 
+/// SELinux options of a container or pod security context: each field the manifest sets.
+fn ensure_se_linux_options(
+    modified: &mut bool,
+    existing: &mut Option<SELinuxOptions>,
+    required: &Option<SELinuxOptions>,
+) {
+    if let Some(rs) = required {
+        let es = existing.get_or_insert_with(Default::default);
+        set_if_set(modified, &mut es.user, &rs.user);
+        set_if_set(modified, &mut es.role, &rs.role);
+        set_if_set(modified, &mut es.type_, &rs.type_);
+        set_if_set(modified, &mut es.level, &rs.level);
+    }
+}
+
 /// Pod security context: supplementalGroups and sysctls additive, SELinux fields if set, the
 /// other fields replaced when the manifest sets them.
 pub(crate) fn ensure_pod_security_context(
@@ -409,13 +422,11 @@ pub(crate) fn ensure_pod_security_context(
         &required.supplemental_groups,
     );
     add_missing(modified, &mut existing.sysctls, &required.sysctls);
-    if let Some(rs) = &required.se_linux_options {
-        let es = existing.se_linux_options.get_or_insert_with(Default::default);
-        set_if_set(modified, &mut es.user, &rs.user);
-        set_if_set(modified, &mut es.role, &rs.role);
-        set_if_set(modified, &mut es.type_, &rs.type_);
-        set_if_set(modified, &mut es.level, &rs.level);
-    }
+    ensure_se_linux_options(
+        modified,
+        &mut existing.se_linux_options,
+        &required.se_linux_options,
+    );
     set_if_set(modified, &mut existing.run_as_user, &required.run_as_user);
     set_if_set(modified, &mut existing.run_as_group, &required.run_as_group);
     set_if_set(modified, &mut existing.run_as_non_root, &required.run_as_non_root);

@@ -44,116 +44,42 @@ pub(crate) const FEATURE_GATED_CAPABILITIES: &[(&str, &[&str])] = &[
     ("ClusterAPI", &["ClusterAPIMachineManagement"]),
 ];
 
-/// The values of `baselineCapabilitySet`, oldest first.
+/// The values of `baselineCapabilitySet`, oldest first (the names of [`BASELINE_ADDITIONS`]).
 pub const BASELINE_SETS: &[&str] = &[
     "None", "v4.11", "v4.12", "v4.13", "v4.14", "v4.15", "v4.16", "v4.17", "v4.18", "vCurrent",
+];
+
+/// What each baseline set enables beyond the set before it, oldest first: openshift/api
+/// `config/v1` `ClusterVersionCapabilitySets` lists every set in full, and each holds the one
+/// before it (`vCurrent` is `v4.18`), so a set is the union of its row and the rows above.
+pub const BASELINE_ADDITIONS: &[(&str, &[&str])] = &[
+    ("None", &[]),
+    (
+        "v4.11",
+        &["baremetal", "marketplace", "openshift-samples", "MachineAPI"],
+    ),
+    ("v4.12", &["Console", "Insights", "Storage", "CSISnapshot"]),
+    ("v4.13", &["NodeTuning"]),
+    ("v4.14", &["Build", "DeploymentConfig", "ImageRegistry"]),
+    ("v4.15", &["OperatorLifecycleManager", "CloudCredential"]),
+    ("v4.16", &["Ingress", "CloudControllerManager"]),
+    ("v4.17", &[]),
+    ("v4.18", &["OperatorLifecycleManagerV1"]),
+    ("vCurrent", &[]),
 ];
 
 /// The default baseline when `spec.capabilities` or its baseline is unset.
 pub const DEFAULT_BASELINE: &str = "vCurrent";
 
-/// The capabilities a baseline set enables, or `None` for an unknown set name.
-pub fn baseline_set(name: &str) -> Option<&'static [&'static str]> {
-    const V4_11: &[&str] = &["baremetal", "marketplace", "openshift-samples", "MachineAPI"];
-    const V4_12: &[&str] = &[
-        "baremetal",
-        "Console",
-        "Insights",
-        "marketplace",
-        "Storage",
-        "openshift-samples",
-        "CSISnapshot",
-        "MachineAPI",
-    ];
-    const V4_13: &[&str] = &[
-        "baremetal",
-        "Console",
-        "Insights",
-        "marketplace",
-        "Storage",
-        "openshift-samples",
-        "CSISnapshot",
-        "NodeTuning",
-        "MachineAPI",
-    ];
-    const V4_14: &[&str] = &[
-        "baremetal",
-        "Console",
-        "Insights",
-        "marketplace",
-        "Storage",
-        "openshift-samples",
-        "CSISnapshot",
-        "NodeTuning",
-        "MachineAPI",
-        "Build",
-        "DeploymentConfig",
-        "ImageRegistry",
-    ];
-    const V4_15: &[&str] = &[
-        "baremetal",
-        "Console",
-        "Insights",
-        "marketplace",
-        "Storage",
-        "openshift-samples",
-        "CSISnapshot",
-        "NodeTuning",
-        "MachineAPI",
-        "Build",
-        "DeploymentConfig",
-        "ImageRegistry",
-        "OperatorLifecycleManager",
-        "CloudCredential",
-    ];
-    const V4_16: &[&str] = &[
-        "baremetal",
-        "Console",
-        "Insights",
-        "marketplace",
-        "Storage",
-        "openshift-samples",
-        "CSISnapshot",
-        "NodeTuning",
-        "MachineAPI",
-        "Build",
-        "DeploymentConfig",
-        "ImageRegistry",
-        "OperatorLifecycleManager",
-        "CloudCredential",
-        "Ingress",
-        "CloudControllerManager",
-    ];
-    const V4_18: &[&str] = &[
-        "baremetal",
-        "Console",
-        "Insights",
-        "marketplace",
-        "Storage",
-        "openshift-samples",
-        "CSISnapshot",
-        "NodeTuning",
-        "MachineAPI",
-        "Build",
-        "DeploymentConfig",
-        "ImageRegistry",
-        "OperatorLifecycleManager",
-        "OperatorLifecycleManagerV1",
-        "CloudCredential",
-        "Ingress",
-        "CloudControllerManager",
-    ];
-    Some(match name {
-        "None" => &[],
-        "v4.11" => V4_11,
-        "v4.12" => V4_12,
-        "v4.13" => V4_13,
-        "v4.14" => V4_14,
-        "v4.15" => V4_15,
-        "v4.16" | "v4.17" => V4_16,
-        "v4.18" | "vCurrent" => V4_18,
-        _ => return None,
-    })
+/// The capabilities the baseline set `name` enables (sorted), or `None` for an unknown set name.
+pub fn baseline_set(name: &str) -> Option<BTreeSet<&'static str>> {
+    let last = BASELINE_ADDITIONS.iter().position(|(n, _)| *n == name)?;
+    Some(
+        BASELINE_ADDITIONS[..=last]
+            .iter()
+            .flat_map(|(_, added)| added.iter().copied())
+            .collect(),
+    )
 }
 
 /// `spec.capabilities` of a ClusterVersion.
@@ -243,8 +169,8 @@ pub fn set_capabilities(
         .unwrap_or(DEFAULT_BASELINE);
     let mut enabled: BTreeSet<String> = baseline_set(baseline)
         .unwrap_or_default()
-        .iter()
-        .map(|s| s.to_string())
+        .into_iter()
+        .map(str::to_owned)
         .collect();
     if let Some(s) = spec {
         enabled.extend(s.additional_enabled_capabilities.iter().cloned());
@@ -275,14 +201,34 @@ mod tests {
 
     #[test]
     fn every_baseline_name_resolves_and_only_known_names_appear() {
+        let names: Vec<&str> = BASELINE_ADDITIONS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, BASELINE_SETS);
         for b in BASELINE_SETS {
             let caps = baseline_set(b).unwrap();
             for c in caps {
-                assert!(KNOWN_CAPABILITIES.contains(c), "{b}: {c}");
+                assert!(KNOWN_CAPABILITIES.contains(&c), "{b}: {c}");
             }
         }
         assert!(baseline_set("v4.99").is_none());
-        assert_eq!(baseline_set("vCurrent").unwrap().len(), 17);
+        assert_eq!(baseline_set("None"), Some(BTreeSet::new()));
+        assert_eq!(
+            baseline_set("v4.11"),
+            Some(BTreeSet::from([
+                "MachineAPI",
+                "baremetal",
+                "marketplace",
+                "openshift-samples"
+            ]))
+        );
+        assert_eq!(baseline_set("v4.17"), baseline_set("v4.16"));
+        assert_eq!(baseline_set("vCurrent"), baseline_set("v4.18"));
+        let current = baseline_set("vCurrent").unwrap();
+        assert_eq!(current.len(), 17);
+        // openshift/api's vCurrent: every known capability but the two feature-gated ones.
+        let gated: Vec<&str> = FEATURE_GATED_CAPABILITIES.iter().map(|(c, _)| *c).collect();
+        for c in KNOWN_CAPABILITIES {
+            assert_eq!(current.contains(c), !gated.contains(c), "{c}");
+        }
     }
 
     #[test]

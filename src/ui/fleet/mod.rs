@@ -273,15 +273,12 @@ pub enum Exit {
 /// No terminal on stdin/stdout, terminal I/O errors, signal-handler registration failures.
 pub async fn run(app: &mut FleetApp, mut fleet: watch::Receiver<Arc<FleetState>>) -> anyhow::Result<Exit> {
     use std::io::IsTerminal;
-    use tokio::signal::unix::{SignalKind, signal};
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         anyhow::bail!(
             "the fleet view needs a terminal (stdin/stdout is not a TTY); use `cvo fleet -o table|json`"
         );
     }
-    let mut sighup = signal(SignalKind::hangup())?;
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut signals = crate::signals::StopSignals::install(true)?;
     let mut guard = super::RestoreOnDrop(Some(super::init_terminal()?));
     let Some(terminal) = guard.0.as_mut() else {
         anyhow::bail!("the terminal was restored before the fleet view started");
@@ -311,9 +308,7 @@ pub async fn run(app: &mut FleetApp, mut fleet: watch::Receiver<Arc<FleetState>>
             break Exit::Open(i);
         }
         tokio::select! {
-            _ = sighup.recv() => break Exit::Quit,
-            _ = sigterm.recv() => break Exit::Quit,
-            _ = sigint.recv() => break Exit::Quit,
+            _ = signals.recv() => break Exit::Quit,
             ev = events.next() => match ev {
                 Some(Ok(Event::Key(k))) => dirty |= app.update(Action::Key(k)),
                 Some(Ok(Event::Resize(w, h))) => {

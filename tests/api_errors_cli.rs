@@ -6,7 +6,7 @@ mod common;
 
 use std::{
     ffi::OsStr,
-    process::{Command, Stdio},
+    process::Stdio,
     time::{Duration, Instant},
 };
 
@@ -25,7 +25,7 @@ fn a_500_is_retried_then_printed_as_one_line() {
     let (mut child, _) = common::spawn_sim_serve(&kubeconfig, &args, Stdio::null(), Duration::from_secs(10));
     for cmd in [&["status"][..], &["get", "co"][..]] {
         let started = Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
+        let out = common::cvo()
             .args(cmd)
             .arg("--kubeconfig")
             .arg(&kubeconfig)
@@ -83,7 +83,7 @@ fn get_reads_only_the_kind_asked_for() {
     .collect();
     let (mut child, _) = common::spawn_sim_serve(&kubeconfig, &args, Stdio::null(), Duration::from_secs(10));
     let cvo = |cmd: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_cvo"))
+        common::cvo()
             .args(cmd)
             .arg("--kubeconfig")
             .arg(&kubeconfig)
@@ -150,7 +150,7 @@ fn a_504_costs_three_requests_and_a_500_four() {
         let (mut child, _) =
             common::spawn_sim_serve(&kubeconfig, &args, Stdio::null(), Duration::from_secs(10));
         let started = Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
+        let out = common::cvo()
             .args(["get", "nodes", "--kubeconfig"])
             .arg(&kubeconfig)
             .env("RUST_LOG", "off")

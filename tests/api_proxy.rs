@@ -13,14 +13,13 @@ mod common;
 
 use std::{
     path::{Path, PathBuf},
-    process::{Command, Stdio},
+    process::Stdio,
     time::Duration,
 };
 
 use common::{Protocol, Proxy};
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_cvo");
 /// The made-up name the kubeconfigs give the server.
 const HOST: &str = "cvo-sim.test";
 /// The proxy variables cleared for every run (the test's environment must not leak in).
@@ -91,7 +90,7 @@ fn kubeconfig_via(src: &Path, dst: &Path, host: &str, proxy_url: Option<&str>) -
 
 /// Runs `cvo ARGS` with the proxy variables cleared, then `env` set: (success, stdout, stderr).
 fn cvo(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = common::cvo();
     cmd.args(args).env_remove("KUBECONFIG");
     for v in PROXY_VARS {
         cmd.env_remove(v);

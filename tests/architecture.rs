@@ -781,6 +781,61 @@ fn every_suite_is_grouped_by_need_and_the_real_ones_run_in_ci() {
     }
 }
 
+/// The suites run the `cvo` binary through one runner, `tests/common::cvo()`, which removes
+/// `KUBECONFIG` and the language variables (`CVO_LANG`, `LC_ALL`, `LC_MESSAGES`, `LANG`): the
+/// English texts the tests expect then hold when `cargo test` runs under a Russian locale. The
+/// exceptions set the language themselves (`l10n_cli`) or start the binary in a tmux shell and
+/// read only its logs (`demo_cleanup`).
+#[test]
+fn suites_start_cvo_through_the_one_runner() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut direct = Vec::new();
+    for dir in ["tests", "tests/common"] {
+        for e in fs::read_dir(root.join(dir)).expect("tests/") {
+            let p = e.expect("entry").path();
+            if p.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let rel = p
+                .strip_prefix(root)
+                .expect("under the root")
+                .display()
+                .to_string();
+            if [
+                "tests/common/mod.rs",
+                "tests/l10n_cli.rs",
+                "tests/demo_cleanup.rs",
+                "tests/architecture.rs",
+            ]
+            .contains(&rel.as_str())
+            {
+                continue;
+            }
+            let text = fs::read_to_string(&p).expect("suite");
+            if text.contains("CARGO_BIN_EXE_cvo") {
+                direct.push(rel);
+            }
+        }
+    }
+    assert!(
+        direct.is_empty(),
+        "these start cvo without tests/common::cvo() (a Russian locale would change its texts): {direct:?}"
+    );
+    let common = fs::read_to_string(root.join("tests/common/mod.rs")).expect("common");
+    for var in [
+        "\"CVO_LANG\"",
+        "\"LC_ALL\"",
+        "\"LC_MESSAGES\"",
+        "\"LANG\"",
+        "env_remove(\"KUBECONFIG\")",
+    ] {
+        assert!(
+            common.contains(var),
+            "tests/common/mod.rs's runner no longer handles {var}"
+        );
+    }
+}
+
 /// Field accesses `.available_updates` / `.conditional_updates` in non-test code.
 struct TargetReads {
     lines: Vec<usize>,

@@ -13,11 +13,9 @@ mod common;
 use std::{
     io::{BufRead as _, BufReader, Read as _},
     path::PathBuf,
-    process::{Command, Stdio},
+    process::Stdio,
     time::{Duration, Instant},
 };
-
-const BIN: &str = env!("CARGO_BIN_EXE_cvo");
 
 /// `cvo sim serve --demo` (the demo cluster: 30+ ClusterOperators, labelled nodes); killed
 /// on drop.
@@ -142,7 +140,7 @@ fn dashboard_flags_before_a_command_are_a_usage_error() {
 #[test]
 fn verbosity_six_logs_each_request() {
     let sim = demo();
-    let out = Command::new(BIN)
+    let out = common::cvo()
         .args(["-v", "6", "get", "cv", "--kubeconfig"])
         .arg(&sim.kubeconfig)
         .env_remove("KUBECONFIG")
@@ -170,7 +168,7 @@ fn a_closed_stdout_ends_quietly() {
         vec!["get", "co", "-w"],
     ] {
         let started = Instant::now();
-        let mut child = Command::new(BIN)
+        let mut child = common::cvo()
             .args(&args)
             .arg("--kubeconfig")
             .arg(&sim.kubeconfig)
@@ -284,7 +282,7 @@ fn jsonpath_custom_columns_and_label_selectors() {
 #[test]
 fn watch_prints_the_rows_that_change() {
     let sim = demo();
-    let child = Command::new(BIN)
+    let child = common::cvo()
         .args(["get", "co", "-w", "--request-timeout", "8s", "--kubeconfig"])
         .arg(&sim.kubeconfig)
         .env_remove("KUBECONFIG")
@@ -588,7 +586,7 @@ fn a_missing_kubeconfig_is_named_once() {
         err,
         "cvo: kubeconfig /no/such/kc: No such file or directory (os error 2)\n"
     );
-    let out = Command::new(BIN)
+    let out = common::cvo()
         .args(["get", "co"])
         .env("KUBECONFIG", "/no/such/a:/no/such/b")
         .env("RUST_LOG", "off")

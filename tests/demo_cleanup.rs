@@ -77,7 +77,7 @@ fn headless_demo_removes_its_payloads_on_every_signal() {
     ];
     for (sig, ms) in cases {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let mut child = Command::new(BIN)
+        let mut child = common::cvo()
             .args(["demo", "--headless", "--speed", "20"])
             .env("TMPDIR", tmp.path())
             .stdin(Stdio::null())

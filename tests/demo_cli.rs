@@ -2,18 +2,17 @@
 //! a degraded-operator scenario ending with the failure, bad flags, and `--snapshot` (the
 //! static demo).
 
+mod common;
+
 use std::{
     path::PathBuf,
-    process::{Command, Output},
+    process::Output,
     time::{Duration, Instant},
 };
 
 fn cvo(args: &[&str]) -> (Output, Duration) {
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
-        .args(args)
-        .output()
-        .expect("run cvo");
+    let out = common::cvo().args(args).output().expect("run cvo");
     (out, started.elapsed())
 }
 

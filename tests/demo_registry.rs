@@ -10,14 +10,14 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::Registry;
 
 const REPO: &str = "openshift-release-dev/ocp-release";
 
 fn demo(registry: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cvo"))
+    common::cvo()
         .args([
             "demo",
             "--headless",

@@ -7,7 +7,7 @@
 use std::{
     io::{BufRead, BufReader},
     path::{Path, PathBuf},
-    process::{Command, Stdio},
+    process::Stdio,
     time::{Duration, Instant},
 };
 
@@ -159,7 +159,7 @@ fn hold_lease(rt: &tokio::runtime::Runtime, client: kube::Client, holder: &str) 
 
 fn fleet(kubeconfig: &Path, args: &[&str]) -> (i32, String, String, Duration) {
     let t = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
+    let out = common::cvo()
         .arg("fleet")
         .arg("--kubeconfig")
         .arg(kubeconfig)
@@ -308,7 +308,7 @@ fn contexts_are_chosen_by_name_or_expression_and_a_bad_choice_is_a_usage_error()
     let (code, _, err, _) = fleet(&f.kubeconfig, &["-o", "json", "--context", "dead"]);
     assert_eq!(code, 2, "{err}");
     // The simulator's own check of --clusters.
-    let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
+    let out = common::cvo()
         .args(["sim", "serve", "--clusters", "0", "--kubeconfig-out"])
         .arg(f.kubeconfig.with_file_name("unused"))
         .output()
@@ -325,7 +325,7 @@ fn contexts_are_chosen_by_name_or_expression_and_a_bad_choice_is_a_usage_error()
 fn watch_prints_a_change_on_one_cluster_promptly() {
     let f = Fleet::start();
     let rt = runtime();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cvo"))
+    let mut child = common::cvo()
         .args([
             "fleet",
             "-o",

@@ -1,7 +1,7 @@
 //! Every command logs: one-shot commands to stderr, `RUST_LOG` choosing the level (default
 //! `warn`, so a clean run prints nothing there).
 
-use std::process::Command;
+mod common;
 
 fn snapshot() -> String {
     format!(
@@ -11,7 +11,7 @@ fn snapshot() -> String {
 }
 
 fn cvo(rust_log: Option<&str>, args: &[&str]) -> (i32, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cvo"));
+    let mut cmd = common::cvo();
     cmd.args(args).env_remove("RUST_LOG");
     if let Some(l) = rust_log {
         cmd.env("RUST_LOG", l);

@@ -19,7 +19,6 @@ use std::{
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cvo");
 /// `--lease-duration` of the tests: renew deadline 7.8 s, retry period 1.9 s.
 const LEASE_SECS: u64 = 10;
 
@@ -199,7 +198,7 @@ impl Op {
 
     /// As [`Op::start`] with the payload directory `payload`.
     fn start_with(sim: &Sim, payload: &Path, extra: &[&str]) -> Op {
-        let mut child = Command::new(BIN)
+        let mut child = common::cvo()
             .args([
                 "operator",
                 "start",

@@ -25,7 +25,6 @@ mod cluster;
 mod common;
 use cluster::{CV, LEASE, LEASE_NS, NAMESPACE, Res, TestCluster};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cvo");
 const SA_USER: &str = "system:serviceaccount:openshift-cluster-version:cvo";
 const CLUSTER_ROLE: Res = Res(
     "rbac.authorization.k8s.io",
@@ -260,7 +259,7 @@ async fn the_install_is_accepted_and_the_operator_runs_as_its_service_account_wi
 
     // The operator, as that ServiceAccount. (`--listen 127.0.0.1:0`: plain HTTP on loopback,
     // the metrics endpoint is not what this test checks.)
-    let mut child = Command::new(BIN)
+    let mut child = common::cvo()
         .args([
             "operator",
             "start",

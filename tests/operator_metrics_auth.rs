@@ -13,7 +13,7 @@
 use std::{
     io::BufRead as _,
     path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
+    process::{Child, Stdio},
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -31,8 +31,6 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, pem::PemObjec
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 mod common;
-
-const BIN: &str = env!("CARGO_BIN_EXE_cvo");
 
 fn kubeconfig(test: &str) -> Option<PathBuf> {
     match std::env::var_os("CVO_TEST_KUBECONFIG").filter(|v| !v.is_empty()) {
@@ -77,7 +75,7 @@ impl Op {
     /// Starts it; its stderr goes to `log`.
     fn start(kc: &Path, cert: &Path, key: &Path, log: &Path) -> Op {
         let payload = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/payloads/4.16.3");
-        let mut child = Command::new(BIN)
+        let mut child = common::cvo()
             .args(["operator", "start", "--watch-only", "--listen", "127.0.0.1:0"])
             .arg("--serving-cert-file")
             .arg(cert)
@@ -448,7 +446,7 @@ async fn a_replaced_serving_certificate_is_served_after_the_reload() {
 fn plain_http_needs_insecure_http_and_no_token_checks() {
     let payload = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/payloads/4.16.3");
     let run = |extra: &[&str]| {
-        let out = Command::new(BIN)
+        let out = common::cvo()
             .args([
                 "operator",
                 "start",

@@ -4,6 +4,8 @@
 //! `cvo operator start` before it reaches a cluster). Every run has a deadline, so a regression
 //! that blocks fails the test instead of hanging the suite.
 
+mod common;
+
 use std::{
     path::{Path, PathBuf},
     process::{Command, Stdio},
@@ -14,7 +16,7 @@ const NOT_REGULAR: &str = "a release payload holds only regular files and direct
 
 /// Runs `cvo` offline; kills it and fails if it has not exited within 10 s.
 fn cvo_within_10s(args: &[&str]) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cvo"))
+    let mut child = common::cvo()
         .args(args)
         .env_remove("KUBECONFIG")
         .env("RUST_LOG", "off")

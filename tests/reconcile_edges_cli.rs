@@ -14,8 +14,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-const BIN: &str = env!("CARGO_BIN_EXE_cvo");
-
 /// A running `cvo sim serve`; killed on drop.
 struct Server {
     child: Child,
@@ -179,7 +177,7 @@ fn a_payload_that_cannot_load_exits_5_with_the_reason() {
 /// Starts `cvo reconcile --until-complete` on `server`, waits until it holds the Lease and has
 /// printed a progress line, sends `signal`; returns (exit code, stdout, stderr).
 fn stopped_by(server: &Server, payload: &Path, signal: &str) -> (i32, String, String) {
-    let mut child = Command::new(BIN)
+    let mut child = common::cvo()
         .args(["reconcile", "--until-complete", "--payload"])
         .arg(payload)
         .arg("--kubeconfig")

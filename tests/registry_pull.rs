@@ -422,8 +422,7 @@ async fn cvo_payload_pull_and_inspect_take_a_pull_spec() {
     let tag = format!("{}/ocp/release:3.1.0", reg.addr);
     let cache = work.path().join("cache");
     let out_dir = work.path().join("out");
-    let cvo = env!("CARGO_BIN_EXE_cvo");
-    let out = Command::new(cvo)
+    let out = common::cvo()
         .args(["payload", "pull", &tag])
         .arg(&out_dir)
         .arg("--cache-dir")
@@ -445,7 +444,7 @@ async fn cvo_payload_pull_and_inspect_take_a_pull_spec() {
         std::fs::read(payload.join("release-manifests/release-metadata")).expect("read")
     );
     // Again into a non-empty directory: refused before any pull.
-    let out = Command::new(cvo)
+    let out = common::cvo()
         .args(["payload", "pull", &tag])
         .arg(&out_dir)
         .output()
@@ -456,7 +455,7 @@ async fn cvo_payload_pull_and_inspect_take_a_pull_spec() {
         format!("cvo: {}: exists and is not an empty directory", out_dir.display())
     );
     // Inspect by digest: from the cache, the release is the image's.
-    let out = Command::new(cvo)
+    let out = common::cvo()
         .args(["payload", "inspect", &image, "-o", "json", "--cache-dir"])
         .arg(&cache)
         .output()
@@ -845,7 +844,7 @@ impl PayloadDirCluster {
     /// `cvo ARGS --payload p1 --kubeconfig K --cache-dir C`, without registry credentials or
     /// proxies from the environment.
     fn cvo(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_cvo"));
+        let mut c = common::cvo();
         c.args(args)
             .arg("--payload")
             .arg(&self.p1)
@@ -1043,7 +1042,7 @@ async fn cvo_rehearse_pulls_its_to_image_target_from_a_registry() {
     let tag = format!("{}/ocp/release:4.16.4", reg.addr);
     let work = tempfile::tempdir().expect("tempdir");
     let cache = work.path().join("cache");
-    let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
+    let out = common::cvo()
         .args(["rehearse", "--from"])
         .arg(root.join("tests/fixtures/upstream/must-gather-clean-snapshots/aws"))
         .args(["--to-image", &tag, "--speed", "200", "-o", "json", "--cache-dir"])

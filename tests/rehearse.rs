@@ -2,6 +2,8 @@
 //! snapshot rehearsed to the 4.16.4 payload of `assets/payloads` on the simulator, and the
 //! command line's refusals.
 
+mod common;
+
 use std::{path::PathBuf, time::Duration};
 
 use cvo::cli::rehearse::{RehearseOptions, report::render_text, run};
@@ -192,9 +194,8 @@ async fn an_oc_upgrade_status_snapshot_rehearses_with_its_history() -> anyhow::R
 
 #[test]
 fn the_command_refuses_a_cluster_and_a_missing_target() -> anyhow::Result<()> {
-    let bin = env!("CARGO_BIN_EXE_cvo");
     let mg = root().join("tests/fixtures/upstream/must-gather-clean-snapshots/aws");
-    let out = std::process::Command::new(bin)
+    let out = common::cvo()
         .args(["rehearse", "--from"])
         .arg(&mg)
         .args([
@@ -208,10 +209,7 @@ fn the_command_refuses_a_cluster_and_a_missing_target() -> anyhow::Result<()> {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--kubeconfig") && err.contains("never"), "{err}");
-    let out = std::process::Command::new(bin)
-        .args(["rehearse", "--from"])
-        .arg(&mg)
-        .output()?;
+    let out = common::cvo().args(["rehearse", "--from"]).arg(&mg).output()?;
     assert_eq!(out.status.code(), Some(2));
     Ok(())
 }

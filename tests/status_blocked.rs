@@ -6,14 +6,14 @@
 //! estimated) while its target is not loaded or the CVO still waits; cvo's insight is added to
 //! `= Update Health =`.
 
-use std::process::Command;
+mod common;
 
 fn status(fixture: &str, extra: &[&str]) -> (i32, String, String) {
     let path = format!(
         "{}/tests/fixtures/snapshots/{fixture}",
         env!("CARGO_MANIFEST_DIR")
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
+    let out = common::cvo()
         .args(["status", "--from", &path])
         .args(extra)
         .output()
@@ -117,7 +117,7 @@ fn a_request_no_cvo_picked_up_is_shown_by_status_and_upgrade() {
         "{}/tests/fixtures/snapshots/desired-not-picked-up.yaml",
         env!("CARGO_MANIFEST_DIR")
     );
-    let o = Command::new(env!("CARGO_BIN_EXE_cvo"))
+    let o = common::cvo()
         .args(["upgrade", "--from", &path])
         .output()
         .expect("run cvo");

@@ -137,7 +137,7 @@ fn binary_end_to_end() {
         return;
     };
     let scenario = "4.16.0-single-node";
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
+    let mut cmd = common::cvo();
     cmd.arg("status");
     for f in common::scenario_inputs(&dir, scenario) {
         cmd.arg("--from").arg(f);
@@ -160,7 +160,7 @@ fn binary_reports_missing_cluster_version() {
     let Some(dir) = fixtures_dir("binary_reports_missing_cluster_version") else {
         return;
     };
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
+    let out = common::cvo()
         .args(["status", "--now", "2024-01-01T00:00:00Z", "--from"])
         .arg(dir.join("not-upgrading-co.yaml"))
         .output()

@@ -8,7 +8,7 @@
 use std::{
     io::{BufRead, BufReader, Write},
     path::{Path, PathBuf},
-    process::{Command, Stdio},
+    process::Stdio,
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -77,7 +77,7 @@ fn cv_text(upstream: &str) -> String {
 
 /// `cvo ARGS --kubeconfig K` with no proxy from the environment: (exit code, stdout, stderr).
 fn cvo(args: &[&str], kubeconfig: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cvo"))
+    let out = common::cvo()
         .args(args)
         .arg("--kubeconfig")
         .arg(kubeconfig)

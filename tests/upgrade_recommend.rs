@@ -4,14 +4,11 @@
 //! once through the library (the text and the error) and once through the built binary (stdout,
 //! stderr, exit code).
 
-use std::{
-    path::{Path, PathBuf},
-    process::Command,
-};
+mod common;
+
+use std::path::{Path, PathBuf};
 
 use cvo::cli::upgrade::recommend::{AlertSource, Options, recommend};
-
-const BIN: &str = env!("CARGO_BIN_EXE_cvo");
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oc-upgrade-recommend")
@@ -94,7 +91,7 @@ fn through_library(scenario: &str, mode: Mode) {
 }
 
 fn through_binary(scenario: &str, mode: Mode) {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = common::cvo();
     // Relative paths, as oc's examples were produced with.
     cmd.current_dir(dir())
         .env_remove("KUBECONFIG")
@@ -172,7 +169,7 @@ scenario!(okd_scos, "4.19.0-okd-scos.16", "4.19.0-okd-scos.17");
 
 #[test]
 fn accepting_every_issue_ends_with_the_accepted_line_and_exit_0() {
-    let out = Command::new(BIN)
+    let out = common::cvo()
         .current_dir(dir())
         .env("RUST_LOG", "off")
         .args([
@@ -217,7 +214,7 @@ fn flag_errors_are_usage_errors() {
         ),
         (vec!["--version", "4.16"], "cannot parse SemVer target \"4.16\""),
     ] {
-        let out = Command::new(BIN)
+        let out = common::cvo()
             .current_dir(dir())
             .env("RUST_LOG", "off")
             .args([

@@ -11,13 +11,11 @@ mod common;
 
 use std::{
     path::PathBuf,
-    process::{Child, Command, Stdio},
+    process::{Child, Stdio},
     time::Duration,
 };
 
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_cvo");
 
 /// A running `cvo sim serve` seeded with one ClusterVersion; killed on drop.
 struct Server {
@@ -126,7 +124,7 @@ const NO_UPDATE_SERVICE: &str = "http://127.0.0.1:9";
 
 /// `cvo ARGS` as [`common::cvo_offline`] runs it, with [`NO_UPDATE_SERVICE`].
 fn without_update_service(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN)
+    let out = common::cvo()
         .args(args)
         .env_remove("KUBECONFIG")
         .env("RUST_LOG", "off")
@@ -346,7 +344,7 @@ Then: Requested update to 4.16.4
     assert_eq!(code, 0, "{err}");
     assert!(out.ends_with("  spec.channel = \"fast-4.16\"\n"), "{out}");
     assert!(server.writes().is_empty(), "{:?}", server.writes());
-    let out = Command::new(BIN)
+    let out = common::cvo()
         .args(["upgrade", "--to", "4.16.4", "--from"])
         .arg(fixture())
         .output()
@@ -530,7 +528,7 @@ fn to_multi_arch_requests_the_current_version_as_multi() {
 
 #[test]
 fn status_view_and_recommend_read_from_files_and_live() {
-    let out = Command::new(BIN)
+    let out = common::cvo()
         .args(["upgrade", "--from"])
         .arg(fixture())
         .env("RUST_LOG", "off")
@@ -545,7 +543,7 @@ fn status_view_and_recommend_read_from_files_and_live() {
     // Live: the same ClusterVersion from the simulator, which serves no Route API: the alerts
     // cannot be read, which is reported as oc reports it.
     let server = Server::start(|t| t);
-    let out = Command::new(BIN)
+    let out = common::cvo()
         .args(["upgrade", "recommend", "--kubeconfig"])
         .arg(&server.kubeconfig)
         .env_remove("KUBECONFIG")
@@ -564,7 +562,7 @@ fn status_view_and_recommend_read_from_files_and_live() {
         stdout,
         "Failed to check for at least some preconditions: failed to get alerts from Thanos: the server could not find the requested resource\nUpstream update service is unset, so the cluster will use an appropriate default.\nChannel: stable-4.16 (available channels: fast-4.16, stable-4.16)\n\nUpdates to 4.17:\n  VERSION     ISSUES\n  4.17.1      no known issues relevant to this cluster\n\nUpdates to 4.16:\n\n  Version: 4.16.5\n  Image: quay.io/openshift-release-dev/ocp-release@sha256:5555555555555555555555555555555555555555555555555555555555555555\n  Reason: BadThing\n  Message: Bad things happen to clusters with a proxy. https://example.com/bad-thing\n\n  VERSION     ISSUES\n  4.16.4      no known issues relevant to this cluster\n"
     );
-    let out = Command::new(BIN)
+    let out = common::cvo()
         .args([
             "upgrade",
             "recommend",

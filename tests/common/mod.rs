@@ -90,13 +90,28 @@ pub fn scenario_inputs(dir: &Path, s: &str) -> Vec<PathBuf> {
     v
 }
 
-/// Runs the `cvo` binary with `args`, no `KUBECONFIG` from the environment (a cluster is
-/// reached only through a `--kubeconfig` in `args`) and logging off (so stderr holds only what
-/// cvo prints as its error); returns (exit code, stdout, stderr).
+/// The environment variables that choose cvo's language (`cvo::cli::lang`): the tests' runner
+/// removes them, so that the English texts the tests expect hold on a machine whose locale is
+/// Russian. A test of the language sets the one it tests on the returned command.
+pub const LANGUAGE_VARS: [&str; 4] = ["CVO_LANG", "LC_ALL", "LC_MESSAGES", "LANG"];
+
+/// The `cvo` binary as every test runs it: no `KUBECONFIG` from the environment (a cluster is
+/// reached only through a `--kubeconfig` or `KUBECONFIG` the test gives) and English whatever
+/// the locale ([`LANGUAGE_VARS`] removed). Add arguments and environment to it.
+pub fn cvo() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
+    c.env_remove("KUBECONFIG");
+    for v in LANGUAGE_VARS {
+        c.env_remove(v);
+    }
+    c
+}
+
+/// Runs the `cvo` binary ([`cvo`]) with `args` and logging off (so stderr holds only what cvo
+/// prints as its error); returns (exit code, stdout, stderr).
 pub fn cvo_offline(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
+    let out = cvo()
         .args(args)
-        .env_remove("KUBECONFIG")
         .env("RUST_LOG", "off")
         .output()
         .expect("cvo runs");

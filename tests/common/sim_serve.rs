@@ -4,7 +4,7 @@ use std::{
     ffi::OsStr,
     io::{BufRead, BufReader},
     path::Path,
-    process::{Child, Command, Stdio},
+    process::{Child, Stdio},
     sync::mpsc,
     time::Duration,
 };
@@ -21,7 +21,7 @@ pub fn spawn_sim_serve(
     stderr: Stdio,
     within: Duration,
 ) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cvo"))
+    let mut child = super::cvo()
         .args(["sim", "serve", "--port", "0", "--kubeconfig-out"])
         .arg(kubeconfig)
         .args(args)

@@ -120,6 +120,23 @@ fn cond<'a>(st: &'a ClusterVersionStatus, t: &str) -> &'a Condition {
 }
 
 /// (status, reason, message) of a condition.
+/// Asserts condition `t` of `st` has this status, reason and message (`""` for none), failing
+/// at the caller's line.
+#[track_caller]
+fn expect_condition(
+    st: &ClusterVersionStatus,
+    t: &str,
+    status: ConditionStatus,
+    reason: &str,
+    message: &str,
+) {
+    assert_eq!(
+        crm(st, t),
+        (status, reason.to_owned(), message.to_owned()),
+        "condition {t}"
+    );
+}
+
 fn crm(st: &ClusterVersionStatus, t: &str) -> (ConditionStatus, String, String) {
     let c = cond(st, t);
     (c.status, c.reason().to_string(), c.message().to_string())
@@ -484,26 +501,21 @@ fn c27_progressing_and_previously_failed_not_reconciling() {
     );
     assert_eq!(st.history[1].completion_time, Some(now()));
     assert_eq!(st.desired, rel("0.0.1-abc", "image/image:v4.0.1"));
-    assert_eq!(
-        crm(&st, "Failing"),
-        (
-            ConditionStatus::True,
-            "UpdatePayloadIntegrity".into(),
-            "unable to apply object".into()
-        )
+    expect_condition(
+        &st,
+        "Failing",
+        ConditionStatus::True,
+        "UpdatePayloadIntegrity",
+        "unable to apply object",
     );
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (
-            ConditionStatus::True,
-            "UpdatePayloadIntegrity".into(),
-            "Unable to apply 0.0.1-abc: the contents of the update are invalid".into()
-        )
+    expect_condition(
+        &st,
+        "Progressing",
+        ConditionStatus::True,
+        "UpdatePayloadIntegrity",
+        "Unable to apply 0.0.1-abc: the contents of the update are invalid",
     );
-    assert_eq!(
-        crm(&st, "Available"),
-        (ConditionStatus::False, String::new(), String::new())
-    );
+    expect_condition(&st, "Available", ConditionStatus::False, "", "");
 }
 
 #[test]
@@ -521,29 +533,26 @@ fn c28_reconciling_and_multiple_completions() {
     assert_eq!(st.history.len(), 1);
     assert_eq!(st.history[0].state, UpdateState::Completed);
     assert_eq!(st.history[0].completion_time, Some(now()));
-    assert_eq!(
-        crm(&st, "Available"),
-        (
-            ConditionStatus::True,
-            String::new(),
-            "Done applying 0.0.1-abc".into()
-        )
+    expect_condition(
+        &st,
+        "Available",
+        ConditionStatus::True,
+        "",
+        "Done applying 0.0.1-abc",
     );
-    assert_eq!(
-        crm(&st, "Failing"),
-        (
-            ConditionStatus::True,
-            "UpdatePayloadIntegrity".into(),
-            "unable to apply object".into()
-        )
+    expect_condition(
+        &st,
+        "Failing",
+        ConditionStatus::True,
+        "UpdatePayloadIntegrity",
+        "unable to apply object",
     );
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (
-            ConditionStatus::False,
-            "UpdatePayloadIntegrity".into(),
-            "Error while reconciling 0.0.1-abc: the contents of the update are invalid".into()
-        )
+    expect_condition(
+        &st,
+        "Progressing",
+        ConditionStatus::False,
+        "UpdatePayloadIntegrity",
+        "Error while reconciling 0.0.1-abc: the contents of the update are invalid",
     );
 }
 
@@ -557,17 +566,13 @@ fn c29_plain_error_during_image_sync() {
     let w = failing_worker(false, 0, SyncError::plain("injected error"));
     let st = Fixture::new().run(&existing, &w);
     assert_eq!(st.version_hash, "foo");
-    assert_eq!(
-        crm(&st, "Failing"),
-        (ConditionStatus::True, String::new(), "injected error".into())
-    );
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (
-            ConditionStatus::True,
-            String::new(),
-            "Unable to apply 0.0.1-abc: an error occurred".into()
-        )
+    expect_condition(&st, "Failing", ConditionStatus::True, "", "injected error");
+    expect_condition(
+        &st,
+        "Progressing",
+        ConditionStatus::True,
+        "",
+        "Unable to apply 0.0.1-abc: an error occurred",
     );
     let w = SyncWorkerStatus {
         version_hash: "DL-FFQ2Uem8=".into(),
@@ -602,31 +607,23 @@ fn c30_set_initial_status_conditions() {
             "RetrievedUpdates"
         ]
     );
-    assert_eq!(
-        crm(&st, "ImplicitlyEnabledCapabilities"),
-        (
-            ConditionStatus::False,
-            "AsExpected".into(),
-            "Capabilities match configured spec".into()
-        )
+    expect_condition(
+        &st,
+        "ImplicitlyEnabledCapabilities",
+        ConditionStatus::False,
+        "AsExpected",
+        "Capabilities match configured spec",
     );
     assert_eq!(crm(&st, "Available").0, ConditionStatus::False);
-    assert_eq!(
-        crm(&st, "Failing"),
-        (ConditionStatus::False, String::new(), String::new())
+    expect_condition(&st, "Failing", ConditionStatus::False, "", "");
+    expect_condition(
+        &st,
+        "Progressing",
+        ConditionStatus::True,
+        "",
+        "Working towards image/image:v4.0.1",
     );
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (
-            ConditionStatus::True,
-            String::new(),
-            "Working towards image/image:v4.0.1".into()
-        )
-    );
-    assert_eq!(
-        crm(&st, "RetrievedUpdates"),
-        (ConditionStatus::False, String::new(), String::new())
-    );
+    expect_condition(&st, "RetrievedUpdates", ConditionStatus::False, "", "");
     assert!(cond(&st, "Progressing").last_transition_time == Some(now()));
 }
 
@@ -658,30 +655,22 @@ fn c31_version_not_in_updates_or_history() {
         ..SyncWorkerStatus::default()
     };
     let st = f.run(&cv.status, &w);
-    assert_eq!(
-        crm(&st, "Invalid"),
-        (
-            ConditionStatus::True,
-            "InvalidClusterVersion".into(),
-            "The cluster version is invalid: spec.desiredUpdate.version: Invalid value: \"4.0.4\": when image is empty the update must be an available update".into()
-        )
+    expect_condition(
+        &st,
+        "Invalid",
+        ConditionStatus::True,
+        "InvalidClusterVersion",
+        "The cluster version is invalid: spec.desiredUpdate.version: Invalid value: \"4.0.4\": when image is empty the update must be an available update",
     );
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (
-            ConditionStatus::False,
-            "InvalidClusterVersion".into(),
-            "Stopped at 4.0.1: the cluster version is invalid".into()
-        )
+    expect_condition(
+        &st,
+        "Progressing",
+        ConditionStatus::False,
+        "InvalidClusterVersion",
+        "Stopped at 4.0.1: the cluster version is invalid",
     );
-    assert_eq!(
-        crm(&st, "Failing"),
-        (ConditionStatus::False, String::new(), String::new())
-    );
-    assert_eq!(
-        crm(&st, "Available"),
-        (ConditionStatus::True, String::new(), "Done applying 4.0.1".into())
-    );
+    expect_condition(&st, "Failing", ConditionStatus::False, "", "");
+    expect_condition(&st, "Available", ConditionStatus::True, "", "Done applying 4.0.1");
     assert_eq!(
         types(&st),
         vec![
@@ -709,13 +698,12 @@ fn c31_version_not_in_updates_or_history() {
         reconciling: false,
         ..w
     };
-    assert_eq!(
-        crm(&f.run(&cv.status, &w), "Progressing"),
-        (
-            ConditionStatus::True,
-            "InvalidClusterVersion".into(),
-            "Reconciling 4.0.1: the cluster version is invalid".into()
-        )
+    expect_condition(
+        &f.run(&cv.status, &w),
+        "Progressing",
+        ConditionStatus::True,
+        "InvalidClusterVersion",
+        "Reconciling 4.0.1: the cluster version is invalid",
     );
 }
 
@@ -760,23 +748,21 @@ fn c33_new_upgradeable_conditions() {
         ..SyncWorkerStatus::default()
     };
     let st = f.run(&ClusterVersionStatus::default(), &w);
-    assert_eq!(
-        crm(&st, "Upgradeable"),
-        (
-            ConditionStatus::False,
-            "MultipleReasons".into(),
-            "Cluster should not be upgraded between minor or major versions for multiple reasons:\n* MessageA\n* MessageB".into()
-        )
+    expect_condition(
+        &st,
+        "Upgradeable",
+        ConditionStatus::False,
+        "MultipleReasons",
+        "Cluster should not be upgraded between minor or major versions for multiple reasons:\n* MessageA\n* MessageB",
     );
     assert_eq!(types(&st)[0], "Upgradeable", "Upgradeable is created first");
     f.risks = Some(vec![Risk::new("AdminAck-ack-4.20-foo", "ack it")]);
-    assert_eq!(
-        crm(&f.run(&st, &w), "Upgradeable"),
-        (
-            ConditionStatus::False,
-            "RiskNameNotCompatibleWithReasonProperty".into(),
-            "ack it".into()
-        )
+    expect_condition(
+        &f.run(&st, &w),
+        "Upgradeable",
+        ConditionStatus::False,
+        "RiskNameNotCompatibleWithReasonProperty",
+        "ack it",
     );
     f.risks = Some(vec![]);
     let cleared = f.run(&st, &w);
@@ -818,17 +804,13 @@ fn c34_sync_failing_status() {
     };
     let st = failing_status(&existing, &rel("4.0.1", "image/image:v4.0.1"), "bad", now());
     assert_eq!(crm(&st, "Available").0, ConditionStatus::False);
-    assert_eq!(
-        crm(&st, "Failing"),
-        (ConditionStatus::True, String::new(), "bad".into())
-    );
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (
-            ConditionStatus::True,
-            String::new(),
-            "Error ensuring the cluster version is up to date: bad".into()
-        )
+    expect_condition(&st, "Failing", ConditionStatus::True, "", "bad");
+    expect_condition(
+        &st,
+        "Progressing",
+        ConditionStatus::True,
+        "",
+        "Error ensuring the cluster version is up to date: bad",
     );
     assert_eq!(st.history.len(), 1);
     assert_eq!(st.history[0].state, UpdateState::Partial);
@@ -892,10 +874,7 @@ fn run_filter_case(c: &FilterCase) {
                 "reconciling={reconciling} history_empty={history_empty}"
             );
             if modified && let Some((reason, msg)) = c.progressing {
-                assert_eq!(
-                    crm(&st, "Progressing"),
-                    (ConditionStatus::True, reason.to_string(), msg.to_string())
-                );
+                expect_condition(&st, "Progressing", ConditionStatus::True, &reason, &msg);
             }
             assert!(st.conditions.iter().all(|c| c.type_ != "ImplicitlyEnabled"));
         }
@@ -953,7 +932,7 @@ fn c35_single_update_effect_none_error() {
     let mut f = Fixture::new();
     f.starts.clear();
     let st = f.run(&ClusterVersionStatus::default(), &SyncWorkerStatus::default());
-    assert_eq!(crm(&st, "Failing"), (F, String::new(), String::new()));
+    expect_condition(&st, "Failing", F, "", "");
     run_filter_case(&FilterCase {
         failure: SyncError::plain("error has happened"),
         not_modified: (T, "", "error has happened"),
@@ -1175,32 +1154,29 @@ fn c39_fail_after_interval_and_report_progressing() {
         ..SyncWorkerStatus::default()
     };
     let st = f.run(&existing, &w);
-    assert_eq!(crm(&st, "Failing"), (F, String::new(), String::new()));
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (
-            T,
-            "ClusterOperatorDegraded".into(),
-            "Working towards 1.2.3: 29 of 100 done (29% complete), waiting up to 40 minutes on etcd".into()
-        )
+    expect_condition(&st, "Failing", F, "", "");
+    expect_condition(
+        &st,
+        "Progressing",
+        T,
+        "ClusterOperatorDegraded",
+        "Working towards 1.2.3: 29 of 100 done (29% complete), waiting up to 40 minutes on etcd",
     );
     f.starts.insert("etcd".into(), now() - Duration::minutes(41));
     let st = f.run(&existing, &w);
-    assert_eq!(
-        crm(&st, "Failing"),
-        (
-            T,
-            "ClusterOperatorDegraded".into(),
-            "Cluster operator etcd is degraded".into()
-        )
+    expect_condition(
+        &st,
+        "Failing",
+        T,
+        "ClusterOperatorDegraded",
+        "Cluster operator etcd is degraded",
     );
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (
-            T,
-            "ClusterOperatorDegraded".into(),
-            "Unable to apply 1.2.3: wait has exceeded 40 minutes for these operators: etcd".into()
-        )
+    expect_condition(
+        &st,
+        "Progressing",
+        T,
+        "ClusterOperatorDegraded",
+        "Unable to apply 1.2.3: wait has exceeded 40 minutes for these operators: etcd",
     );
 }
 
@@ -1338,21 +1314,19 @@ fn c73_no_desired_image() {
     };
     let st = Fixture::new().run(&ClusterVersionStatus::default(), &w);
     assert!(st.history.is_empty());
-    assert_eq!(
-        crm(&st, "Failing"),
-        (
-            T,
-            "NoDesiredImage".into(),
-            "No configured operator version, unable to update cluster".into()
-        )
+    expect_condition(
+        &st,
+        "Failing",
+        T,
+        "NoDesiredImage",
+        "No configured operator version, unable to update cluster",
     );
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (
-            T,
-            "NoDesiredImage".into(),
-            "Unable to apply <unknown>: an unknown error has occurred: NoDesiredImage".into()
-        )
+    expect_condition(
+        &st,
+        "Progressing",
+        T,
+        "NoDesiredImage",
+        "Unable to apply <unknown>: an unknown error has occurred: NoDesiredImage",
     );
 }
 
@@ -1383,21 +1357,14 @@ fn c73_completed_startup_and_release_accepted() {
     assert_eq!(st.history.len(), 1);
     assert_eq!(st.history[0].state, UpdateState::Completed);
     assert_eq!(st.version_hash, "DL-FFQ2Uem8=");
-    assert_eq!(
-        crm(&st, "Available"),
-        (T, String::new(), "Done applying 1.0.0-abc".into())
-    );
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (F, String::new(), "Cluster version is 1.0.0-abc".into())
-    );
-    assert_eq!(
-        crm(&st, "ReleaseAccepted"),
-        (
-            T,
-            "PayloadLoaded".into(),
-            "Payload loaded version=\"1.0.0-abc\" image=\"image/image:1\" architecture=\"amd64\"".into()
-        )
+    expect_condition(&st, "Available", T, "", "Done applying 1.0.0-abc");
+    expect_condition(&st, "Progressing", F, "", "Cluster version is 1.0.0-abc");
+    expect_condition(
+        &st,
+        "ReleaseAccepted",
+        T,
+        "PayloadLoaded",
+        "Payload loaded version=\"1.0.0-abc\" image=\"image/image:1\" architecture=\"amd64\"",
     );
     let retrieving = SyncWorkerStatus {
         load_payload_status: LoadPayloadStatus {
@@ -1440,17 +1407,13 @@ fn c75_parallel_error_status() {
         ..ClusterVersionStatus::default()
     };
     let st = Fixture::new().run(&existing, &w);
-    assert_eq!(
-        crm(&st, "Failing"),
-        (T, String::new(), "Failed to reconcile 20-b-file resource".into())
-    );
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (
-            T,
-            "MultipleErrors".into(),
-            "Unable to apply 1.0.0-abc: an unknown error has occurred: MultipleErrors".into()
-        )
+    expect_condition(&st, "Failing", T, "", "Failed to reconcile 20-b-file resource");
+    expect_condition(
+        &st,
+        "Progressing",
+        T,
+        "MultipleErrors",
+        "Unable to apply 1.0.0-abc: an unknown error has occurred: MultipleErrors",
     );
     assert_eq!(st.history[0].state, UpdateState::Partial);
 }
@@ -1482,10 +1445,7 @@ fn c78_desired_while_payload_still_initializing() {
     assert_eq!(st.desired, own);
     assert_eq!(st.history, existing.history, "history unchanged");
     assert_eq!(crm(&st, "ReleaseAccepted").0, T);
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (F, String::new(), "Cluster version is 1.0.0-abc".into())
-    );
+    expect_condition(&st, "Progressing", F, "", "Cluster version is 1.0.0-abc");
 }
 
 // ---------------------------------------------------------------- preconditions
@@ -1852,8 +1812,5 @@ fn c76_forced_update_records_accepted_risks_in_history() {
     let st = Fixture::new().run(&existing, &w);
     assert_eq!(st.history[0].state, UpdateState::Completed);
     assert_eq!(st.history[0].accepted_risks.as_deref(), Some(risk));
-    assert_eq!(
-        crm(&st, "Progressing"),
-        (F, String::new(), "Cluster version is 1.0.1-abc".into())
-    );
+    expect_condition(&st, "Progressing", F, "", "Cluster version is 1.0.1-abc");
 }

@@ -50,6 +50,18 @@ struct Env {
 }
 
 /// A random-enough lowercase suffix for names that must not collide on a shared cluster.
+/// Creates namespace `a` (the simulator-only tests' namespace: a fresh simulator has no other
+/// test in it).
+async fn create_namespace_a(c: &Client) {
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "a"}})).expect("ns");
+    within(
+        "ns",
+        Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns),
+    )
+    .await
+    .expect("ns created");
+}
+
 fn suffix() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
@@ -265,13 +277,7 @@ async fn configmap_create_get_list_delete() {
 async fn sim_audit_log_counts_requests_by_verb() {
     let sim = Simulator::new();
     let c = client(&sim);
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "a"}})).expect("ns");
-    within(
-        "ns",
-        Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns),
-    )
-    .await
-    .expect("ns created");
+    create_namespace_a(&c).await;
     let api: Api<ConfigMap> = Api::namespaced(c, "a");
     within("create", api.create(&PostParams::default(), &cm("a", json!({}))))
         .await
@@ -763,13 +769,7 @@ async fn watch_from_an_old_version_replays_the_changes_after_it() {
 async fn sim_watch_from_a_compacted_version_is_expired() {
     let sim = Simulator::with_event_capacity(2);
     let c = client(&sim);
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "a"}})).expect("ns");
-    within(
-        "ns",
-        Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns),
-    )
-    .await
-    .expect("ns created");
+    create_namespace_a(&c).await;
     let api = Api::<ConfigMap>::namespaced(c, "a");
     for n in ["a", "b", "c", "d"] {
         within("create", api.create(&PostParams::default(), &cm(n, json!({}))))
@@ -1545,13 +1545,7 @@ async fn namespace_deletion_terminates_then_removes_it() {
 async fn sim_idle_watches_get_periodic_bookmarks() {
     let sim = Simulator::new();
     let c = client(&sim);
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "a"}})).expect("ns");
-    within(
-        "ns",
-        Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &ns),
-    )
-    .await
-    .expect("ns created");
+    create_namespace_a(&c).await;
     sim.set_bookmark_interval(Duration::from_millis(200));
     let api = Api::<ConfigMap>::namespaced(c, "a");
     let with = WatchParams {

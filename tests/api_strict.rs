@@ -59,6 +59,22 @@ async fn send(
     (code, ct, String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Creates a namespace named after `base` (unique on a shared real server) with a raw POST,
+/// to be deleted when the test ends; its name.
+async fn new_namespace(t: &mut TestCluster, c: &Client, base: &str) -> String {
+    let ns = t.name(base);
+    let (code, body) = json_send(
+        c,
+        "POST",
+        "/api/v1/namespaces",
+        &json!({"metadata": {"name": ns}}),
+    )
+    .await;
+    assert_eq!(code, 201, "namespace {ns}: {body}");
+    t.clean_up(NAMESPACE, "", &ns);
+    ns
+}
+
 async fn json_send(c: &Client, method: &str, path: &str, body: &Value) -> (u16, Value) {
     let (code, _, text) = send(c, method, path, body, None).await;
     (code, serde_json::from_str(&text).unwrap_or(Value::Null))
@@ -246,16 +262,7 @@ async fn cluster_operator_status_is_held_to_its_schema() {
 async fn delete_dry_run_deletes_nothing_and_preconditions_conflict() {
     let mut t = TestCluster::new().await;
     let c = t.client();
-    let ns = t.name("strict-del");
-    let (code, _) = json_send(
-        &c,
-        "POST",
-        "/api/v1/namespaces",
-        &json!({"metadata": {"name": ns}}),
-    )
-    .await;
-    assert_eq!(code, 201);
-    t.clean_up(NAMESPACE, "", &ns);
+    let ns = new_namespace(&mut t, &c, "strict-del").await;
     let cms = format!("/api/v1/namespaces/{ns}/configmaps");
     let (code, cm) = json_send(
         &c,
@@ -488,16 +495,7 @@ fn col(name: &str, ty: &str, priority: u64) -> (String, String, u64) {
 async fn tables_of_deployments_namespaces_and_cluster_operators() {
     let mut t = TestCluster::new().await;
     let c = t.client();
-    let ns = t.name("strict-table");
-    let (code, _) = json_send(
-        &c,
-        "POST",
-        "/api/v1/namespaces",
-        &json!({"metadata": {"name": ns}}),
-    )
-    .await;
-    assert_eq!(code, 201);
-    t.clean_up(NAMESPACE, "", &ns);
+    let ns = new_namespace(&mut t, &c, "strict-table").await;
     let (code, _) = json_send(
         &c,
         "POST",
@@ -625,16 +623,7 @@ async fn tables_of_deployments_namespaces_and_cluster_operators() {
 async fn scale_subresource_of_deployments() {
     let mut t = TestCluster::new().await;
     let c = t.client();
-    let ns = t.name("strict-scale");
-    let (code, _) = json_send(
-        &c,
-        "POST",
-        "/api/v1/namespaces",
-        &json!({"metadata": {"name": ns}}),
-    )
-    .await;
-    assert_eq!(code, 201);
-    t.clean_up(NAMESPACE, "", &ns);
+    let ns = new_namespace(&mut t, &c, "strict-scale").await;
     let deployments = format!("/apis/apps/v1/namespaces/{ns}/deployments");
     let (code, d) = json_send(
         &c,

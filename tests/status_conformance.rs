@@ -874,7 +874,7 @@ fn run_filter_case(c: &FilterCase) {
                 "reconciling={reconciling} history_empty={history_empty}"
             );
             if modified && let Some((reason, msg)) = c.progressing {
-                expect_condition(&st, "Progressing", ConditionStatus::True, &reason, &msg);
+                expect_condition(&st, "Progressing", ConditionStatus::True, reason, msg);
             }
             assert!(st.conditions.iter().all(|c| c.type_ != "ImplicitlyEnabled"));
         }

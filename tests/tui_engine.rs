@@ -309,14 +309,25 @@ async fn put_lease(client: &kube::Client, holder: &str, renewed: chrono::DateTim
 
 /// `cvo tui`'s shape: the dashboard's feed and the watch-only engine in one process over one
 /// registry of informers. Exactly one LIST and one WATCH of ClusterVersions and of
-/// ClusterOperators serve both, counted from the server's audit log.
+/// ClusterOperators serve both, the payload's ClusterOperator included (no GET of it either),
+/// counted from the server's audit log.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_and_its_engine_share_one_watch_per_kind() {
     let server = Server::start().await;
     let p = server.dir.path().join("payload");
     payload(&p);
-    converge(&server, &p);
+    // A ClusterOperator of the payload, as every real payload has them: the engine's payload
+    // cache reads it from the shared informer rather than a watch of its own.
+    common::PayloadDir::new(&p, "1.0.0").file(
+        "0000_20_tui_00_clusteroperator.yaml",
+        &format!(
+            "apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: {TUI_OPERATOR}\n{}status:\n  versions:\n  - name: operator\n    version: \"1.0.0\"\n",
+            common::ANN
+        ),
+    );
     let c = client(&server).await;
+    healthy_operator(&c, TUI_OPERATOR, "1.0.0").await;
+    converge(&server, &p);
     let start = server.audit_len();
     let informers = cvo::informers::Informers::new(c.clone());
     let mut h = spawn_engine_sharing(
@@ -374,6 +385,18 @@ async fn the_dashboard_and_its_engine_share_one_watch_per_kind() {
         ("watch clusterversions", count("watch", "clusterversions")),
         ("list clusteroperators", count("list", "clusteroperators")),
         ("watch clusteroperators", count("watch", "clusteroperators")),
+        (
+            "get clusteroperators",
+            lines
+                .iter()
+                .filter(|l| {
+                    l["verb"] == "get"
+                        && l["path"]
+                            .as_str()
+                            .is_some_and(|p| p.starts_with("/apis/config.openshift.io/v1/clusteroperators/"))
+                })
+                .count(),
+        ),
     ];
     assert_eq!(
         counts,
@@ -382,12 +405,39 @@ async fn the_dashboard_and_its_engine_share_one_watch_per_kind() {
             ("watch clusterversions", 1),
             ("list clusteroperators", 1),
             ("watch clusteroperators", 1),
+            ("get clusteroperators", 0),
         ],
         "started informers: {:?}",
         informers.started()
     );
     let _ = tokio::time::timeout(Duration::from_secs(10), h.shutdown()).await;
-    server.clean_up(&[]).await;
+    let co = kube::api::ApiResource::erase::<cvo::openshift::ClusterOperator>(&());
+    server.clean_up(&[(co, "", TUI_OPERATOR)]).await;
+}
+
+/// The ClusterOperator of [`the_dashboard_and_its_engine_share_one_watch_per_kind`]'s payload.
+const TUI_OPERATOR: &str = "tui-operator";
+
+/// Creates the ClusterOperator `name` reporting `version` and healthy (Available, not
+/// Degraded, not Progressing), as its operator would.
+async fn healthy_operator(c: &kube::Client, name: &str, version: &str) {
+    let api: Api<cvo::openshift::ClusterOperator> = Api::all(c.clone());
+    let co: cvo::openshift::ClusterOperator = serde_json::from_value(json!({
+        "metadata": {"name": name}, "spec": {}
+    }))
+    .expect("ClusterOperator");
+    api.create(&Default::default(), &co)
+        .await
+        .expect("create the ClusterOperator");
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let cond = |t: &str, s: &str| json!({"type": t, "status": s, "lastTransitionTime": now});
+    let status = json!({"status": {
+        "conditions": [cond("Available", "True"), cond("Degraded", "False"), cond("Progressing", "False")],
+        "versions": [{"name": "operator", "version": version}],
+    }});
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("report the ClusterOperator's status");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -106,6 +106,16 @@ impl KubeApplier {
         }
     }
 
+    /// This applier reading ClusterOperators from `informer`, the process's
+    /// ([`super::Applier::share_cluster_operators`]).
+    pub fn sharing_cluster_operators(
+        self,
+        informer: crate::informers::Informer<crate::openshift::ClusterOperator>,
+    ) -> Self {
+        self.inner.share_cluster_operators(informer);
+        self
+    }
+
     fn context(ctx: TaskContext<'_>) -> super::ApplyContext {
         super::ApplyContext {
             mode: ctx.state,

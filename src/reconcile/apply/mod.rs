@@ -695,7 +695,19 @@ impl Applier {
             let required = build_required(ctx, &payload_object.required())?;
             let live = match self.cached(ctx, &id, &ar, namespaced) {
                 Some(cached) => cached,
-                None => self.get(&api, &id).await?,
+                None => match self.shared_cluster_operator(ctx, &id, &ar) {
+                    // Read from the shared informer: a write needs the newest object (its
+                    // resourceVersion), so one that would be merged is read again first.
+                    Some(shared) => {
+                        let (modified, _, _) = merge_manifest(ctx.mode, &shared, &required)?;
+                        if modified {
+                            self.get(&api, &id).await?
+                        } else {
+                            Some(shared)
+                        }
+                    }
+                    None => self.get(&api, &id).await?,
+                },
             };
             return self.apply_cluster_operator(ctx, &api, &id, &required, live).await;
         }
@@ -845,7 +857,11 @@ impl Applier {
         let task = id.task();
         let (ar, namespaced) = self.resource(&id).await?;
         let api = self.api(&ar, namespaced, &id.namespace);
-        if ctx.dry_run || self.get(&api, &id).await?.is_some() {
+        // One the shared informer holds exists: no GET (upstream reads its lister).
+        if ctx.dry_run
+            || self.shared_cluster_operator(ctx, &id, &ar).is_some()
+            || self.get(&api, &id).await?.is_some()
+        {
             return Ok(false);
         }
         let mut obj = manifest.clone();

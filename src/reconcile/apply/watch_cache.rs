@@ -45,6 +45,9 @@ use kube::{
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::informers::Informer;
+use crate::openshift::ClusterOperator;
+
 use super::{
     ApplyContext, ApplyOutcome, Drift, ManifestId, PayloadObject, decode, lock,
     watch_store::{KindStore, Lookup, ObjectName, SyncState},
@@ -238,6 +241,14 @@ pub struct WatchCaches {
     /// Bumped by the full-object watches (watch-only passes) at each change of a payload
     /// object ([`Self::payload_changes`]).
     payload_changes: Arc<watch::Sender<u64>>,
+    /// The process's ClusterOperator informer, when it has one ([`Self::share_cluster_operators`]):
+    /// the ClusterOperator kind is then read from it, in every mode, and never watched again.
+    cluster_operators: Mutex<Option<Informer<ClusterOperator>>>,
+}
+
+/// Whether `(apiVersion, kind)` is ClusterOperator's.
+fn is_cluster_operator_kind(key: &KindKey) -> bool {
+    key.0 == "config.openshift.io/v1" && key.1 == "ClusterOperator"
 }
 
 /// The verification record's ConfigMap for the ClusterVersion `cluster_version`:
@@ -273,7 +284,22 @@ impl WatchCaches {
             payload_crd_kinds: Mutex::new(HashSet::new()),
             record_name: record_name(cluster_version),
             payload_changes: Arc::new(watch::channel(0).0),
+            cluster_operators: Mutex::new(None),
         }
+    }
+
+    /// Reads ClusterOperators from `informer` (the process's, [`crate::informers`]) instead of a
+    /// watch of their own: one watch of the kind per process, and an active pass reads each
+    /// operator's health from it as upstream reads its lister
+    /// (`pkg/cvo/internal/operatorstatus.go`) instead of a GET per operator.
+    pub fn share_cluster_operators(&self, informer: Informer<ClusterOperator>) {
+        lock(&self.watches).retain(|k, _| !is_cluster_operator_kind(k));
+        *lock(&self.cluster_operators) = Some(informer);
+    }
+
+    /// Whether ClusterOperators come from the process's informer.
+    pub(crate) fn shares_cluster_operators(&self) -> bool {
+        lock(&self.cluster_operators).is_some()
     }
 
     /// A counter the full-object watches (those of watch-only passes) bump at each change of
@@ -310,12 +336,19 @@ impl WatchCaches {
         } else {
             None
         };
+        let shared = if is_cluster_operator_kind(key) {
+            lock(&self.cluster_operators).clone()
+        } else {
+            None
+        };
         let mut watches = lock(&self.watches);
         if watches.contains_key(key) {
             return None;
         }
-        let (store, rx, events, task) =
-            KindStore::start(&self.client, ar, keys, streaming, &self.payload_changes);
+        let (store, rx, events, task) = match shared {
+            Some(informer) => KindStore::share(informer, &self.payload_changes),
+            None => KindStore::start(&self.client, ar, keys, streaming, &self.payload_changes),
+        };
         watches.insert(
             key.clone(),
             KindWatch {
@@ -342,7 +375,7 @@ impl WatchCaches {
             lock(&self.wanted)
                 .keys()
                 .filter(|k| !watches.contains_key(*k))
-                .filter(|(av, kind)| !(av == "config.openshift.io/v1" && kind == "ClusterOperator"))
+                .filter(|k| self.shares_cluster_operators() || !is_cluster_operator_kind(k))
                 .cloned()
                 .collect()
         };
@@ -697,7 +730,7 @@ impl super::Applier {
         // Kinds resolved together, for at most RESOLVE_WAIT (a watch-only pass: `wait`, as
         // its lists): a kind whose CRD does not exist yet is started at its first manifest
         // instead. ClusterOperators are read every active pass (their health), so only a full
-        // cache serves them.
+        // cache serves them: the process's shared informer, or in watch-only passes a watch.
         let resolve_wait = if watch_only { wait } else { RESOLVE_WAIT };
         // The CRD kind first: once its watch has listed, the kinds the payload's CRDs define
         // resolve from it, with no discovery request (and none for a CRD not created yet).
@@ -713,7 +746,9 @@ impl super::Applier {
             .iter()
             .filter(|(key, id)| {
                 *key != &crd_key()
-                    && (watch_only || !(id.group() == "config.openshift.io" && id.kind == "ClusterOperator"))
+                    && (watch_only
+                        || self.cache.shares_cluster_operators()
+                        || !(id.group() == "config.openshift.io" && id.kind == "ClusterOperator"))
             })
             .map(|(key, id)| async move {
                 let defined = lock(&self.cache.payload_crd_kinds).contains(&(
@@ -779,6 +814,31 @@ impl super::Applier {
             Known::Present { object: Some(o), .. } => Some(Some(o)),
             _ => None,
         }
+    }
+
+    /// In an active pass, a ClusterOperator as the process's shared informer holds it
+    /// ([`WatchCaches::share_cluster_operators`]) when that has listed it; `None` (the caller
+    /// GETs) without a shared informer, before its list, while its watch fails, or for an
+    /// operator it has not seen (one created a moment ago).
+    pub(crate) fn shared_cluster_operator(
+        &self,
+        ctx: &ApplyContext,
+        id: &ManifestId,
+        ar: &ApiResource,
+    ) -> Option<Value> {
+        if ctx.dry_run || !self.cache.shares_cluster_operators() {
+            return None;
+        }
+        match self.cache.known(id, ar, false) {
+            Known::Present { object, .. } => object,
+            _ => None,
+        }
+    }
+
+    /// Lets the watch caches read ClusterOperators from the process's informer
+    /// ([`WatchCaches::share_cluster_operators`]).
+    pub fn share_cluster_operators(&self, informer: Informer<ClusterOperator>) {
+        self.cache.share_cluster_operators(informer);
     }
 
     /// The watch caches.

@@ -23,6 +23,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::informers::{Health, Informer};
+use crate::openshift::ClusterOperator;
+
 /// Where a kind's watch is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SyncState {
@@ -49,6 +52,10 @@ pub(crate) enum KindStore {
     /// `Established` condition and the kinds it serves come from the watch instead of polling
     /// and discovery.
     Crds(Store<DynamicObject>),
+    /// Every ClusterOperator, from the process's shared informer ([`crate::informers`]): the
+    /// dashboard and the engine's nudges watch the kind already, so the payload's cache reads
+    /// that store (full objects, `managedFields` dropped) instead of opening a second watch.
+    ClusterOperators(Informer<ClusterOperator>),
     /// Full objects of the kind named in `keys` (the payload's), trimmed.
     Full {
         /// The objects.
@@ -73,13 +80,13 @@ pub(crate) enum Lookup {
 impl KindStore {
     /// Whether the store keeps full objects.
     pub(crate) fn is_full(&self) -> bool {
-        matches!(self, Self::Full { .. })
+        matches!(self, Self::Full { .. } | Self::ClusterOperators(_))
     }
 
     /// Whether a full store keeps every object of `names`.
     pub(crate) fn covers(&self, names: &HashSet<ObjectName>) -> bool {
         match self {
-            Self::Meta(_) | Self::Crds(_) => true,
+            Self::Meta(_) | Self::Crds(_) | Self::ClusterOperators(_) => true,
             Self::Full { keys, .. } => names.is_subset(keys),
         }
     }
@@ -104,6 +111,13 @@ impl KindStore {
                 None => Lookup::Absent,
                 Some(o) => Lookup::Present(o.metadata.resource_version.clone().unwrap_or_default(), None),
             },
+            Self::ClusterOperators(informer) => match informer.get(None, name) {
+                None => Lookup::Absent,
+                Some(o) => Lookup::Present(
+                    o.metadata.resource_version.clone().unwrap_or_default(),
+                    serde_json::to_value(&*o).ok(),
+                ),
+            },
             Self::Full { store, keys } => {
                 let ns = if namespaced { namespace } else { "" };
                 if !keys.contains(&(ns.to_owned(), name.to_owned())) {
@@ -124,8 +138,48 @@ impl KindStore {
     pub(crate) fn crds(&self) -> Vec<Arc<DynamicObject>> {
         match self {
             Self::Crds(store) | Self::Full { store, .. } => store.state(),
-            Self::Meta(_) => Vec::new(),
+            Self::Meta(_) | Self::ClusterOperators(_) => Vec::new(),
         }
+    }
+
+    /// A store reading the shared ClusterOperator `informer`, with what [`Self::start`]
+    /// returns: its sync flag follows the informer's health (synced once listed, failed while
+    /// its watch fails), its event counter and `payload_changes` move at each change of the
+    /// informer after its first list.
+    pub(crate) fn share(
+        informer: Informer<ClusterOperator>,
+        payload_changes: &Arc<watch::Sender<u64>>,
+    ) -> (
+        Self,
+        watch::Receiver<SyncState>,
+        watch::Receiver<u64>,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let (tx, rx) = watch::channel(SyncState::Listing);
+        let (etx, erx) = watch::channel(0u64);
+        let payload_changes = payload_changes.clone();
+        let source = informer.clone();
+        let task = tokio::spawn(async move {
+            let mut changes = source.changes();
+            let mut ever_synced = false;
+            loop {
+                let state = match source.health() {
+                    Health::Listing => SyncState::Listing,
+                    Health::Synced | Health::NotServed => SyncState::Synced,
+                    Health::Failed { .. } => SyncState::Failed,
+                };
+                tx.send_replace(state);
+                etx.send_modify(|n| *n = n.wrapping_add(1));
+                if ever_synced {
+                    payload_changes.send_modify(|n| *n = n.wrapping_add(1));
+                }
+                ever_synced |= state == SyncState::Synced;
+                if changes.changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+        (Self::ClusterOperators(informer), rx, erx, task)
     }
 
     /// Starts the watch of `ar` feeding a new store: full objects of `keys` when set, else

@@ -161,12 +161,18 @@ impl Engine {
         let switch = ReadOnlySwitch::new(cfg.mode == EngineMode::WatchOnly || leading_needed);
         let raw = client;
         let client = guarded_client(raw.clone(), counters.clone(), switch.clone());
+        let informers = cfg
+            .informers
+            .clone()
+            .unwrap_or_else(|| crate::informers::Informers::new(client.clone()));
+        // The payload's ClusterOperators are read from the informer the nudges follow (and the
+        // dashboard shows): one watch of the kind per process.
         let applier: Arc<dyn TaskApplier> = match &cfg.applier {
             Some(a) => a.clone(),
-            None => Arc::new(KubeApplier::for_cluster_version(
-                client.clone(),
-                &cfg.cluster_version_name,
-            )),
+            None => Arc::new(
+                KubeApplier::for_cluster_version(client.clone(), &cfg.cluster_version_name)
+                    .sharing_cluster_operators(informers.all(None)),
+            ),
         };
         let shutdown = CancellationToken::new();
         let worker = SyncWorker::start(
@@ -175,10 +181,6 @@ impl Engine {
             cfg.mode == EngineMode::WatchOnly || leading_needed,
             shutdown.clone(),
         );
-        let informers = cfg
-            .informers
-            .clone()
-            .unwrap_or_else(|| crate::informers::Informers::new(client.clone()));
         crate::reconcile::runtime::co_nudge::spawn(informers.all(None), worker.clone(), shutdown.clone());
         let (snap_tx, snap_rx) = watch::channel(Arc::new(StatusSnapshot {
             mode: cfg.mode,

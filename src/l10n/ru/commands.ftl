@@ -1,1 +1,260 @@
 # Russian texts of commands (Fluent; see src/l10n/mod.rs). One message per key.
+
+## cvo upgrade: the update request (src/cluster/update_request); oc's `info:` and `warning:`
+## markers stay, as in the dashboard's catalogue; condition types, precondition names and
+## flags stay English.
+
+req-no-update = info: обновление не выполняется
+req-cleared = Поле желаемого обновления очищено, кластер остаётся на { $at }
+req-cancelled = Запрошенное обновление до { $to } отменено
+req-channel-already-clear = info: канал обновлений кластера уже не задан (без изменений)
+req-channel-already = info: кластер уже в канале { $current } (без изменений)
+req-channel-unknown = Нет каналов, о которых известно, что они совместимы с текущей версией «{ $version }»; проверить «{ $channel }» невозможно. Канал обновлений всё равно устанавливается в «{ $channel }».
+req-channel-clear-refused = Вы запрашиваете очистку канала обновлений. Текущий канал «{ $current }» входит в доступные каналы; чтобы продолжить, укажите --allow-explicit-channel
+req-channel-current-unlisted = текущий канал «{ $current }» не входит в доступные каналы ({ $list })
+req-channel-listed = { $version } входит в { $channel }
+req-channel-refused = запрошенный канал «{ $channel }» не входит в доступные каналы ({ $list }); чтобы продолжить, укажите --allow-explicit-channel
+req-channel-explicit = Запрошенный канал «{ $channel }» не входит в доступные каналы ({ $list }). Вы указали --allow-explicit-channel, чтобы всё равно продолжить. Канал обновлений устанавливается в «{ $channel }».
+req-channel-clearing = Канал «{ $current }» очищается; кластер больше не будет запрашивать рекомендации доступных обновлений.
+req-accept-gate-off = FeatureGate «cluster» не включает { $gate } для { $version }: кластер отметил бы spec.desiredUpdate.acceptRisks как Forbidden (acceptRisks must not be specified) и не принял бы больше ни одного запроса; вместо этого запросите условное обновление с --allow-not-recommended
+req-accept-shown = info: принятые риски: [{ $list }]
+req-accept-unchanged = info: принятые риски не изменились
+req-accept-gate-on = { $gate } включён для { $version }
+req-force-warning = --force отключает проверку указанного образа релиза кластером и снимает любые невыполненные предусловия обновления. Используйте его, только если вы тестируете неподписанные образы релиза или обходите известную ошибку оператора версии кластера и сами проверили подлинность образа.
+req-already-at-version = info: кластер уже на версии { $v }
+req-already-at = info: кластер уже на { $i }
+req-recommended = { $version } — рекомендуемое обновление
+req-explicit-upgrade-warning = Запрошенный образ обновления не входит в доступные обновления. Вы указали --allow-explicit-upgrade, чтобы обновление всё равно продолжилось
+req-not-listed = { $image } не входит в доступные обновления
+req-force-waiving = --force снимает: { $message }
+req-done-image = Запрошено обновление до образа релиза { $image }
+req-done-version = Запрошено обновление до { $version }
+req-multi-already = info: обновление до мультиархитектурного кластера уже запрошено
+req-multi-no-version = в status.desired ClusterVersion нет версии, которую можно запросить как мультиархитектурную
+req-multi-passed = { $version } запрашивается как мультиархитектурный релиз
+req-multi-done = Запрошено обновление до мультиархитектурного кластера
+req-by-tag-warning = Ссылки на образ по тегу опасны; вместе с --force они пока допускаются ради обратной совместимости, но гораздо безопаснее передать ссылку по дайджесту
+req-not-registry = --to-image должен быть ссылкой на образ в реестре, а не { $what }: { $image }
+req-invalid-pullspec = --to-image должен быть правильной ссылкой на образ: { $e }
+req-by-digest-needed = --to-image должен быть ссылкой на образ по дайджесту, если не указан --force: кластер не может проверить образ релиза, полученный не по дайджесту. Даже с --force теги использовать не рекомендуется, хотя ради обратной совместимости это пока допускается
+req-by-digest = { $image } — ссылка на образ по дайджесту
+req-by-tag = { $image } — ссылка на образ по тегу
+req-local-path = локальный путь
+req-scheme-location = адрес { $what }://
+req-listed-refused = служба обновлений указывает для { $version } образ релиза «{ $image }», который { $why }; он отклонён
+req-listed-not-registry = — { $what }, а не ссылка на образ в реестре
+req-listed-invalid = не является правильной ссылкой на образ ({ $e })
+req-listed-by-tag = служба обновлений указывает для { $version } образ релиза { $image }, который не является ссылкой по дайджесту; он принимается только с --force, потому что кластер не может проверить образ релиза, полученный не по дайджесту
+req-not-recommended =
+    обновление { $version } не входит в рекомендуемые, но доступно как условное обновление. Чтобы принять риск Recommended={ $status } и продолжить обновление, укажите --allow-not-recommended.
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+    {""}
+req-bypass-start = с --allow-not-recommended вы приняли риски обновления до{" "}
+req-bypass-rest = { $version } и обошли Recommended={ $status } { $reason }: { $message }
+req-next-an = { $option }, чтобы продолжить обновление
+req-next-the = { $option }, чтобы продолжить это обновление
+req-cannot-refresh =
+    не удаётся обновить список доступных обновлений:
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+    {""}
+    укажите { $next }.
+req-no-updates-at-all = нет ни рекомендуемых, ни условных обновлений; укажите { $next } или дождитесь новых обновлений.
+req-already-latest = info: кластер уже на последней доступной версии { $version }
+req-no-recommended = нет рекомендуемых обновлений; укажите { $next } или дождитесь новых обновлений.
+req-not-a-target = обновление не входит в возможные цели: { $versions }. Укажите { $next }.
+req-invalid =
+    объект ClusterVersion недействителен; сначала исправьте его состояние:
+    {""}
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+req-valid = ClusterVersion действителен
+req-desired-empty = в status.desired ClusterVersion нет ни версии, ни образа; сообщите об ошибке
+req-failing =
+    в кластере ошибка при синхронизации «{ $target }»:
+    {""}
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+req-not-failing = кластер без ошибок (Failing не True)
+req-upgrading =
+    кластер уже обновляется:
+    {""}
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+req-not-upgrading = обновление не выполняется
+req-bypassing = --allow-upgrade-with-warnings обходит: { $list }
+req-target-unknown = целевая версия неизвестна, пока кластер не загрузит образ релиза; тогда кластер и проверит
+req-non-blocking = { $reason } не блокирует; кластер записывает это в принятые риски обновления
+req-upgradeable-ok = Upgradeable не False
+req-upgradeable-same-minor = Upgradeable=False не блокирует переход с { $c } на { $t } (та же минорная версия или ниже)
+req-rollback-previous = { $t } — предыдущая версия кластера в той же минорной версии
+req-rollback-ok = { $t } не ниже { $c }
+req-giant-hop-major = переход с { $c } на { $t } — единственное допустимое обновление мажорной версии (4.y на 5.0)
+req-giant-hop-ok = переход с { $c } на { $t } — в пределах одной минорной версии
+req-refused-guards =
+    { $list }
+    {""}
+    Чтобы всё равно обновиться, укажите --allow-upgrade-with-warnings.
+req-refused-force =
+    { $message }
+    {""}
+    Чтобы всё равно обновиться, укажите --force (он также отключает проверку образа релиза кластером).
+
+## cvo upgrade --read-only: the dry run (src/cli/upgrade/dry_run.rs)
+
+dry-passed = пройдено
+dry-waived = снято
+dry-waived-by = {" "}(флагом { $flag })
+dry-blocking = блокирует
+dry-would-waive = {" "}({ $flag } снял бы его)
+dry-no-waiver = {" "}(ни один флаг его не снимает)
+dry-warning = замечание
+dry-unchecked = не проверено
+dry-cluster-checks = {" "}(проверяет кластер)
+dry-preconditions = Предусловия (--read-only: проверены, ничего не записано):
+dry-none-apply = {"  "}(к этому запросу ни одно не относится)
+dry-would-patch = Был бы отправлен патч clusterversion/{ $name } (JSON merge patch):
+dry-then = Затем: { $done }
+
+## cvo upgrade: the status view, flags and channel (src/cli/upgrade/mod.rs)
+
+upgrade-no-cluster-version = Сведений о версии кластера нет: чтобы получить текущую версию, нужно подключиться к серверу OpenShift версии 4
+upgrade-from-read-only = --from только для чтения: для --to, --to-image, --to-latest, --to-multi-arch и --clear нужен кластер (kubeconfig)
+upgrade-clear-alone = --clear нельзя указывать вместе с другими флагами
+upgrade-multi-alone = --to-multi-arch нельзя указывать вместе с --to, --to-image или --to-latest
+upgrade-to-or-image = можно указать только один из --to и --to-image
+upgrade-latest-alone = --to-latest нельзя указывать вместе с --to или --to-image
+upgrade-to-semver = --to должен быть семантической версией (например, 4.0.1 или 4.1.0-nightly-20181104): { $e }
+upgrade-tag-resolved = info: { $image } указывает на { $by_digest }; запрашивается дайджест
+upgrade-tag-resolve-failed = --to-image { $image }: не удалось получить дайджест по тегу: { $e }
+upgrade-no-cv-in = нет ClusterVersion в { $source }: добавьте файл с clusterversion/version
+upgrade-reading-cv = { $cluster }: чтение clusterversion/version
+upgrade-accepting-risk = warning: принимается риск { $name }: { $message }{ $url }
+upgrade-empty-channel = пустой канал: чтобы очистить канал обновлений, укажите --clear
+upgrade-channel-from-read-only = --from только для чтения: чтобы задать или очистить канал обновлений, нужен кластер (kubeconfig)
+upgrade-failing =
+    Failing={ $status }:
+    {""}
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+    {""}
+    {""}
+upgrade-no-failing-info = warning: сведений о Failing сейчас нет; подробнее см. `oc describe clusterversion`.
+upgrade-no-progressing-info = warning: сведений о Progressing сейчас нет; подробнее см. `oc describe clusterversion`.
+upgrade-not-upgradeable =
+    Upgradeable=False
+    {""}
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+    {""}
+    {""}
+upgrade-release-accepted =
+    ReleaseAccepted={ $status }
+    {""}
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+    {""}
+    {""}
+upgrade-col-version = ВЕРСИЯ
+upgrade-col-image = ОБРАЗ
+upgrade-cannot-refresh =
+    warning: не удаётся обновить список доступных обновлений:
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+    { $age }
+    {""}
+upgrade-cannot-display =
+    warning: не удаётся показать доступные обновления:
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+    {""}
+    {""}
+upgrade-known-issue =
+    {""}
+    {"  "}Версия: { $version }
+    {"  "}Образ: { $image }
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+    {""}
+upgrade-qualifier-status = , или с состоянием рекомендации «{ $status }»,
+
+## cvo upgrade recommend (src/cli/upgrade/recommend.rs); the checks' types, reasons and alert
+## texts stay as oc prints them.
+
+recommend-quiet-needs-version = --quiet можно указать только вместе с --version
+recommend-outdated-with-version = с --version флаг --show-outdated-releases не нужен
+recommend-bad-semver = не удаётся разобрать целевую версию SemVer «{ $v }»: { $e }
+recommend-in-channel-not-offered = { $v } есть в канале { $channel }, но не предлагается: { $why }.
+recommend-no-alert-data = У этого запуска с --from нет данных об оповещениях (файл --alerts FILE не указан)
+recommend-no-alert-data-at = У этого запуска с --from нет данных об оповещениях в { $path }
+recommend-accepted-prefix = принято{" "}
+recommend-in-progress =
+    info: выполняется обновление. Возможно, стоит дождаться его завершения, прежде чем запрашивать новое.
+    {"  "}{ $message }
+    {""}
+    {""}
+recommend-precheck-failed = Не удалось проверить по крайней мере часть предусловий: { $e }
+recommend-happy =
+    Следующие условия не нашли препятствий для обновления этого кластера до более новых релизов: { $list }
+    {""}
+    {""}
+recommend-accepted =
+    Следующие условия нашли поводы для беспокойства при обновлении этого кластера до более новых релизов, но они явно приняты через --accept: { $list }
+    {""}
+    {""}
+recommend-unhappy =
+    Следующие условия нашли поводы для беспокойства при обновлении этого кластера до более новых релизов: { $list }
+    {""}
+    {""}
+recommend-check =
+    { $type_ }={ $status }:
+    {""}
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+    {""}
+    {""}
+recommend-cannot-refresh =
+    warning: не удаётся обновить список доступных обновлений:
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+    {""}
+    {""}
+recommend-upstream-unset = Служба обновлений (upstream) не задана, поэтому кластер использует подходящую по умолчанию.
+recommend-upstream = Служба обновлений (upstream): { $url }
+recommend-bad-available = warning: не удаётся разобрать версию SemVer доступного обновления «{ $version }»: { $e }
+recommend-cannot-inject = warning: не удаётся добавить Upgradeable=False как риск условного обновления: { $e }
+recommend-col-issues = ПРОБЛЕМЫ
+recommend-updates-to = Обновления до { $major }.{ $minor }:
+recommend-older = И ещё { $count } { $count ->
+        [one] более старое обновление
+        [few] более старых обновления
+       *[many] более старых обновлений
+    } { $major }.{ $minor }: их покажут '--show-outdated-releases' или '--version VERSION'.
+recommend-no-issues = известных проблем, касающихся этого кластера, нет
+recommend-long-entry =
+    {"  "}Версия: { $version }
+    {"  "}Образ: { $image }
+    {"  "}Причина: { $reason }
+    {"  "}Сообщение: { $message }
+    {""}
+recommend-no-context = поэтому показать контекст для запрошенного релиза { $v } невозможно
+recommend-none-available = доступных обновлений нет, { $tail }
+recommend-none-to-major = обновлений до { $major } нет, { $tail }
+recommend-none-to-minor = обновлений до { $major }.{ $minor } нет, { $tail }
+recommend-none-to-version = обновления до { $v } нет, поэтому показать контекст для запрошенного релиза невозможно
+recommend-version-clean =
+    У обновления до { $version } нет известных проблем, касающихся этого кластера.
+    Образ: { $image }
+    URL релиза: { $url }
+    {""}
+recommend-accepted-via = { $reason } принято через ConditionalUpdateRisk
+recommend-version-risk =
+    Обновление до { $version } { $type_ }={ $status }:
+    Образ: { $image }
+    URL релиза: { $url }
+    Причина: { $reason }
+    Сообщение: { $message }
+    {""}
+recommend-not-accepted = проблемы, которые касаются этого кластера, но не перечислены в --accept: { $list }
+recommend-clean-but-accepted = У обновления до { $version } нет известных проблем, касающихся этого кластера, кроме принятых { $list }.

@@ -132,4 +132,42 @@ mod tests {
             "Preconditions (--read-only: checked, nothing written):\n  (none apply to this request)\nWould patch clusterversion/version (JSON merge patch):\n  spec.channel = \"fast-4.16\"\n"
         );
     }
+
+    /// `--lang ru`: the states and notes in Russian, in a column wide enough for the longest
+    /// word; the precondition names, flags and patch lines as they are.
+    #[test]
+    fn the_dry_run_in_russian() {
+        use crate::l10n::{Lang, scoped};
+        let v = |state, message: &str| Verdict {
+            name: "Failing",
+            state,
+            message: message.into(),
+        };
+        let line = |v: &Verdict| scoped(Lang::Ru, || verdict_line(v));
+        assert_eq!(
+            line(&v(VerdictState::Passed, "x")),
+            "  пройдено     Failing: x\n"
+        );
+        assert_eq!(
+            line(&v(VerdictState::Blocking(Some(Waiver::Force)), "a\nb")),
+            "  блокирует    Failing (--force снял бы его): a\n                 b\n"
+        );
+        assert_eq!(
+            line(&v(VerdictState::Unchecked, "x")),
+            "  не проверено Failing (проверяет кластер): x\n"
+        );
+        let plan = Plan {
+            name: "version".into(),
+            patch: serde_json::json!({"spec": {"channel": "fast-4.16"}}),
+            target: None,
+            verdicts: Vec::new(),
+            waived_risks: Vec::new(),
+            warnings: Vec::new(),
+            done: "Запрошено обновление до 4.16.4".into(),
+        };
+        assert_eq!(
+            scoped(Lang::Ru, || plan_text(&plan)),
+            "Предусловия (--read-only: проверены, ничего не записано):\n  (к этому запросу ни одно не относится)\nБыл бы отправлен патч clusterversion/version (JSON merge patch):\n  spec.channel = \"fast-4.16\"\nЗатем: Запрошено обновление до 4.16.4\n"
+        );
+    }
 }

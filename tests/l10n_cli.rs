@@ -51,8 +51,8 @@ fn a_russian_locale_leaves_status_and_upgrade_in_ocs_english() {
     }
 }
 
-/// `--lang ru` is the one way to `cvo status` in Russian: its headings and labels (what oc
-/// prints as assessments, phases and column names stays).
+/// `--lang ru` is the one way to `cvo status` in Russian: its headings, labels and column
+/// names (what oc prints as assessments, phases, levels and impacts stays: scripts match them).
 #[test]
 fn lang_ru_asks_status_for_russian() {
     let s = format!(
@@ -77,8 +77,26 @@ fn lang_ru_asks_status_for_russian() {
     assert!(russian.starts_with("= Управляющий слой =\n"), "{russian}");
     assert!(russian.contains("Целевая версия:"), "{russian}");
     assert!(russian.contains("= Обновление рабочих узлов ="), "{russian}");
-    // oc's table headers and assessments stay.
-    assert!(russian.contains("ASSESSMENT"), "{russian}");
+    // The tables' column names in Russian, aligned by cells; oc's values as they are.
+    assert!(
+        russian.contains("\nПУЛ РАБОЧИХ УЗЛОВ   ОЦЕНКА        ЗАВЕРШЕНИЕ   СТАТУС\n"),
+        "{russian}"
+    );
+    assert!(
+        russian.contains(
+            "\nworker              Progressing   0% (0/2)     доступны: 1, обновляются: 1, освобождаются: 1\n"
+        ),
+        "{russian}"
+    );
+    assert!(
+        russian.contains("\nПРОШЛО   УРОВЕНЬ   ВЛИЯНИЕ   СООБЩЕНИЕ\n14m4s    Info      None      "),
+        "{russian}"
+    );
+    assert!(!russian.contains("ASSESSMENT"), "{russian}");
+    assert!(
+        english.contains("\nWORKER POOL   ASSESSMENT    COMPLETION   STATUS\n"),
+        "{english}"
+    );
     assert_eq!(
         russian.lines().count(),
         english.lines().count(),
@@ -174,4 +192,75 @@ fn english_texts_never_parse_the_russian_catalogue() {
     assert!(catalogue_loaded());
     set(Lang::En);
     assert_eq!(text("tab-overview", "Overview"), "Overview");
+}
+
+/// `cvo --lang ru upgrade recommend`: oc's headings, labels and listing in Russian; the checks'
+/// types, reasons and messages, versions and images as they are. Without the flag (and under a
+/// Russian locale) the output is the English one, byte for byte.
+#[test]
+fn lang_ru_asks_upgrade_recommend_for_russian() {
+    let from = demo_cluster();
+    let args = ["upgrade", "recommend", "--from", from.as_str()];
+    let (code, russian, err) = cvo_in(&[], &[&["--lang", "ru"][..], &args].concat());
+    assert_eq!(code, 0, "{err}");
+    for line in [
+        "Следующие условия нашли поводы для беспокойства при обновлении этого кластера до более новых релизов: recommended/Alert",
+        "recommended/Alert=Unknown:",
+        "  Причина: NoTestData",
+        "  Сообщение: У этого запуска с --from нет данных об оповещениях (файл --alerts FILE не указан)",
+        "Канал обновлений: stable-4.16 (доступные каналы: candidate-4.16, fast-4.16, stable-4.16)",
+        "Обновления до 4.16:",
+        "  Версия: 4.16.5",
+        "  Причина: OVNKubernetesEgressIPRegression",
+        "  ВЕРСИЯ      ПРОБЛЕМЫ",
+        "  4.16.4      известных проблем, касающихся этого кластера, нет",
+    ] {
+        assert!(
+            russian.lines().any(|l| l == line),
+            "no line {line:?} in:\n{russian}"
+        );
+    }
+    let (code, english, err) = cvo_in(RU, &args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        english.lines().count(),
+        russian.lines().count(),
+        "{english}\n{russian}"
+    );
+    assert!(
+        english.contains("\n  VERSION     ISSUES\n  4.16.4      no known issues relevant to this cluster\n"),
+        "{english}"
+    );
+    assert!(!english.contains("Причина"), "{english}");
+}
+
+/// `cvo --lang ru upgrade ...`'s refusals and usage errors are Russian; without the flag they
+/// are oc's English under any locale.
+#[test]
+fn lang_ru_words_upgrades_refusals_and_usage_errors() {
+    let from = demo_cluster();
+    for (args, russian, english) in [
+        (
+            vec!["upgrade", "--to", "x.y"],
+            "cvo: --to должен быть семантической версией (например, 4.0.1 или 4.1.0-nightly-20181104): ",
+            "cvo: --to must be a semantic version (e.g. 4.0.1 or 4.1.0-nightly-20181104): ",
+        ),
+        (
+            vec!["upgrade", "--to", "4.16.4", "--from", &from],
+            "cvo: --from только для чтения: для --to, --to-image, --to-latest, --to-multi-arch и --clear нужен кластер (kubeconfig)\n",
+            "cvo: --from is read-only: --to, --to-image, --to-latest, --to-multi-arch and --clear need a cluster (kubeconfig)\n",
+        ),
+        (
+            vec!["upgrade", "recommend", "--from", &from, "--version", "4.16.4"],
+            "cvo: проблемы, которые касаются этого кластера, но не перечислены в --accept: AlertNoTestData\n",
+            "cvo: issues that apply to this cluster but which were not included in --accept: AlertNoTestData\n",
+        ),
+    ] {
+        let (code, _, err) = cvo_in(&[], &[&["--lang", "ru"][..], &args].concat());
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.starts_with(russian), "{args:?}: {err}");
+        let (en_code, _, err) = cvo_in(RU, &args);
+        assert_eq!(en_code, code, "{args:?}");
+        assert!(err.starts_with(english), "{args:?}: {err}");
+    }
 }

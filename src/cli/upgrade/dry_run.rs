@@ -144,10 +144,7 @@ mod tests {
             message: message.into(),
         };
         let line = |v: &Verdict| scoped(Lang::Ru, || verdict_line(v));
-        assert_eq!(
-            line(&v(VerdictState::Passed, "x")),
-            "  пройдено     Failing: x\n"
-        );
+        assert_eq!(line(&v(VerdictState::Passed, "x")), "  пройдено     Failing: x\n");
         assert_eq!(
             line(&v(VerdictState::Blocking(Some(Waiver::Force)), "a\nb")),
             "  блокирует    Failing (--force снял бы его): a\n                 b\n"

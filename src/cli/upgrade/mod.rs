@@ -244,14 +244,13 @@ fn request_of(a: &UpgradeArgs) -> anyhow::Result<Option<Request>> {
         }));
     }
     if let Some(image) = &a.to_image {
-        let spec = PullSpec::parse(image)
-            .map_err(|e| {
-                usage(&trf!(
-                    "req-invalid-pullspec",
-                    "--to-image must be a valid image pull spec: {e}",
-                    e = e.to_string()
-                ))
-            })?;
+        let spec = PullSpec::parse(image).map_err(|e| {
+            usage(&trf!(
+                "req-invalid-pullspec",
+                "--to-image must be a valid image pull spec: {e}",
+                e = e.to_string()
+            ))
+        })?;
         if !spec.is_by_digest() {
             if !a.force {
                 return Err(usage(tr!(
@@ -503,7 +502,11 @@ fn run_recommend(r: RecommendArgs) -> anyhow::Result<ExitCode> {
     let usage = |m: String| -> anyhow::Error { UsageError(m).into() };
     if r.quiet && r.version.is_none() {
         return Err(usage(
-            tr!("recommend-quiet-needs-version", "--quiet can only be set when --version is set").into(),
+            tr!(
+                "recommend-quiet-needs-version",
+                "--quiet can only be set when --version is set"
+            )
+            .into(),
         ));
     }
     if r.version.is_some() && r.show_outdated_releases {

@@ -584,7 +584,11 @@ fn version_mode(
         v = v.to_string()
     );
     if buckets.is_empty() {
-        return Err(trf!("recommend-none-available", "no updates available, {tail}", tail = tail));
+        return Err(trf!(
+            "recommend-none-available",
+            "no updates available, {tail}",
+            tail = tail
+        ));
     }
     if !buckets.keys().any(|&(major, _)| major == v.major) {
         return Err(trf!(

@@ -350,7 +350,11 @@ fn set_channel(cv: &ClusterVersion, channel: &str, flags: &Flags) -> Result<Outc
     let current = cv.spec.channel.as_deref().unwrap_or("");
     if channel == current {
         return Ok(no_change(if current.is_empty() {
-            tr!("req-channel-already-clear", "info: Cluster channel is already clear (no change)").to_string()
+            tr!(
+                "req-channel-already-clear",
+                "info: Cluster channel is already clear (no change)"
+            )
+            .to_string()
         } else {
             trf!(
                 "req-channel-already",
@@ -418,7 +422,12 @@ fn set_channel(cv: &ClusterVersion, channel: &str, flags: &Flags) -> Result<Outc
     } else if channels.iter().any(|c| c == channel) {
         verdicts.push(Verdict::passed(
             CHANNEL_KNOWN,
-            trf!("req-channel-listed", "{version} is in {channel}", version = version, channel = channel),
+            trf!(
+                "req-channel-listed",
+                "{version} is in {channel}",
+                version = version,
+                channel = channel
+            ),
         ));
     } else {
         let refused = trf!(
@@ -502,9 +511,16 @@ fn accept_risks(cv: &ClusterVersion, names: &[String], gate: bool) -> Result<Out
         .flat_map(|u| u.accept_risks.iter().map(|r| r.name.as_str()))
         .collect();
     // oc's texts (`pkg/cli/admin/upgrade/accept/accept.go`).
-    let shown = trf!("req-accept-shown", "info: Accept risks are [{list}]", list = unique.join(", "));
+    let shown = trf!(
+        "req-accept-shown",
+        "info: Accept risks are [{list}]",
+        list = unique.join(", ")
+    );
     if current == unique {
-        return Ok(no_change(tr!("req-accept-unchanged", "info: Accept risks are not changed")));
+        return Ok(no_change(tr!(
+            "req-accept-unchanged",
+            "info: Accept risks are not changed"
+        )));
     }
     let value = if unique.is_empty() {
         Value::Null

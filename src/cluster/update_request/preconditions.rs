@@ -60,10 +60,18 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
     };
     let explicit_image = matches!(request, Request::ToImage { .. });
     if let Some(v) = to.filter(|v| *v == desired.version) {
-        return Ok(no_change(trf!("req-already-at-version", "info: Cluster is already at version {v}", v = v)));
+        return Ok(no_change(trf!(
+            "req-already-at-version",
+            "info: Cluster is already at version {v}",
+            v = v
+        )));
     }
     if let Some(i) = to_image.filter(|i| explicit_image && *i == desired.image) {
-        return Ok(no_change(trf!("req-already-at", "info: Cluster is already at {i}", i = i)));
+        return Ok(no_change(trf!(
+            "req-already-at",
+            "info: Cluster is already at {i}",
+            i = i
+        )));
     }
 
     let mut verdicts = Vec::new();
@@ -87,7 +95,11 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
             }
             verdicts.push(Verdict::passed(
                 "Recommended",
-                trf!("req-recommended", "{version} is a recommended update", version = t.version),
+                trf!(
+                    "req-recommended",
+                    "{version} is a recommended update",
+                    version = t.version
+                ),
             ));
             target = Some(t);
             break;
@@ -126,7 +138,11 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
         verdicts.push(Verdict {
             name: "ListedTarget",
             state: VerdictState::Waived(Waiver::AllowExplicitUpgrade),
-            message: trf!("req-not-listed", "{image} is not one of the available updates", image = image),
+            message: trf!(
+                "req-not-listed",
+                "{image} is not one of the available updates",
+                image = image
+            ),
         });
         target = Some(Release {
             image,
@@ -144,7 +160,11 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
         } else {
             verdicts.push(Verdict::passed(
                 "Recommended",
-                trf!("req-recommended", "{version} is a recommended update", version = first.version),
+                trf!(
+                    "req-recommended",
+                    "{version} is a recommended update",
+                    version = first.version
+                ),
             ));
         }
         target = Some(first.clone());
@@ -166,7 +186,11 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
         .filter(|v| v.state == VerdictState::Waived(Waiver::Force))
     {
         if v.name.starts_with("ClusterVersion") {
-            warnings.push(trf!("req-force-waiving", "--force is waiving: {message}", message = v.message));
+            warnings.push(trf!(
+                "req-force-waiving",
+                "--force is waiving: {message}",
+                message = v.message
+            ));
         }
     }
 
@@ -175,9 +199,17 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
     }
     let patch = desired_update_patch(cv, &target, flags.force);
     let done = if target.version.is_empty() {
-        trf!("req-done-image", "Requested update to release image {image}", image = target.image)
+        trf!(
+            "req-done-image",
+            "Requested update to release image {image}",
+            image = target.image
+        )
     } else {
-        trf!("req-done-version", "Requested update to {version}", version = target.version)
+        trf!(
+            "req-done-version",
+            "Requested update to {version}",
+            version = target.version
+        )
     };
     Ok(Outcome::Plan(Plan {
         name: cv_name(cv),
@@ -397,10 +429,13 @@ fn check_listed_pullspec(
             verdicts,
         ));
     }
-    let spec =
-        PullSpec::parse(image).map_err(|e| {
+    let spec = PullSpec::parse(image).map_err(|e| {
         refused(
-            trf!("req-listed-invalid", "is not a valid pull spec ({e})", e = e.to_string()),
+            trf!(
+                "req-listed-invalid",
+                "is not a valid pull spec ({e})",
+                e = e.to_string()
+            ),
             verdicts,
         )
     })?;
@@ -483,9 +518,17 @@ fn no_target(
         ("--to-image", None)
     };
     let next = if latest {
-        trf!("req-next-an", "{option} to continue with an update", option = option)
+        trf!(
+            "req-next-an",
+            "{option} to continue with an update",
+            option = option
+        )
     } else {
-        trf!("req-next-the", "{option} to continue with the update", option = option)
+        trf!(
+            "req-next-the",
+            "{option} to continue with the update",
+            option = option
+        )
     };
     let retrieved = cv.condition("RetrievedUpdates");
     let message = match retrieved {
@@ -692,7 +735,12 @@ fn passed_message(name: &str, cv: &ClusterVersion, current: &str, target: &str) 
             c = c,
             t = t
         ),
-        _ => trf!("req-giant-hop-ok", "{c} to {t} is within one minor version", c = c, t = t),
+        _ => trf!(
+            "req-giant-hop-ok",
+            "{c} to {t} is within one minor version",
+            c = c,
+            t = t
+        ),
     }
 }
 

@@ -922,7 +922,11 @@ fn refusals_and_verdicts_in_russian() {
         "кластер без ошибок (Failing не True)"
     );
     let r = scoped(Lang::Ru, || {
-        refused(&cluster(), &Request::Channel("candidate-4.17".into()), &Flags::default())
+        refused(
+            &cluster(),
+            &Request::Channel("candidate-4.17".into()),
+            &Flags::default(),
+        )
     });
     assert_eq!(
         r.message,
@@ -930,7 +934,11 @@ fn refusals_and_verdicts_in_russian() {
     );
     // The same calls in English stay oc's text.
     let r = scoped(Lang::En, || {
-        refused(&cluster(), &Request::Channel("candidate-4.17".into()), &Flags::default())
+        refused(
+            &cluster(),
+            &Request::Channel("candidate-4.17".into()),
+            &Flags::default(),
+        )
     });
     assert_eq!(
         r.message,

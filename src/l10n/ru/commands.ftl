@@ -258,3 +258,22 @@ recommend-version-risk =
     {""}
 recommend-not-accepted = проблемы, которые касаются этого кластера, но не перечислены в --accept: { $list }
 recommend-clean-but-accepted = У обновления до { $version } нет известных проблем, касающихся этого кластера, кроме принятых { $list }.
+
+## cvo status --lang ru (src/cli/status.rs): the column names (the dashboard's col-* texts),
+## the pool and node counts and the labels of --details=health; assessments, phases, levels
+## and impacts stay as oc prints them (the values scripts and the `/` filter match).
+
+status-col-worker-pool = ПУЛ РАБОЧИХ УЗЛОВ
+status-pool-total = всего: { $n }
+status-pool-counts = доступны: { $available }, обновляются: { $progressing }, освобождаются: { $draining }
+status-pool-excluded = , исключены: { $n }
+status-pool-degraded = , деградированы: { $n }
+status-omitted-nodes = Не показаны ещё узлы: всего { $total }, завершено { $completed }, доступны { $available }, обновляются { $progressing }, устарели { $outdated }, освобождаются { $draining }, исключены { $excluded }, деградированы 0.
+status-omitted-hint = Укажите --details=nodes, чтобы увидеть все сведения.
+status-label-message = Сообщение:{" "}
+status-label-since = С момента:
+status-label-level = Уровень:
+status-label-impact = Влияние:
+status-label-reference = Ссылка:
+status-label-resources = Ресурсы:
+status-label-description = Описание:

@@ -550,7 +550,9 @@ fn run_recommend(r: RecommendArgs) -> anyhow::Result<ExitCode> {
     let mut out = recommend::recommend(&cv, &source, &opts);
     match (&asked, &opts.version) {
         (Some(Err(_)), _) => explain::log_failure(asked.as_ref()),
-        (Some(Ok(x)), None) => out.stdout += &explain::section(x, "with --version VERSION"),
+        (Some(Ok(x)), None) => {
+            out.stdout += &explain::section(x, tr!("explain-with-version", "with --version VERSION"));
+        }
         // `--version V` of a release the service lists but does not offer: say why.
         (Some(Ok(x)), Some(v)) if out.error.is_some() => {
             if let Some(n) = x.not_offered.iter().find(|n| n.release.version == v.to_string()) {
@@ -838,7 +840,7 @@ pub fn status_view_with(
     }
     // A failure to ask is logged by the caller (`-v`): stderr stays as oc's.
     if let Some(Ok(x)) = &extras.asked {
-        out += &explain::section(x, "with --include-not-recommended");
+        out += &explain::section(x, tr!("explain-with-include", "with --include-not-recommended"));
     }
     (out, err)
 }

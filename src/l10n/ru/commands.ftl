@@ -277,3 +277,35 @@ status-label-impact = Влияние:
 status-label-reference = Ссылка:
 status-label-resources = Ресурсы:
 status-label-description = Описание:
+
+## cvo upgrade: cvo's own lines where oc's text does not cover the situation
+## (src/cli/upgrade/explain.rs) and accept's usage errors (src/cli/upgrade/accept.rs)
+
+accept-illegal-risk = недопустимый риск «{ $name }»
+accept-both = риски указаны и как Risk, и как Risk-: { $list }
+accept-replace-suffix = Суффикс '-' у рисков недопустим вместе с --replace
+explain-not-picked-up = info: обновление до { $target }, запрошенное в spec.desiredUpdate, ещё не подхвачено ни одним оператором версии кластера (ClusterVersion на поколении { $generation }, его статус — на { $observed }).
+explain-set-upstream = Чтобы получать их, задайте в spec.upstream URL службы обновлений.
+explain-not-fetched = info: доступные обновления не получаются (RetrievedUpdates=False, NoUpstream): { $how }
+explain-last-good = {"  "}Последний удачный ответ: { $age } назад, в { $at }, от { $upstream }
+explain-last-good-before = {"  "}Последний удачный ответ: более { $age } назад (до того, как RetrievedUpdates стал False в { $at })
+explain-last-good-unknown = {"  "}Последний удачный ответ: до того, как RetrievedUpdates стал False (время неизвестно)
+explain-why-via = обновления с { $from } пока нет; достижим через обновление сначала до { $v }
+explain-why-no-path = в этом канале нет пути обновления с { $from }
+explain-why-unusable = его условное обновление с { $from } отброшено: у риска нет распознанного правила сопоставления, или обновление объявлено дважды
+explain-why-not-recommended = не рекомендуется: риск { $names } относится к этому кластеру
+explain-why-unevaluated = состояние рекомендации { $status }{ $reason }: риск { $names } не удалось оценить
+explain-why-pending = условное обновление с риском { $names }, кластер его ещё не оценил
+explain-not-in-graph = Служба обновлений { $upstream } не знает { $from } в канале { $channel }, поэтому обновлений с него не предлагает.
+explain-nothing-newer = Служба обновлений { $upstream } не знает релизов новее { $from } в канале { $channel }.
+explain-all-offered = Служба обновлений { $upstream } предлагает все релизы новее { $from } в канале { $channel }.
+explain-not-offered = Релизы в канале { $channel } новее { $from }, которые не предлагаются (служба обновлений { $upstream }):
+explain-col-why = ПОЧЕМУ
+explain-older-not-offered = {"  "}И ещё { $count } { $count ->
+        [one] более старый релиз не предлагается
+        [few] более старых релиза не предлагаются
+       *[many] более старых релизов не предлагаются
+    }.
+explain-risks-in-full = Риски нерекомендуемого обновления полностью показываются { $details }.
+explain-with-version = с --version VERSION
+explain-with-include = с --include-not-recommended

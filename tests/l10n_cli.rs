@@ -264,3 +264,48 @@ fn lang_ru_words_upgrades_refusals_and_usage_errors() {
         assert!(err.starts_with(english), "{args:?}: {err}");
     }
 }
+
+/// The commands' last line on an error: in Russian it says what kind of failure it is before
+/// the error's own text; in English it is what it always was, under any locale for `status`
+/// and `upgrade` and without a Russian locale for the others.
+#[test]
+fn the_error_line_says_what_failed_in_russian() {
+    let dir = std::env::temp_dir().join(format!("cvo-l10n-err-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let kc = dir.join("kubeconfig");
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    std::fs::write(
+        &kc,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: dead\n  cluster: {server: \"https://127.0.0.1:9\"}\ncontexts:\n- name: dead\n  context: {cluster: dead, user: u}\ncurrent-context: dead\nusers:\n- name: u\n  user: {token: abc}\n",
+    )
+    .expect("write kubeconfig");
+    let kc = kc.display().to_string();
+    let head = "https://127.0.0.1:9/ (context \"dead\"): list clusteroperators: ServiceError: ";
+    let (code, _, english) = cvo_in(&[], &["get", "co", "--kubeconfig", &kc]);
+    assert_eq!(code, 1, "{english}");
+    assert!(english.starts_with(&format!("cvo: {head}")), "{english}");
+    let (code, _, russian) = cvo_in(RU, &["get", "co", "--kubeconfig", &kc]);
+    assert_eq!(code, 1, "{russian}");
+    assert_eq!(
+        russian,
+        format!("cvo: кластер недоступен: {}", &english["cvo: ".len()..])
+    );
+    // `cvo status` keeps oc's English under the locale, and is Russian with --lang ru.
+    let (_, _, status_en) = cvo_in(RU, &["status", "--kubeconfig", &kc]);
+    assert!(
+        status_en.starts_with("cvo: https://127.0.0.1:9/ (context \"dead\"): get clusterversion version: "),
+        "{status_en}"
+    );
+    let (_, _, status_ru) = cvo_in(&[], &["--lang", "ru", "status", "--kubeconfig", &kc]);
+    assert_eq!(
+        status_ru,
+        format!("cvo: кластер недоступен: {}", &status_en["cvo: ".len()..])
+    );
+    let (code, _, bad) = cvo_in(RU, &["get", "co", "--kubeconfig", "/nonexistent/kubeconfig"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        bad,
+        "cvo: kubeconfig непригоден: kubeconfig /nonexistent/kubeconfig: No such file or directory (os error 2)\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -86,7 +86,7 @@ pub fn watch(a: &GetArgs, kind: Kind) -> anyhow::Result<ExitCode> {
             if out::is_stdout_closed(&e) {
                 e
             } else {
-                anyhow::anyhow!("{}: {e:#}", conn.describe())
+                e.context(conn.describe())
             }
         })
     })

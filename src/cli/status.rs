@@ -84,7 +84,7 @@ fn ellipsis(s: &str, n: usize) -> String {
 /// An assessment that could not be made renders as its error, prefixed `error: `.
 pub fn render_text(a: &Assessment, details: Option<Details>) -> String {
     if let Some(e) = &a.error {
-        return format!("error: {e}\n");
+        return format!("{}{e}\n", tr!("error-prefix", "error: "));
     }
     if !a.updating {
         let mut out = tr!("status-not-updating", "The cluster is not updating.").to_owned() + "\n";

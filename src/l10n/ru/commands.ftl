@@ -309,3 +309,17 @@ explain-older-not-offered = {"  "}И ещё { $count } { $count ->
 explain-risks-in-full = Риски нерекомендуемого обновления полностью показываются { $details }.
 explain-with-version = с --version VERSION
 explain-with-include = с --include-not-recommended
+
+## The commands' last line on an error (cli::error_line): what kind of failure, then the
+## error's own text (kube's and the system's words, API verbs and resource names as they are).
+
+error-read-only = отказ в записи: режим только для чтения (--read-only) запрещает любую запись, в том числе запросы обновления
+error-unreachable = кластер недоступен
+error-unauthorized = кластер не принял учётные данные (401)
+error-forbidden = кластер запрещает это (403)
+error-not-found = не найдено в кластере (404)
+error-server = ошибка сервера API
+error-refused = сервер API отклонил запрос
+error-kubeconfig = kubeconfig непригоден
+error-no-cluster = не к чему подключиться: { $detail }
+error-prefix = ошибка:{" "}

@@ -323,3 +323,26 @@ error-refused = сервер API отклонил запрос
 error-kubeconfig = kubeconfig непригоден
 error-no-cluster = не к чему подключиться: { $detail }
 error-prefix = ошибка:{" "}
+
+## cvo payload inspect (src/cli/payload.rs): the labels and counts; manifest kinds and names,
+## exclusion categories and reasons, the profile, feature set and capabilities as they are.
+
+inspect-release = Релиз:
+inspect-architecture = Архитектура:
+inspect-channels = Каналы:
+inspect-url = URL:
+inspect-hash = Хэш:
+inspect-directory = Каталог:
+inspect-cluster = Кластер:
+inspect-warning = Предупреждение:
+inspect-none = <нет>
+inspect-release-unknown = неизвестен (нет release-metadata)
+inspect-hash-of = { $hash } (по { $included } { $included ->
+        [one] включённому манифесту
+       *[other] включённым манифестам
+    })
+inspect-manifests = Манифесты: загружено { $loaded }, включено { $included }, исключено { $excluded }
+inspect-excluded-by = {"  "}исключено по { $c }: { $n }
+inspect-task-graph = Граф задач ({ $mode }, обработчиков: { $workers }): узлов { $nodes } (с задачами { $with_tasks }), шагов { $steps }
+inspect-step = {"  "}шаг { $k }: { $parts }
+inspect-excluded-manifests = Исключённые манифесты:

@@ -346,3 +346,34 @@ inspect-excluded-by = {"  "}исключено по { $c }: { $n }
 inspect-task-graph = Граф задач ({ $mode }, обработчиков: { $workers }): узлов { $nodes } (с задачами { $with_tasks }), шагов { $steps }
 inspect-step = {"  "}шаг { $k }: { $parts }
 inspect-excluded-manifests = Исключённые манифесты:
+
+## cvo reconcile (src/cli/reconcile.rs): the text summary's labels and sentences and the
+## progress lines; the values (outcome, verbs, reasons, versions) as `-o json` gives them.
+
+reconcile-wait-cv = ClusterVersion ({ $error })
+reconcile-wait-pull = образ релиза { $image } (загрузка: { $progress })
+reconcile-wait-lease-held = Lease { $lease }, которым владеет { $holder }
+reconcile-wait-lease = Lease { $lease }
+reconcile-wait-start = ClusterVersion и полезную нагрузку релиза
+reconcile-wait-pass = завершения прохода { $pass }: выполнено задач { $done } из { $total }
+reconcile-wait-complete-why = завершения релиза ({ $why })
+reconcile-wait-complete = завершения релиза
+reconcile-wait-first-pass = начала первого прохода
+reconcile-waiting = cvo: ожидание: { $what } ({ $elapsed } из { $timeout })
+reconcile-abort = cvo: движок не остановился за 10s; он прерван
+reconcile-one-would-change = Изменился бы 1 объект (watch-only: ничего не записано)
+reconcile-would-change = { $n ->
+        [one] Изменился бы { $n } объект
+        [few] Изменились бы { $n } объекта
+       *[many] Изменились бы { $n } объектов
+    } (watch-only: ничего не записано)
+reconcile-drift-unknown = дрейф неизвестен: ни один проход не завершился целиком ({ $outcome }; watch-only: ничего не записано)
+reconcile-release = релиз:{" "}
+reconcile-outcome = итог:{" "}
+reconcile-tasks = задачи: выполнено { $done } из { $total }, проходов: { $passes }
+reconcile-requests = запросы к API:{" "}
+reconcile-writes = записи: { $writes } (объекты полезной нагрузки: { $objects }, статус ClusterVersion: { $status }, Lease: { $lease }, прочее: { $other })
+reconcile-progressing = ход:{" "}
+reconcile-failure = сбой:{" "}
+reconcile-reason = причина:{" "}
+reconcile-time = время:{" "}

@@ -377,3 +377,43 @@ reconcile-progressing = ход:{" "}
 reconcile-failure = сбой:{" "}
 reconcile-reason = причина:{" "}
 reconcile-time = время:{" "}
+
+## cvo rehearse's report (src/cli/rehearse/report.rs); the preconditions' states, the estimate's
+## method and the operators', pools' and risks' names and values as `-o json` gives them.
+
+rehearse-title = Репетиция обновления { $from } -> { $to } на смоделированной копии кластера: в ваш кластер ничего не записано.
+rehearse-target = Целевой релиз: { $image }
+rehearse-preconditions = Предусловия (как их решает `cvo upgrade --to-image --read-only`):
+rehearse-refused = {"  "}=> запрос был бы отклонён: { $refusal }
+rehearse-as-if-forced = {"     "}(репетиция продолжилась так, будто указан --force)
+rehearse-assume-recovery = считаются восстановившимися, когда запустят { $version } (--assume-recovery)
+rehearse-kept-degraded = остаются Degraded в репетиции (--assume-recovery репетирует их восстановление)
+rehearse-degraded = Degraded в снимке: кластерных операторов { $n }, { $how }:
+rehearse-no-reason = причина не указана
+rehearse-clipped = ... (полностью — в -o json)
+rehearse-manifests = Манифесты: создано { $c }, изменено { $u }, удалено { $d } из { $total } в полезной нагрузке релиза
+rehearse-created-note = {"  "}(объект, которого нет в снимке, считается созданным: must-gather не содержит рабочих нагрузок)
+rehearse-col-run-level = УРОВЕНЬ ЗАПУСКА
+rehearse-col-component = КОМПОНЕНТ
+rehearse-col-created = СОЗДАНО
+rehearse-col-changed = ИЗМЕНЕНО
+rehearse-col-deleted = УДАЛЕНО
+rehearse-operators = Кластерные операторы, которые обновятся: { $n }
+rehearse-new = (новый)
+rehearse-not-reached = (не достигнута)
+rehearse-pools = Пулы машин, которые обновятся: { $n } (перезагрузок узлов: { $nodes })
+rehearse-pool-updated = перезагружено узлов { $rebooted } из { $nodes }, Updated
+rehearse-pool-updating = перезагружено узлов { $rebooted } из { $nodes }, ещё обновляется
+rehearse-risks = Риски, относящиеся к { $version } (из conditionalUpdates кластера):
+rehearse-no-risks = {"  "}неизвестны
+rehearse-not-evaluated = не оценён
+rehearse-risk = {"  "}{ $name } (относится: { $applies }): { $message } { $url }
+rehearse-estimate = Оценка длительности:
+rehearse-about = {"  "}около { $m } мин: { $method }
+rehearse-rehearsal = Репетиция:
+rehearse-completed = {"  "}Завершена: выполнено задач { $done } из { $total } за { $secs } с смоделированного времени
+rehearse-stalled = {"  "}Застряла: выполнено задач { $done } из { $total } за { $secs } с смоделированного времени; { $min } мин ничего не менялось, поэтому репетиция остановлена
+rehearse-not-completed = {"  "}НЕ завершена за { $secs } с смоделированного времени: выполнено задач { $done } из { $total }
+rehearse-stuck = {"  "}застряло: { $s }
+rehearse-check-passed = с { $current } на { $version }: пройдено
+rehearse-payload-dir = { $image } — каталог полезной нагрузки, считается образом релиза по дайджесту

@@ -309,3 +309,64 @@ fn the_error_line_says_what_failed_in_russian() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `cvo payload inspect` follows the locale: its labels and counts in Russian under
+/// `LANG=ru_RU.UTF-8`, aligned in one column; English without it; `-o json` is data, English
+/// (byte for byte the same) whatever the language.
+#[test]
+fn payload_inspect_follows_the_locale_and_its_json_stays_english() {
+    let dir = format!("{}/assets/payloads/4.16.4", env!("CARGO_MANIFEST_DIR"));
+    let (code, russian, err) = cvo_in(RU, &["payload", "inspect", &dir]);
+    assert_eq!(code, 0, "{err}");
+    let (code, english, err) = cvo_in(&[], &["payload", "inspect", &dir]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        english.starts_with("Release:       4.16.4\nArchitecture:  "),
+        "{english}"
+    );
+    assert!(
+        russian.starts_with("Релиз:          4.16.4\nАрхитектура:    "),
+        "{russian}"
+    );
+    for line in [
+        "Каналы:         candidate-4.16, fast-4.16, stable-4.16",
+        "Манифесты: загружено 266, включено 265, исключено 1",
+        "  исключено по feature-set: 1",
+        "Исключённые манифесты:",
+    ] {
+        assert!(
+            russian.lines().any(|l| l == line),
+            "no line {line:?} in:\n{russian}"
+        );
+    }
+    assert!(
+        russian.contains("\n  шаг  1: [1] 00-cluster-version-operator"),
+        "{russian}"
+    );
+    assert!(russian.contains("(по 265 включённым манифестам)"), "{russian}");
+    assert_eq!(russian.lines().count(), english.lines().count());
+    let json_en = cvo_in(&[], &["payload", "inspect", &dir, "-o", "json"]);
+    assert_eq!(json_en.0, 0, "{}", json_en.2);
+    assert_eq!(cvo_in(RU, &["payload", "inspect", &dir, "-o", "json"]), json_en);
+    assert_eq!(
+        cvo_in(&[], &["--lang", "ru", "payload", "inspect", &dir, "-o", "json"]),
+        json_en
+    );
+}
+
+/// `cvo status -o json|yaml` is data: `--lang ru` leaves it English, byte for byte.
+#[test]
+fn status_documents_stay_english_with_lang_ru() {
+    let from = demo_cluster();
+    for format in ["json", "yaml"] {
+        let args = ["status", "--from", from.as_str(), "-o", format];
+        let english = cvo_in(&[], &args);
+        assert_eq!(english.0, 0, "{}", english.2);
+        assert!(!english.1.is_empty());
+        assert_eq!(
+            cvo_in(&[], &[&["--lang", "ru"][..], &args].concat()),
+            english,
+            "{format}"
+        );
+    }
+}

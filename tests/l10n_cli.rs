@@ -370,3 +370,33 @@ fn status_documents_stay_english_with_lang_ru() {
         );
     }
 }
+
+/// `cvo get` follows the locale for its own messages; its tables are oc's printer columns and
+/// values, byte for byte the same under a Russian locale.
+#[test]
+fn get_words_its_messages_and_keeps_ocs_tables() {
+    let cv = format!(
+        "{}/tests/fixtures/upstream/oc-upgrade-status/4.14.1-workers-started-updating-multiple-pools-cv.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    assert_eq!(
+        cvo_in(RU, &["get", "co", "--from", &cv]),
+        (0, "Ресурсы не найдены\n".to_owned(), String::new())
+    );
+    assert_eq!(
+        cvo_in(&[], &["get", "co", "--from", &cv]),
+        (0, "No resources found\n".to_owned(), String::new())
+    );
+    let (code, _, err) = cvo_in(RU, &["get", "foo", "--from", &cv]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("cvo: неизвестный вид ресурса «foo»; известные: clusterversion (cv)"),
+        "{err}"
+    );
+    let from = demo_cluster();
+    for kind in ["clusterversion", "co", "mcp", "nodes"] {
+        let english = cvo_in(&[], &["get", kind, "--from", &from]);
+        assert_eq!(english.0, 0, "{}", english.2);
+        assert_eq!(cvo_in(RU, &["get", kind, "--from", &from]), english, "{kind}");
+    }
+}

@@ -417,3 +417,9 @@ rehearse-not-completed = {"  "}НЕ завершена за { $secs } с смо�
 rehearse-stuck = {"  "}застряло: { $s }
 rehearse-check-passed = с { $current } на { $version }: пройдено
 rehearse-payload-dir = { $image } — каталог полезной нагрузки, считается образом релиза по дайджесту
+
+## cvo get (src/cli/get.rs): its own messages; the tables are oc's printer columns and
+## values, as `oc get` prints them (scripts read them).
+
+get-no-resources = Ресурсы не найдены
+get-unknown-kind = неизвестный вид ресурса «{ $kind }»; известные: { $known }

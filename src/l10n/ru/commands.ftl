@@ -423,3 +423,9 @@ rehearse-payload-dir = { $image } — каталог полезной нагру
 
 get-no-resources = Ресурсы не найдены
 get-unknown-kind = неизвестный вид ресурса «{ $kind }»; известные: { $known }
+
+## cvo payload verify (src/cli/payload_verify.rs)
+
+verify-verified = подпись проверена: { $digest }
+verify-signed-by = {"  "}{ $keyring }: ключ { $key } подписал { $identity } ({ $source })
+verify-not-verified = подпись не проверена: { $e }

@@ -565,22 +565,38 @@ pub async fn pull_release(
         }
         *l = (p.layers_done, p.bytes_done);
         eprintln!(
-            "cvo: pulling {}: layers {}/{}, {:.1}/{:.1} MB",
-            p.digest.as_deref().unwrap_or(&p.image),
-            p.layers_done,
-            p.layers_total,
-            p.bytes_done as f64 / 1e6,
-            p.bytes_total as f64 / 1e6
+            "{}",
+            trf!(
+                "pull-progress",
+                "cvo: pulling {image}: layers {done}/{total}, {mb_done}/{mb_total} MB",
+                image = p.digest.as_deref().unwrap_or(&p.image),
+                done = p.layers_done,
+                total = p.layers_total,
+                mb_done = format!("{:.1}", p.bytes_done as f64 / 1e6),
+                mb_total = format!("{:.1}", p.bytes_total as f64 / 1e6)
+            )
         );
     };
     let got = r.retrieve(pullspec, version, &report).await?;
     if progress {
-        eprintln!(
-            "cvo: {pullspec} is {} (release {}){}",
-            got.resolved.digest,
-            got.version,
-            if got.from_cache { ", from the cache" } else { "" }
-        );
+        let line = if got.from_cache {
+            trf!(
+                "pull-resolved-cached",
+                "cvo: {pullspec} is {digest} (release {version}), from the cache",
+                pullspec = pullspec,
+                digest = got.resolved.digest,
+                version = got.version
+            )
+        } else {
+            trf!(
+                "pull-resolved",
+                "cvo: {pullspec} is {digest} (release {version})",
+                pullspec = pullspec,
+                digest = got.resolved.digest,
+                version = got.version
+            )
+        };
+        eprintln!("{line}");
     }
     Ok(got)
 }

@@ -429,3 +429,9 @@ get-unknown-kind = неизвестный вид ресурса «{ $kind }»; �
 verify-verified = подпись проверена: { $digest }
 verify-signed-by = {"  "}{ $keyring }: ключ { $key } подписал { $identity } ({ $source })
 verify-not-verified = подпись не проверена: { $e }
+
+## cvo payload pull's progress on stderr (src/cli/payload.rs); the digest on stdout is data.
+
+pull-progress = cvo: загрузка { $image }: слоёв { $done } из { $total }, { $mb_done } из { $mb_total } МБ
+pull-resolved = cvo: { $pullspec } — это { $digest } (релиз { $version })
+pull-resolved-cached = cvo: { $pullspec } — это { $digest } (релиз { $version }), из кэша

@@ -306,11 +306,12 @@ fn resolve_tag(image: &str, registry: &super::args::RegistryArgs) -> anyhow::Res
     let resolved = runtime()?
         .block_on(async { Retriever::new(opts).resolve(image).await })
         .map_err(|e| {
-            anyhow::anyhow!(trf!(
+            let e = e.to_string();
+            anyhow::Error::msg(trf!(
                 "upgrade-tag-resolve-failed",
                 "--to-image {image}: resolving the tag to a digest: {e}",
                 image = image,
-                e = e.to_string()
+                e = e
             ))
         })?;
     Ok(resolved.by_digest)
@@ -328,10 +329,11 @@ fn load_cv_state(source: &SourceArgs) -> anyhow::Result<(ClusterVersion, crate::
     let cv = state.cluster_version.take();
     let cv = cv.ok_or_else(|| {
         if source.is_snapshot() {
-            anyhow::anyhow!(trf!(
+            let source = state.source.to_string();
+            anyhow::Error::msg(trf!(
                 "upgrade-no-cv-in",
                 "no ClusterVersion in {source}: add the file with clusterversion/version",
-                source = state.source.to_string()
+                source = source
             ))
         } else {
             anyhow::anyhow!(no_cluster_version())

@@ -400,3 +400,38 @@ fn get_words_its_messages_and_keeps_ocs_tables() {
         assert_eq!(cvo_in(RU, &["get", kind, "--from", &from]), english, "{kind}");
     }
 }
+
+/// `cvo --lang ru status --details health`: the insight blocks' labels in Russian, padded to
+/// one column; the insights' own words (the other catalogue's), levels and impacts as oc's.
+#[test]
+fn lang_ru_words_the_health_details() {
+    let s = format!(
+        "{}/tests/fixtures/upstream/oc-upgrade-status/4.14.1-degraded",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut args = vec!["--lang".to_owned(), "ru".to_owned(), "status".to_owned()];
+    for k in ["cv", "co", "mcp", "node", "mc"] {
+        args.extend(["--from".to_owned(), format!("{s}-{k}.yaml")]);
+    }
+    args.extend(["--details".to_owned(), "health".to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_, russian, err) = cvo_in(&[], &args);
+    assert!(!russian.is_empty(), "{err}");
+    for line in [
+        "  Уровень:     Error",
+        "  Влияние:     API Availability",
+        "  Ресурсы:",
+        "    clusteroperators.config.openshift.io: control-plane-machine-set",
+    ] {
+        assert!(
+            russian.lines().any(|l| l == line),
+            "no line {line:?} in:\n{russian}"
+        );
+    }
+    assert!(
+        russian.contains("\n  Ссылка:      https://github.com/openshift/runbooks/"),
+        "{russian}"
+    );
+    assert!(russian.contains("\n  Описание:    "), "{russian}");
+    assert!(!russian.contains("Impact:"), "{russian}");
+}

@@ -58,10 +58,12 @@ pub fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     let snapshot = a.view.source.is_snapshot();
     let state = a.view.source.load_once()?;
     if snapshot && state.cluster_version.is_none() {
-        anyhow::bail!(
-            "no ClusterVersion in {}: add the file with clusterversion/version",
-            state.source
-        );
+        let source = state.source.to_string();
+        anyhow::bail!(crate::l10n::trf!(
+            "upgrade-no-cv-in",
+            "no ClusterVersion in {source}: add the file with clusterversion/version",
+            source = source
+        ));
     }
     let now = resolve_now(now, &state, snapshot)?;
     let assessment = crate::assess::assess_with_wall_clock(&state, alerts.as_ref(), now.now, now.wall_clock);

@@ -171,7 +171,7 @@ fn main() -> ExitCode {
             // Not `eprintln!`: it panics when stderr is gone (the terminal closed), and the
             // dashboard's panic hook then aborts (exit 134) instead of exiting with the code.
             use std::io::Write as _;
-            let _ = writeln!(std::io::stderr(), "cvo: {e:#}");
+            let _ = writeln!(std::io::stderr(), "{}", cvo::cli::error_line(&e));
             ExitCode::from(cvo::cli::exit_code(&e))
         }
     }

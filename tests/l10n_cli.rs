@@ -51,8 +51,8 @@ fn a_russian_locale_leaves_status_and_upgrade_in_ocs_english() {
     }
 }
 
-/// `--lang ru` is the one way to `cvo status` in Russian: its headings and labels (what oc
-/// prints as assessments, phases and column names stays).
+/// `--lang ru` is the one way to `cvo status` in Russian: its headings, labels and column
+/// names (what oc prints as assessments, phases, levels and impacts stays: scripts match them).
 #[test]
 fn lang_ru_asks_status_for_russian() {
     let s = format!(
@@ -77,8 +77,26 @@ fn lang_ru_asks_status_for_russian() {
     assert!(russian.starts_with("= Управляющий слой =\n"), "{russian}");
     assert!(russian.contains("Целевая версия:"), "{russian}");
     assert!(russian.contains("= Обновление рабочих узлов ="), "{russian}");
-    // oc's table headers and assessments stay.
-    assert!(russian.contains("ASSESSMENT"), "{russian}");
+    // The tables' column names in Russian, aligned by cells; oc's values as they are.
+    assert!(
+        russian.contains("\nПУЛ РАБОЧИХ УЗЛОВ   ОЦЕНКА        ЗАВЕРШЕНИЕ   СТАТУС\n"),
+        "{russian}"
+    );
+    assert!(
+        russian.contains(
+            "\nworker              Progressing   0% (0/2)     доступны: 1, обновляются: 1, освобождаются: 1\n"
+        ),
+        "{russian}"
+    );
+    assert!(
+        russian.contains("\nПРОШЛО   УРОВЕНЬ   ВЛИЯНИЕ   СООБЩЕНИЕ\n14m4s    Info      None      "),
+        "{russian}"
+    );
+    assert!(!russian.contains("ASSESSMENT"), "{russian}");
+    assert!(
+        english.contains("\nWORKER POOL   ASSESSMENT    COMPLETION   STATUS\n"),
+        "{english}"
+    );
     assert_eq!(
         russian.lines().count(),
         english.lines().count(),
@@ -174,4 +192,246 @@ fn english_texts_never_parse_the_russian_catalogue() {
     assert!(catalogue_loaded());
     set(Lang::En);
     assert_eq!(text("tab-overview", "Overview"), "Overview");
+}
+
+/// `cvo --lang ru upgrade recommend`: oc's headings, labels and listing in Russian; the checks'
+/// types, reasons and messages, versions and images as they are. Without the flag (and under a
+/// Russian locale) the output is the English one, byte for byte.
+#[test]
+fn lang_ru_asks_upgrade_recommend_for_russian() {
+    let from = demo_cluster();
+    let args = ["upgrade", "recommend", "--from", from.as_str()];
+    let (code, russian, err) = cvo_in(&[], &[&["--lang", "ru"][..], &args].concat());
+    assert_eq!(code, 0, "{err}");
+    for line in [
+        "Следующие условия нашли поводы для беспокойства при обновлении этого кластера до более новых релизов: recommended/Alert",
+        "recommended/Alert=Unknown:",
+        "  Причина: NoTestData",
+        "  Сообщение: У этого запуска с --from нет данных об оповещениях (файл --alerts FILE не указан)",
+        "Канал обновлений: stable-4.16 (доступные каналы: candidate-4.16, fast-4.16, stable-4.16)",
+        "Обновления до 4.16:",
+        "  Версия: 4.16.5",
+        "  Причина: OVNKubernetesEgressIPRegression",
+        "  ВЕРСИЯ      ПРОБЛЕМЫ",
+        "  4.16.4      известных проблем, касающихся этого кластера, нет",
+    ] {
+        assert!(
+            russian.lines().any(|l| l == line),
+            "no line {line:?} in:\n{russian}"
+        );
+    }
+    let (code, english, err) = cvo_in(RU, &args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        english.lines().count(),
+        russian.lines().count(),
+        "{english}\n{russian}"
+    );
+    assert!(
+        english.contains("\n  VERSION     ISSUES\n  4.16.4      no known issues relevant to this cluster\n"),
+        "{english}"
+    );
+    assert!(!english.contains("Причина"), "{english}");
+}
+
+/// `cvo --lang ru upgrade ...`'s refusals and usage errors are Russian; without the flag they
+/// are oc's English under any locale.
+#[test]
+fn lang_ru_words_upgrades_refusals_and_usage_errors() {
+    let from = demo_cluster();
+    for (args, russian, english) in [
+        (
+            vec!["upgrade", "--to", "x.y"],
+            "cvo: --to должен быть семантической версией (например, 4.0.1 или 4.1.0-nightly-20181104): ",
+            "cvo: --to must be a semantic version (e.g. 4.0.1 or 4.1.0-nightly-20181104): ",
+        ),
+        (
+            vec!["upgrade", "--to", "4.16.4", "--from", &from],
+            "cvo: --from только для чтения: для --to, --to-image, --to-latest, --to-multi-arch и --clear нужен кластер (kubeconfig)\n",
+            "cvo: --from is read-only: --to, --to-image, --to-latest, --to-multi-arch and --clear need a cluster (kubeconfig)\n",
+        ),
+        (
+            vec!["upgrade", "recommend", "--from", &from, "--version", "4.16.4"],
+            "cvo: проблемы, которые касаются этого кластера, но не перечислены в --accept: AlertNoTestData\n",
+            "cvo: issues that apply to this cluster but which were not included in --accept: AlertNoTestData\n",
+        ),
+    ] {
+        let (code, _, err) = cvo_in(&[], &[&["--lang", "ru"][..], &args].concat());
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.starts_with(russian), "{args:?}: {err}");
+        let (en_code, _, err) = cvo_in(RU, &args);
+        assert_eq!(en_code, code, "{args:?}");
+        assert!(err.starts_with(english), "{args:?}: {err}");
+    }
+}
+
+/// The commands' last line on an error: in Russian it says what kind of failure it is before
+/// the error's own text; in English it is what it always was, under any locale for `status`
+/// and `upgrade` and without a Russian locale for the others.
+#[test]
+fn the_error_line_says_what_failed_in_russian() {
+    let dir = std::env::temp_dir().join(format!("cvo-l10n-err-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let kc = dir.join("kubeconfig");
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    std::fs::write(
+        &kc,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: dead\n  cluster: {server: \"https://127.0.0.1:9\"}\ncontexts:\n- name: dead\n  context: {cluster: dead, user: u}\ncurrent-context: dead\nusers:\n- name: u\n  user: {token: abc}\n",
+    )
+    .expect("write kubeconfig");
+    let kc = kc.display().to_string();
+    let head = "https://127.0.0.1:9/ (context \"dead\"): list clusteroperators: ServiceError: ";
+    let (code, _, english) = cvo_in(&[], &["get", "co", "--kubeconfig", &kc]);
+    assert_eq!(code, 1, "{english}");
+    assert!(english.starts_with(&format!("cvo: {head}")), "{english}");
+    let (code, _, russian) = cvo_in(RU, &["get", "co", "--kubeconfig", &kc]);
+    assert_eq!(code, 1, "{russian}");
+    assert_eq!(
+        russian,
+        format!("cvo: кластер недоступен: {}", &english["cvo: ".len()..])
+    );
+    // `cvo status` keeps oc's English under the locale, and is Russian with --lang ru.
+    let (_, _, status_en) = cvo_in(RU, &["status", "--kubeconfig", &kc]);
+    assert!(
+        status_en.starts_with("cvo: https://127.0.0.1:9/ (context \"dead\"): get clusterversion version: "),
+        "{status_en}"
+    );
+    let (_, _, status_ru) = cvo_in(&[], &["--lang", "ru", "status", "--kubeconfig", &kc]);
+    assert_eq!(
+        status_ru,
+        format!("cvo: кластер недоступен: {}", &status_en["cvo: ".len()..])
+    );
+    let (code, _, bad) = cvo_in(RU, &["get", "co", "--kubeconfig", "/nonexistent/kubeconfig"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        bad,
+        "cvo: kubeconfig непригоден: kubeconfig /nonexistent/kubeconfig: No such file or directory (os error 2)\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `cvo payload inspect` follows the locale: its labels and counts in Russian under
+/// `LANG=ru_RU.UTF-8`, aligned in one column; English without it; `-o json` is data, English
+/// (byte for byte the same) whatever the language.
+#[test]
+fn payload_inspect_follows_the_locale_and_its_json_stays_english() {
+    let dir = format!("{}/assets/payloads/4.16.4", env!("CARGO_MANIFEST_DIR"));
+    let (code, russian, err) = cvo_in(RU, &["payload", "inspect", &dir]);
+    assert_eq!(code, 0, "{err}");
+    let (code, english, err) = cvo_in(&[], &["payload", "inspect", &dir]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        english.starts_with("Release:       4.16.4\nArchitecture:  "),
+        "{english}"
+    );
+    assert!(
+        russian.starts_with("Релиз:          4.16.4\nАрхитектура:    "),
+        "{russian}"
+    );
+    for line in [
+        "Каналы:         candidate-4.16, fast-4.16, stable-4.16",
+        "Манифесты: загружено 266, включено 265, исключено 1",
+        "  исключено по feature-set: 1",
+        "Исключённые манифесты:",
+    ] {
+        assert!(
+            russian.lines().any(|l| l == line),
+            "no line {line:?} in:\n{russian}"
+        );
+    }
+    assert!(
+        russian.contains("\n  шаг  1: [1] 00-cluster-version-operator"),
+        "{russian}"
+    );
+    assert!(russian.contains("(по 265 включённым манифестам)"), "{russian}");
+    assert_eq!(russian.lines().count(), english.lines().count());
+    let json_en = cvo_in(&[], &["payload", "inspect", &dir, "-o", "json"]);
+    assert_eq!(json_en.0, 0, "{}", json_en.2);
+    assert_eq!(cvo_in(RU, &["payload", "inspect", &dir, "-o", "json"]), json_en);
+    assert_eq!(
+        cvo_in(&[], &["--lang", "ru", "payload", "inspect", &dir, "-o", "json"]),
+        json_en
+    );
+}
+
+/// `cvo status -o json|yaml` is data: `--lang ru` leaves it English, byte for byte.
+#[test]
+fn status_documents_stay_english_with_lang_ru() {
+    let from = demo_cluster();
+    for format in ["json", "yaml"] {
+        let args = ["status", "--from", from.as_str(), "-o", format];
+        let english = cvo_in(&[], &args);
+        assert_eq!(english.0, 0, "{}", english.2);
+        assert!(!english.1.is_empty());
+        assert_eq!(
+            cvo_in(&[], &[&["--lang", "ru"][..], &args].concat()),
+            english,
+            "{format}"
+        );
+    }
+}
+
+/// `cvo get` follows the locale for its own messages; its tables are oc's printer columns and
+/// values, byte for byte the same under a Russian locale.
+#[test]
+fn get_words_its_messages_and_keeps_ocs_tables() {
+    let cv = format!(
+        "{}/tests/fixtures/upstream/oc-upgrade-status/4.14.1-workers-started-updating-multiple-pools-cv.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    assert_eq!(
+        cvo_in(RU, &["get", "co", "--from", &cv]),
+        (0, "Ресурсы не найдены\n".to_owned(), String::new())
+    );
+    assert_eq!(
+        cvo_in(&[], &["get", "co", "--from", &cv]),
+        (0, "No resources found\n".to_owned(), String::new())
+    );
+    let (code, _, err) = cvo_in(RU, &["get", "foo", "--from", &cv]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("cvo: неизвестный вид ресурса «foo»; известные: clusterversion (cv)"),
+        "{err}"
+    );
+    let from = demo_cluster();
+    for kind in ["clusterversion", "co", "mcp", "nodes"] {
+        let english = cvo_in(&[], &["get", kind, "--from", &from]);
+        assert_eq!(english.0, 0, "{}", english.2);
+        assert_eq!(cvo_in(RU, &["get", kind, "--from", &from]), english, "{kind}");
+    }
+}
+
+/// `cvo --lang ru status --details health`: the insight blocks' labels in Russian, padded to
+/// one column; the insights' own words (the other catalogue's), levels and impacts as oc's.
+#[test]
+fn lang_ru_words_the_health_details() {
+    let s = format!(
+        "{}/tests/fixtures/upstream/oc-upgrade-status/4.14.1-degraded",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut args = vec!["--lang".to_owned(), "ru".to_owned(), "status".to_owned()];
+    for k in ["cv", "co", "mcp", "node", "mc"] {
+        args.extend(["--from".to_owned(), format!("{s}-{k}.yaml")]);
+    }
+    args.extend(["--details".to_owned(), "health".to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_, russian, err) = cvo_in(&[], &args);
+    assert!(!russian.is_empty(), "{err}");
+    for line in [
+        "  Уровень:     Error",
+        "  Влияние:     API Availability",
+        "  Ресурсы:",
+        "    clusteroperators.config.openshift.io: control-plane-machine-set",
+    ] {
+        assert!(
+            russian.lines().any(|l| l == line),
+            "no line {line:?} in:\n{russian}"
+        );
+    }
+    assert!(
+        russian.contains("\n  Ссылка:      https://github.com/openshift/runbooks/"),
+        "{russian}"
+    );
+    assert!(russian.contains("\n  Описание:    "), "{russian}");
+    assert!(!russian.contains("Impact:"), "{russian}");
 }

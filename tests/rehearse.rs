@@ -85,6 +85,25 @@ async fn a_must_gather_rehearses_to_completion() -> anyhow::Result<()> {
     let text = render_text(&r, false);
     assert!(text.contains("no previous update in status.history"), "{text}");
     assert!(text.contains("  Completed: "), "{text}");
+    // The same report worded in Russian (what a Russian locale prints): the labels, states and
+    // sentences; names, versions and the report's own messages as they are.
+    let ru = cvo::l10n::scoped(cvo::l10n::Lang::Ru, || render_text(&r, false));
+    assert_eq!(ru.lines().count(), text.lines().count(), "{ru}");
+    for line in [
+        "Целевой релиз: file://",
+        "  блокирует    ClusterVersionGiantHop (--force would waive it): ",
+        "  пройдено     Invalid: the ClusterVersion is valid",
+        "Манифесты: создано 233, изменено 0, удалено 0 из 265 в полезной нагрузке релиза",
+        "  УРОВЕНЬ ЗАПУСКА   КОМПОНЕНТ ",
+        "  master: перезагружено узлов 3 из 3, Updated: ",
+        "Оценка длительности:",
+        "  Завершена: выполнено задач 265 из 265 за ",
+    ] {
+        assert!(
+            ru.lines().any(|l| l.starts_with(line)),
+            "no line {line:?} in:\n{ru}"
+        );
+    }
     Ok(())
 }
 

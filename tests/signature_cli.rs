@@ -51,6 +51,45 @@ fn a_signed_release_verifies_and_says_by_which_key_and_signature() {
     );
 }
 
+/// `--lang ru` (or a Russian locale): the same lines worded in Russian; the digest, keyring,
+/// key, identity and signature source as they are.
+#[test]
+fn a_verified_release_in_russian() {
+    let spec = format!("registry.access.redhat.com/rhel7@{RH_DIGEST}");
+    let (code, out, err) = cvo(&[
+        "--lang",
+        "ru",
+        "payload",
+        "verify",
+        &spec,
+        "--keys",
+        &key("verifier-public-key-redhat-release"),
+        "--store",
+        &store(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        out,
+        format!(
+            "подпись проверена: {RH_DIGEST}\n  verifier-public-key-redhat-release: ключ 567E347AD0044ADE55BA8A5F199E2F91FD431D51 подписал registry.access.redhat.com/rhel7:7.6 ({}/sha256=e3f12513a4b22a2d7c0e7c9207f52128113758d9d68c7d06b11a0ac7672966f7/signature-1)\n",
+            store()
+        )
+    );
+    let (code, out, _) = cvo(&[
+        "--lang",
+        "ru",
+        "payload",
+        "verify",
+        RH_DIGEST,
+        "--keys",
+        &key("verifier-public-key-openshift-ci-4"),
+        "--store",
+        &store(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("подпись не проверена: "), "{out}");
+}
+
 #[test]
 fn an_unverified_release_exits_1_naming_store_and_keys() {
     let (code, out, err) = cvo(&[

@@ -353,6 +353,46 @@ Then: Requested update to 4.16.4
     assert!(String::from_utf8_lossy(&out.stderr).contains("--from is read-only"));
 }
 
+/// `--lang ru`: the dry run and a refusal worded in Russian (the precondition names, flags,
+/// versions and the patch as they are); still no write. A Russian locale alone changes nothing
+/// (the other tests' English).
+#[test]
+fn read_only_and_refusals_in_russian_with_lang_ru() {
+    let server = Server::start(|t| t);
+    let (code, out, err) = server.upgrade(&["--to", "4.16.4", "--read-only", "--lang", "ru"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "Предусловия (--read-only: проверены, ничего не записано):
+  пройдено     Recommended: 4.16.4 — рекомендуемое обновление
+  пройдено     PullSpec: quay.io/openshift-release-dev/ocp-release@sha256:4444444444444444444444444444444444444444444444444444444444444444 — ссылка на образ по дайджесту
+  пройдено     Invalid: ClusterVersion действителен
+  пройдено     Failing: кластер без ошибок (Failing не True)
+  пройдено     UpdateInProgress: обновление не выполняется
+  пройдено     ClusterVersionUpgradeable: Upgradeable не False
+  пройдено     ClusterVersionRollback: 4.16.4 не ниже 4.16.3
+  пройдено     ClusterVersionGiantHop: переход с 4.16.3 на 4.16.4 — в пределах одной минорной версии
+Был бы отправлен патч clusterversion/version (JSON merge patch):
+  spec.desiredUpdate.image = \"quay.io/openshift-release-dev/ocp-release@sha256:4444444444444444444444444444444444444444444444444444444444444444\"
+  spec.desiredUpdate.version = \"4.16.4\"
+Затем: Запрошено обновление до 4.16.4
+"
+    );
+    let (code, out, err) = server.upgrade(&["--to", "4.16.5", "--lang", "ru"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.starts_with("cvo: обновление 4.16.5 не входит в рекомендуемые, но доступно как условное обновление. Чтобы принять риск Recommended=False и продолжить обновление, укажите --allow-not-recommended.\n  Причина: "),
+        "{err}"
+    );
+    let (code, out, err) = server.upgrade(&["--to", "4.99.0", "--lang", "ru"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.starts_with("cvo: обновление не входит в возможные цели: "),
+        "{err}"
+    );
+    assert!(server.writes().is_empty(), "{:?}", server.writes());
+}
+
 #[test]
 fn unknown_versions_and_tags_are_refused_without_a_write() {
     let server = Server::start(|t| t);

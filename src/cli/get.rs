@@ -10,6 +10,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::l10n::{tr, trf};
 use crate::{cluster::ClusterState, openshift::Condition};
 
 pub use super::get_output::GetOutput;
@@ -55,7 +56,12 @@ impl Kind {
             | "machineconfigpool.machineconfiguration.openshift.io"
             | "machineconfigpools.machineconfiguration.openshift.io" => Kind::MachineConfigPool,
             "node" | "nodes" | "no" => Kind::Node,
-            _ => anyhow::bail!("unknown kind {s:?}; known kinds: {KNOWN_KINDS}"),
+            _ => anyhow::bail!(trf!(
+                "get-unknown-kind",
+                "unknown kind {kind:?}; known kinds: {known}",
+                kind = s,
+                known = KNOWN_KINDS
+            )),
         })
     }
 
@@ -231,7 +237,7 @@ fn pools_table(state: &ClusterState, now: DateTime<Utc>, keep: &dyn Fn(&str) -> 
         .filter(|p| keep(p.name()))
         .collect();
     if pools.is_empty() {
-        return "No resources found\n".into();
+        return format!("{}\n", tr!("get-no-resources", "No resources found"));
     }
     let mut rows = vec![
         [
@@ -289,7 +295,7 @@ fn nodes_table(state: &ClusterState, now: DateTime<Utc>, wide: bool, keep: &dyn 
         .filter(|n| keep(n.metadata.name.as_deref().unwrap_or("")))
         .collect();
     if nodes.is_empty() {
-        return "No resources found\n".into();
+        return format!("{}\n", tr!("get-no-resources", "No resources found"));
     }
     let mut header = vec!["NAME", "STATUS", "ROLES", "AGE", "VERSION"];
     if wide {
@@ -495,7 +501,7 @@ pub fn cluster_version_table(state: &ClusterState, now: DateTime<Utc>) -> anyhow
 /// resources found`.
 pub fn cluster_operators_table(state: &ClusterState, now: DateTime<Utc>) -> String {
     if state.cluster_operators.is_empty() {
-        return "No resources found\n".into();
+        return format!("{}\n", tr!("get-no-resources", "No resources found"));
     }
     let mut rows = vec![
         [

@@ -86,7 +86,7 @@ pub fn watch(a: &GetArgs, kind: Kind) -> anyhow::Result<ExitCode> {
             if out::is_stdout_closed(&e) {
                 e
             } else {
-                anyhow::anyhow!("{}: {e:#}", conn.describe())
+                e.context(conn.describe())
             }
         })
     })
@@ -111,7 +111,7 @@ impl Printer {
             Kind::Node => state.nodes.is_empty(),
         };
         if empty {
-            eprintln!("No resources found");
+            eprintln!("{}", crate::l10n::tr!("get-no-resources", "No resources found"));
             return Ok(());
         }
         out::print(&render(state, self.kind, None, self.output.as_ref(), Utc::now())?)

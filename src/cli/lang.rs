@@ -63,6 +63,14 @@ pub fn choose(flag: Option<Lang>, command: &str) {
     crate::l10n::set(resolve(flag, command, |k| std::env::var(k).ok()));
 }
 
+/// Sets the process's language to English for a run whose output is data (`-o json`,
+/// `-o yaml`): the documents other tools read hold cvo's texts (messages, reasons, verdicts)
+/// in English whatever `--lang` or the locale says. Called by a command before it computes
+/// anything when that output is chosen.
+pub fn data_output() {
+    crate::l10n::set(Lang::En);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -84,6 +84,77 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     }
 }
 
+/// The line `main` prints on stderr for the error a command returned: `cvo: ` and the error
+/// with its causes (`{e:#}`). In English that is all (byte for byte what it always was). In
+/// Russian the error's own text (already in Russian where cvo words it: usage errors, the
+/// update request's refusals) is preceded by what kind of failure it is when the chain shows
+/// it: the cluster unreachable or answering with an error ([`crate::informers::ApiFailure`]),
+/// a write refused by `--read-only` ([`crate::spec_request::SendError::ReadOnly`]), a
+/// kubeconfig that cannot be used. The technical detail after it (kube's and the system's
+/// words, the API verbs and resource names) stays as it is.
+pub fn error_line(e: &anyhow::Error) -> String {
+    use crate::l10n::{Lang, current, tr, trf};
+    let text = format!("{e:#}");
+    if current() == Lang::En {
+        return format!("cvo: {text}");
+    }
+    if let Some(crate::spec_request::SendError::ReadOnly) = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<crate::spec_request::SendError>())
+    {
+        return format!(
+            "cvo: {}",
+            tr!(
+                "error-read-only",
+                "refusing to write: read-only mode (--read-only) forbids every write, including update requests"
+            )
+        );
+    }
+    // The server's answer: `Some(code)`; no answer (connection, TLS, timeout): `None`.
+    let answer = e.chain().find_map(|c| {
+        if let Some(f) = c.downcast_ref::<crate::informers::ApiFailure>() {
+            let transport = ["ServiceError", "HyperError"]
+                .iter()
+                .any(|p| f.message.starts_with(p));
+            return (f.code.is_some() || transport).then_some(f.code);
+        }
+        match c.downcast_ref::<kube::Error>()? {
+            kube::Error::Api(s) => Some(Some(s.code)),
+            kube::Error::Service(_) | kube::Error::HyperError(_) => Some(None),
+            _ => None,
+        }
+    });
+    let kind = match answer {
+        Some(None) => Some(tr!("error-unreachable", "the cluster cannot be reached")),
+        Some(Some(401)) => Some(tr!(
+            "error-unauthorized",
+            "the cluster did not accept the credentials (401)"
+        )),
+        Some(Some(403)) => Some(tr!("error-forbidden", "the cluster forbids this (403)")),
+        Some(Some(404)) => Some(tr!("error-not-found", "not found on the cluster (404)")),
+        Some(Some(c)) if c >= 500 => Some(tr!("error-server", "the API server failed")),
+        Some(Some(_)) => Some(tr!("error-refused", "the API server refused the request")),
+        None if text.starts_with("kubeconfig ") => {
+            Some(tr!("error-kubeconfig", "the kubeconfig cannot be used"))
+        }
+        None if text.starts_with("no cluster to reach: ") => {
+            return format!(
+                "cvo: {}",
+                trf!(
+                    "error-no-cluster",
+                    "no cluster to reach: {detail}",
+                    detail = text.trim_start_matches("no cluster to reach: ")
+                )
+            );
+        }
+        None => None,
+    };
+    match kind {
+        Some(k) => format!("cvo: {k}: {text}"),
+        None => format!("cvo: {text}"),
+    }
+}
+
 /// The tokio runtime the commands run on: two worker threads, IO and time enabled, glibc's
 /// malloc arenas capped at [`heap::ARENAS`] before the threads start, and a task
 /// handing freed heap back to the system every [`heap::RELEASE_PERIOD`] (what keeps a
@@ -99,4 +170,54 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?;
     heap::spawn_periodic_release(&rt, heap::RELEASE_PERIOD);
     Ok(rt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::informers::ApiFailure;
+    use crate::l10n::{Lang, scoped};
+
+    fn failure(code: Option<u16>, message: &str) -> anyhow::Error {
+        anyhow::Error::from(ApiFailure {
+            what: "list clusteroperators".into(),
+            code,
+            reason: String::new(),
+            message: message.into(),
+        })
+        .context("https://h:6443/ (context \"c\")")
+    }
+
+    #[test]
+    fn the_error_line_is_the_chain_in_english_and_says_what_failed_in_russian() {
+        let dead = failure(None, "ServiceError: client error (Connect): refused");
+        let text = "https://h:6443/ (context \"c\"): list clusteroperators: ServiceError: client error (Connect): refused";
+        assert_eq!(scoped(Lang::En, || error_line(&dead)), format!("cvo: {text}"));
+        assert_eq!(
+            scoped(Lang::Ru, || error_line(&dead)),
+            format!("cvo: кластер недоступен: {text}")
+        );
+        let forbidden = failure(Some(403), "no");
+        assert!(
+            scoped(Lang::Ru, || error_line(&forbidden))
+                .starts_with("cvo: кластер запрещает это (403): https://h:6443/"),
+        );
+        // No answer, but not the transport either (a body that did not decode): no kind.
+        let decode = failure(None, "SerdeError: expected value");
+        assert!(scoped(Lang::Ru, || error_line(&decode)).starts_with("cvo: https://h:6443/"));
+        let read_only = anyhow::Error::from(crate::spec_request::SendError::ReadOnly);
+        assert_eq!(
+            scoped(Lang::Ru, || error_line(&read_only)),
+            "cvo: отказ в записи: режим только для чтения (--read-only) запрещает любую запись, в том числе запросы обновления"
+        );
+        assert_eq!(
+            scoped(Lang::En, || error_line(&read_only)),
+            "cvo: refusing to write: read-only mode (--read-only) forbids every write, including update requests"
+        );
+        let usage = anyhow::Error::from(UsageError("--speed 0: must be a positive number".into()));
+        assert_eq!(
+            scoped(Lang::Ru, || error_line(&usage)),
+            "cvo: --speed 0: must be a positive number"
+        );
+    }
 }

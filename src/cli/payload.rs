@@ -11,6 +11,7 @@ use std::{
 
 use serde_json::{Value, json};
 
+use crate::l10n::{tr, trf};
 use crate::reconcile::payload::{
     self, ExclusionReason, InclusionConfig, LoadOptions, LoadedPayload, Manifest, PayloadState, Task,
     TaskGraph,
@@ -195,38 +196,75 @@ fn describe(m: &Manifest) -> String {
 /// The text form.
 pub fn render_text(i: &Inspection) -> String {
     let mut s = String::new();
+    // The header's labels, padded to one column: 15 cells in English ("Architecture:  "), the
+    // longest label and a space in Russian (Cyrillic letters are one cell each).
+    let labels = [
+        tr!("inspect-release", "Release:"),
+        tr!("inspect-architecture", "Architecture:"),
+        tr!("inspect-channels", "Channels:"),
+        tr!("inspect-url", "URL:"),
+        tr!("inspect-hash", "Hash:"),
+        tr!("inspect-directory", "Directory:"),
+        tr!("inspect-cluster", "Cluster:"),
+        tr!("inspect-warning", "Warning:"),
+    ];
+    let w = labels
+        .iter()
+        .map(|l| l.chars().count() + 1)
+        .max()
+        .unwrap_or(0)
+        .max(15);
+    let [
+        release,
+        architecture,
+        channels,
+        url,
+        hash,
+        directory,
+        cluster,
+        warning,
+    ] = labels.map(|l| format!("{l:<w$}"));
+    let none = tr!("inspect-none", "<none>");
     let md = i.loaded.metadata.as_ref();
     match md {
         Some(md) => {
-            let _ = writeln!(s, "Release:       {}", md.release.version);
+            let _ = writeln!(s, "{release}{}", md.release.version);
             let arch = md
                 .release
                 .architecture
                 .clone()
                 .unwrap_or_else(|| payload::load::runtime_architecture().to_string());
-            let _ = writeln!(s, "Architecture:  {arch}");
+            let _ = writeln!(s, "{architecture}{arch}");
             let ch = if md.release.channels.is_empty() {
-                "<none>".to_string()
+                none.to_string()
             } else {
                 md.release.channels.join(", ")
             };
-            let _ = writeln!(s, "Channels:      {ch}");
+            let _ = writeln!(s, "{channels}{ch}");
             if let Some(u) = &md.release.url {
-                let _ = writeln!(s, "URL:           {u}");
+                let _ = writeln!(s, "{url}{u}");
             }
         }
         None => {
-            let _ = writeln!(s, "Release:       unknown (no release-metadata)");
+            let _ = writeln!(
+                s,
+                "{release}{}",
+                tr!("inspect-release-unknown", "unknown (no release-metadata)")
+            );
         }
     }
     let included = i.verdicts.iter().filter(|(_, r)| r.is_ok()).count();
-    let _ = writeln!(s, "Hash:          {} (of {included} included manifests)", i.hash);
     let _ = writeln!(
         s,
-        "Directory:     {} ({})",
-        i.loaded.dir.display(),
-        i.loaded.layout
+        "{hash}{}",
+        trf!(
+            "inspect-hash-of",
+            "{hash} (of {included} included manifests)",
+            hash = i.hash,
+            included = included
+        )
     );
+    let _ = writeln!(s, "{directory}{} ({})", i.loaded.dir.display(), i.loaded.layout);
     let o = &i.options;
     let fs = if o.feature_set.is_empty() {
         "Default"
@@ -234,13 +272,13 @@ pub fn render_text(i: &Inspection) -> String {
         o.feature_set.as_str()
     };
     let gates = if o.feature_gates.is_empty() {
-        "<none>".to_string()
+        none.to_string()
     } else {
         o.feature_gates.join(",")
     };
     let _ = writeln!(
         s,
-        "Cluster:       profile={} feature-set={fs} feature-gates={gates} capabilities={}{}",
+        "{cluster}profile={} feature-set={fs} feature-gates={gates} capabilities={}{}",
         o.profile,
         o.capabilities_baseline
             .as_deref()
@@ -252,38 +290,45 @@ pub fn render_text(i: &Inspection) -> String {
         }
     );
     for w in &i.loaded.warnings {
-        let _ = writeln!(s, "Warning:       {w}");
+        let _ = writeln!(s, "{warning}{w}");
     }
     let excluded: Vec<_> = i
         .verdicts
         .iter()
         .filter_map(|(m, r)| r.as_ref().err().map(|e| (m, e)))
         .collect();
-    let _ = writeln!(
-        s,
-        "\nManifests: {} loaded, {included} included, {} excluded",
-        i.verdicts.len(),
-        excluded.len()
+    s.push('\n');
+    s += &trf!(
+        "inspect-manifests",
+        "Manifests: {loaded} loaded, {included} included, {excluded} excluded",
+        loaded = i.verdicts.len(),
+        included = included,
+        excluded = excluded.len()
     );
+    s.push('\n');
     let mut by_cat: BTreeMap<&str, usize> = BTreeMap::new();
     for (_, e) in &excluded {
         *by_cat.entry(e.category()).or_default() += 1;
     }
     for (c, n) in &by_cat {
-        let _ = writeln!(s, "  excluded by {c}: {n}");
+        s += &trf!("inspect-excluded-by", "  excluded by {c}: {n}", c = *c, n = *n);
+        s.push('\n');
     }
     let (steps, nodes_with_tasks) = (
         steps(&i.graph),
         i.graph.nodes.iter().filter(|n| !n.tasks.is_empty()).count(),
     );
-    let _ = writeln!(
-        s,
-        "\nTask graph ({}, {} workers): {} nodes ({nodes_with_tasks} with tasks), {} steps",
-        o.mode.to_string().to_lowercase(),
-        i.workers,
-        i.graph.nodes.len(),
-        steps.len()
+    s.push('\n');
+    s += &trf!(
+        "inspect-task-graph",
+        "Task graph ({mode}, {workers} workers): {nodes} nodes ({with_tasks} with tasks), {steps} steps",
+        mode = o.mode.to_string().to_lowercase(),
+        workers = i.workers,
+        nodes = i.graph.nodes.len(),
+        with_tasks = nodes_with_tasks,
+        steps = steps.len()
     );
+    s.push('\n');
     for (k, step) in steps.iter().enumerate() {
         let parts: Vec<String> = step
             .iter()
@@ -292,10 +337,18 @@ pub fn render_text(i: &Inspection) -> String {
                 format!("[{id}] {} ({})", node_label(&n.tasks), n.tasks.len())
             })
             .collect();
-        let _ = writeln!(s, "  step {:>2}: {}", k + 1, parts.join(" | "));
+        s += &trf!(
+            "inspect-step",
+            "  step {k}: {parts}",
+            k = format!("{:>2}", k + 1),
+            parts = parts.join(" | ")
+        );
+        s.push('\n');
     }
     if !excluded.is_empty() {
-        let _ = writeln!(s, "\nExcluded manifests:");
+        s.push('\n');
+        s += tr!("inspect-excluded-manifests", "Excluded manifests:");
+        s.push('\n');
         for (m, e) in &excluded {
             let _ = writeln!(s, "  {}  {}: {e}", m.label(), describe(m));
         }
@@ -512,22 +565,38 @@ pub async fn pull_release(
         }
         *l = (p.layers_done, p.bytes_done);
         eprintln!(
-            "cvo: pulling {}: layers {}/{}, {:.1}/{:.1} MB",
-            p.digest.as_deref().unwrap_or(&p.image),
-            p.layers_done,
-            p.layers_total,
-            p.bytes_done as f64 / 1e6,
-            p.bytes_total as f64 / 1e6
+            "{}",
+            trf!(
+                "pull-progress",
+                "cvo: pulling {image}: layers {done}/{total}, {mb_done}/{mb_total} MB",
+                image = p.digest.as_deref().unwrap_or(&p.image),
+                done = p.layers_done,
+                total = p.layers_total,
+                mb_done = format!("{:.1}", p.bytes_done as f64 / 1e6),
+                mb_total = format!("{:.1}", p.bytes_total as f64 / 1e6)
+            )
         );
     };
     let got = r.retrieve(pullspec, version, &report).await?;
     if progress {
-        eprintln!(
-            "cvo: {pullspec} is {} (release {}){}",
-            got.resolved.digest,
-            got.version,
-            if got.from_cache { ", from the cache" } else { "" }
-        );
+        let line = if got.from_cache {
+            trf!(
+                "pull-resolved-cached",
+                "cvo: {pullspec} is {digest} (release {version}), from the cache",
+                pullspec = pullspec,
+                digest = got.resolved.digest,
+                version = got.version
+            )
+        } else {
+            trf!(
+                "pull-resolved",
+                "cvo: {pullspec} is {digest} (release {version})",
+                pullspec = pullspec,
+                digest = got.resolved.digest,
+                version = got.version
+            )
+        };
+        eprintln!("{line}");
     }
     Ok(got)
 }

@@ -6,6 +6,7 @@
 
 use std::{collections::BTreeMap, process::ExitCode, time::Duration};
 
+use crate::l10n::trf;
 use anyhow::Context as _;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
@@ -55,12 +56,18 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
         tracing::info!("{}", verifier.describe());
         match verifier.verify(&a.release).await {
             Ok(ok) => {
-                let mut text = format!("verified {}\n", ok.digest);
+                let mut text = trf!("verify-verified", "verified {digest}", digest = ok.digest);
+                text.push('\n');
                 for by in &ok.by {
-                    text += &format!(
-                        "  {}: key {} signed {} ({})\n",
-                        by.keyring, by.key, by.identity, by.source
+                    text += &trf!(
+                        "verify-signed-by",
+                        "  {keyring}: key {key} signed {identity} ({source})",
+                        keyring = by.keyring,
+                        key = by.key,
+                        identity = by.identity,
+                        source = by.source
                     );
+                    text.push('\n');
                 }
                 super::out::print(&text)?;
                 Ok(ExitCode::SUCCESS)
@@ -69,7 +76,11 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
                 Err(UsageError(format!("{}: {e}", a.release)).into())
             }
             Err(e) => {
-                super::out::println(&format!("not verified: {e}"))?;
+                super::out::println(&trf!(
+                    "verify-not-verified",
+                    "not verified: {e}",
+                    e = e.to_string()
+                ))?;
                 Ok(ExitCode::from(super::EXIT_FAILURE))
             }
         }

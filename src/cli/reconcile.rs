@@ -9,6 +9,8 @@ use std::{
 
 use serde::Serialize;
 
+use crate::l10n::{tr, trf};
+
 use crate::reconcile::{
     Engine, EngineConfig, EngineTimings,
     api::{Drift, DriftRecord, EngineMode, EngineState, StatusSnapshot},
@@ -213,28 +215,45 @@ async fn probe(client: &kube::Client, within: Duration) -> Result<(), String> {
 fn waiting_for(s: &StatusSnapshot, until: Until) -> String {
     if let Some(e) = &s.last_error {
         // The engine loop's own error: reading, creating or writing the ClusterVersion.
-        return format!("the ClusterVersion ({})", clip(first_line(e), 200));
+        return trf!(
+            "reconcile-wait-cv",
+            "the ClusterVersion ({error})",
+            error = clip(first_line(e), 200)
+        );
     }
     if let Some(pull) = &s.payload_pull {
-        return format!("the release image {} (pulling {})", pull.image, pull.describe());
+        return trf!(
+            "reconcile-wait-pull",
+            "the release image {image} (pulling {progress})",
+            image = pull.image,
+            progress = pull.describe()
+        );
     }
     match &s.state {
         EngineState::Blocked(why) => return why.clone(),
         EngineState::WaitingForLease => {
             return match &s.lease_holder {
-                Some(h) => format!("the Lease {LEASE}, held by {h}"),
-                None => format!("the Lease {LEASE}"),
+                Some(h) => trf!(
+                    "reconcile-wait-lease-held",
+                    "the Lease {lease}, held by {holder}",
+                    lease = LEASE,
+                    holder = h.to_string()
+                ),
+                None => trf!("reconcile-wait-lease", "the Lease {lease}", lease = LEASE),
             };
         }
-        EngineState::Starting => return "the ClusterVersion and the payload".into(),
+        EngineState::Starting => {
+            return tr!("reconcile-wait-start", "the ClusterVersion and the payload").into();
+        }
         _ => {}
     }
     if s.running {
-        return format!(
-            "pass {} to finish: {}/{} tasks done",
-            s.counters.passes + 1,
-            s.done,
-            s.total
+        return trf!(
+            "reconcile-wait-pass",
+            "pass {pass} to finish: {done}/{total} tasks done",
+            pass = s.counters.passes + 1,
+            done = s.done,
+            total = s.total
         );
     }
     match until {
@@ -246,12 +265,20 @@ fn waiting_for(s: &StatusSnapshot, until: Until) -> String {
                 .map(|c| c.message().to_string())
                 .filter(|m| !m.is_empty());
             match (progressing, &s.failure) {
-                (_, Some(f)) => format!("the release to complete ({})", first_line(&f.message)),
-                (Some(p), None) => format!("the release to complete ({})", first_line(&p)),
-                (None, None) => "the release to complete".into(),
+                (_, Some(f)) => trf!(
+                    "reconcile-wait-complete-why",
+                    "the release to complete ({why})",
+                    why = first_line(&f.message)
+                ),
+                (Some(p), None) => trf!(
+                    "reconcile-wait-complete-why",
+                    "the release to complete ({why})",
+                    why = first_line(&p)
+                ),
+                (None, None) => tr!("reconcile-wait-complete", "the release to complete").into(),
             }
         }
-        _ => "the first pass to start".into(),
+        _ => tr!("reconcile-wait-first-pass", "the first pass to start").into(),
     }
 }
 
@@ -506,7 +533,8 @@ pub async fn run_engine(
             }
             () = tokio::time::sleep_until(deadline) => {
                 let s = h.status.borrow().clone();
-                let what = waiting_for(&s, until);
+                // The reason is data (`-o json` too): English in every language.
+                let what = crate::l10n::scoped(crate::l10n::Lang::En, || waiting_for(&s, until));
                 let (outcome, code, why) = match probe(&client, PROBE_TIMEOUT).await {
                     Err(e) => ("unreachable", exit::UNREACHABLE, format!("the API server cannot be reached: {e}")),
                     Ok(()) => ("timeout", exit::TIMEOUT, format!(
@@ -518,7 +546,8 @@ pub async fn run_engine(
             }
             stop = &mut ctl.stop => {
                 let s = h.status.borrow().clone();
-                let what = waiting_for(&s, until);
+                // The reason is data (`-o json` too): English in every language.
+                let what = crate::l10n::scoped(crate::l10n::Lang::En, || waiting_for(&s, until));
                 let why = format!("stopped by {} while waiting for {what}", stop.signal);
                 break (s, "interrupted", stop.exit_code, Some(why));
             }
@@ -543,10 +572,14 @@ pub async fn run_engine(
                 }
                 let _ = writeln!(
                     ctl.progress,
-                    "cvo: waiting for {} ({} of {})",
-                    waiting_for(&s, until),
-                    secs(started.elapsed()),
-                    secs(timeout)
+                    "{}",
+                    trf!(
+                        "reconcile-waiting",
+                        "cvo: waiting for {what} ({elapsed} of {timeout})",
+                        what = waiting_for(&s, until),
+                        elapsed = secs(started.elapsed()),
+                        timeout = secs(timeout)
+                    )
                 );
             }
         }
@@ -559,7 +592,11 @@ pub async fn run_engine(
     {
         let _ = writeln!(
             ctl.progress,
-            "cvo: the engine did not stop within 10s; aborted it"
+            "{}",
+            tr!(
+                "reconcile-abort",
+                "cvo: the engine did not stop within 10s; aborted it"
+            )
         );
         h.abort().await;
     }
@@ -704,47 +741,86 @@ pub fn render_text(s: &ReconcileSummary) -> String {
     if s.dry_run && s.outcome == "pass-done" {
         out.push_str(&render_drift(&s.drift));
         let n = s.drift.len();
-        let _ = writeln!(
-            out,
-            "{n} object{} would change (watch-only: nothing was written)",
-            if n == 1 { "" } else { "s" }
-        );
+        let line = if n == 1 {
+            tr!(
+                "reconcile-one-would-change",
+                "1 object would change (watch-only: nothing was written)"
+            )
+            .to_string()
+        } else {
+            trf!(
+                "reconcile-would-change",
+                "{n} objects would change (watch-only: nothing was written)",
+                n = n
+            )
+        };
+        let _ = writeln!(out, "{line}");
     } else if s.dry_run {
         // No whole pass: the drift is unknown, not empty.
         let _ = writeln!(
             out,
-            "drift unknown: no whole pass ran ({}; watch-only: nothing was written)",
-            s.outcome
+            "{}",
+            trf!(
+                "reconcile-drift-unknown",
+                "drift unknown: no whole pass ran ({outcome}; watch-only: nothing was written)",
+                outcome = s.outcome
+            )
         );
     }
-    let _ = writeln!(out, "release: {} ({})", s.version, s.image);
-    let _ = writeln!(out, "outcome: {}", s.outcome);
-    let _ = writeln!(out, "tasks: {}/{} done, {} pass(es)", s.done, s.total, s.passes);
+    // The labels are words; the values (outcome, verbs, reasons) stay as `-o json` gives them.
+    let _ = writeln!(
+        out,
+        "{}{} ({})",
+        tr!("reconcile-release", "release: "),
+        s.version,
+        s.image
+    );
+    let _ = writeln!(out, "{}{}", tr!("reconcile-outcome", "outcome: "), s.outcome);
+    let _ = writeln!(
+        out,
+        "{}",
+        trf!(
+            "reconcile-tasks",
+            "tasks: {done}/{total} done, {passes} pass(es)",
+            done = s.done,
+            total = s.total,
+            passes = s.passes
+        )
+    );
     let verbs: Vec<String> = s.requests.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let _ = writeln!(
         out,
-        "API requests: {} ({})",
+        "{}{} ({})",
+        tr!("reconcile-requests", "API requests: "),
         s.requests.values().sum::<u64>(),
         verbs.join(" ")
     );
     let _ = writeln!(
         out,
-        "writes: {} (payload objects: {}, ClusterVersion status: {}, Lease: {}, other: {})",
-        s.writes, s.object_writes, s.status_writes, s.lease_writes, s.other_writes
+        "{}",
+        trf!(
+            "reconcile-writes",
+            "writes: {writes} (payload objects: {objects}, ClusterVersion status: {status}, Lease: {lease}, other: {other})",
+            writes = s.writes,
+            objects = s.object_writes,
+            status = s.status_writes,
+            lease = s.lease_writes,
+            other = s.other_writes
+        )
     );
     if let Some(p) = &s.progressing {
-        let _ = writeln!(out, "progressing: {p}");
+        let _ = writeln!(out, "{}{p}", tr!("reconcile-progressing", "progressing: "));
     }
     if let Some(f) = &s.failure {
-        let _ = writeln!(out, "failure: {f}");
+        let _ = writeln!(out, "{}{f}", tr!("reconcile-failure", "failure: "));
     }
     if let Some(e) = &s.error {
-        let _ = writeln!(out, "error: {e}");
+        let _ = writeln!(out, "{}{e}", tr!("error-prefix", "error: "));
     }
     if let Some(r) = &s.reason {
-        let _ = writeln!(out, "reason: {r}");
+        let _ = writeln!(out, "{}{r}", tr!("reconcile-reason", "reason: "));
     }
-    let _ = writeln!(out, "time: {:.3}s", s.seconds);
+    let _ = writeln!(out, "{}{:.3}s", tr!("reconcile-time", "time: "), s.seconds);
     out
 }
 

@@ -206,3 +206,43 @@ fn waiting_for_names_what_is_missing() {
         "the release image r.example/ocp:4.1 (pulling sha256:eeeeeeeeeeee layers 1/2, 2.0/10.0 MB)"
     );
 }
+
+/// In Russian the summary's labels and sentences are Russian; the values (outcome, reason,
+/// versions) are what `-o json` gives.
+#[test]
+fn the_summary_in_russian() {
+    use crate::l10n::{Lang, scoped};
+    let text = scoped(Lang::Ru, || render_text(&summary("timeout", true)));
+    assert_eq!(
+        text,
+        "дрейф неизвестен: ни один проход не завершился целиком (timeout; watch-only: ничего не записано)\nрелиз: <not loaded> (file:///p)\nитог: timeout\nзадачи: выполнено 0 из 0, проходов: 0\nзапросы к API: 0 ()\nзаписи: 0 (объекты полезной нагрузки: 0, статус ClusterVersion: 0, Lease: 0, прочее: 0)\nпричина: timed out after 2s waiting for the first pass to start\nвремя: 0.500s\n"
+    );
+    let count = |n: usize| {
+        let mut s = summary("pass-done", true);
+        s.drift = (0..n).map(|_| drift_record()).collect();
+        let text = scoped(Lang::Ru, || render_text(&s));
+        text.lines()
+            .find(|l| l.contains("(watch-only"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(
+        count(0),
+        "Изменились бы 0 объектов (watch-only: ничего не записано)"
+    );
+    assert_eq!(count(1), "Изменился бы 1 объект (watch-only: ничего не записано)");
+    assert_eq!(
+        count(3),
+        "Изменились бы 3 объекта (watch-only: ничего не записано)"
+    );
+}
+
+fn drift_record() -> crate::reconcile::api::DriftRecord {
+    crate::reconcile::api::DriftRecord {
+        task: "configmap \"ns/a\" (1 of 1)".into(),
+        kind: "ConfigMap".into(),
+        namespace: "ns".into(),
+        name: "a".into(),
+        drift: crate::reconcile::api::Drift::Delete,
+    }
+}

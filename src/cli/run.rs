@@ -51,14 +51,19 @@ pub fn timeout_flag(t: Option<f64>) -> Result<Option<Duration>, UsageError> {
 /// Usage errors of `--now`; a file or cluster that cannot be read; a snapshot without a
 /// ClusterVersion; the assessment's error in text output.
 pub fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
+    if a.output != StatusOutput::Text {
+        super::lang::data_output();
+    }
     let (now, alerts) = a.view.now_and_alerts()?;
     let snapshot = a.view.source.is_snapshot();
     let state = a.view.source.load_once()?;
     if snapshot && state.cluster_version.is_none() {
-        anyhow::bail!(
-            "no ClusterVersion in {}: add the file with clusterversion/version",
-            state.source
-        );
+        let source = state.source.to_string();
+        anyhow::bail!(crate::l10n::trf!(
+            "upgrade-no-cv-in",
+            "no ClusterVersion in {source}: add the file with clusterversion/version",
+            source = source
+        ));
     }
     let now = resolve_now(now, &state, snapshot)?;
     let assessment = crate::assess::assess_with_wall_clock(&state, alerts.as_ref(), now.now, now.wall_clock);
@@ -223,6 +228,9 @@ pub fn sim_serve(a: crate::sim::serve::ServeArgs) -> anyhow::Result<ExitCode> {
 /// # Errors
 /// Only when JSON output cannot be encoded.
 pub fn payload_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
+    if a.output == Output::Json {
+        super::lang::data_output();
+    }
     use crate::reconcile::payload::PayloadState;
     let opts = super::payload::InspectOptions {
         profile: a.profile,
@@ -288,6 +296,9 @@ pub fn payload_pull(a: super::args::PullArgs) -> anyhow::Result<ExitCode> {
 /// used; signal handlers that cannot be installed. A directory that is not a release image
 /// root is one `cvo: --payload DIR: ...` line and exit 5, before the cluster is reached.
 pub fn reconcile(a: ReconcileArgs) -> anyhow::Result<ExitCode> {
+    if a.output == Output::Json {
+        super::lang::data_output();
+    }
     use super::reconcile::{ReconcileOptions, RunControl, Until};
     let timeout = timeout_flag(a.timeout)?;
     let pull = super::payload::is_pull_spec(&a.payload);
@@ -386,6 +397,9 @@ fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = super::reco
 /// Bad flags (usage error), an unreadable snapshot or payload, a failed pull.
 #[cfg(feature = "sim")]
 pub fn rehearse(a: super::args::RehearseArgs) -> anyhow::Result<ExitCode> {
+    if a.output == super::args::Output::Json {
+        super::lang::data_output();
+    }
     let speed = a.speed.unwrap_or(super::rehearse::DEFAULT_SPEED);
     if !(speed.is_finite() && speed > 0.0) {
         return Err(UsageError(crate::l10n::trf!(

@@ -188,7 +188,7 @@ impl SourceArgs {
                 live::fetch_some(&conn.client, &conn.context, reads)
             })
             .await
-            .map_err(|e| anyhow::anyhow!("{}: {e:#}", conn.describe()))
+            .map_err(|e| e.context(conn.describe()))
         })
     }
 }

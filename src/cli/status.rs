@@ -84,7 +84,7 @@ fn ellipsis(s: &str, n: usize) -> String {
 /// An assessment that could not be made renders as its error, prefixed `error: `.
 pub fn render_text(a: &Assessment, details: Option<Details>) -> String {
     if let Some(e) = &a.error {
-        return format!("error: {e}\n");
+        return format!("{}{e}\n", tr!("error-prefix", "error: "));
     }
     if !a.updating {
         let mut out = tr!("status-not-updating", "The cluster is not updating.").to_owned() + "\n";
@@ -111,29 +111,44 @@ pub fn render_text(a: &Assessment, details: Option<Details>) -> String {
         out.push('\n');
         out.push_str(tr!("status-worker-upgrade", "= Worker Upgrade ="));
         out.push('\n');
-        let mut t = String::from("\nWORKER POOL\tASSESSMENT\tCOMPLETION\tSTATUS\n");
+        let mut t = String::from("\n");
+        t += &header(&[
+            tr!("status-col-worker-pool", "WORKER POOL"),
+            tr!("col-assessment", "ASSESSMENT"),
+            tr!("col-completion", "COMPLETION"),
+            tr!("col-status", "STATUS"),
+        ]);
         for p in a.worker_pools() {
             if p.total == 0 {
-                let _ = writeln!(t, "{}\tEmpty\t\t{} Total", p.name, p.total);
+                let _ = writeln!(
+                    t,
+                    "{}\tEmpty\t\t{}",
+                    p.name,
+                    trf!("status-pool-total", "{n} Total", n = p.total)
+                );
                 continue;
             }
             let _ = write!(
                 t,
-                "{}\t{}\t{}% ({}/{})\t{} Available, {} Progressing, {} Draining",
+                "{}\t{}\t{}% ({}/{})\t{}",
                 p.name,
                 p.assessment.as_str(),
                 pct(p.completion_percent),
                 p.total - p.outdated,
                 p.total,
-                p.available,
-                p.progressing,
-                p.draining
+                trf!(
+                    "status-pool-counts",
+                    "{available} Available, {progressing} Progressing, {draining} Draining",
+                    available = p.available,
+                    progressing = p.progressing,
+                    draining = p.draining
+                )
             );
             if p.excluded > 0 {
-                let _ = write!(t, ", {} Excluded", p.excluded);
+                t += &trf!("status-pool-excluded", ", {n} Excluded", n = p.excluded);
             }
             if p.degraded > 0 {
-                let _ = write!(t, ", {} Degraded", p.degraded);
+                t += &trf!("status-pool-degraded", ", {n} Degraded", n = p.degraded);
             }
             t.push('\n');
         }
@@ -246,7 +261,13 @@ fn control_plane(a: &Assessment, want: Want, out: &mut String) {
     if want.operators && !cp.updating_operators.is_empty() {
         out.push('\n');
         out.push_str(tr!("status-updating-operators", "Updating Cluster Operators"));
-        let mut t = String::from("\nNAME\tSINCE\tREASON\tMESSAGE\n");
+        let mut t = String::from("\n");
+        t += &header(&[
+            tr!("col-name", "NAME"),
+            tr!("col-since", "SINCE"),
+            tr!("col-reason", "REASON"),
+            tr!("col-message", "MESSAGE"),
+        ]);
         for o in &cp.updating_operators {
             let reason = if o.reason.is_empty() {
                 "-"
@@ -296,7 +317,15 @@ fn node_table(p: &PoolAssessment, want: Want, out: &mut String) {
             pool = p.name
         ));
     }
-    let mut t = String::from("\nNAME\tASSESSMENT\tPHASE\tVERSION\tEST\tMESSAGE\n");
+    let mut t = String::from("\n");
+    t += &header(&[
+        tr!("col-name", "NAME"),
+        tr!("col-assessment", "ASSESSMENT"),
+        tr!("col-phase", "PHASE"),
+        tr!("col-version", "VERSION"),
+        tr!("col-est", "EST"),
+        tr!("col-message", "MESSAGE"),
+    ]);
     let (mut total, mut completed, mut available, mut progressing, mut outdated, mut draining, mut excluded) =
         (0, 0, 0, 0, 0, 0, 0);
     for (i, n) in p.nodes.iter().enumerate() {
@@ -334,28 +363,83 @@ fn node_table(p: &PoolAssessment, want: Want, out: &mut String) {
     }
     out.push_str(&tabwriter::format(&t, 0, 3));
     if total > 0 {
-        let _ = writeln!(
-            out,
-            "...\nOmitted additional {total} Total, {completed} Completed, {available} Available, {progressing} \
-             Progressing, {outdated} Outdated, {draining} Draining, {excluded} Excluded, and 0 Degraded nodes.\n\
-             Pass along --details=nodes to see all information."
-        );
+        out.push_str("...\n");
+        out.push_str(&trf!(
+            "status-omitted-nodes",
+            "Omitted additional {total} Total, {completed} Completed, {available} Available, {progressing} Progressing, {outdated} Outdated, {draining} Draining, {excluded} Excluded, and 0 Degraded nodes.",
+            total = total,
+            completed = completed,
+            available = available,
+            progressing = progressing,
+            outdated = outdated,
+            draining = draining,
+            excluded = excluded
+        ));
+        out.push('\n');
+        out.push_str(tr!(
+            "status-omitted-hint",
+            "Pass along --details=nodes to see all information."
+        ));
+        out.push('\n');
+    }
+}
+
+/// A table's header line: the column names, tab-separated, ending the line.
+fn header(columns: &[&str]) -> String {
+    columns.join("\t") + "\n"
+}
+
+/// The labels of `--details=health`'s insight blocks, in the current language, and the width
+/// they are padded to (13 in English, as oc: "Description: "; the longest Russian label and a
+/// space, counted in characters, which are cells here).
+struct HealthLabels {
+    message: &'static str,
+    since: &'static str,
+    level: &'static str,
+    impact: &'static str,
+    reference: &'static str,
+    resources: &'static str,
+    description: &'static str,
+    width: usize,
+}
+
+impl HealthLabels {
+    fn current() -> HealthLabels {
+        let mut l = HealthLabels {
+            message: tr!("status-label-message", "Message: "),
+            since: tr!("status-label-since", "Since:"),
+            level: tr!("status-label-level", "Level:"),
+            impact: tr!("status-label-impact", "Impact:"),
+            reference: tr!("status-label-reference", "Reference:"),
+            resources: tr!("status-label-resources", "Resources:"),
+            description: tr!("status-label-description", "Description:"),
+            width: 13,
+        };
+        let longest = [l.since, l.level, l.impact, l.reference, l.description]
+            .iter()
+            .map(|s| s.chars().count() + 1)
+            .max()
+            .unwrap_or(13);
+        l.width = longest.max(13);
+        l
     }
 }
 
 fn health(insights: &[Insight], detailed: bool, out: &mut String) {
+    let labels = HealthLabels::current();
     if detailed {
         for (i, ins) in insights.iter().enumerate() {
             if i > 0 {
                 out.push('\n');
             }
-            let _ = writeln!(out, "Message: {}", ins.summary);
-            let _ = writeln!(out, "  {:<13}{}", "Since:", ins.since);
-            let _ = writeln!(out, "  {:<13}{}", "Level:", ins.level.as_str());
-            let _ = writeln!(out, "  {:<13}{}", "Impact:", ins.impact.as_str());
-            let _ = writeln!(out, "  {:<13}{}", "Reference:", ins.reference);
+            let w = labels.width;
+            let _ = writeln!(out, "{}{}", labels.message, ins.summary);
+            let _ = writeln!(out, "  {:<w$}{}", labels.since, ins.since);
+            let _ = writeln!(out, "  {:<w$}{}", labels.level, ins.level.as_str());
+            let _ = writeln!(out, "  {:<w$}{}", labels.impact, ins.impact.as_str());
+            let _ = writeln!(out, "  {:<w$}{}", labels.reference, ins.reference);
             if !ins.resources.is_empty() {
-                out.push_str("  Resources:\n");
+                let _ = writeln!(out, "  {}", labels.resources);
                 let mut kinds: Vec<&str> = ins.resources.iter().map(|r| r.kind.as_str()).collect();
                 kinds.sort_unstable();
                 kinds.dedup();
@@ -372,12 +456,19 @@ fn health(insights: &[Insight], detailed: bool, out: &mut String) {
                     let _ = writeln!(out, "    {label:<longest$}{}", names.join(", "));
                 }
             }
-            let desc = ins.description.replace('\n', &format!("\n{}, ", " ".repeat(15)));
-            let _ = writeln!(out, "  {:<13}{desc}", "Description:");
+            let desc = ins
+                .description
+                .replace('\n', &format!("\n{}, ", " ".repeat(w + 2)));
+            let _ = writeln!(out, "  {:<w$}{desc}", labels.description);
         }
         return;
     }
-    let mut t = String::from("SINCE\tLEVEL\tIMPACT\tMESSAGE\n");
+    let mut t = header(&[
+        tr!("col-since", "SINCE"),
+        tr!("col-level", "LEVEL"),
+        tr!("col-impact", "IMPACT"),
+        tr!("col-message", "MESSAGE"),
+    ]);
     for ins in insights {
         let _ = writeln!(
             t,

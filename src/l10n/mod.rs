@@ -16,7 +16,8 @@
 //! What is never translated: what mirrors `oc` in `cvo status` and `cvo upgrade` unless
 //! `--lang ru` is given (scripts parse them; `cli::lang`), the engine's condition reasons and
 //! messages written into ClusterVersion status (API data other tools read), resource kinds and
-//! condition types (ClusterVersion, Available, Progressing, ...), logs.
+//! condition types (ClusterVersion, Available, Progressing, ...), logs, and `-o json|yaml`
+//! documents (a command producing one runs in English: `cli::lang::data_output`).
 
 use std::cell::Cell;
 use std::collections::HashMap;

@@ -213,7 +213,7 @@ fn decide(cv: &ClusterVersion, v: &mut RequestView, accept_risks_gate: bool) {
             v.warnings = p
                 .warnings
                 .into_iter()
-                .filter(|w| !(risks_listed && w.starts_with(ur::BYPASS_WARNING_START)))
+                .filter(|w| !(risks_listed && w.starts_with(ur::bypass_warning_start())))
                 .collect();
             if !p.waived_risks.is_empty() {
                 let accepted: Vec<&str> = cv

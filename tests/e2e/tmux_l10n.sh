@@ -9,7 +9,8 @@
 #      are whole;
 #   3. `?` opens the Russian help, Esc closes it; `m` opens the Russian mode-switch
 #      confirmation, Esc closes it without switching;
-#   4. LANG=ru_RU.UTF-8 leaves `cvo status` in oc's English, byte for byte;
+#   4. LANG=ru_RU.UTF-8 leaves `cvo status` and `cvo upgrade` in oc's English, byte for byte;
+#      `cvo --lang ru upgrade` and `cvo payload inspect` (which follows the locale) speak Russian;
 #   5. `q` quits with exit code 0.
 # Every capture is saved under tests/e2e/artifacts/l10n/. Exits non-zero with a message naming
 # the failed step.
@@ -85,6 +86,13 @@ status_ru="$(env -i PATH=/usr/bin:/bin LANG=ru_RU.UTF-8 "$CVO_BIN" status --from
 status_c="$(env -i PATH=/usr/bin:/bin LANG=C "$CVO_BIN" status --from "$ROOT/assets/demo-cluster" 2>&1 || true)"
 [ -n "$status_c" ] || fail "cvo status printed nothing"
 [ "$status_ru" = "$status_c" ] || fail "LANG=ru_RU.UTF-8 changed cvo status: $(diff <(echo "$status_c") <(echo "$status_ru") | head -5)"
+upgrade_ru="$(env -i PATH=/usr/bin:/bin LANG=ru_RU.UTF-8 "$CVO_BIN" upgrade --from "$ROOT/assets/demo-cluster" 2>&1 || true)"
+upgrade_c="$(env -i PATH=/usr/bin:/bin LANG=C "$CVO_BIN" upgrade --from "$ROOT/assets/demo-cluster" 2>&1 || true)"
+[ "$upgrade_ru" = "$upgrade_c" ] || fail "LANG=ru_RU.UTF-8 changed cvo upgrade: $(diff <(echo "$upgrade_c") <(echo "$upgrade_ru") | head -5)"
+upgrade_lang="$(env -i PATH=/usr/bin:/bin "$CVO_BIN" --lang ru upgrade --from "$ROOT/assets/demo-cluster" 2>&1 || true)"
+grep -q "^Рекомендуемые обновления:" <<<"$upgrade_lang" || fail "cvo --lang ru upgrade is not Russian: $upgrade_lang"
+inspect_ru="$(env -i PATH=/usr/bin:/bin LANG=ru_RU.UTF-8 "$CVO_BIN" payload inspect "$ROOT/assets/payloads/4.16.4" 2>&1 || true)"
+grep -q "^Манифесты: загружено " <<<"$inspect_ru" || fail "cvo payload inspect under LANG=ru_RU.UTF-8 is not Russian: $(head -3 <<<"$inspect_ru")"
 
 # 5. Quit.
 keys 'q'

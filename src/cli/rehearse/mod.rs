@@ -30,6 +30,7 @@ use std::{
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
+use crate::l10n::trf;
 use crate::{
     clock::Clock,
     cluster::{
@@ -213,7 +214,12 @@ pub fn preconditions(
             match check(cv, version) {
                 None => {
                     row.state = "passed".into();
-                    row.message = format!("{} to {version}: passed", cv.status.desired.version);
+                    row.message = trf!(
+                        "rehearse-check-passed",
+                        "{current} to {version}: passed",
+                        current = cv.status.desired.version,
+                        version = version
+                    );
                 }
                 Some(e) if e.non_blocking => {
                     row.state = "warning".into();
@@ -221,23 +227,25 @@ pub fn preconditions(
                 }
                 Some(e) => {
                     row.state = "blocking".into();
-                    row.name = format!("{} (--force would waive it)", v.name);
+                    let waive = trf!("dry-would-waive", " ({flag} would waive it)", flag = "--force");
+                    row.name = format!("{}{waive}", v.name);
                     row.message = e.to_string();
-                    refusal.get_or_insert_with(|| format!("{} (--force would waive it)", e));
+                    refusal.get_or_insert_with(|| format!("{e}{waive}"));
                 }
             }
         } else if let VerdictState::Waived(w) = v.state {
             row.state = "blocking".into();
-            row.name = format!("{} ({w} would waive it)", row.name);
-            refusal.get_or_insert_with(|| {
-                format!(
-                    "{} ({w} would waive it)",
-                    row.message.lines().next().unwrap_or_default()
-                )
-            });
+            let waive = trf!("dry-would-waive", " ({flag} would waive it)", flag = w.flag());
+            row.name = format!("{}{waive}", row.name);
+            refusal
+                .get_or_insert_with(|| format!("{}{waive}", row.message.lines().next().unwrap_or_default()));
         }
         if pullspec == DIR_STANDIN && v.name == "PullSpec" {
-            row.message = format!("{image} is a payload directory, decided as a release image by digest");
+            row.message = trf!(
+                "rehearse-payload-dir",
+                "{image} is a payload directory, decided as a release image by digest",
+                image = image
+            );
         }
         row.message = row.message.replace(DIR_STANDIN, image);
         rows.push(row);

@@ -8,6 +8,7 @@ use chrono::Duration as ChronoDuration;
 use serde::Serialize;
 
 use crate::cluster::update_request::{Verdict, VerdictState};
+use crate::l10n::{tr, trf};
 use crate::openshift::{ClusterVersion, UpdateState};
 
 /// Everything the rehearsal found, in the order the text prints it.
@@ -301,47 +302,99 @@ pub fn render_text(r: &Report, details: bool) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "Rehearsal of the update {} -> {} on a simulated copy of the cluster: nothing was written to your cluster.",
-        r.from_version, r.to_version
+        "{}",
+        trf!(
+            "rehearse-title",
+            "Rehearsal of the update {from} -> {to} on a simulated copy of the cluster: nothing was written to your cluster.",
+            from = r.from_version,
+            to = r.to_version
+        )
     );
-    let _ = writeln!(o, "Target release: {}", r.to_image);
     let _ = writeln!(
         o,
-        "\nPreconditions (as `cvo upgrade --to-image --read-only` decides them):"
+        "{}",
+        trf!("rehearse-target", "Target release: {image}", image = r.to_image)
+    );
+    let _ = writeln!(
+        o,
+        "\n{}",
+        tr!(
+            "rehearse-preconditions",
+            "Preconditions (as `cvo upgrade --to-image --read-only` decides them):"
+        )
     );
     if r.preconditions.is_empty() {
-        let _ = writeln!(o, "  (none apply to this request)");
+        let _ = writeln!(o, "{}", tr!("dry-none-apply", "  (none apply to this request)"));
     }
+    // The state column as the dry run of `cvo upgrade` words and pads it.
+    let width = match crate::l10n::current() {
+        crate::l10n::Lang::En => 10,
+        crate::l10n::Lang::Ru => 13,
+    };
+    let continuation = format!("\n{}", " ".repeat(width + 4));
     for p in &r.preconditions {
         let msg = p
             .message
             .lines()
             .filter(|l| !l.trim().is_empty())
             .collect::<Vec<_>>()
-            .join("\n              ");
-        let _ = writeln!(o, "  {:<10}{}: {msg}", p.state, p.name);
+            .join(&continuation);
+        let state = match p.state.as_str() {
+            "passed" => tr!("dry-passed", "passed"),
+            "waived" => tr!("dry-waived", "waived"),
+            "blocking" => tr!("dry-blocking", "blocking"),
+            "warning" => tr!("dry-warning", "warning"),
+            "unchecked" => tr!("dry-unchecked", "unchecked"),
+            other => other,
+        };
+        let _ = writeln!(o, "  {state:<width$}{}: {msg}", p.name);
     }
     if let Some(refusal) = &r.refusal {
-        let _ = writeln!(o, "  => the request would be refused: {refusal}");
-        let _ = writeln!(o, "     (the rehearsal went on as if --force were given)");
+        let _ = writeln!(
+            o,
+            "{}",
+            trf!(
+                "rehearse-refused",
+                "  => the request would be refused: {refusal}",
+                refusal = refusal
+            )
+        );
+        let _ = writeln!(
+            o,
+            "{}",
+            tr!(
+                "rehearse-as-if-forced",
+                "     (the rehearsal went on as if --force were given)"
+            )
+        );
     }
     if !r.degraded.is_empty() {
         let how = if r.assume_recovery {
-            format!(
-                "assumed to recover once they run {} (--assume-recovery)",
-                r.to_version
+            trf!(
+                "rehearse-assume-recovery",
+                "assumed to recover once they run {version} (--assume-recovery)",
+                version = r.to_version
             )
         } else {
-            "kept Degraded in the rehearsal (--assume-recovery rehearses them recovering)".to_string()
+            tr!(
+                "rehearse-kept-degraded",
+                "kept Degraded in the rehearsal (--assume-recovery rehearses them recovering)"
+            )
+            .to_string()
         };
         let _ = writeln!(
             o,
-            "\nDegraded in the snapshot: {} ClusterOperator(s), {how}:",
-            r.degraded.len()
+            "\n{}",
+            trf!(
+                "rehearse-degraded",
+                "Degraded in the snapshot: {n} ClusterOperator(s), {how}:",
+                n = r.degraded.len(),
+                how = how
+            )
         );
         for d in &r.degraded {
             let why = match (d.reason.is_empty(), d.message.is_empty()) {
-                (true, true) => "no reason given".to_string(),
+                (true, true) => tr!("rehearse-no-reason", "no reason given").to_string(),
                 (false, true) => d.reason.clone(),
                 (true, false) => d.message.clone(),
                 (false, false) => format!("{}: {}", d.reason, d.message),
@@ -349,7 +402,11 @@ pub fn render_text(r: &Report, details: bool) -> String {
             // A Degraded message can run to a kilobyte (etcd lists its members): the text
             // keeps the first 200 characters, `-o json` the whole message.
             let why = match why.char_indices().nth(200) {
-                Some((i, _)) => format!("{}... (-o json has all of it)", &why[..i]),
+                Some((i, _)) => format!(
+                    "{}{}",
+                    &why[..i],
+                    tr!("rehearse-clipped", "... (-o json has all of it)")
+                ),
                 None => why,
             };
             let _ = writeln!(o, "  {}  {why}", d.name);
@@ -363,15 +420,33 @@ pub fn render_text(r: &Report, details: bool) -> String {
     );
     let _ = writeln!(
         o,
-        "\nManifests: {c} created, {u} changed, {d} deleted of {} in the payload",
-        r.payload_manifests
+        "\n{}",
+        trf!(
+            "rehearse-manifests",
+            "Manifests: {c} created, {u} changed, {d} deleted of {total} in the payload",
+            c = c,
+            u = u,
+            d = d,
+            total = r.payload_manifests
+        )
     );
     let _ = writeln!(
         o,
-        "  (an object the snapshot does not hold counts as created: a must-gather holds no workloads)"
+        "{}",
+        tr!(
+            "rehearse-created-note",
+            "  (an object the snapshot does not hold counts as created: a must-gather holds no workloads)"
+        )
     );
     if !r.manifests.is_empty() {
-        let mut t = String::from("  RUN LEVEL\tCOMPONENT\tCREATED\tCHANGED\tDELETED\n");
+        let mut t = format!(
+            "  {}\t{}\t{}\t{}\t{}\n",
+            tr!("rehearse-col-run-level", "RUN LEVEL"),
+            tr!("rehearse-col-component", "COMPONENT"),
+            tr!("rehearse-col-created", "CREATED"),
+            tr!("rehearse-col-changed", "CHANGED"),
+            tr!("rehearse-col-deleted", "DELETED")
+        );
         for g in &r.manifests {
             let _ = writeln!(
                 t,
@@ -400,89 +475,153 @@ pub fn render_text(r: &Report, details: bool) -> String {
             }
         }
     }
-    let _ = writeln!(o, "\nClusterOperators that roll: {}", r.operators.len());
+    let _ = writeln!(
+        o,
+        "\n{}",
+        trf!(
+            "rehearse-operators",
+            "ClusterOperators that roll: {n}",
+            n = r.operators.len()
+        )
+    );
     for op in &r.operators {
-        let from = if op.from.is_empty() { "(new)" } else { &op.from };
-        let to = if op.to.is_empty() { "(not reached)" } else { &op.to };
+        let from = if op.from.is_empty() {
+            tr!("rehearse-new", "(new)")
+        } else {
+            &op.from
+        };
+        let to = if op.to.is_empty() {
+            tr!("rehearse-not-reached", "(not reached)")
+        } else {
+            &op.to
+        };
         let _ = writeln!(o, "  {} {from} -> {to}", op.name);
     }
     let nodes: usize = r.pools.iter().map(|p| p.rebooted.len()).sum();
     let _ = writeln!(
         o,
-        "\nMachineConfigPools that roll: {} ({nodes} node reboot(s))",
-        r.pools.len()
+        "\n{}",
+        trf!(
+            "rehearse-pools",
+            "MachineConfigPools that roll: {n} ({nodes} node reboot(s))",
+            n = r.pools.len(),
+            nodes = nodes
+        )
     );
     for p in &r.pools {
         let _ = writeln!(
             o,
-            "  {}: {}/{} node(s) rebooted{}: {}",
+            "  {}: {}: {}",
             p.name,
-            p.rebooted.len(),
-            p.nodes,
             if p.updated {
-                ", Updated"
+                trf!(
+                    "rehearse-pool-updated",
+                    "{rebooted}/{nodes} node(s) rebooted, Updated",
+                    rebooted = p.rebooted.len(),
+                    nodes = p.nodes
+                )
             } else {
-                ", still updating"
+                trf!(
+                    "rehearse-pool-updating",
+                    "{rebooted}/{nodes} node(s) rebooted, still updating",
+                    rebooted = p.rebooted.len(),
+                    nodes = p.nodes
+                )
             },
             p.rebooted.join(", ")
         );
     }
     let _ = writeln!(
         o,
-        "\nRisks that apply to {} (from the cluster's conditionalUpdates):",
-        r.to_version
+        "\n{}",
+        trf!(
+            "rehearse-risks",
+            "Risks that apply to {version} (from the cluster's conditionalUpdates):",
+            version = r.to_version
+        )
     );
     if r.risks.is_empty() {
-        let _ = writeln!(o, "  none known");
+        let _ = writeln!(o, "{}", tr!("rehearse-no-risks", "  none known"));
     }
     for k in &r.risks {
         let applies = if k.applies.is_empty() {
-            "not evaluated"
+            tr!("rehearse-not-evaluated", "not evaluated")
         } else {
             &k.applies
         };
         let _ = writeln!(
             o,
-            "  {} (applies: {applies}): {} {}",
-            k.name,
-            k.message.trim(),
-            k.url
+            "{}",
+            trf!(
+                "rehearse-risk",
+                "  {name} (applies: {applies}): {message} {url}",
+                name = k.name,
+                applies = applies,
+                message = k.message.trim(),
+                url = k.url
+            )
         );
     }
-    let _ = writeln!(o, "\nEstimated duration:");
+    let _ = writeln!(o, "\n{}", tr!("rehearse-estimate", "Estimated duration:"));
     match r.estimate.minutes {
         Some(m) => {
-            let _ = writeln!(o, "  about {m} min: {}", r.estimate.method);
+            let _ = writeln!(
+                o,
+                "{}",
+                trf!(
+                    "rehearse-about",
+                    "  about {m} min: {method}",
+                    m = m,
+                    method = r.estimate.method
+                )
+            );
         }
         None => {
             let _ = writeln!(o, "  {}", r.estimate.method);
         }
     }
-    let _ = writeln!(o, "\nRehearsal:");
+    let _ = writeln!(o, "\n{}", tr!("rehearse-rehearsal", "Rehearsal:"));
+    let secs = format!("{:.0}", r.outcome.simulated_secs);
     if r.outcome.completed {
         let _ = writeln!(
             o,
-            "  Completed: {}/{} tasks in {:.0} s of simulated time",
-            r.outcome.done, r.outcome.total, r.outcome.simulated_secs
+            "{}",
+            trf!(
+                "rehearse-completed",
+                "  Completed: {done}/{total} tasks in {secs} s of simulated time",
+                done = r.outcome.done,
+                total = r.outcome.total,
+                secs = secs
+            )
         );
     } else if r.outcome.stalled {
         let _ = writeln!(
             o,
-            "  Stalled: {}/{} tasks after {:.0} s of simulated time; nothing moved for {} min, so the rehearsal stopped",
-            r.outcome.done,
-            r.outcome.total,
-            r.outcome.simulated_secs,
-            super::STALL_AFTER.as_secs() / 60
+            "{}",
+            trf!(
+                "rehearse-stalled",
+                "  Stalled: {done}/{total} tasks after {secs} s of simulated time; nothing moved for {min} min, so the rehearsal stopped",
+                done = r.outcome.done,
+                total = r.outcome.total,
+                secs = secs,
+                min = super::STALL_AFTER.as_secs() / 60
+            )
         );
     } else {
         let _ = writeln!(
             o,
-            "  NOT completed after {:.0} s of simulated time: {}/{} tasks",
-            r.outcome.simulated_secs, r.outcome.done, r.outcome.total
+            "{}",
+            trf!(
+                "rehearse-not-completed",
+                "  NOT completed after {secs} s of simulated time: {done}/{total} tasks",
+                secs = secs,
+                done = r.outcome.done,
+                total = r.outcome.total
+            )
         );
     }
     if let Some(s) = &r.outcome.stuck {
-        let _ = writeln!(o, "  stuck: {s}");
+        let _ = writeln!(o, "{}", trf!("rehearse-stuck", "  stuck: {s}", s = s));
     }
     o
 }

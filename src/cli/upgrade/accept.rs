@@ -7,6 +7,7 @@
 //! the list and its texts). The cluster takes the list only when its FeatureGate enables
 //! `ClusterUpdateAcceptRisks` (checked by [`crate::cluster::update_request`]).
 
+use crate::l10n::{tr, trf};
 use std::collections::BTreeSet;
 
 use clap::Args;
@@ -72,7 +73,11 @@ impl AcceptArgs {
         for part in self.risks.as_deref().unwrap_or("").split(',') {
             let name = part.trim();
             if name.is_empty() || name == "-" {
-                return Err(UsageError(format!("illegal risk {name:?}")));
+                return Err(UsageError(trf!(
+                    "accept-illegal-risk",
+                    "illegal risk {name:?}",
+                    name = name
+                )));
             }
             match name.strip_suffix('-') {
                 Some(n) => edit.remove.insert(n.to_owned()),
@@ -81,14 +86,19 @@ impl AcceptArgs {
         }
         let both: Vec<&str> = edit.add.intersection(&edit.remove).map(String::as_str).collect();
         if !both.is_empty() {
-            return Err(UsageError(format!(
-                "requested risks with both Risk and Risk-: {}",
-                both.join(",")
+            return Err(UsageError(trf!(
+                "accept-both",
+                "requested risks with both Risk and Risk-: {list}",
+                list = both.join(",")
             )));
         }
         if self.replace && !edit.remove.is_empty() {
             return Err(UsageError(
-                "The suffix '-' on risks is not allowed if --replace is specified".into(),
+                tr!(
+                    "accept-replace-suffix",
+                    "The suffix '-' on risks is not allowed if --replace is specified"
+                )
+                .into(),
             ));
         }
         Ok(edit)

@@ -13,6 +13,7 @@
 //!   live cluster, and the releases newer than the current one that it does not offer, with why
 //!   ([`crate::reconcile::updates::beyond::not_offered`]), naming the service asked.
 
+use crate::l10n::{tr, trf};
 use std::{sync::Arc, time::Duration};
 
 use chrono::{DateTime, Utc};
@@ -64,8 +65,12 @@ pub type Asked = Result<Explained, (String, String)>;
 /// ([`crate::assess::blocked::requested_unobserved`]).
 pub fn not_picked_up(cv: &ClusterVersion) -> Option<String> {
     let (target, generation, observed) = crate::assess::blocked::requested_unobserved(cv)?;
-    Some(format!(
-        "info: The update to {target} requested in spec.desiredUpdate has not been picked up by a cluster-version operator yet (the ClusterVersion is at generation {generation}, its status at {observed})."
+    Some(trf!(
+        "explain-not-picked-up",
+        "info: The update to {target} requested in spec.desiredUpdate has not been picked up by a cluster-version operator yet (the ClusterVersion is at generation {generation}, its status at {observed}).",
+        target = target,
+        generation = generation.to_string(),
+        observed = observed.to_string()
     ))
 }
 
@@ -81,12 +86,20 @@ pub fn not_fetched(cv: &ClusterVersion) -> Option<String> {
     let how = if msg.contains("--fetch-updates") {
         msg
     } else {
-        format!("{msg} Set spec.upstream to an update service URL to retrieve them.")
-            .trim_start()
-            .to_string()
+        format!(
+            "{msg} {}",
+            tr!(
+                "explain-set-upstream",
+                "Set spec.upstream to an update service URL to retrieve them."
+            )
+        )
+        .trim_start()
+        .to_string()
     };
-    Some(format!(
-        "info: Available updates are not retrieved (RetrievedUpdates=False, NoUpstream): {how}"
+    Some(trf!(
+        "explain-not-fetched",
+        "info: Available updates are not retrieved (RetrievedUpdates=False, NoUpstream): {how}",
+        how = how
     ))
 }
 
@@ -106,18 +119,25 @@ pub fn last_good_line(cv: &ClusterVersion, now: DateTime<Utc>) -> Option<String>
         d => d.to_string(),
     };
     Some(match last_good_answer(c.message()) {
-        Some((upstream, at)) => format!(
-            "  Last good answer: {} ago, at {} from {upstream}",
-            age(at),
-            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        Some((upstream, at)) => trf!(
+            "explain-last-good",
+            "  Last good answer: {age} ago, at {at} from {upstream}",
+            age = age(at),
+            at = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            upstream = upstream
         ),
         None => match c.last_transition_time {
-            Some(t) => format!(
-                "  Last good answer: more than {} ago (before RetrievedUpdates turned False at {})",
-                age(t),
-                t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            Some(t) => trf!(
+                "explain-last-good-before",
+                "  Last good answer: more than {age} ago (before RetrievedUpdates turned False at {at})",
+                age = age(t),
+                at = t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             ),
-            None => "  Last good answer: before RetrievedUpdates turned False (time unknown)".to_string(),
+            None => tr!(
+                "explain-last-good-unknown",
+                "  Last good answer: before RetrievedUpdates turned False (time unknown)"
+            )
+            .to_string(),
         },
     })
 }
@@ -244,11 +264,22 @@ pub fn explain(
 pub fn why_text(n: &NotOffered, from: &str) -> String {
     match &n.why {
         WhyNotOffered::NoEdge { via: Some(v) } => {
-            format!("no update from {from} yet; reachable by updating to {v} first")
+            trf!(
+                "explain-why-via",
+                "no update from {from} yet; reachable by updating to {v} first",
+                from = from,
+                v = v
+            )
         }
-        WhyNotOffered::NoEdge { via: None } => format!("no update path from {from} in this channel"),
-        WhyNotOffered::UnusableConditionalEdge => format!(
-            "its conditional update from {from} is dropped: a risk has no recognized matching rule, or the update is declared twice"
+        WhyNotOffered::NoEdge { via: None } => trf!(
+            "explain-why-no-path",
+            "no update path from {from} in this channel",
+            from = from
+        ),
+        WhyNotOffered::UnusableConditionalEdge => trf!(
+            "explain-why-unusable",
+            "its conditional update from {from} is dropped: a risk has no recognized matching rule, or the update is declared twice",
+            from = from
         ),
         WhyNotOffered::Blocked { risks, recommended } => {
             let names: Vec<&str> = risks.iter().map(|r| r.name.as_str()).collect();
@@ -259,18 +290,28 @@ pub fn why_text(n: &NotOffered, from: &str) -> String {
             };
             match recommended {
                 Some(c) if c.status == ConditionStatus::False => {
-                    format!("not recommended: risk {names} applies to this cluster")
+                    trf!(
+                        "explain-why-not-recommended",
+                        "not recommended: risk {names} applies to this cluster",
+                        names = names
+                    )
                 }
-                Some(c) => format!(
-                    "recommended status {}{}: risk {names} could not be evaluated",
-                    c.status.as_str(),
-                    if c.reason().is_empty() {
+                Some(c) => trf!(
+                    "explain-why-unevaluated",
+                    "recommended status {status}{reason}: risk {names} could not be evaluated",
+                    status = c.status.as_str(),
+                    reason = if c.reason().is_empty() {
                         String::new()
                     } else {
                         format!(" ({})", c.reason())
-                    }
+                    },
+                    names = names
                 ),
-                None => format!("conditional update with risk {names}, not evaluated by the cluster yet"),
+                None => trf!(
+                    "explain-why-pending",
+                    "conditional update with risk {names}, not evaluated by the cluster yet",
+                    names = names
+                ),
             }
         }
     }
@@ -283,46 +324,72 @@ pub fn section(asked: &Explained, details: &str) -> String {
     let e = asked;
     let mut out = String::from("\n");
     if !e.in_graph {
-        out += &format!(
-            "The update service {} does not list {} in channel {}, so it offers no update from it.\n",
-            e.upstream, e.from, e.channel
+        out += &trf!(
+            "explain-not-in-graph",
+            "The update service {upstream} does not list {from} in channel {channel}, so it offers no update from it.",
+            upstream = e.upstream,
+            from = e.from,
+            channel = e.channel
         );
+        out.push('\n');
         return out;
     }
     if e.not_offered.is_empty() {
         out += &if e.newer == 0 {
-            format!(
-                "The update service {} lists no release newer than {} in channel {}.\n",
-                e.upstream, e.from, e.channel
+            trf!(
+                "explain-nothing-newer",
+                "The update service {upstream} lists no release newer than {from} in channel {channel}.",
+                upstream = e.upstream,
+                from = e.from,
+                channel = e.channel
             )
         } else {
-            format!(
-                "The update service {} offers every release newer than {} in channel {}.\n",
-                e.upstream, e.from, e.channel
+            trf!(
+                "explain-all-offered",
+                "The update service {upstream} offers every release newer than {from} in channel {channel}.",
+                upstream = e.upstream,
+                from = e.from,
+                channel = e.channel
             )
         };
+        out.push('\n');
         return out;
     }
-    out += &format!(
-        "Releases in channel {} newer than {} that are not offered (update service {}):\n",
-        e.channel, e.from, e.upstream
+    out += &trf!(
+        "explain-not-offered",
+        "Releases in channel {channel} newer than {from} that are not offered (update service {upstream}):",
+        channel = e.channel,
+        from = e.from,
+        upstream = e.upstream
     );
-    let mut table = String::from("  VERSION\tWHY\n");
+    out.push('\n');
+    let mut table = format!(
+        "  {}\t{}\n",
+        tr!("upgrade-col-version", "VERSION"),
+        tr!("explain-col-why", "WHY")
+    );
     for n in e.not_offered.iter().take(MAX_ROWS) {
         table += &format!("  {}\t{}\n", n.release.version, why_text(n, &e.from));
     }
     out += &crate::cli::tabwriter::format(&table, 14, 1);
     if e.not_offered.len() > MAX_ROWS {
-        out += &format!(
-            "  And {} older releases not offered.\n",
-            e.not_offered.len() - MAX_ROWS
+        out += &trf!(
+            "explain-older-not-offered",
+            "  And {count} older releases not offered.",
+            count = e.not_offered.len() - MAX_ROWS
         );
+        out.push('\n');
     }
     if e.not_offered
         .iter()
         .any(|n| matches!(n.why, WhyNotOffered::Blocked { .. }))
     {
-        out += &format!("A not recommended update's risks are shown in full {details}.\n");
+        out += &trf!(
+            "explain-risks-in-full",
+            "A not recommended update's risks are shown in full {details}.",
+            details = details
+        );
+        out.push('\n');
     }
     out
 }

@@ -143,7 +143,13 @@ pub struct RecommendArgs {
     pub source: SourceArgs,
 }
 
-const NO_CLUSTER_VERSION: &str = "No cluster version information available - you must be connected to an OpenShift version 4 server to fetch the current version";
+/// oc's error when the cluster has no ClusterVersion `version`, in the current language.
+fn no_cluster_version() -> &'static str {
+    tr!(
+        "upgrade-no-cluster-version",
+        "No cluster version information available - you must be connected to an OpenShift version 4 server to fetch the current version"
+    )
+}
 
 /// `cvo upgrade`: dispatches to the status view, a request, `channel` or `recommend`.
 ///
@@ -177,8 +183,11 @@ pub fn run(a: UpgradeArgs) -> anyhow::Result<ExitCode> {
     };
     if a.source.is_snapshot() {
         return Err(UsageError(
-            "--from is read-only: --to, --to-image, --to-latest, --to-multi-arch and --clear need a cluster (kubeconfig)"
-                .into(),
+            tr!(
+                "upgrade-from-read-only",
+                "--from is read-only: --to, --to-image, --to-latest, --to-multi-arch and --clear need a cluster (kubeconfig)"
+            )
+            .into(),
         )
         .into());
     }
@@ -198,23 +207,35 @@ pub fn run(a: UpgradeArgs) -> anyhow::Result<ExitCode> {
 fn request_of(a: &UpgradeArgs) -> anyhow::Result<Option<Request>> {
     let usage = |m: &str| -> anyhow::Error { UsageError(m.to_string()).into() };
     if a.clear && (a.to.is_some() || a.to_image.is_some() || a.to_latest || a.to_multi_arch) {
-        return Err(usage("--clear may not be specified with any other flags"));
+        return Err(usage(tr!(
+            "upgrade-clear-alone",
+            "--clear may not be specified with any other flags"
+        )));
     }
     if a.to_multi_arch && (a.to.is_some() || a.to_image.is_some() || a.to_latest) {
-        return Err(usage(
-            "--to-multi-arch may not be used with --to, --to-image, or --to-latest",
-        ));
+        return Err(usage(tr!(
+            "upgrade-multi-alone",
+            "--to-multi-arch may not be used with --to, --to-image, or --to-latest"
+        )));
     }
     if a.to.is_some() && a.to_image.is_some() {
-        return Err(usage("only one of --to or --to-image may be provided"));
+        return Err(usage(tr!(
+            "upgrade-to-or-image",
+            "only one of --to or --to-image may be provided"
+        )));
     }
     if a.to_latest && (a.to.is_some() || a.to_image.is_some()) {
-        return Err(usage("--to-latest may not be used with --to or --to-image"));
+        return Err(usage(tr!(
+            "upgrade-latest-alone",
+            "--to-latest may not be used with --to or --to-image"
+        )));
     }
     if let Some(v) = &a.to {
         semver::Version::parse(v).map_err(|e| {
-            usage(&format!(
-                "--to must be a semantic version (e.g. 4.0.1 or 4.1.0-nightly-20181104): {e}"
+            usage(&trf!(
+                "upgrade-to-semver",
+                "--to must be a semantic version (e.g. 4.0.1 or 4.1.0-nightly-20181104): {e}",
+                e = e.to_string()
             ))
         })?;
         return Ok(Some(Request::ToVersion {
@@ -223,19 +244,37 @@ fn request_of(a: &UpgradeArgs) -> anyhow::Result<Option<Request>> {
         }));
     }
     if let Some(image) = &a.to_image {
-        let spec = PullSpec::parse(image)
-            .map_err(|e| usage(&format!("--to-image must be a valid image pull spec: {e}")))?;
+        let spec = PullSpec::parse(image).map_err(|e| {
+            usage(&trf!(
+                "req-invalid-pullspec",
+                "--to-image must be a valid image pull spec: {e}",
+                e = e.to_string()
+            ))
+        })?;
         if !spec.is_by_digest() {
             if !a.force {
-                return Err(usage(
-                    "--to-image must be a by-digest pull spec, unless --force is also set, because release images that are not accessed via digest cannot be verified by the cluster.  Even when --force is set, using tags is not recommended, although we continue to allow it for backwards compatibility",
-                ));
+                return Err(usage(tr!(
+                    "req-by-digest-needed",
+                    "--to-image must be a by-digest pull spec, unless --force is also set, because release images that are not accessed via digest cannot be verified by the cluster.  Even when --force is set, using tags is not recommended, although we continue to allow it for backwards compatibility"
+                )));
             }
             eprintln!(
-                "warning: Using by-tag pull specs is dangerous, and while we still allow it in combination with --force for backward compatibility, it would be much safer to pass a by-digest pull spec instead"
+                "warning: {}",
+                tr!(
+                    "req-by-tag-warning",
+                    "Using by-tag pull specs is dangerous, and while we still allow it in combination with --force for backward compatibility, it would be much safer to pass a by-digest pull spec instead"
+                )
             );
             let by_digest = resolve_tag(image, &a.registry)?;
-            eprintln!("info: {image} resolves to {by_digest}; requesting the digest");
+            eprintln!(
+                "{}",
+                trf!(
+                    "upgrade-tag-resolved",
+                    "info: {image} resolves to {by_digest}; requesting the digest",
+                    image = image,
+                    by_digest = by_digest
+                )
+            );
             return Ok(Some(Request::ToImage { pullspec: by_digest }));
         }
         return Ok(Some(Request::ToImage {
@@ -266,7 +305,15 @@ fn resolve_tag(image: &str, registry: &super::args::RegistryArgs) -> anyhow::Res
     let opts = super::payload::retrieve_options(registry)?;
     let resolved = runtime()?
         .block_on(async { Retriever::new(opts).resolve(image).await })
-        .map_err(|e| anyhow::anyhow!("--to-image {image}: resolving the tag to a digest: {e}"))?;
+        .map_err(|e| {
+            let e = e.to_string();
+            anyhow::Error::msg(trf!(
+                "upgrade-tag-resolve-failed",
+                "--to-image {image}: resolving the tag to a digest: {e}",
+                image = image,
+                e = e
+            ))
+        })?;
     Ok(resolved.by_digest)
 }
 
@@ -282,12 +329,14 @@ fn load_cv_state(source: &SourceArgs) -> anyhow::Result<(ClusterVersion, crate::
     let cv = state.cluster_version.take();
     let cv = cv.ok_or_else(|| {
         if source.is_snapshot() {
-            anyhow::anyhow!(
-                "no ClusterVersion in {}: add the file with clusterversion/version",
-                state.source
-            )
+            let source = state.source.to_string();
+            anyhow::Error::msg(trf!(
+                "upgrade-no-cv-in",
+                "no ClusterVersion in {source}: add the file with clusterversion/version",
+                source = source
+            ))
         } else {
-            anyhow::anyhow!(NO_CLUSTER_VERSION)
+            anyhow::anyhow!(no_cluster_version())
         }
     })?;
     Ok((cv, state))
@@ -309,8 +358,14 @@ fn execute(
         let cv = api
             .get_opt("version")
             .await
-            .with_context(|| format!("{}: reading clusterversion/version", conn.describe()))?
-            .ok_or_else(|| anyhow::anyhow!(NO_CLUSTER_VERSION))?;
+            .with_context(|| {
+                trf!(
+                    "upgrade-reading-cv",
+                    "{cluster}: reading clusterversion/version",
+                    cluster = conn.describe()
+                )
+            })?
+            .ok_or_else(|| anyhow::anyhow!(no_cluster_version()))?;
         let request = request_for(&cv);
         if matches!(request, Request::AcceptRisks(_)) {
             use crate::openshift::{FeatureGate, feature_gate::FEATURE_GATE_NAME};
@@ -350,7 +405,16 @@ fn execute(
             } else {
                 format!(" {}", r.url)
             };
-            eprintln!("warning: accepting risk {}: {}{url}", r.name, r.message.trim());
+            eprintln!(
+                "{}",
+                trf!(
+                    "upgrade-accepting-risk",
+                    "warning: accepting risk {name}: {message}{url}",
+                    name = r.name,
+                    message = r.message.trim(),
+                    url = url
+                )
+            );
         }
         if read_only {
             super::out::print(&dry_run::plan_text(&plan))?;
@@ -373,14 +437,25 @@ fn channel(c: ChannelArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         (Some(ch), _) if ch.trim().is_empty() => {
-            return Err(UsageError("an empty channel: to clear the channel, use --clear".into()).into());
+            return Err(UsageError(
+                tr!(
+                    "upgrade-empty-channel",
+                    "an empty channel: to clear the channel, use --clear"
+                )
+                .into(),
+            )
+            .into());
         }
         (Some(ch), _) => Request::Channel(ch.clone()),
         (None, true) => Request::Channel(String::new()),
     };
     if c.source.is_snapshot() {
         return Err(UsageError(
-            "--from is read-only: setting or clearing the channel needs a cluster (kubeconfig)".into(),
+            tr!(
+                "upgrade-channel-from-read-only",
+                "--from is read-only: setting or clearing the channel needs a cluster (kubeconfig)"
+            )
+            .into(),
         )
         .into());
     }
@@ -428,18 +503,35 @@ fn accept(a: accept::AcceptArgs) -> anyhow::Result<ExitCode> {
 fn run_recommend(r: RecommendArgs) -> anyhow::Result<ExitCode> {
     let usage = |m: String| -> anyhow::Error { UsageError(m).into() };
     if r.quiet && r.version.is_none() {
-        return Err(usage("--quiet can only be set when --version is set".into()));
+        return Err(usage(
+            tr!(
+                "recommend-quiet-needs-version",
+                "--quiet can only be set when --version is set"
+            )
+            .into(),
+        ));
     }
     if r.version.is_some() && r.show_outdated_releases {
         return Err(usage(
-            "when --version is set, --show-outdated-releases is unnecessary".into(),
+            tr!(
+                "recommend-outdated-with-version",
+                "when --version is set, --show-outdated-releases is unnecessary"
+            )
+            .into(),
         ));
     }
     let version = r
         .version
         .as_deref()
         .map(|v| {
-            semver::Version::parse(v).map_err(|e| usage(format!("cannot parse SemVer target {v:?}: {e}")))
+            semver::Version::parse(v).map_err(|e| {
+                usage(trf!(
+                    "recommend-bad-semver",
+                    "cannot parse SemVer target {v:?}: {e}",
+                    v = v,
+                    e = e.to_string()
+                ))
+            })
         })
         .transpose()?;
     let source = match (&r.alerts, r.source.from.first()) {
@@ -460,15 +552,21 @@ fn run_recommend(r: RecommendArgs) -> anyhow::Result<ExitCode> {
     let mut out = recommend::recommend(&cv, &source, &opts);
     match (&asked, &opts.version) {
         (Some(Err(_)), _) => explain::log_failure(asked.as_ref()),
-        (Some(Ok(x)), None) => out.stdout += &explain::section(x, "with --version VERSION"),
+        (Some(Ok(x)), None) => {
+            out.stdout += &explain::section(x, tr!("explain-with-version", "with --version VERSION"));
+        }
         // `--version V` of a release the service lists but does not offer: say why.
         (Some(Ok(x)), Some(v)) if out.error.is_some() => {
             if let Some(n) = x.not_offered.iter().find(|n| n.release.version == v.to_string()) {
-                out.stdout += &format!(
-                    "\n{v} is in channel {} but not offered: {}.\n",
-                    x.channel,
-                    explain::why_text(n, &x.from)
+                out.stdout += "\n";
+                out.stdout += &trf!(
+                    "recommend-in-channel-not-offered",
+                    "{v} is in channel {channel} but not offered: {why}.",
+                    v = v.to_string(),
+                    channel = x.channel,
+                    why = explain::why_text(n, &x.from)
                 );
+                out.stdout += "\n";
             }
         }
         _ => {}
@@ -503,7 +601,11 @@ fn sibling_alerts(cv_path: &Path) -> anyhow::Result<recommend::AlertSource> {
     let text = cv_path.to_string_lossy();
     if !text.contains("-cv.yaml") {
         return Ok(recommend::AlertSource::NoData(
-            "This --from run did not have alert data available (no --alerts FILE given)".into(),
+            tr!(
+                "recommend-no-alert-data",
+                "This --from run did not have alert data available (no --alerts FILE given)"
+            )
+            .into(),
         ));
     }
     let alerts_path = PathBuf::from(text.replacen("-cv.yaml", "-alerts.json", 1));
@@ -516,9 +618,10 @@ fn sibling_alerts(cv_path: &Path) -> anyhow::Result<recommend::AlertSource> {
 }
 
 fn no_data_at(path: &Path) -> recommend::AlertSource {
-    recommend::AlertSource::NoData(format!(
-        "This --from run did not have alert data available at {}",
-        path.display()
+    recommend::AlertSource::NoData(trf!(
+        "recommend-no-alert-data-at",
+        "This --from run did not have alert data available at {path}",
+        path = path.display().to_string()
     ))
 }
 
@@ -560,16 +663,21 @@ pub fn status_view_with(
     let (mut out, mut err) = (String::new(), String::new());
     match cv.condition("Failing") {
         Some(c) if c.status != ConditionStatus::False => {
-            out += &format!(
-                "Failing={}:\n\n  Reason: {}\n  Message: {}\n\n",
-                c.status,
-                c.reason(),
-                indent(c.message())
+            out += &trf!(
+                "upgrade-failing",
+                "Failing={status}:\n\n  Reason: {reason}\n  Message: {message}\n\n",
+                status = c.status.as_str(),
+                reason = c.reason(),
+                message = indent(c.message())
             );
         }
         Some(_) => {}
         None => {
-            err += "warning: No current Failing info, see `oc describe clusterversion` for more details.\n"
+            err += tr!(
+                "upgrade-no-failing-info",
+                "warning: No current Failing info, see `oc describe clusterversion` for more details."
+            );
+            err.push('\n');
         }
     }
     match cv.condition("Progressing").filter(|c| !c.message().is_empty()) {
@@ -583,8 +691,11 @@ pub fn status_view_with(
         }
         Some(c) => out += &format!("{}\n", c.message()),
         None => {
-            err +=
-                "warning: No current Progressing info, see `oc describe clusterversion` for more details.\n"
+            err += tr!(
+                "upgrade-no-progressing-info",
+                "warning: No current Progressing info, see `oc describe clusterversion` for more details."
+            );
+            err.push('\n');
         }
     }
     out.push('\n');
@@ -592,18 +703,20 @@ pub fn status_view_with(
         out += &format!("{line}\n\n");
     }
     if let Some(c) = cv.condition("Upgradeable").filter(|c| c.is_false()) {
-        out += &format!(
-            "Upgradeable=False\n\n  Reason: {}\n  Message: {}\n\n",
-            c.reason(),
-            indent(c.message())
+        out += &trf!(
+            "upgrade-not-upgradeable",
+            "Upgradeable=False\n\n  Reason: {reason}\n  Message: {message}\n\n",
+            reason = c.reason(),
+            message = indent(c.message())
         );
     }
     if let Some(c) = cv.condition("ReleaseAccepted").filter(|c| !c.is_true()) {
-        out += &format!(
-            "ReleaseAccepted={}\n\n  Reason: {}\n  Message: {}\n\n",
-            c.status,
-            c.reason(),
-            indent(c.message())
+        out += &trf!(
+            "upgrade-release-accepted",
+            "ReleaseAccepted={status}\n\n  Reason: {reason}\n  Message: {message}\n\n",
+            status = c.status.as_str(),
+            reason = c.reason(),
+            message = indent(c.message())
         );
     }
     let offer = UpdateOffer::from_cluster_version(cv);
@@ -637,7 +750,11 @@ pub fn status_view_with(
         out.push('\n');
         out += tr!("upgrade-recommended", "Recommended updates:");
         out += "\n\n";
-        let mut table = String::from("  VERSION\tIMAGE\n");
+        let mut table = format!(
+            "  {}\t{}\n",
+            tr!("upgrade-col-version", "VERSION"),
+            tr!("upgrade-col-image", "IMAGE")
+        );
         for t in &offer.recommended {
             table += &format!("  {}\t{}\n", t.release.version, t.release.image);
         }
@@ -648,17 +765,22 @@ pub fn status_view_with(
             let age = explain::last_good_line(cv, extras.now)
                 .map(|l| format!("{l}\n"))
                 .unwrap_or_default();
-            err += &format!(
-                "warning: Cannot refresh available updates:\n  Reason: {reason}\n  Message: {}\n{age}\n",
-                indent(message)
+            err += &trf!(
+                "upgrade-cannot-refresh",
+                "warning: Cannot refresh available updates:\n  Reason: {reason}\n  Message: {message}\n{age}\n",
+                reason = reason,
+                message = indent(message),
+                age = age
             );
         }
     } else if let Some(line) = explain::not_fetched(cv) {
         err += &format!("{line}\n");
     } else if let Some((reason, message)) = retrieved {
-        err += &format!(
-            "warning: Cannot display available updates:\n  Reason: {reason}\n  Message: {}\n\n",
-            indent(message)
+        err += &trf!(
+            "upgrade-cannot-display",
+            "warning: Cannot display available updates:\n  Reason: {reason}\n  Message: {message}\n\n",
+            reason = reason,
+            message = indent(message)
         );
     } else {
         out += tr!(
@@ -678,12 +800,13 @@ pub fn status_view_with(
             out.push('\n');
             for t in &offer.conditional {
                 if let Some(c) = not_recommended(t) {
-                    out += &format!(
-                        "\n  Version: {}\n  Image: {}\n  Reason: {}\n  Message: {}\n",
-                        t.release.version,
-                        t.release.image,
-                        c.reason(),
-                        indent(c.message().trim())
+                    out += &trf!(
+                        "upgrade-known-issue",
+                        "\n  Version: {version}\n  Image: {image}\n  Reason: {reason}\n  Message: {message}\n",
+                        version = t.release.version,
+                        image = t.release.image,
+                        reason = c.reason(),
+                        message = indent(c.message().trim())
                     );
                 }
             }
@@ -701,7 +824,13 @@ pub fn status_view_with(
             .iter()
             .filter_map(not_recommended)
             .find(|c| c.status == ConditionStatus::Unknown)
-            .map(|c| format!(", or where the recommended status is {:?},", c.status.as_str()))
+            .map(|c| {
+                trf!(
+                    "upgrade-qualifier-status",
+                    ", or where the recommended status is {status:?},",
+                    status = c.status.as_str()
+                )
+            })
             .unwrap_or_default();
         out.push('\n');
         out += &trf!(
@@ -713,7 +842,7 @@ pub fn status_view_with(
     }
     // A failure to ask is logged by the caller (`-v`): stderr stays as oc's.
     if let Some(Ok(x)) = &extras.asked {
-        out += &explain::section(x, "with --include-not-recommended");
+        out += &explain::section(x, tr!("explain-with-include", "with --include-not-recommended"));
     }
     (out, err)
 }

@@ -18,6 +18,7 @@ use crate::{
         updates::{Retrieval, Target, UpdateOffer},
     },
     cli::tabwriter,
+    l10n::{tr, trf},
     openshift::{ClusterVersion, Condition, ConditionStatus, ConditionalUpdateRisk, Release},
 };
 
@@ -83,26 +84,35 @@ pub fn recommend(cv: &ClusterVersion, alerts: &AlertSource, opts: &Options) -> O
     let mut out = Output::default();
     let mut stdout = String::new();
     let accepted = |name: &str| opts.accept.iter().any(|a| a == name);
-    let acc = |name: &str| if accepted(name) { "accepted " } else { "" };
+    let acc = |name: &str| {
+        if accepted(name) {
+            tr!("recommend-accepted-prefix", "accepted ")
+        } else {
+            ""
+        }
+    };
     let mut issues: BTreeSet<String> = BTreeSet::new();
 
     match cv.condition("Failing") {
         Some(c) if c.status != ConditionStatus::False => {
-            stdout += &format!(
-                "{}Failing={}:\n\n  Reason: {}\n  Message: {}\n\n",
-                acc("Failing"),
-                c.status,
-                c.reason(),
-                indent(c.message())
+            stdout += acc("Failing");
+            stdout += &trf!(
+                "upgrade-failing",
+                "Failing={status}:\n\n  Reason: {reason}\n  Message: {message}\n\n",
+                status = c.status.as_str(),
+                reason = c.reason(),
+                message = indent(c.message())
             );
             issues.insert("Failing".into());
         }
         Some(_) => {}
         None => {
-            out.stderr += &format!(
-                "{}warning: No current Failing info, see `oc describe clusterversion` for more details.\n",
-                acc("Failing")
+            out.stderr += acc("Failing");
+            out.stderr += tr!(
+                "upgrade-no-failing-info",
+                "warning: No current Failing info, see `oc describe clusterversion` for more details."
             );
+            out.stderr.push('\n');
             issues.insert("Failing".into());
         }
     }
@@ -110,10 +120,11 @@ pub fn recommend(cv: &ClusterVersion, alerts: &AlertSource, opts: &Options) -> O
         .condition("Progressing")
         .filter(|c| c.is_true() && !c.message().is_empty())
     {
-        stdout += &format!(
-            "{}info: An update is in progress.  You may wish to let this update complete before requesting a new update.\n  {}\n\n",
-            acc("Progressing"),
-            indent(c.message())
+        stdout += acc("Progressing");
+        stdout += &trf!(
+            "recommend-in-progress",
+            "info: An update is in progress.  You may wish to let this update complete before requesting a new update.\n  {message}\n\n",
+            message = indent(c.message())
         );
         issues.insert("Progressing".into());
     }
@@ -128,7 +139,12 @@ pub fn recommend(cv: &ClusterVersion, alerts: &AlertSource, opts: &Options) -> O
             acceptance: Some("AlertNoTestData".into()),
         }],
         AlertSource::Failed(e) => {
-            stdout += &format!("Failed to check for at least some preconditions: {e}\n");
+            stdout += &trf!(
+                "recommend-precheck-failed",
+                "Failed to check for at least some preconditions: {e}",
+                e = e.to_string()
+            );
+            stdout.push('\n');
             issues.insert("FailedToCompletePrecheck".into());
             Vec::new()
         }
@@ -151,29 +167,33 @@ pub fn recommend(cv: &ClusterVersion, alerts: &AlertSource, opts: &Options) -> O
         list.sort();
     }
     if !happy.is_empty() {
-        stdout += &format!(
-            "The following conditions found no cause for concern in updating this cluster to later releases: {}\n\n",
-            happy.join(", ")
+        stdout += &trf!(
+            "recommend-happy",
+            "The following conditions found no cause for concern in updating this cluster to later releases: {list}\n\n",
+            list = happy.join(", ")
         );
     }
     if !accepted_list.is_empty() {
-        stdout += &format!(
-            "The following conditions found cause for concern in updating this cluster to later releases, but were explicitly accepted via --accept: {}\n\n",
-            accepted_list.join(", ")
+        stdout += &trf!(
+            "recommend-accepted",
+            "The following conditions found cause for concern in updating this cluster to later releases, but were explicitly accepted via --accept: {list}\n\n",
+            list = accepted_list.join(", ")
         );
     }
     if !unhappy.is_empty() {
-        stdout += &format!(
-            "The following conditions found cause for concern in updating this cluster to later releases: {}\n\n",
-            unhappy.join(", ")
+        stdout += &trf!(
+            "recommend-unhappy",
+            "The following conditions found cause for concern in updating this cluster to later releases: {list}\n\n",
+            list = unhappy.join(", ")
         );
         for c in checks.iter().filter(|c| c.status != ConditionStatus::True) {
-            stdout += &format!(
-                "{}={}:\n\n  Reason: {}\n  Message: {}\n\n",
-                c.type_,
-                c.status,
-                c.reason,
-                indent(&c.message)
+            stdout += &trf!(
+                "recommend-check",
+                "{type_}={status}:\n\n  Reason: {reason}\n  Message: {message}\n\n",
+                type_ = c.type_,
+                status = c.status.as_str(),
+                reason = c.reason,
+                message = indent(&c.message)
             );
         }
     }
@@ -182,34 +202,48 @@ pub fn recommend(cv: &ClusterVersion, alerts: &AlertSource, opts: &Options) -> O
     if let Retrieval::Failed { reason, message, .. } | Retrieval::Unknown { reason, message, .. } =
         &offer.retrieval
     {
-        out.stderr += &format!(
-            "warning: Cannot refresh available updates:\n  Reason: {reason}\n  Message: {}\n\n",
-            indent(message)
+        out.stderr += &trf!(
+            "recommend-cannot-refresh",
+            "warning: Cannot refresh available updates:\n  Reason: {reason}\n  Message: {message}\n\n",
+            reason = reason,
+            message = indent(message)
         );
         issues.insert("CannotRetrieveUpdates".into());
     }
     if !offer.channel.is_empty() {
         if offer.upstream.is_empty() {
-            stdout += "Upstream update service is unset, so the cluster will use an appropriate default.\n";
+            stdout += tr!(
+                "recommend-upstream-unset",
+                "Upstream update service is unset, so the cluster will use an appropriate default."
+            );
         } else {
-            stdout += &format!("Upstream update service: {}\n", offer.upstream);
-        }
-        if offer.channels.is_empty() {
-            stdout += &format!("Channel: {}\n", offer.channel);
-        } else {
-            stdout += &format!(
-                "Channel: {} (available channels: {})\n",
-                offer.channel,
-                offer.channels.join(", ")
+            stdout += &trf!(
+                "recommend-upstream",
+                "Upstream update service: {url}",
+                url = offer.upstream
             );
         }
+        stdout.push('\n');
+        stdout += &trf!("upgrade-channel", "Channel: {c}", c = offer.channel);
+        if !offer.channels.is_empty() {
+            stdout += &trf!(
+                "upgrade-available-channels",
+                " (available channels: {channels})",
+                channels = offer.channels.join(", ")
+            );
+        }
+        stdout.push('\n');
     }
 
     let buckets = buckets(cv, &offer, &mut out.stderr);
     let result = match &opts.version {
         Some(v) => version_mode(&buckets, v, opts, &mut stdout, &mut issues),
         None if buckets.is_empty() => {
-            stdout += "No updates available. You may still upgrade to a specific release image with --to-image or wait for new updates to be available.\n";
+            stdout += tr!(
+                "upgrade-none",
+                "No updates available. You may still upgrade to a specific release image with --to-image or wait for new updates to be available."
+            );
+            stdout.push('\n');
             Ok(())
         }
         None => {
@@ -360,9 +394,11 @@ fn buckets(cv: &ClusterVersion, offer: &UpdateOffer, stderr: &mut String) -> Buc
                 recommended: t.recommended.clone(),
             }),
             Err(e) => {
-                *stderr += &format!(
-                    "warning: Cannot parse SemVer available update {:?}: {e}",
-                    t.release.version
+                *stderr += &trf!(
+                    "recommend-bad-available",
+                    "warning: Cannot parse SemVer available update {version:?}: {e}",
+                    version = t.release.version,
+                    e = e.to_string()
                 )
             }
         }
@@ -379,8 +415,12 @@ fn buckets(cv: &ClusterVersion, offer: &UpdateOffer, stderr: &mut String) -> Buc
                 }
             }
             Err(e) => {
-                *stderr +=
-                    &format!("warning: Cannot inject Upgradeable=False as a conditional update risk: {e}\n");
+                *stderr += &trf!(
+                    "recommend-cannot-inject",
+                    "warning: Cannot inject Upgradeable=False as a conditional update risk: {e}",
+                    e = e.to_string()
+                );
+                stderr.push('\n');
             }
         }
     }
@@ -458,10 +498,21 @@ fn not_recommended(e: &Entry) -> Option<Condition> {
 
 /// The per-minor listing, with oc's mix of direct writes and a buffered table.
 fn listing(buckets: &Buckets, show_outdated: bool, out: &mut String) {
-    const HEADER: &str = "  VERSION\tISSUES\n";
+    let header = format!(
+        "  {}\t{}\n",
+        tr!("upgrade-col-version", "VERSION"),
+        tr!("recommend-col-issues", "ISSUES")
+    );
     for (&(major, minor), entries) in buckets.iter().rev() {
-        *out += &format!("\nUpdates to {major}.{minor}:\n");
-        let mut table = String::from(HEADER);
+        out.push('\n');
+        *out += &trf!(
+            "recommend-updates-to",
+            "Updates to {major}.{minor}:",
+            major = major,
+            minor = minor
+        );
+        out.push('\n');
+        let mut table = header.clone();
         let mut header_queued = true;
         let mut last_was_long = false;
         for (i, e) in entries.iter().enumerate() {
@@ -469,24 +520,29 @@ fn listing(buckets: &Buckets, show_outdated: bool, out: &mut String) {
             if last_was_long || (c.is_some() && !show_outdated) {
                 out.push('\n');
                 if c.is_none() && !header_queued {
-                    table += HEADER;
+                    table += &header;
                     header_queued = true;
                 }
                 last_was_long = false;
             }
             if i == 2 && !show_outdated {
-                *out += &format!(
-                    "And {} older {major}.{minor} updates you can see with '--show-outdated-releases' or '--version VERSION'.\n",
-                    entries.len() - 2
+                *out += &trf!(
+                    "recommend-older",
+                    "And {count} older {major}.{minor} updates you can see with '--show-outdated-releases' or '--version VERSION'.",
+                    count = entries.len() - 2,
+                    major = major,
+                    minor = minor
                 );
+                out.push('\n');
                 table.clear();
                 break;
             }
             match c {
                 None => {
                     table += &format!(
-                        "  {}\tno known issues relevant to this cluster\n",
-                        e.release.version
+                        "  {}\t{}\n",
+                        e.release.version,
+                        tr!("recommend-no-issues", "no known issues relevant to this cluster")
                     );
                     if !show_outdated {
                         header_queued = false;
@@ -496,12 +552,13 @@ fn listing(buckets: &Buckets, show_outdated: bool, out: &mut String) {
                 }
                 Some(c) if show_outdated => table += &format!("  {}\t{}\n", e.release.version, c.reason()),
                 Some(c) => {
-                    *out += &format!(
-                        "  Version: {}\n  Image: {}\n  Reason: {}\n  Message: {}\n",
-                        e.release.version,
-                        e.release.image,
-                        c.reason(),
-                        indent(c.message().trim())
+                    *out += &trf!(
+                        "recommend-long-entry",
+                        "  Version: {version}\n  Image: {image}\n  Reason: {reason}\n  Message: {message}\n",
+                        version = e.release.version,
+                        image = e.release.image,
+                        reason = c.reason(),
+                        message = indent(c.message().trim())
                     );
                     last_was_long = true;
                 }
@@ -521,47 +578,78 @@ fn version_mode(
     out: &mut String,
     issues: &mut BTreeSet<String>,
 ) -> Result<(), String> {
-    let tail = format!("so cannot display context for the requested release {v}");
+    let tail = trf!(
+        "recommend-no-context",
+        "so cannot display context for the requested release {v}",
+        v = v.to_string()
+    );
     if buckets.is_empty() {
-        return Err(format!("no updates available, {tail}"));
+        return Err(trf!(
+            "recommend-none-available",
+            "no updates available, {tail}",
+            tail = tail
+        ));
     }
     if !buckets.keys().any(|&(major, _)| major == v.major) {
-        return Err(format!("no updates to {} available, {tail}", v.major));
+        return Err(trf!(
+            "recommend-none-to-major",
+            "no updates to {major} available, {tail}",
+            major = v.major,
+            tail = tail
+        ));
     }
     let Some(entries) = buckets.get(&(v.major, v.minor)) else {
-        return Err(format!("no updates to {}.{} available, {tail}", v.major, v.minor));
+        return Err(trf!(
+            "recommend-none-to-minor",
+            "no updates to {major}.{minor} available, {tail}",
+            major = v.major,
+            minor = v.minor,
+            tail = tail
+        ));
     };
     let wanted = v.to_string();
     let Some(e) = entries
         .iter()
         .find(|e| semver::Version::parse(&e.release.version).is_ok_and(|x| x.to_string() == wanted))
     else {
-        return Err(format!(
-            "no update to {v} available, so cannot display context for the requested release"
+        return Err(trf!(
+            "recommend-none-to-version",
+            "no update to {v} available, so cannot display context for the requested release",
+            v = v.to_string()
         ));
     };
     out.push('\n');
     let url = e.release.url.as_deref().unwrap_or("");
     match not_recommended(e) {
         None => {
-            *out += &format!(
-                "Update to {} has no known issues relevant to this cluster.\nImage: {}\nRelease URL: {url}\n",
-                e.release.version, e.release.image
+            *out += &trf!(
+                "recommend-version-clean",
+                "Update to {version} has no known issues relevant to this cluster.\nImage: {image}\nRelease URL: {url}\n",
+                version = e.release.version,
+                image = e.release.image,
+                url = url
             );
         }
         Some(c) => {
             let reason = if opts.accept.iter().any(|a| a == "ConditionalUpdateRisk") {
-                format!("accepted {} via ConditionalUpdateRisk", c.reason())
+                trf!(
+                    "recommend-accepted-via",
+                    "accepted {reason} via ConditionalUpdateRisk",
+                    reason = c.reason()
+                )
             } else {
                 c.reason().to_string()
             };
-            *out += &format!(
-                "Update to {} {}={}:\nImage: {}\nRelease URL: {url}\nReason: {reason}\nMessage: {}\n",
-                e.release.version,
-                c.type_,
-                c.status,
-                e.release.image,
-                indent(c.message())
+            *out += &trf!(
+                "recommend-version-risk",
+                "Update to {version} {type_}={status}:\nImage: {image}\nRelease URL: {url}\nReason: {reason}\nMessage: {message}\n",
+                version = e.release.version,
+                type_ = c.type_,
+                status = c.status.as_str(),
+                image = e.release.image,
+                url = url,
+                reason = reason,
+                message = indent(c.message())
             );
             issues.insert("ConditionalUpdateRisk".into());
         }
@@ -572,18 +660,21 @@ fn version_mode(
         .map(String::as_str)
         .collect();
     if !unaccepted.is_empty() {
-        return Err(format!(
-            "issues that apply to this cluster but which were not included in --accept: {}",
-            unaccepted.join(",")
+        return Err(trf!(
+            "recommend-not-accepted",
+            "issues that apply to this cluster but which were not included in --accept: {list}",
+            list = unaccepted.join(",")
         ));
     }
     if !issues.is_empty() {
         let all: Vec<&str> = issues.iter().map(String::as_str).collect();
-        *out += &format!(
-            "Update to {} has no known issues relevant to this cluster other than the accepted {}.\n",
-            e.release.version,
-            all.join(",")
+        *out += &trf!(
+            "recommend-clean-but-accepted",
+            "Update to {version} has no known issues relevant to this cluster other than the accepted {list}.",
+            version = e.release.version,
+            list = all.join(",")
         );
+        out.push('\n');
     }
     Ok(())
 }

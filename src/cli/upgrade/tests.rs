@@ -72,3 +72,42 @@ fn status_view_explains_failing_upgradeable_and_no_updates() {
         "warning: Cannot display available updates:\n  Reason: VersionNotFound\n  Message: not in channel\n\n"
     );
 }
+
+/// `--lang ru`: the same views worded in Russian, line for line: labels and cvo's sentences
+/// translated, condition types, reasons, messages, versions and images as they are.
+#[test]
+fn status_view_in_russian_keeps_the_lines_and_translates_the_words() {
+    use crate::l10n::{Lang, scoped};
+    let (out, err) = scoped(Lang::Ru, || status_view(&cv(BASE), true));
+    assert_eq!(err, "");
+    assert_eq!(
+        out,
+        "Cluster version is 4.16.3\n\nСлужба обновлений (upstream) не задана, поэтому кластер использует подходящую по умолчанию.\nКанал обновлений: stable-4.16 (доступные каналы: fast-4.16, stable-4.16)\n\nРекомендуемые обновления:\n\n  ВЕРСИЯ      ОБРАЗ\n  4.16.10     quay.io/r@sha256:10\n  4.16.4      quay.io/r@sha256:44\n\nОбновления с известными проблемами:\n\n  Версия: 4.16.5\n  Образ: quay.io/r@sha256:55\n  Причина: BadThing\n  Сообщение: Bad things. https://example.com/bad\n"
+    );
+    let mut c = cv(BASE);
+    c.status.available_updates = None;
+    c.status.conditional_updates.clear();
+    c.status.conditions[0] = cv(
+        "status: {conditions: [{type: Failing, status: \"True\", reason: ClusterOperatorDegraded, message: \"etcd is degraded\\nsecond line\"}]}",
+    )
+    .status
+    .conditions[0]
+        .clone();
+    c.status.conditions[2].status = ConditionStatus::False;
+    c.status.conditions[2].reason = Some("VersionNotFound".into());
+    c.status.conditions[2].message = Some("not in channel".into());
+    let (out, err) = scoped(Lang::Ru, || status_view(&c, false));
+    assert!(
+        out.starts_with(
+            "Failing=True:\n\n  Причина: ClusterOperatorDegraded\n  Сообщение: etcd is degraded\n  second line\n\nCluster version is 4.16.3\n\n"
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        err,
+        "warning: не удаётся показать доступные обновления:\n  Причина: VersionNotFound\n  Сообщение: not in channel\n\n"
+    );
+    // English is untouched by a Russian run before it.
+    let (out, _) = scoped(Lang::En, || status_view(&cv(BASE), false));
+    assert!(out.contains("\n  VERSION     IMAGE\n"), "{out}");
+}

@@ -24,8 +24,9 @@ use std::fmt;
 
 use serde_json::{Value, json};
 
-pub use preconditions::BYPASS_WARNING_START;
+pub use preconditions::bypass_warning_start;
 
+use crate::l10n::{tr, trf};
 use crate::openshift::{ClusterVersion, ConditionalUpdate, ConditionalUpdateRisk, Release};
 use pullspec::{PullSpec, same_image};
 
@@ -307,7 +308,7 @@ fn version_or_image(version: Option<&str>, image: Option<&str>) -> String {
 
 fn clear(cv: &ClusterVersion) -> Outcome {
     let Some(original) = &cv.spec.desired_update else {
-        return no_change("info: No update in progress");
+        return no_change(tr!("req-no-update", "info: No update in progress"));
     };
     let desired_update = if original.accept_risks.is_empty() {
         Value::Null
@@ -323,10 +324,10 @@ fn clear(cv: &ClusterVersion) -> Outcome {
     };
     let done = if equivalent {
         let at = version_or_image(Some(&desired.version), Some(&desired.image));
-        format!("Cleared the update field, still at {at}")
+        trf!("req-cleared", "Cleared the update field, still at {at}", at = at)
     } else {
         let to = version_or_image(original.version.as_deref(), original.image.as_deref());
-        format!("Cancelled requested upgrade to {to}")
+        trf!("req-cancelled", "Cancelled requested upgrade to {to}", to = to)
     };
     Outcome::Plan(Plan {
         name: cv_name(cv),
@@ -349,9 +350,17 @@ fn set_channel(cv: &ClusterVersion, channel: &str, flags: &Flags) -> Result<Outc
     let current = cv.spec.channel.as_deref().unwrap_or("");
     if channel == current {
         return Ok(no_change(if current.is_empty() {
-            "info: Cluster channel is already clear (no change)".to_string()
+            tr!(
+                "req-channel-already-clear",
+                "info: Cluster channel is already clear (no change)"
+            )
+            .to_string()
         } else {
-            format!("info: Cluster is already in {current} (no change)")
+            trf!(
+                "req-channel-already",
+                "info: Cluster is already in {current} (no change)",
+                current = current
+            )
         }));
     }
     let channels = &cv.status.desired.channels;
@@ -375,8 +384,11 @@ fn set_channel(cv: &ClusterVersion, channel: &str, flags: &Flags) -> Result<Outc
     };
     if channels.is_empty() {
         if !channel.is_empty() {
-            let message = format!(
-                "No channels known to be compatible with the current version {version:?}; unable to validate {channel:?}. Setting the update channel to {channel:?} anyway."
+            let message = trf!(
+                "req-channel-unknown",
+                "No channels known to be compatible with the current version {version:?}; unable to validate {channel:?}. Setting the update channel to {channel:?} anyway.",
+                version = version,
+                channel = channel
             );
             verdicts.push(Verdict {
                 name: CHANNEL_KNOWN,
@@ -387,8 +399,10 @@ fn set_channel(cv: &ClusterVersion, channel: &str, flags: &Flags) -> Result<Outc
         }
     } else if channel.is_empty() {
         if channels.iter().any(|c| c == current) {
-            let message = format!(
-                "You are requesting to clear the update channel. The current channel {current:?} is one of the available channels, you must pass --allow-explicit-channel to continue"
+            let message = trf!(
+                "req-channel-clear-refused",
+                "You are requesting to clear the update channel. The current channel {current:?} is one of the available channels, you must pass --allow-explicit-channel to continue",
+                current = current
             );
             if !flags.allow_explicit_channel {
                 return Err(refuse(message, verdicts));
@@ -397,29 +411,47 @@ fn set_channel(cv: &ClusterVersion, channel: &str, flags: &Flags) -> Result<Outc
         } else {
             verdicts.push(Verdict::passed(
                 CHANNEL_KNOWN,
-                format!("the current channel {current:?} is not one of the available channels ({list})"),
+                trf!(
+                    "req-channel-current-unlisted",
+                    "the current channel {current:?} is not one of the available channels ({list})",
+                    current = current,
+                    list = list
+                ),
             ));
         }
     } else if channels.iter().any(|c| c == channel) {
         verdicts.push(Verdict::passed(
             CHANNEL_KNOWN,
-            format!("{version} is in {channel}"),
+            trf!(
+                "req-channel-listed",
+                "{version} is in {channel}",
+                version = version,
+                channel = channel
+            ),
         ));
     } else {
-        let refused = format!(
-            "the requested channel {channel:?} is not one of the available channels ({list}), you must pass --allow-explicit-channel to continue"
+        let refused = trf!(
+            "req-channel-refused",
+            "the requested channel {channel:?} is not one of the available channels ({list}), you must pass --allow-explicit-channel to continue",
+            channel = channel,
+            list = list
         );
         if !flags.allow_explicit_channel {
             return Err(refuse(refused, verdicts));
         }
         verdicts.push(Verdict::failed(CHANNEL_KNOWN, waiver, flags, refused));
-        warnings.push(format!(
-            "The requested channel {channel:?} is not one of the available channels ({list}). You have used --allow-explicit-channel to proceed anyway. Setting the update channel to {channel:?}."
+        warnings.push(trf!(
+            "req-channel-explicit",
+            "The requested channel {channel:?} is not one of the available channels ({list}). You have used --allow-explicit-channel to proceed anyway. Setting the update channel to {channel:?}.",
+            channel = channel,
+            list = list
         ));
     }
     if channel.is_empty() {
-        warnings.push(format!(
-            "Clearing channel {current:?}; cluster will no longer request available update recommendations."
+        warnings.push(trf!(
+            "req-channel-clearing",
+            "Clearing channel {current:?}; cluster will no longer request available update recommendations.",
+            current = current
         ));
     }
     let value = if channel.is_empty() {
@@ -454,9 +486,11 @@ fn accept_risks(cv: &ClusterVersion, names: &[String], gate: bool) -> Result<Out
     }
     if !unique.is_empty() && !gate {
         let version = &cv.status.desired.version;
-        let message = format!(
-            "the FeatureGate \"cluster\" does not enable {} for {version}: the cluster would mark spec.desiredUpdate.acceptRisks Forbidden (acceptRisks must not be specified) and take no further request; take a conditional update with --allow-not-recommended instead",
-            crate::openshift::feature_gate::CLUSTER_UPDATE_ACCEPT_RISKS
+        let message = trf!(
+            "req-accept-gate-off",
+            "the FeatureGate \"cluster\" does not enable {gate} for {version}: the cluster would mark spec.desiredUpdate.acceptRisks Forbidden (acceptRisks must not be specified) and take no further request; take a conditional update with --allow-not-recommended instead",
+            gate = crate::openshift::feature_gate::CLUSTER_UPDATE_ACCEPT_RISKS,
+            version = version
         );
         let verdict = Verdict {
             name: ACCEPT_RISKS_GATE,
@@ -477,9 +511,16 @@ fn accept_risks(cv: &ClusterVersion, names: &[String], gate: bool) -> Result<Out
         .flat_map(|u| u.accept_risks.iter().map(|r| r.name.as_str()))
         .collect();
     // oc's texts (`pkg/cli/admin/upgrade/accept/accept.go`).
-    let shown = format!("info: Accept risks are [{}]", unique.join(", "));
+    let shown = trf!(
+        "req-accept-shown",
+        "info: Accept risks are [{list}]",
+        list = unique.join(", ")
+    );
     if current == unique {
-        return Ok(no_change("info: Accept risks are not changed"));
+        return Ok(no_change(tr!(
+            "req-accept-unchanged",
+            "info: Accept risks are not changed"
+        )));
     }
     let value = if unique.is_empty() {
         Value::Null
@@ -491,10 +532,11 @@ fn accept_risks(cv: &ClusterVersion, names: &[String], gate: bool) -> Result<Out
     } else {
         vec![Verdict::passed(
             ACCEPT_RISKS_GATE,
-            format!(
-                "{} is enabled for {}",
-                crate::openshift::feature_gate::CLUSTER_UPDATE_ACCEPT_RISKS,
-                cv.status.desired.version
+            trf!(
+                "req-accept-gate-on",
+                "{gate} is enabled for {version}",
+                gate = crate::openshift::feature_gate::CLUSTER_UPDATE_ACCEPT_RISKS,
+                version = cv.status.desired.version
             ),
         )]
     };

@@ -13,11 +13,18 @@ use super::{
     Flags, Outcome, Plan, Refusal, Request, Verdict, VerdictState, Waiver, cv_name, no_change,
     pullspec::PullSpec, recommended, sort_releases_desc, target_match,
 };
+use crate::l10n::{tr, trf};
 use crate::openshift::{
     ClusterVersion, Condition, ConditionStatus, ConditionalUpdate, ConditionalUpdateRisk, Release,
 };
 
-const FORCE_WARNING: &str = "--force overrides cluster verification of your supplied release image and waives any update precondition failures. Only use this if you are testing unsigned release images or you are working around a known bug in the cluster-version operator and you have verified the authenticity of the provided image yourself.";
+fn force_warning() -> String {
+    tr!(
+        "req-force-warning",
+        "--force overrides cluster verification of your supplied release image and waives any update precondition failures. Only use this if you are testing unsigned release images or you are working around a known bug in the cluster-version operator and you have verified the authenticity of the provided image yourself."
+    )
+    .to_string()
+}
 
 /// Indents every line after the first by two spaces (oc's `Message:` blocks).
 fn indent(message: &str) -> String {
@@ -53,10 +60,18 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
     };
     let explicit_image = matches!(request, Request::ToImage { .. });
     if let Some(v) = to.filter(|v| *v == desired.version) {
-        return Ok(no_change(format!("info: Cluster is already at version {v}")));
+        return Ok(no_change(trf!(
+            "req-already-at-version",
+            "info: Cluster is already at version {v}",
+            v = v
+        )));
     }
     if let Some(i) = to_image.filter(|i| explicit_image && *i == desired.image) {
-        return Ok(no_change(format!("info: Cluster is already at {i}")));
+        return Ok(no_change(trf!(
+            "req-already-at",
+            "info: Cluster is already at {i}",
+            i = i
+        )));
     }
 
     let mut verdicts = Vec::new();
@@ -80,7 +95,11 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
             }
             verdicts.push(Verdict::passed(
                 "Recommended",
-                format!("{} is a recommended update", t.version),
+                trf!(
+                    "req-recommended",
+                    "{version} is a recommended update",
+                    version = t.version
+                ),
             ));
             target = Some(t);
             break;
@@ -109,11 +128,21 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
     }
     if target.is_none() && explicit_image && flags.allow_explicit_upgrade {
         let image = to_image.unwrap_or_default().to_string();
-        warnings.push("The requested upgrade image is not one of the available updates. You have used --allow-explicit-upgrade for the update to proceed anyway".to_string());
+        warnings.push(
+            tr!(
+                "req-explicit-upgrade-warning",
+                "The requested upgrade image is not one of the available updates. You have used --allow-explicit-upgrade for the update to proceed anyway"
+            )
+            .to_string(),
+        );
         verdicts.push(Verdict {
             name: "ListedTarget",
             state: VerdictState::Waived(Waiver::AllowExplicitUpgrade),
-            message: format!("{image} is not one of the available updates"),
+            message: trf!(
+                "req-not-listed",
+                "{image} is not one of the available updates",
+                image = image
+            ),
         });
         target = Some(Release {
             image,
@@ -131,7 +160,11 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
         } else {
             verdicts.push(Verdict::passed(
                 "Recommended",
-                format!("{} is a recommended update", first.version),
+                trf!(
+                    "req-recommended",
+                    "{version} is a recommended update",
+                    version = first.version
+                ),
             ));
         }
         target = Some(first.clone());
@@ -144,7 +177,7 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
     }
 
     if flags.force {
-        warnings.push(FORCE_WARNING.to_string());
+        warnings.push(force_warning());
     }
     client_guards(cv, flags, &mut verdicts, &mut warnings);
     cluster_preconditions(cv, &target.version, flags, &mut verdicts, &mut warnings);
@@ -153,7 +186,11 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
         .filter(|v| v.state == VerdictState::Waived(Waiver::Force))
     {
         if v.name.starts_with("ClusterVersion") {
-            warnings.push(format!("--force is waiving: {}", v.message));
+            warnings.push(trf!(
+                "req-force-waiving",
+                "--force is waiving: {message}",
+                message = v.message
+            ));
         }
     }
 
@@ -162,9 +199,17 @@ pub(super) fn update(cv: &ClusterVersion, request: &Request, flags: &Flags) -> R
     }
     let patch = desired_update_patch(cv, &target, flags.force);
     let done = if target.version.is_empty() {
-        format!("Requested update to release image {}", target.image)
+        trf!(
+            "req-done-image",
+            "Requested update to release image {image}",
+            image = target.image
+        )
     } else {
-        format!("Requested update to {}", target.version)
+        trf!(
+            "req-done-version",
+            "Requested update to {version}",
+            version = target.version
+        )
     };
     Ok(Outcome::Plan(Plan {
         name: cv_name(cv),
@@ -187,9 +232,10 @@ pub(super) const MULTI: &str = "Multi";
 pub(super) fn multi_arch(cv: &ClusterVersion, flags: &Flags) -> Result<Outcome, Refusal> {
     let current = cv.spec.desired_update.clone().unwrap_or_default();
     if current.architecture.as_deref() == Some(MULTI) {
-        return Ok(no_change(
-            "info: Update to multi cluster architecture has already been requested",
-        ));
+        return Ok(no_change(tr!(
+            "req-multi-already",
+            "info: Update to multi cluster architecture has already been requested"
+        )));
     }
     let version = &cv.status.desired.version;
     let mut verdicts = Vec::new();
@@ -198,17 +244,25 @@ pub(super) fn multi_arch(cv: &ClusterVersion, flags: &Flags) -> Result<Outcome, 
         return Err(refuse(
             "TargetFound",
             None,
-            "the ClusterVersion's status.desired has no version to request as multi-architecture".into(),
+            tr!(
+                "req-multi-no-version",
+                "the ClusterVersion's status.desired has no version to request as multi-architecture"
+            )
+            .into(),
             verdicts,
         ));
     }
     verdicts.push(Verdict::passed(
         "Architecture",
-        format!("{version} is requested as a multi-architecture release"),
+        trf!(
+            "req-multi-passed",
+            "{version} is requested as a multi-architecture release",
+            version = version
+        ),
     ));
     client_guards(cv, flags, &mut verdicts, &mut warnings);
     if flags.force {
-        warnings.push(FORCE_WARNING.to_string());
+        warnings.push(force_warning());
     }
     if let Some(refusal) = first_blocking(&verdicts) {
         return Err(refusal);
@@ -235,11 +289,17 @@ pub(super) fn multi_arch(cv: &ClusterVersion, flags: &Flags) -> Result<Outcome, 
         verdicts,
         waived_risks: Vec::new(),
         warnings,
-        done: "Requested update to multi cluster architecture".into(),
+        done: tr!("req-multi-done", "Requested update to multi cluster architecture").into(),
     }))
 }
 
-const BY_TAG_WARNING: &str = "Using by-tag pull specs is dangerous, and while we still allow it in combination with --force for backward compatibility, it would be much safer to pass a by-digest pull spec instead";
+fn by_tag_warning() -> String {
+    tr!(
+        "req-by-tag-warning",
+        "Using by-tag pull specs is dangerous, and while we still allow it in combination with --force for backward compatibility, it would be much safer to pass a by-digest pull spec instead"
+    )
+    .to_string()
+}
 
 /// The scheme or local path a text names instead of a registry image (`file://…`, `/dir`,
 /// `./dir`), if it does: such a target is refused whatever the flags, as the cluster could
@@ -261,9 +321,11 @@ fn check_pullspec(
         return Err(refuse(
             "PullSpec",
             None,
-            format!(
-                "--to-image must be a registry pull spec, not {}: {image}",
-                scheme_text(what)
+            trf!(
+                "req-not-registry",
+                "--to-image must be a registry pull spec, not {what}: {image}",
+                what = scheme_text(what),
+                image = image
             ),
             verdicts.clone(),
         ));
@@ -272,12 +334,20 @@ fn check_pullspec(
         refuse(
             "PullSpec",
             None,
-            format!("--to-image must be a valid image pull spec: {e}"),
+            trf!(
+                "req-invalid-pullspec",
+                "--to-image must be a valid image pull spec: {e}",
+                e = e.to_string()
+            ),
             verdicts.clone(),
         )
     })?;
     by_digest(image, &spec, flags, verdicts, warnings, || {
-        "--to-image must be a by-digest pull spec, unless --force is also set, because release images that are not accessed via digest cannot be verified by the cluster.  Even when --force is set, using tags is not recommended, although we continue to allow it for backwards compatibility".to_string()
+        tr!(
+            "req-by-digest-needed",
+            "--to-image must be a by-digest pull spec, unless --force is also set, because release images that are not accessed via digest cannot be verified by the cluster.  Even when --force is set, using tags is not recommended, although we continue to allow it for backwards compatibility"
+        )
+        .to_string()
     })
 }
 
@@ -294,14 +364,14 @@ fn by_digest(
     if spec.is_by_digest() {
         verdicts.push(Verdict::passed(
             "PullSpec",
-            format!("{image} is a by-digest pull spec"),
+            trf!("req-by-digest", "{image} is a by-digest pull spec", image = image),
         ));
     } else if flags.force {
-        warnings.push(BY_TAG_WARNING.to_string());
+        warnings.push(by_tag_warning());
         verdicts.push(Verdict {
             name: "PullSpec",
             state: VerdictState::Waived(Waiver::Force),
-            message: format!("{image} is a by-tag pull spec"),
+            message: trf!("req-by-tag", "{image} is a by-tag pull spec", image = image),
         });
     } else {
         return Err(refuse(
@@ -316,9 +386,9 @@ fn by_digest(
 
 fn scheme_text(what: &str) -> String {
     if what == "a local path" {
-        what.to_string()
+        tr!("req-local-path", "a local path").to_string()
     } else {
-        format!("a {what}:// location")
+        trf!("req-scheme-location", "a {what}:// location", what = what)
     }
 }
 
@@ -339,49 +409,77 @@ fn check_listed_pullspec(
         refuse(
             "PullSpec",
             None,
-            format!(
-                "the update service lists {version} with release image {image:?}, which {why}; refusing it"
+            trf!(
+                "req-listed-refused",
+                "the update service lists {version} with release image {image:?}, which {why}; refusing it",
+                version = version,
+                image = image,
+                why = why
             ),
             verdicts.clone(),
         )
     };
     if let Some(what) = local_or_scheme(image) {
         return Err(refused(
-            format!("is {} and not a registry pull spec", scheme_text(what)),
+            trf!(
+                "req-listed-not-registry",
+                "is {what} and not a registry pull spec",
+                what = scheme_text(what)
+            ),
             verdicts,
         ));
     }
-    let spec =
-        PullSpec::parse(image).map_err(|e| refused(format!("is not a valid pull spec ({e})"), verdicts))?;
+    let spec = PullSpec::parse(image).map_err(|e| {
+        refused(
+            trf!(
+                "req-listed-invalid",
+                "is not a valid pull spec ({e})",
+                e = e.to_string()
+            ),
+            verdicts,
+        )
+    })?;
     by_digest(image, &spec, flags, verdicts, warnings, || {
-        format!(
-            "the update service lists {version} with release image {image}, which is not a by-digest pull spec; it is accepted only with --force, because release images that are not accessed via digest cannot be verified by the cluster"
+        trf!(
+            "req-listed-by-tag",
+            "the update service lists {version} with release image {image}, which is not a by-digest pull spec; it is accepted only with --force, because release images that are not accessed via digest cannot be verified by the cluster",
+            version = version,
+            image = image
         )
     })
 }
 
 fn not_recommended_verdict(cu: &ConditionalUpdate, c: &Condition, flags: &Flags) -> Verdict {
-    let message = format!(
-        "the update {} is not one of the recommended updates, but is available as a conditional update. To accept the Recommended={} risk and to proceed with update use --allow-not-recommended.\n  Reason: {}\n  Message: {}\n",
-        cu.release.version,
-        c.status.as_str(),
-        c.reason(),
-        indent(c.message())
+    let message = trf!(
+        "req-not-recommended",
+        "the update {version} is not one of the recommended updates, but is available as a conditional update. To accept the Recommended={status} risk and to proceed with update use --allow-not-recommended.\n  Reason: {reason}\n  Message: {message}\n",
+        version = cu.release.version,
+        status = c.status.as_str(),
+        reason = c.reason(),
+        message = indent(c.message())
     );
     Verdict::failed("Recommended", Some(Waiver::AllowNotRecommended), flags, message)
 }
 
-/// How [`bypass_warning`] starts (a confirm popup that lists the risks itself leaves the
-/// warning out).
-pub const BYPASS_WARNING_START: &str = "with --allow-not-recommended you have accepted the risks with ";
+/// How [`bypass_warning`] starts, in the current language (a confirm popup that lists the
+/// risks itself leaves the warning out).
+pub fn bypass_warning_start() -> &'static str {
+    tr!(
+        "req-bypass-start",
+        "with --allow-not-recommended you have accepted the risks with "
+    )
+}
 
 fn bypass_warning(version: &str, c: &Condition) -> String {
-    format!(
-        "{BYPASS_WARNING_START}{version} and bypassed Recommended={} {}: {}",
-        c.status.as_str(),
-        c.reason(),
-        c.message()
-    )
+    let rest = trf!(
+        "req-bypass-rest",
+        "{version} and bypassed Recommended={status} {reason}: {message}",
+        version = version,
+        status = c.status.as_str(),
+        reason = c.reason(),
+        message = c.message()
+    );
+    format!("{}{rest}", bypass_warning_start())
 }
 
 /// The risks of a conditional update: its own list, or (feature gate
@@ -419,32 +517,52 @@ fn no_target(
     } else {
         ("--to-image", None)
     };
-    let article = if latest { "an" } else { "the" };
-    let next = format!("{option} to continue with {article} update");
+    let next = if latest {
+        trf!(
+            "req-next-an",
+            "{option} to continue with an update",
+            option = option
+        )
+    } else {
+        trf!(
+            "req-next-the",
+            "{option} to continue with the update",
+            option = option
+        )
+    };
     let retrieved = cv.condition("RetrievedUpdates");
     let message = match retrieved {
-        Some(c) if c.status != ConditionStatus::True => format!(
-            "cannot refresh available updates:\n  Reason: {}\n  Message: {}\n\nspecify {next}.",
-            c.reason(),
-            indent(c.message())
+        Some(c) if c.status != ConditionStatus::True => trf!(
+            "req-cannot-refresh",
+            "cannot refresh available updates:\n  Reason: {reason}\n  Message: {message}\n\nspecify {next}.",
+            reason = c.reason(),
+            message = indent(c.message()),
+            next = next
         ),
-        _ if possible.is_empty() && flags.allow_not_recommended => format!(
-            "no recommended or conditional updates, specify {next} or wait for new updates to be available."
+        _ if possible.is_empty() && flags.allow_not_recommended => trf!(
+            "req-no-updates-at-all",
+            "no recommended or conditional updates, specify {next} or wait for new updates to be available.",
+            next = next
         ),
         _ if possible.is_empty() && latest => {
-            return Ok(no_change(format!(
-                "info: Cluster is already at the latest available version {}",
-                cv.status.desired.version
+            return Ok(no_change(trf!(
+                "req-already-latest",
+                "info: Cluster is already at the latest available version {version}",
+                version = cv.status.desired.version
             )));
         }
-        _ if possible.is_empty() => {
-            format!("no recommended updates, specify {next} or wait for new updates to be available.")
-        }
+        _ if possible.is_empty() => trf!(
+            "req-no-recommended",
+            "no recommended updates, specify {next} or wait for new updates to be available.",
+            next = next
+        ),
         _ => {
             let versions: Vec<&str> = possible.iter().map(|r| r.version.as_str()).collect();
-            format!(
-                "the update is not one of the possible targets: {}. specify {next}.",
-                versions.join(", ")
+            trf!(
+                "req-not-a-target",
+                "the update is not one of the possible targets: {versions}. specify {next}.",
+                versions = versions.join(", "),
+                next = next
             )
         }
     };
@@ -463,15 +581,19 @@ fn client_guards(
     let mut bypassed = Vec::new();
     match cv.condition("Invalid").filter(|c| c.is_true()) {
         Some(c) => {
-            let m = format!(
-                "the cluster version object is invalid, you must correct the invalid state first:\n\n  Reason: {}\n  Message: {}",
-                c.reason(),
-                indent(c.message())
+            let m = trf!(
+                "req-invalid",
+                "the cluster version object is invalid, you must correct the invalid state first:\n\n  Reason: {reason}\n  Message: {message}",
+                reason = c.reason(),
+                message = indent(c.message())
             );
             bypassed.push(m.clone());
             verdicts.push(Verdict::failed("Invalid", waiver, flags, m));
         }
-        None => verdicts.push(Verdict::passed("Invalid", "the ClusterVersion is valid")),
+        None => verdicts.push(Verdict::passed(
+            "Invalid",
+            tr!("req-valid", "the ClusterVersion is valid"),
+        )),
     }
     match cv.condition("Failing").filter(|c| c.is_true()) {
         Some(c) => {
@@ -481,35 +603,48 @@ fn client_guards(
                 .find(|s| !s.is_empty())
                 .cloned()
                 .unwrap_or_else(|| {
-                    "ClusterVersion status.desired has neither a version nor image; please open a bug"
-                        .to_string()
+                    tr!(
+                        "req-desired-empty",
+                        "ClusterVersion status.desired has neither a version nor image; please open a bug"
+                    )
+                    .to_string()
                 });
-            let m = format!(
-                "the cluster is experiencing an error reconciling {target:?}:\n\n  Reason: {}\n  Message: {}",
-                c.reason(),
-                indent(c.message())
+            let m = trf!(
+                "req-failing",
+                "the cluster is experiencing an error reconciling {target:?}:\n\n  Reason: {reason}\n  Message: {message}",
+                target = target,
+                reason = c.reason(),
+                message = indent(c.message())
             );
             bypassed.push(m.clone());
             verdicts.push(Verdict::failed("Failing", waiver, flags, m));
         }
-        None => verdicts.push(Verdict::passed("Failing", "the cluster is not failing")),
+        None => verdicts.push(Verdict::passed(
+            "Failing",
+            tr!("req-not-failing", "the cluster is not failing"),
+        )),
     }
     match cv.condition("Progressing").filter(|c| c.is_true()) {
         Some(c) => {
-            let m = format!(
-                "the cluster is already upgrading:\n\n  Reason: {}\n  Message: {}",
-                c.reason(),
-                indent(c.message())
+            let m = trf!(
+                "req-upgrading",
+                "the cluster is already upgrading:\n\n  Reason: {reason}\n  Message: {message}",
+                reason = c.reason(),
+                message = indent(c.message())
             );
             bypassed.push(m.clone());
             verdicts.push(Verdict::failed("UpdateInProgress", waiver, flags, m));
         }
-        None => verdicts.push(Verdict::passed("UpdateInProgress", "no update is in progress")),
+        None => verdicts.push(Verdict::passed(
+            "UpdateInProgress",
+            tr!("req-not-upgrading", "no update is in progress"),
+        )),
     }
     if flags.allow_upgrade_with_warnings && !bypassed.is_empty() {
-        warnings.push(format!(
-            "--allow-upgrade-with-warnings is bypassing: {}",
-            bypassed.join("\n\n")
+        warnings.push(trf!(
+            "req-bypassing",
+            "--allow-upgrade-with-warnings is bypassing: {list}",
+            list = bypassed.join("\n\n")
         ));
     }
 }
@@ -534,7 +669,11 @@ fn cluster_preconditions(
             verdicts.push(Verdict {
                 name,
                 state: VerdictState::Unchecked,
-                message: "the target version is unknown until the cluster loads the release image; the cluster checks it then".to_string(),
+                message: tr!(
+                    "req-target-unknown",
+                    "the target version is unknown until the cluster loads the release image; the cluster checks it then"
+                )
+                .to_string(),
             });
         }
         return;
@@ -553,9 +692,10 @@ fn cluster_preconditions(
                 Verdict {
                     name,
                     state: VerdictState::Warning,
-                    message: format!(
-                        "{} does not block; the cluster records it in the update's accepted risks",
-                        e.reason
+                    message: trf!(
+                        "req-non-blocking",
+                        "{reason} does not block; the cluster records it in the update's accepted risks",
+                        reason = e.reason.to_string()
                     ),
                 }
             }
@@ -569,19 +709,38 @@ fn cluster_preconditions(
 fn passed_message(name: &str, cv: &ClusterVersion, current: &str, target: &str) -> String {
     use crate::openshift::precondition::{ROLLBACK, UPGRADEABLE, parse_version};
     let (Ok(c), Ok(t)) = (parse_version(current), parse_version(target)) else {
-        return "Upgradeable is not False".to_string();
+        return tr!("req-upgradeable-ok", "Upgradeable is not False").to_string();
     };
+    let (lower, major) = (t.cmp_precedence(&c).is_lt(), t.major > c.major);
+    let (c, t) = (c.to_string(), t.to_string());
     match name {
         UPGRADEABLE if cv.condition("Upgradeable").is_some_and(|u| u.is_false()) => {
-            format!("Upgradeable=False does not block {c} to {t} (same minor or lower)")
+            trf!(
+                "req-upgradeable-same-minor",
+                "Upgradeable=False does not block {c} to {t} (same minor or lower)",
+                c = c,
+                t = t
+            )
         }
-        UPGRADEABLE => "Upgradeable is not False".to_string(),
-        ROLLBACK if t.cmp_precedence(&c).is_lt() => {
-            format!("{t} is the cluster's previous version, in the same minor")
-        }
-        ROLLBACK => format!("{t} is not lower than {c}"),
-        _ if t.major > c.major => format!("{c} to {t} is the one major version update allowed (4.y to 5.0)"),
-        _ => format!("{c} to {t} is within one minor version"),
+        UPGRADEABLE => tr!("req-upgradeable-ok", "Upgradeable is not False").to_string(),
+        ROLLBACK if lower => trf!(
+            "req-rollback-previous",
+            "{t} is the cluster's previous version, in the same minor",
+            t = t
+        ),
+        ROLLBACK => trf!("req-rollback-ok", "{t} is not lower than {c}", t = t, c = c),
+        _ if major => trf!(
+            "req-giant-hop-major",
+            "{c} to {t} is the one major version update allowed (4.y to 5.0)",
+            c = c,
+            t = t
+        ),
+        _ => trf!(
+            "req-giant-hop-ok",
+            "{c} to {t} is within one minor version",
+            c = c,
+            t = t
+        ),
     }
 }
 
@@ -599,14 +758,16 @@ fn first_blocking(verdicts: &[Verdict]) -> Option<Refusal> {
                 .filter(|v| v.state == VerdictState::Blocking(Some(Waiver::AllowUpgradeWithWarnings)))
                 .map(|v| v.message.as_str())
                 .collect();
-            format!(
-                "{}\n\nIf you want to upgrade anyway, use --allow-upgrade-with-warnings.",
-                all.join("\n\n")
+            trf!(
+                "req-refused-guards",
+                "{list}\n\nIf you want to upgrade anyway, use --allow-upgrade-with-warnings.",
+                list = all.join("\n\n")
             )
         }
-        Some(Waiver::Force) => format!(
-            "{}\n\nIf you want to update anyway, use --force (it also skips the cluster's verification of the release image).",
-            first.message
+        Some(Waiver::Force) => trf!(
+            "req-refused-force",
+            "{message}\n\nIf you want to update anyway, use --force (it also skips the cluster's verification of the release image).",
+            message = first.message
         ),
         _ => first.message.trim_end().to_string(),
     };

@@ -886,3 +886,62 @@ fn to_multi_arch_requests_the_current_version_as_multi() {
         })
     );
 }
+
+/// In Russian (`--lang ru`) the refusals, verdicts and lines a request prints are worded in
+/// Russian; the precondition names, flags and versions are as they are.
+#[test]
+fn refusals_and_verdicts_in_russian() {
+    use crate::l10n::{Lang, scoped};
+    let r = scoped(Lang::Ru, || refused(&cluster(), &to("4.16.9"), &Flags::default()));
+    assert_eq!(r.precondition, "TargetFound");
+    assert_eq!(
+        r.message,
+        "обновление не входит в возможные цели: 4.17.1, 4.16.4. Укажите --to-image, чтобы продолжить это обновление."
+    );
+    let mut cv = cluster();
+    cv.status.available_updates = None;
+    cv.status.conditions[2] = cond(
+        "RetrievedUpdates",
+        ConditionStatus::False,
+        "VersionNotFound",
+        "not in channel",
+    );
+    let r = scoped(Lang::Ru, || refused(&cv, &to("4.16.9"), &Flags::default()));
+    assert_eq!(
+        r.message,
+        "не удаётся обновить список доступных обновлений:\n  Причина: VersionNotFound\n  Сообщение: not in channel\n\nукажите --to-image, чтобы продолжить это обновление."
+    );
+    let p = scoped(Lang::Ru, || planned(&cluster(), &to("4.16.4"), &Flags::default()));
+    assert_eq!(p.done, "Запрошено обновление до 4.16.4");
+    assert_eq!(
+        verdict(&p.verdicts, "Recommended").message,
+        "4.16.4 — рекомендуемое обновление"
+    );
+    assert_eq!(
+        verdict(&p.verdicts, "Failing").message,
+        "кластер без ошибок (Failing не True)"
+    );
+    let r = scoped(Lang::Ru, || {
+        refused(
+            &cluster(),
+            &Request::Channel("candidate-4.17".into()),
+            &Flags::default(),
+        )
+    });
+    assert_eq!(
+        r.message,
+        "запрошенный канал «candidate-4.17» не входит в доступные каналы (fast-4.16, stable-4.16); чтобы продолжить, укажите --allow-explicit-channel"
+    );
+    // The same calls in English stay oc's text.
+    let r = scoped(Lang::En, || {
+        refused(
+            &cluster(),
+            &Request::Channel("candidate-4.17".into()),
+            &Flags::default(),
+        )
+    });
+    assert_eq!(
+        r.message,
+        "the requested channel \"candidate-4.17\" is not one of the available channels (fast-4.16, stable-4.16), you must pass --allow-explicit-channel to continue"
+    );
+}

@@ -226,3 +226,19 @@ fn the_section_says_when_nothing_is_newer_or_the_version_is_not_listed() {
         "cvo could not ask the update service https://u/g which releases it does not offer: RemoteFailed: GET https://u/g: refused"
     );
 }
+
+/// `--lang ru`: the section's sentences, column names and reasons in Russian, versions,
+/// channels and risk names as they are.
+#[test]
+fn the_section_in_russian() {
+    use crate::l10n::{Lang, scoped};
+    let c = cv(AT_4163);
+    let x = explained(&c);
+    let s = scoped(Lang::Ru, || {
+        section(&x, tr!("explain-with-include", "with --include-not-recommended"))
+    });
+    assert_eq!(
+        s,
+        "\nРелизы в канале stable-4.16 новее 4.16.3, которые не предлагаются (служба обновлений https://updates.example/graph):\n  ВЕРСИЯ      ПОЧЕМУ\n  4.17.0      в этом канале нет пути обновления с 4.16.3\n  4.16.6      обновления с 4.16.3 пока нет; достижим через обновление сначала до 4.16.4\n  4.16.5      не рекомендуется: риск EgressIP относится к этому кластеру\nРиски нерекомендуемого обновления полностью показываются с --include-not-recommended.\n"
+    );
+}

@@ -175,3 +175,54 @@ fn english_texts_never_parse_the_russian_catalogue() {
     set(Lang::En);
     assert_eq!(text("tab-overview", "Overview"), "Overview");
 }
+
+// ------------------------------------------------ the engine's event log (issue 32)
+
+/// `cvo demo --headless` under a Russian locale prints the engine's event lines in Russian
+/// (state, desired update, passes, run levels, history), with the API's words (condition
+/// types, reasons, Completed/Partial, versions) in Latin; in English the same lines are the
+/// English ones.
+#[test]
+fn the_headless_demo_prints_the_engines_events_in_the_locales_language() {
+    let args = [
+        "demo",
+        "--headless",
+        "--until-complete",
+        "--speed",
+        "60",
+        "--timeout",
+        "55",
+    ];
+    let (code, out, err) = cvo_in(RU, &args);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    for want in [
+        " INFO  состояние ",
+        " INFO  желаемое обновление принято: 4.16.4 (quay.io/",
+        " INFO  история обновлений: 4.16.4 Partial (обновление начато)",
+        " INFO  проход 2 начат",
+        " INFO  уровень запуска 00 пройден (",
+        "ClusterVersion Progressing=True: Working towards 4.16.4",
+        " INFO  история обновлений: 4.16.4 Completed",
+    ] {
+        assert!(out.contains(want), "no {want:?} in:\n{out}");
+    }
+    for english in [
+        "desired update accepted",
+        "history: ",
+        "pass 2 started",
+        "run level 00 done",
+    ] {
+        assert!(!out.contains(english), "{english:?} in the Russian demo:\n{out}");
+    }
+    let (code, out, err) = cvo_in(&[], &args);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    for want in [
+        " INFO  desired update accepted: 4.16.4 (quay.io/",
+        " INFO  history: 4.16.4 Partial (update started)",
+        " INFO  pass 2 started",
+        " INFO  run level 00 done (",
+    ] {
+        assert!(out.contains(want), "no {want:?} in:\n{out}");
+    }
+    assert!(!out.contains("проход"), "{out}");
+}

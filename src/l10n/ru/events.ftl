@@ -25,3 +25,26 @@ event-history-partial = история обновлений: { $version } Partia
 event-command-done = команда { $command }: { $m }
 event-command-refused = команда { $command } отклонена: { $why }
 event-error = ошибка: { $e }
+## Update-health insights as the dashboard shows them (src/ui/model/insight_text.rs: assess's
+## English sentences, oc's for `cvo status`, matched and translated at drawing time). Kinds,
+## condition types, reasons, names and versions stay as the API and oc say them.
+insight-proceeding-well = Обновление идёт нормально
+insight-cv-no-failing = у Cluster Version { $name } нет условия Failing
+insight-cv-failing = Cluster Version { $name } не может продолжить обновление ({ $reason })
+insight-cv-may-be-failing = Cluster Version { $name }, возможно, не может продолжить обновление ({ $reason })
+insight-alert-firing = Сработало оповещение: { $alert }
+insight-co-unavailable = Cluster Operator { $name } недоступен ({ $reason })
+insight-co-degraded = Cluster Operator { $name } деградирован ({ $reason })
+insight-paused-pool = Устаревшие узлы пула машин на паузе '{ $pool }' не будут обновлены
+insight-node-not-ready = Узел { $name } не готов
+insight-node-disk-pressure = На узле { $name } нехватка диска
+insight-node-network = На узле { $name } недоступна сеть
+insight-node-degraded = Узел { $name } деградирован
+insight-node-unavailable = Узел { $name } недоступен
+insight-previous-never-completed = Предыдущее обновление до { $previous } не завершилось, последнее завершённое обновление — { $last }
+insight-no-reason = причина не указана
+insight-not-accepted = запрошенное обновление до { $target } не принято: { $why }
+insight-not-picked-up = запрошенное обновление до { $target } не подхвачено ни одним оператором версии кластера
+insight-waiting-release = ожидание загрузки релиза { $image }: его версия пока неизвестна
+insight-unknown-time = неизвестное время
+insight-waiting-on = ожидание, пока { $name } сообщит { $what }: уже { $waited }

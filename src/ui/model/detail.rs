@@ -417,7 +417,7 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
             ));
             l.push(DetailLine::new(
                 tr!("detail-description", "Description"),
-                &ins.description,
+                super::insight_text::description(&ins.description).into_owned(),
                 Level::Info,
             ));
             tr!("detail-title-insight", "update health insight").into()

@@ -228,6 +228,195 @@ fn blocked(s: &str) -> Option<String> {
     None
 }
 
+/// An insight's description in the current language: `description` itself in English, and
+/// for one of no known shape (a condition's or an alert's own message, which stay as the API
+/// says them); several node problems joined by ` | ` are translated one by one.
+pub fn description(description: &str) -> Cow<'_, str> {
+    if l10n::current() == Lang::En {
+        return Cow::Borrowed(description);
+    }
+    if let Some(t) = russian_description(description) {
+        return Cow::Owned(t);
+    }
+    if description.starts_with("Node has a ") && description.contains(" | ") {
+        let parts: Vec<String> = description
+            .split(" | ")
+            .map(|p| russian_description(p).unwrap_or_else(|| p.to_owned()))
+            .collect();
+        return Cow::Owned(parts.join(" | "));
+    }
+    Cow::Borrowed(description)
+}
+
+/// The Russian of one description of a known shape.
+fn russian_description(s: &str) -> Option<String> {
+    const PAUSED: &str = "Pool is paused, which stops all changes to the nodes in the pool, \
+                          including updates. The nodes will not be updated until the pool is \
+                          unpaused by the administrator.";
+    const UNCLEAR: &str = "Current status of Cluster Version reconciliation is unclear.  See 'oc \
+                           -n openshift-cluster-version logs -l k8s-app=cluster-version-operator \
+                           --tail -1' to debug.";
+    if s == PAUSED {
+        return Some(
+            tr!(
+                "insight-desc-paused-pool",
+                "Pool is paused, which stops all changes to the nodes in the pool, including updates. \
+             The nodes will not be updated until the pool is unpaused by the administrator."
+            )
+            .to_owned(),
+        );
+    }
+    if s == UNCLEAR {
+        return Some(
+            tr!(
+                "insight-desc-cv-unclear",
+                "Current status of Cluster Version reconciliation is unclear.  See 'oc -n \
+             openshift-cluster-version logs -l k8s-app=cluster-version-operator --tail -1' to debug."
+            )
+            .to_owned(),
+        );
+    }
+    if let Some([target, previous]) = fields(
+        s,
+        "Current update to {} was initiated while the previous update to version {} was still in progress",
+    ) {
+        return Some(trf!(
+            "insight-desc-previous-in-progress",
+            "Current update to {target} was initiated while the previous update to version {previous} was still in progress",
+            target = target,
+            previous = previous
+        ));
+    }
+    for (condition, reason) in [
+        ("Ready!=True", "Not ready"),
+        ("DiskPressure!=False", "Disk pressure"),
+        ("NetworkUnavailable!=False", "Network unavailable"),
+    ] {
+        let tpl = format!("Node has a {condition} condition with Reason \"{reason}\" and message {{}}");
+        if let Some([message]) = fields(s, &tpl) {
+            return Some(trf!(
+                "insight-desc-node-condition",
+                "Node has a {condition} condition with Reason \"{reason}\" and message {message}",
+                condition = condition,
+                reason = reason,
+                message = message
+            ));
+        }
+    }
+    alert_description(s).or_else(|| blocked_description(s))
+}
+
+/// An alert insight's description (`src/assess/health.rs`): our sentence, then the alert's
+/// own words, which stay.
+fn alert_description(s: &str) -> Option<String> {
+    let (ours, rest) = [
+        "Alert known to affect updates started firing during the update.",
+        "Alert known to affect updates has been firing since before the update started.",
+        "Alert started firing during the update.",
+    ]
+    .into_iter()
+    .find_map(|p| s.strip_prefix(p).map(|rest| (p, rest)))?;
+    let ours = match ours {
+        "Alert started firing during the update." => tr!(
+            "insight-desc-alert-during",
+            "Alert started firing during the update."
+        ),
+        "Alert known to affect updates started firing during the update." => tr!(
+            "insight-desc-alert-known-during",
+            "Alert known to affect updates started firing during the update."
+        ),
+        _ => tr!(
+            "insight-desc-alert-known-before",
+            "Alert known to affect updates has been firing since before the update started."
+        ),
+    };
+    let theirs = if rest == " The alert has no description." {
+        tr!("insight-desc-alert-none", " The alert has no description.").to_owned()
+    } else {
+        let [text] = fields(rest, " The alert description is: {}")
+            .or_else(|| rest.strip_prefix(" The alert description is: ").map(|t| [t]))?;
+        trf!(
+            "insight-desc-alert-text",
+            " The alert description is: {text}",
+            text = text
+        )
+    };
+    Some(format!("{ours}{theirs}"))
+}
+
+/// The descriptions of what blocks an update (`src/assess/blocked.rs`).
+fn blocked_description(s: &str) -> Option<String> {
+    const REFUSED: &str = "The cluster stays at its current release: the release requested in \
+                           spec.desiredUpdate ({}) was refused by the cluster-version operator \
+                           (ReleaseAccepted=False). Fix the cause (signature stores, registry \
+                           access), request another release, or clear the request (cvo upgrade \
+                           --clear).";
+    let refused = fields(s, &format!("{REFUSED} {{}}"))
+        .map(|[t, m]| (t, m))
+        .or_else(|| fields(s, REFUSED).map(|[t]| (t, "")));
+    if let Some((target, message)) = refused {
+        let text = trf!(
+            "insight-desc-refused",
+            "The cluster stays at its current release: the release requested in \
+             spec.desiredUpdate ({target}) was refused by the cluster-version operator \
+             (ReleaseAccepted=False). Fix the cause (signature stores, registry access), request \
+             another release, or clear the request (cvo upgrade --clear). {message}",
+            target = target,
+            message = message
+        );
+        return Some(text.trim_end().to_owned());
+    }
+    if let Some([target, generation, observed]) = fields(
+        s,
+        "spec.desiredUpdate asks for {}, but no cluster-version operator has read the \
+         ClusterVersion since: it is at generation {}, its status at {}. Check that a \
+         cluster-version operator runs and holds the Lease openshift-cluster-version/version \
+         (its logs say why it does not sync).",
+    ) {
+        return Some(trf!(
+            "insight-desc-not-picked-up",
+            "spec.desiredUpdate asks for {target}, but no cluster-version operator has read the \
+             ClusterVersion since: it is at generation {generation}, its status at {observed}. \
+             Check that a cluster-version operator runs and holds the Lease \
+             openshift-cluster-version/version (its logs say why it does not sync).",
+            target = target,
+            generation = generation,
+            observed = observed
+        ));
+    }
+    const LOADING: &str = "The update was requested by image and the cluster-version operator \
+                           has not loaded the release yet (retrieving, verifying), so no operator \
+                           can report its version and no time estimate can be made.";
+    if let Some(accepted) = s.strip_prefix(LOADING) {
+        let text = trf!(
+            "insight-desc-loading",
+            "The update was requested by image and the cluster-version operator has not loaded \
+             the release yet (retrieving, verifying), so no operator can report its version and \
+             no time estimate can be made.{accepted}",
+            accepted = accepted
+        );
+        return Some(text);
+    }
+    if let Some([name, target, progressing]) = fields(
+        s,
+        "Cluster operator {} reports version {} for itself, so oc counts it updated, but the \
+         cluster-version operator waits until every version the release's manifest lists is \
+         reported ({}). Check the operator's operands and logs.",
+    ) {
+        return Some(trf!(
+            "insight-desc-waiting-on",
+            "Cluster operator {name} reports version {target} for itself, so oc counts it \
+             updated, but the cluster-version operator waits until every version the \
+             release's manifest lists is reported ({progressing}). Check the operator's \
+             operands and logs.",
+            name = name,
+            target = target,
+            progressing = progressing
+        ));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,6 +515,58 @@ mod tests {
         assert_eq!(scoped(Lang::Ru, || summary("Something else")), "Something else");
     }
 
+    /// The fixed descriptions and those around data, as assess writes them.
+    #[test]
+    fn the_descriptions_of_assess_have_their_russian() {
+        let cases = [
+            (
+                "Pool is paused, which stops all changes to the nodes in the pool, including updates. The nodes will not be updated until the pool is unpaused by the administrator.",
+                "Пул машин на паузе: это останавливает все изменения узлов пула, включая обновления. Узлы не будут обновлены, пока администратор не снимет пул с паузы.",
+            ),
+            (
+                "Current status of Cluster Version reconciliation is unclear.  See 'oc -n openshift-cluster-version logs -l k8s-app=cluster-version-operator --tail -1' to debug.",
+                "Текущее состояние синхронизации Cluster Version неясно. Для отладки см. 'oc -n openshift-cluster-version logs -l k8s-app=cluster-version-operator --tail -1'.",
+            ),
+            (
+                "Node has a Ready!=True condition with Reason \"Not ready\" and message \"kubelet stopped\" | Node has a DiskPressure!=False condition with Reason \"Disk pressure\" and message \"\"",
+                "У узла условие Ready!=True с причиной \"Not ready\" и сообщением \"kubelet stopped\" | У узла условие DiskPressure!=False с причиной \"Disk pressure\" и сообщением \"\"",
+            ),
+            (
+                "Alert started firing during the update. The alert description is: etcd is slow | see runbook",
+                "Оповещение начало срабатывать во время обновления. Описание оповещения: etcd is slow | see runbook",
+            ),
+            (
+                "Alert known to affect updates has been firing since before the update started. The alert has no description.",
+                "Оповещение, которое, как известно, влияет на обновления, срабатывает с момента до начала обновления. У оповещения нет описания.",
+            ),
+            (
+                "The cluster stays at its current release: the release requested in spec.desiredUpdate (4.16.4) was refused by the cluster-version operator (ReleaseAccepted=False). Fix the cause (signature stores, registry access), request another release, or clear the request (cvo upgrade --clear). VerifyPayloadFailed: bad signature",
+                "Кластер остаётся на текущем релизе: релиз, запрошенный в spec.desiredUpdate (4.16.4), отклонён оператором версии кластера (ReleaseAccepted=False). Устраните причину (хранилища подписей, доступ к реестру), запросите другой релиз или отмените запрос (cvo upgrade --clear). VerifyPayloadFailed: bad signature",
+            ),
+            (
+                "The cluster stays at its current release: the release requested in spec.desiredUpdate (4.16.4) was refused by the cluster-version operator (ReleaseAccepted=False). Fix the cause (signature stores, registry access), request another release, or clear the request (cvo upgrade --clear).",
+                "Кластер остаётся на текущем релизе: релиз, запрошенный в spec.desiredUpdate (4.16.4), отклонён оператором версии кластера (ReleaseAccepted=False). Устраните причину (хранилища подписей, доступ к реестру), запросите другой релиз или отмените запрос (cvo upgrade --clear).",
+            ),
+            (
+                "The update was requested by image and the cluster-version operator has not loaded the release yet (retrieving, verifying), so no operator can report its version and no time estimate can be made. ReleaseAccepted=Unknown Retrieving: pulling",
+                "Обновление запрошено по образу, а оператор версии кластера ещё не загрузил релиз (получение, проверка), поэтому ни один оператор не может сообщить его версию и оценить время нельзя. ReleaseAccepted=Unknown Retrieving: pulling",
+            ),
+            (
+                "Current update to 4.16.4 was initiated while the previous update to version 4.16.3 was still in progress",
+                "Текущее обновление до 4.16.4 начато, когда предыдущее обновление до версии 4.16.3 ещё выполнялось",
+            ),
+        ];
+        for (en, ru) in cases {
+            assert_eq!(scoped(Lang::Ru, || description(en).into_owned()), ru, "{en}");
+            assert!(matches!(scoped(Lang::En, || description(en)), Cow::Borrowed(s) if s == en));
+        }
+        // A condition's own message is shown as it is.
+        assert_eq!(
+            scoped(Lang::Ru, || description("Cluster operator dns is degraded")),
+            "Cluster operator dns is degraded"
+        );
+    }
+
     /// The sentences of a real assessment (the stuck demo cluster, `assets/demo`) are all
     /// known shapes: none stays English on a Russian screen.
     #[test]
@@ -345,5 +586,17 @@ mod tests {
         for i in &a.health.insights {
             assert!(russian(&i.summary).is_some(), "no Russian for {:?}", i.summary);
         }
+        // The paused pool's description is ours; the others are the conditions' messages.
+        let paused = a
+            .health
+            .insights
+            .iter()
+            .find(|i| i.summary.contains("paused pool"));
+        let paused = paused.expect("the demo has a paused pool");
+        assert!(
+            russian_description(&paused.description).is_some(),
+            "{}",
+            paused.description
+        );
     }
 }

@@ -251,3 +251,37 @@ fn the_engine_log_pane_in_russian_at_80x24() {
         }
     });
 }
+
+/// An update-health insight in Russian: the Health view's rows and the detail popup's
+/// message and description, with the data (names, reasons, level and impact words) as oc
+/// prints it.
+#[test]
+fn an_insights_detail_in_russian_at_80x24() {
+    scoped(Lang::Ru, || {
+        let (mut app, _rx) = engine_app(mid_update(EngineMode::WatchOnly), 80, 24);
+        app.update(Action::GotoTab(Tab::Health));
+        let text = text_of(&app);
+        assert!(
+            text.contains("Cluster Operator machine-config деградирован"),
+            "{text}"
+        );
+        // (The header's FAILING line is the condition's own message, which stays.)
+        assert!(
+            !text.contains("Cluster Operator machine-config is degraded"),
+            "{text}"
+        );
+        // The paused pool's insight: the last row.
+        for _ in 0..3 {
+            key(&mut app, KeyCode::Char('j'));
+        }
+        key(&mut app, KeyCode::Enter);
+        insta::assert_snapshot!("ru_insight_detail_80x24", draw(&app).backend());
+        let text = text_of(&app);
+        assert!(
+            text.contains("Устаревшие узлы пула машин на паузе 'infra'"),
+            "{text}"
+        );
+        assert!(text.contains("Пул машин на паузе: это останавливает"), "{text}");
+        assert!(!text.contains("Pool is paused"), "{text}");
+    });
+}

@@ -77,7 +77,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             preview: if focused {
                 app.selected_row()
                     .and_then(|i| d.insights.get(i))
-                    .map(|r| r.description.clone())
+                    .map(|r| insight_text::description(&r.description).into_owned())
             } else {
                 None
             },

@@ -146,7 +146,7 @@ impl Command {
 }
 
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
+    let matches = cvo::cli::help_l10n::localized(Cli::command()).get_matches();
     dashboard_flags_before_a_command(&matches).unwrap_or_else(|e| e.exit());
     #[cfg(feature = "sim")]
     no_cluster_for_a_rehearsal(&matches).unwrap_or_else(|e| e.exit());
@@ -253,5 +253,24 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Operator(c) => cvo::cli::operator::run(c),
         Command::Completion { shell } => cvo::cli::completion::completion(Cli::command(), shell),
         Command::Man { dir } => cvo::cli::completion::man(Cli::command(), dir.as_deref()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every about, argument help and heading of the whole command tree has its Russian text
+    /// in `src/l10n/ru/help.ftl`, and that file has no generated key no help uses
+    /// (`cvo::cli::help_l10n::problems`). With every feature only: the tree is whole then.
+    #[cfg(all(feature = "tui", feature = "sim", feature = "operator"))]
+    #[test]
+    fn the_help_has_a_russian_text_for_every_about_argument_and_heading() {
+        use clap::CommandFactory as _;
+        let problems = cvo::cli::help_l10n::problems(&super::Cli::command());
+        assert!(
+            problems.is_empty(),
+            "{} problems:\n{}",
+            problems.len(),
+            problems.join("\n")
+        );
     }
 }

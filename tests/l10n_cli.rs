@@ -434,4 +434,171 @@ fn lang_ru_words_the_health_details() {
     );
     assert!(russian.contains("\n  Описание:    "), "{russian}");
     assert!(!russian.contains("Impact:"), "{russian}");
+
+// ------------------------------------------------ the engine's event log (issue 32)
+
+/// `cvo demo --headless` under a Russian locale prints the engine's event lines in Russian
+/// (state, desired update, passes, run levels, history), with the API's words (condition
+/// types, reasons, Completed/Partial, versions) in Latin; in English the same lines are the
+/// English ones.
+#[test]
+fn the_headless_demo_prints_the_engines_events_in_the_locales_language() {
+    let args = [
+        "demo",
+        "--headless",
+        "--until-complete",
+        "--speed",
+        "60",
+        "--timeout",
+        "55",
+    ];
+    let (code, out, err) = cvo_in(RU, &args);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    for want in [
+        " INFO  состояние ",
+        " INFO  желаемое обновление принято: 4.16.4 (quay.io/",
+        " INFO  история обновлений: 4.16.4 Partial (обновление начато)",
+        " INFO  проход 2 начат",
+        " INFO  уровень запуска 00 пройден (",
+        "ClusterVersion Progressing=True: Working towards 4.16.4",
+        " INFO  история обновлений: 4.16.4 Completed",
+    ] {
+        assert!(out.contains(want), "no {want:?} in:\n{out}");
+    }
+    for english in [
+        "desired update accepted",
+        "history: ",
+        "pass 2 started",
+        "run level 00 done",
+    ] {
+        assert!(!out.contains(english), "{english:?} in the Russian demo:\n{out}");
+    }
+    let (code, out, err) = cvo_in(&[], &args);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    for want in [
+        " INFO  desired update accepted: 4.16.4 (quay.io/",
+        " INFO  history: 4.16.4 Partial (update started)",
+        " INFO  pass 2 started",
+        " INFO  run level 00 done (",
+    ] {
+        assert!(out.contains(want), "no {want:?} in:\n{out}");
+    }
+    assert!(!out.contains("проход"), "{out}");
+}
+
+// ------------------------------------------------ clap's --help (issue 32)
+
+/// The subcommands a help lists under `Commands:` (or `Команды:`) but clap's own `help`.
+fn commands_of(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| *l != "Commands:" && *l != "Команды:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The flags, positionals and commands of a help, in order (what must not move when the
+/// words are translated).
+fn tokens_of(help: &str) -> Vec<String> {
+    let mut out = commands_of(help);
+    out.extend(help.lines().filter_map(|l| {
+        let t = l.trim_start();
+        let first = t.split("  ").next()?;
+        t.starts_with(['-', '<', '[']).then(|| first.trim().to_owned())
+    }));
+    out
+}
+
+/// Every command's `--help` (and `-h`) under a Russian locale: the same lines, flags,
+/// positionals and commands in the same order as in English, clap's words in Russian and no
+/// English sentence left; `--lang en` under the Russian locale is the English help byte for
+/// byte, `--lang ru` without a locale the Russian one. The English help never has a Russian
+/// letter.
+#[test]
+fn every_commands_help_is_russian_under_a_russian_locale() {
+    let cyrillic = |s: &str| {
+        s.chars()
+            .any(|c| ('а'..='я').contains(&c.to_lowercase().next().unwrap_or(c)))
+    };
+    let mut paths: Vec<Vec<String>> = vec![vec![]];
+    let mut i = 0;
+    while i < paths.len() {
+        let path = paths[i].clone();
+        i += 1;
+        for flag in ["--help", "-h"] {
+            let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+            args.push(flag);
+            let shown = format!("cvo {} {flag}", path.join(" "));
+            let (code, en, err) = cvo_in(&[], &args);
+            assert_eq!(code, 0, "{shown}: {err}");
+            let (code, ru, err) = cvo_in(RU, &args);
+            assert_eq!(code, 0, "{shown}: {err}");
+            if flag == "--help" {
+                paths.extend(commands_of(&en).into_iter().map(|c| {
+                    let mut p = path.clone();
+                    p.push(c);
+                    p
+                }));
+            }
+            assert!(!cyrillic(&en), "{shown} in English:\n{en}");
+            assert_eq!(en.lines().count(), ru.lines().count(), "{shown}:\n{en}\n{ru}");
+            assert_eq!(tokens_of(&en), tokens_of(&ru), "{shown}:\n{ru}");
+            assert!(ru.contains("\nВызов: cvo"), "{shown}:\n{ru}");
+            assert!(ru.contains("Показать справку"), "{shown}:\n{ru}");
+            for english in [
+                "Usage:",
+                "Options:",
+                "Commands:",
+                "Arguments:",
+                "Print help",
+                "Print version",
+                "(global",
+                " the ",
+                " of ",
+            ] {
+                assert!(!ru.contains(english), "{shown}: {english:?} in\n{ru}");
+            }
+            // The about, first line, is Russian.
+            let about = ru.lines().next().unwrap_or_default();
+            assert!(cyrillic(about), "{shown}: {about}");
+            let mut with_en = vec!["--lang", "en"];
+            with_en.extend(&args);
+            assert_eq!(cvo_in(RU, &with_en).1, en, "{shown} with --lang en");
+            let mut with_ru = vec!["--lang=ru"];
+            with_ru.extend(&args);
+            assert_eq!(cvo_in(&[], &with_ru).1, ru, "{shown} with --lang=ru");
+        }
+    }
+    assert!(paths.len() >= 20, "only {} commands: {paths:?}", paths.len());
+}
+
+/// One command's Russian help as a whole: headings, positionals in their order, the help
+/// subcommand's words.
+#[test]
+fn the_russian_help_of_payload_pull_and_of_upgrade() {
+    let (code, ru, err) = cvo_in(RU, &["payload", "pull", "--help"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("ru_help_payload_pull", ru);
+    let (_, ru, _) = cvo_in(RU, &["upgrade", "--help"]);
+    assert!(
+        ru.contains("Вызов: cvo upgrade [OPTIONS]\n       cvo upgrade <COMMAND>\n"),
+        "{ru}"
+    );
+    assert!(
+        ru.contains("\nКоманды:\n  channel    Показать, задать или сбросить канал обновлений\n"),
+        "{ru}"
+    );
+    assert!(
+        ru.contains("  help       Показать эту справку или справку указанных подкоманд\n"),
+        "{ru}"
+    );
+    assert!(
+        ru.contains("\nПодключение к кластеру (глобальные: до или после команды):\n"),
+        "{ru}"
+    );
+    // `cvo help upgrade` is the same help.
+    assert_eq!(cvo_in(RU, &["help", "upgrade"]).1, ru);
 }

@@ -23,6 +23,7 @@ pub mod get;
 pub mod get_output;
 pub mod get_watch;
 pub mod heap;
+pub mod help_l10n;
 pub mod jsonpath;
 pub mod lang;
 pub mod logging;

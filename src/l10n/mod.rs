@@ -184,6 +184,12 @@ pub fn text(key: &'static str, en: &'static str) -> &'static str {
     }
 }
 
+/// The Russian text of a message without placeholders, if the catalogue has it: for keys made
+/// at run time (`cli::help_l10n`'s, from the command tree), which [`text`] cannot take.
+pub fn message(key: &str) -> Option<&'static str> {
+    russian().plain.get(key).copied()
+}
+
 /// A text known at compile time, for tables built in `const` (the key registry): its key and
 /// English text; [`Text::get`] gives it in the current language. Written with [`txt!`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

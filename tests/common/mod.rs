@@ -113,11 +113,6 @@ pub fn cvo_offline(args: &[&str]) -> (i32, String, String) {
     let out = cvo()
         .args(args)
         .env("RUST_LOG", "off")
-        // English, whatever the developer's locale (a test asks for Russian with --lang ru).
-        .env_remove("LC_ALL")
-        .env_remove("LC_MESSAGES")
-        .env_remove("LANG")
-        .env_remove("CVO_LANG")
         .output()
         .expect("cvo runs");
     (

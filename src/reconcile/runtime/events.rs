@@ -4,11 +4,18 @@
 //! conditions, history, lease, mode, commands). Upstream the CVO records such things as
 //! Kubernetes Events and log lines (pkg/cvo/cvo.go, sync_worker.go); this is our equivalent for
 //! the dashboard's log pane and `cvo demo --headless`.
+//!
+//! The lines are the dashboard's words, so they are written in the process's language
+//! (`l10n`, the catalogue's `event-*` keys in `src/l10n/ru/events.ftl`) when the event happens;
+//! what is API data inside them stays as the API says it: condition types and statuses,
+//! reasons and messages, versions, images, history states (Completed, Partial), the modes'
+//! names (watch-only, active-apply), command names and the engine's own messages.
 
 use std::{collections::VecDeque, sync::Arc, time::Instant};
 
 use chrono::{DateTime, Utc};
 
+use crate::l10n::{tr, trf};
 use crate::openshift::{UpdateState, condition::find};
 use crate::reconcile::{
     api::{EVENT_LOG_LEN, EngineEvent, EngineState, EventLevel, StatusSnapshot},
@@ -49,10 +56,17 @@ pub(crate) struct EventLog {
 
 const CONDITIONS: [&str; 4] = [AVAILABLE, PROGRESSING, FAILING, RETRIEVED_UPDATES];
 
+/// The state's name in the current language: the dashboard's words (`engine-state-*`), the
+/// variant's name in English.
 fn state_name(s: &EngineState) -> String {
     match s {
-        EngineState::Blocked(why) => format!("Blocked ({why})"),
-        other => format!("{other:?}"),
+        EngineState::Starting => tr!("engine-state-starting", "Starting").into(),
+        EngineState::WaitingForLease => tr!("engine-state-waitingforlease", "WaitingForLease").into(),
+        EngineState::Initializing => tr!("engine-state-initializing", "Initializing").into(),
+        EngineState::Updating => tr!("engine-state-updating", "Updating").into(),
+        EngineState::Reconciling => tr!("engine-state-reconciling", "Reconciling").into(),
+        EngineState::Blocked(why) => trf!("event-state-blocked", "Blocked ({why})", why = why),
+        EngineState::Stopped => tr!("engine-state-stopped", "Stopped").into(),
     }
 }
 
@@ -121,11 +135,13 @@ impl EventLog {
                 Info
             };
             if first {
-                self.push(level, format!("state {}", state_name(&now.state)));
+                let state = state_name(&now.state);
+                self.push(level, trf!("event-state", "state {state}", state = state));
             } else {
+                let (from, to) = (state_name(&p.state), state_name(&now.state));
                 self.push(
                     level,
-                    format!("state {} → {}", state_name(&p.state), state_name(&now.state)),
+                    trf!("event-state-change", "state {from} → {to}", from = from, to = to),
                 );
             }
         }
@@ -133,69 +149,120 @@ impl EventLog {
         if switched {
             self.push(
                 Info,
-                format!("switched to {} (was {})", mode_word(now.mode), mode_word(p.mode)),
+                trf!(
+                    "event-switched",
+                    "switched to {mode} (was {was})",
+                    mode = mode_word(now.mode),
+                    was = mode_word(p.mode)
+                ),
             );
         }
         if p.desired != now.desired
             && let Some((version, image)) = &now.desired
         {
             let v = if version.is_empty() {
-                "<no version>"
+                tr!("event-no-version", "<no version>")
             } else {
                 version
             };
-            self.push(Info, format!("desired update accepted: {v} ({image})"));
+            self.push(
+                Info,
+                trf!(
+                    "event-desired-accepted",
+                    "desired update accepted: {v} ({image})",
+                    v = v,
+                    image = image
+                ),
+            );
         }
         if p.leader != now.leader {
             if now.leader {
-                let who = now.holder.clone().unwrap_or_default();
-                self.push(Info, format!("lease acquired ({who})").replace(" ()", ""));
+                match now.holder.as_deref().filter(|w| !w.is_empty()) {
+                    Some(who) => self.push(
+                        Info,
+                        trf!("event-lease-acquired-by", "lease acquired ({who})", who = who),
+                    ),
+                    None => self.push(Info, tr!("event-lease-acquired", "lease acquired")),
+                }
             } else if switched && now.mode == crate::reconcile::api::EngineMode::WatchOnly {
                 // Given up on purpose by the switch, not lost.
-                self.push(Info, "lease released: watch-only, writes stopped");
+                self.push(
+                    Info,
+                    tr!(
+                        "event-lease-released",
+                        "lease released: watch-only, writes stopped"
+                    ),
+                );
             } else if !first {
-                self.push(Warning, "lease lost: writes stopped");
+                self.push(Warning, tr!("event-lease-lost", "lease lost: writes stopped"));
             }
         } else if !now.leader && now.holder != p.holder && now.holder.is_some() {
             let who = now.holder.clone().unwrap_or_default();
-            self.push(Info, format!("lease held by {who}: waiting"));
+            self.push(
+                Info,
+                trf!("event-lease-held", "lease held by {who}: waiting", who = who),
+            );
         }
         if now.running && !p.running {
             self.pass_started = Some(Instant::now());
-            self.push(Info, format!("pass {} started", now.passes + 1));
+            let n = now.passes + 1;
+            self.push(Info, trf!("event-pass-started", "pass {n} started", n = n));
         }
         if now.passes > p.passes && !first {
             let took = self
                 .pass_started
                 .take()
-                .map(|t| format!(" in {:.1}s", t.elapsed().as_secs_f64()))
+                .map(|t| {
+                    let secs = format!("{:.1}", t.elapsed().as_secs_f64());
+                    trf!("event-took", " in {secs}s", secs = secs)
+                })
                 .unwrap_or_default();
             match &snap.failure {
                 Some(f) => {
-                    let reason = if f.reason.is_empty() { "error" } else { &f.reason };
+                    let reason = if f.reason.is_empty() {
+                        tr!("event-reason-error", "error")
+                    } else {
+                        &f.reason
+                    };
+                    let (n, done, total) = (now.passes, snap.done, snap.total);
+                    let message = first_line(&f.message);
                     // Waiting on an operator that is still updating is the normal course of
                     // an update (upstream UpdateEffectNone), not an error.
-                    let (level, what) = if reason.ends_with("Updating") {
-                        (Info, "incomplete")
+                    if f.reason.ends_with("Updating") {
+                        let text = trf!(
+                            "event-pass-incomplete",
+                            "pass {n} incomplete ({done}/{total} done{took}): {reason}: {message}",
+                            n = n,
+                            done = done,
+                            total = total,
+                            took = took,
+                            reason = reason,
+                            message = message
+                        );
+                        self.push(Info, text);
                     } else {
-                        (Error, "failed")
-                    };
-                    self.push(
-                        level,
-                        format!(
-                            "pass {} {what} ({}/{} done{took}): {reason}: {}",
-                            now.passes,
-                            snap.done,
-                            snap.total,
-                            first_line(&f.message)
-                        ),
-                    );
+                        let text = trf!(
+                            "event-pass-failed",
+                            "pass {n} failed ({done}/{total} done{took}): {reason}: {message}",
+                            n = n,
+                            done = done,
+                            total = total,
+                            took = took,
+                            reason = reason,
+                            message = message
+                        );
+                        self.push(Error, text);
+                    }
                 }
                 None => self.push(
                     Info,
-                    format!(
-                        "pass {} finished: {}/{} done{took}",
-                        now.passes, snap.done, snap.total
+                    trf!(
+                        "event-pass-finished",
+                        "pass {n} finished: {done}/{total} done{took}",
+                        n = now.passes,
+                        done = snap.done,
+                        total = snap.total,
+                        took = took
                     ),
                 ),
             }
@@ -211,7 +278,14 @@ impl EventLog {
                 && self.levels_logged.1.insert(*n)
                 && let Some(rl) = snap.run_levels.iter().find(|r| r.level == Some(*n))
             {
-                self.push(Info, format!("run level {n:02} done ({}/{})", rl.done, rl.total));
+                let text = trf!(
+                    "event-run-level-done",
+                    "run level {n} done ({done}/{total})",
+                    n = format!("{n:02}"),
+                    done = rl.done,
+                    total = rl.total
+                );
+                self.push(Info, text);
             }
         }
         for (t, status, text) in &now.conditions {
@@ -235,24 +309,49 @@ impl EventLog {
         if now.history_top != p.history_top
             && let Some((version, state)) = &now.history_top
         {
-            let what = match state {
-                UpdateState::Completed => "Completed",
-                UpdateState::Partial => "Partial (update started)",
+            let text = match state {
+                UpdateState::Completed => trf!(
+                    "event-history-completed",
+                    "history: {version} Completed",
+                    version = version
+                ),
+                UpdateState::Partial => trf!(
+                    "event-history-partial",
+                    "history: {version} Partial (update started)",
+                    version = version
+                ),
             };
-            self.push(Info, format!("history: {version} {what}"));
+            self.push(Info, text);
         }
         if now.command_at != p.command_at
             && let Some(c) = &snap.last_command
         {
             match &c.result {
-                Ok(m) => self.push(Info, format!("command {}: {m}", c.command)),
-                Err(why) => self.push(Error, format!("command {} refused: {why}", c.command)),
+                Ok(m) => self.push(
+                    Info,
+                    trf!(
+                        "event-command-done",
+                        "command {command}: {m}",
+                        command = c.command,
+                        m = m
+                    ),
+                ),
+                Err(why) => self.push(
+                    Error,
+                    trf!(
+                        "event-command-refused",
+                        "command {command} refused: {why}",
+                        command = c.command,
+                        why = why
+                    ),
+                ),
             }
         }
         if now.last_error != p.last_error
             && let Some(e) = &now.last_error
         {
-            self.push(Warning, format!("error: {}", first_line(e)));
+            let e = first_line(e);
+            self.push(Warning, trf!("event-error", "error: {e}", e = e));
         }
         self.seen = Some(now);
     }
@@ -550,6 +649,98 @@ mod tests {
         );
         let levels: Vec<EventLevel> = log.events().iter().rev().take(2).map(|e| e.level).collect();
         assert_eq!(levels, [EventLevel::Info, EventLevel::Info]);
+    }
+
+    /// The same kinds of lines in Russian (the process language at the time of the event):
+    /// the fixed words translated, API data (condition types and reasons, messages, versions,
+    /// history states, modes, command names) as the API says it.
+    #[test]
+    fn a_russian_log_translates_its_own_words_and_keeps_the_api_data() {
+        use crate::l10n::{Lang, scoped};
+        let all = scoped(Lang::Ru, || {
+            let mut log = EventLog::new();
+            let mut s = StatusSnapshot {
+                mode: EngineMode::ActiveApply,
+                ..StatusSnapshot::default()
+            };
+            log.observe(&s);
+            s.leader = true;
+            s.lease_holder = Some("me_1".into());
+            s.state = EngineState::Updating;
+            s.desired = release("4.16.4");
+            s.running = true;
+            s.cluster_version = cv(true, false, ("4.16.4", UpdateState::Partial));
+            log.observe(&s);
+            s.running = false;
+            s.counters.passes = 1;
+            s.done = 10;
+            s.total = 12;
+            s.failure = Some(Failure {
+                reason: "ClusterOperatorDegraded".into(),
+                message: "Cluster operator dns is degraded".into(),
+            });
+            s.last_command = Some(CommandOutcome {
+                command: "SetDesiredUpdate".into(),
+                result: Err("refused: the engine is watch-only".into()),
+                at: Utc::now(),
+            });
+            s.last_error = Some("connection refused".into());
+            log.observe(&s);
+            s.running = true;
+            s.run_levels = vec![RunLevelProgress {
+                level: Some(5),
+                total: 3,
+                done: 3,
+                ..RunLevelProgress::default()
+            }];
+            log.observe(&s);
+            s.running = false;
+            s.counters.passes = 2;
+            s.done = 12;
+            s.failure = None;
+            s.state = EngineState::Blocked("no ClusterVersion".into());
+            s.cluster_version = cv(false, false, ("4.16.4", UpdateState::Completed));
+            s.mode = EngineMode::WatchOnly;
+            s.leader = false;
+            s.lease_holder = None;
+            log.observe(&s);
+            texts(&log)
+        });
+        // The pass durations depend on the wall clock: cut them off.
+        let all: Vec<String> = all
+            .iter()
+            .map(|t| match (t.find(" за "), t.find(" с")) {
+                (Some(a), Some(b)) if b > a => format!("{}{}", &t[..a], &t[b + " с".len()..]),
+                _ => t.clone(),
+            })
+            .collect();
+        let want = [
+            "состояние Запуск",
+            "состояние Запуск → Обновление",
+            "желаемое обновление принято: 4.16.4 (quay.io/x@4.16.4)",
+            "Lease получен (me_1)",
+            "проход 1 начат",
+            "ClusterVersion Available=True: Done applying 4.16.3",
+            "ClusterVersion Progressing=True: Working towards 4.16.4",
+            "ClusterVersion Failing=False",
+            "история обновлений: 4.16.4 Partial (обновление начато)",
+            "проход 1 не удался (выполнено 10/12): ClusterOperatorDegraded: Cluster operator dns is degraded",
+            "команда SetDesiredUpdate отклонена: refused: the engine is watch-only",
+            "ошибка: connection refused",
+            "проход 2 начат",
+            "уровень запуска 05 пройден (3/3)",
+            "состояние Обновление → Заблокирован (no ClusterVersion)",
+            "переключён в режим watch-only (был active-apply)",
+            "Lease освобождён: watch-only, запись остановлена",
+            "проход 2 завершён: выполнено 12/12",
+            "ClusterVersion Progressing=False: Working towards 4.16.4",
+            "история обновлений: 4.16.4 Completed",
+        ];
+        assert_eq!(all, want);
+        // English is untouched by a Russian log before it.
+        let mut log = EventLog::new();
+        log.observe(&StatusSnapshot::default());
+        assert_eq!(texts(&log), ["state Starting"]);
     }
 
     #[test]

@@ -156,3 +156,132 @@ fn an_english_screen_stays_english_after_a_russian_one() {
     let en = scoped(Lang::En, || text_of(&app));
     assert!(en.contains("NAME"), "{en}");
 }
+
+/// The engine's event log pane in Russian at 80x24: lines the engine's own [`EventLog`]
+/// wrote in Russian (state, desired update, Lease, passes, run level, conditions, history,
+/// a refused command), with the API's data in Latin.
+///
+/// [`EventLog`]: crate::reconcile::runtime::events::EventLog
+#[test]
+fn the_engine_log_pane_in_russian_at_80x24() {
+    use crate::reconcile::api::{CommandOutcome, EngineState, Failure, RunLevelProgress};
+    use crate::reconcile::runtime::events::EventLog;
+    let mut snap = mid_update(EngineMode::ActiveApply);
+    let events = scoped(Lang::Ru, || {
+        let mut log = EventLog::new();
+        let mut s = crate::reconcile::api::StatusSnapshot {
+            mode: EngineMode::ActiveApply,
+            ..Default::default()
+        };
+        log.observe(&s);
+        s.leader = true;
+        s.lease_holder = Some("cvo-demo-7f9c".into());
+        s.state = EngineState::Updating;
+        s.desired = snap.desired.clone();
+        s.cluster_version = snap.cluster_version.clone();
+        s.running = true;
+        log.observe(&s);
+        s.running = false;
+        s.counters.passes = 1;
+        s.done = 31;
+        s.total = 40;
+        s.failure = Some(Failure {
+            reason: "ClusterOperatorDegraded".into(),
+            message: "Cluster operator kube-apiserver is degraded".into(),
+        });
+        s.last_command = Some(CommandOutcome {
+            command: "SetChannel".into(),
+            result: Err("channel fast-4.17 is not listed by the release".into()),
+            at: chrono::Utc::now(),
+        });
+        log.observe(&s);
+        s.running = true;
+        s.run_levels = vec![RunLevelProgress {
+            level: Some(10),
+            total: 4,
+            done: 4,
+            ..RunLevelProgress::default()
+        }];
+        log.observe(&s);
+        log.events()
+    });
+    // Fixed times and no wall-clock pass durations, so the snapshot is stable.
+    let base = DateTime::parse_from_rfc3339("2024-07-20T10:40:00Z")
+        .map(|t| t.to_utc())
+        .expect("time");
+    let events: Vec<_> = events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut e = e.clone();
+            e.at = base + chrono::Duration::seconds(i as i64 * 3);
+            if let (Some(a), Some(b)) = (e.text.find(" за "), e.text.find(" с)")) {
+                e.text.replace_range(a..b + " с".len(), "");
+            }
+            e
+        })
+        .collect();
+    snap.events = Arc::new(events);
+    scoped(Lang::Ru, || {
+        // 24 rows show the newest three lines, 48 rows the newest eight (of nine).
+        for (h, shown) in [(24u16, 3usize), (48, 8)] {
+            let (mut app, _rx) = engine_app(snap.clone(), 80, h);
+            if !app.show_log {
+                key(&mut app, KeyCode::Char('e'));
+            }
+            assert!(app.show_log);
+            insta::assert_snapshot!(format!("ru_engine_log_80x{h}"), draw(&app).backend());
+            let text = text_of(&app);
+            let want = [
+                "состояние Запуск",
+                "состояние Запуск → Обновление",
+                "желаемое обновление принято: 4.16.4",
+                "Lease получен (cvo-demo-7f9c)",
+                "проход 1 начат",
+                "проход 1 не удался (выполнено 31/40): ClusterOperatorDegraded",
+                "команда SetChannel отклонена: channel fast-4.17",
+                "проход 2 начат",
+                "уровень запуска 10 пройден (4/4)",
+            ];
+            for w in &want[want.len() - shown..] {
+                assert!(text.contains(w), "80x{h}: {w:?} not on the screen:\n{text}");
+            }
+            assert!(text.contains("события движка[9]"), "{text}");
+            assert!(!text.contains("pass ") && !text.contains("state "), "{text}");
+        }
+    });
+}
+
+/// An update-health insight in Russian: the Health view's rows and the detail popup's
+/// message and description, with the data (names, reasons, level and impact words) as oc
+/// prints it.
+#[test]
+fn an_insights_detail_in_russian_at_80x24() {
+    scoped(Lang::Ru, || {
+        let (mut app, _rx) = engine_app(mid_update(EngineMode::WatchOnly), 80, 24);
+        app.update(Action::GotoTab(Tab::Health));
+        let text = text_of(&app);
+        assert!(
+            text.contains("Cluster Operator machine-config деградирован"),
+            "{text}"
+        );
+        // (The header's FAILING line is the condition's own message, which stays.)
+        assert!(
+            !text.contains("Cluster Operator machine-config is degraded"),
+            "{text}"
+        );
+        // The paused pool's insight: the last row.
+        for _ in 0..3 {
+            key(&mut app, KeyCode::Char('j'));
+        }
+        key(&mut app, KeyCode::Enter);
+        insta::assert_snapshot!("ru_insight_detail_80x24", draw(&app).backend());
+        let text = text_of(&app);
+        assert!(
+            text.contains("Устаревшие узлы пула машин на паузе 'infra'"),
+            "{text}"
+        );
+        assert!(text.contains("Пул машин на паузе: это останавливает"), "{text}");
+        assert!(!text.contains("Pool is paused"), "{text}");
+    });
+}

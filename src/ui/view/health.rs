@@ -4,7 +4,7 @@ use crate::l10n::{tr, trf, txt};
 use ratatui::{Frame, layout::Rect};
 
 use super::table::{C, Col, TableSpec, c, col, cursor, fill, filter_title, render_table};
-use crate::ui::{app::App, tab::Tab, text, theme::Level};
+use crate::ui::{app::App, model::insight_text, tab::Tab, text, theme::Level};
 
 pub(super) fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     const COLS: [Col; 4] = [
@@ -25,7 +25,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
                         .clone()
                         .unwrap_or_else(|| text::age(i.since, app.now))),
                     c(&i.impact),
-                    c(text::one_line(&i.message)),
+                    c(text::one_line(&insight_text::summary(&i.message))),
                 ],
                 if i.level == Level::Error {
                     Level::Error
@@ -77,7 +77,7 @@ pub(super) fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             preview: if focused {
                 app.selected_row()
                     .and_then(|i| d.insights.get(i))
-                    .map(|r| r.description.clone())
+                    .map(|r| insight_text::description(&r.description).into_owned())
             } else {
                 None
             },

@@ -434,6 +434,7 @@ fn lang_ru_words_the_health_details() {
     );
     assert!(russian.contains("\n  Описание:    "), "{russian}");
     assert!(!russian.contains("Impact:"), "{russian}");
+}
 
 // ------------------------------------------------ the engine's event log (issue 32)
 

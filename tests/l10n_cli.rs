@@ -401,8 +401,8 @@ fn get_words_its_messages_and_keeps_ocs_tables() {
     }
 }
 
-/// `cvo --lang ru status --details health`: the insight blocks' labels in Russian, padded to
-/// one column; the insights' own words (the other catalogue's), levels and impacts as oc's.
+/// `cvo --lang ru status --details health`: the insight blocks' labels and the insights' own
+/// sentences in Russian, the labels padded to one column; levels and impacts as oc's.
 #[test]
 fn lang_ru_words_the_health_details() {
     let s = format!(
@@ -434,6 +434,15 @@ fn lang_ru_words_the_health_details() {
     );
     assert!(russian.contains("\n  Описание:    "), "{russian}");
     assert!(!russian.contains("Impact:"), "{russian}");
+    // The insights' own sentences too (`assess::insight_text`), with the API's data as it is.
+    assert!(
+        russian
+            .lines()
+            .any(|l| l
+                == "Сообщение: Cluster Operator control-plane-machine-set недоступен (UnavailableReplicas)"),
+        "{russian}"
+    );
+    assert!(!russian.contains(" is unavailable"), "{russian}");
 }
 
 // ------------------------------------------------ the engine's event log (issue 32)

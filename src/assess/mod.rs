@@ -17,6 +17,7 @@ pub mod controlplane;
 pub mod durations;
 pub mod fleet;
 pub mod health;
+pub mod insight_text;
 pub mod nodes;
 pub mod overview;
 pub mod updates;

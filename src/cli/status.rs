@@ -30,7 +30,7 @@ use crate::l10n::{tr, trf};
 use std::fmt::Write as _;
 
 use super::tabwriter;
-use crate::assess::{Assessment, ControlPlaneAssessment, Insight, Level, PoolAssessment};
+use crate::assess::{Assessment, ControlPlaneAssessment, Insight, Level, PoolAssessment, insight_text};
 
 /// `--details`: which sections get their detailed form.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -433,7 +433,7 @@ fn health(insights: &[Insight], detailed: bool, out: &mut String) {
                 out.push('\n');
             }
             let w = labels.width;
-            let _ = writeln!(out, "{}{}", labels.message, ins.summary);
+            let _ = writeln!(out, "{}{}", labels.message, insight_text::summary(&ins.summary));
             let _ = writeln!(out, "  {:<w$}{}", labels.since, ins.since);
             let _ = writeln!(out, "  {:<w$}{}", labels.level, ins.level.as_str());
             let _ = writeln!(out, "  {:<w$}{}", labels.impact, ins.impact.as_str());
@@ -456,8 +456,7 @@ fn health(insights: &[Insight], detailed: bool, out: &mut String) {
                     let _ = writeln!(out, "    {label:<longest$}{}", names.join(", "));
                 }
             }
-            let desc = ins
-                .description
+            let desc = insight_text::description(&ins.description)
                 .replace('\n', &format!("\n{}, ", " ".repeat(w + 2)));
             let _ = writeln!(out, "  {:<w$}{desc}", labels.description);
         }
@@ -476,7 +475,7 @@ fn health(insights: &[Insight], detailed: bool, out: &mut String) {
             ins.since,
             ins.level.as_str(),
             ins.impact.as_str(),
-            ins.summary
+            insight_text::summary(&ins.summary)
         );
     }
     out.push_str(&tabwriter::format(&t, 0, 3));

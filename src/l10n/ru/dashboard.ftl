@@ -568,7 +568,7 @@ fleet-hint-clear = сбросить фильтр
 fleet-hint-quit = выход
 fleet-cannot-open = не удаётся открыть { $context }: { $why }
 
-## Update-health insights as the dashboard shows them (src/ui/model/insight_text.rs: assess's
+## Update-health insights as the dashboard shows them (src/assess/insight_text.rs: assess's
 ## English sentences, oc's for `cvo status`, matched and translated at drawing time). Kinds,
 ## condition types, reasons, names and versions stay as the API and oc say them.
 insight-proceeding-well = Обновление идёт нормально
@@ -591,7 +591,7 @@ insight-not-picked-up = запрошенное обновление до { $targ
 insight-waiting-release = ожидание загрузки релиза { $image }: его версия пока неизвестна
 insight-unknown-time = неизвестное время
 insight-waiting-on = ожидание, пока { $name } сообщит { $what }: уже { $waited }
-## Update-health insights' descriptions (src/ui/model/insight_text.rs)
+## Update-health insights' descriptions (src/assess/insight_text.rs)
 insight-desc-paused-pool = Пул машин на паузе: это останавливает все изменения узлов пула, включая обновления. Узлы не будут обновлены, пока администратор не снимет пул с паузы.
 insight-desc-cv-unclear = Текущее состояние синхронизации Cluster Version неясно. Для отладки см. 'oc -n openshift-cluster-version logs -l k8s-app=cluster-version-operator --tail -1'.
 insight-desc-previous-in-progress = Текущее обновление до { $target } начато, когда предыдущее обновление до версии { $previous } ещё выполнялось

@@ -374,7 +374,7 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
             let ins = d.insights.get(i)?;
             l.push(DetailLine::new(
                 tr!("detail-message", "Message"),
-                super::insight_text::summary(&ins.message).into_owned(),
+                crate::assess::insight_text::summary(&ins.message).into_owned(),
                 ins.level,
             ));
             let since_v = match &ins.since_text {
@@ -417,7 +417,7 @@ pub(crate) fn detail(src: &Sources<'_>, tab: Tab, i: usize) -> Option<Detail> {
             ));
             l.push(DetailLine::new(
                 tr!("detail-description", "Description"),
-                super::insight_text::description(&ins.description).into_owned(),
+                crate::assess::insight_text::description(&ins.description).into_owned(),
                 Level::Info,
             ));
             tr!("detail-title-insight", "update health insight").into()

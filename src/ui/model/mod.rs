@@ -16,7 +16,6 @@
 
 pub mod detail;
 pub mod feed;
-pub mod insight_text;
 pub mod rows;
 pub mod updates;
 
@@ -600,7 +599,7 @@ fn headline(h: &assess::overview::Headline) -> Headline {
             tr!("headline-update", "Update"),
             tr!("headline-blocked", "Blocked"),
             if *error { Level::Error } else { Level::Warn },
-            insight_text::summary(summary).into_owned(),
+            crate::assess::insight_text::summary(summary).into_owned(),
             progress(p),
         ),
         H::WorkersPending { target, pools } => {

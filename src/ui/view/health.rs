@@ -4,7 +4,8 @@ use crate::l10n::{tr, trf, txt};
 use ratatui::{Frame, layout::Rect};
 
 use super::table::{C, Col, TableSpec, c, col, cursor, fill, filter_title, render_table};
-use crate::ui::{app::App, model::insight_text, tab::Tab, text, theme::Level};
+use crate::assess::insight_text;
+use crate::ui::{app::App, tab::Tab, text, theme::Level};
 
 pub(super) fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     const COLS: [Col; 4] = [

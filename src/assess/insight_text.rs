@@ -1,9 +1,10 @@
-//! The update-health insights' summaries in the dashboard's language. `assess` writes them in
-//! oc's English (`cvo status` prints them so, and `tests/status_conformance.rs` holds them to
-//! oc's bytes); the dashboard shows them in Russian when it speaks Russian. The translation is
-//! made here, at drawing time, from the English summary's shape: each of assess's sentences is
-//! matched as a template (the `{}` parts are the data: names, reasons, versions, durations,
-//! which stay as they are), so `assess` knows nothing of languages.
+//! The update-health insights' summaries and descriptions in the process's language. `assess`
+//! writes them in oc's English (`cvo status` prints them so by default, and
+//! `tests/status_conformance.rs` holds them to oc's bytes); the dashboard, and `cvo --lang ru
+//! status`, show them in Russian. The translation is made when they are shown, from the English
+//! sentence's shape: each of assess's sentences is matched as a template (the `{}` parts are the
+//! data: names, reasons, versions, durations, which stay as they are), so the rest of `assess`
+//! knows nothing of languages.
 //!
 //! A summary no template matches (an alert's own summary, a reason oc passes through) is shown
 //! as it is. The sentences come from `src/assess/health.rs`, `nodes.rs`, `controlplane.rs`,

@@ -506,8 +506,10 @@ async fn request_update(
         }))
         .await
         .ok()?;
-    Some(format!(
-        "requesting update to {TARGET_VERSION} (like `oc adm upgrade --to {TARGET_VERSION}`)"
+    Some(trf!(
+        "demo-requesting-update",
+        "requesting update to {v} (like `oc adm upgrade --to {v}`)",
+        v = TARGET_VERSION
     ))
 }
 
@@ -597,9 +599,9 @@ pub async fn run_headless(
     )?;
     writeln!(
         out,
-        "{} INFO  demo: {}",
+        "{} INFO  {}",
         stamp(demo.clock.now()),
-        demo.release_source.line()
+        trf!("demo-line", "demo: {line}", line = demo.release_source.line())
     )?;
     let mut status = demo.engine.status.clone();
     let mut sim_events = demo.operators.events.clone();

@@ -72,22 +72,37 @@ impl ReleaseSource {
                 images,
                 keygen,
                 took,
-            } => format!(
-                "releases from the registry {registry} ({REPO} {}; pushed and signed with a demo key in {:.1} s, the key generated in {} ms)",
-                images.keys().cloned().collect::<Vec<_>>().join(", "),
-                took.as_secs_f64(),
-                keygen.as_millis()
+            } => crate::l10n::trf!(
+                "demo-releases-registry",
+                "releases from the registry {registry} ({repo} {tags}; pushed and signed with a demo key in {took} s, the key generated in {keygen} ms)",
+                registry = registry,
+                repo = REPO,
+                tags = images.keys().cloned().collect::<Vec<_>>().join(", "),
+                took = format!("{:.1}", took.as_secs_f64()),
+                keygen = keygen.as_millis().to_string()
             ),
-            ReleaseSource::Embedded(None) => "releases embedded in cvo (no registry asked for)".into(),
-            ReleaseSource::Embedded(Some(why)) => format!("releases embedded in cvo ({why})"),
+            ReleaseSource::Embedded(None) => crate::l10n::tr!(
+                "demo-releases-embedded",
+                "releases embedded in cvo (no registry asked for)"
+            )
+            .into(),
+            ReleaseSource::Embedded(Some(why)) => crate::l10n::trf!(
+                "demo-releases-embedded-because",
+                "releases embedded in cvo ({why})",
+                why = why
+            ),
         }
     }
 
     /// The short form for the dashboard header: `registry HOST:PORT` or `embedded releases`.
     pub fn short(&self) -> String {
         match self {
-            ReleaseSource::Registry { registry, .. } => format!("registry {registry}"),
-            ReleaseSource::Embedded(_) => "embedded releases".into(),
+            ReleaseSource::Registry { registry, .. } => {
+                crate::l10n::trf!("demo-source-registry", "registry {registry}", registry = registry)
+            }
+            ReleaseSource::Embedded(_) => {
+                crate::l10n::tr!("demo-source-embedded", "embedded releases").into()
+            }
         }
     }
 }
@@ -108,20 +123,36 @@ pub async fn probe(registry: &str) -> Result<(), String> {
         .map_err(|e| format!("{url}: {e}"))?;
     let resp = client.get(&url).send().await.map_err(|e| {
         let why = if e.is_timeout() {
-            format!("no answer within {} ms", PROBE_TIMEOUT.as_millis())
+            crate::l10n::trf!(
+                "demo-registry-timeout",
+                "no answer within {ms} ms",
+                ms = PROBE_TIMEOUT.as_millis().to_string()
+            )
         } else if e.is_connect() {
-            "connection refused".to_string()
+            crate::l10n::tr!("demo-registry-refused", "connection refused").to_string()
         } else {
             e.to_string()
         };
-        format!("no registry answers at {url}: {why}")
+        crate::l10n::trf!(
+            "demo-registry-none",
+            "no registry answers at {url}: {why}",
+            url = url,
+            why = why
+        )
     })?;
     match resp.status() {
         s if s.is_success() => Ok(()),
-        reqwest::StatusCode::UNAUTHORIZED => {
-            Err(format!("{url} asks for credentials; the demo pushes without any"))
-        }
-        s => Err(format!("{url} answered {s}, not a registry")),
+        reqwest::StatusCode::UNAUTHORIZED => Err(crate::l10n::trf!(
+            "demo-registry-credentials",
+            "{url} asks for credentials; the demo pushes without any",
+            url = url
+        )),
+        s => Err(crate::l10n::trf!(
+            "demo-registry-not-one",
+            "{url} answered {status}, not a registry",
+            url = url,
+            status = s.to_string()
+        )),
     }
 }
 

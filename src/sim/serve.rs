@@ -623,8 +623,26 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 outcome.get_or_insert(r);
             }
             match outcome {
-                Some(Ok(what)) => eprintln!("cvo sim: +{at:.2}s change {i}: {what}"),
-                Some(Err(e)) => eprintln!("cvo sim: +{at:.2}s change {i} failed: {e:#}"),
+                Some(Ok(what)) => eprintln!(
+                    "{}",
+                    crate::l10n::trf!(
+                        "sim-change",
+                        "cvo sim: +{at}s change {i}: {what}",
+                        at = format!("{at:.2}"),
+                        i = i.to_string(),
+                        what = what.to_string()
+                    )
+                ),
+                Some(Err(e)) => eprintln!(
+                    "{}",
+                    crate::l10n::trf!(
+                        "sim-change-failed",
+                        "cvo sim: +{at}s change {i} failed: {e}",
+                        at = format!("{at:.2}"),
+                        i = i.to_string(),
+                        e = format!("{e:#}")
+                    )
+                ),
                 None => {}
             }
         }
@@ -674,7 +692,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     for l in loops {
         l.abort();
     }
-    eprintln!("cvo sim: stopped");
+    eprintln!("{}", crate::l10n::tr!("sim-stopped", "cvo sim: stopped"));
     Ok(())
 }
 

@@ -435,3 +435,8 @@ verify-not-verified = подпись не проверена: { $e }
 pull-progress = cvo: загрузка { $image }: слоёв { $done } из { $total }, { $mb_done } из { $mb_total } МБ
 pull-resolved = cvo: { $pullspec } — это { $digest } (релиз { $version })
 pull-resolved-cached = cvo: { $pullspec } — это { $digest } (релиз { $version }), из кэша
+
+## cvo sim serve's stderr lines (src/sim/serve.rs); the stdout line scripts parse stays English.
+sim-change = cvo sim: +{ $at } с, изменение { $i }: { $what }
+sim-change-failed = cvo sim: +{ $at } с, изменение { $i } не удалось: { $e }
+sim-stopped = cvo sim: остановлен

@@ -305,7 +305,7 @@ fn the_error_line_says_what_failed_in_russian() {
     assert_eq!(code, 1);
     assert_eq!(
         bad,
-        "cvo: kubeconfig непригоден: kubeconfig /nonexistent/kubeconfig: No such file or directory (os error 2)\n"
+        "cvo: ошибка файла: kubeconfig /nonexistent/kubeconfig: No such file or directory (os error 2)\n"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

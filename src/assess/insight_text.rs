@@ -470,7 +470,7 @@ mod tests {
             ),
             (
                 "Outdated nodes in a paused pool 'infra' will not be updated",
-                "Устаревшие узлы пула машин на паузе 'infra' не будут обновлены",
+                "Устаревшие узлы приостановленного пула машин 'infra' не будут обновлены",
             ),
             (
                 "Node ip-10-0-1-2 is not ready | Node ip-10-0-1-2 has disk pressure",

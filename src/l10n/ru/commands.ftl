@@ -320,7 +320,7 @@ error-forbidden = кластер запрещает это (403)
 error-not-found = не найдено в кластере (404)
 error-server = ошибка сервера API
 error-refused = сервер API отклонил запрос
-error-kubeconfig = kubeconfig непригоден
+error-kubeconfig = ошибка файла
 error-no-cluster = не к чему подключиться: { $detail }
 error-prefix = ошибка:{" "}
 

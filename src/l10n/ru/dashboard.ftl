@@ -46,11 +46,11 @@ keys-clear-the-requested-update-asks = отменить запрошенное �
 keys-accept-the-selected-update-s = принять риски выбранного обновления (Обновления; с подтверждением)
 keys-confirm-switch-the-mode-write = подтвердить: сменить режим, записать запрос
 keys-cancel-nothing-is-sent-or = отмена: ничего не отправляется и не записывается
-keys-task-graph-run-levels-components = граф задач (уровни запуска × компоненты), расхождения
+keys-task-graph-run-levels-components = граф задач (уровни запуска × компоненты), дрейф
 keys-switch-watch-only-active-apply = переключить watch-only ↔ active-apply (с подтверждением)
 keys-reconcile-now-ask-the-engine = синхронизировать сейчас: запросить у движка проход применения
 keys-show-hide-the-engine-event = показать / скрыть журнал событий движка
-keys-filter-help = Текст сопоставляется с тем, что показывает строка (имя, версия, слово состояния, причина), и с её полным сообщением, без учёта регистра; ведущий ! оставляет строки, которые не совпадают. На виде Операторы слово состояния, набранное отдельно (OK, PROG, PEND, DEGR, UNAV, NOUP, UNKN), сопоставляется со столбцом STATUS точно: /!OK показывает все операторы не в состоянии OK, даже если их сообщение содержит «ok».
+keys-filter-help = Текст сопоставляется с тем, что показывает строка (имя, версия, слово состояния, причина), и с её полным сообщением, без учёта регистра; ведущий ! оставляет строки, которые не совпадают. На виде Операторы слово состояния, набранное отдельно (OK, PROG, PEND, DEGR, UNAV, NOUP, UNKN), сопоставляется со столбцом СТАТУС точно: /!OK показывает все операторы не в состоянии OK, даже если их сообщение содержит «ok».
 cmd-quit = выход
 cmd-overview = обзор: ClusterVersion, завершённость, условия
 cmd-operators = кластерные операторы (ClusterOperators)
@@ -104,7 +104,7 @@ header-target = {"  "}Цель{" "}
 header-channel = {"  "}Канал{" "}
 header-no-data = Операторы, узлы и наблюдения: неизвестны, пока не ответит API-сервер
 header-operators = Операторы{" "}
-header-insights = {" "}· Наблюдения{" "}
+header-insights = {" "}· Замечания{" "}
 header-insight-errors = { $count } ({ $errors } { $errors ->
         [one] ошибка
         [few] ошибки
@@ -167,7 +167,11 @@ overview-pools-note = {" "}([3] узлы)
 overview-control-plane = {" "}управляющий слой{" "}
 overview-operators-updated = обновлено { $updated } из { $total } операторов ({ $percent })
 overview-updating = {" "}·{" "}{ $n } обновляется
-overview-waiting = {" "}·{" "}{ $n } ожидает
+overview-waiting = {" "}·{" "}{ $n } { $n ->
+    [one] ожидает
+    [few] ожидают
+   *[many] ожидают
+}
 overview-duration = Длительность{" "}
 overview-estimate = Осталось примерно{" "}
 overview-no-update = Обновление не выполняется: кластер работает на версии { $v }.
@@ -590,7 +594,7 @@ insight-cv-may-be-failing = Cluster Version { $name }, возможно, не м
 insight-alert-firing = Сработало оповещение: { $alert }
 insight-co-unavailable = Cluster Operator { $name } недоступен ({ $reason })
 insight-co-degraded = Cluster Operator { $name } деградирован ({ $reason })
-insight-paused-pool = Устаревшие узлы пула машин на паузе '{ $pool }' не будут обновлены
+insight-paused-pool = Устаревшие узлы приостановленного пула машин '{ $pool }' не будут обновлены
 insight-node-not-ready = Узел { $name } не готов
 insight-node-disk-pressure = На узле { $name } нехватка диска
 insight-node-network = На узле { $name } недоступна сеть

@@ -278,7 +278,7 @@ fn an_insights_detail_in_russian_at_80x24() {
         insta::assert_snapshot!("ru_insight_detail_80x24", draw(&app).backend());
         let text = text_of(&app);
         assert!(
-            text.contains("Устаревшие узлы пула машин на паузе 'infra'"),
+            text.contains("Устаревшие узлы приостановленного пула машин 'infra'"),
             "{text}"
         );
         assert!(text.contains("Пул машин на паузе: это останавливает"), "{text}");

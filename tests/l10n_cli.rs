@@ -439,7 +439,7 @@ fn lang_ru_words_the_health_details() {
         russian
             .lines()
             .any(|l| l
-                == "Сообщение: Cluster Operator control-plane-machine-set недоступен (UnavailableReplicas)"),
+                == "Сообщение: Кластерный оператор control-plane-machine-set недоступен (UnavailableReplicas)"),
         "{russian}"
     );
     assert!(!russian.contains(" is unavailable"), "{russian}");

@@ -446,15 +446,15 @@ mod tests {
             ("Update is proceeding well", "Обновление идёт нормально"),
             (
                 "Cluster Version version has no Failing condition",
-                "у Cluster Version version нет условия Failing",
+                "у ClusterVersion version нет условия Failing",
             ),
             (
                 "Cluster Version version is failing to proceed with the update (ClusterOperatorDegraded)",
-                "Cluster Version version не может продолжить обновление (ClusterOperatorDegraded)",
+                "ClusterVersion version не может продолжить обновление (ClusterOperatorDegraded)",
             ),
             (
                 "Cluster Version version may be failing to proceed with the update (Unknown)",
-                "Cluster Version version, возможно, не может продолжить обновление (Unknown)",
+                "ClusterVersion version, возможно, не может продолжить обновление (Unknown)",
             ),
             (
                 "Alert is firing: etcd cluster has high latency",
@@ -462,11 +462,11 @@ mod tests {
             ),
             (
                 "Cluster Operator machine-config is degraded (RequiredPoolsFailed)",
-                "Cluster Operator machine-config деградирован (RequiredPoolsFailed)",
+                "Кластерный оператор machine-config деградировал (RequiredPoolsFailed)",
             ),
             (
                 "Cluster Operator dns is unavailable (NoDNS)",
-                "Cluster Operator dns недоступен (NoDNS)",
+                "Кластерный оператор dns недоступен (NoDNS)",
             ),
             (
                 "Outdated nodes in a paused pool 'infra' will not be updated",
@@ -526,7 +526,7 @@ mod tests {
             ),
             (
                 "Current status of Cluster Version reconciliation is unclear.  See 'oc -n openshift-cluster-version logs -l k8s-app=cluster-version-operator --tail -1' to debug.",
-                "Текущее состояние синхронизации Cluster Version неясно. Для отладки см. 'oc -n openshift-cluster-version logs -l k8s-app=cluster-version-operator --tail -1'.",
+                "Текущее состояние синхронизации ClusterVersion неясно. Для отладки см. 'oc -n openshift-cluster-version logs -l k8s-app=cluster-version-operator --tail -1'.",
             ),
             (
                 "Node has a Ready!=True condition with Reason \"Not ready\" and message \"kubelet stopped\" | Node has a DiskPressure!=False condition with Reason \"Disk pressure\" and message \"\"",

@@ -131,7 +131,7 @@ col-completed = ЗАВЕРШЕНО
 col-completion = ЗАВЕРШЕНИЕ
 col-degr = DEGR
 col-duration = ДЛИТ.
-col-est = ОЦЕН.
+col-est = ОСТ.
 col-image = ОБРАЗ
 col-impact = ВЛИЯНИЕ
 col-kind = KIND
@@ -588,12 +588,12 @@ fleet-cannot-open = не удаётся открыть { $context }: { $why }
 ## English sentences, oc's for `cvo status`, matched and translated at drawing time). Kinds,
 ## condition types, reasons, names and versions stay as the API and oc say them.
 insight-proceeding-well = Обновление идёт нормально
-insight-cv-no-failing = у Cluster Version { $name } нет условия Failing
-insight-cv-failing = Cluster Version { $name } не может продолжить обновление ({ $reason })
-insight-cv-may-be-failing = Cluster Version { $name }, возможно, не может продолжить обновление ({ $reason })
+insight-cv-no-failing = у ClusterVersion { $name } нет условия Failing
+insight-cv-failing = ClusterVersion { $name } не может продолжить обновление ({ $reason })
+insight-cv-may-be-failing = ClusterVersion { $name }, возможно, не может продолжить обновление ({ $reason })
 insight-alert-firing = Сработало оповещение: { $alert }
-insight-co-unavailable = Cluster Operator { $name } недоступен ({ $reason })
-insight-co-degraded = Cluster Operator { $name } деградирован ({ $reason })
+insight-co-unavailable = Кластерный оператор { $name } недоступен ({ $reason })
+insight-co-degraded = Кластерный оператор { $name } деградировал ({ $reason })
 insight-paused-pool = Устаревшие узлы приостановленного пула машин '{ $pool }' не будут обновлены
 insight-node-not-ready = Узел { $name } не готов
 insight-node-disk-pressure = На узле { $name } нехватка диска
@@ -609,7 +609,7 @@ insight-unknown-time = неизвестное время
 insight-waiting-on = ожидание, пока { $name } сообщит { $what }: уже { $waited }
 ## Update-health insights' descriptions (src/assess/insight_text.rs)
 insight-desc-paused-pool = Пул машин на паузе: это останавливает все изменения узлов пула, включая обновления. Узлы не будут обновлены, пока администратор не снимет пул с паузы.
-insight-desc-cv-unclear = Текущее состояние синхронизации Cluster Version неясно. Для отладки см. 'oc -n openshift-cluster-version logs -l k8s-app=cluster-version-operator --tail -1'.
+insight-desc-cv-unclear = Текущее состояние синхронизации ClusterVersion неясно. Для отладки см. 'oc -n openshift-cluster-version logs -l k8s-app=cluster-version-operator --tail -1'.
 insight-desc-previous-in-progress = Текущее обновление до { $target } начато, когда предыдущее обновление до версии { $previous } ещё выполнялось
 insight-desc-node-condition = У узла условие { $condition } с причиной "{ $reason }" и сообщением { $message }
 insight-desc-alert-during = Оповещение начало срабатывать во время обновления.

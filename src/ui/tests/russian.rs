@@ -262,7 +262,7 @@ fn an_insights_detail_in_russian_at_80x24() {
         app.update(Action::GotoTab(Tab::Health));
         let text = text_of(&app);
         assert!(
-            text.contains("Cluster Operator machine-config деградирован"),
+            text.contains("Кластерный оператор machine-config деградиров"),
             "{text}"
         );
         // (The header's FAILING line is the condition's own message, which stays.)

@@ -436,10 +436,8 @@ fn lang_ru_words_the_health_details() {
     assert!(!russian.contains("Impact:"), "{russian}");
     // The insights' own sentences too (`assess::insight_text`), with the API's data as it is.
     assert!(
-        russian
-            .lines()
-            .any(|l| l
-                == "Сообщение: Кластерный оператор control-plane-machine-set недоступен (UnavailableReplicas)"),
+        russian.lines().any(|l| l
+            == "Сообщение: Кластерный оператор control-plane-machine-set недоступен (UnavailableReplicas)"),
         "{russian}"
     );
     assert!(!russian.contains(" is unavailable"), "{russian}");

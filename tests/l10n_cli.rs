@@ -473,6 +473,8 @@ fn the_headless_demo_prints_the_engines_events_in_the_locales_language() {
         " INFO  уровень запуска 00 пройден (",
         "ClusterVersion Progressing=True: Working towards 4.16.4",
         " INFO  история обновлений: 4.16.4 Completed",
+        // The closing history table in the dashboard's words (the states as the API says).
+        "СОСТОЯНИЕ   ВЕРСИЯ   НАЧАЛО",
     ] {
         assert!(out.contains(want), "no {want:?} in:\n{out}");
     }

@@ -550,7 +550,21 @@ pub fn failing_reason(s: &StatusSnapshot) -> Option<String> {
 
 /// The ClusterVersion history as a table: `STATE  VERSION  STARTED  COMPLETED  VERIFIED`.
 pub fn history_table(s: &StatusSnapshot) -> String {
-    let mut t = String::from("STATE\tVERSION\tSTARTED\tCOMPLETED\tVERIFIED\n");
+    let mut t = [
+        tr!("col-state", "STATE"),
+        tr!("col-version", "VERSION"),
+        tr!("col-started", "STARTED"),
+        tr!("col-completed", "COMPLETED"),
+        tr!("col-verified", "VERIFIED"),
+    ]
+    .join("\t");
+    t.push('\n');
+    // `true`/`false` in English, as before; the dashboard's words in Russian.
+    let verified = |v: bool| match (crate::l10n::current(), v) {
+        (crate::l10n::Lang::En, v) => v.to_string(),
+        (_, true) => tr!("verified-yes", "yes").to_owned(),
+        (_, false) => tr!("verified-no", "no").to_owned(),
+    };
     let fmt = |d: Option<DateTime<Utc>>| {
         d.map(|d| d.format("%Y-%m-%d %H:%M:%S").to_string())
             .unwrap_or_else(|| "-".into())
@@ -563,7 +577,7 @@ pub fn history_table(s: &StatusSnapshot) -> String {
             h.version,
             fmt(h.started_time),
             fmt(h.completion_time),
-            h.verified
+            verified(h.verified)
         );
     }
     super::tabwriter::format(&t, 0, 3)

@@ -859,7 +859,7 @@ impl Applier {
         let api = self.api(&ar, namespaced, &id.namespace);
         // One the shared informer holds exists: no GET (upstream reads its lister).
         if ctx.dry_run
-            || self.shared_cluster_operator(ctx, &id, &ar).is_some()
+            || self.cache.shared_cluster_operator_exists(&id.name)
             || self.get(&api, &id).await?.is_some()
         {
             return Ok(false);

@@ -302,6 +302,15 @@ impl WatchCaches {
         lock(&self.cluster_operators).is_some()
     }
 
+    /// Whether the process's ClusterOperator informer has listed and holds `name` (a presence
+    /// check: nothing is copied or serialized). False without a shared informer, before its
+    /// list and while its watch fails.
+    pub(crate) fn shared_cluster_operator_exists(&self, name: &str) -> bool {
+        lock(&self.cluster_operators).as_ref().is_some_and(|i| {
+            matches!(i.health(), crate::informers::Health::Synced) && i.get(None, name).is_some()
+        })
+    }
+
     /// A counter the full-object watches (those of watch-only passes) bump at each change of
     /// one of the payload's objects after their first list, and at each relist after it: the
     /// sync worker re-checks the drift when it moves.
